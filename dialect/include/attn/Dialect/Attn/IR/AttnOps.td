@@ -1,0 +1,313 @@
+//===- AttnOps.td - attn operations ------------------------*- tablegen -*-===//
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Attn_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def Attn_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
+def Attn_BoolTensor : RankedTensorOf<[I1]>;
+
+//===----------------------------------------------------------------------===//
+// Softmax family
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOp : Attn_Op<"attention", [
+    AttrSizedOperandSegments, RecursiveMemoryEffects]> {
+  let summary = "softmax attention with a mask pattern and score mods";
+  let description = [{
+    O[b,h,i,:] = sum_{j in S(b,h,i)} softmax_j(x[b,h,i,j]) * V[b,h',j,:]
+
+    with h' = h / (Hq / Hkv) and, in this order,
+      x = scale * Q[b,h,i,:] . K[b,h',j,:]   (scale defaults to 1/sqrt(D))
+      x += bias[b,h,i,j]                      (optional dense operand)
+      x = mod(x) for each mod in `mods`       (in list order)
+      x = score(x, b, h, i, j)                (optional region)
+    and S(b,h,i) the keys j kept by the `pattern`, by the dense `mask`
+    operand (i1, broadcast over size-1 batch/head dims) and with x != -inf.
+    A row whose S is empty yields 0, never NaN. Softmax is computed at least
+    in f32 whatever the element type.
+
+    Positional patterns and mods place query i at key position
+    p = i + delta, delta = 0 for `align = top_left` (default) and Lk - Lq for
+    `align = bottom_right` (decoding against a cache).
+
+    Example (Longformer with ALiBi, bottom-right causal decoding):
+
+    ```mlir
+    %o = attn.attention %q, %k, %v
+           pattern = #attn.and<[#attn.causal,
+                                #attn.window<left = 255, right = 0>]>
+           align = bottom_right mods = [#attn.alibi<max_bias = 8.0>]
+         : (tensor<1x8x16x64xf32>, tensor<1x2x512x64xf32>,
+            tensor<1x2x512x64xf32>) -> tensor<1x8x16x64xf32>
+    ```
+
+    A custom score function is a region taking (x: f32, b, h, i, j: index):
+
+    ```mlir
+    %o = attn.attention %q, %k, %v score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 0.5 : f32
+        %y = arith.mulf %x, %c : f32
+        attn.yield %y : f32
+    } : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      -> tensor<1x1x8x16xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$query, Attn_FloatTensor:$key, Attn_FloatTensor:$value,
+    Optional<Attn_BoolTensor>:$mask,
+    Optional<Attn_FloatTensor>:$bias,
+    Optional<Attn_IntTensor>:$q_segments,
+    Optional<Attn_IntTensor>:$kv_segments,
+    Optional<Attn_FloatTensor>:$rel_table,
+    OptionalAttr<Attn_MaskAttrInterface>:$pattern,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<Attn_AlignmentAttr>:$align,
+    OptionalAttr<ArrayAttr>:$mods);
+  let results = (outs Attn_FloatTensor:$output);
+  let regions = (region MaxSizedRegion<1>:$score);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value
+    (`mask` `(` $mask^ `)`)?
+    (`bias` `(` $bias^ `)`)?
+    (`segments` `(` $q_segments^ `,` $kv_segments `)`)?
+    (`rel_table` `(` $rel_table^ `)`)?
+    (`pattern` `=` $pattern^)?
+    (`scale` `=` $scale^)?
+    (`align` `=` $align^)?
+    (`mods` `=` $mods^)?
+    (`score` $score^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// The alignment, top_left when the attribute is absent.
+    Alignment getAlignment() {
+      return getAlign() ? *getAlign() : Alignment::top_left;
+    }
+    /// Static shape facts the mask pattern is checked and simplified with.
+    MaskShape getMaskShape();
+  }];
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"AttentionOp">]> {
+  let summary = "yields the modified score from a score region";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+//===----------------------------------------------------------------------===//
+// Low rank
+//===----------------------------------------------------------------------===//
+
+def Attn_LinformerOp : Attn_Op<"linformer", [Pure]> {
+  let summary = "Linformer: attention over projected keys and values";
+  let description = [{
+    K' = E . K and V' = F . V along the sequence axis (E, F are `[k, Lk]`,
+    shared by all heads, or `[Hkv, k, Lk]`, one per key/value head), then
+    O = softmax(scale * Q K'^T) V' (no mask). Cost O(Lq * k).
+
+    ```mlir
+    %o = attn.linformer %q, %k, %v proj(%e, %f)
+         : (tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>,
+            tensor<1x4x128x64xf32>, tensor<32x128xf32>, tensor<32x128xf32>)
+         -> tensor<1x4x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value, Attn_FloatTensor:$e_proj,
+                       Attn_FloatTensor:$f_proj, OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `proj` `(` $e_proj `,` $f_proj `)`
+    (`scale` `=` $scale^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_NystromOp : Attn_Op<"nystrom", [Pure]> {
+  let summary = "Nystromformer: landmark approximation of softmax attention";
+  let description = [{
+    Landmarks are segment means: segment s of m covers rows
+    [floor(s L / m), floor((s + 1) L / m)) of Q (giving Q~) and of K (K~).
+    With F = softmax(scale Q K~^T), A = softmax(scale Q~ K~^T),
+    Bm = softmax(scale Q~ K^T): O = F . pinv(A) . (Bm . V), pinv by the
+    iterative Moore-Penrose method (Z0 = A^T / (||A||_1 ||A||_inf),
+    Z <- Z/4 (13 I - A Z (15 I - A Z (7 I - A Z)))) run `pinv_iterations`
+    times (default 6). Cost O(L m).
+
+    ```mlir
+    %o = attn.nystrom %q, %k, %v landmarks = 16
+         : (tensor<1x4x100x64xf32>, tensor<1x4x100x64xf32>,
+            tensor<1x4x100x64xf32>) -> tensor<1x4x100x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value, I64Attr:$landmarks,
+                       DefaultValuedAttr<I64Attr, "6">:$pinv_iterations,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `landmarks` `=` $landmarks
+    (`scale` `=` $scale^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernelized
+//===----------------------------------------------------------------------===//
+
+def Attn_KernelizedOp : Attn_Op<"kernelized", [Pure]> {
+  let summary = "feature-map (linear) attention";
+  let description = [{
+    O_i = phi(q_i) . (sum_j phi(k_j) v_j^T) / (phi(q_i) . sum_j phi(k_j)),
+    j over all keys, or j <= i when `causal` (computed by chunked prefix
+    sums). A zero denominator yields 0. Feature maps (x a row of Q or K):
+      favor:        phi(x) = exp(W x' - |x'|^2 / 2) / sqrt(m), x' = x D^-1/4
+      rfa:          phi(x) = [sin(W x'), cos(W x')] / sqrt(m), x' = x D^-1/4
+      elu_plus_one: phi(x) = elu(x) + 1
+      relu:         phi(x) = max(x, 0)
+    W (`omega`, `[m, D]`, required for favor and rfa only) holds the random
+    projections; the runtime provides seeded generators, the compiler never
+    draws random numbers.
+
+    ```mlir
+    %o = attn.kernelized %q, %k, %v omega(%w) feature_map = favor causal
+         : (tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>,
+            tensor<1x4x128x64xf32>, tensor<256x64xf32>)
+         -> tensor<1x4x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value,
+                       Optional<Attn_FloatTensor>:$omega,
+                       Attn_FeatureMapAttr:$feature_map, UnitAttr:$causal);
+  let results = (outs Attn_FloatTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`omega` `(` $omega^ `)`)?
+    `feature_map` `=` $feature_map (`causal` $causal^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Content based
+//===----------------------------------------------------------------------===//
+
+def Attn_LshOp : Attn_Op<"lsh", [Pure]> {
+  let summary = "Reformer LSH attention with shared query/key";
+  let description = [{
+    Keys are the queries normalised to unit length. For each of `rounds`
+    hash rounds r: h(x) = argmax([x R_r, -x R_r]) with R_r = rotations[r]
+    (`[D, buckets / 2]`); positions are stably sorted by (bucket, position),
+    cut into chunks of `chunk`, and each query attends to the keys of its
+    own and the previous chunk (and only keys with the same bucket, not
+    later positions when `causal`); a query attends to itself only when no
+    other key is available. Rounds combine by the softmax of their
+    log-sum-exps. Cost O(L log L).
+
+    ```mlir
+    %o = attn.lsh %qk, %v rotations(%r) buckets = 8 rounds = 2 chunk = 32
+         : (tensor<1x4x256x64xf32>, tensor<1x4x256x64xf32>,
+            tensor<2x64x4xf32>) -> tensor<1x4x256x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query_key, Attn_FloatTensor:$value,
+                       Attn_FloatTensor:$rotations, I64Attr:$buckets,
+                       I64Attr:$rounds, I64Attr:$chunk, UnitAttr:$causal,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$output);
+  let assemblyFormat = [{
+    $query_key `,` $value `rotations` `(` $rotations `)`
+    `buckets` `=` $buckets `rounds` `=` $rounds `chunk` `=` $chunk
+    (`causal` $causal^)? (`scale` `=` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_RoutingOp : Attn_Op<"routing", [Pure]> {
+  let summary = "Routing Transformer: attention within k-means clusters";
+  let description = [{
+    Each of the c centroids (`[c, D]`) takes its `top_k` nearest queries and
+    its `top_k` nearest keys (by dot product with the unit-normalised
+    centroid; balanced membership). Query i attends, with softmax, to the
+    keys of every cluster it belongs to (not later keys when `causal`); its
+    output is the mean over those clusters, 0 when it belongs to none.
+    O(L^1.5) at c = sqrt(L).
+
+    ```mlir
+    %o = attn.routing %q, %k, %v centroids(%c) top_k = 16
+         : (tensor<1x4x256x64xf32>, tensor<1x4x256x64xf32>,
+            tensor<1x4x256x64xf32>, tensor<16x64xf32>)
+         -> tensor<1x4x256x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value, Attn_FloatTensor:$centroids,
+                       I64Attr:$top_k, UnitAttr:$causal,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `centroids` `(` $centroids `)`
+    `top_k` `=` $top_k (`causal` $causal^)? (`scale` `=` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Mixing and positions
+//===----------------------------------------------------------------------===//
+
+def Attn_FourierMixOp : Attn_Op<"fourier_mix", [Pure]> {
+  let summary = "FNet token mixing: Re(FFT_seq(FFT_hidden(x)))";
+  let description = [{
+    On hidden states x `[B, L, Dm]`: y[b] = Re(DFT over L of (DFT over Dm of
+    x[b])), unnormalised, same shape and type as x.
+
+    ```mlir
+    %y = attn.fourier_mix %x : tensor<2x128x768xf32> -> tensor<2x128x768xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def Attn_RopeOp : Attn_Op<"rope", [Pure]> {
+  let summary = "rotary position embedding applied to queries or keys";
+  let description = [{
+    For x `[B, H, L, D]` (D even) and position t of row l (`positions[l]` or
+    `positions[b, l]` when given, else l): pair n (n < D/2) rotates by angle
+    t * base^(-2n / D). `interleaved` pairs (x[2n], x[2n+1]) (GPT-J);
+    `half` pairs (x[n], x[n + D/2]) (GPT-NeoX, Llama):
+      y_a = x_a cos - x_b sin,  y_b = x_a sin + x_b cos.
+
+    ```mlir
+    %y = attn.rope %x style = half : tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input,
+                       Optional<Attn_IntTensor>:$positions,
+                       DefaultValuedAttr<F64Attr, "10000.0">:$base,
+                       Attn_RopeStyleAttr:$style);
+  let results = (outs Attn_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input (`positions` `(` $positions^ `:` type($positions) `)`)?
+    `style` `=` $style attr-dict `:` type($input) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -1,0 +1,399 @@
+//===- AttnOps.cpp - attn op verifiers ------------------------------------===//
+//
+// Every rule here has a case in test/Dialect/Attn/invalid.mlir.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/MaskAlgebra.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+static bool mismatch(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+/// Checks that `value` is a ranked tensor of `rank`; `layout` names its dims.
+static LogicalResult checkRank(Operation *op, Value value, StringRef name,
+                               int64_t rank, StringRef layout) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() != rank)
+    return op->emitOpError() << name << " must have rank " << rank << " "
+                             << layout << ", got " << type;
+  return success();
+}
+
+/// Checks dim `dim` of `value` against `expected` (either may be dynamic).
+static LogicalResult checkDim(Operation *op, Value value, StringRef name,
+                              int64_t dim, int64_t expected,
+                              StringRef meaning) {
+  int64_t actual = cast<RankedTensorType>(value.getType()).getDimSize(dim);
+  if (mismatch(actual, expected))
+    return op->emitOpError() << name << " dimension " << dim << " (" << meaning
+                             << ") is " << actual << ", expected "
+                             << expected;
+  return success();
+}
+
+static int64_t dimOf(Value value, int64_t dim) {
+  return cast<RankedTensorType>(value.getType()).getDimSize(dim);
+}
+
+static Type elementTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+static LogicalResult checkScale(Operation *op, std::optional<APFloat> scale) {
+  if (!scale)
+    return success();
+  if (!scale->isFiniteNonZero())
+    return op->emitOpError() << "scale must be finite and non-zero";
+  return success();
+}
+
+/// The checks every Q/K/V op shares: ranks, element types, batch, heads
+/// (Hq % Hkv == 0), key length of K and V, head dim of Q and K, and the
+/// output shape [B, Hq, Lq, Dv].
+static LogicalResult verifyQueryKeyValue(Operation *op, Value q, Value k,
+                                         Value v, Value out) {
+  constexpr StringLiteral qLayout = "[B, Hq, Lq, D]", kLayout = "[B, Hkv, Lk, D]",
+                          vLayout = "[B, Hkv, Lk, Dv]",
+                          oLayout = "[B, Hq, Lq, Dv]";
+  if (failed(checkRank(op, q, "query", 4, qLayout)) ||
+      failed(checkRank(op, k, "key", 4, kLayout)) ||
+      failed(checkRank(op, v, "value", 4, vLayout)) ||
+      failed(checkRank(op, out, "result", 4, oLayout)))
+    return failure();
+  Type elementType = elementTypeOf(q);
+  if (elementTypeOf(k) != elementType || elementTypeOf(v) != elementType ||
+      elementTypeOf(out) != elementType)
+    return op->emitOpError()
+           << "query, key, value and result must have the same element type";
+
+  int64_t batch = dimOf(q, 0), hq = dimOf(q, 1), lq = dimOf(q, 2),
+          d = dimOf(q, 3);
+  int64_t hkv = dimOf(k, 1), lk = dimOf(k, 2), dv = dimOf(v, 3);
+  if (failed(checkDim(op, k, "key", 0, batch, "batch")) ||
+      failed(checkDim(op, v, "value", 0, batch, "batch")) ||
+      failed(checkDim(op, v, "value", 1, hkv, "heads, as in key")) ||
+      failed(checkDim(op, v, "value", 2, lk, "key length, as in key")) ||
+      failed(checkDim(op, k, "key", 3, d, "head dim, as in query")))
+    return failure();
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      (hkv == 0 || hq % hkv != 0))
+    return op->emitOpError() << "query heads (" << hq
+                             << ") must be a multiple of key/value heads ("
+                             << hkv << ")";
+  if (failed(checkDim(op, out, "result", 0, batch, "batch")) ||
+      failed(checkDim(op, out, "result", 1, hq, "query heads")) ||
+      failed(checkDim(op, out, "result", 2, lq, "query length")) ||
+      failed(checkDim(op, out, "result", 3, dv, "value head dim")))
+    return failure();
+  return success();
+}
+
+/// A dense [B|1, Hq|1, Lq, Lk] operand (mask or bias).
+static LogicalResult verifyDenseScoreOperand(Operation *op, Value operand,
+                                             StringRef name, Value q,
+                                             Value k) {
+  if (failed(checkRank(op, operand, name, 4, "[B or 1, Hq or 1, Lq, Lk]")))
+    return failure();
+  for (auto [dim, meaning] :
+       {std::pair<int64_t, StringRef>{0, "batch"}, {1, "query heads"}}) {
+    int64_t size = dimOf(operand, dim), expected = dimOf(q, dim);
+    if (size != 1 && mismatch(size, expected))
+      return op->emitOpError()
+             << name << " dimension " << dim << " (" << meaning << ") is "
+             << size << ", expected 1 or " << expected;
+  }
+  if (failed(checkDim(op, operand, name, 2, dimOf(q, 2), "query length")) ||
+      failed(checkDim(op, operand, name, 3, dimOf(k, 2), "key length")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+MaskShape AttentionOp::getMaskShape() {
+  MaskShape shape;
+  shape.lq = dimOf(getQuery(), 2);
+  shape.lk = dimOf(getKey(), 2);
+  shape.numHeads = dimOf(getQuery(), 1);
+  return shape;
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  Value q = getQuery(), k = getKey();
+  if (failed(verifyQueryKeyValue(op, q, k, getValue(), getOutput())) ||
+      failed(checkScale(op, getScale())))
+    return failure();
+  if (getMask() &&
+      failed(verifyDenseScoreOperand(op, getMask(), "mask", q, k)))
+    return failure();
+  if (getBias() &&
+      failed(verifyDenseScoreOperand(op, getBias(), "bias", q, k)))
+    return failure();
+
+  // Segment ids: both or neither, and exactly when the pattern reads them.
+  bool hasSegments = getQSegments() || getKvSegments();
+  if (hasSegments && !(getQSegments() && getKvSegments()))
+    return emitOpError() << "needs both q_segments and kv_segments";
+  bool usesSegments = getPatternAttr() && getPatternAttr().usesSegments();
+  if (usesSegments && !hasSegments)
+    return emitOpError() << "pattern uses #attn.segments but no "
+                            "segments(q_ids, kv_ids) operands are given";
+  if (hasSegments && !usesSegments)
+    return emitOpError() << "segment ids are given but the pattern does not "
+                            "use #attn.segments";
+  if (hasSegments) {
+    int64_t batch = dimOf(q, 0);
+    if (failed(checkRank(op, getQSegments(), "q_segments", 2, "[B, Lq]")) ||
+        failed(checkRank(op, getKvSegments(), "kv_segments", 2, "[B, Lk]")) ||
+        failed(checkDim(op, getQSegments(), "q_segments", 0, batch, "batch")) ||
+        failed(checkDim(op, getQSegments(), "q_segments", 1, dimOf(q, 2),
+                        "query length")) ||
+        failed(checkDim(op, getKvSegments(), "kv_segments", 0, batch,
+                        "batch")) ||
+        failed(checkDim(op, getKvSegments(), "kv_segments", 1, dimOf(k, 2),
+                        "key length")))
+      return failure();
+  }
+
+  if (MaskAttrInterface pattern = getPatternAttr()) {
+    auto emitError = [&]() { return emitOpError(); };
+    if (failed(pattern.verifyShape(emitError, getMaskShape())))
+      return failure();
+  }
+
+  // Score mods and the relative-position table some of them read.
+  int64_t hq = dimOf(q, 1);
+  ScoreModAttrInterface tableMod;
+  if (std::optional<ArrayAttr> mods = getMods()) {
+    for (Attribute attr : *mods) {
+      auto mod = dyn_cast<ScoreModAttrInterface>(attr);
+      if (!mod)
+        return emitOpError() << "mods entry " << attr
+                             << " is not a score mod";
+      auto emitError = [&]() { return emitOpError(); };
+      if (failed(mod.verifyHeads(emitError, hq)))
+        return failure();
+      if (mod.getTableColumns() == 0)
+        continue;
+      if (tableMod)
+        return emitOpError()
+               << "at most one relative-position bias mod is allowed";
+      tableMod = mod;
+    }
+  }
+  if (tableMod && !getRelTable())
+    return emitOpError() << "mod " << tableMod
+                         << " needs a rel_table(...) operand";
+  if (!tableMod && getRelTable())
+    return emitOpError()
+           << "rel_table is given but no mod reads a relative-position table";
+  if (tableMod) {
+    Value table = getRelTable();
+    if (failed(checkRank(op, table, "rel_table", 2, "[Hq, columns]")) ||
+        failed(checkDim(op, table, "rel_table", 0, hq, "query heads")) ||
+        failed(checkDim(op, table, "rel_table", 1,
+                        tableMod.getTableColumns(), "columns of the mod")))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  Region &region = getScore();
+  if (region.empty())
+    return success();
+  Block &block = region.front();
+  Builder b(getContext());
+  SmallVector<Type> expected = {b.getF32Type(), b.getIndexType(),
+                                b.getIndexType(), b.getIndexType(),
+                                b.getIndexType()};
+  if (block.getArgumentTypes() != ArrayRef<Type>(expected))
+    return emitOpError() << "score region must take (f32, index, index, "
+                            "index, index) for (score, b, h, i, j)";
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield || yield.getValues().size() != 1 ||
+      !yield.getValues()[0].getType().isF32())
+    return emitOpError() << "score region must end with attn.yield of one f32";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Other families
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinformerOp::verify() {
+  Operation *op = getOperation();
+  Value k = getKey();
+  if (failed(verifyQueryKeyValue(op, getQuery(), k, getValue(), getOutput())) ||
+      failed(checkScale(op, getScale())))
+    return failure();
+  for (auto [proj, name] :
+       {std::pair<Value, StringRef>{getEProj(), "e_proj"},
+        {getFProj(), "f_proj"}}) {
+    auto type = cast<RankedTensorType>(proj.getType());
+    if (type.getRank() != 2 && type.getRank() != 3)
+      return emitOpError() << name
+                           << " must be [k, Lk] or [Hkv, k, Lk], got " << type;
+    int64_t lastDim = type.getRank() - 1;
+    if (type.getRank() == 3 &&
+        failed(checkDim(op, proj, name, 0, dimOf(k, 1), "key/value heads")))
+      return failure();
+    if (failed(checkDim(op, proj, name, lastDim, dimOf(k, 2), "key length")))
+      return failure();
+  }
+  auto eType = cast<RankedTensorType>(getEProj().getType());
+  auto fType = cast<RankedTensorType>(getFProj().getType());
+  if (eType.getRank() != fType.getRank() ||
+      mismatch(eType.getDimSize(eType.getRank() - 2),
+               fType.getDimSize(fType.getRank() - 2)))
+    return emitOpError() << "e_proj and f_proj must have the same shape, got "
+                         << eType << " and " << fType;
+  return success();
+}
+
+LogicalResult NystromOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyQueryKeyValue(op, getQuery(), getKey(), getValue(),
+                                 getOutput())) ||
+      failed(checkScale(op, getScale())))
+    return failure();
+  int64_t m = getLandmarks();
+  if (m < 1)
+    return emitOpError() << "landmarks must be >= 1, got " << m;
+  if (getPinvIterations() < 1)
+    return emitOpError() << "pinv_iterations must be >= 1, got "
+                         << getPinvIterations();
+  for (auto [len, name] : {std::pair<int64_t, StringRef>{dimOf(getQuery(), 2),
+                                                         "query length"},
+                           {dimOf(getKey(), 2), "key length"}})
+    if (!ShapedType::isDynamic(len) && m > len)
+      return emitOpError() << "landmarks (" << m << ") exceed the " << name
+                           << " (" << len << ")";
+  return success();
+}
+
+LogicalResult KernelizedOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyQueryKeyValue(op, getQuery(), getKey(), getValue(),
+                                 getOutput())))
+    return failure();
+  FeatureMap map = getFeatureMap();
+  bool needsOmega = map == FeatureMap::favor || map == FeatureMap::rfa;
+  if (needsOmega && !getOmega())
+    return emitOpError() << "feature map '" << stringifyFeatureMap(map)
+                         << "' needs an omega(...) projection operand";
+  if (!needsOmega && getOmega())
+    return emitOpError() << "feature map '" << stringifyFeatureMap(map)
+                         << "' takes no omega operand";
+  if (Value omega = getOmega()) {
+    if (failed(checkRank(op, omega, "omega", 2, "[features, D]")) ||
+        failed(checkDim(op, omega, "omega", 1, dimOf(getQuery(), 3),
+                        "head dim")))
+      return failure();
+    if (dimOf(omega, 0) == 0)
+      return emitOpError() << "omega must have at least one feature row";
+  }
+  return success();
+}
+
+LogicalResult LshOp::verify() {
+  Operation *op = getOperation();
+  Value qk = getQueryKey();
+  if (failed(verifyQueryKeyValue(op, qk, qk, getValue(), getOutput())) ||
+      failed(checkScale(op, getScale())))
+    return failure();
+  if (getBuckets() < 2 || getBuckets() % 2 != 0)
+    return emitOpError() << "buckets must be even and >= 2, got "
+                         << getBuckets();
+  if (getRounds() < 1)
+    return emitOpError() << "rounds must be >= 1, got " << getRounds();
+  if (getChunk() < 1)
+    return emitOpError() << "chunk must be >= 1, got " << getChunk();
+  if (failed(checkRank(op, getRotations(), "rotations", 3,
+                       "[rounds, D, buckets / 2]")) ||
+      failed(checkDim(op, getRotations(), "rotations", 0, getRounds(),
+                      "rounds")) ||
+      failed(checkDim(op, getRotations(), "rotations", 1, dimOf(qk, 3),
+                      "head dim")) ||
+      failed(checkDim(op, getRotations(), "rotations", 2, getBuckets() / 2,
+                      "buckets / 2")))
+    return failure();
+  return success();
+}
+
+LogicalResult RoutingOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyQueryKeyValue(op, getQuery(), getKey(), getValue(),
+                                 getOutput())) ||
+      failed(checkScale(op, getScale())))
+    return failure();
+  if (failed(checkRank(op, getCentroids(), "centroids", 2, "[clusters, D]")) ||
+      failed(checkDim(op, getCentroids(), "centroids", 1,
+                      dimOf(getQuery(), 3), "head dim")))
+    return failure();
+  if (dimOf(getCentroids(), 0) == 0)
+    return emitOpError() << "centroids must hold at least one cluster";
+  int64_t topK = getTopK(), lk = dimOf(getKey(), 2), lq = dimOf(getQuery(), 2);
+  if (topK < 1)
+    return emitOpError() << "top_k must be >= 1, got " << topK;
+  if ((!ShapedType::isDynamic(lk) && topK > lk) ||
+      (!ShapedType::isDynamic(lq) && topK > lq))
+    return emitOpError() << "top_k (" << topK
+                         << ") exceeds the sequence length";
+  return success();
+}
+
+LogicalResult FourierMixOp::verify() {
+  if (failed(checkRank(getOperation(), getInput(), "input", 3, "[B, L, Dm]")))
+    return failure();
+  if (getInput().getType() != getOutput().getType())
+    return emitOpError() << "result type must equal the input type";
+  return success();
+}
+
+LogicalResult RopeOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getInput(), "input", 4, "[B, H, L, D]")))
+    return failure();
+  if (getInput().getType() != getOutput().getType())
+    return emitOpError() << "result type must equal the input type";
+  int64_t d = dimOf(getInput(), 3);
+  if (!ShapedType::isDynamic(d) && d % 2 != 0)
+    return emitOpError() << "head dim must be even, got " << d;
+  if (!std::isfinite(getBase().convertToDouble()) ||
+      getBase().convertToDouble() <= 1.0)
+    return emitOpError() << "base must be finite and > 1";
+  if (Value pos = getPositions()) {
+    auto type = cast<RankedTensorType>(pos.getType());
+    int64_t l = dimOf(getInput(), 2);
+    if (type.getRank() == 1) {
+      if (failed(checkDim(op, pos, "positions", 0, l, "sequence length")))
+        return failure();
+    } else if (type.getRank() == 2) {
+      if (failed(checkDim(op, pos, "positions", 0, dimOf(getInput(), 0),
+                          "batch")) ||
+          failed(checkDim(op, pos, "positions", 1, l, "sequence length")))
+        return failure();
+    } else {
+      return emitOpError() << "positions must be [L] or [B, L], got " << type;
+    }
+  }
+  return success();
+}

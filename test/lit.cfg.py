@@ -1,0 +1,25 @@
+# -*- Python -*-
+# Lit configuration of the attn regression suite.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "attn"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".yaml"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "unittests"]
+
+config.substitutions.append(("%attn_src_root", config.attn_src_root))
+config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+tools = ["attn-opt", "AttnUnitTests"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
