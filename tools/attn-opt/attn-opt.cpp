@@ -2,7 +2,8 @@
 //
 // Behaves like mlir-opt: every upstream dialect, extension and pass is
 // registered next to ours, so attn IR can be mixed with and lowered through
-// any upstream pipeline.
+// any upstream pipeline. One difference: an input file with nothing in it is
+// an error (usually a wrong path or a failed generator), not an empty module.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
@@ -10,14 +11,47 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+
+/// Reports `file:1:1: error: ...` when the input file holds only whitespace.
+/// Standard input is left alone: reading it here would consume it.
+static bool isEmptyInput(StringRef inputFilename) {
+  if (inputFilename == "-")
+    return false;
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      openInputFile(inputFilename, &message);
+  if (!file)
+    return false; // MlirOptMain reports unreadable files itself
+  if (!file->getBuffer().trim().empty())
+    return false;
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(1);
+  sourceMgr.PrintMessage(
+      llvm::SMLoc::getFromPointer(buffer->getBufferStart()),
+      llvm::SourceMgr::DK_Error, "input is empty; expected MLIR operations");
+  return true;
+}
 
 int main(int argc, char **argv) {
-  mlir::registerAllPasses();
-  mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  registry.insert<mlir::attn::AttnDialect>();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "attn optimizer driver\n", registry));
+  registerAllPasses();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<attn::AttnDialect>();
+
+  auto [inputFilename, outputFilename] =
+      registerAndParseCLIOptions(argc, argv, "attn optimizer driver\n",
+                                 registry);
+  if (isEmptyInput(inputFilename))
+    return EXIT_FAILURE;
+  return asMainReturnCode(
+      MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 }

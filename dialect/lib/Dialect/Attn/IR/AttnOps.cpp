@@ -12,6 +12,31 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+//===----------------------------------------------------------------------===//
+// Custom assembly
+//===----------------------------------------------------------------------===//
+
+/// `pattern(#attn...)`: the parentheses keep the op's trailing `: (types)`
+/// from being read as the attribute's type; the message names what fits.
+static ParseResult parseMaskPattern(OpAsmParser &parser,
+                                    MaskAttrInterface &pattern) {
+  SMLoc loc = parser.getCurrentLocation();
+  Attribute attr;
+  if (parser.parseAttribute(attr, parser.getBuilder().getNoneType()))
+    return failure();
+  pattern = dyn_cast<MaskAttrInterface>(attr);
+  if (!pattern)
+    return parser.emitError(loc, "expected a mask pattern such as "
+                                 "#attn.causal or #attn.window<...>, got ")
+           << attr;
+  return success();
+}
+
+static void printMaskPattern(OpAsmPrinter &printer, Operation *,
+                             MaskAttrInterface pattern) {
+  printer.printAttributeWithoutType(pattern);
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
 

@@ -38,8 +38,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
 
     ```mlir
     %o = attn.attention %q, %k, %v
-           pattern = #attn.and<[#attn.causal,
-                                #attn.window<left = 255, right = 0>]>
+           pattern(#attn.and<[#attn.causal,
+                                #attn.window<left = 255, right = 0>]>)
            align = bottom_right mods = [#attn.alibi<max_bias = 8.0>]
          : (tensor<1x8x16x64xf32>, tensor<1x2x512x64xf32>,
             tensor<1x2x512x64xf32>) -> tensor<1x8x16x64xf32>
@@ -76,7 +76,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`bias` `(` $bias^ `)`)?
     (`segments` `(` $q_segments^ `,` $kv_segments `)`)?
     (`rel_table` `(` $rel_table^ `)`)?
-    (`pattern` `=` $pattern^)?
+    (`pattern` `(` custom<MaskPattern>($pattern)^ `)`)?
     (`scale` `=` $scale^)?
     (`align` `=` $align^)?
     (`mods` `=` $mods^)?

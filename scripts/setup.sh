@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package attn needs, configures and builds it into
+# build/, then runs the main job on an example. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+PACKAGES=(
+  # LLVM/MLIR 22 and the tools the lit suite uses (FileCheck, lit, not).
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # Compiler, linker and build tools.
+  clang-22 lld-22 cmake ninja-build ccache
+  # Unit tests.
+  libgtest-dev
+  python3
+)
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+  "${PACKAGES[@]}" > /dev/null
+
+LLVM_BIN=/usr/lib/llvm-22/bin
+cmake -G Ninja -S . -B build \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER="$LLVM_BIN/clang" \
+  -DCMAKE_CXX_COMPILER="$LLVM_BIN/clang++" \
+  -DLLVM_USE_LINKER=lld \
+  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+  -DLLVM_EXTERNAL_LIT="$LLVM_BIN/lit"
+cmake --build build
+
+# The main job: parse, verify, canonicalize and print an example.
+echo "== attn-opt --canonicalize examples/longformer.mlir"
+build/bin/attn-opt --canonicalize examples/longformer.mlir
