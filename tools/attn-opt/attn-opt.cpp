@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -42,6 +43,7 @@ static bool isEmptyInput(StringRef inputFilename) {
 
 int main(int argc, char **argv) {
   registerAllPasses();
+  attn::registerAttnPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);

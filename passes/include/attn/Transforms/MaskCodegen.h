@@ -1,0 +1,33 @@
+//===- MaskCodegen.h - mask patterns as IR ----------------------*- C++ -*-===//
+//
+// Emits the arithmetic that evaluates a mask pattern at run time: per element
+// (is (i, j) kept?) and per tile (is the tile empty / full?). Indices are
+// `index` values; delta is the key-space position of query 0.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TRANSFORMS_MASKCODEGEN_H
+#define ATTN_TRANSFORMS_MASKCODEGEN_H
+
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn {
+
+/// Whether the pattern can be evaluated by emitElementMask / emitTileClass.
+/// On failure `reason` names the unsupported part.
+bool isMaskCodegenSupported(MaskAttrInterface pattern, std::string &reason);
+
+/// i1: key `j` is kept for query `i`.
+Value emitElementMask(OpBuilder &b, Location loc, MaskAttrInterface pattern,
+                      Value i, Value j, Value delta);
+
+/// Sound run-time tile classification of [i0, i1) x [j0, j1) (non-empty):
+/// i1 values (isEmpty, isFull). Exact for causal and window.
+std::pair<Value, Value> emitTileClass(OpBuilder &b, Location loc,
+                                      MaskAttrInterface pattern, Value i0,
+                                      Value i1, Value j0, Value j1,
+                                      Value delta);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TRANSFORMS_MASKCODEGEN_H

@@ -1,0 +1,159 @@
+//===- MaskCodegen.cpp - mask patterns as run-time arithmetic -------------===//
+//
+// The IR counterpart of MaskAlgebra.cpp's isKept / classifyTile for the
+// patterns that lowerings evaluate at run time. Positional patterns work on
+// r = j - (i + delta); `r mod s == 0` is tested as `remsi(r, s) == 0`, which
+// does not depend on the sign convention of the remainder.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Transforms/MaskCodegen.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+bool mlir::attn::isMaskCodegenSupported(MaskAttrInterface pattern,
+                                        std::string &reason) {
+  if (auto orAttr = dyn_cast<OrAttr>(pattern))
+    return llvm::all_of(orAttr.getMembers(), [&](Attribute m) {
+      return isMaskCodegenSupported(cast<MaskAttrInterface>(m), reason);
+    });
+  if (auto andAttr = dyn_cast<AndAttr>(pattern))
+    return llvm::all_of(andAttr.getMembers(), [&](Attribute m) {
+      return isMaskCodegenSupported(cast<MaskAttrInterface>(m), reason);
+    });
+  if (isa<CausalAttr, WindowAttr, DilatedAttr, StridedAttr, FixedAttr,
+          GlobalAttr>(pattern))
+    return true;
+  llvm::raw_string_ostream os(reason);
+  os << "pattern " << pattern << " is not supported by this lowering yet";
+  return false;
+}
+
+namespace {
+/// Small arithmetic vocabulary on `index` values.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value sle(Value x, Value y) { return cmp(arith::CmpIPredicate::sle, x, y); }
+  Value sge(Value x, Value y) { return cmp(arith::CmpIPredicate::sge, x, y); }
+  Value slt(Value x, Value y) { return cmp(arith::CmpIPredicate::slt, x, y); }
+  Value sgt(Value x, Value y) { return cmp(arith::CmpIPredicate::sgt, x, y); }
+  Value eq(Value x, Value y) { return cmp(arith::CmpIPredicate::eq, x, y); }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value either(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value boolean(bool v) {
+    return arith::ConstantIntOp::create(b, loc, v ? 1 : 0, 1);
+  }
+  Value divisible(Value x, int64_t step) {
+    return eq(arith::RemSIOp::create(b, loc, x, cst(step)), cst(0));
+  }
+  Value floorDiv(Value x, int64_t step) {
+    return arith::FloorDivSIOp::create(b, loc, x, cst(step));
+  }
+  /// -left <= r <= right
+  Value inWindow(Value r, int64_t left, int64_t right) {
+    return both(sge(r, cst(-left)), sle(r, cst(right)));
+  }
+};
+} // namespace
+
+static ArrayAttr membersOf(MaskAttrInterface pattern) {
+  if (auto orAttr = dyn_cast<OrAttr>(pattern))
+    return orAttr.getMembers();
+  return cast<AndAttr>(pattern).getMembers();
+}
+
+Value mlir::attn::emitElementMask(OpBuilder &b, Location loc,
+                                  MaskAttrInterface pattern, Value i, Value j,
+                                  Value delta) {
+  IndexMath m{b, loc};
+  Value p = m.add(i, delta);
+  Value r = m.sub(j, p);
+  return llvm::TypeSwitch<Attribute, Value>(pattern)
+      .Case([&](CausalAttr) { return m.sle(r, m.cst(0)); })
+      .Case([&](WindowAttr w) {
+        return m.inWindow(r, w.getLeft(), w.getRight());
+      })
+      .Case([&](DilatedAttr d) {
+        return m.both(m.inWindow(r, d.getLeft(), d.getRight()),
+                      m.divisible(r, d.getDilation()));
+      })
+      .Case([&](StridedAttr s) { return m.divisible(r, s.getStride()); })
+      .Case([&](FixedAttr f) {
+        int64_t s = f.getStride();
+        Value sameBlock = m.eq(m.floorDiv(j, s), m.floorDiv(p, s));
+        // j >= 0, so the remainder is the floor modulo.
+        Value inBlock = arith::RemSIOp::create(b, loc, j, m.cst(s));
+        Value summary = m.sge(inBlock, m.cst(s - f.getSummary()));
+        return m.either(sameBlock, summary);
+      })
+      .Case([&](GlobalAttr g) {
+        Value kept = m.boolean(false);
+        for (int64_t index : g.getIndices())
+          kept = m.either(kept, m.either(m.eq(p, m.cst(index)),
+                                         m.eq(j, m.cst(index))));
+        return kept;
+      })
+      .Case<OrAttr, AndAttr>([&](Attribute) {
+        bool isOr = isa<OrAttr>(pattern);
+        Value result;
+        for (Attribute member : membersOf(pattern)) {
+          Value kept = emitElementMask(b, loc, cast<MaskAttrInterface>(member),
+                                       i, j, delta);
+          result = !result ? kept : isOr ? m.either(result, kept)
+                                         : m.both(result, kept);
+        }
+        return result;
+      })
+      .Default([&](Attribute) -> Value {
+        llvm_unreachable("pattern not supported by mask codegen; callers "
+                         "check isMaskCodegenSupported first");
+      });
+}
+
+std::pair<Value, Value>
+mlir::attn::emitTileClass(OpBuilder &b, Location loc,
+                          MaskAttrInterface pattern, Value i0, Value i1,
+                          Value j0, Value j1, Value delta) {
+  IndexMath m{b, loc};
+  Value one = m.cst(1);
+  // Range of r over the tile.
+  Value rMin = m.sub(m.sub(j0, m.sub(i1, one)), delta);
+  Value rMax = m.sub(m.sub(m.sub(j1, one), i0), delta);
+  if (isa<CausalAttr>(pattern))
+    return {m.sgt(rMin, m.cst(0)), m.sle(rMax, m.cst(0))};
+  if (auto w = dyn_cast<WindowAttr>(pattern)) {
+    Value left = m.cst(-w.getLeft()), right = m.cst(w.getRight());
+    return {m.either(m.slt(rMax, left), m.sgt(rMin, right)),
+            m.both(m.sge(rMin, left), m.sle(rMax, right))};
+  }
+  if (isa<OrAttr, AndAttr>(pattern)) {
+    bool isOr = isa<OrAttr>(pattern);
+    Value empty, full;
+    for (Attribute member : membersOf(pattern)) {
+      auto [memberEmpty, memberFull] =
+          emitTileClass(b, loc, cast<MaskAttrInterface>(member), i0, i1, j0,
+                        j1, delta);
+      if (!empty) {
+        empty = memberEmpty;
+        full = memberFull;
+        continue;
+      }
+      // or: empty iff all empty, full if any full; and: the dual.
+      empty = isOr ? m.both(empty, memberEmpty) : m.either(empty, memberEmpty);
+      full = isOr ? m.either(full, memberFull) : m.both(full, memberFull);
+    }
+    return {empty, full};
+  }
+  // Other patterns: nothing is claimed, every tile takes the masked path.
+  return {m.boolean(false), m.boolean(false)};
+}

@@ -1,0 +1,31 @@
+// What attn-tile does not lower yet is reported, not silently dropped.
+// RUN: attn-opt %s --split-input-file --attn-tile --verify-diagnostics -o /dev/null
+
+func.func @mods(%q: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
+  // expected-error @+1 {{attn-tile does not lower score mods yet}}
+  %o = attn.attention %q, %q, %q mods = [#attn.softcap<cap = 5.0>]
+      : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+func.func @f16(%q: tensor<1x1x8x16xf16>) -> tensor<1x1x8x16xf16> {
+  // expected-error @+1 {{attn-tile handles f32 only for now, got 'f16'}}
+  %o = attn.attention %q, %q, %q
+      : (tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>)
+      -> tensor<1x1x8x16xf16>
+  return %o : tensor<1x1x8x16xf16>
+}
+
+// -----
+
+func.func @random(%q: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
+  // expected-error @+1 {{is not supported by this lowering yet}}
+  %o = attn.attention %q, %q, %q
+      pattern(#attn.random_blocks<block = 4, count = 1, seed = 0>)
+      : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}

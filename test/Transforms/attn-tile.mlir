@@ -1,0 +1,74 @@
+// RUN: attn-opt %s --split-input-file --attn-tile="q-tile=32 kv-tile=16" --canonicalize --cse | FileCheck %s
+
+// Dense attention: a forall over (head, query tile) -- the batch of 1 folds
+// away -- and a kv loop carrying (m, l, acc); no tile classification.
+// CHECK-LABEL: func @dense
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<1x4x97x24xf32>
+// CHECK: scf.forall (%[[H:.*]], %[[QT:.*]]) in (4, 4) shared_outs(%[[OUT:.*]] = %[[EMPTY]])
+// CHECK:   %[[KVH:.*]] = arith.divui %[[H]], %c2
+// CHECK:   %[[I0:.*]] = arith.muli %[[QT]], %c32
+// CHECK:   %[[TQ:.*]] = arith.minsi %{{.*}}, %c32
+// CHECK:   tensor.extract_slice %arg0[0, %[[H]], %[[I0]], 0] [1, 1, %[[TQ]], 40]
+// CHECK:   %[[LOOP:.*]]:3 = scf.for %[[J0:.*]] = %c0 to %c100 step %c16 iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}})
+// CHECK-NOT: scf.if
+// CHECK:     tensor.extract_slice %arg1[0, %[[KVH]], %[[J0]], 0]
+// CHECK:     linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:     arith.maximumf
+// CHECK:     math.exp
+// CHECK:     math.exp
+// CHECK:     scf.yield
+// CHECK:   arith.divf
+// CHECK:   scf.forall.in_parallel
+// CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[OUT]][0, %[[H]], %[[I0]], 0] [1, 1, %[[TQ]], 24]
+func.func @dense(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x100x40xf32>,
+                 %v: tensor<1x2x100x24xf32>) -> tensor<1x4x97x24xf32> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x4x97x40xf32>, tensor<1x2x100x40xf32>, tensor<1x2x100x24xf32>)
+      -> tensor<1x4x97x24xf32>
+  return %o : tensor<1x4x97x24xf32>
+}
+
+// -----
+
+// Causal: empty tiles are skipped, full tiles carry no mask code, partial
+// tiles select -inf where the pattern drops an element.
+// CHECK-LABEL: func @causal
+// CHECK: scf.for
+// CHECK:   %[[EMPTY:.*]] = arith.cmpi sgt, %{{.*}}, %c0 : index
+// CHECK:   %[[FULL:.*]] = arith.cmpi sle, %{{.*}}, %c0 : index
+// CHECK:   scf.if %[[EMPTY]]
+// CHECK:     scf.yield %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK:   } else {
+// CHECK:     scf.if %[[FULL]]
+// CHECK-NOT:   arith.select
+// CHECK:       scf.yield
+// CHECK:     } else {
+// CHECK:       linalg.index 0
+// CHECK:       linalg.index 1
+// CHECK:       arith.cmpi sle
+// CHECK:       arith.select %{{.*}}, %{{.*}}, %cst
+// CHECK:       scf.yield
+func.func @causal(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x100x40xf32>,
+                  %v: tensor<1x2x100x24xf32>) -> tensor<1x4x97x24xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x4x97x40xf32>, tensor<1x2x100x40xf32>, tensor<1x2x100x24xf32>)
+      -> tensor<1x4x97x24xf32>
+  return %o : tensor<1x4x97x24xf32>
+}
+
+// -----
+
+// Dynamic shapes and bottom-right alignment: delta = Lk - Lq.
+// CHECK-LABEL: func @dynamic_bottom_right
+// CHECK-DAG: %[[LQ:.*]] = tensor.dim %arg0, %c2
+// CHECK-DAG: %[[LK:.*]] = tensor.dim %arg1, %c2
+// CHECK: %[[DELTA:.*]] = arith.subi %[[LK]], %[[LQ]]
+// CHECK: scf.forall
+// CHECK: scf.for %{{.*}} = %c0 to %[[LK]] step %c16
+func.func @dynamic_bottom_right(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
+                                %v: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>)
+      -> tensor<?x?x?x?xf32>
+  return %o : tensor<?x?x?x?xf32>
+}
