@@ -22,5 +22,5 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "AttnUnitTests"]
+tools = ["attn-opt", "attn-run", "AttnUnitTests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

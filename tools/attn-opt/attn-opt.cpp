@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -44,6 +45,7 @@ static bool isEmptyInput(StringRef inputFilename) {
 int main(int argc, char **argv) {
   registerAllPasses();
   attn::registerAttnPasses();
+  attn::registerAttnPipelines();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);

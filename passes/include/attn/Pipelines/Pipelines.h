@@ -1,0 +1,29 @@
+//===- Pipelines.h - named attn pipelines -----------------------*- C++ -*-===//
+#ifndef ATTN_PIPELINES_PIPELINES_H
+#define ATTN_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::attn {
+
+struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  Option<int64_t> queryTile{*this, "q-tile",
+                            llvm::cl::desc("rows of queries per tile"),
+                            llvm::cl::init(64)};
+  Option<int64_t> keyTile{*this, "kv-tile",
+                          llvm::cl::desc("rows of keys/values per tile"),
+                          llvm::cl::init(128)};
+};
+
+/// attn IR (tensors) -> LLVM dialect for the host CPU: flash tiling,
+/// bufferization, loops, LLVM. Functions keep their tensor signatures as
+/// memref descriptors (identity layouts).
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
+/// Registers `--attn-cpu-pipeline`.
+void registerAttnPipelines();
+
+} // namespace mlir::attn
+
+#endif // ATTN_PIPELINES_PIPELINES_H

@@ -1,0 +1,39 @@
+//===- CpuPipeline.cpp - attn IR to LLVM for the host CPU -----------------===//
+#include "attn/Pipelines/Pipelines.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+void mlir::attn::buildCpuPipeline(OpPassManager &pm,
+                                  const CpuPipelineOptions &options) {
+  // Written as pass-pipeline text so that it reads like the mlir-opt command
+  // it is equivalent to. A bare list: the manager is already on the module.
+  std::string pipeline = llvm::formatv(
+      "attn-tile{{q-tile={0} kv-tile={1}},canonicalize,cse,"
+      // Loop-carried tile state is re-allocated per step for now; the
+      // deallocation pipeline frees it.
+      "one-shot-bufferize{{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map "
+      "allow-return-allocs-from-loops},"
+      "buffer-deallocation-pipeline,"
+      "convert-linalg-to-loops,scf-forall-to-parallel,convert-scf-to-cf,"
+      "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+      "convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+      "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts",
+      options.queryTile.getValue(), options.keyTile.getValue());
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(parsePassPipeline(pipeline, pm, os)))
+    llvm::report_fatal_error(llvm::Twine("attn-cpu-pipeline is malformed: ") +
+                             error);
+}
+
+void mlir::attn::registerAttnPipelines() {
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "attn-cpu-pipeline",
+      "Lower attn IR to the LLVM dialect for the host CPU",
+      buildCpuPipeline);
+}

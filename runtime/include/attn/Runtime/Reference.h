@@ -1,0 +1,103 @@
+//===- Reference.h - plain double-precision attention -----------*- C++ -*-===//
+//
+// The independent reference every test and `attn-run --check` compares
+// against. Written directly from docs/Dialect.md, with no tiling and no code
+// shared with the compiler: patterns and mods are plain data here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_REFERENCE_H
+#define ATTN_RUNTIME_REFERENCE_H
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace attnrt::reference {
+
+/// A mask pattern (docs/Dialect.md, "Mask patterns").
+struct Pattern {
+  enum class Kind {
+    Causal,       // r <= 0
+    Window,       // -a <= r <= b
+    Dilated,      // window (a, b) and r mod c == 0
+    Strided,      // r mod a == 0
+    Fixed,        // same block of a, or j mod a >= a - b
+    Global,       // p or j in indices
+    RandomBlocks, // block a, count b, seed c
+    BlockLayout,  // block a, layout[heads, rows, cols]
+    Segments,     // q_segments[i] == kv_segments[j]
+    Or,
+    And
+  };
+  Kind kind = Kind::Causal;
+  int64_t a = 0, b = 0, c = 0;
+  std::vector<int64_t> indices;
+  std::vector<uint8_t> layout;
+  int64_t layoutHeads = 0, layoutRows = 0, layoutCols = 0;
+  std::vector<Pattern> members;
+};
+
+/// A score mod (docs/Dialect.md, "Score mods").
+struct ScoreMod {
+  enum class Kind {
+    Alibi,          // x: max_bias
+    Softcap,        // x: cap
+    ShawBias,       // n: max_distance
+    T5Bias,         // n: buckets, m: max_distance, flag: bidirectional
+    DistanceWeight, // perHead: weights, x: threshold
+    AdaptiveSpan    // perHead: spans, x: ramp
+  };
+  Kind kind = Kind::Alibi;
+  double x = 0;
+  int64_t n = 0, m = 0;
+  bool flag = false;
+  std::vector<double> perHead;
+};
+
+/// One attn.attention, its sizes and operands (row-major f32 buffers).
+struct AttentionProblem {
+  int64_t batch = 1, queryHeads = 1, keyHeads = 1;
+  int64_t queryLen = 1, keyLen = 1, headDim = 1, valueDim = 1;
+  double scale = 1.0;
+  bool bottomRight = false;
+  std::optional<Pattern> pattern;
+  std::vector<ScoreMod> mods;
+  const float *query = nullptr; // [B, Hq, Lq, D]
+  const float *key = nullptr;   // [B, Hkv, Lk, D]
+  const float *value = nullptr; // [B, Hkv, Lk, Dv]
+  /// Dense mask [maskBatch, maskHeads, Lq, Lk] (sizes 1 broadcast).
+  const uint8_t *mask = nullptr;
+  int64_t maskBatch = 1, maskHeads = 1;
+  /// Dense bias [biasBatch, biasHeads, Lq, Lk] (sizes 1 broadcast).
+  const float *bias = nullptr;
+  int64_t biasBatch = 1, biasHeads = 1;
+  /// Segment ids [B, Lq] and [B, Lk].
+  const int64_t *qSegments = nullptr;
+  const int64_t *kvSegments = nullptr;
+  /// Relative-position table [Hq, columns].
+  const float *relTable = nullptr;
+};
+
+/// Whether `pattern` keeps key j for query i of `head` (segment ids of the
+/// batch row, or null).
+bool isKept(const Pattern &pattern, int64_t i, int64_t j, int64_t lq,
+            int64_t lk, int64_t delta, int64_t head, const int64_t *qSegments,
+            const int64_t *kvSegments);
+
+/// O [B, Hq, Lq, Dv] in double precision.
+std::vector<double> attention(const AttentionProblem &problem);
+
+/// The key blocks BigBird random blocks keep (the documented recipe).
+std::vector<int64_t> randomBlocks(int64_t seed, int64_t count, int64_t qb,
+                                  int64_t head, int64_t numKeyBlocks);
+
+/// ALiBi slope of head h of n heads.
+double alibiSlope(double maxBias, int64_t head, int64_t numHeads);
+
+/// T5 relative-position bucket of distance r = j - p.
+int64_t t5Bucket(int64_t r, int64_t buckets, int64_t maxDistance,
+                 bool bidirectional);
+
+} // namespace attnrt::reference
+
+#endif // ATTN_RUNTIME_REFERENCE_H

@@ -1,0 +1,64 @@
+//===- Jit.cpp - run compiled attn kernels in process ---------------------===//
+#include "attn/Runtime/Jit.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/Support/TargetSelect.h"
+
+using namespace attnrt;
+
+MemRefDescriptor::MemRefDescriptor(void *data, llvm::ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
+  storage.assign(3 + 2 * rank, 0);
+  storage[0] = storage[1] = reinterpret_cast<int64_t>(data);
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    storage[3 + d] = shape[d];
+    storage[3 + rank + d] = stride;
+    stride *= shape[d];
+  }
+}
+
+MemRefDescriptor MemRefDescriptor::forResult(int64_t rank) {
+  MemRefDescriptor descriptor;
+  descriptor.storage.assign(3 + 2 * rank, 0);
+  return descriptor;
+}
+
+llvm::Expected<std::unique_ptr<JitKernel>>
+JitKernel::create(mlir::ModuleOp module) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  mlir::MLIRContext *ctx = module->getContext();
+  mlir::registerBuiltinDialectTranslation(*ctx);
+  mlir::registerLLVMDialectTranslation(*ctx);
+  mlir::registerOpenMPDialectTranslation(*ctx);
+
+  // LLVM's O3 middle end: llc-style codegen alone leaves loops unoptimized.
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      mlir::makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                      /*targetMachine=*/nullptr);
+  mlir::ExecutionEngineOptions options;
+  options.transformer = optimize;
+  // memref.copy lowers to a call into MLIR's C runner utilities.
+  llvm::SmallVector<llvm::StringRef> libs = {ATTN_C_RUNNER_UTILS_LIB};
+  options.sharedLibPaths = libs;
+  auto engine = mlir::ExecutionEngine::create(module, options);
+  if (!engine)
+    return engine.takeError();
+  return std::unique_ptr<JitKernel>(new JitKernel(std::move(*engine)));
+}
+
+llvm::Error JitKernel::call(llvm::StringRef function,
+                            llvm::ArrayRef<MemRefDescriptor *> arguments) {
+  // Each packed argument points at the value passed: here a descriptor
+  // pointer.
+  std::vector<void *> pointers, packed;
+  pointers.reserve(arguments.size());
+  for (MemRefDescriptor *descriptor : arguments)
+    pointers.push_back(descriptor->get());
+  for (void *&pointer : pointers)
+    packed.push_back(&pointer);
+  return engine->invokePacked(("_mlir_ciface_" + function).str(), packed);
+}

@@ -1,0 +1,117 @@
+//===- Npy.cpp - NumPy .npy files (float32, C order) ----------------------===//
+#include "attn/Runtime/Npy.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstring>
+
+using namespace attnrt;
+using llvm::createStringError;
+
+static llvm::Error npyError(llvm::StringRef path, const llvm::Twine &what) {
+  return createStringError(std::make_error_code(std::errc::invalid_argument),
+                           path + ": " + what);
+}
+
+/// The value text following `'key':` in the header dict.
+static llvm::StringRef headerField(llvm::StringRef header,
+                                   llvm::StringRef key) {
+  size_t pos = header.find(("'" + key + "'").str());
+  if (pos == llvm::StringRef::npos)
+    return {};
+  llvm::StringRef rest = header.drop_front(pos + key.size() + 2).ltrim();
+  if (!rest.consume_front(":"))
+    return {};
+  return rest.ltrim();
+}
+
+llvm::Expected<NpyArray> attnrt::readNpy(llvm::StringRef path) {
+  auto bufferOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!bufferOr)
+    return npyError(path, "cannot open: " + bufferOr.getError().message());
+  llvm::StringRef bytes = (*bufferOr)->getBuffer();
+  if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
+    return npyError(path, "not an .npy file (bad magic)");
+  uint8_t major = bytes[6];
+  size_t headerLen, headerStart;
+  if (major == 1) {
+    headerLen = uint8_t(bytes[8]) | (size_t(uint8_t(bytes[9])) << 8);
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return npyError(path, "truncated header");
+    headerLen = 0;
+    for (int n = 0; n < 4; ++n)
+      headerLen |= size_t(uint8_t(bytes[8 + n])) << (8 * n);
+    headerStart = 12;
+  } else {
+    return npyError(path, "unsupported .npy version " + llvm::Twine(major));
+  }
+  if (bytes.size() < headerStart + headerLen)
+    return npyError(path, "header length " + llvm::Twine(headerLen) +
+                              " runs past the end of the file");
+  llvm::StringRef header = bytes.substr(headerStart, headerLen);
+
+  llvm::StringRef descr = headerField(header, "descr");
+  if (!descr.starts_with("'<f4'") && !descr.starts_with("'float32'"))
+    return npyError(path, "dtype " + descr.take_until([](char c) {
+                      return c == ',';
+                    }) + " is not float32 ('<f4')");
+  llvm::StringRef order = headerField(header, "fortran_order");
+  if (order.starts_with("True"))
+    return npyError(path, "Fortran-order arrays are not supported; save "
+                          "with C order (np.ascontiguousarray)");
+  if (!order.starts_with("False"))
+    return npyError(path, "malformed header: no fortran_order");
+  llvm::StringRef shapeText = headerField(header, "shape");
+  if (!shapeText.consume_front("("))
+    return npyError(path, "malformed header: no shape");
+  shapeText = shapeText.take_until([](char c) { return c == ')'; });
+
+  NpyArray array;
+  int64_t count = 1;
+  llvm::SmallVector<llvm::StringRef> dims;
+  shapeText.split(dims, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef dim : dims) {
+    int64_t size;
+    if (dim.trim().getAsInteger(10, size) || size < 0)
+      return npyError(path, "malformed shape entry '" + dim.trim() + "'");
+    array.shape.push_back(size);
+    count *= size;
+  }
+  size_t dataStart = headerStart + headerLen;
+  size_t needed = size_t(count) * sizeof(float);
+  if (bytes.size() - dataStart < needed)
+    return npyError(path, "truncated: shape needs " + llvm::Twine(needed) +
+                              " bytes of data, file has " +
+                              llvm::Twine(bytes.size() - dataStart));
+  array.data.resize(count);
+  std::memcpy(array.data.data(), bytes.data() + dataStart, needed);
+  return array;
+}
+
+llvm::Error attnrt::writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+                           llvm::ArrayRef<float> data) {
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  for (int64_t size : shape)
+    dict += std::to_string(size) + (shape.size() == 1 ? ",)" : ", ");
+  if (shape.size() != 1) {
+    if (!shape.empty())
+      dict.resize(dict.size() - 2);
+    dict += ")";
+  }
+  dict += ", }";
+  // Magic (6) + version (2) + length (2) + dict + '\n', padded to 64 bytes.
+  size_t total = 10 + dict.size() + 1;
+  dict.append((64 - total % 64) % 64, ' ');
+  dict += '\n';
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return npyError(path, "cannot write: " + ec.message());
+  os << "\x93NUMPY" << char(1) << char(0) << char(dict.size() & 0xff)
+     << char(dict.size() >> 8) << dict;
+  os.write(reinterpret_cast<const char *>(data.data()),
+           data.size() * sizeof(float));
+  return llvm::Error::success();
+}

@@ -1,0 +1,45 @@
+// Causal attention, both alignments.
+// The compiled kernel (f32, online softmax over tiles) against the f64
+// reference. Tolerance 1e-5 of the output's scale: f32 has 6e-8 relative
+// precision, and the dot products (D <= 128 terms) plus the tile-wise
+// rescaling of the online softmax (<= 9 tiles of keys) accumulate well under
+// 1e-6 relative error; 1e-5 leaves room without hiding real bugs, which give
+// errors of order 1e-2 or larger.
+// RUN: attn-run %s --entry=top_left --check | FileCheck %s
+// RUN: attn-run %s --entry=top_left_cross --check | FileCheck %s
+// RUN: attn-run %s --entry=bottom_right_decode --check | FileCheck %s
+// RUN: attn-run %s --entry=bottom_right_cross --check | FileCheck %s
+// RUN: attn-run %s --entry=fully_masked_rows --check | FileCheck %s
+// CHECK: check: {{.*}}: PASS
+
+func.func @top_left(%q: tensor<1x2x1025x64xf32>, %k: tensor<1x2x1025x64xf32>, %v: tensor<1x2x1025x64xf32>) -> tensor<1x2x1025x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x2x1025x64xf32>, tensor<1x2x1025x64xf32>, tensor<1x2x1025x64xf32>) -> tensor<1x2x1025x64xf32>
+  return %o : tensor<1x2x1025x64xf32>
+}
+
+func.func @top_left_cross(%q: tensor<1x2x97x40xf32>, %k: tensor<1x2x1000x40xf32>, %v: tensor<1x2x1000x40xf32>) -> tensor<1x2x97x40xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x2x97x40xf32>, tensor<1x2x1000x40xf32>, tensor<1x2x1000x40xf32>) -> tensor<1x2x97x40xf32>
+  return %o : tensor<1x2x97x40xf32>
+}
+
+// One decoding step against a cache: sees every key.
+func.func @bottom_right_decode(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x1000x64xf32>, %v: tensor<1x1x1000x64xf32>) -> tensor<1x4x1x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x4x1x64xf32>, tensor<1x1x1000x64xf32>, tensor<1x1x1000x64xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}
+
+func.func @bottom_right_cross(%q: tensor<1x8x97x80xf32>, %k: tensor<1x2x1025x80xf32>, %v: tensor<1x2x1025x80xf32>) -> tensor<1x8x97x80xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x8x97x80xf32>, tensor<1x2x1025x80xf32>, tensor<1x2x1025x80xf32>) -> tensor<1x8x97x80xf32>
+  return %o : tensor<1x8x97x80xf32>
+}
+
+// Rows 0..56 sit before the first key: their S is empty and they must be 0.
+func.func @fully_masked_rows(%q: tensor<1x2x97x64xf32>, %k: tensor<1x2x40x64xf32>, %v: tensor<1x2x40x64xf32>) -> tensor<1x2x97x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x2x97x64xf32>, tensor<1x2x40x64xf32>, tensor<1x2x40x64xf32>) -> tensor<1x2x97x64xf32>
+  return %o : tensor<1x2x97x64xf32>
+}

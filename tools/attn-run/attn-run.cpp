@@ -1,0 +1,366 @@
+//===- attn-run.cpp - compile, run and check attention kernels ------------===//
+//
+//   attn-run INPUT.mlir [--entry=NAME] [--input ROLE=FILE.npy]...
+//            [--output=FILE.npy] [--seed=N] [--check] [--tolerance=X]
+//            [--repeat=N]
+//
+// Compiles the entry function with attn-cpu-pipeline, JIT-runs it on inputs
+// read from .npy files or generated from the seed, and optionally compares
+// the result with the double-precision reference. Operands are named by
+// their role in the function's attn.attention: q, k, v, mask, bias,
+// q_segments, kv_segments, rel_table.
+//
+//===----------------------------------------------------------------------===//
+#include "ProblemFromIR.h"
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Runtime/Jit.h"
+#include "attn/Runtime/Npy.h"
+#include "attn/Runtime/Reference.h"
+#include "attn/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> entryName("entry",
+                                      cl::desc("function to run (default: "
+                                               "the first public function)"));
+static cl::list<std::string>
+    inputArrays("input", cl::desc("ROLE=FILE.npy: read an operand"));
+static cl::opt<std::string> outputFile("output",
+                                       cl::desc("write the result (.npy)"));
+static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated inputs"),
+                              cl::init(0));
+static cl::opt<bool> check("check",
+                           cl::desc("compare with the f64 reference"));
+static cl::opt<double> tolerance(
+    "tolerance",
+    cl::desc("largest accepted max |out - ref| / max |ref| for --check"),
+    cl::init(1e-5));
+static cl::opt<unsigned> repeat("repeat",
+                                cl::desc("time N runs, print the median"),
+                                cl::init(0));
+static cl::opt<int64_t> queryTile("q-tile", cl::desc("query rows per tile"),
+                                  cl::init(64));
+static cl::opt<int64_t> keyTile("kv-tile", cl::desc("key rows per tile"),
+                                cl::init(128));
+
+namespace {
+/// One function argument: its role, type and host buffer.
+struct Operand {
+  std::string role;
+  RankedTensorType type;
+  std::vector<char> bytes;
+  attnrt::MemRefDescriptor descriptor;
+
+  int64_t numElements() const { return type.getNumElements(); }
+  template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }
+};
+} // namespace
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
+  return EXIT_FAILURE;
+}
+
+static int64_t elementBytes(Type type) {
+  if (type.isF32() || type.isInteger(32))
+    return 4;
+  if (type.isInteger(64))
+    return 8;
+  if (type.isInteger(1) || type.isInteger(8))
+    return 1;
+  return 0;
+}
+
+/// Role of each entry argument from its use in the attn.attention.
+static std::string roleOf(BlockArgument arg, attn::AttentionOp op) {
+  if (!op)
+    return "arg" + std::to_string(arg.getArgNumber());
+  std::pair<Value, const char *> roles[] = {
+      {op.getQuery(), "q"},           {op.getKey(), "k"},
+      {op.getValue(), "v"},           {op.getMask(), "mask"},
+      {op.getBias(), "bias"},         {op.getQSegments(), "q_segments"},
+      {op.getKvSegments(), "kv_segments"}, {op.getRelTable(), "rel_table"}};
+  for (auto [value, role] : roles)
+    if (value == arg)
+      return role;
+  return "arg" + std::to_string(arg.getArgNumber());
+}
+
+/// Seeded inputs: N(0, 1) floats, 80 % true masks, and increasing segment
+/// ids that change every 16 positions on average.
+static void generate(Operand &operand, uint64_t streamSeed) {
+  std::mt19937_64 rng(streamSeed);
+  Type element = operand.type.getElementType();
+  int64_t n = operand.numElements();
+  if (element.isF32()) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (int64_t e = 0; e < n; ++e)
+      operand.as<float>()[e] = normal(rng);
+  } else if (element.isInteger(1) || element.isInteger(8)) {
+    std::bernoulli_distribution keep(0.8);
+    for (int64_t e = 0; e < n; ++e)
+      operand.bytes[e] = keep(rng) ? 1 : 0;
+  } else {
+    int64_t rowLength = operand.type.getShape().back();
+    std::bernoulli_distribution next(1.0 / 16);
+    int64_t id = 0;
+    for (int64_t e = 0; e < n; ++e) {
+      id = e % rowLength == 0 ? 0 : id + (next(rng) ? 1 : 0);
+      if (element.isInteger(32))
+        operand.as<int32_t>()[e] = int32_t(id);
+      else
+        operand.as<int64_t>()[e] = id;
+    }
+  }
+}
+
+static std::vector<int64_t> segmentIds(Operand &operand) {
+  std::vector<int64_t> ids(operand.numElements());
+  for (size_t e = 0; e < ids.size(); ++e)
+    ids[e] = operand.type.getElementType().isInteger(32)
+                 ? operand.as<int32_t>()[e]
+                 : operand.as<int64_t>()[e];
+  return ids;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn-run: compile, run and check attention\n");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<attn::AttnDialect>();
+  registerAllPasses();
+  attn::registerAttnPasses();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string message;
+  auto file = openInputFile(inputFile, &message);
+  if (!file)
+    return fail(message);
+  if (file->getBuffer().trim().empty())
+    return fail(inputFile + ":1:1: input is empty");
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return EXIT_FAILURE;
+
+  // The entry function and its attention op.
+  func::FuncOp entry;
+  module->walk([&](func::FuncOp f) {
+    if (entry || f.isExternal())
+      return;
+    if (entryName.empty() ? f.isPublic() : f.getSymName() == entryName)
+      entry = f;
+  });
+  if (!entry)
+    return fail(entryName.empty() ? "no public function to run"
+                                  : "no function named '" + entryName + "'");
+  attn::AttentionOp attention;
+  int numAttention = 0;
+  entry.walk([&](attn::AttentionOp op) {
+    attention = op;
+    ++numAttention;
+  });
+  if (check && numAttention != 1)
+    return fail("--check needs exactly one attn.attention in @" +
+                entry.getSymName() + ", found " + llvm::Twine(numAttention));
+  if (entry.getNumResults() != 1)
+    return fail("@" + entry.getSymName() + " must return one tensor");
+  auto resultType = dyn_cast<RankedTensorType>(entry.getResultTypes()[0]);
+  if (!resultType || !resultType.hasStaticShape() ||
+      !resultType.getElementType().isF32())
+    return fail("@" + entry.getSymName() +
+                " must return a statically shaped f32 tensor");
+
+  // Operands: read or generate.
+  std::vector<Operand> operands;
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape() ||
+        !elementBytes(type.getElementType()))
+      return fail("argument #" + llvm::Twine(arg.getArgNumber()) +
+                  " must be a statically shaped tensor of f32, i1, i32 or "
+                  "i64");
+    Operand operand;
+    operand.role = roleOf(arg, attention);
+    operand.type = type;
+    operand.bytes.assign(type.getNumElements() *
+                             elementBytes(type.getElementType()),
+                         0);
+    generate(operand, seed * 1000003 + arg.getArgNumber());
+    operands.push_back(std::move(operand));
+  }
+  for (const std::string &spec : inputArrays) {
+    std::pair<llvm::StringRef, llvm::StringRef> split =
+        llvm::StringRef(spec).split('=');
+    llvm::StringRef role = split.first, path = split.second;
+    auto it = llvm::find_if(operands,
+                            [&](Operand &o) { return o.role == role; });
+    if (path.empty() || it == operands.end())
+      return fail("--input " + spec + ": expected ROLE=FILE.npy with ROLE "
+                                      "one of the function's operands");
+    if (!it->type.getElementType().isF32())
+      return fail("--input " + spec + ": only f32 operands can be read");
+    llvm::Expected<attnrt::NpyArray> array = attnrt::readNpy(path);
+    if (!array)
+      return fail(llvm::toString(array.takeError()));
+    if (llvm::ArrayRef<int64_t>(array->shape) != it->type.getShape())
+      return fail(path + ": shape does not match operand '" + role +
+                  "' of type " + llvm::formatv("{0}", it->type).str());
+    std::memcpy(it->bytes.data(), array->data.data(),
+                array->data.size() * sizeof(float));
+  }
+  for (Operand &operand : operands)
+    operand.descriptor =
+        attnrt::MemRefDescriptor(operand.bytes.data(), operand.type.getShape());
+
+  // The reference is built from the IR before it is lowered.
+  std::optional<attnrt::reference::AttentionProblem> problem;
+  if (check) {
+    FailureOr<attnrt::reference::AttentionProblem> pb =
+        attnrt::problemFromAttention(attention);
+    if (failed(pb))
+      return EXIT_FAILURE;
+    problem = *pb;
+  }
+
+  // Compile.
+  entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                 UnitAttr::get(&context));
+  std::string entrySymbol = entry.getSymName().str();
+  PassManager pm(&context);
+  attn::CpuPipelineOptions options;
+  options.queryTile = queryTile;
+  options.keyTile = keyTile;
+  attn::buildCpuPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return EXIT_FAILURE;
+  auto kernel = attnrt::JitKernel::create(*module);
+  if (!kernel)
+    return fail(llvm::toString(kernel.takeError()));
+
+  // Run.
+  std::vector<float> result(resultType.getNumElements());
+  auto runOnce = [&]() -> llvm::Error {
+    attnrt::MemRefDescriptor out =
+        attnrt::MemRefDescriptor::forResult(resultType.getRank());
+    std::vector<attnrt::MemRefDescriptor *> args = {&out};
+    for (Operand &operand : operands)
+      args.push_back(&operand.descriptor);
+    if (llvm::Error error = (*kernel)->call(entrySymbol, args))
+      return error;
+    std::memcpy(result.data(), out.alignedData(),
+                result.size() * sizeof(float));
+    std::free(out.allocatedData());
+    return llvm::Error::success();
+  };
+  if (llvm::Error error = runOnce())
+    return fail(llvm::toString(std::move(error)));
+
+  if (!outputFile.empty())
+    if (llvm::Error error =
+            attnrt::writeNpy(outputFile, resultType.getShape(), result))
+      return fail(llvm::toString(std::move(error)));
+
+  if (repeat > 0) {
+    std::vector<double> seconds;
+    for (unsigned r = 0; r < repeat; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      if (llvm::Error error = runOnce())
+        return fail(llvm::toString(std::move(error)));
+      seconds.push_back(std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    double median = seconds[seconds.size() / 2];
+    llvm::outs() << llvm::formatv("median of {0} runs: {1:f3} ms", repeat,
+                                  median * 1e3);
+    if (problem || attention) {
+      auto pb = attnrt::problemFromAttention(attention);
+      if (succeeded(pb)) {
+        double flops = 2.0 * pb->batch * pb->queryHeads * pb->queryLen *
+                       pb->keyLen * double(pb->headDim + pb->valueDim);
+        if (pb->pattern &&
+            pb->pattern->kind == attnrt::reference::Pattern::Kind::Causal)
+          flops /= 2; // the usual convention for causal attention
+        llvm::outs() << llvm::formatv(", {0:f2} GFLOP/s", flops / median * 1e-9);
+      }
+    }
+    llvm::outs() << "\n";
+  }
+
+  if (!check)
+    return EXIT_SUCCESS;
+  auto operandOf = [&](const char *role) -> Operand * {
+    for (Operand &o : operands)
+      if (o.role == role)
+        return &o;
+    return nullptr;
+  };
+  problem->query = operandOf("q")->as<float>();
+  problem->key = operandOf("k")->as<float>();
+  problem->value = operandOf("v")->as<float>();
+  if (Operand *mask = operandOf("mask"))
+    problem->mask = mask->as<uint8_t>();
+  if (Operand *bias = operandOf("bias"))
+    problem->bias = bias->as<float>();
+  if (Operand *table = operandOf("rel_table"))
+    problem->relTable = table->as<float>();
+  std::vector<int64_t> qIds, kvIds;
+  if (Operand *ids = operandOf("q_segments")) {
+    qIds = segmentIds(*ids);
+    kvIds = segmentIds(*operandOf("kv_segments"));
+    problem->qSegments = qIds.data();
+    problem->kvSegments = kvIds.data();
+  }
+  std::vector<double> expected = attnrt::reference::attention(*problem);
+
+  double maxError = 0, scale = 0;
+  bool finite = true;
+  for (size_t e = 0; e < expected.size(); ++e) {
+    finite &= std::isfinite(result[e]);
+    maxError = std::max(maxError, std::abs(double(result[e]) - expected[e]));
+    scale = std::max(scale, std::abs(expected[e]));
+  }
+  // Errors are judged relative to the output's magnitude (absolute when the
+  // output is all zeros, e.g. every row masked).
+  double scaled = maxError / std::max(scale, 1.0e-30);
+  if (scale == 0)
+    scaled = maxError;
+  bool pass = finite && scaled <= tolerance;
+  llvm::outs() << llvm::formatv(
+      "check: max abs error {0:e2}, output scale {1:e2}, scaled error "
+      "{2:e2} (tolerance {3:e1}){4}: {5}\n",
+      maxError, scale, scaled, tolerance.getValue(),
+      finite ? "" : ", NON-FINITE OUTPUT", pass ? "PASS" : "FAIL");
+  return pass ? EXIT_SUCCESS : EXIT_FAILURE;
+}
