@@ -242,14 +242,25 @@ int main(int argc, char **argv) {
     operand.descriptor =
         attnrt::MemRefDescriptor(operand.bytes.data(), operand.type.getShape());
 
-  // The reference is built from the IR before it is lowered.
+  // The reference problem and the FLOP count come from the IR before it is
+  // lowered (lowering erases the attention op).
   std::optional<attnrt::reference::AttentionProblem> problem;
-  if (check) {
+  if (check || (repeat > 0 && attention)) {
     FailureOr<attnrt::reference::AttentionProblem> pb =
         attnrt::problemFromAttention(attention);
-    if (failed(pb))
+    if (failed(pb) && check)
       return EXIT_FAILURE;
-    problem = *pb;
+    if (succeeded(pb))
+      problem = *pb;
+  }
+  double flops = 0;
+  if (problem) {
+    // 2 FLOPs per multiply-add in Q K^T and in P V.
+    flops = 2.0 * problem->batch * problem->queryHeads * problem->queryLen *
+            problem->keyLen * double(problem->headDim + problem->valueDim);
+    if (problem->pattern &&
+        problem->pattern->kind == attnrt::reference::Pattern::Kind::Causal)
+      flops /= 2; // the usual convention for causal attention
   }
 
   // Compile.
@@ -304,17 +315,8 @@ int main(int argc, char **argv) {
     double median = seconds[seconds.size() / 2];
     llvm::outs() << llvm::formatv("median of {0} runs: {1:f3} ms", repeat,
                                   median * 1e3);
-    if (problem || attention) {
-      auto pb = attnrt::problemFromAttention(attention);
-      if (succeeded(pb)) {
-        double flops = 2.0 * pb->batch * pb->queryHeads * pb->queryLen *
-                       pb->keyLen * double(pb->headDim + pb->valueDim);
-        if (pb->pattern &&
-            pb->pattern->kind == attnrt::reference::Pattern::Kind::Causal)
-          flops /= 2; // the usual convention for causal attention
-        llvm::outs() << llvm::formatv(", {0:f2} GFLOP/s", flops / median * 1e-9);
-      }
-    }
+    if (flops > 0)
+      llvm::outs() << llvm::formatv(", {0:f2} GFLOP/s", flops / median * 1e-9);
     llvm::outs() << "\n";
   }
 

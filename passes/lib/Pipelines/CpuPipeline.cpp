@@ -12,7 +12,10 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // Written as pass-pipeline text so that it reads like the mlir-opt command
   // it is equivalent to. A bare list: the manager is already on the module.
   std::string pipeline = llvm::formatv(
+      // The vectorized fast path first; attn-tile lowers what it leaves.
+      "attn-to-cpu-kernels{{kv-tile={2}},"
       "attn-tile{{q-tile={0} kv-tile={1}},canonicalize,cse,"
+      "attn-approximate-math,"
       // Loop-carried tile state is re-allocated per step for now; the
       // deallocation pipeline frees it.
       "one-shot-bufferize{{bufferize-function-boundaries "
@@ -21,9 +24,11 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
       "buffer-deallocation-pipeline,"
       "convert-linalg-to-loops,scf-forall-to-parallel,convert-scf-to-cf,"
       "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
-      "convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+      "convert-vector-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
+      "convert-index-to-llvm,"
       "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts",
-      options.queryTile.getValue(), options.keyTile.getValue());
+      options.queryTile.getValue(), options.keyTile.getValue(),
+      options.cpuKeyTile.getValue());
   std::string error;
   llvm::raw_string_ostream os(error);
   if (failed(parsePassPipeline(pipeline, pm, os)))

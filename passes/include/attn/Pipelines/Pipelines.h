@@ -12,8 +12,14 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                             llvm::cl::desc("rows of queries per tile"),
                             llvm::cl::init(64)};
   Option<int64_t> keyTile{*this, "kv-tile",
-                          llvm::cl::desc("rows of keys/values per tile"),
+                          llvm::cl::desc("rows of keys/values per tile of "
+                                         "the generic path (attn-tile)"),
                           llvm::cl::init(128)};
+  Option<int64_t> cpuKeyTile{
+      *this, "cpu-kv-tile",
+      llvm::cl::desc("rows of keys/values per tile of the vectorized path "
+                     "(attn-to-cpu-kernels)"),
+      llvm::cl::init(512)};
 };
 
 /// attn IR (tensors) -> LLVM dialect for the host CPU: flash tiling,

@@ -34,4 +34,50 @@ def AttnTile : Pass<"attn-tile", "ModuleOp"> {
   ];
 }
 
+def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
+  let summary = "Lower attn.attention to vectorized flash kernels for CPUs";
+  let description = [{
+    Lowers each `attn.attention` it supports to an `scf.forall` over
+    (batch, query head, tile of 64 queries) on buffers, whose body is the
+    flash loop over key tiles written with register-blocked vector
+    micro-kernels (16-lane f32 vectors, AVX-512 sized):
+
+    - Q^T of the query tile is packed once with the scale folded in, so the
+      scores are computed transposed, S^T = K_tile Q^T, in 6 x 64 blocks
+      held in 24 vector registers;
+    - the online softmax then works on whole vectors of 16 queries: running
+      max, exp and sums are vertical operations, never horizontal ones;
+    - the accumulator is kept transposed, acc^T[Dv][64], updated in 6 x 64
+      blocks by acc^T += V_tile^T P^T and rescaled by exp(m_old - m_new).
+
+    Empty tiles of the mask pattern are skipped and full tiles carry no
+    mask code, as in attn-tile. Ops using features this fast path lacks
+    (dense mask or bias operands, score mods or regions, non-f32 types,
+    patterns without run-time codegen) are left for attn-tile.
+  }];
+  let options = [
+    Option<"keyTile", "kv-tile", "int64_t", /*default=*/"512",
+           "rows of keys/values per tile">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnApproximateMath : Pass<"attn-approximate-math"> {
+  let summary = "Replace math.exp by a vectorizable polynomial approximation";
+  let description = [{
+    math.exp on vectors otherwise lowers to one libm call per lane; MLIR's
+    polynomial approximation (relative error about 1e-7 in f32) keeps it in
+    vector registers.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

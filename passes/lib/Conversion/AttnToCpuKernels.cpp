@@ -1,0 +1,480 @@
+//===- AttnToCpuKernels.cpp - vectorized flash attention for CPUs ---------===//
+//
+// Per (batch b, query head h, tile of TQ = 64 queries starting at i0):
+//
+//   qT[c][q]  = scale * Q[b, h, i0 + q, c]          (zero for padded q)
+//   m = -inf, l = 0, accT = 0
+//   for each key tile [j0, j0 + tk), unless the pattern empties it:
+//     sT[r][q] = sum_c K[j0 + r][c] qT[c][q]        (6 x 64 register blocks)
+//     sT = -inf where the pattern drops (only in partial tiles)
+//     m' = max(m, max_r sT[r]); alpha = exp(m - m'); sT = exp(sT - m')
+//     l = alpha l + sum_r sT[r];  accT[c] = alpha accT[c] + sum_r V[j0+r][c] sT[r]
+//   O[b, h, i0 + q, c] = accT[c][q] / l[q]          (0 when l[q] == 0)
+//
+// Every row-wise softmax quantity of the 64 queries is 4 vectors of 16
+// lanes, so max, exp and sums are vertical vector operations. The register
+// blocks keep 24 accumulators + 4 operands + 1 broadcast within the 32 zmm
+// registers of AVX-512.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Transforms/MaskCodegen.h"
+#include "attn/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTOCPUKERNELS
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr int64_t kLanes = 16;              // f32 lanes of a zmm register
+constexpr int64_t kQueryVectors = 4;        // vectors per row of 64 queries
+constexpr int64_t kQueryTile = kLanes * kQueryVectors;
+constexpr int64_t kRowBlock = 6;            // rows per register block
+
+/// Whether the fast path covers `op`.
+bool isSupported(AttentionOp op) {
+  auto type = cast<RankedTensorType>(op.getQuery().getType());
+  if (!type.getElementType().isF32() || op.getMask() || op.getBias() ||
+      op.getRelTable() || op.getQSegments() || !op.getScore().empty() ||
+      (op.getMods() && !op.getMods()->empty()))
+    return false;
+  std::string reason;
+  return !op.getPatternAttr() ||
+         isMaskCodegenSupported(op.getPatternAttr(), reason);
+}
+
+class CpuFlashKernel {
+public:
+  CpuFlashKernel(AttentionOp op, int64_t keyTile)
+      : op(op), b(op.getLoc(), op), keyTile(keyTile),
+        f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)) {}
+
+  /// Emits the kernel; returns the result tensor.
+  Value build(ModuleOp module);
+
+private:
+  func::FuncOp buildTileFunction(ModuleOp module);
+  void setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf);
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(v); }
+  Value f32Const(float v) {
+    return b.create<arith::ConstantOp>(b.getF32FloatAttr(v));
+  }
+  Value vecConst(float v) {
+    return b.create<arith::ConstantOp>(
+        DenseElementsAttr::get(vec, b.getF32FloatAttr(v)));
+  }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(x, y); }
+  Value mul(Value x, Value y) { return b.create<arith::MulIOp>(x, y); }
+  Value sub(Value x, Value y) { return b.create<arith::SubIOp>(x, y); }
+  Value minIndex(Value x, Value y) { return b.create<arith::MinSIOp>(x, y); }
+  Value dim(Value memref, int64_t d) {
+    return b.createOrFold<memref::DimOp>(memref, d);
+  }
+  Value loadVec(Value memref, ValueRange indices) {
+    return b.create<vector::LoadOp>(vec, memref, indices);
+  }
+  void storeVec(Value value, Value memref, ValueRange indices) {
+    b.create<vector::StoreOp>(value, memref, indices);
+  }
+  /// Lane offset of query vector t.
+  Value lane(int64_t t) { return index(t * kLanes); }
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv, iterArgs) -> results.
+  scf::ForOp loop(Value lb, Value ub, int64_t step, ValueRange init,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+  void packQueries(Value qT, Value tq);
+  void computeScores(Value sT, Value qT, Value j0, Value tk);
+  void applyMask(Value sT, Value j0, Value tk);
+  void updateSoftmaxAndAccumulate(Value sT, Value m, Value l, Value accT,
+                                  Value j0, Value tk);
+  void storeOutput(Value accT, Value l, Value tq);
+
+  AttentionOp op;
+  ImplicitLocOpBuilder b;
+  int64_t keyTile;
+  Type f32;
+  VectorType vec;
+
+  // Values of the tile function being built.
+  MaskAttrInterface pattern;
+  Value query, key, value, out;
+  Value queryLen, headDim, valueDim, keyLen, delta, scale;
+  Value batchIv, headIv, kvHead, i0;
+};
+
+scf::ForOp
+CpuFlashKernel::loop(Value lb, Value ub, int64_t step, ValueRange init,
+                     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto forOp = b.create<scf::ForOp>(lb, ub, index(step), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forOp.getBody());
+  SmallVector<Value> results =
+      body(forOp.getInductionVar(), forOp.getRegionIterArgs());
+  if (forOp.getBody()->empty() ||
+      !forOp.getBody()->back().hasTrait<OpTrait::IsTerminator>())
+    b.create<scf::YieldOp>(results);
+  else
+    forOp.getBody()->back().setOperands(results);
+  return forOp;
+}
+
+void CpuFlashKernel::packQueries(Value qT, Value tq) {
+  Value zero = vecConst(0.0f);
+  loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      storeVec(zero, qT, {c, lane(t)});
+    return SmallVector<Value>{};
+  });
+  loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
+    Value row = add(i0, q);
+    loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+      Value x = b.create<memref::LoadOp>(query,
+                                         ValueRange{batchIv, headIv, row, c});
+      b.create<memref::StoreOp>(b.create<arith::MulFOp>(x, scale), qT,
+                                ValueRange{c, q});
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
+  // Rows [r0, r0 + rows) of the key tile against all 64 queries.
+  auto rowBlock = [&](Value r0, int64_t rows) {
+    SmallVector<Value> zeros(rows * kQueryVectors, vecConst(0.0f));
+    scf::ForOp dots =
+        loop(index(0), headDim, 1, zeros, [&](Value c, ValueRange acc) {
+          SmallVector<Value> qv;
+          for (int64_t t = 0; t < kQueryVectors; ++t)
+            qv.push_back(loadVec(qT, {c, lane(t)}));
+          SmallVector<Value> next(acc.begin(), acc.end());
+          for (int64_t r = 0; r < rows; ++r) {
+            Value k = b.create<memref::LoadOp>(
+                key, ValueRange{batchIv, kvHead, add(add(j0, r0), index(r)), c});
+            Value kb = b.create<vector::BroadcastOp>(vec, k);
+            for (int64_t t = 0; t < kQueryVectors; ++t)
+              next[r * kQueryVectors + t] = b.create<vector::FMAOp>(
+                  kb, qv[t], next[r * kQueryVectors + t]);
+          }
+          return next;
+        });
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t t = 0; t < kQueryVectors; ++t)
+        storeVec(dots.getResult(r * kQueryVectors + t), sT,
+                 {add(r0, index(r)), lane(t)});
+  };
+  Value blocked = mul(b.create<arith::DivUIOp>(tk, index(kRowBlock)),
+                      index(kRowBlock));
+  loop(index(0), blocked, kRowBlock, {}, [&](Value r0, ValueRange) {
+    rowBlock(r0, kRowBlock);
+    return SmallVector<Value>{};
+  });
+  loop(blocked, tk, 1, {}, [&](Value r0, ValueRange) {
+    rowBlock(r0, 1);
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
+  Value negInf = f32Const(-INFINITY);
+  loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
+    loop(index(0), index(kQueryTile), 1, {}, [&](Value q, ValueRange) {
+      Value kept = emitElementMask(b, b.getLoc(), pattern, add(i0, q),
+                                   add(j0, r), delta);
+      Value s = b.create<memref::LoadOp>(sT, ValueRange{r, q});
+      b.create<memref::StoreOp>(b.create<arith::SelectOp>(kept, s, negInf),
+                                sT, ValueRange{r, q});
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
+                                                Value accT, Value j0,
+                                                Value tk) {
+  Value negInf = vecConst(-INFINITY), zero = vecConst(0.0f);
+  auto isNegInf = [&](Value x) {
+    return b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, x, negInf);
+  };
+  // exp(x - shift) with exact zeros for x = -inf (dropped scores).
+  auto expShifted = [&](Value x, Value shift) {
+    Value e = b.create<math::ExpOp>(b.create<arith::SubFOp>(x, shift));
+    return b.create<arith::SelectOp>(isNegInf(x), zero, e);
+  };
+
+  SmallVector<Value> mOld, mSafe, alpha;
+  for (int64_t t = 0; t < kQueryVectors; ++t)
+    mOld.push_back(loadVec(m, {lane(t)}));
+  scf::ForOp maxLoop = loop(index(0), tk, 1, mOld, [&](Value r, ValueRange mx) {
+    SmallVector<Value> next;
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      next.push_back(
+          b.create<arith::MaximumFOp>(mx[t], loadVec(sT, {r, lane(t)})));
+    return next;
+  });
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    Value mNew = maxLoop.getResult(t);
+    // A max of -inf means nothing kept yet: subtract 0 instead.
+    mSafe.push_back(b.create<arith::SelectOp>(isNegInf(mNew), zero, mNew));
+    alpha.push_back(expShifted(mOld[t], mSafe[t]));
+    storeVec(mNew, m, {lane(t)});
+  }
+
+  SmallVector<Value> zeros(kQueryVectors, zero);
+  scf::ForOp sumLoop = loop(index(0), tk, 1, zeros, [&](Value r, ValueRange s) {
+    SmallVector<Value> next;
+    for (int64_t t = 0; t < kQueryVectors; ++t) {
+      Value p = expShifted(loadVec(sT, {r, lane(t)}), mSafe[t]);
+      storeVec(p, sT, {r, lane(t)});
+      next.push_back(b.create<arith::AddFOp>(s[t], p));
+    }
+    return next;
+  });
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    Value lOld = loadVec(l, {lane(t)});
+    storeVec(b.create<vector::FMAOp>(lOld, alpha[t], sumLoop.getResult(t)), l,
+             {lane(t)});
+  }
+
+  // accT[c0 + g] = alpha accT[c0 + g] + sum_r V[j0 + r][c0 + g] P^T[r].
+  auto columnBlock = [&](Value c0, int64_t cols) {
+    SmallVector<Value> acc;
+    for (int64_t g = 0; g < cols; ++g)
+      for (int64_t t = 0; t < kQueryVectors; ++t)
+        acc.push_back(b.create<arith::MulFOp>(
+            loadVec(accT, {add(c0, index(g)), lane(t)}), alpha[t]));
+    scf::ForOp products =
+        loop(index(0), tk, 1, acc, [&](Value r, ValueRange a) {
+          SmallVector<Value> pv;
+          for (int64_t t = 0; t < kQueryVectors; ++t)
+            pv.push_back(loadVec(sT, {r, lane(t)}));
+          SmallVector<Value> next(a.begin(), a.end());
+          for (int64_t g = 0; g < cols; ++g) {
+            Value v = b.create<memref::LoadOp>(
+                value, ValueRange{batchIv, kvHead, add(j0, r), add(c0, index(g))});
+            Value vb = b.create<vector::BroadcastOp>(vec, v);
+            for (int64_t t = 0; t < kQueryVectors; ++t)
+              next[g * kQueryVectors + t] = b.create<vector::FMAOp>(
+                  vb, pv[t], next[g * kQueryVectors + t]);
+          }
+          return next;
+        });
+    for (int64_t g = 0; g < cols; ++g)
+      for (int64_t t = 0; t < kQueryVectors; ++t)
+        storeVec(products.getResult(g * kQueryVectors + t), accT,
+                 {add(c0, index(g)), lane(t)});
+  };
+  Value blocked = mul(b.create<arith::DivUIOp>(valueDim, index(kRowBlock)),
+                      index(kRowBlock));
+  loop(index(0), blocked, kRowBlock, {}, [&](Value c0, ValueRange) {
+    columnBlock(c0, kRowBlock);
+    return SmallVector<Value>{};
+  });
+  loop(blocked, valueDim, 1, {}, [&](Value c0, ValueRange) {
+    columnBlock(c0, 1);
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::storeOutput(Value accT, Value l, Value tq) {
+  Value zero = f32Const(0.0f), one = f32Const(1.0f);
+  loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
+    Value sum = b.create<memref::LoadOp>(l, ValueRange{q});
+    Value empty = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, sum, zero);
+    // Rows that kept nothing are 0, never NaN.
+    Value inv = b.create<arith::SelectOp>(
+        empty, zero, b.create<arith::DivFOp>(one, sum));
+    Value row = add(i0, q);
+    loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+      Value a = b.create<memref::LoadOp>(accT, ValueRange{c, q});
+      b.create<memref::StoreOp>(b.create<arith::MulFOp>(a, inv), out,
+                                ValueRange{batchIv, headIv, row, c});
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+/// The memref a tensor value reads as (identity layout).
+static MemRefType bufferTypeOf(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+void CpuFlashKernel::setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf) {
+  query = queryBuf;
+  key = keyBuf;
+  value = valueBuf;
+  queryLen = dim(query, 2);
+  headDim = dim(query, 3);
+  keyLen = dim(key, 2);
+  valueDim = dim(value, 3);
+  delta = op.getAlignment() == Alignment::bottom_right ? sub(keyLen, queryLen)
+                                                       : index(0);
+}
+
+func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
+  // One query tile per call: the scratch buffers are allocas of the call's
+  // frame, so they are released on return (and hoisted once inlined).
+  SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
+                                bufferTypeOf(op.getKey()),
+                                bufferTypeOf(op.getValue()),
+                                MemRefType::get(
+                                    cast<RankedTensorType>(op.getType())
+                                        .getShape(),
+                                    f32),
+                                b.getIndexType(), b.getIndexType(),
+                                b.getIndexType()};
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
+  auto fn = b.create<func::FuncOp>("__attn_cpu_flash_tile",
+                                   b.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  SymbolTable(module).insert(fn); // uniquifies the name
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  pattern = op.getPatternAttr();
+  setUpSizes(entry->getArgument(0), entry->getArgument(1),
+             entry->getArgument(2));
+  out = entry->getArgument(3);
+  batchIv = entry->getArgument(4);
+  headIv = entry->getArgument(5);
+  Value queryTileIndex = entry->getArgument(6);
+  Value groups = b.create<arith::DivUIOp>(dim(query, 1), dim(key, 1));
+  kvHead = b.create<arith::DivUIOp>(headIv, groups);
+  if (std::optional<APFloat> attr = op.getScale()) {
+    scale = f32Const(attr->convertToFloat());
+  } else {
+    Value d = b.create<arith::IndexCastUIOp>(b.getI64Type(), headDim);
+    scale = b.create<math::RsqrtOp>(b.create<arith::UIToFPOp>(f32, d));
+  }
+  i0 = mul(queryTileIndex, index(kQueryTile));
+  Value tq = minIndex(index(kQueryTile), sub(queryLen, i0));
+
+  // Per-tile scratch, 64-byte aligned for full-width vector accesses.
+  IntegerAttr align = b.getI64IntegerAttr(64);
+  auto scratch = [&](ArrayRef<int64_t> shape, ValueRange sizes) {
+    return b.create<memref::AllocaOp>(MemRefType::get(shape, f32), sizes,
+                                      align);
+  };
+  int64_t dyn = ShapedType::kDynamic;
+  Value qT = scratch({dyn, kQueryTile}, {headDim});
+  Value sT = scratch({keyTile, kQueryTile}, {});
+  Value accT = scratch({dyn, kQueryTile}, {valueDim});
+  Value m = scratch({kQueryTile}, {}), l = scratch({kQueryTile}, {});
+
+  packQueries(qT, tq);
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    storeVec(vecConst(-INFINITY), m, {lane(t)});
+    storeVec(vecConst(0.0f), l, {lane(t)});
+  }
+  loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      storeVec(vecConst(0.0f), accT, {c, lane(t)});
+    return SmallVector<Value>{};
+  });
+
+  loop(index(0), keyLen, keyTile, {}, [&](Value j0, ValueRange) {
+    Value tk = minIndex(index(keyTile), sub(keyLen, j0));
+    Value isEmpty, isFull;
+    if (pattern) {
+      std::tie(isEmpty, isFull) = emitTileClass(
+          b, b.getLoc(), pattern, i0, add(i0, tq), j0, add(j0, tk), delta);
+    }
+    Value trueValue = b.create<arith::ConstantIntOp>(1, 1);
+    auto thenIf = [&](Value cond) {
+      auto ifOp = b.create<scf::IfOp>(cond, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    };
+    OpBuilder::InsertionGuard tileGuard(b);
+    // Tiles the pattern drops entirely are skipped.
+    if (isEmpty)
+      thenIf(b.create<arith::XOrIOp>(isEmpty, trueValue));
+    computeScores(sT, qT, j0, tk);
+    // Only partial tiles evaluate the pattern per element.
+    if (isFull) {
+      OpBuilder::InsertionGuard maskGuard(b);
+      thenIf(b.create<arith::XOrIOp>(isFull, trueValue));
+      applyMask(sT, j0, tk);
+    }
+    updateSoftmaxAndAccumulate(sT, m, l, accT, j0, tk);
+    return SmallVector<Value>{};
+  });
+
+  storeOutput(accT, l, tq);
+  b.create<func::ReturnOp>();
+  return fn;
+}
+
+Value CpuFlashKernel::build(ModuleOp module) {
+  func::FuncOp tileFn = buildTileFunction(module);
+
+  auto toBuffer = [&](Value tensor) -> Value {
+    return b.create<bufferization::ToBufferOp>(bufferTypeOf(tensor), tensor,
+                                               /*read_only=*/true);
+  };
+  Value q = toBuffer(op.getQuery()), k = toBuffer(op.getKey()),
+        v = toBuffer(op.getValue());
+  Value batch = dim(q, 0), queryHeads = dim(q, 1);
+  Value numQueryTiles =
+      b.create<arith::CeilDivUIOp>(dim(q, 2), index(kQueryTile));
+
+  auto resultType = cast<RankedTensorType>(op.getType());
+  SmallVector<Value> dynamicSizes;
+  Value resultDims[4] = {batch, queryHeads, dim(q, 2), dim(v, 3)};
+  for (int64_t d = 0; d < 4; ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicSizes.push_back(resultDims[d]);
+  Value result = b.create<memref::AllocOp>(
+      MemRefType::get(resultType.getShape(), f32), dynamicSizes,
+      b.getI64IntegerAttr(64));
+
+  auto forall = b.create<scf::ForallOp>(
+      getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
+      ValueRange{}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    SmallVector<Value> args = {q, k, v, result};
+    llvm::append_range(args, forall.getInductionVars());
+    b.create<func::CallOp>(tileFn, args);
+  }
+  return b.create<bufferization::ToTensorOp>(resultType, result,
+                                             /*restrict=*/b.getUnitAttr(),
+                                             /*writable=*/b.getUnitAttr());
+}
+
+struct AttnToCpuKernelsPass
+    : attn::impl::AttnToCpuKernelsBase<AttnToCpuKernelsPass> {
+  using AttnToCpuKernelsBase::AttnToCpuKernelsBase;
+
+  void runOnOperation() override {
+    if (keyTile < 1) {
+      getOperation()->emitError("attn-to-cpu-kernels: kv-tile must be >= 1");
+      return signalPassFailure();
+    }
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) {
+      if (isSupported(op))
+        ops.push_back(op);
+    });
+    for (AttentionOp op : ops) {
+      Value result = CpuFlashKernel(op, keyTile).build(getOperation());
+      op.replaceAllUsesWith(result);
+      op.erase();
+    }
+  }
+};
+
+} // namespace
