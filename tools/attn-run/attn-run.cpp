@@ -28,6 +28,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -271,6 +272,9 @@ int main(int argc, char **argv) {
   attn::CpuPipelineOptions options;
   options.queryTile = queryTile;
   options.keyTile = keyTile;
+  // Block the kernels for the vector registers this machine has.
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  options.vectorBits = features.lookup("avx512f") ? 512 : 256;
   attn::buildCpuPipeline(pm, options);
   if (failed(pm.run(*module)))
     return EXIT_FAILURE;

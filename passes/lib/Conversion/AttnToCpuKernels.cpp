@@ -1,6 +1,7 @@
 //===- AttnToCpuKernels.cpp - vectorized flash attention for CPUs ---------===//
 //
-// Per (batch b, query head h, tile of TQ = 64 queries starting at i0):
+// Per (batch b, query head h, tile of TQ queries starting at i0; TQ = 64 for
+// AVX-512, 16 for AVX2):
 //
 //   qT[c][q]  = scale * Q[b, h, i0 + q, c]          (zero for padded q)
 //   m = -inf, l = 0, accT = 0
@@ -11,10 +12,9 @@
 //     l = alpha l + sum_r sT[r];  accT[c] = alpha accT[c] + sum_r V[j0+r][c] sT[r]
 //   O[b, h, i0 + q, c] = accT[c][q] / l[q]          (0 when l[q] == 0)
 //
-// Every row-wise softmax quantity of the 64 queries is 4 vectors of 16
-// lanes, so max, exp and sums are vertical vector operations. The register
-// blocks keep 24 accumulators + 4 operands + 1 broadcast within the 32 zmm
-// registers of AVX-512.
+// Every row-wise softmax quantity of the TQ queries is a few whole vectors,
+// so max, exp and sums are vertical vector operations. The register blocks
+// are sized to the vector register file (see Blocking).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -35,10 +35,20 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr int64_t kLanes = 16;              // f32 lanes of a zmm register
-constexpr int64_t kQueryVectors = 4;        // vectors per row of 64 queries
-constexpr int64_t kQueryTile = kLanes * kQueryVectors;
-constexpr int64_t kRowBlock = 6;            // rows per register block
+constexpr int64_t kRowBlock = 6; // rows per register block
+
+/// Register blocking for a vector ISA: `lanes` f32 per register and
+/// `queryVectors` registers per row of the query tile, so that a 6-row block
+/// holds 6 * queryVectors accumulators plus queryVectors operands and one
+/// broadcast in the register file (AVX-512: 24 + 4 + 1 of 32 zmm; AVX2:
+/// 12 + 2 + 1 of 16 ymm).
+struct Blocking {
+  int64_t lanes, queryVectors;
+  int64_t queryTile() const { return lanes * queryVectors; }
+  static Blocking forVectorBits(int64_t bits) {
+    return bits >= 512 ? Blocking{16, 4} : Blocking{8, 2};
+  }
+};
 
 /// Whether the fast path covers `op`.
 bool isSupported(AttentionOp op) {
@@ -54,9 +64,11 @@ bool isSupported(AttentionOp op) {
 
 class CpuFlashKernel {
 public:
-  CpuFlashKernel(AttentionOp op, int64_t keyTile)
+  CpuFlashKernel(AttentionOp op, int64_t keyTile, Blocking blocking)
       : op(op), b(op.getLoc(), op), keyTile(keyTile),
-        f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)) {}
+        kLanes(blocking.lanes), kQueryVectors(blocking.queryVectors),
+        kQueryTile(blocking.queryTile()), f32(b.getF32Type()),
+        vec(VectorType::get({kLanes}, f32)) {}
 
   /// Emits the kernel; returns the result tensor.
   Value build(ModuleOp module);
@@ -102,6 +114,7 @@ private:
   AttentionOp op;
   ImplicitLocOpBuilder b;
   int64_t keyTile;
+  const int64_t kLanes, kQueryVectors, kQueryTile;
   Type f32;
   VectorType vec;
 
@@ -460,8 +473,9 @@ struct AttnToCpuKernelsPass
   using AttnToCpuKernelsBase::AttnToCpuKernelsBase;
 
   void runOnOperation() override {
-    if (keyTile < 1) {
-      getOperation()->emitError("attn-to-cpu-kernels: kv-tile must be >= 1");
+    if (keyTile < 1 || (vectorBits != 256 && vectorBits != 512)) {
+      getOperation()->emitError("attn-to-cpu-kernels: kv-tile must be >= 1 "
+                                "and vector-bits 256 or 512");
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;
@@ -470,7 +484,9 @@ struct AttnToCpuKernelsPass
         ops.push_back(op);
     });
     for (AttentionOp op : ops) {
-      Value result = CpuFlashKernel(op, keyTile).build(getOperation());
+      Value result =
+          CpuFlashKernel(op, keyTile, Blocking::forVectorBits(vectorBits))
+              .build(getOperation());
       op.replaceAllUsesWith(result);
       op.erase();
     }

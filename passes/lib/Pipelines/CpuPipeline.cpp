@@ -13,7 +13,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // it is equivalent to. A bare list: the manager is already on the module.
   std::string pipeline = llvm::formatv(
       // The vectorized fast path first; attn-tile lowers what it leaves.
-      "attn-to-cpu-kernels{{kv-tile={2}},"
+      "attn-to-cpu-kernels{{kv-tile={2} vector-bits={3}},"
       "attn-tile{{q-tile={0} kv-tile={1}},canonicalize,cse,"
       "attn-approximate-math,"
       // Loop-carried tile state is re-allocated per step for now; the
@@ -28,7 +28,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
       "convert-index-to-llvm,"
       "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts",
       options.queryTile.getValue(), options.keyTile.getValue(),
-      options.cpuKeyTile.getValue());
+      options.cpuKeyTile.getValue(), options.vectorBits.getValue());
   std::string error;
   llvm::raw_string_ostream os(error);
   if (failed(parsePassPipeline(pipeline, pm, os)))

@@ -16,9 +16,7 @@ struct AttnApproximateMathPass
     : attn::impl::AttnApproximateMathBase<AttnApproximateMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    // Only exp: the other approximations are not needed by attn kernels.
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == "exp"; });
+    populateMathPolynomialApproximationPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -20,6 +20,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("rows of keys/values per tile of the vectorized path "
                      "(attn-to-cpu-kernels)"),
       llvm::cl::init(512)};
+  Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("vector register width of the target CPU: 256 (AVX2) "
+                     "or 512 (AVX-512)"),
+      llvm::cl::init(256)};
 };
 
 /// attn IR (tensors) -> LLVM dialect for the host CPU: flash tiling,

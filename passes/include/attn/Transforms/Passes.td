@@ -38,16 +38,16 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
   let summary = "Lower attn.attention to vectorized flash kernels for CPUs";
   let description = [{
     Lowers each `attn.attention` it supports to an `scf.forall` over
-    (batch, query head, tile of 64 queries) on buffers, whose body is the
+    (batch, query head, query tile) on buffers, whose body is the
     flash loop over key tiles written with register-blocked vector
-    micro-kernels (16-lane f32 vectors, AVX-512 sized):
+    micro-kernels sized to the vector registers (`vector-bits`):
 
     - Q^T of the query tile is packed once with the scale folded in, so the
       scores are computed transposed, S^T = K_tile Q^T, in 6 x 64 blocks
       held in 24 vector registers;
-    - the online softmax then works on whole vectors of 16 queries: running
+    - the online softmax then works on whole vectors of queries: running
       max, exp and sums are vertical operations, never horizontal ones;
-    - the accumulator is kept transposed, acc^T[Dv][64], updated in 6 x 64
+    - the accumulator is kept transposed, acc^T[Dv][TQ], updated in 6-row
       blocks by acc^T += V_tile^T P^T and rescaled by exp(m_old - m_new).
 
     Empty tiles of the mask pattern are skipped and full tiles carry no
@@ -58,6 +58,8 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
   let options = [
     Option<"keyTile", "kv-tile", "int64_t", /*default=*/"512",
            "rows of keys/values per tile">,
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
