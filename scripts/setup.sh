@@ -12,6 +12,8 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # Compiler, linker and build tools.
   clang-22 lld-22 cmake ninja-build ccache
+  # OpenMP runtime the compiled kernels run their parallel loops on.
+  libomp-22-dev
   # Unit tests.
   libgtest-dev
   python3

@@ -49,8 +49,10 @@ JitKernel::create(mlir::ModuleOp module) {
                                       hostMachine->get());
   mlir::ExecutionEngineOptions options;
   options.transformer = optimize;
-  // memref.copy lowers to a call into MLIR's C runner utilities.
-  llvm::SmallVector<llvm::StringRef> libs = {ATTN_C_RUNNER_UTILS_LIB};
+  // memref.copy lowers to a call into MLIR's C runner utilities; parallel
+  // loops call the OpenMP runtime.
+  llvm::SmallVector<llvm::StringRef> libs = {ATTN_C_RUNNER_UTILS_LIB,
+                                             ATTN_OPENMP_LIB};
   options.sharedLibPaths = libs;
   // ATTN_JIT_PERF=1 lets `perf record -k 1` + `perf inject --jit` name
   // the compiled functions.

@@ -2,7 +2,7 @@
 //
 //   attn-run INPUT.mlir [--entry=NAME] [--input ROLE=FILE.npy]...
 //            [--output=FILE.npy] [--seed=N] [--check] [--tolerance=X]
-//            [--repeat=N]
+//            [--repeat=N] [--num-threads=N]
 //
 // Compiles the entry function with attn-cpu-pipeline, JIT-runs it on inputs
 // read from .npy files or generated from the seed, and optionally compares
@@ -61,6 +61,10 @@ static cl::opt<double> tolerance(
 static cl::opt<unsigned> repeat("repeat",
                                 cl::desc("time N runs, print the median"),
                                 cl::init(0));
+static cl::opt<unsigned> threads("num-threads",
+                                 cl::desc("threads to run on (default: all "
+                                          "cores)"),
+                                 cl::init(0));
 static cl::opt<int64_t> queryTile("q-tile", cl::desc("query rows per tile"),
                                   cl::init(64));
 static cl::opt<int64_t> keyTile("kv-tile", cl::desc("key rows per tile"),
@@ -275,6 +279,7 @@ int main(int argc, char **argv) {
   // Block the kernels for the vector registers this machine has.
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   options.vectorBits = features.lookup("avx512f") ? 512 : 256;
+  options.numThreads = threads;
   attn::buildCpuPipeline(pm, options);
   if (failed(pm.run(*module)))
     return EXIT_FAILURE;

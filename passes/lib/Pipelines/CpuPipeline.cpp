@@ -22,13 +22,17 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
       "function-boundary-type-conversion=identity-layout-map "
       "allow-return-allocs-from-loops},"
       "buffer-deallocation-pipeline,"
-      "convert-linalg-to-loops,scf-forall-to-parallel,convert-scf-to-cf,"
+      // Tiles of (batch, head, query block) run on all cores via OpenMP;
+      // canonicalize drops the alloca scopes scf-to-openmp adds.
+      "convert-linalg-to-loops,scf-forall-to-parallel,"
+      "convert-scf-to-openmp{{num-threads={4}},canonicalize,convert-scf-to-cf,"
       "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
       "convert-vector-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
-      "convert-index-to-llvm,"
+      "convert-index-to-llvm,convert-openmp-to-llvm,"
       "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts",
       options.queryTile.getValue(), options.keyTile.getValue(),
-      options.cpuKeyTile.getValue(), options.vectorBits.getValue());
+      options.cpuKeyTile.getValue(), options.vectorBits.getValue(),
+      options.numThreads.getValue());
   std::string error;
   llvm::raw_string_ostream os(error);
   if (failed(parsePassPipeline(pipeline, pm, os)))

@@ -25,6 +25,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("vector register width of the target CPU: 256 (AVX2) "
                      "or 512 (AVX-512)"),
       llvm::cl::init(256)};
+  Option<unsigned> numThreads{
+      *this, "num-threads",
+      llvm::cl::desc("OpenMP threads of parallel loops (0: the OpenMP "
+                     "runtime's default, all cores)"),
+      llvm::cl::init(0)};
 };
 
 /// attn IR (tensors) -> LLVM dialect for the host CPU: flash tiling,
