@@ -13,8 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "ProblemFromIR.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
-#include "attn/Pipelines/Pipelines.h"
-#include "attn/Runtime/Jit.h"
+#include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/Npy.h"
 #include "attn/Runtime/Reference.h"
 #include "attn/Transforms/Passes.h"
@@ -28,7 +27,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -67,8 +65,12 @@ static cl::opt<unsigned> threads("num-threads",
                                  cl::init(0));
 static cl::opt<int64_t> queryTile("q-tile", cl::desc("query rows per tile"),
                                   cl::init(64));
-static cl::opt<int64_t> keyTile("kv-tile", cl::desc("key rows per tile"),
+static cl::opt<int64_t> keyTile("kv-tile",
+                                cl::desc("key rows per tile (generic path)"),
                                 cl::init(128));
+static cl::opt<int64_t> cpuKeyTile(
+    "cpu-kv-tile", cl::desc("key rows per tile (vectorized CPU path)"),
+    cl::init(128));
 
 namespace {
 /// One function argument: its role, type and host buffer.
@@ -269,21 +271,13 @@ int main(int argc, char **argv) {
   }
 
   // Compile.
-  entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                 UnitAttr::get(&context));
   std::string entrySymbol = entry.getSymName().str();
-  PassManager pm(&context);
-  attn::CpuPipelineOptions options;
-  options.queryTile = queryTile;
-  options.keyTile = keyTile;
-  // Block the kernels for the vector registers this machine has.
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  options.vectorBits = features.lookup("avx512f") ? 512 : 256;
+  attnrt::HostCompileOptions options;
   options.numThreads = threads;
-  attn::buildCpuPipeline(pm, options);
-  if (failed(pm.run(*module)))
-    return EXIT_FAILURE;
-  auto kernel = attnrt::JitKernel::create(*module);
+  options.genericQueryTile = queryTile;
+  options.genericKeyTile = keyTile;
+  options.cpuKeyTile = cpuKeyTile;
+  auto kernel = attnrt::compileForHost(*module, options);
   if (!kernel)
     return fail(llvm::toString(kernel.takeError()));
 

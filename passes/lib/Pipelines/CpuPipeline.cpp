@@ -1,14 +1,25 @@
 //===- CpuPipeline.cpp - attn IR to LLVM for the host CPU -----------------===//
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Transforms/Passes.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <mutex>
 
 using namespace mlir;
 using namespace mlir::attn;
 
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
+  // The text below names passes: make sure they are registered, also when
+  // a library user (not attn-opt) builds the pipeline. Registering a pass
+  // twice is harmless.
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    registerAllPasses();
+    registerAttnPasses();
+  });
   // Written as pass-pipeline text so that it reads like the mlir-opt command
   // it is equivalent to. A bare list: the manager is already on the module.
   std::string pipeline = llvm::formatv(

@@ -19,7 +19,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "cpu-kv-tile",
       llvm::cl::desc("rows of keys/values per tile of the vectorized path "
                      "(attn-to-cpu-kernels)"),
-      llvm::cl::init(512)};
+      llvm::cl::init(128)};
   Option<int64_t> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("vector register width of the target CPU: 256 (AVX2) "

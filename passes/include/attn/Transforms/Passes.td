@@ -56,7 +56,7 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
     patterns without run-time codegen) are left for attn-tile.
   }];
   let options = [
-    Option<"keyTile", "kv-tile", "int64_t", /*default=*/"512",
+    Option<"keyTile", "kv-tile", "int64_t", /*default=*/"128",
            "rows of keys/values per tile">,
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
            "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,

@@ -1,0 +1,24 @@
+//===- HostCompiler.h - compile attn IR for this machine --------*- C++ -*-===//
+#ifndef ATTN_RUNTIME_HOSTCOMPILER_H
+#define ATTN_RUNTIME_HOSTCOMPILER_H
+
+#include "attn/Runtime/Jit.h"
+
+namespace attnrt {
+
+struct HostCompileOptions {
+  unsigned numThreads = 0;      ///< 0: all cores
+  int64_t genericQueryTile = 64; ///< attn-tile (generic path)
+  int64_t genericKeyTile = 128;
+  int64_t cpuKeyTile = 128;      ///< attn-to-cpu-kernels (vectorized path)
+};
+
+/// Marks every public function for the C interface, lowers `module` (attn IR
+/// on tensors) with attn-cpu-pipeline blocked for this CPU's vector
+/// registers, and JIT-compiles it. Diagnostics go to the context's handler.
+llvm::Expected<std::unique_ptr<JitKernel>>
+compileForHost(mlir::ModuleOp module, const HostCompileOptions &options);
+
+} // namespace attnrt
+
+#endif // ATTN_RUNTIME_HOSTCOMPILER_H
