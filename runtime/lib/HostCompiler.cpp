@@ -23,7 +23,10 @@ attnrt::compileForHost(mlir::ModuleOp module,
   pipeline.cpuKeyTile = options.cpuKeyTile;
   // Block the kernels for the vector registers this machine has.
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  pipeline.vectorBits = features.lookup("avx512f") ? 512 : 256;
+  pipeline.vectorBits = options.vectorBits
+                            ? options.vectorBits
+                            : (features.lookup("avx512f") ? 512 : 256);
+  pipeline.cpuKernels = options.cpuKernels;
   pipeline.numThreads = options.numThreads;
   mlir::PassManager pm(ctx);
   mlir::attn::buildCpuPipeline(pm, pipeline);

@@ -63,6 +63,14 @@ static cl::opt<unsigned> threads("num-threads",
                                  cl::desc("threads to run on (default: all "
                                           "cores)"),
                                  cl::init(0));
+static cl::opt<bool> generic(
+    "generic", cl::desc("compile with the generic path only (no vectorized "
+                        "CPU kernels)"));
+static cl::opt<int64_t> vectorBits(
+    "vector-bits",
+    cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
+             "CPU's)"),
+    cl::init(0));
 static cl::opt<int64_t> queryTile("q-tile", cl::desc("query rows per tile"),
                                   cl::init(64));
 static cl::opt<int64_t> keyTile("kv-tile",
@@ -277,6 +285,8 @@ int main(int argc, char **argv) {
   options.genericQueryTile = queryTile;
   options.genericKeyTile = keyTile;
   options.cpuKeyTile = cpuKeyTile;
+  options.cpuKernels = !generic;
+  options.vectorBits = vectorBits;
   auto kernel = attnrt::compileForHost(*module, options);
   if (!kernel)
     return fail(llvm::toString(kernel.takeError()));

@@ -24,7 +24,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // it is equivalent to. A bare list: the manager is already on the module.
   std::string pipeline = llvm::formatv(
       // The vectorized fast path first; attn-tile lowers what it leaves.
-      "attn-to-cpu-kernels{{kv-tile={2} vector-bits={3}},"
+      "{5}"
       "attn-tile{{q-tile={0} kv-tile={1}},canonicalize,cse,"
       "attn-approximate-math,"
       // Loop-carried tile state is re-allocated per step for now; the
@@ -34,16 +34,23 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
       "allow-return-allocs-from-loops},"
       "buffer-deallocation-pipeline,"
       // Tiles of (batch, head, query block) run on all cores via OpenMP;
-      // canonicalize drops the alloca scopes scf-to-openmp adds.
+      // the alloca scopes scf-to-openmp adds would block scf-to-cf.
       "convert-linalg-to-loops,scf-forall-to-parallel,"
-      "convert-scf-to-openmp{{num-threads={4}},canonicalize,convert-scf-to-cf,"
+      "convert-scf-to-openmp{{num-threads={4}},attn-inline-alloca-scopes,"
+      "canonicalize,convert-scf-to-cf,"
       "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
       "convert-vector-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-openmp-to-llvm,"
       "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts",
       options.queryTile.getValue(), options.keyTile.getValue(),
       options.cpuKeyTile.getValue(), options.vectorBits.getValue(),
-      options.numThreads.getValue());
+      options.numThreads.getValue(),
+      options.cpuKernels
+          ? llvm::formatv("attn-to-cpu-kernels{{kv-tile={0} vector-bits={1}},",
+                          options.cpuKeyTile.getValue(),
+                          options.vectorBits.getValue())
+                .str()
+          : std::string());
   std::string error;
   llvm::raw_string_ostream os(error);
   if (failed(parsePassPipeline(pipeline, pm, os)))

@@ -25,6 +25,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("vector register width of the target CPU: 256 (AVX2) "
                      "or 512 (AVX-512)"),
       llvm::cl::init(256)};
+  Option<bool> cpuKernels{
+      *this, "cpu-kernels",
+      llvm::cl::desc("use the vectorized kernels where they apply (off: "
+                     "everything takes the generic attn-tile path)"),
+      llvm::cl::init(true)};
   Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("OpenMP threads of parallel loops (0: the OpenMP "

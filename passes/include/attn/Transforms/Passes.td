@@ -82,4 +82,18 @@ def AttnApproximateMath : Pass<"attn-approximate-math"> {
   ];
 }
 
+def AttnInlineAllocaScopes : Pass<"attn-inline-alloca-scopes"> {
+  let summary = "Inline memref.alloca_scope ops that hold no stack allocation";
+  let description = [{
+    convert-scf-to-openmp wraps each parallel loop body in a
+    memref.alloca_scope, which convert-scf-to-cf rejects once the body holds
+    loops. Upstream canonicalization keeps a scope when the body calls a
+    function (the call might allocate on the stack), but a callee's allocas
+    are released when it returns. This pass inlines every scope whose region
+    contains no memref.alloca (or other automatic allocation) outside nested
+    allocation scopes.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -11,6 +11,8 @@ struct HostCompileOptions {
   int64_t genericQueryTile = 64; ///< attn-tile (generic path)
   int64_t genericKeyTile = 128;
   int64_t cpuKeyTile = 128;      ///< attn-to-cpu-kernels (vectorized path)
+  bool cpuKernels = true;        ///< false: generic path only
+  int64_t vectorBits = 0;        ///< 0: this CPU's (256 or 512)
 };
 
 /// Marks every public function for the C interface, lowers `module` (attn IR
