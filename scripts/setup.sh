@@ -14,12 +14,12 @@ PACKAGES=(
   clang-22 lld-22 cmake ninja-build ccache
   # OpenMP runtime the compiled kernels run their parallel loops on.
   libomp-22-dev
-  # Unit tests.
-  libgtest-dev
+  # Unit tests; OpenBLAS is the benchmark baseline (bench/).
+  libgtest-dev libopenblas-dev
   python3
 )
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
   "${PACKAGES[@]}" > /dev/null
 
 LLVM_BIN=/usr/lib/llvm-22/bin
@@ -32,6 +32,12 @@ cmake -G Ninja -S . -B build \
   -DLLVM_EXTERNAL_LIT="$LLVM_BIN/lit"
 cmake --build build
 
-# The main job: parse, verify, canonicalize and print an example.
-echo "== attn-opt --canonicalize examples/longformer.mlir"
-build/bin/attn-opt --canonicalize examples/longformer.mlir
+# The main job: compile an example spec to a shared library and C header,
+# then compile it in process, run it and check it against the reference.
+echo "== attn-compile examples/causal_gqa.yaml"
+mkdir -p build/examples
+build/bin/attn-compile examples/causal_gqa.yaml --emit=so -o build/examples/libcausal_gqa.so
+build/bin/attn-compile examples/causal_gqa.yaml --emit=header -o build/examples/causal_gqa.h
+ls -l build/examples
+echo "== attn-run examples/causal_gqa.yaml --check --repeat=5"
+build/bin/attn-run examples/causal_gqa.yaml --check --repeat=5

@@ -11,8 +11,8 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test", ".yaml"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "roundtrip.test.sh",
-                   "Inputs", "unittests", "make-npy.py", "check-npy.py"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "roundtrip.test.sh", "specs.test.sh",
+                   "Inputs", "unittests", "make-npy.py", "check-npy.py", "max-rss.py", "aot-main.c"]
 
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
@@ -22,5 +22,5 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "AttnUnitTests"]
+tools = ["attn-opt", "attn-run", "attn-compile", "AttnUnitTests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -3,7 +3,7 @@
 
 // The op becomes a forall over (head, query tile) calling an outlined tile
 // function on buffers; the result is the output buffer as a tensor.
-// CHECK-LABEL: func.func private @__attn_cpu_flash_tile
+// CHECK-LABEL: func.func private @dense__attn_cpu_flash_tile
 // CHECK-SAME: (%[[Q:.*]]: memref<1x4x97x64xf32>, %[[K:.*]]: memref<1x2x100x64xf32>, %[[V:.*]]: memref<1x2x100x64xf32>, %[[O:.*]]: memref<1x4x97x64xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // Scratch lives in the call's frame: packed Q^T, S^T, acc^T, m, l.
 // AVX2:   memref.alloca() {alignment = 64 : i64} : memref<64x16xf32>
@@ -31,7 +31,7 @@
 // CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x4x97x64xf32>
 // AVX2:   scf.forall (%[[H:.*]], %[[T:.*]]) in (4, 7)
 // AVX512: scf.forall (%[[H:.*]], %[[T:.*]]) in (4, 2)
-// CHECK:   func.call @__attn_cpu_flash_tile({{.*}}, %[[OUT]], %c0, %[[H]], %[[T]])
+// CHECK:   func.call @dense__attn_cpu_flash_tile({{.*}}, %[[OUT]], %c0, %[[H]], %[[T]])
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-NOT: attn.attention
 func.func @dense(%q: tensor<1x4x97x64xf32>, %k: tensor<1x2x100x64xf32>,
@@ -46,7 +46,7 @@ func.func @dense(%q: tensor<1x4x97x64xf32>, %k: tensor<1x2x100x64xf32>,
 
 // Causal: the kv loop skips empty tiles and masks only partial ones
 // (canonicalization folds "not empty" / "not full" into the comparisons).
-// CHECK-LABEL: func.func private @__attn_cpu_flash_tile
+// CHECK-LABEL: func.func private @causal__attn_cpu_flash_tile
 // CHECK: scf.for %{{.*}} = %c0 to %c300 step %c128 {
 // CHECK:   %[[NONEMPTY:.*]] = arith.cmpi sle
 // CHECK:   scf.if %[[NONEMPTY]] {

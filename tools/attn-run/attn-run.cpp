@@ -1,6 +1,6 @@
 //===- attn-run.cpp - compile, run and check attention kernels ------------===//
 //
-//   attn-run INPUT.mlir [--entry=NAME] [--input ROLE=FILE.npy]...
+//   attn-run INPUT.{mlir,yaml} [--entry=NAME] [--input ROLE=FILE.npy]...
 //            [--output=FILE.npy] [--seed=N] [--check] [--tolerance=X]
 //            [--repeat=N] [--num-threads=N]
 //
@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProblemFromIR.h"
+#include "Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/Npy.h"
@@ -39,7 +40,8 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<input.mlir | spec.yaml>"),
                                       cl::Required);
 static cl::opt<std::string> entryName("entry",
                                       cl::desc("function to run (default: "
@@ -183,7 +185,15 @@ int main(int argc, char **argv) {
   if (file->getBuffer().trim().empty())
     return fail(inputFile + ":1:1: input is empty");
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module;
+  if (attnspec::isSpecFile(inputFile)) {
+    std::optional<attnspec::Spec> spec = attnspec::readSpec(sourceMgr);
+    if (!spec)
+      return EXIT_FAILURE;
+    module = attnspec::buildModule(*spec, sourceMgr, &context);
+  } else {
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  }
   if (!module)
     return EXIT_FAILURE;
 

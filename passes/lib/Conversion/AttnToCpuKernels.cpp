@@ -351,8 +351,11 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
                                 b.getIndexType()};
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
-  auto fn = b.create<func::FuncOp>("__attn_cpu_flash_tile",
-                                   b.getFunctionType(argTypes, {}));
+  // Named after the caller so that artifacts linked together do not clash.
+  auto parent = op->getParentOfType<func::FuncOp>();
+  auto fn = b.create<func::FuncOp>(
+      (parent.getSymName() + "__attn_cpu_flash_tile").str(),
+      b.getFunctionType(argTypes, {}));
   fn.setPrivate();
   SymbolTable(module).insert(fn); // uniquifies the name
   Block *entry = fn.addEntryBlock();

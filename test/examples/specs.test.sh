@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# attn-compile --emit=mlir on each example spec, then attn-opt re-verifies.
+set -eu
+examples=$1
+work=$2
+mkdir -p "$work"
+count=0
+for spec in "$examples"/*.yaml; do
+  name=$(basename "$spec" .yaml)
+  attn-compile "$spec" --emit=mlir -o "$work/$name.mlir"
+  attn-opt "$work/$name.mlir" > /dev/null
+  count=$((count + 1))
+done
+[ "$count" -ge 3 ] || { echo "only $count specs found in $examples"; exit 1; }

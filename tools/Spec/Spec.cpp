@@ -1,0 +1,186 @@
+//===- Spec.cpp - attention specs in YAML ---------------------------------===//
+#include "Spec.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/YAMLTraits.h"
+
+using namespace attnspec;
+using llvm::yaml::IO;
+
+namespace llvm::yaml {
+template <> struct MappingTraits<AttentionShape> {
+  static void mapping(IO &io, AttentionShape &a) {
+    io.mapOptional("batch", a.batch);
+    io.mapRequired("q_heads", a.queryHeads);
+    io.mapOptional("kv_heads", a.keyHeads);
+    io.mapRequired("q_len", a.queryLen);
+    io.mapOptional("kv_len", a.keyLen);
+    io.mapRequired("head_dim", a.headDim);
+    io.mapOptional("value_dim", a.valueDim);
+    io.mapOptional("pattern", a.pattern);
+    io.mapOptional("align", a.align);
+    io.mapOptional("scale", a.scale);
+    io.mapOptional("mods", a.mods);
+  }
+  /// Shape consistency; the message is reported at the mapping's location.
+  static std::string validate(IO &, AttentionShape &a) {
+    auto positive = [](int64_t v) { return v >= 1; };
+    if (!positive(a.batch) || !positive(a.queryHeads) ||
+        !positive(a.queryLen) || !positive(a.headDim))
+      return "batch, q_heads, q_len and head_dim must be >= 1";
+    if (a.keyHeads == 0)
+      a.keyHeads = a.queryHeads;
+    if (a.keyLen == 0)
+      a.keyLen = a.queryLen;
+    if (a.valueDim == 0)
+      a.valueDim = a.headDim;
+    if (a.keyHeads < 1 || a.keyLen < 1 || a.valueDim < 1)
+      return "kv_heads, kv_len and value_dim must be >= 1";
+    if (a.queryHeads % a.keyHeads != 0)
+      return llvm::formatv("q_heads ({0}) must be a multiple of kv_heads "
+                           "({1})",
+                           a.queryHeads, a.keyHeads);
+    if (a.align != "top_left" && a.align != "bottom_right")
+      return "align must be top_left or bottom_right, got '" + a.align + "'";
+    if (a.scale && (!std::isfinite(*a.scale) || *a.scale == 0))
+      return "scale must be finite and non-zero";
+    return "";
+  }
+};
+
+template <> struct MappingTraits<Spec> {
+  static void mapping(IO &io, Spec &s) {
+    io.mapRequired("name", s.name);
+    io.mapOptional("dtype", s.dtype);
+    io.mapOptional("target", s.target);
+    io.mapRequired("attention", s.attention);
+  }
+  static std::string validate(IO &, Spec &s) {
+    if (s.name.empty() || !(llvm::isAlpha(s.name[0]) || s.name[0] == '_') ||
+        !llvm::all_of(s.name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+      return "name must be a C identifier, got '" + s.name + "'";
+    if (s.dtype != "f32" && s.dtype != "f16" && s.dtype != "bf16")
+      return "dtype must be f32, f16 or bf16, got '" + s.dtype + "'";
+    if (s.target != "cpu")
+      return "target must be cpu (the GPU back ends are not built yet), got '" +
+             s.target + "'";
+    return "";
+  }
+};
+} // namespace llvm::yaml
+
+bool attnspec::isSpecFile(llvm::StringRef path) {
+  return path.ends_with(".yaml") || path.ends_with(".yml");
+}
+
+std::optional<Spec> attnspec::readSpec(llvm::SourceMgr &sourceMgr) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  Spec spec;
+  // Route YAML diagnostics through our SourceMgr: they print as
+  // file:line:col: error: ... like every other attn error.
+  llvm::yaml::Input yin(buffer->getMemBufferRef(), /*Ctxt=*/nullptr,
+                        [](const llvm::SMDiagnostic &diag, void *) {
+                          diag.print(nullptr, llvm::errs());
+                        });
+  yin >> spec;
+  if (yin.error())
+    return std::nullopt;
+  return spec;
+}
+
+/// The attribute text of a pattern value: shorthands or attn syntax.
+static std::string patternText(llvm::StringRef pattern) {
+  if (pattern.empty() || pattern == "none")
+    return "";
+  if (pattern.starts_with("#"))
+    return pattern.str();
+  return "#attn." + pattern.str(); // e.g. causal
+}
+
+/// The location of `key:` in the spec text (the first occurrence at the start
+/// of a line), or the start of the file.
+static llvm::SMLoc keyLocation(const llvm::SourceMgr &sourceMgr,
+                               llvm::StringRef key) {
+  llvm::StringRef text =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+  size_t pos = 0;
+  while ((pos = text.find(key, pos)) != llvm::StringRef::npos) {
+    llvm::StringRef before = text.take_front(pos);
+    llvm::StringRef line = before.substr(before.rfind('\n') + 1);
+    if (line.trim().empty() && text.substr(pos + key.size()).starts_with(":"))
+      return llvm::SMLoc::getFromPointer(text.data() + pos);
+    pos += key.size();
+  }
+  return llvm::SMLoc::getFromPointer(text.data());
+}
+
+/// Parses attribute text, reporting errors at `key` of the spec.
+static bool checkAttribute(llvm::StringRef text, llvm::StringRef key,
+                           llvm::StringRef what, llvm::SourceMgr &sourceMgr,
+                           mlir::MLIRContext *context) {
+  if (text.empty())
+    return true;
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {
+    message = diag.str();
+    return mlir::success();
+  });
+  mlir::Attribute attr = mlir::parseAttribute(text, context);
+  if (attr && what == "pattern" &&
+      attr.getDialect().getNamespace() != "attn")
+    message = "not an attn mask pattern";
+  if (!attr || !message.empty()) {
+    sourceMgr.PrintMessage(keyLocation(sourceMgr, key),
+                           llvm::SourceMgr::DK_Error,
+                           key + " '" + text + "': " + message);
+    return false;
+  }
+  return true;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp>
+attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
+                      mlir::MLIRContext *context) {
+  const AttentionShape &a = spec.attention;
+  if (!checkAttribute(patternText(a.pattern), "pattern", "pattern",
+                      sourceMgr, context) ||
+      !checkAttribute(a.mods, "mods", "mods", sourceMgr, context))
+    return nullptr;
+  auto tensor = [&](int64_t heads, int64_t len, int64_t dim) {
+    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", a.batch, heads, len,
+                         dim, spec.dtype)
+        .str();
+  };
+  std::string q = tensor(a.queryHeads, a.queryLen, a.headDim);
+  std::string k = tensor(a.keyHeads, a.keyLen, a.headDim);
+  std::string v = tensor(a.keyHeads, a.keyLen, a.valueDim);
+  std::string o = tensor(a.queryHeads, a.queryLen, a.valueDim);
+  std::string attrs;
+  if (std::string p = patternText(a.pattern); !p.empty())
+    attrs += " pattern(" + p + ")";
+  if (a.scale)
+    attrs += llvm::formatv(" scale = {0:e}", *a.scale).str();
+  if (a.align == "bottom_right")
+    attrs += " align = bottom_right";
+  if (!a.mods.empty())
+    attrs += " mods = " + a.mods;
+  std::string text = llvm::formatv(
+      "func.func @{0}(%q: {1}, %k: {2}, %v: {3}) -> {4} {{\n"
+      "  %o = attn.attention %q, %k, %v{5}\n"
+      "      : ({1}, {2}, {3}) -> {4}\n"
+      "  return %o : {4}\n}\n",
+      spec.name, q, k, v, o, attrs);
+  // What remains are the op's own checks (e.g. a global index past kv_len):
+  // report them at the attention mapping.
+  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {
+    sourceMgr.PrintMessage(keyLocation(sourceMgr, "attention"),
+                           llvm::SourceMgr::DK_Error, diag.str());
+    return mlir::success();
+  });
+  return mlir::parseSourceString<mlir::ModuleOp>(text, context);
+}

@@ -1,0 +1,57 @@
+//===- Spec.h - attention specs in YAML -------------------------*- C++ -*-===//
+//
+// The spec schema (docs/Spec.md): a named attention problem with its shapes,
+// pattern, scale, alignment and score mods, read with LLVM's YAML I/O so
+// that every error carries file:line:col.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TOOLS_SPEC_SPEC_H
+#define ATTN_TOOLS_SPEC_SPEC_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SourceMgr.h"
+#include <optional>
+#include <string>
+
+namespace attnspec {
+
+struct AttentionShape {
+  int64_t batch = 1;
+  int64_t queryHeads = 1;
+  int64_t keyHeads = 0;  ///< 0: same as queryHeads
+  int64_t queryLen = 0;  ///< required
+  int64_t keyLen = 0;    ///< 0: same as queryLen
+  int64_t headDim = 0;   ///< required
+  int64_t valueDim = 0;  ///< 0: same as headDim
+  std::string pattern;   ///< "", "causal", or attn attribute syntax
+  std::string align = "top_left";
+  std::optional<double> scale;
+  std::string mods;      ///< attribute list syntax, "" for none
+};
+
+struct Spec {
+  std::string name;
+  std::string dtype = "f32";
+  std::string target = "cpu";
+  AttentionShape attention;
+};
+
+/// Whether `path` names a spec (by extension) rather than MLIR.
+bool isSpecFile(llvm::StringRef path);
+
+/// Reads and checks a spec; errors go to `sourceMgr`'s diagnostic handler as
+/// file:line:col messages.
+std::optional<Spec> readSpec(llvm::SourceMgr &sourceMgr);
+
+/// The attn IR of `spec`: one public function @<name>(q, k, v) -> o.
+/// Returns null after reporting errors (a malformed pattern, an op check
+/// that fails) at the spec's file:line:col.
+mlir::OwningOpRef<mlir::ModuleOp> buildModule(const Spec &spec,
+                                              llvm::SourceMgr &sourceMgr,
+                                              mlir::MLIRContext *context);
+
+} // namespace attnspec
+
+#endif // ATTN_TOOLS_SPEC_SPEC_H
