@@ -3,6 +3,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/YAMLTraits.h"
@@ -183,4 +184,31 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
     return mlir::success();
   });
   return mlir::parseSourceString<mlir::ModuleOp>(text, context);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp>
+attnspec::loadModule(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
+                     mlir::MLIRContext *context) {
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(path, &message);
+  if (!file) {
+    llvm::errs() << "error: " << message << "\n";
+    return nullptr;
+  }
+  bool empty = file->getBuffer().trim().empty();
+  unsigned id = sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  if (empty) {
+    sourceMgr.PrintMessage(
+        llvm::SMLoc::getFromPointer(
+            sourceMgr.getMemoryBuffer(id)->getBufferStart()),
+        llvm::SourceMgr::DK_Error, "input is empty");
+    return nullptr;
+  }
+  if (!isSpecFile(path))
+    return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, context);
+  std::optional<Spec> spec = readSpec(sourceMgr);
+  if (!spec)
+    return nullptr;
+  return buildModule(*spec, sourceMgr, context);
 }

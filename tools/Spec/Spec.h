@@ -52,6 +52,13 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModule(const Spec &spec,
                                               llvm::SourceMgr &sourceMgr,
                                               mlir::MLIRContext *context);
 
+/// Reads `path` (a spec or attn IR; "-" is stdin) into a module. Errors,
+/// an empty input included, are reported as file:line:col through
+/// `sourceMgr` and give null.
+mlir::OwningOpRef<mlir::ModuleOp> loadModule(llvm::StringRef path,
+                                             llvm::SourceMgr &sourceMgr,
+                                             mlir::MLIRContext *context);
+
 } // namespace attnspec
 
 #endif // ATTN_TOOLS_SPEC_SPEC_H

@@ -178,22 +178,8 @@ int main(int argc, char **argv) {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string message;
-  auto file = openInputFile(inputFile, &message);
-  if (!file)
-    return fail(message);
-  if (file->getBuffer().trim().empty())
-    return fail(inputFile + ":1:1: input is empty");
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module;
-  if (attnspec::isSpecFile(inputFile)) {
-    std::optional<attnspec::Spec> spec = attnspec::readSpec(sourceMgr);
-    if (!spec)
-      return EXIT_FAILURE;
-    module = attnspec::buildModule(*spec, sourceMgr, &context);
-  } else {
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  }
+  OwningOpRef<ModuleOp> module =
+      attnspec::loadModule(inputFile, sourceMgr, &context);
   if (!module)
     return EXIT_FAILURE;
 

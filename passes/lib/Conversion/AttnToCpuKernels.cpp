@@ -104,6 +104,17 @@ private:
   scf::ForOp loop(Value lb, Value ub, int64_t step, ValueRange init,
                   function_ref<SmallVector<Value>(Value, ValueRange)> body);
 
+  /// Register-blocked rank-1 updates, the core of both tile products: for
+  /// iv in [0, ub), acc[g][t] += broadcast(scalarAt(iv, g)) * vectorAt(iv, t)
+  /// for g < rows and t < kQueryVectors, acc carried in registers.
+  SmallVector<Value> blockedUpdates(Value ub, ArrayRef<Value> init,
+                                    int64_t rows,
+                                    function_ref<Value(Value, int64_t)> vectorAt,
+                                    function_ref<Value(Value, int64_t)> scalarAt);
+  /// body(start, rows) over [0, total) in blocks of kRowBlock rows, then the
+  /// remaining rows one by one.
+  void forRowBlocks(Value total, function_ref<void(Value, int64_t)> body);
+
   void packQueries(Value qT, Value tq);
   void computeScores(Value sT, Value qT, Value j0, Value tk);
   void applyMask(Value sT, Value j0, Value tk);
@@ -161,40 +172,58 @@ void CpuFlashKernel::packQueries(Value qT, Value tq) {
   });
 }
 
-void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
-  // Rows [r0, r0 + rows) of the key tile against all 64 queries.
-  auto rowBlock = [&](Value r0, int64_t rows) {
-    SmallVector<Value> zeros(rows * kQueryVectors, vecConst(0.0f));
-    scf::ForOp dots =
-        loop(index(0), headDim, 1, zeros, [&](Value c, ValueRange acc) {
-          SmallVector<Value> qv;
+SmallVector<Value> CpuFlashKernel::blockedUpdates(
+    Value ub, ArrayRef<Value> init, int64_t rows,
+    function_ref<Value(Value, int64_t)> vectorAt,
+    function_ref<Value(Value, int64_t)> scalarAt) {
+  scf::ForOp updates =
+      loop(index(0), ub, 1, init, [&](Value iv, ValueRange acc) {
+        SmallVector<Value> vectors;
+        for (int64_t t = 0; t < kQueryVectors; ++t)
+          vectors.push_back(vectorAt(iv, t));
+        SmallVector<Value> next(acc.begin(), acc.end());
+        for (int64_t g = 0; g < rows; ++g) {
+          Value scalar =
+              b.create<vector::BroadcastOp>(vec, scalarAt(iv, g));
           for (int64_t t = 0; t < kQueryVectors; ++t)
-            qv.push_back(loadVec(qT, {c, lane(t)}));
-          SmallVector<Value> next(acc.begin(), acc.end());
-          for (int64_t r = 0; r < rows; ++r) {
-            Value k = b.create<memref::LoadOp>(
-                key, ValueRange{batchIv, kvHead, add(add(j0, r0), index(r)), c});
-            Value kb = b.create<vector::BroadcastOp>(vec, k);
-            for (int64_t t = 0; t < kQueryVectors; ++t)
-              next[r * kQueryVectors + t] = b.create<vector::FMAOp>(
-                  kb, qv[t], next[r * kQueryVectors + t]);
-          }
-          return next;
-        });
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t t = 0; t < kQueryVectors; ++t)
-        storeVec(dots.getResult(r * kQueryVectors + t), sT,
-                 {add(r0, index(r)), lane(t)});
-  };
-  Value blocked = mul(b.create<arith::DivUIOp>(tk, index(kRowBlock)),
+            next[g * kQueryVectors + t] = b.create<vector::FMAOp>(
+                scalar, vectors[t], next[g * kQueryVectors + t]);
+        }
+        return next;
+      });
+  return updates.getResults();
+}
+
+void CpuFlashKernel::forRowBlocks(
+    Value total, function_ref<void(Value, int64_t)> body) {
+  Value blocked = mul(b.create<arith::DivUIOp>(total, index(kRowBlock)),
                       index(kRowBlock));
-  loop(index(0), blocked, kRowBlock, {}, [&](Value r0, ValueRange) {
-    rowBlock(r0, kRowBlock);
+  loop(index(0), blocked, kRowBlock, {}, [&](Value start, ValueRange) {
+    body(start, kRowBlock);
     return SmallVector<Value>{};
   });
-  loop(blocked, tk, 1, {}, [&](Value r0, ValueRange) {
-    rowBlock(r0, 1);
+  loop(blocked, total, 1, {}, [&](Value start, ValueRange) {
+    body(start, 1);
     return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
+  // sT[r0 + g] = sum_c K[j0 + r0 + g][c] qT[c], rows of K in blocks.
+  forRowBlocks(tk, [&](Value r0, int64_t rows) {
+    SmallVector<Value> zeros(rows * kQueryVectors, vecConst(0.0f));
+    SmallVector<Value> dots = blockedUpdates(
+        headDim, zeros, rows,
+        [&](Value c, int64_t t) { return loadVec(qT, {c, lane(t)}); },
+        [&](Value c, int64_t g) -> Value {
+          Value row = add(add(j0, r0), index(g));
+          return b.create<memref::LoadOp>(
+              key, ValueRange{batchIv, kvHead, row, c});
+        });
+    for (int64_t g = 0; g < rows; ++g)
+      for (int64_t t = 0; t < kQueryVectors; ++t)
+        storeVec(dots[g * kQueryVectors + t], sT,
+                 {add(r0, index(g)), lane(t)});
   });
 }
 
@@ -260,43 +289,26 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
              {lane(t)});
   }
 
-  // accT[c0 + g] = alpha accT[c0 + g] + sum_r V[j0 + r][c0 + g] P^T[r].
-  auto columnBlock = [&](Value c0, int64_t cols) {
-    SmallVector<Value> acc;
+  // accT[c0 + g] = alpha accT[c0 + g] + sum_r V[j0 + r][c0 + g] P^T[r],
+  // columns of V in blocks.
+  forRowBlocks(valueDim, [&](Value c0, int64_t cols) {
+    SmallVector<Value> scaled;
     for (int64_t g = 0; g < cols; ++g)
       for (int64_t t = 0; t < kQueryVectors; ++t)
-        acc.push_back(b.create<arith::MulFOp>(
+        scaled.push_back(b.create<arith::MulFOp>(
             loadVec(accT, {add(c0, index(g)), lane(t)}), alpha[t]));
-    scf::ForOp products =
-        loop(index(0), tk, 1, acc, [&](Value r, ValueRange a) {
-          SmallVector<Value> pv;
-          for (int64_t t = 0; t < kQueryVectors; ++t)
-            pv.push_back(loadVec(sT, {r, lane(t)}));
-          SmallVector<Value> next(a.begin(), a.end());
-          for (int64_t g = 0; g < cols; ++g) {
-            Value v = b.create<memref::LoadOp>(
-                value, ValueRange{batchIv, kvHead, add(j0, r), add(c0, index(g))});
-            Value vb = b.create<vector::BroadcastOp>(vec, v);
-            for (int64_t t = 0; t < kQueryVectors; ++t)
-              next[g * kQueryVectors + t] = b.create<vector::FMAOp>(
-                  vb, pv[t], next[g * kQueryVectors + t]);
-          }
-          return next;
+    SmallVector<Value> products = blockedUpdates(
+        tk, scaled, cols,
+        [&](Value r, int64_t t) { return loadVec(sT, {r, lane(t)}); },
+        [&](Value r, int64_t g) -> Value {
+          return b.create<memref::LoadOp>(
+              value,
+              ValueRange{batchIv, kvHead, add(j0, r), add(c0, index(g))});
         });
     for (int64_t g = 0; g < cols; ++g)
       for (int64_t t = 0; t < kQueryVectors; ++t)
-        storeVec(products.getResult(g * kQueryVectors + t), accT,
+        storeVec(products[g * kQueryVectors + t], accT,
                  {add(c0, index(g)), lane(t)});
-  };
-  Value blocked = mul(b.create<arith::DivUIOp>(valueDim, index(kRowBlock)),
-                      index(kRowBlock));
-  loop(index(0), blocked, kRowBlock, {}, [&](Value c0, ValueRange) {
-    columnBlock(c0, kRowBlock);
-    return SmallVector<Value>{};
-  });
-  loop(blocked, valueDim, 1, {}, [&](Value c0, ValueRange) {
-    columnBlock(c0, 1);
-    return SmallVector<Value>{};
   });
 }
 
