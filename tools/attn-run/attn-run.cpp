@@ -2,7 +2,7 @@
 //
 //   attn-run INPUT.{mlir,yaml} [--entry=NAME] [--input ROLE=FILE.npy]...
 //            [--output=FILE.npy] [--seed=N] [--check] [--tolerance=X]
-//            [--repeat=N] [--num-threads=N]
+//            [--repeat=N] [--num-threads=N] [--load=LIB.so]
 //
 // Compiles the entry function with attn-cpu-pipeline, JIT-runs it on inputs
 // read from .npy files or generated from the seed, and optionally compares
@@ -65,6 +65,12 @@ static cl::opt<unsigned> threads("num-threads",
                                  cl::desc("threads to run on (default: all "
                                           "cores)"),
                                  cl::init(0));
+static cl::opt<std::string> loadLibrary(
+    "load",
+    cl::desc("run this shared library from attn-compile --emit=so instead of "
+             "JIT-compiling the input (which still names the operands and "
+             "the reference)"),
+    cl::value_desc("lib.so"));
 static cl::opt<bool> generic(
     "generic", cl::desc("compile with the generic path only (no vectorized "
                         "CPU kernels)"));
@@ -276,16 +282,25 @@ int main(int argc, char **argv) {
 
   // Compile.
   std::string entrySymbol = entry.getSymName().str();
-  attnrt::HostCompileOptions options;
-  options.numThreads = threads;
-  options.genericQueryTile = queryTile;
-  options.genericKeyTile = keyTile;
-  options.cpuKeyTile = cpuKeyTile;
-  options.cpuKernels = !generic;
-  options.vectorBits = vectorBits;
-  auto kernel = attnrt::compileForHost(*module, options);
-  if (!kernel)
-    return fail(llvm::toString(kernel.takeError()));
+  std::unique_ptr<attnrt::Kernel> kernel;
+  if (!loadLibrary.empty()) {
+    auto library = attnrt::SharedLibraryKernel::load(loadLibrary);
+    if (!library)
+      return fail(llvm::toString(library.takeError()));
+    kernel = std::move(*library);
+  } else {
+    attnrt::HostCompileOptions options;
+    options.numThreads = threads;
+    options.genericQueryTile = queryTile;
+    options.genericKeyTile = keyTile;
+    options.cpuKeyTile = cpuKeyTile;
+    options.cpuKernels = !generic;
+    options.vectorBits = vectorBits;
+    auto jit = attnrt::compileForHost(*module, options);
+    if (!jit)
+      return fail(llvm::toString(jit.takeError()));
+    kernel = std::move(*jit);
+  }
 
   // Run.
   std::vector<float> result(resultType.getNumElements());
@@ -295,7 +310,7 @@ int main(int argc, char **argv) {
     std::vector<attnrt::MemRefDescriptor *> args = {&out};
     for (Operand &operand : operands)
       args.push_back(&operand.descriptor);
-    if (llvm::Error error = (*kernel)->call(entrySymbol, args))
+    if (llvm::Error error = kernel->call(entrySymbol, args))
       return error;
     std::memcpy(result.data(), out.alignedData(),
                 result.size() * sizeof(float));

@@ -40,20 +40,43 @@ private:
   std::vector<int64_t> storage;
 };
 
-class JitKernel {
+/// Compiled attention code that can be called through the C interface.
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+  /// Calls `_mlir_ciface_<function>` with pointers to the descriptors (the
+  /// result descriptor first when the function returns a memref).
+  virtual llvm::Error call(llvm::StringRef function,
+                           llvm::ArrayRef<MemRefDescriptor *> arguments) = 0;
+};
+
+/// A module JIT-compiled in this process.
+class JitKernel : public Kernel {
 public:
   /// JIT-compiles `module` (LLVM dialect) for the host at -O3.
   static llvm::Expected<std::unique_ptr<JitKernel>> create(mlir::ModuleOp module);
 
-  /// Calls `_mlir_ciface_<function>` with pointers to the descriptors (the
-  /// result descriptor first when the function returns a memref).
   llvm::Error call(llvm::StringRef function,
-                   llvm::ArrayRef<MemRefDescriptor *> arguments);
+                   llvm::ArrayRef<MemRefDescriptor *> arguments) override;
 
 private:
   explicit JitKernel(std::unique_ptr<mlir::ExecutionEngine> engine)
       : engine(std::move(engine)) {}
   std::unique_ptr<mlir::ExecutionEngine> engine;
+};
+
+/// A shared library built by `attn-compile --emit=so`, loaded with dlopen.
+class SharedLibraryKernel : public Kernel {
+public:
+  static llvm::Expected<std::unique_ptr<SharedLibraryKernel>>
+  load(llvm::StringRef path);
+
+  llvm::Error call(llvm::StringRef function,
+                   llvm::ArrayRef<MemRefDescriptor *> arguments) override;
+
+private:
+  explicit SharedLibraryKernel(std::string path) : path(std::move(path)) {}
+  std::string path;
 };
 
 } // namespace attnrt
