@@ -15,6 +15,7 @@
 #include "Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/HostCompiler.h"
+#include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Npy.h"
 #include "attn/Runtime/Reference.h"
 #include "attn/Transforms/Passes.h"
@@ -32,6 +33,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include <algorithm>
+#include <list>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -89,15 +91,20 @@ static cl::opt<int64_t> cpuKeyTile(
     cl::init(128));
 
 namespace {
-/// One function argument: its role, type and host buffer.
+/// One function argument: its role, type and aligned host buffer.
 struct Operand {
+  Operand(std::string role, RankedTensorType type, int64_t elementBytes)
+      : role(std::move(role)), type(type),
+        tensor(type.getShape(), elementBytes),
+        descriptor(tensor.descriptor()) {}
+
   std::string role;
   RankedTensorType type;
-  std::vector<char> bytes;
+  attnrt::HostTensor tensor;
   attnrt::MemRefDescriptor descriptor;
 
   int64_t numElements() const { return type.getNumElements(); }
-  template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }
+  template <typename T> T *as() { return tensor.as<T>(); }
 };
 } // namespace
 
@@ -144,7 +151,7 @@ static void generate(Operand &operand, uint64_t streamSeed) {
   } else if (element.isInteger(1) || element.isInteger(8)) {
     std::bernoulli_distribution keep(0.8);
     for (int64_t e = 0; e < n; ++e)
-      operand.bytes[e] = keep(rng) ? 1 : 0;
+      operand.as<uint8_t>()[e] = keep(rng) ? 1 : 0;
   } else {
     int64_t rowLength = operand.type.getShape().back();
     std::bernoulli_distribution next(1.0 / 16);
@@ -218,7 +225,7 @@ int main(int argc, char **argv) {
                 " must return a statically shaped f32 tensor");
 
   // Operands: read or generate.
-  std::vector<Operand> operands;
+  std::list<Operand> operands; // stable addresses: descriptors point in
   for (BlockArgument arg : entry.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type || !type.hasStaticShape() ||
@@ -226,14 +233,9 @@ int main(int argc, char **argv) {
       return fail("argument #" + llvm::Twine(arg.getArgNumber()) +
                   " must be a statically shaped tensor of f32, i1, i32 or "
                   "i64");
-    Operand operand;
-    operand.role = roleOf(arg, attention);
-    operand.type = type;
-    operand.bytes.assign(type.getNumElements() *
-                             elementBytes(type.getElementType()),
-                         0);
-    generate(operand, seed * 1000003 + arg.getArgNumber());
-    operands.push_back(std::move(operand));
+    operands.emplace_back(roleOf(arg, attention), type,
+                          elementBytes(type.getElementType()));
+    generate(operands.back(), seed * 1000003 + arg.getArgNumber());
   }
   for (const std::string &spec : inputArrays) {
     std::pair<llvm::StringRef, llvm::StringRef> split =
@@ -252,12 +254,9 @@ int main(int argc, char **argv) {
     if (llvm::ArrayRef<int64_t>(array->shape) != it->type.getShape())
       return fail(path + ": shape does not match operand '" + role +
                   "' of type " + llvm::formatv("{0}", it->type).str());
-    std::memcpy(it->bytes.data(), array->data.data(),
+    std::memcpy(it->as<float>(), array->data.data(),
                 array->data.size() * sizeof(float));
   }
-  for (Operand &operand : operands)
-    operand.descriptor =
-        attnrt::MemRefDescriptor(operand.bytes.data(), operand.type.getShape());
 
   // The reference problem and the FLOP count come from the IR before it is
   // lowered (lowering erases the attention op).
