@@ -6,13 +6,14 @@
 // CHECK-LABEL: func.func private @dense__attn_cpu_flash_tile
 // CHECK-SAME: (%[[Q:.*]]: memref<1x4x97x64xf32>, %[[K:.*]]: memref<1x2x100x64xf32>, %[[V:.*]]: memref<1x2x100x64xf32>, %[[O:.*]]: memref<1x4x97x64xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // Scratch lives in the call's frame: packed Q^T, S^T, acc^T, m, l.
-// AVX2:   memref.alloca() {alignment = 64 : i64} : memref<64x16xf32>
-// AVX2:   memref.alloca() {alignment = 64 : i64} : memref<128x16xf32>
+// AVX2:   memref.alloca() {alignment = 64 : i64} : memref<64x24xf32>
+// AVX2:   memref.alloca() {alignment = 64 : i64} : memref<128x24xf32>
 // AVX512: memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
 // AVX512: memref.alloca() {alignment = 64 : i64} : memref<128x64xf32>
-// The score micro-kernel: 6 rows x (2 or 4) vectors accumulated over D.
+// The score micro-kernel: (4 rows x 3 | 6 rows x 4) vectors accumulated
+// over D.
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args(
-// AVX2-COUNT-2: vector.load {{.*}} : memref<64x16xf32>, vector<8xf32>
+// AVX2-COUNT-3: vector.load {{.*}} : memref<64x24xf32>, vector<8xf32>
 // AVX512-COUNT-4: vector.load {{.*}} : memref<64x64xf32>, vector<16xf32>
 // CHECK: memref.load %[[K]]
 // CHECK: vector.broadcast
@@ -29,7 +30,7 @@
 // CHECK: memref.store {{.*}}, %[[O]]
 // CHECK-LABEL: func.func @dense
 // CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x4x97x64xf32>
-// AVX2:   scf.forall (%[[H:.*]], %[[T:.*]]) in (4, 7)
+// AVX2:   scf.forall (%[[H:.*]], %[[T:.*]]) in (4, 5)
 // AVX512: scf.forall (%[[H:.*]], %[[T:.*]]) in (4, 2)
 // CHECK:   func.call @dense__attn_cpu_flash_tile({{.*}}, %[[OUT]], %c0, %[[H]], %[[T]])
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable

@@ -47,8 +47,9 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
       held in 24 vector registers;
     - the online softmax then works on whole vectors of queries: running
       max, exp and sums are vertical operations, never horizontal ones;
-    - the accumulator is kept transposed, acc^T[Dv][TQ], updated in 6-row
-      blocks by acc^T += V_tile^T P^T and rescaled by exp(m_old - m_new).
+    - the accumulator is kept transposed, acc^T[Dv][TQ], updated in the
+      same register blocks by acc^T += V_tile^T P^T and rescaled by
+      exp(m_old - m_new).
 
     Empty tiles of the mask pattern are skipped and full tiles carry no
     mask code, as in attn-tile. Ops using features this fast path lacks
