@@ -795,8 +795,7 @@ func.func @f(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // kernelized: unknown feature map
 func.func @f(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>) {
-  // expected-error @+2 {{expected ::mlir::attn::FeatureMap to be one of: favor, rfa, elu_plus_one, relu}}
-  // expected-error @+1 {{failed to parse Attn_FeatureMapAttr}}
+  // expected-error @+1 {{expected one of favor, rfa, elu_plus_one, relu, got 'cosine'}}
   %o = attn.kernelized %q, %k, %v feature_map = cosine : (tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>) -> tensor<1x2x32x8xf32>
   return
 }
@@ -942,5 +941,24 @@ func.func @f(%x: tensor<1x2x16x8xf32>, %p: tensor<15xi32>) {
 func.func @f(%x: tensor<1x2x16x8xf32>, %p: tensor<1x1x16xi32>) {
   // expected-error @+1 {{positions must be [L] or [B, L], got 'tensor<1x1x16xi32>'}}
   %o = attn.rope %x positions(%p : tensor<1x1x16xi32>) style = interleaved : tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return
+}
+
+// -----
+
+// attention: unknown alignment
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>) -> tensor<1x4x16x8xf32> {
+  // expected-error @+1 {{expected top_left or bottom_right, got 'sideways'}}
+  %o = attn.attention %q, %k, %v align = sideways
+      : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>) -> tensor<1x4x16x8xf32>
+  return %o : tensor<1x4x16x8xf32>
+}
+
+// -----
+
+// rope: unknown pairing style
+func.func @f(%x: tensor<1x2x16x8xf32>) {
+  // expected-error @+1 {{expected interleaved or half, got 'neox'}}
+  %o = attn.rope %x style = neox : tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return
 }

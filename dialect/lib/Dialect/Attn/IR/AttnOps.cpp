@@ -37,6 +37,55 @@ static void printMaskPattern(OpAsmPrinter &printer, Operation *,
   printer.printAttributeWithoutType(pattern);
 }
 
+/// Enum attributes in op syntax are bare keywords: `align = bottom_right`.
+template <typename AttrT, typename SymbolizeFn>
+static ParseResult parseEnumKeyword(OpAsmParser &parser, AttrT &attr,
+                                    SymbolizeFn symbolize, StringRef what) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  auto value = symbolize(keyword);
+  if (!value)
+    return parser.emitError(loc) << "expected " << what << ", got '"
+                                 << keyword << "'";
+  attr = AttrT::get(parser.getContext(), *value);
+  return success();
+}
+
+static ParseResult parseAlignmentKeyword(OpAsmParser &parser,
+                                         AlignmentAttr &attr) {
+  return parseEnumKeyword(
+      parser, attr, [](StringRef s) { return symbolizeAlignment(s); },
+      "top_left or bottom_right");
+}
+static void printAlignmentKeyword(OpAsmPrinter &printer, Operation *,
+                                  AlignmentAttr attr) {
+  printer << stringifyAlignment(attr.getValue());
+}
+
+static ParseResult parseFeatureMapKeyword(OpAsmParser &parser,
+                                          FeatureMapAttr &attr) {
+  return parseEnumKeyword(
+      parser, attr, [](StringRef s) { return symbolizeFeatureMap(s); },
+      "one of favor, rfa, elu_plus_one, relu");
+}
+static void printFeatureMapKeyword(OpAsmPrinter &printer, Operation *,
+                                   FeatureMapAttr attr) {
+  printer << stringifyFeatureMap(attr.getValue());
+}
+
+static ParseResult parseRopeStyleKeyword(OpAsmParser &parser,
+                                         RopeStyleAttr &attr) {
+  return parseEnumKeyword(
+      parser, attr, [](StringRef s) { return symbolizeRopeStyle(s); },
+      "interleaved or half");
+}
+static void printRopeStyleKeyword(OpAsmPrinter &printer, Operation *,
+                                  RopeStyleAttr attr) {
+  printer << stringifyRopeStyle(attr.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
 

@@ -38,7 +38,8 @@ def Attn_Alignment : I32EnumAttr<"Alignment", "query/key position alignment", [
   let genSpecializedAttr = 0;
 }
 def Attn_AlignmentAttr : EnumAttr<Attn_Dialect, Attn_Alignment, "alignment"> {
-  let assemblyFormat = "$value";
+  // Standalone: #attn.<name><value>; in op syntax a bare keyword (AttnOps.cpp).
+  let assemblyFormat = "`<` $value `>`";
 }
 
 // Feature maps of kernelized (linear) attention.
@@ -51,7 +52,8 @@ def Attn_FeatureMap : I32EnumAttr<"FeatureMap", "kernel feature map", [
   let genSpecializedAttr = 0;
 }
 def Attn_FeatureMapAttr : EnumAttr<Attn_Dialect, Attn_FeatureMap, "feature_map"> {
-  let assemblyFormat = "$value";
+  // Standalone: #attn.<name><value>; in op syntax a bare keyword (AttnOps.cpp).
+  let assemblyFormat = "`<` $value `>`";
 }
 
 // Rotary embedding pairing convention.
@@ -62,7 +64,8 @@ def Attn_RopeStyle : I32EnumAttr<"RopeStyle", "rotary pairing", [
   let genSpecializedAttr = 0;
 }
 def Attn_RopeStyleAttr : EnumAttr<Attn_Dialect, Attn_RopeStyle, "rope_style"> {
-  let assemblyFormat = "$value";
+  // Standalone: #attn.<name><value>; in op syntax a bare keyword (AttnOps.cpp).
+  let assemblyFormat = "`<` $value `>`";
 }
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNBASE_TD

@@ -78,7 +78,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`rel_table` `(` $rel_table^ `)`)?
     (`pattern` `(` custom<MaskPattern>($pattern)^ `)`)?
     (`scale` `=` $scale^)?
-    (`align` `=` $align^)?
+    (`align` `=` custom<AlignmentKeyword>($align)^)?
     (`mods` `=` $mods^)?
     (`score` $score^)?
     attr-dict `:` functional-type(operands, results)
@@ -193,7 +193,8 @@ def Attn_KernelizedOp : Attn_Op<"kernelized", [Pure]> {
   let results = (outs Attn_FloatTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`omega` `(` $omega^ `)`)?
-    `feature_map` `=` $feature_map (`causal` $causal^)?
+    `feature_map` `=` custom<FeatureMapKeyword>($feature_map)
+    (`causal` $causal^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -305,7 +306,8 @@ def Attn_RopeOp : Attn_Op<"rope", [Pure]> {
   let results = (outs Attn_FloatTensor:$output);
   let assemblyFormat = [{
     $input (`positions` `(` $positions^ `:` type($positions) `)`)?
-    `style` `=` $style attr-dict `:` type($input) `->` type($output)
+    `style` `=` custom<RopeStyleKeyword>($style) attr-dict `:` type($input)
+    `->` type($output)
   }];
   let hasVerifier = 1;
 }
