@@ -21,6 +21,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -46,12 +47,14 @@ LogicalResult checkSupported(AttentionOp op) {
   if (!elementType.isF32())
     return op.emitOpError("attn-tile handles f32 only for now, got ")
            << elementType;
-  if (op.getMods() && !op.getMods()->empty())
-    return op.emitOpError("attn-tile does not lower score mods yet");
+  std::string reason;
+  int64_t numHeads =
+      cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1);
+  if (!isScoreModCodegenSupported(op.getModsAttr(), numHeads, reason))
+    return op.emitOpError("attn-tile: ") << reason;
   if (!op.getScore().empty())
     return op.emitOpError("attn-tile does not lower score regions yet");
   if (MaskAttrInterface pattern = op.getPatternAttr()) {
-    std::string reason;
     if (!isMaskCodegenSupported(pattern, reason))
       return op.emitOpError("attn-tile: ") << reason;
   }
@@ -196,16 +199,23 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile,
         unsigned next = 1;
         if (bias)
           x = arith::AddFOp::create(nb, l, x, a[next++]);
+        Value row = arith::AddIOp::create(nb, l, i0Tile,
+                                          linalg::IndexOp::create(nb, l, 0));
+        Value col =
+            arith::AddIOp::create(nb, l, j0, linalg::IndexOp::create(nb, l, 1));
+        if (ArrayAttr mods = op.getModsAttr()) {
+          // r = j - (i + delta), the signed distance of docs/Dialect.md.
+          Value distance = arith::SubIOp::create(
+              nb, l, col, arith::AddIOp::create(nb, l, row, delta));
+          x = emitScoreMods(nb, l, mods, x, distance, headIv, op.getRelTable(),
+                            cast<RankedTensorType>(op.getQuery().getType())
+                                .getDimSize(1));
+        }
         if (!masked)
           return x;
         Value kept;
-        if (pattern) {
-          Value row = arith::AddIOp::create(
-              nb, l, i0Tile, linalg::IndexOp::create(nb, l, 0));
-          Value col =
-              arith::AddIOp::create(nb, l, j0, linalg::IndexOp::create(nb, l, 1));
+        if (pattern)
           kept = emitElementMask(nb, l, pattern, row, col, delta);
-        }
         if (mask)
           kept = kept ? arith::AndIOp::create(nb, l, kept, a[next]) : a[next];
         return arith::SelectOp::create(nb, l, kept, x,

@@ -19,7 +19,8 @@ def AttnTile : Pass<"attn-tile", "ModuleOp"> {
 
     Supported today: f32; patterns built from causal, window, dilated,
     strided, fixed and global with or/and; the dense mask and bias
-    operands. Anything else is reported as an error.
+    operands; every score mod (static head counts). Anything else is
+    reported as an error.
   }];
   let options = [
     Option<"queryTile", "q-tile", "int64_t", /*default=*/"64",

@@ -1,0 +1,32 @@
+//===- ScoreModCodegen.h - score mods as IR ---------------------*- C++ -*-===//
+//
+// Emits the score mods of docs/Dialect.md ("Score mods") as scalar
+// arithmetic on one logit. Per-head parameters (ALiBi slopes, weights,
+// spans) and the T5 bucket function become small constant tables computed
+// here in double precision, so run-time results match the documented
+// formulas exactly at bucket boundaries.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TRANSFORMS_SCOREMODCODEGEN_H
+#define ATTN_TRANSFORMS_SCOREMODCODEGEN_H
+
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn {
+
+/// Whether emitScoreMods handles `mods` with `numHeads` query heads (static
+/// head counts are needed for per-head tables). On failure `reason` says why.
+bool isScoreModCodegenSupported(ArrayAttr mods, int64_t numHeads,
+                                std::string &reason);
+
+/// x after every mod of `mods`, in order. `distance` is r = j - (i + delta)
+/// as an index, `head` the query head, `relTable` the rel_table operand (or
+/// null).
+Value emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods, Value x,
+                    Value distance, Value head, Value relTable,
+                    int64_t numHeads);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TRANSFORMS_SCOREMODCODEGEN_H

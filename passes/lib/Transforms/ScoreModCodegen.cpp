@@ -1,0 +1,181 @@
+//===- ScoreModCodegen.cpp - score mods as run-time arithmetic ------------===//
+#include "attn/Transforms/ScoreModCodegen.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+bool mlir::attn::isScoreModCodegenSupported(ArrayAttr mods, int64_t numHeads,
+                                            std::string &reason) {
+  if (!mods || mods.empty())
+    return true;
+  if (ShapedType::isDynamic(numHeads)) {
+    reason = "score mods need a static number of query heads";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+/// Scalar f32 / index helpers.
+struct ModBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  }
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value toF32(Value index) {
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    return arith::SIToFPOp::create(b, loc, b.getF32Type(), i64);
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  /// A constant f32 table looked up at `at` (index).
+  Value table(ArrayRef<float> values, Value at) {
+    auto type = RankedTensorType::get({int64_t(values.size())},
+                                      b.getF32Type());
+    Value t = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, values));
+    return tensor::ExtractOp::create(b, loc, t, ValueRange{at});
+  }
+  /// Per-head parameter: the head's entry, or the only entry.
+  Value perHead(ArrayRef<APFloat> values, Value head, int64_t numHeads) {
+    SmallVector<float> table;
+    for (int64_t h = 0; h < numHeads; ++h)
+      table.push_back(
+          values[values.size() == 1 ? 0 : h].convertToFloat());
+    return this->table(table, head);
+  }
+};
+
+double alibiSlope(double maxBias, int64_t head, int64_t numHeads) {
+  int64_t n = 1;
+  while (n * 2 <= numHeads)
+    n *= 2;
+  if (head < n)
+    return std::pow(2.0, -maxBias * double(head + 1) / double(n));
+  return std::pow(2.0, -maxBias * double(2 * (head - n) + 1) / double(2 * n));
+}
+
+/// T5's bucket of distance d >= 0 within one direction of nb buckets.
+int64_t t5DirectionBucket(int64_t d, int64_t nb, int64_t maxDistance) {
+  int64_t exact = nb / 2;
+  if (d < exact)
+    return d;
+  int64_t large = exact + int64_t(std::floor(
+                              std::log(double(d) / exact) /
+                              std::log(double(maxDistance) / exact) *
+                              double(nb - exact)));
+  return std::min(large, nb - 1);
+}
+} // namespace
+
+Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
+                                Value x, Value distance, Value head,
+                                Value relTable, int64_t numHeads) {
+  if (!mods)
+    return x;
+  ModBuilder m{b, loc};
+  Value r = m.toF32(distance);
+  Value absR = math::AbsFOp::create(b, loc, r);
+  Value absIndex = arith::MaxSIOp::create(
+      b, loc, distance, arith::SubIOp::create(b, loc, m.idx(0), distance));
+  for (Attribute attr : mods) {
+    x = llvm::TypeSwitch<Attribute, Value>(attr)
+            .Case([&](AlibiAttr a) {
+              SmallVector<float> slopes;
+              for (int64_t h = 0; h < numHeads; ++h)
+                slopes.push_back(float(alibiSlope(
+                    a.getMaxBias().convertToDouble(), h, numHeads)));
+              Value slope = m.table(slopes, head);
+              return arith::SubFOp::create(b, loc, x, m.mul(slope, absR));
+            })
+            .Case([&](SoftcapAttr a) {
+              Value cap = m.f32(a.getCap().convertToDouble());
+              Value t = math::TanhOp::create(b, loc, m.div(x, cap));
+              return m.mul(cap, t);
+            })
+            .Case([&](ShawBiasAttr a) {
+              int64_t k = a.getMaxDistance();
+              Value clamped = arith::MinSIOp::create(
+                  b, loc, arith::MaxSIOp::create(b, loc, distance, m.idx(-k)),
+                  m.idx(k));
+              Value column = arith::AddIOp::create(b, loc, clamped, m.idx(k));
+              Value bias = tensor::ExtractOp::create(
+                  b, loc, relTable, ValueRange{head, column});
+              return m.add(x, bias);
+            })
+            .Case([&](T5BiasAttr a) {
+              // Buckets of |r| in one direction from a table computed with
+              // the documented formula; past max_distance the last bucket.
+              int64_t buckets = a.getBuckets(), maxD = a.getMaxDistance();
+              int64_t nb = a.getBidirectional() ? buckets / 2 : buckets;
+              SmallVector<float> bucketOf;
+              for (int64_t d = 0; d <= maxD; ++d)
+                bucketOf.push_back(float(t5DirectionBucket(d, nb, maxD)));
+              Value d;
+              if (a.getBidirectional())
+                d = absIndex;
+              else // only the past counts: d = max(-r, 0)
+                d = arith::MaxSIOp::create(
+                    b, loc, arith::SubIOp::create(b, loc, m.idx(0), distance),
+                    m.idx(0));
+              d = arith::MinSIOp::create(b, loc, d, m.idx(maxD));
+              Value bucketF = m.table(bucketOf, d);
+              Value bucket = arith::IndexCastOp::create(
+                  b, loc, b.getIndexType(),
+                  arith::FPToSIOp::create(b, loc, b.getI64Type(), bucketF));
+              if (a.getBidirectional()) {
+                Value later = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::sgt, distance, m.idx(0));
+                bucket = arith::AddIOp::create(
+                    b, loc, bucket,
+                    arith::SelectOp::create(b, loc, later, m.idx(nb),
+                                            m.idx(0)));
+              }
+              Value bias = tensor::ExtractOp::create(
+                  b, loc, relTable, ValueRange{head, bucket});
+              return m.add(x, bias);
+            })
+            .Case([&](DistanceWeightAttr a) {
+              double v = a.getThreshold().convertToDouble();
+              Value weight = m.perHead(a.getWeights(), head, numHeads);
+              Value rw = m.mul(weight, absR);
+              Value denom = m.add(
+                  m.f32(1.0),
+                  math::ExpOp::create(b, loc,
+                                      arith::SubFOp::create(b, loc, m.f32(v),
+                                                            rw)));
+              Value factor = m.div(m.f32(1.0 + std::exp(v)), denom);
+              Value relu = arith::MaximumFOp::create(b, loc, x, m.f32(0.0));
+              return m.mul(relu, factor);
+            })
+            .Case([&](AdaptiveSpanAttr a) {
+              double ramp = a.getRamp().convertToDouble();
+              Value span = m.perHead(a.getSpans(), head, numHeads);
+              Value raw = m.div(
+                  arith::SubFOp::create(b, loc, m.add(m.f32(ramp), span),
+                                        absR),
+                  m.f32(ramp));
+              Value weight = arith::MinimumFOp::create(
+                  b, loc, arith::MaximumFOp::create(b, loc, raw, m.f32(0.0)),
+                  m.f32(1.0));
+              // log(0) = -inf removes the key; the approximated log need not
+              // reach -inf by itself.
+              Value zero = arith::CmpFOp::create(
+                  b, loc, arith::CmpFPredicate::OLE, weight, m.f32(0.0));
+              Value logged = m.add(x, math::LogOp::create(b, loc, weight));
+              return arith::SelectOp::create(b, loc, zero, m.f32(-INFINITY),
+                                             logged);
+            })
+            .Default([&](Attribute) { return x; });
+  }
+  return x;
+}
