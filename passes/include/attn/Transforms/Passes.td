@@ -19,8 +19,9 @@ def AttnTile : Pass<"attn-tile", "ModuleOp"> {
 
     Supported today: f32; patterns built from causal, window, dilated,
     strided, fixed and global with or/and; the dense mask and bias
-    operands; every score mod (static head counts). Anything else is
-    reported as an error.
+    operands; every score mod (static head counts) and the custom score
+    region (cloned into the score computation). Anything else is reported
+    as an error.
   }];
   let options = [
     Option<"queryTile", "q-tile", "int64_t", /*default=*/"64",
