@@ -34,6 +34,7 @@
 #include "llvm/Support/WithColor.h"
 #include <algorithm>
 #include <list>
+#include <map>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -226,6 +227,21 @@ int main(int argc, char **argv) {
 
   // Operands: read or generate.
   std::list<Operand> operands; // stable addresses: descriptors point in
+  // Every role of the attention op -> the entry argument feeding it (one
+  // argument may feed several roles, as in self-attention `%x, %x, %x`).
+  std::map<std::string, unsigned> roleArgs;
+  if (attention) {
+    std::pair<Value, const char *> roles[] = {
+        {attention.getQuery(), "q"},       {attention.getKey(), "k"},
+        {attention.getValue(), "v"},       {attention.getMask(), "mask"},
+        {attention.getBias(), "bias"},     {attention.getQSegments(), "q_segments"},
+        {attention.getKvSegments(), "kv_segments"},
+        {attention.getRelTable(), "rel_table"}};
+    for (auto [value, role] : roles)
+      if (auto arg = dyn_cast_or_null<BlockArgument>(value))
+        if (arg.getOwner() == &entry.front())
+          roleArgs[role] = arg.getArgNumber();
+  }
   for (BlockArgument arg : entry.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type || !type.hasStaticShape() ||
@@ -243,6 +259,8 @@ int main(int argc, char **argv) {
     llvm::StringRef role = split.first, path = split.second;
     auto it = llvm::find_if(operands,
                             [&](Operand &o) { return o.role == role; });
+    if (auto arg = roleArgs.find(role.str()); arg != roleArgs.end())
+      it = std::next(operands.begin(), arg->second);
     if (path.empty() || it == operands.end())
       return fail("--input " + spec + ": expected ROLE=FILE.npy with ROLE "
                                       "one of the function's operands");
@@ -346,11 +364,14 @@ int main(int argc, char **argv) {
   if (!check)
     return EXIT_SUCCESS;
   auto operandOf = [&](const char *role) -> Operand * {
-    for (Operand &o : operands)
-      if (o.role == role)
-        return &o;
-    return nullptr;
+    auto it = roleArgs.find(role);
+    if (it == roleArgs.end())
+      return nullptr;
+    return &*std::next(operands.begin(), it->second);
   };
+  if (!operandOf("q") || !operandOf("k") || !operandOf("v"))
+    return fail("--check needs q, k and v to be arguments of @" +
+                entrySymbol);
   problem->query = operandOf("q")->as<float>();
   problem->key = operandOf("k")->as<float>();
   problem->value = operandOf("v")->as<float>();

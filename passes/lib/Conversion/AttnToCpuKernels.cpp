@@ -60,7 +60,8 @@ bool isSupported(AttentionOp op) {
     return false;
   std::string reason;
   return !op.getPatternAttr() ||
-         isMaskCodegenSupported(op.getPatternAttr(), reason);
+         isMaskCodegenSupported(op.getPatternAttr(), op.getMaskShape(),
+                                /*withTensors=*/false, reason);
 }
 
 class CpuFlashKernel {
@@ -233,8 +234,11 @@ void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
   Value negInf = f32Const(-INFINITY);
   loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
     loop(index(0), index(kQueryTile), 1, {}, [&](Value q, ValueRange) {
-      Value kept = emitElementMask(b, b.getLoc(), pattern, add(i0, q),
-                                   add(j0, r), delta);
+      MaskContext context;
+      context.delta = delta;
+      Value kept =
+          emitElementMask(b, b.getLoc(), pattern, add(i0, q), add(j0, r),
+                          context);
       Value s = b.create<memref::LoadOp>(sT, ValueRange{r, q});
       b.create<memref::StoreOp>(b.create<arith::SelectOp>(kept, s, negInf),
                                 sT, ValueRange{r, q});

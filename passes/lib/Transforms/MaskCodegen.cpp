@@ -7,28 +7,50 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Transforms/MaskCodegen.h"
+#include "attn/Dialect/Attn/IR/MaskAlgebra.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 
 bool mlir::attn::isMaskCodegenSupported(MaskAttrInterface pattern,
+                                        const MaskShape &shape,
+                                        bool withTensors,
                                         std::string &reason) {
-  if (auto orAttr = dyn_cast<OrAttr>(pattern))
-    return llvm::all_of(orAttr.getMembers(), [&](Attribute m) {
-      return isMaskCodegenSupported(cast<MaskAttrInterface>(m), reason);
+  if (isa<OrAttr, AndAttr>(pattern)) {
+    ArrayAttr members = isa<OrAttr>(pattern)
+                            ? cast<OrAttr>(pattern).getMembers()
+                            : cast<AndAttr>(pattern).getMembers();
+    return llvm::all_of(members, [&](Attribute m) {
+      return isMaskCodegenSupported(cast<MaskAttrInterface>(m), shape,
+                                    withTensors, reason);
     });
-  if (auto andAttr = dyn_cast<AndAttr>(pattern))
-    return llvm::all_of(andAttr.getMembers(), [&](Attribute m) {
-      return isMaskCodegenSupported(cast<MaskAttrInterface>(m), reason);
-    });
+  }
   if (isa<CausalAttr, WindowAttr, DilatedAttr, StridedAttr, FixedAttr,
           GlobalAttr>(pattern))
     return true;
+  bool staticShape = !ShapedType::isDynamic(shape.lq) &&
+                     !ShapedType::isDynamic(shape.lk) &&
+                     !ShapedType::isDynamic(shape.numHeads);
+  if (withTensors && (isa<SegmentsAttr, BlockLayoutAttr>(pattern) ||
+                      (isa<RandomBlocksAttr>(pattern) && staticShape)))
+    return true;
   llvm::raw_string_ostream os(reason);
   os << "pattern " << pattern << " is not supported by this lowering yet";
+  if (isa<RandomBlocksAttr>(pattern) && withTensors)
+    os << " (random blocks need static lengths and head count)";
   return false;
+}
+
+/// `table[indices]` of a constant i1 tensor holding `bits`.
+static Value lookupBits(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                        ArrayRef<bool> bits, ValueRange indices) {
+  auto type = RankedTensorType::get(shape, b.getI1Type());
+  Value table = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, bits));
+  return tensor::ExtractOp::create(b, loc, table, indices);
 }
 
 namespace {
@@ -74,8 +96,9 @@ static ArrayAttr membersOf(MaskAttrInterface pattern) {
 
 Value mlir::attn::emitElementMask(OpBuilder &b, Location loc,
                                   MaskAttrInterface pattern, Value i, Value j,
-                                  Value delta) {
+                                  const MaskContext &context) {
   IndexMath m{b, loc};
+  Value delta = context.delta;
   Value p = m.add(i, delta);
   Value r = m.sub(j, p);
   return llvm::TypeSwitch<Attribute, Value>(pattern)
@@ -103,12 +126,60 @@ Value mlir::attn::emitElementMask(OpBuilder &b, Location loc,
                                          m.eq(j, m.cst(index))));
         return kept;
       })
+      .Case([&](SegmentsAttr) {
+        auto id = [&](Value ids, Value position) -> Value {
+          Value v = tensor::ExtractOp::create(
+              b, loc, ids, ValueRange{context.batch, position});
+          if (v.getType().isInteger(64))
+            return v;
+          return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
+        };
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     id(context.qSegments, i),
+                                     id(context.kvSegments, j))
+            .getResult();
+      })
+      .Case([&](BlockLayoutAttr layout) {
+        // Blocks past the layout are dropped (docs/Dialect.md).
+        ArrayRef<int64_t> dims = layout.getLayout().getType().getShape();
+        SmallVector<bool> bits;
+        for (const APInt &v : layout.getLayout().getValues<APInt>())
+          bits.push_back(!v.isZero());
+        int64_t block = layout.getBlock();
+        Value qb = arith::DivUIOp::create(b, loc, i, m.cst(block));
+        Value kb = arith::DivUIOp::create(b, loc, j, m.cst(block));
+        Value inside = m.both(m.slt(qb, m.cst(dims[1])),
+                              m.slt(kb, m.cst(dims[2])));
+        Value h = dims[0] == 1 ? m.cst(0) : context.head;
+        // Clamp so that the lookup stays in bounds; `inside` decides.
+        Value qbIn = arith::MinSIOp::create(b, loc, qb, m.cst(dims[1] - 1));
+        Value kbIn = arith::MinSIOp::create(b, loc, kb, m.cst(dims[2] - 1));
+        return m.both(inside, lookupBits(b, loc, dims, bits, {h, qbIn, kbIn}));
+      })
+      .Case([&](RandomBlocksAttr random) {
+        // The documented draw, evaluated once here for every head and
+        // query block of the static shape.
+        const MaskShape &shape = context.shape;
+        int64_t block = random.getBlock();
+        int64_t rows = llvm::divideCeilSigned(shape.lq, block);
+        int64_t cols = llvm::divideCeilSigned(shape.lk, block);
+        SmallVector<bool> bits(shape.numHeads * rows * cols, false);
+        for (int64_t h = 0; h < shape.numHeads; ++h)
+          for (int64_t qb = 0; qb < rows; ++qb)
+            for (int64_t kb : getRandomBlocks(random.getSeed(),
+                                              random.getCount(), qb, h, cols))
+              bits[(h * rows + qb) * cols + kb] = true;
+        Value qb = arith::DivUIOp::create(b, loc, i, m.cst(block));
+        Value kb = arith::DivUIOp::create(b, loc, j, m.cst(block));
+        return lookupBits(b, loc, {shape.numHeads, rows, cols}, bits,
+                          {context.head, qb, kb});
+      })
       .Case<OrAttr, AndAttr>([&](Attribute) {
         bool isOr = isa<OrAttr>(pattern);
         Value result;
         for (Attribute member : membersOf(pattern)) {
           Value kept = emitElementMask(b, loc, cast<MaskAttrInterface>(member),
-                                       i, j, delta);
+                                       i, j, context);
           result = !result ? kept : isOr ? m.either(result, kept)
                                          : m.both(result, kept);
         }

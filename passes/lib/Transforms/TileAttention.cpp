@@ -54,7 +54,8 @@ LogicalResult checkSupported(AttentionOp op) {
   if (!isScoreModCodegenSupported(op.getModsAttr(), numHeads, reason))
     return op.emitOpError("attn-tile: ") << reason;
   if (MaskAttrInterface pattern = op.getPatternAttr()) {
-    if (!isMaskCodegenSupported(pattern, reason))
+    if (!isMaskCodegenSupported(pattern, op.getMaskShape(),
+                                /*withTensors=*/true, reason))
       return op.emitOpError("attn-tile: ") << reason;
   }
   return success();
@@ -233,7 +234,11 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile,
           return x;
         Value kept;
         if (pattern)
-          kept = emitElementMask(nb, l, pattern, row, col, delta);
+          kept = emitElementMask(nb, l, pattern, row, col,
+                                 MaskContext{delta, headIv, batchIv,
+                                             op.getQSegments(),
+                                             op.getKvSegments(),
+                                             op.getMaskShape()});
         if (mask)
           kept = kept ? arith::AndIOp::create(nb, l, kept, a[next]) : a[next];
         return arith::SelectOp::create(nb, l, kept, x,

@@ -13,13 +13,24 @@
 
 namespace mlir::attn {
 
-/// Whether the pattern can be evaluated by emitElementMask / emitTileClass.
-/// On failure `reason` names the unsupported part.
-bool isMaskCodegenSupported(MaskAttrInterface pattern, std::string &reason);
+/// What patterns beyond the positional ones read at run time.
+struct MaskContext {
+  Value delta;            ///< key-space position of query 0 (index)
+  Value head, batch;      ///< query head and batch row (index)
+  Value qSegments;        ///< [B, Lq] integer tensor, for #attn.segments
+  Value kvSegments;       ///< [B, Lk] integer tensor
+  MaskShape shape;        ///< static sizes, for tables of block patterns
+};
+
+/// Whether the pattern can be evaluated by emitElementMask / emitTileClass
+/// for `shape`; `withTensors` says whether segment ids and constant tables
+/// (tensor.extract) may be used. On failure `reason` names the part.
+bool isMaskCodegenSupported(MaskAttrInterface pattern, const MaskShape &shape,
+                            bool withTensors, std::string &reason);
 
 /// i1: key `j` is kept for query `i`.
 Value emitElementMask(OpBuilder &b, Location loc, MaskAttrInterface pattern,
-                      Value i, Value j, Value delta);
+                      Value i, Value j, const MaskContext &context);
 
 /// Sound run-time tile classification of [i0, i1) x [j0, j1) (non-empty):
 /// i1 values (isEmpty, isFull). Exact for causal and window.
