@@ -17,8 +17,9 @@ def AttnTile : Pass<"attn-tile", "ModuleOp"> {
     keeps entirely carry no mask code and tiles it drops entirely are
     skipped at run time.
 
-    Supported today: f32; patterns built from causal, window, dilated,
-    strided, fixed and global with or/and; the dense mask and bias
+    Supported today: f32; every mask pattern (random blocks need static
+    sizes; random blocks, block layouts and segments are evaluated per
+    element, their tiles are not skipped yet); the dense mask and bias
     operands; every score mod (static head counts) and the custom score
     region (cloned into the score computation). Anything else is reported
     as an error.
