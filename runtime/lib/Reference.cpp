@@ -65,9 +65,20 @@ bool isKept(const Pattern &pt, int64_t i, int64_t j, int64_t lq, int64_t lk,
            std::find(pt.indices.begin(), pt.indices.end(), j) !=
                pt.indices.end();
   case K::RandomBlocks: {
-    std::vector<int64_t> blocks =
-        randomBlocks(pt.c, pt.b, i / pt.a, head, (lk + pt.a - 1) / pt.a);
-    return std::find(blocks.begin(), blocks.end(), j / pt.a) != blocks.end();
+    // Callers sweep j for a fixed i: keep the last draw instead of redoing
+    // the O(key blocks) shuffle for every element.
+    struct Draw {
+      int64_t seed = -1, count = 0, qb = 0, head = 0, numKeyBlocks = 0;
+      std::vector<int64_t> blocks;
+    };
+    static thread_local Draw last;
+    int64_t qb = i / pt.a, numKeyBlocks = (lk + pt.a - 1) / pt.a;
+    if (last.seed != pt.c || last.count != pt.b || last.qb != qb ||
+        last.head != head || last.numKeyBlocks != numKeyBlocks)
+      last = {pt.c, pt.b, qb, head, numKeyBlocks,
+              randomBlocks(pt.c, pt.b, qb, head, numKeyBlocks)};
+    return std::binary_search(last.blocks.begin(), last.blocks.end(),
+                              j / pt.a);
   }
   case K::BlockLayout: {
     int64_t h = pt.layoutHeads == 1 ? 0 : head, qb = i / pt.a, kb = j / pt.a;
