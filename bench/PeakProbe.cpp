@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "PeakProbe.h"
+#include <algorithm>
 #include <chrono>
 #include <immintrin.h>
 #include <thread>
@@ -42,7 +43,8 @@ __attribute__((target("avx512f"))) static double fmaLoopAvx512(long iters) {
   return double(iters) * 12 * 16 * 2;
 }
 
-double measurePeakGflops(int threads) {
+/// One timed run of the FMA loops on `threads` threads.
+static double probeOnce(int threads) {
   bool avx512 = __builtin_cpu_supports("avx512f");
   const long iters = 20'000'000;
   auto start = std::chrono::steady_clock::now();
@@ -57,4 +59,13 @@ double measurePeakGflops(int threads) {
           .count();
   double flops = double(iters) * 12 * (avx512 ? 16 : 8) * 2 * threads;
   return flops / seconds * 1e-9;
+}
+
+double measurePeakGflops(int threads) {
+  // The best of three: on a shared VM a neighbour can slow any single run,
+  // and the peak is what the machine can do, not what it did once.
+  double best = 0;
+  for (int run = 0; run < 3; ++run)
+    best = std::max(best, probeOnce(threads));
+  return best;
 }

@@ -231,19 +231,30 @@ void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
 }
 
 void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
-  Value negInf = f32Const(-INFINITY);
+  // The pattern is evaluated for a whole vector of queries at once: the
+  // query positions i0 + t * lanes + [0, lanes) against one key.
+  auto indexVec = VectorType::get({kLanes}, b.getIndexType());
+  SmallVector<int64_t> iota(kLanes);
+  for (int64_t n = 0; n < kLanes; ++n)
+    iota[n] = n;
+  Value lanesIota = b.create<arith::ConstantOp>(
+      DenseElementsAttr::get(indexVec, ArrayRef<int64_t>(iota)));
+  auto splat = [&](Value v) -> Value {
+    return b.create<vector::BroadcastOp>(indexVec, v);
+  };
+  MaskContext context;
+  context.delta = splat(delta);
+  Value negInf = vecConst(-INFINITY);
   loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
-    loop(index(0), index(kQueryTile), 1, {}, [&](Value q, ValueRange) {
-      MaskContext context;
-      context.delta = delta;
+    Value key = splat(add(j0, r));
+    for (int64_t t = 0; t < kQueryVectors; ++t) {
+      Value queries = b.create<arith::AddIOp>(
+          splat(add(i0, index(t * kLanes))), lanesIota);
       Value kept =
-          emitElementMask(b, b.getLoc(), pattern, add(i0, q), add(j0, r),
-                          context);
-      Value s = b.create<memref::LoadOp>(sT, ValueRange{r, q});
-      b.create<memref::StoreOp>(b.create<arith::SelectOp>(kept, s, negInf),
-                                sT, ValueRange{r, q});
-      return SmallVector<Value>{};
-    });
+          emitElementMask(b, b.getLoc(), pattern, queries, key, context);
+      Value s = loadVec(sT, {r, lane(t)});
+      storeVec(b.create<arith::SelectOp>(kept, s, negInf), sT, {r, lane(t)});
+    }
     return SmallVector<Value>{};
   });
 }

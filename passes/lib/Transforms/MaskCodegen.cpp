@@ -55,11 +55,21 @@ static Value lookupBits(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 
 namespace {
 /// Small arithmetic vocabulary on `index` values.
+/// Small arithmetic vocabulary on `index` values, or on vectors of them
+/// (`lanes` > 0) so that kernels can evaluate a pattern for many queries at
+/// once.
 struct IndexMath {
   OpBuilder &b;
   Location loc;
+  int64_t lanes = 0;
 
-  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value cst(int64_t v) {
+    if (!lanes)
+      return arith::ConstantIndexOp::create(b, loc, v);
+    auto type = VectorType::get({lanes}, b.getIndexType());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getIndexAttr(v)));
+  }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
@@ -73,7 +83,11 @@ struct IndexMath {
   Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
   Value either(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
   Value boolean(bool v) {
-    return arith::ConstantIntOp::create(b, loc, v ? 1 : 0, 1);
+    if (!lanes)
+      return arith::ConstantIntOp::create(b, loc, v ? 1 : 0, 1);
+    auto type = VectorType::get({lanes}, b.getI1Type());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getBoolAttr(v)));
   }
   Value divisible(Value x, int64_t step) {
     return eq(arith::RemSIOp::create(b, loc, x, cst(step)), cst(0));
@@ -97,7 +111,8 @@ static ArrayAttr membersOf(MaskAttrInterface pattern) {
 Value mlir::attn::emitElementMask(OpBuilder &b, Location loc,
                                   MaskAttrInterface pattern, Value i, Value j,
                                   const MaskContext &context) {
-  IndexMath m{b, loc};
+  auto vectorType = dyn_cast<VectorType>(i.getType());
+  IndexMath m{b, loc, vectorType ? vectorType.getDimSize(0) : 0};
   Value delta = context.delta;
   Value p = m.add(i, delta);
   Value r = m.sub(j, p);

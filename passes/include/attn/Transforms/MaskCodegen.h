@@ -28,7 +28,9 @@ struct MaskContext {
 bool isMaskCodegenSupported(MaskAttrInterface pattern, const MaskShape &shape,
                             bool withTensors, std::string &reason);
 
-/// i1: key `j` is kept for query `i`.
+/// i1: key `j` is kept for query `i`. For the positional patterns (causal,
+/// window, dilated, strided, fixed, global and their or/and), `i`, `j` and
+/// `delta` may instead be vectors of index, giving a vector of i1.
 Value emitElementMask(OpBuilder &b, Location loc, MaskAttrInterface pattern,
                       Value i, Value j, const MaskContext &context);
 
