@@ -67,7 +67,8 @@ func.func @causal(%q: tensor<1x1x300x64xf32>, %k: tensor<1x1x300x64xf32>,
 
 // -----
 
-// What the fast path lacks stays for attn-tile.
+// What the fast path lacks (dense operands, table-operand mods) stays for
+// attn-tile.
 // CHECK-LABEL: func.func @with_bias
 // CHECK: attn.attention
 // CHECK-NOT: func.call
@@ -77,4 +78,22 @@ func.func @with_bias(%q: tensor<1x1x8x16xf32>, %b: tensor<1x1x8x8xf32>)
       : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>,
          tensor<1x1x8x8xf32>) -> tensor<1x1x8x16xf32>
   return %o : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+// Lane-wise score mods run in the kernel: ALiBi's slope for the tile's head
+// comes from a constant table and is broadcast over the query lanes.
+// CHECK-LABEL: func.func private @alibi__attn_cpu_flash_tile
+// CHECK: vector.fma
+// CHECK: tensor.extract %{{.*}}[%{{.*}}] : tensor<2xf32>
+// CHECK: vector.broadcast {{.*}} : f32 to vector<{{8|16}}xf32>
+// CHECK: math.absf {{.*}} : vector<{{8|16}}xf32>
+// CHECK: math.tanh {{.*}} : vector<{{8|16}}xf32>
+func.func @alibi(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
+  %o = attn.attention %q, %q, %q pattern(#attn.causal)
+      mods = [#attn.alibi<max_bias = 8.0>, #attn.softcap<cap = 30.0>]
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>)
+      -> tensor<1x2x64x16xf32>
+  return %o : tensor<1x2x64x16xf32>
 }

@@ -20,6 +20,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -55,10 +56,13 @@ struct Blocking {
 bool isSupported(AttentionOp op) {
   auto type = cast<RankedTensorType>(op.getQuery().getType());
   if (!type.getElementType().isF32() || op.getMask() || op.getBias() ||
-      op.getRelTable() || op.getQSegments() || !op.getScore().empty() ||
-      (op.getMods() && !op.getMods()->empty()))
+      op.getRelTable() || op.getQSegments() || !op.getScore().empty())
     return false;
   std::string reason;
+  if (!areScoreModsVectorizable(op.getModsAttr()) ||
+      !isScoreModCodegenSupported(op.getModsAttr(), type.getDimSize(1),
+                                  reason))
+    return false;
   return !op.getPatternAttr() ||
          isMaskCodegenSupported(op.getPatternAttr(), op.getMaskShape(),
                                 /*withTensors=*/false, reason);
@@ -121,6 +125,14 @@ private:
   void packQueries(Value qT, Value tq);
   void computeScores(Value sT, Value qT, Value j0, Value tk);
   void applyMask(Value sT, Value j0, Value tk);
+  /// The op's score mods on every score of the tile, lane-wise.
+  void applyMods(Value sT, Value j0, Value tk);
+  /// Query positions i0 + t * lanes + [0, lanes) as a vector of index.
+  Value queryPositions(int64_t t);
+  Value splatIndex(Value v) {
+    return b.create<vector::BroadcastOp>(
+        VectorType::get({kLanes}, b.getIndexType()), v);
+  }
   void updateSoftmaxAndAccumulate(Value sT, Value m, Value l, Value accT,
                                   Value j0, Value tk);
   void storeOutput(Value accT, Value l, Value tq);
@@ -230,30 +242,46 @@ void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
   });
 }
 
-void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
-  // The pattern is evaluated for a whole vector of queries at once: the
-  // query positions i0 + t * lanes + [0, lanes) against one key.
-  auto indexVec = VectorType::get({kLanes}, b.getIndexType());
+Value CpuFlashKernel::queryPositions(int64_t t) {
   SmallVector<int64_t> iota(kLanes);
   for (int64_t n = 0; n < kLanes; ++n)
-    iota[n] = n;
-  Value lanesIota = b.create<arith::ConstantOp>(
-      DenseElementsAttr::get(indexVec, ArrayRef<int64_t>(iota)));
-  auto splat = [&](Value v) -> Value {
-    return b.create<vector::BroadcastOp>(indexVec, v);
-  };
+    iota[n] = t * kLanes + n;
+  Value offsets = b.create<arith::ConstantOp>(DenseElementsAttr::get(
+      VectorType::get({kLanes}, b.getIndexType()), ArrayRef<int64_t>(iota)));
+  return b.create<arith::AddIOp>(splatIndex(i0), offsets);
+}
+
+void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
+  // The pattern is evaluated for a whole vector of queries at once.
   MaskContext context;
-  context.delta = splat(delta);
+  context.delta = splatIndex(delta);
   Value negInf = vecConst(-INFINITY);
   loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
-    Value key = splat(add(j0, r));
+    Value key = splatIndex(add(j0, r));
     for (int64_t t = 0; t < kQueryVectors; ++t) {
-      Value queries = b.create<arith::AddIOp>(
-          splat(add(i0, index(t * kLanes))), lanesIota);
-      Value kept =
-          emitElementMask(b, b.getLoc(), pattern, queries, key, context);
+      Value kept = emitElementMask(b, b.getLoc(), pattern, queryPositions(t),
+                                   key, context);
       Value s = loadVec(sT, {r, lane(t)});
       storeVec(b.create<arith::SelectOp>(kept, s, negInf), sT, {r, lane(t)});
+    }
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
+  ArrayAttr mods = op.getModsAttr();
+  int64_t numHeads =
+      cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1);
+  Value deltaLanes = splatIndex(delta);
+  loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
+    Value key = splatIndex(add(j0, r));
+    for (int64_t t = 0; t < kQueryVectors; ++t) {
+      // r = j - (i + delta) for each query lane.
+      Value distance = b.create<arith::SubIOp>(
+          key, b.create<arith::AddIOp>(queryPositions(t), deltaLanes));
+      Value x = emitScoreMods(b, b.getLoc(), mods, loadVec(sT, {r, lane(t)}),
+                              distance, headIv, Value(), numHeads);
+      storeVec(x, sT, {r, lane(t)});
     }
     return SmallVector<Value>{};
   });
@@ -447,6 +475,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     if (isEmpty)
       thenIf(b.create<arith::XOrIOp>(isEmpty, trueValue));
     computeScores(sT, qT, j0, tk);
+    if (op.getModsAttr() && !op.getModsAttr().empty())
+      applyMods(sT, j0, tk);
     // Only partial tiles evaluate the pattern per element.
     if (isFull) {
       OpBuilder::InsertionGuard maskGuard(b);

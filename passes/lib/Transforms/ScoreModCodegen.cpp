@@ -3,11 +3,19 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::attn;
+
+bool mlir::attn::areScoreModsVectorizable(ArrayAttr mods) {
+  // Table-operand mods gather per element; the others are lane-wise math.
+  return !mods || llvm::none_of(mods, [](Attribute mod) {
+    return isa<ShawBiasAttr, T5BiasAttr>(mod);
+  });
+}
 
 bool mlir::attn::isScoreModCodegenSupported(ArrayAttr mods, int64_t numHeads,
                                             std::string &reason) {
@@ -22,17 +30,38 @@ bool mlir::attn::isScoreModCodegenSupported(ArrayAttr mods, int64_t numHeads,
 
 namespace {
 /// Scalar f32 / index helpers.
+/// Scalar f32 / index helpers; with `lanes` > 0 every value is a vector of
+/// that many lanes (one logit per query of a kernel's register).
 struct ModBuilder {
   OpBuilder &b;
   Location loc;
+  int64_t lanes = 0;
 
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  Type typeOf(Type element) {
+    return lanes ? Type(VectorType::get({lanes}, element)) : element;
   }
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value splat(Type element, Attribute value) {
+    if (!lanes)
+      return arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({lanes}, element), value));
+  }
+  Value f32(double v) {
+    return splat(b.getF32Type(), b.getF32FloatAttr(float(v)));
+  }
+  Value idx(int64_t v) { return splat(b.getIndexType(), b.getIndexAttr(v)); }
+  /// A scalar spread over the lanes.
+  Value lanesOf(Value scalar) {
+    if (!lanes)
+      return scalar;
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({lanes}, scalar.getType()), scalar);
+  }
   Value toF32(Value index) {
-    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-    return arith::SIToFPOp::create(b, loc, b.getF32Type(), i64);
+    Value i64 =
+        arith::IndexCastOp::create(b, loc, typeOf(b.getI64Type()), index);
+    return arith::SIToFPOp::create(b, loc, typeOf(b.getF32Type()), i64);
   }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
@@ -45,13 +74,17 @@ struct ModBuilder {
         b, loc, DenseElementsAttr::get(type, values));
     return tensor::ExtractOp::create(b, loc, t, ValueRange{at});
   }
+  /// A per-head table entry (the head is one scalar), spread over lanes.
+  Value headTable(ArrayRef<float> values, Value head) {
+    return lanesOf(table(values, head));
+  }
   /// Per-head parameter: the head's entry, or the only entry.
   Value perHead(ArrayRef<APFloat> values, Value head, int64_t numHeads) {
     SmallVector<float> table;
     for (int64_t h = 0; h < numHeads; ++h)
       table.push_back(
           values[values.size() == 1 ? 0 : h].convertToFloat());
-    return this->table(table, head);
+    return headTable(table, head);
   }
 };
 
@@ -82,7 +115,8 @@ Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
                                 Value relTable, int64_t numHeads) {
   if (!mods)
     return x;
-  ModBuilder m{b, loc};
+  auto vectorType = dyn_cast<VectorType>(distance.getType());
+  ModBuilder m{b, loc, vectorType ? vectorType.getDimSize(0) : 0};
   Value r = m.toF32(distance);
   Value absR = math::AbsFOp::create(b, loc, r);
   Value absIndex = arith::MaxSIOp::create(
@@ -94,7 +128,7 @@ Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
               for (int64_t h = 0; h < numHeads; ++h)
                 slopes.push_back(float(alibiSlope(
                     a.getMaxBias().convertToDouble(), h, numHeads)));
-              Value slope = m.table(slopes, head);
+              Value slope = m.headTable(slopes, head);
               return arith::SubFOp::create(b, loc, x, m.mul(slope, absR));
             })
             .Case([&](SoftcapAttr a) {

@@ -54,10 +54,13 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
       same register blocks by acc^T += V_tile^T P^T and rescaled by
       exp(m_old - m_new).
 
+    Score mods without table operands (ALiBi, soft-capping, distance
+    weighting, adaptive span) are applied lane-wise to every score tile.
     Empty tiles of the mask pattern are skipped and full tiles carry no
     mask code, as in attn-tile. Ops using features this fast path lacks
-    (dense mask or bias operands, score mods or regions, non-f32 types,
-    patterns without run-time codegen) are left for attn-tile.
+    (dense mask or bias operands, Shaw / T5 relative bias, score regions,
+    segment ids, random blocks, block layouts, non-f32 types) are left for
+    attn-tile.
   }];
   let options = [
     Option<"keyTile", "kv-tile", "int64_t", /*default=*/"128",

@@ -20,9 +20,13 @@ namespace mlir::attn {
 bool isScoreModCodegenSupported(ArrayAttr mods, int64_t numHeads,
                                 std::string &reason);
 
+/// Whether emitScoreMods can work on vectors of logits (no table operand).
+bool areScoreModsVectorizable(ArrayAttr mods);
+
 /// x after every mod of `mods`, in order. `distance` is r = j - (i + delta)
 /// as an index, `head` the query head, `relTable` the rel_table operand (or
-/// null).
+/// null). With `x` a vector of f32 and `distance` a vector of index (same
+/// lanes), vectorizable mods are applied lane-wise.
 Value emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods, Value x,
                     Value distance, Value head, Value relTable,
                     int64_t numHeads);
