@@ -12,11 +12,10 @@
 //===----------------------------------------------------------------------===//
 #include "Baseline.h"
 #include "PeakProbe.h"
+#include "Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -158,9 +157,7 @@ int main(int argc, char **argv) {
                                 "BLAS ms", "GFLOP/s", "speedup", "max diff");
 
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  registry.insert<mlir::attn::AttnDialect>();
+  attnspec::registerToolDialects(registry);
   std::vector<Row> rows;
   for (int64_t n : sizes) {
     int64_t count = heads * n * dim;

@@ -1,5 +1,8 @@
 //===- Spec.cpp - attention specs in YAML ---------------------------------===//
 #include "Spec.h"
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
@@ -73,6 +76,12 @@ template <> struct MappingTraits<Spec> {
   }
 };
 } // namespace llvm::yaml
+
+void attnspec::registerToolDialects(mlir::DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::attn::AttnDialect>();
+}
 
 bool attnspec::isSpecFile(llvm::StringRef path) {
   return path.ends_with(".yaml") || path.ends_with(".yml");

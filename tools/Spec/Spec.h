@@ -9,6 +9,7 @@
 #define ATTN_TOOLS_SPEC_SPEC_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SourceMgr.h"
@@ -37,6 +38,10 @@ struct Spec {
   std::string target = "cpu";
   AttentionShape attention;
 };
+
+/// Every upstream dialect and extension plus attn: what the attn tools
+/// (attn-run, attn-compile, attn-bench) parse and lower.
+void registerToolDialects(mlir::DialectRegistry &registry);
 
 /// Whether `path` names a spec (by extension) rather than MLIR.
 bool isSpecFile(llvm::StringRef path);

@@ -18,13 +18,9 @@
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Npy.h"
 #include "attn/Runtime/Reference.h"
-#include "attn/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -182,11 +178,7 @@ int main(int argc, char **argv) {
                               "attn-run: compile, run and check attention\n");
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registry.insert<attn::AttnDialect>();
-  registerAllPasses();
-  attn::registerAttnPasses();
+  attnspec::registerToolDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
