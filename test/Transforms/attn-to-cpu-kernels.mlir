@@ -45,14 +45,29 @@ func.func @dense(%q: tensor<1x4x97x64xf32>, %k: tensor<1x2x100x64xf32>,
 
 // -----
 
-// Causal: the kv loop skips empty tiles and masks only partial ones
-// (canonicalization folds "not empty" / "not full" into the comparisons).
+// Causal with static sizes: the key tiles of each query tile come from a
+// compile-time schedule, CSR tables of row starts and entries (key tile * 2
+// + 1 if partial). By hand for L = 300, key tile 128: query tile t (rows
+// [TQ t, TQ t + TQ)) keeps key tile k iff 128 k <= TQ t + TQ - 1, and
+// k is full iff 128 k + 127 <= TQ t.
+//   TQ = 24: tiles 0-4 visit {0p}; 5 {0p,1p}; 6-9 {0f,1p}; 10 {0f,1p,2p};
+//            11-12 {0f,1f,2p}.
+//   TQ = 64: 0-1 {0p}; 2-3 {0f,1p}; 4 {0f,1f,2p}.
+// AVX2: memref.global "private" constant @causal__attn_tiles_rows : memref<14xi32> = dense<[0, 1, 2, 3, 4, 5, 7, 9, 11, 13, 15, 18, 21, 24]>
+// AVX2: memref.global "private" constant @causal__attn_tiles_entries : memref<24xi32> = dense<[1, 1, 1, 1, 1, 1, 3, 0, 3, 0, 3, 0, 3, 0, 3, 0, 3, 5, 0, 2, 5, 0, 2, 5]>
+// AVX512: memref.global "private" constant @causal__attn_tiles_rows : memref<6xi32> = dense<[0, 1, 2, 4, 6, 9]>
+// AVX512: memref.global "private" constant @causal__attn_tiles_entries : memref<9xi32> = dense<[1, 1, 0, 3, 0, 3, 0, 2, 5]>
 // CHECK-LABEL: func.func private @causal__attn_cpu_flash_tile
-// CHECK: scf.for %{{.*}} = %c0 to %c300 step %c128 {
-// CHECK:   %[[NONEMPTY:.*]] = arith.cmpi sle
-// CHECK:   scf.if %[[NONEMPTY]] {
+// CHECK-SAME: %[[T:[a-z0-9]+]]: index)
+// CHECK: %[[ROWS:.*]] = memref.get_global @causal__attn_tiles_rows
+// CHECK: %[[ENTRIES:.*]] = memref.get_global @causal__attn_tiles_entries
+// CHECK: memref.load %[[ROWS]][%[[T]]]
+// CHECK: scf.for %[[E:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK:   %[[CODE:.*]] = memref.load %[[ENTRIES]][%[[E]]]
+// CHECK:   %[[PARTIAL:.*]] = arith.cmpi ne
+// No run-time emptiness test: every listed tile runs.
+// CHECK-NOT: scf.if
 // CHECK:     vector.fma
-// CHECK:     %[[PARTIAL:.*]] = arith.cmpi sgt
 // CHECK:     scf.if %[[PARTIAL]] {
 // The pattern is evaluated for a vector of queries against one key.
 // CHECK:       arith.cmpi sle, %{{.*}}, %{{.*}} : vector<{{8|16}}xindex>
@@ -63,6 +78,79 @@ func.func @causal(%q: tensor<1x1x300x64xf32>, %k: tensor<1x1x300x64xf32>,
       : (tensor<1x1x300x64xf32>, tensor<1x1x300x64xf32>, tensor<1x1x300x64xf32>)
       -> tensor<1x1x300x64xf32>
   return %o : tensor<1x1x300x64xf32>
+}
+
+// -----
+
+// Dynamic lengths: every key tile is classified at run time; empty ones
+// are skipped, partial ones masked (canonicalization folds "not empty" /
+// "not full" into the comparisons).
+// CHECK-LABEL: func.func private @causal_dynamic__attn_cpu_flash_tile
+// CHECK-NOT: memref.get_global
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c128 {
+// CHECK:   %[[PARTIAL:.*]] = arith.cmpi sgt
+// CHECK:   %[[NONEMPTY:.*]] = arith.cmpi sle
+// CHECK:   scf.if %[[NONEMPTY]] {
+// CHECK:     vector.fma
+// CHECK:     scf.if %[[PARTIAL]] {
+// CHECK:       arith.cmpi sle, %{{.*}}, %{{.*}} : vector<{{8|16}}xindex>
+func.func @causal_dynamic(%q: tensor<1x1x?x64xf32>, %k: tensor<1x1x?x64xf32>,
+                          %v: tensor<1x1x?x64xf32>) -> tensor<1x1x?x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x1x?x64xf32>, tensor<1x1x?x64xf32>, tensor<1x1x?x64xf32>)
+      -> tensor<1x1x?x64xf32>
+  return %o : tensor<1x1x?x64xf32>
+}
+
+// -----
+
+// Random blocks depend on the head: one schedule per head (2 heads x 5 or
+// 2 query tiles + 1 row starts). The key tile shrinks to the block (32) so
+// that a tile lies in one key block, and partial tiles look the table up
+// once per query lane.
+// AVX2: memref.global "private" constant @bigbird__attn_tiles_rows : memref<11xi32>
+// AVX512: memref.global "private" constant @bigbird__attn_tiles_rows : memref<5xi32>
+// CHECK-LABEL: func.func private @bigbird__attn_cpu_flash_tile
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<32x{{24|64}}xf32>
+// CHECK: scf.if
+// CHECK: tensor.extract %{{.*}} : tensor<2x4x1xi32>
+// CHECK: vector.from_elements {{.*}} : vector<{{8|16}}xi1>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<{{8|16}}xi1>, vector<{{8|16}}xf32>
+func.func @bigbird(%q: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32> {
+  %o = attn.attention %q, %q, %q
+      pattern(#attn.or<[#attn.window<left = 8, right = 8>,
+                        #attn.random_blocks<block = 32, count = 1, seed = 7>]>)
+      : (tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32>)
+      -> tensor<1x2x100x16xf32>
+  return %o : tensor<1x2x100x16xf32>
+}
+
+// -----
+
+// Document masks: the id buffers are passed to the tile function; the query
+// ids are gathered once per query tile, each key tile compares id ranges
+// (min / max) to skip or mask, and partial tiles compare ids lane-wise
+// (L = 50: the one key tile's loop is folded away).
+// CHECK-LABEL: func.func private @documents__attn_cpu_flash_tile
+// CHECK-SAME: %[[QIDS:[a-z0-9]+]]: memref<2x50xi32>, %[[KIDS:[a-z0-9]+]]: memref<2x50xi32>)
+// CHECK: memref.load %[[QIDS]]
+// CHECK: vector.from_elements {{.*}} : vector<{{8|16}}xi64>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (i64, i64)
+// CHECK:   memref.load %[[QIDS]]
+// CHECK: scf.for %{{.*}} = %c0 to %c50 step %c1 iter_args({{.*}}) -> (i64, i64)
+// CHECK:     memref.load %[[KIDS]]
+// CHECK:     arith.minsi {{.*}} : i64
+// CHECK:   scf.if
+// CHECK:     arith.cmpi eq, %{{.*}}, %{{.*}} : vector<{{8|16}}xi64>
+// CHECK-LABEL: func.func @documents
+// CHECK: scf.forall
+// CHECK: func.call @documents__attn_cpu_flash_tile({{.*}}, %{{.*}}, %{{.*}}) :
+func.func @documents(%q: tensor<2x1x50x16xf32>, %ids: tensor<2x50xi32>)
+    -> tensor<2x1x50x16xf32> {
+  %o = attn.attention %q, %q, %q segments(%ids, %ids) pattern(#attn.segments)
+      : (tensor<2x1x50x16xf32>, tensor<2x1x50x16xf32>, tensor<2x1x50x16xf32>,
+         tensor<2x50xi32>, tensor<2x50xi32>) -> tensor<2x1x50x16xf32>
+  return %o : tensor<2x1x50x16xf32>
 }
 
 // -----

@@ -5,7 +5,8 @@
 //
 //   qT[c][q]  = scale * Q[b, h, i0 + q, c]          (zero for padded q)
 //   m = -inf, l = 0, accT = 0
-//   for each key tile [j0, j0 + tk), unless the pattern empties it:
+//   for each key tile [j0, j0 + tk) the pattern keeps something of (listed
+//   at compile time when sizes are static, see TileSchedule.h):
 //     sT[r][q] = sum_c K[j0 + r][c] qT[c][q]        (register blocks)
 //     sT = -inf where the pattern drops (only in partial tiles)
 //     m' = max(m, max_r sT[r]); alpha = exp(m - m'); sT = exp(sT - m')
@@ -18,13 +19,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/MaskAlgebra.h"
+#include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
 #include <cmath>
+#include <numeric>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTOCPUKERNELS
@@ -56,7 +61,7 @@ struct Blocking {
 bool isSupported(AttentionOp op) {
   auto type = cast<RankedTensorType>(op.getQuery().getType());
   if (!type.getElementType().isF32() || op.getMask() || op.getBias() ||
-      op.getRelTable() || op.getQSegments() || !op.getScore().empty())
+      op.getRelTable() || !op.getScore().empty())
     return false;
   std::string reason;
   if (!areScoreModsVectorizable(op.getModsAttr()) ||
@@ -65,17 +70,130 @@ bool isSupported(AttentionOp op) {
     return false;
   return !op.getPatternAttr() ||
          isMaskCodegenSupported(op.getPatternAttr(), op.getMaskShape(),
-                                /*withTensors=*/false, reason);
+                                /*withTensors=*/true, reason);
+}
+
+bool isTablePattern(MaskAttrInterface m) {
+  return isa<RandomBlocksAttr, BlockLayoutAttr>(m);
+}
+
+/// Table patterns are looked up once per key tile and query, which needs
+/// every key tile to lie inside one of their blocks: the key tile shrinks
+/// to the largest divisor of their blocks' gcd that is <= `keyTile`.
+int64_t keyTileFor(MaskAttrInterface pattern, int64_t keyTile) {
+  int64_t blocks = 0;
+  walkMask(pattern, [&](MaskAttrInterface m) {
+    if (auto random = dyn_cast<RandomBlocksAttr>(m))
+      blocks = std::gcd(blocks, random.getBlock());
+    if (auto layout = dyn_cast<BlockLayoutAttr>(m))
+      blocks = std::gcd(blocks, layout.getBlock());
+  });
+  if (!blocks)
+    return keyTile;
+  int64_t tile = std::min(keyTile, blocks);
+  while (blocks % tile)
+    --tile;
+  return tile;
+}
+
+/// Segment ids are only known at run time. When the pattern is `segments`
+/// or an intersection with it, each key tile is also tested against the
+/// ids (min / max over the tile); the rest of the pattern is what the
+/// compile-time schedule covers. Returns that rest (null: keeps all).
+std::pair<bool, MaskAttrInterface> splitRuntimeSegments(
+    MaskAttrInterface pattern) {
+  if (isa_and_nonnull<SegmentsAttr>(pattern))
+    return {true, MaskAttrInterface()};
+  auto andAttr = dyn_cast_or_null<AndAttr>(pattern);
+  if (!andAttr ||
+      llvm::none_of(andAttr.getMembers(), llvm::IsaPred<SegmentsAttr>))
+    return {false, pattern};
+  SmallVector<Attribute> rest;
+  for (Attribute member : andAttr.getMembers())
+    if (!isa<SegmentsAttr>(member))
+      rest.push_back(member);
+  if (rest.size() == 1)
+    return {true, cast<MaskAttrInterface>(rest.front())};
+  return {true, AndAttr::get(pattern.getContext(),
+                             ArrayAttr::get(pattern.getContext(), rest))};
+}
+
+/// Schedules beyond this many entries (4 bytes each) fall back to
+/// classifying tiles at run time.
+constexpr int64_t kMaxScheduleEntries = int64_t(1) << 22;
+
+/// The compile-time schedules of an op: one per head, or one shared by all
+/// heads when the pattern does not depend on the head.
+struct OpSchedules {
+  SmallVector<TileSchedule> perHead;
+  bool sharedByHeads = true;
+  int64_t numEntries() const {
+    int64_t n = 0;
+    for (const TileSchedule &s : perHead)
+      n += s.numVisited();
+    return n;
+  }
+};
+
+/// The schedules of `pattern` for the op's static sizes, or nothing when a
+/// size is dynamic or the tables would be too large.
+std::optional<OpSchedules> buildSchedules(AttentionOp op,
+                                          MaskAttrInterface pattern,
+                                          int64_t queryTile, int64_t keyTile) {
+  MaskShape shape = op.getMaskShape();
+  if (!pattern || ShapedType::isDynamic(shape.lq) ||
+      ShapedType::isDynamic(shape.lk) || ShapedType::isDynamic(shape.numHeads))
+    return std::nullopt;
+  OpSchedules schedules;
+  schedules.sharedByHeads = !dependsOnHead(pattern);
+  MaskQuery q;
+  q.lq = shape.lq;
+  q.lk = shape.lk;
+  q.delta = getAlignmentDelta(op.getAlignment(), shape.lq, shape.lk);
+  int64_t heads = schedules.sharedByHeads ? 1 : shape.numHeads;
+  for (int64_t h = 0; h < heads; ++h) {
+    q.head = h;
+    schedules.perHead.push_back(
+        buildTileSchedule(pattern, q, queryTile, keyTile));
+    if (schedules.numEntries() > kMaxScheduleEntries)
+      return std::nullopt;
+  }
+  return schedules;
+}
+
+/// What the pass decided for one op before emitting its kernel.
+struct KernelPlan {
+  Blocking blocking;
+  int64_t keyTile;
+  /// Segment ids tested per tile at run time (splitRuntimeSegments).
+  bool runtimeSegments = false;
+  /// The part of the pattern known at compile time.
+  MaskAttrInterface staticPattern;
+  /// Key tile lists, when sizes are static.
+  std::optional<OpSchedules> schedules;
+  bool countTiles = false;
+};
+
+KernelPlan planKernel(AttentionOp op, int64_t keyTile, int64_t vectorBits,
+                      bool countTiles) {
+  KernelPlan plan{Blocking::forVectorBits(vectorBits),
+                  keyTileFor(op.getPatternAttr(), keyTile)};
+  std::tie(plan.runtimeSegments, plan.staticPattern) =
+      splitRuntimeSegments(op.getPatternAttr());
+  plan.schedules = buildSchedules(op, plan.staticPattern,
+                                  plan.blocking.queryTile(), plan.keyTile);
+  plan.countTiles = countTiles;
+  return plan;
 }
 
 class CpuFlashKernel {
 public:
-  CpuFlashKernel(AttentionOp op, int64_t keyTile, Blocking blocking)
-      : op(op), b(op.getLoc(), op), keyTile(keyTile),
-        kLanes(blocking.lanes), kQueryVectors(blocking.queryVectors),
-        kRowBlock(blocking.rows),
-        kQueryTile(blocking.queryTile()), f32(b.getF32Type()),
-        vec(VectorType::get({kLanes}, f32)) {}
+  CpuFlashKernel(AttentionOp op, const KernelPlan &plan)
+      : op(op), plan(plan), b(op.getLoc(), op), keyTile(plan.keyTile),
+        kLanes(plan.blocking.lanes),
+        kQueryVectors(plan.blocking.queryVectors),
+        kRowBlock(plan.blocking.rows), kQueryTile(plan.blocking.queryTile()),
+        f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)) {}
 
   /// Emits the kernel; returns the result tensor.
   Value build(ModuleOp module);
@@ -125,6 +243,30 @@ private:
   void packQueries(Value qT, Value tq);
   void computeScores(Value sT, Value qT, Value j0, Value tk);
   void applyMask(Value sT, Value j0, Value tk);
+  /// Per query vector, whether table pattern `m` keeps key tile j0 for
+  /// each lane (the tile lies in one block of `m`).
+  SmallVector<Value> tableLaneMasks(MaskAttrInterface m, Value j0);
+  /// The segment id at `position` of an ids buffer, as i64.
+  Value segmentId(Value ids, Value position);
+  /// Per query vector, the segment ids of its lanes.
+  void loadQueryIds();
+  /// (min, max) of ids[first, first + count).
+  std::pair<Value, Value> idRange(Value ids, Value first, Value count);
+  /// (isEmpty, isFull) of key tile [j0, j0 + tk) under the segment ids.
+  std::pair<Value, Value> segmentTileClass(Value j0, Value tk);
+  /// The key tile loop: over the compile-time schedule when there is one,
+  /// else over every key tile with run-time classification.
+  void emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT, Value sT,
+                       Value m, Value l, Value accT);
+  /// Scores, mods, mask (when needsMask), softmax and accumulation of one
+  /// key tile, skipped when isEmpty.
+  void processKeyTile(Value j0, Value isEmpty, Value needsMask, Value qT,
+                      Value sT, Value m, Value l, Value accT);
+  /// counters[which] += 1 when counting tiles (0: visited, 1: partial).
+  void countTile(int64_t which);
+  /// The i32 table `data` as a constant global next to the kernel.
+  memref::GlobalOp createTable(ModuleOp module, StringRef name,
+                               ArrayRef<int32_t> data);
   /// The op's score mods on every score of the tile, lane-wise.
   void applyMods(Value sT, Value j0, Value tk);
   /// Query positions i0 + t * lanes + [0, lanes) as a vector of index.
@@ -138,6 +280,7 @@ private:
   void storeOutput(Value accT, Value l, Value tq);
 
   AttentionOp op;
+  const KernelPlan &plan;
   ImplicitLocOpBuilder b;
   int64_t keyTile;
   const int64_t kLanes, kQueryVectors, kRowBlock, kQueryTile;
@@ -149,6 +292,11 @@ private:
   Value query, key, value, out;
   Value queryLen, headDim, valueDim, keyLen, delta, scale;
   Value batchIv, headIv, kvHead, i0;
+  Value qSegments, kvSegments;     // [B, L] id buffers, when used
+  SmallVector<Value> queryIds;     // per query vector, vector of i64
+  Value queryIdMin, queryIdMax;    // over the real queries of the tile
+  Value counters;                  // memref<2xindex>, when counting
+  memref::GlobalOp rowStartTable, entryTable;
 };
 
 scf::ForOp
@@ -255,10 +403,29 @@ void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
   // The pattern is evaluated for a whole vector of queries at once.
   MaskContext context;
   context.delta = splatIndex(delta);
+  DenseMap<Attribute, SmallVector<Value>> tableLanes;
+  walkMask(pattern, [&](MaskAttrInterface m) {
+    if (isTablePattern(m) && !tableLanes.count(m))
+      tableLanes[m] = tableLaneMasks(m, j0);
+  });
   Value negInf = vecConst(-INFINITY);
   loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
-    Value key = splatIndex(add(j0, r));
+    Value j = add(j0, r);
+    Value key = splatIndex(j);
+    Value keyId;
+    if (kvSegments)
+      keyId = b.create<vector::BroadcastOp>(
+          VectorType::get({kLanes}, b.getI64Type()), segmentId(kvSegments, j));
     for (int64_t t = 0; t < kQueryVectors; ++t) {
+      auto evaluate = [&](MaskAttrInterface member) -> Value {
+        if (isTablePattern(member))
+          return tableLanes[member][t];
+        if (isa<SegmentsAttr>(member))
+          return b.create<arith::CmpIOp>(arith::CmpIPredicate::eq,
+                                         queryIds[t], keyId);
+        return {};
+      };
+      context.evaluateMember = evaluate;
       Value kept = emitElementMask(b, b.getLoc(), pattern, queryPositions(t),
                                    key, context);
       Value s = loadVec(sT, {r, lane(t)});
@@ -266,6 +433,89 @@ void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
     }
     return SmallVector<Value>{};
   });
+}
+
+SmallVector<Value> CpuFlashKernel::tableLaneMasks(MaskAttrInterface m,
+                                                  Value j0) {
+  MaskContext context;
+  context.delta = delta;
+  context.head = headIv;
+  context.shape = op.getMaskShape();
+  // Padded lanes repeat the last query; their results are never stored.
+  Value lastQuery = sub(queryLen, index(1));
+  SmallVector<Value> masks;
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    Value lanes = b.create<arith::ConstantOp>(DenseElementsAttr::get(
+        VectorType::get({kLanes}, b.getI1Type()), false));
+    for (int64_t n = 0; n < kLanes; ++n) {
+      Value i = minIndex(add(i0, index(t * kLanes + n)), lastQuery);
+      Value kept = emitElementMask(b, b.getLoc(), m, i, j0, context);
+      lanes = b.create<vector::InsertOp>(kept, lanes, ArrayRef<int64_t>{n});
+    }
+    masks.push_back(lanes);
+  }
+  return masks;
+}
+
+Value CpuFlashKernel::segmentId(Value ids, Value position) {
+  Value id = b.create<memref::LoadOp>(ids, ValueRange{batchIv, position});
+  if (id.getType().isInteger(64))
+    return id;
+  return b.create<arith::ExtSIOp>(b.getI64Type(), id);
+}
+
+void CpuFlashKernel::loadQueryIds() {
+  Value lastQuery = sub(queryLen, index(1));
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    Value ids = b.create<arith::ConstantOp>(DenseElementsAttr::get(
+        VectorType::get({kLanes}, b.getI64Type()), int64_t(0)));
+    for (int64_t n = 0; n < kLanes; ++n) {
+      Value i = minIndex(add(i0, index(t * kLanes + n)), lastQuery);
+      ids = b.create<vector::InsertOp>(segmentId(qSegments, i), ids,
+                                       ArrayRef<int64_t>{n});
+    }
+    queryIds.push_back(ids);
+  }
+}
+
+std::pair<Value, Value> CpuFlashKernel::idRange(Value ids, Value first,
+                                                Value count) {
+  Value init[] = {
+      b.create<arith::ConstantIntOp>(std::numeric_limits<int64_t>::max(), 64),
+      b.create<arith::ConstantIntOp>(std::numeric_limits<int64_t>::min(),
+                                     64)};
+  scf::ForOp range =
+      loop(index(0), count, 1, init, [&](Value n, ValueRange acc) {
+        Value id = segmentId(ids, add(first, n));
+        return SmallVector<Value>{b.create<arith::MinSIOp>(acc[0], id),
+                                  b.create<arith::MaxSIOp>(acc[1], id)};
+      });
+  return {range.getResult(0), range.getResult(1)};
+}
+
+std::pair<Value, Value> CpuFlashKernel::segmentTileClass(Value j0, Value tk) {
+  // Disjoint id ranges share no id; one id on both sides keeps all. For
+  // packed documents (sorted, consecutive ids) this is exact.
+  auto [keyMin, keyMax] = idRange(kvSegments, j0, tk);
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return b.create<arith::CmpIOp>(p, x, y);
+  };
+  using P = arith::CmpIPredicate;
+  Value isEmpty = b.create<arith::OrIOp>(cmp(P::slt, keyMax, queryIdMin),
+                                         cmp(P::sgt, keyMin, queryIdMax));
+  Value isFull = b.create<arith::AndIOp>(
+      b.create<arith::AndIOp>(cmp(P::eq, queryIdMin, queryIdMax),
+                              cmp(P::eq, keyMin, keyMax)),
+      cmp(P::eq, queryIdMin, keyMin));
+  return {isEmpty, isFull};
+}
+
+void CpuFlashKernel::countTile(int64_t which) {
+  if (!counters)
+    return;
+  Value n = b.create<memref::LoadOp>(counters, ValueRange{index(which)});
+  b.create<memref::StoreOp>(add(n, index(1)), counters,
+                            ValueRange{index(which)});
 }
 
 void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
@@ -394,6 +644,103 @@ void CpuFlashKernel::setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf) {
                                                        : index(0);
 }
 
+memref::GlobalOp CpuFlashKernel::createTable(ModuleOp module, StringRef name,
+                                             ArrayRef<int32_t> data) {
+  auto type = MemRefType::get({int64_t(data.size())}, b.getI32Type());
+  auto tensorType = RankedTensorType::get(type.getShape(), b.getI32Type());
+  auto global = b.create<memref::GlobalOp>(
+      name, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(tensorType, data), /*constant=*/true,
+      /*alignment=*/IntegerAttr());
+  SymbolTable(module).insert(global); // uniquifies the name
+  return global;
+}
+
+void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
+                                    Value qT, Value sT, Value m, Value l,
+                                    Value accT) {
+  Value tk = minIndex(index(keyTile), sub(keyLen, j0));
+  Value trueValue = b.create<arith::ConstantIntOp>(1, 1);
+  auto negate = [&](Value x) -> Value {
+    return b.create<arith::XOrIOp>(x, trueValue);
+  };
+  if (plan.runtimeSegments) {
+    auto [segmentsEmpty, segmentsFull] = segmentTileClass(j0, tk);
+    isEmpty = b.create<arith::OrIOp>(isEmpty, segmentsEmpty);
+    needsMask = b.create<arith::OrIOp>(needsMask, negate(segmentsFull));
+  }
+  // Conditions known here (e.g. no pattern) emit no branch.
+  auto thenIf = [&](Value cond) {
+    if (matchPattern(cond, m_One()))
+      return;
+    auto ifOp = b.create<scf::IfOp>(cond, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+  };
+  OpBuilder::InsertionGuard tileGuard(b);
+  if (matchPattern(isEmpty, m_One()))
+    return;
+  thenIf(negate(isEmpty));
+  countTile(0);
+  computeScores(sT, qT, j0, tk);
+  if (op.getModsAttr() && !op.getModsAttr().empty())
+    applyMods(sT, j0, tk);
+  // Only partial tiles evaluate the pattern per element.
+  if (pattern && !matchPattern(needsMask, m_Zero())) {
+    OpBuilder::InsertionGuard maskGuard(b);
+    thenIf(needsMask);
+    countTile(1);
+    applyMask(sT, j0, tk);
+  }
+  updateSoftmaxAndAccumulate(sT, m, l, accT, j0, tk);
+}
+
+void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,
+                                     Value sT, Value m, Value l, Value accT) {
+  Value falseValue = b.create<arith::ConstantIntOp>(0, 1);
+  if (plan.schedules) {
+    // The entries of this (head, query tile): key tile * 2 + partial.
+    Value headRow = plan.schedules->sharedByHeads ? index(0) : headIv;
+    int64_t numQueryTiles = plan.schedules->perHead.front().numQueryTiles;
+    Value row = add(mul(headRow, index(numQueryTiles)), queryTileIndex);
+    auto table = [&](memref::GlobalOp global) -> Value {
+      return b.create<memref::GetGlobalOp>(global.getType(),
+                                           global.getSymName());
+    };
+    Value rowStart = table(rowStartTable), entries = table(entryTable);
+    auto loadIndex = [&](Value memref, Value position) -> Value {
+      return b.create<arith::IndexCastOp>(
+          b.getIndexType(),
+          b.create<memref::LoadOp>(memref, ValueRange{position}));
+    };
+    Value first = loadIndex(rowStart, row);
+    Value last = loadIndex(rowStart, add(row, index(1)));
+    loop(first, last, 1, {}, [&](Value entry, ValueRange) {
+      Value code = loadIndex(entries, entry);
+      Value j0 = mul(b.create<arith::ShRUIOp>(code, index(1)), index(keyTile));
+      Value partial = b.create<arith::CmpIOp>(
+          arith::CmpIPredicate::ne, b.create<arith::AndIOp>(code, index(1)),
+          index(0));
+      processKeyTile(j0, falseValue, partial, qT, sT, m, l, accT);
+      return SmallVector<Value>{};
+    });
+    return;
+  }
+  loop(index(0), keyLen, keyTile, {}, [&](Value j0, ValueRange) {
+    Value isEmpty = falseValue, needsMask = falseValue;
+    if (plan.staticPattern) {
+      Value tk = minIndex(index(keyTile), sub(keyLen, j0));
+      Value isFull;
+      std::tie(isEmpty, isFull) =
+          emitTileClass(b, b.getLoc(), plan.staticPattern, i0, add(i0, tq), j0,
+                        add(j0, tk), delta);
+      needsMask = b.create<arith::XOrIOp>(
+          isFull, b.create<arith::ConstantIntOp>(1, 1));
+    }
+    processKeyTile(j0, isEmpty, needsMask, qT, sT, m, l, accT);
+    return SmallVector<Value>{};
+  });
+}
+
 func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // One query tile per call: the scratch buffers are allocas of the call's
   // frame, so they are released on return (and hoisted once inlined).
@@ -406,10 +753,39 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
                                     f32),
                                 b.getIndexType(), b.getIndexType(),
                                 b.getIndexType()};
+  pattern = op.getPatternAttr();
+  bool usesSegments = pattern && pattern.usesSegments();
+  if (usesSegments) {
+    argTypes.push_back(bufferTypeOf(op.getQSegments()));
+    argTypes.push_back(bufferTypeOf(op.getKvSegments()));
+  }
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
-  // Named after the caller so that artifacts linked together do not clash.
   auto parent = op->getParentOfType<func::FuncOp>();
+  b.setInsertionPoint(parent);
+  if (plan.schedules) {
+    // Concatenated CSR over heads: rowStart[head * tiles + t] indexes
+    // entries, each key tile * 2 + (1 if partial).
+    SmallVector<int32_t> rowStart = {0}, entries;
+    for (const TileSchedule &s : plan.schedules->perHead) {
+      int64_t base = entries.size();
+      for (int64_t t = 0; t < s.numQueryTiles; ++t)
+        rowStart.push_back(base + s.rowStart[t + 1]);
+      for (auto [tile, cls] : llvm::zip(s.keyTiles, s.classes))
+        entries.push_back(tile * 2 + (cls == TileClass::Partial ? 1 : 0));
+    }
+    if (entries.empty())
+      entries.push_back(0); // a global needs an element; rows stay empty
+    std::string prefix = (parent.getSymName() + "__attn_tiles").str();
+    rowStartTable = createTable(module, prefix + "_rows", rowStart);
+    entryTable = createTable(module, prefix + "_entries", entries);
+  }
+  if (plan.countTiles && !module.lookupSymbol("attn_record_tiles")) {
+    Type i64 = b.getI64Type();
+    auto record = b.create<func::FuncOp>(
+        "attn_record_tiles", b.getFunctionType({i64, i64, i64, i64}, {}));
+    record.setPrivate();
+  }
+  // Named after the caller so that artifacts linked together do not clash.
   auto fn = b.create<func::FuncOp>(
       (parent.getSymName() + "__attn_cpu_flash_tile").str(),
       b.getFunctionType(argTypes, {}));
@@ -417,13 +793,16 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   SymbolTable(module).insert(fn); // uniquifies the name
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  pattern = op.getPatternAttr();
   setUpSizes(entry->getArgument(0), entry->getArgument(1),
              entry->getArgument(2));
   out = entry->getArgument(3);
   batchIv = entry->getArgument(4);
   headIv = entry->getArgument(5);
   Value queryTileIndex = entry->getArgument(6);
+  if (usesSegments) {
+    qSegments = entry->getArgument(7);
+    kvSegments = entry->getArgument(8);
+  }
   Value groups = b.create<arith::DivUIOp>(dim(query, 1), dim(key, 1));
   kvHead = b.create<arith::DivUIOp>(headIv, groups);
   if (std::optional<APFloat> attr = op.getScale()) {
@@ -446,6 +825,16 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   Value sT = scratch({keyTile, kQueryTile}, {});
   Value accT = scratch({dyn, kQueryTile}, {valueDim});
   Value m = scratch({kQueryTile}, {}), l = scratch({kQueryTile}, {});
+  if (plan.countTiles) {
+    counters = b.create<memref::AllocaOp>(
+        MemRefType::get({2}, b.getIndexType()));
+    for (int64_t c = 0; c < 2; ++c)
+      b.create<memref::StoreOp>(index(0), counters, ValueRange{index(c)});
+  }
+  if (usesSegments)
+    loadQueryIds();
+  if (plan.runtimeSegments)
+    std::tie(queryIdMin, queryIdMax) = idRange(qSegments, i0, tq);
 
   packQueries(qT, tq);
   for (int64_t t = 0; t < kQueryVectors; ++t) {
@@ -458,36 +847,22 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     return SmallVector<Value>{};
   });
 
-  loop(index(0), keyLen, keyTile, {}, [&](Value j0, ValueRange) {
-    Value tk = minIndex(index(keyTile), sub(keyLen, j0));
-    Value isEmpty, isFull;
-    if (pattern) {
-      std::tie(isEmpty, isFull) = emitTileClass(
-          b, b.getLoc(), pattern, i0, add(i0, tq), j0, add(j0, tk), delta);
-    }
-    Value trueValue = b.create<arith::ConstantIntOp>(1, 1);
-    auto thenIf = [&](Value cond) {
-      auto ifOp = b.create<scf::IfOp>(cond, /*withElseRegion=*/false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-    };
-    OpBuilder::InsertionGuard tileGuard(b);
-    // Tiles the pattern drops entirely are skipped.
-    if (isEmpty)
-      thenIf(b.create<arith::XOrIOp>(isEmpty, trueValue));
-    computeScores(sT, qT, j0, tk);
-    if (op.getModsAttr() && !op.getModsAttr().empty())
-      applyMods(sT, j0, tk);
-    // Only partial tiles evaluate the pattern per element.
-    if (isFull) {
-      OpBuilder::InsertionGuard maskGuard(b);
-      thenIf(b.create<arith::XOrIOp>(isFull, trueValue));
-      applyMask(sT, j0, tk);
-    }
-    updateSoftmaxAndAccumulate(sT, m, l, accT, j0, tk);
-    return SmallVector<Value>{};
-  });
+  emitKeyTileLoop(queryTileIndex, tq, qT, sT, m, l, accT);
 
   storeOutput(accT, l, tq);
+  if (counters) {
+    Type i64 = b.getI64Type();
+    auto asI64 = [&](Value v) -> Value {
+      return b.create<arith::IndexCastOp>(i64, v);
+    };
+    b.create<func::CallOp>(
+        "attn_record_tiles", TypeRange{},
+        ValueRange{asI64(index(kQueryTile)), asI64(index(keyTile)),
+                   asI64(b.create<memref::LoadOp>(counters,
+                                                  ValueRange{index(0)})),
+                   asI64(b.create<memref::LoadOp>(counters,
+                                                  ValueRange{index(1)}))});
+  }
   b.create<func::ReturnOp>();
   return fn;
 }
@@ -515,6 +890,10 @@ Value CpuFlashKernel::build(ModuleOp module) {
       MemRefType::get(resultType.getShape(), f32), dynamicSizes,
       b.getI64IntegerAttr(64));
 
+  SmallVector<Value> segmentBuffers;
+  if (op.getPatternAttr() && op.getPatternAttr().usesSegments())
+    segmentBuffers = {toBuffer(op.getQSegments()),
+                      toBuffer(op.getKvSegments())};
   auto forall = b.create<scf::ForallOp>(
       getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
       ValueRange{}, std::nullopt);
@@ -523,6 +902,7 @@ Value CpuFlashKernel::build(ModuleOp module) {
     b.setInsertionPointToStart(forall.getBody());
     SmallVector<Value> args = {q, k, v, result};
     llvm::append_range(args, forall.getInductionVars());
+    llvm::append_range(args, segmentBuffers);
     b.create<func::CallOp>(tileFn, args);
   }
   return b.create<bufferization::ToTensorOp>(resultType, result,
@@ -546,12 +926,43 @@ struct AttnToCpuKernelsPass
         ops.push_back(op);
     });
     for (AttentionOp op : ops) {
-      Value result =
-          CpuFlashKernel(op, keyTile, Blocking::forVectorBits(vectorBits))
-              .build(getOperation());
+      KernelPlan plan = planKernel(op, keyTile, vectorBits, countTiles);
+      if (reportTiles)
+        reportSchedule(op, plan);
+      Value result = CpuFlashKernel(op, plan).build(getOperation());
       op.replaceAllUsesWith(result);
       op.erase();
     }
+  }
+
+  /// A remark with what the key tile loop visits (attn-compile --stats).
+  static void reportSchedule(AttentionOp op, const KernelPlan &plan) {
+    InFlightDiagnostic remark = op.emitRemark();
+    remark << "query tile " << plan.blocking.queryTile() << ", key tile "
+           << plan.keyTile << ": ";
+    if (!plan.schedules) {
+      remark << (plan.staticPattern ? "tiles are classified at run time "
+                                      "(dynamic sizes or a large schedule)"
+                                    : "every key tile is visited");
+    } else {
+      int64_t heads = op.getMaskShape().numHeads;
+      int64_t copies = plan.schedules->sharedByHeads ? heads : 1;
+      int64_t visited = 0, full = 0, total = 0;
+      for (const TileSchedule &s : plan.schedules->perHead) {
+        visited += copies * s.numVisited();
+        full += copies * s.numFull();
+        total += copies * s.numTotal();
+      }
+      remark << "visits " << visited << " of " << total
+             << " key tiles per batch row (" << full << " full, "
+             << visited - full << " partial; "
+             << llvm::formatv("{0:F1}", total ? 100.0 * (total - visited) /
+                                                    total
+                                              : 0.0)
+             << "% skipped)";
+    }
+    if (plan.runtimeSegments)
+      remark << "; segment ids are tested per key tile at run time";
   }
 };
 

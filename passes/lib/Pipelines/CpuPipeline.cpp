@@ -46,9 +46,12 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
       options.cpuKeyTile.getValue(), options.vectorBits.getValue(),
       options.numThreads.getValue(),
       options.cpuKernels
-          ? llvm::formatv("attn-to-cpu-kernels{{kv-tile={0} vector-bits={1}},",
+          ? llvm::formatv("attn-to-cpu-kernels{{kv-tile={0} vector-bits={1} "
+                          "count-tiles={2} report-tiles={3}},",
                           options.cpuKeyTile.getValue(),
-                          options.vectorBits.getValue())
+                          options.vectorBits.getValue(),
+                          options.countTiles.getValue(),
+                          options.reportTiles.getValue())
                 .str()
           : std::string());
   std::string error;

@@ -111,6 +111,9 @@ static ArrayAttr membersOf(MaskAttrInterface pattern) {
 Value mlir::attn::emitElementMask(OpBuilder &b, Location loc,
                                   MaskAttrInterface pattern, Value i, Value j,
                                   const MaskContext &context) {
+  if (context.evaluateMember)
+    if (Value kept = context.evaluateMember(pattern))
+      return kept;
   auto vectorType = dyn_cast<VectorType>(i.getType());
   IndexMath m{b, loc, vectorType ? vectorType.getDimSize(0) : 0};
   Value delta = context.delta;
@@ -173,21 +176,37 @@ Value mlir::attn::emitElementMask(OpBuilder &b, Location loc,
       })
       .Case([&](RandomBlocksAttr random) {
         // The documented draw, evaluated once here for every head and
-        // query block of the static shape.
+        // query block of the static shape: a table of the kept key blocks,
+        // [heads, query blocks, count].
         const MaskShape &shape = context.shape;
         int64_t block = random.getBlock();
         int64_t rows = llvm::divideCeilSigned(shape.lq, block);
         int64_t cols = llvm::divideCeilSigned(shape.lk, block);
-        SmallVector<bool> bits(shape.numHeads * rows * cols, false);
+        int64_t count = std::min(random.getCount(), cols);
+        SmallVector<int32_t> table;
         for (int64_t h = 0; h < shape.numHeads; ++h)
           for (int64_t qb = 0; qb < rows; ++qb)
-            for (int64_t kb : getRandomBlocks(random.getSeed(),
-                                              random.getCount(), qb, h, cols))
-              bits[(h * rows + qb) * cols + kb] = true;
+            for (int64_t kb : getRandomBlocks(random.getSeed(), count, qb, h,
+                                              cols))
+              table.push_back(kb);
+        Value kept = m.boolean(false);
+        if (table.empty())
+          return kept;
+        auto type = RankedTensorType::get({shape.numHeads, rows, count},
+                                          b.getI32Type());
+        Value blocks = arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(type, ArrayRef<int32_t>(table)));
         Value qb = arith::DivUIOp::create(b, loc, i, m.cst(block));
-        Value kb = arith::DivUIOp::create(b, loc, j, m.cst(block));
-        return lookupBits(b, loc, {shape.numHeads, rows, cols}, bits,
-                          {context.head, qb, kb});
+        Value kb = arith::IndexCastOp::create(
+            b, loc, b.getI32Type(),
+            arith::DivUIOp::create(b, loc, j, m.cst(block)));
+        for (int64_t c = 0; c < count; ++c) {
+          Value pick = tensor::ExtractOp::create(
+              b, loc, blocks, ValueRange{context.head, qb, m.cst(c)});
+          kept = m.either(kept, arith::CmpIOp::create(
+                                    b, loc, arith::CmpIPredicate::eq, pick, kb));
+        }
+        return kept;
       })
       .Case<OrAttr, AndAttr>([&](Attribute) {
         bool isOr = isa<OrAttr>(pattern);

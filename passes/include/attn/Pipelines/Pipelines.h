@@ -30,6 +30,16 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("use the vectorized kernels where they apply (off: "
                      "everything takes the generic attn-tile path)"),
       llvm::cl::init(true)};
+  Option<bool> countTiles{
+      *this, "count-tiles",
+      llvm::cl::desc("the vectorized kernels report the key tiles they "
+                     "visit to attn_record_tiles (attn-run --stats)"),
+      llvm::cl::init(false)};
+  Option<bool> reportTiles{
+      *this, "report-tiles",
+      llvm::cl::desc("remark per op: key tiles its schedule visits "
+                     "(attn-compile --stats)"),
+      llvm::cl::init(false)};
   Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("OpenMP threads of parallel loops (0: the OpenMP "

@@ -20,6 +20,9 @@ struct MaskContext {
   Value qSegments;        ///< [B, Lq] integer tensor, for #attn.segments
   Value kvSegments;       ///< [B, Lk] integer tensor
   MaskShape shape;        ///< static sizes, for tables of block patterns
+  /// Lets a kernel supply the i1 of a pattern (or member) it evaluated
+  /// itself, e.g. once per tile; a null result means "emit it here".
+  llvm::function_ref<Value(MaskAttrInterface)> evaluateMember;
 };
 
 /// Whether the pattern can be evaluated by emitElementMask / emitTileClass

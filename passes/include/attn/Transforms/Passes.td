@@ -56,10 +56,19 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
 
     Score mods without table operands (ALiBi, soft-capping, distance
     weighting, adaptive span) are applied lane-wise to every score tile.
-    Empty tiles of the mask pattern are skipped and full tiles carry no
-    mask code, as in attn-tile. Ops using features this fast path lacks
-    (dense mask or bias operands, Shaw / T5 relative bias, score regions,
-    segment ids, random blocks, block layouts, non-f32 types) are left for
+
+    Mask patterns decide which key tiles run. With static sizes the key
+    tiles of every query tile (and head, for head-dependent patterns) are
+    listed at compile time (a TileSchedule, stored as constant tables) and
+    only those are visited; partial ones evaluate the pattern per element,
+    full ones carry no mask code. Otherwise each key tile is classified at
+    run time. Segment ids (document masks) are tested per tile at run time
+    from their min / max over the tile. Random blocks and block layouts
+    are looked up once per tile and query; the key tile is shrunk to a
+    divisor of their block size for that.
+
+    Ops using features this fast path lacks (dense mask or bias operands,
+    Shaw / T5 relative bias, score regions, non-f32 types) are left for
     attn-tile.
   }];
   let options = [
@@ -67,6 +76,11 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
            "rows of keys/values per tile">,
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
            "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
+    Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
+           "call attn_record_tiles(query tile, key tile, visited, partial) "
+           "once per query tile (for attn-run --stats)">,
+    Option<"reportTiles", "report-tiles", "bool", /*default=*/"false",
+           "emit a remark per op with the key tiles its schedule visits">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/MaskAlgebra.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include <algorithm>
@@ -225,25 +226,32 @@ static uint64_t splitmix64(uint64_t z) {
 SmallVector<int64_t> mlir::attn::getRandomBlocks(int64_t seed, int64_t count,
                                                  int64_t qb, int64_t head,
                                                  int64_t numKeyBlocks) {
-  SmallVector<int64_t> blocks(numKeyBlocks);
-  std::iota(blocks.begin(), blocks.end(), 0);
-  if (count >= numKeyBlocks)
+  if (count >= numKeyBlocks) {
+    SmallVector<int64_t> blocks(numKeyBlocks);
+    std::iota(blocks.begin(), blocks.end(), 0);
     return blocks;
+  }
   // Partial Fisher-Yates driven by splitmix64; the exact recipe is part of
   // the dialect's documented semantics (docs/Dialect.md) so that any
-  // implementation reproduces the same blocks.
+  // implementation reproduces the same blocks. Only the swapped positions
+  // of the virtual array [0, numKeyBlocks) are stored, so a draw costs
+  // O(count) however long the sequence.
+  llvm::SmallDenseMap<int64_t, int64_t, 8> swapped;
+  auto at = [&](int64_t p) { return swapped.lookup_or(p, p); };
   const uint64_t golden = 0x9e3779b97f4a7c15ULL;
   uint64_t state = static_cast<uint64_t>(seed);
   state = splitmix64(state + golden * static_cast<uint64_t>(qb + 1));
   state = splitmix64(state + 0xd1b54a32d192ed03ULL *
                                  static_cast<uint64_t>(head + 1));
+  SmallVector<int64_t> blocks;
   for (int64_t t = 0; t < count; ++t) {
     state = splitmix64(state + golden);
     int64_t pick = t + static_cast<int64_t>(
                            state % static_cast<uint64_t>(numKeyBlocks - t));
-    std::swap(blocks[t], blocks[pick]);
+    int64_t picked = at(pick);
+    swapped[pick] = at(t);
+    blocks.push_back(picked);
   }
-  blocks.resize(count);
   llvm::sort(blocks);
   return blocks;
 }

@@ -1,0 +1,94 @@
+//===- TileSchedule.cpp - the non-empty tiles of a mask pattern -----------===//
+//
+// classifyTile is exact about emptiness for every primitive pattern and for
+// unions; an intersection of partial members may still be empty, so those
+// tiles are decided by isKept, stopping at the first kept element.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Dialect/Attn/IR/TileSchedule.h"
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+void mlir::attn::walkMask(MaskAttrInterface pattern,
+                          function_ref<void(MaskAttrInterface)> fn) {
+  if (!pattern)
+    return;
+  fn(pattern);
+  ArrayAttr members;
+  if (auto orAttr = dyn_cast<OrAttr>(pattern))
+    members = orAttr.getMembers();
+  else if (auto andAttr = dyn_cast<AndAttr>(pattern))
+    members = andAttr.getMembers();
+  if (members)
+    for (Attribute member : members)
+      walkMask(cast<MaskAttrInterface>(member), fn);
+}
+
+bool mlir::attn::dependsOnHead(MaskAttrInterface pattern) {
+  bool depends = false;
+  walkMask(pattern, [&](MaskAttrInterface m) {
+    if (isa<RandomBlocksAttr>(m))
+      depends = true;
+    if (auto layout = dyn_cast<BlockLayoutAttr>(m))
+      depends |= layout.getLayout().getType().getDimSize(0) > 1;
+  });
+  return depends;
+}
+
+/// Whether some element of the (clipped) tile is kept.
+static bool keepsSomething(MaskAttrInterface pattern, const MaskQuery &q,
+                           const Tile &t) {
+  for (int64_t i = t.i0; i < t.i1; ++i)
+    for (int64_t j = t.j0; j < t.j1; ++j)
+      if (pattern.isKept(q, i, j))
+        return true;
+  return false;
+}
+
+TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
+                                           const MaskQuery &q,
+                                           int64_t queryTile,
+                                           int64_t keyTile) {
+  TileSchedule s;
+  s.queryTile = queryTile;
+  s.keyTile = keyTile;
+  s.numQueryTiles = llvm::divideCeil(q.lq, queryTile);
+  s.numKeyTiles = llvm::divideCeil(q.lk, keyTile);
+  bool hasIntersection = false;
+  walkMask(pattern, [&](MaskAttrInterface m) {
+    hasIntersection |= isa<AndAttr>(m);
+  });
+  s.rowStart.push_back(0);
+  for (int64_t qt = 0; qt < s.numQueryTiles; ++qt) {
+    int64_t i0 = qt * queryTile, i1 = std::min(q.lq, i0 + queryTile);
+    // Bisects the key tiles [kt0, kt1): an empty span is skipped whole and
+    // a full one listed whole, so building costs O(visited * log(tiles)),
+    // not O(tiles), for long sequences.
+    std::function<void(int64_t, int64_t)> visit = [&](int64_t kt0,
+                                                      int64_t kt1) {
+      Tile span{i0, i1, kt0 * keyTile, std::min(q.lk, kt1 * keyTile)};
+      TileClass cls = pattern ? pattern.classifyTile(q, span) : TileClass::Full;
+      if (cls == TileClass::Empty)
+        return;
+      if (cls == TileClass::Full || kt1 - kt0 == 1) {
+        if (cls == TileClass::Partial && hasIntersection &&
+            !keepsSomething(pattern, q, span))
+          return;
+        for (int64_t kt = kt0; kt < kt1; ++kt) {
+          s.keyTiles.push_back(kt);
+          s.classes.push_back(cls);
+        }
+        return;
+      }
+      int64_t mid = kt0 + (kt1 - kt0) / 2;
+      visit(kt0, mid);
+      visit(mid, kt1);
+    };
+    if (s.numKeyTiles > 0)
+      visit(0, s.numKeyTiles);
+    s.rowStart.push_back(s.keyTiles.size());
+  }
+  return s;
+}
