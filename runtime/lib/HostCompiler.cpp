@@ -28,6 +28,7 @@ attnrt::compileForHost(mlir::ModuleOp module,
                             : (features.lookup("avx512f") ? 512 : 256);
   pipeline.cpuKernels = options.cpuKernels;
   pipeline.numThreads = options.numThreads;
+  pipeline.countTiles = options.countTiles;
   mlir::PassManager pm(ctx);
   mlir::attn::buildCpuPipeline(pm, pipeline);
   if (mlir::failed(pm.run(module)))

@@ -1,5 +1,6 @@
 //===- Jit.cpp - run compiled attn kernels in process ---------------------===//
 #include "attn/Runtime/Jit.h"
+#include "attn/Runtime/TileCounters.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -66,6 +67,14 @@ JitKernel::create(mlir::ModuleOp module) {
                                               std::move(*codegenMachine));
   if (!engine)
     return engine.takeError();
+  // Kernels built with count-tiles report to this process's counters.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("attn_record_tiles")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&attn_record_tiles),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   return std::unique_ptr<JitKernel>(new JitKernel(std::move(*engine)));
 }
 

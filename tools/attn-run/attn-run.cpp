@@ -2,7 +2,7 @@
 //
 //   attn-run INPUT.{mlir,yaml} [--entry=NAME] [--input ROLE=FILE.npy]...
 //            [--output=FILE.npy] [--seed=N] [--check] [--tolerance=X]
-//            [--repeat=N] [--num-threads=N] [--load=LIB.so]
+//            [--repeat=N] [--num-threads=N] [--load=LIB.so] [--stats]
 //
 // Compiles the entry function with attn-cpu-pipeline, JIT-runs it on inputs
 // read from .npy files or generated from the seed, and optionally compares
@@ -18,12 +18,14 @@
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Npy.h"
 #include "attn/Runtime/Reference.h"
+#include "attn/Runtime/TileCounters.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/Statistic.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -78,6 +80,13 @@ static cl::opt<int64_t> vectorBits(
     cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
              "CPU's)"),
     cl::init(0));
+// LLVM itself registers --stats (its statistics, empty in release builds);
+// attn-run reads the same flag: --stats prints the key tiles the vectorized
+// kernels visited and how many the pattern keeps something of.
+static cl::extrahelp statsHelp(
+    "\n--stats: print the key tiles the vectorized kernels visited and how "
+    "many tiles the pattern keeps something of (by the reference)\n");
+static bool stats = false;
 static cl::opt<int64_t> queryTile("q-tile", cl::desc("query rows per tile"),
                                   cl::init(64));
 static cl::opt<int64_t> keyTile("kv-tile",
@@ -172,10 +181,60 @@ static std::vector<int64_t> segmentIds(Operand &operand) {
   return ids;
 }
 
+/// Key tiles of a query tile x key tile grid where the pattern keeps some
+/// element, by the reference's per-element test (cost: up to every element).
+static int64_t countNonEmptyTiles(
+    const attnrt::reference::AttentionProblem &p, int64_t queryTile,
+    int64_t keyTile) {
+  int64_t delta = p.bottomRight ? p.keyLen - p.queryLen : 0;
+  int64_t count = 0;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t *qIds = p.qSegments ? p.qSegments + b * p.queryLen : nullptr;
+    const int64_t *kvIds = p.kvSegments ? p.kvSegments + b * p.keyLen : nullptr;
+    for (int64_t h = 0; h < p.queryHeads; ++h)
+      for (int64_t i0 = 0; i0 < p.queryLen; i0 += queryTile)
+        for (int64_t j0 = 0; j0 < p.keyLen; j0 += keyTile) {
+          bool kept = !p.pattern;
+          for (int64_t i = i0; !kept && i < std::min(p.queryLen, i0 + queryTile); ++i)
+            for (int64_t j = j0; !kept && j < std::min(p.keyLen, j0 + keyTile); ++j)
+              kept = attnrt::reference::isKept(*p.pattern, i, j, p.queryLen,
+                                               p.keyLen, delta, h, qIds, kvIds);
+          count += kept;
+        }
+  }
+  return count;
+}
+
+static void printTileStats(
+    const attnrt::TileCounts &counts,
+    const std::optional<attnrt::reference::AttentionProblem> &problem) {
+  if (counts.queryTiles == 0) {
+    llvm::outs() << "stats: no vectorized CPU kernel ran (the generic path "
+                    "does not count tiles)\n";
+    return;
+  }
+  int64_t total = 0;
+  if (problem)
+    total = problem->batch * problem->queryHeads *
+            llvm::divideCeil(problem->queryLen, counts.queryTile) *
+            llvm::divideCeil(problem->keyLen, counts.keyTile);
+  llvm::outs() << llvm::formatv(
+      "stats: query tile {0}, key tile {1}: visited {2} of {3} key tiles "
+      "({4} full, {5} partial), {6:F1}% skipped\n",
+      counts.queryTile, counts.keyTile, counts.visited, total,
+      counts.visited - counts.partial, counts.partial,
+      total ? 100.0 * double(total - counts.visited) / double(total) : 0.0);
+  if (problem)
+    llvm::outs() << llvm::formatv(
+        "stats: key tiles the pattern keeps something of (reference): {0}\n",
+        countNonEmptyTiles(*problem, counts.queryTile, counts.keyTile));
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "attn-run: compile, run and check attention\n");
+  stats = llvm::AreStatisticsEnabled();
 
   DialectRegistry registry;
   attnspec::registerToolDialects(registry);
@@ -271,10 +330,10 @@ int main(int argc, char **argv) {
   // The reference problem and the FLOP count come from the IR before it is
   // lowered (lowering erases the attention op).
   std::optional<attnrt::reference::AttentionProblem> problem;
-  if (check || (repeat > 0 && attention)) {
+  if (check || stats || (repeat > 0 && attention)) {
     FailureOr<attnrt::reference::AttentionProblem> pb =
         attnrt::problemFromAttention(attention);
-    if (failed(pb) && check)
+    if (failed(pb) && (check || stats))
       return EXIT_FAILURE;
     if (succeeded(pb))
       problem = *pb;
@@ -305,10 +364,25 @@ int main(int argc, char **argv) {
     options.cpuKeyTile = cpuKeyTile;
     options.cpuKernels = !generic;
     options.vectorBits = vectorBits;
+    options.countTiles = stats;
     auto jit = attnrt::compileForHost(*module, options);
     if (!jit)
       return fail(llvm::toString(jit.takeError()));
     kernel = std::move(*jit);
+  }
+
+  auto operandOf = [&](const char *role) -> Operand * {
+    auto it = roleArgs.find(role);
+    if (it == roleArgs.end())
+      return nullptr;
+    return &*std::next(operands.begin(), it->second);
+  };
+  std::vector<int64_t> qIds, kvIds;
+  if (Operand *ids = operandOf("q_segments"); ids && problem) {
+    qIds = segmentIds(*ids);
+    kvIds = segmentIds(*operandOf("kv_segments"));
+    problem->qSegments = qIds.data();
+    problem->kvSegments = kvIds.data();
   }
 
   // Run.
@@ -326,8 +400,11 @@ int main(int argc, char **argv) {
     std::free(out.allocatedData());
     return llvm::Error::success();
   };
+  attnrt::resetTileCounts();
   if (llvm::Error error = runOnce())
     return fail(llvm::toString(std::move(error)));
+  if (stats)
+    printTileStats(attnrt::readTileCounts(), problem);
 
   if (!outputFile.empty())
     if (llvm::Error error =
@@ -355,12 +432,6 @@ int main(int argc, char **argv) {
 
   if (!check)
     return EXIT_SUCCESS;
-  auto operandOf = [&](const char *role) -> Operand * {
-    auto it = roleArgs.find(role);
-    if (it == roleArgs.end())
-      return nullptr;
-    return &*std::next(operands.begin(), it->second);
-  };
   if (!operandOf("q") || !operandOf("k") || !operandOf("v"))
     return fail("--check needs q, k and v to be arguments of @" +
                 entrySymbol);
@@ -373,13 +444,6 @@ int main(int argc, char **argv) {
     problem->bias = bias->as<float>();
   if (Operand *table = operandOf("rel_table"))
     problem->relTable = table->as<float>();
-  std::vector<int64_t> qIds, kvIds;
-  if (Operand *ids = operandOf("q_segments")) {
-    qIds = segmentIds(*ids);
-    kvIds = segmentIds(*operandOf("kv_segments"));
-    problem->qSegments = qIds.data();
-    problem->kvSegments = kvIds.data();
-  }
   std::vector<double> expected = attnrt::reference::attention(*problem);
 
   double maxError = 0, scale = 0;

@@ -13,6 +13,7 @@ struct HostCompileOptions {
   int64_t cpuKeyTile = 128;      ///< attn-to-cpu-kernels (vectorized path)
   bool cpuKernels = true;        ///< false: generic path only
   int64_t vectorBits = 0;        ///< 0: this CPU's (256 or 512)
+  bool countTiles = false;       ///< report key tiles (TileCounters.h)
 };
 
 /// Marks every public function for the C interface, lowers `module` (attn IR

@@ -1,0 +1,29 @@
+//===- TileCounters.h - key tiles visited by compiled kernels ---*- C++ -*-===//
+//
+// Kernels compiled with `count-tiles` call attn_record_tiles once per query
+// tile; the JIT resolves it to the function below, which sums the counts
+// over all threads. attn-run --stats reads them to show the work skipped.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_TILECOUNTERS_H
+#define ATTN_RUNTIME_TILECOUNTERS_H
+
+#include <cstdint>
+
+extern "C" void attn_record_tiles(int64_t queryTile, int64_t keyTile,
+                                  int64_t visited, int64_t partial);
+
+namespace attnrt {
+
+struct TileCounts {
+  int64_t queryTile = 0, keyTile = 0; ///< of the last kernel that reported
+  int64_t queryTiles = 0;             ///< calls, one per query tile
+  int64_t visited = 0, partial = 0;   ///< key tiles
+};
+
+void resetTileCounts();
+TileCounts readTileCounts();
+
+} // namespace attnrt
+
+#endif // ATTN_RUNTIME_TILECOUNTERS_H
