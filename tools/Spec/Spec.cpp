@@ -192,7 +192,21 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
                            llvm::SourceMgr::DK_Error, diag.str());
     return mlir::success();
   });
-  return mlir::parseSourceString<mlir::ModuleOp>(text, context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, context);
+  if (!module)
+    return nullptr;
+  // Later diagnostics (e.g. attn-compile --stats remarks) point at the
+  // spec's attention mapping, not at the generated text.
+  auto [line, column] =
+      sourceMgr.getLineAndColumn(keyLocation(sourceMgr, "attention"));
+  mlir::Location loc = mlir::FileLineColLoc::get(
+      context,
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+          ->getBufferIdentifier(),
+      line, column);
+  module->walk([&](mlir::Operation *op) { op->setLoc(loc); });
+  return module;
 }
 
 mlir::OwningOpRef<mlir::ModuleOp>

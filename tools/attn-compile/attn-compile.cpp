@@ -1,17 +1,22 @@
 //===- attn-compile.cpp - attention specs to CPU artifacts ----------------===//
 //
 //   attn-compile INPUT.{yaml,mlir} [-o OUT]
-//       [--emit=mlir|lowered|llvm|obj|so|header] [--mcpu=native|CPU]
-//       [--dump-after=PASS] [--generic]
+//       [--emit=mlir|lowered|llvm|obj|so|header|mask-svg] [--mcpu=native|CPU]
+//       [--dump-after=PASS] [--generic] [--stats] [--head=N]
 //
 // Like clang: the input is a spec (docs/Spec.md) or attn IR; the output is
 // the IR at a chosen stage, an object file or shared library exporting the
 // C interface `_mlir_ciface_<name>`, or the C header declaring it.
+// --stats reports, per attention op, the key tiles the CPU kernels visit;
+// --emit=mask-svg draws them.
 //
 //===----------------------------------------------------------------------===//
+#include "MaskSvg.h"
 #include "Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Transforms/Passes.h"
+#include "llvm/ADT/Statistic.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -45,7 +50,7 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-enum class Emit { Mlir, Lowered, Llvm, Obj, So, Header };
+enum class Emit { Mlir, Lowered, Llvm, Obj, So, Header, MaskSvg };
 
 static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<spec.yaml | input.mlir>"),
@@ -59,7 +64,9 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Llvm, "llvm", "LLVM IR after -O3"),
                clEnumValN(Emit::Obj, "obj", "object file (default)"),
                clEnumValN(Emit::So, "so", "shared library"),
-               clEnumValN(Emit::Header, "header", "C header")));
+               clEnumValN(Emit::Header, "header", "C header"),
+               clEnumValN(Emit::MaskSvg, "mask-svg",
+                          "SVG of the key tiles the CPU kernel visits")));
 static cl::opt<std::string> mcpu("mcpu",
                                  cl::desc("target CPU (default: this one)"),
                                  cl::init("native"));
@@ -69,6 +76,14 @@ static cl::opt<std::string>
                        "(e.g. attn-tile, attn-to-cpu-kernels)"));
 static cl::opt<bool> generic("generic",
                              cl::desc("generic attn-tile path only"));
+static cl::opt<int64_t> head("head",
+                             cl::desc("head drawn by --emit=mask-svg"),
+                             cl::init(0));
+// LLVM registers --stats itself (its statistics, empty in release builds);
+// attn-compile reads the same flag.
+static cl::extrahelp statsHelp(
+    "\n--stats: report, per attention op, the key tiles the vectorized CPU "
+    "kernels visit (a remark)\n");
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
@@ -159,6 +174,8 @@ int main(int argc, char **argv) {
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
   MLIRContext context(registry);
+  // Remarks and errors name the op by location; the op itself can be huge.
+  context.printOpOnDiagnostic(false);
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
@@ -181,6 +198,25 @@ int main(int argc, char **argv) {
     if (emit == Emit::Mlir)
       module->print(output->os());
     else if (failed(writeHeader(*module, output->os())))
+      return EXIT_FAILURE;
+    output->keep();
+    return EXIT_SUCCESS;
+  }
+
+  if (emit == Emit::MaskSvg) {
+    attn::AttentionOp attention;
+    module->walk([&](attn::AttentionOp op) {
+      if (!attention)
+        attention = op;
+    });
+    if (!attention)
+      return fail("--emit=mask-svg: the input has no attn.attention");
+    int64_t vectorBits =
+        llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256;
+    if (failed(attnspec::writeMaskSvg(
+            attention, attn::getCpuKernelQueryTile(vectorBits),
+            attn::getCpuKernelKeyTile(attention.getPatternAttr(), 128), head,
+            output->os())))
       return EXIT_FAILURE;
     output->keep();
     return EXIT_SUCCESS;
@@ -213,6 +249,7 @@ int main(int argc, char **argv) {
   pipeline.vectorBits =
       machine->getMCSubtargetInfo()->checkFeatures("+avx512f") ? 512 : 256;
   pipeline.cpuKernels = !generic;
+  pipeline.reportTiles = llvm::AreStatisticsEnabled();
   PassManager pm(&context);
   attn::buildCpuPipeline(pm, pipeline);
   if (!dumpAfter.empty()) {

@@ -967,3 +967,12 @@ struct AttnToCpuKernelsPass
 };
 
 } // namespace
+
+int64_t mlir::attn::getCpuKernelQueryTile(int64_t vectorBits) {
+  return Blocking::forVectorBits(vectorBits).queryTile();
+}
+
+int64_t mlir::attn::getCpuKernelKeyTile(MaskAttrInterface pattern,
+                                        int64_t keyTile) {
+  return keyTileFor(pattern, keyTile);
+}

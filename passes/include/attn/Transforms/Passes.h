@@ -2,6 +2,7 @@
 #ifndef ATTN_TRANSFORMS_PASSES_H
 #define ATTN_TRANSFORMS_PASSES_H
 
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,6 +22,12 @@ namespace mlir::attn {
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
+
+/// The tiles attn-to-cpu-kernels uses: queries per tile for a vector width
+/// (256 or 512 bits), and its key tile for `pattern` (shrunk to fit the
+/// blocks of random-block and block-layout patterns).
+int64_t getCpuKernelQueryTile(int64_t vectorBits);
+int64_t getCpuKernelKeyTile(MaskAttrInterface pattern, int64_t keyTile);
 
 } // namespace mlir::attn
 
