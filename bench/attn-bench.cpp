@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Baseline.h"
 #include "PeakProbe.h"
+#include "Timing.h"
 #include "Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/HostCompiler.h"
@@ -50,19 +51,6 @@ struct Row {
   bool causal;
   double oursMs, baselineMs, oursGflops, baselineGflops, maxDiff;
 };
-
-template <typename Fn> double medianSeconds(unsigned runs, Fn &&fn) {
-  std::vector<double> times;
-  for (unsigned r = 0; r < runs; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    times.push_back(std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 std::string attentionModule(int64_t n, bool causal) {
   std::string t = llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", heads.getValue(),

@@ -4,13 +4,14 @@
 #include <initializer_list>
 
 namespace {
-std::atomic<int64_t> queryTile{0}, keyTile{0}, queryTiles{0}, visited{0},
-    partial{0};
+std::atomic<int64_t> queryTile{0}, queryPeriod{0}, keyTile{0}, queryTiles{0},
+    visited{0}, partial{0};
 } // namespace
 
-extern "C" void attn_record_tiles(int64_t tq, int64_t tk, int64_t v,
-                                  int64_t p) {
+extern "C" void attn_record_tiles(int64_t tq, int64_t period, int64_t tk,
+                                  int64_t v, int64_t p) {
   queryTile.store(tq, std::memory_order_relaxed);
+  queryPeriod.store(period, std::memory_order_relaxed);
   keyTile.store(tk, std::memory_order_relaxed);
   queryTiles.fetch_add(1, std::memory_order_relaxed);
   visited.fetch_add(v, std::memory_order_relaxed);
@@ -19,11 +20,11 @@ extern "C" void attn_record_tiles(int64_t tq, int64_t tk, int64_t v,
 
 void attnrt::resetTileCounts() {
   for (std::atomic<int64_t> *counter :
-       {&queryTile, &keyTile, &queryTiles, &visited, &partial})
+       {&queryTile, &queryPeriod, &keyTile, &queryTiles, &visited, &partial})
     counter->store(0);
 }
 
 attnrt::TileCounts attnrt::readTileCounts() {
-  return {queryTile.load(), keyTile.load(), queryTiles.load(), visited.load(),
-          partial.load()};
+  return {queryTile.load(), queryPeriod.load(), keyTile.load(),
+          queryTiles.load(),  visited.load(),     partial.load()};
 }

@@ -185,3 +185,23 @@ func.func @alibi(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
       -> tensor<1x2x64x16xf32>
   return %o : tensor<1x2x64x16xf32>
 }
+
+// -----
+
+// Block patterns of 64 rows on 24-row query tiles: the tiles restart at
+// every block (24 + 24 + 16 rows), so that none straddles two query blocks:
+// 2 blocks x 3 tiles for L = 100. 64-row AVX-512 tiles align already (2).
+// CHECK-LABEL: func.func private @layout__attn_cpu_flash_tile
+// AVX2: arith.divui %{{.*}}, %c3 : index
+// AVX2: arith.remui %{{.*}}, %c3 : index
+// CHECK-LABEL: func.func @layout
+// AVX2: scf.forall (%{{.*}}) in (6)
+// AVX512: scf.forall (%{{.*}}) in (2)
+func.func @layout(%q: tensor<1x1x100x16xf32>) -> tensor<1x1x100x16xf32> {
+  %o = attn.attention %q, %q, %q
+      pattern(#attn.block_layout<block = 64, layout = dense<[[[1, 0], [1, 1]]]>
+                                 : tensor<1x2x2xi1>>)
+      : (tensor<1x1x100x16xf32>, tensor<1x1x100x16xf32>, tensor<1x1x100x16xf32>)
+      -> tensor<1x1x100x16xf32>
+  return %o : tensor<1x1x100x16xf32>
+}

@@ -295,7 +295,7 @@ TEST_F(MaskAlgebraTest, SimplifyFlattensAndDropsWhatKeepsEverything) {
 /// The schedule lists exactly the tiles that keep something, in key order,
 /// and a tile listed Full keeps everything.
 void checkSchedule(MaskAttrInterface mask, int64_t lq, int64_t lk,
-                   int64_t queryTile, int64_t keyTile, int64_t numHeads = 1) {
+                   QueryTiling tiling, int64_t keyTile, int64_t numHeads = 1) {
   for (Alignment align : {Alignment::top_left, Alignment::bottom_right}) {
     for (int64_t head = 0; head < numHeads; ++head) {
       MaskQuery q;
@@ -303,14 +303,22 @@ void checkSchedule(MaskAttrInterface mask, int64_t lq, int64_t lk,
       q.lk = lk;
       q.delta = getAlignmentDelta(align, lq, lk);
       q.head = head;
-      TileSchedule s = buildTileSchedule(mask, q, queryTile, keyTile);
+      TileSchedule s = buildTileSchedule(mask, q, tiling, keyTile);
       ASSERT_EQ(s.rowStart.size(), size_t(s.numQueryTiles + 1));
+      // The query tiles cover every row once.
+      int64_t covered = 0;
       for (int64_t qt = 0; qt < s.numQueryTiles; ++qt) {
+        auto [i0, i1] = tiling.rows(qt, lq);
+        ASSERT_EQ(i0, std::min(covered, lq));
+        ASSERT_LE(i1 - i0, tiling.tile);
+        if (tiling.period && i1 > i0)
+          ASSERT_EQ(i0 / tiling.period, (i1 - 1) / tiling.period);
+        covered = std::max(covered, i1);
         SmallVector<int64_t> expected;
-        for (int64_t kt = 0; kt < s.numKeyTiles; ++kt)
+        for (int64_t kt = 0; kt < s.numKeyTiles && i0 < i1; ++kt)
           if (bruteForce(mask, q,
-                         {qt * queryTile, (qt + 1) * queryTile, kt * keyTile,
-                          (kt + 1) * keyTile}) != TileClass::Empty)
+                         {i0, i1, kt * keyTile, (kt + 1) * keyTile}) !=
+              TileClass::Empty)
             expected.push_back(kt);
         ArrayRef<int64_t> listed(s.keyTiles.begin() + s.rowStart[qt],
                                  s.keyTiles.begin() + s.rowStart[qt + 1]);
@@ -323,12 +331,12 @@ void checkSchedule(MaskAttrInterface mask, int64_t lq, int64_t lk,
           if (s.classes[e] == TileClass::Full) {
             int64_t kt = s.keyTiles[e];
             ASSERT_EQ(bruteForce(mask, q,
-                                 {qt * queryTile, (qt + 1) * queryTile,
-                                  kt * keyTile, (kt + 1) * keyTile}),
+                                 {i0, i1, kt * keyTile, (kt + 1) * keyTile}),
                       TileClass::Full)
                 << where << " key tile " << kt;
           }
       }
+      ASSERT_EQ(covered, lq);
     }
   }
 }
@@ -352,15 +360,16 @@ TEST_F(MaskAlgebraTest, SchedulesListExactlyTheNonEmptyTiles) {
     MaskAttrInterface mask = parse(text);
     for (auto [lq, lk] : {std::pair<int64_t, int64_t>{97, 97}, {300, 300},
                           {37, 250}})
-      for (auto [tq, tk] : {std::pair<int64_t, int64_t>{24, 128}, {64, 64},
-                            {24, 16}})
-        checkSchedule(mask, lq, lk, tq, tk, /*numHeads=*/2);
+      for (auto [tiling, tk] :
+           {std::pair<QueryTiling, int64_t>{{24, 0}, 128}, {{64, 0}, 64},
+            {{24, 0}, 16}, {{24, 64}, 64}, {{24, 40}, 16}})
+        checkSchedule(mask, lq, lk, tiling, tk, /*numHeads=*/2);
   }
   // Without a pattern every tile is listed, full.
   MaskQuery q;
   q.lq = 100;
   q.lk = 70;
-  TileSchedule all = buildTileSchedule({}, q, 24, 32);
+  TileSchedule all = buildTileSchedule({}, q, QueryTiling{24, 0}, 32);
   EXPECT_EQ(all.numVisited(), all.numTotal());
   EXPECT_EQ(all.numFull(), all.numTotal());
 }
@@ -380,7 +389,7 @@ TEST_F(MaskAlgebraTest, SchedulesDecideIntersectionsElementWise) {
                    bruteForce(mask, q, t) == TileClass::Empty;
     }
   EXPECT_TRUE(undecided) << "the case this test is about does not occur";
-  checkSchedule(mask, 300, 300, 24, 16);
+  checkSchedule(mask, 300, 300, QueryTiling{24, 0}, 16);
 }
 
 } // namespace

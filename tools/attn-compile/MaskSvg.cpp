@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 #include "MaskSvg.h"
 #include "attn/Dialect/Attn/IR/MaskAlgebra.h"
-#include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 
@@ -44,7 +43,7 @@ static std::string escape(StringRef text) {
   return out;
 }
 
-LogicalResult attnspec::writeMaskSvg(AttentionOp op, int64_t queryTile,
+LogicalResult attnspec::writeMaskSvg(AttentionOp op, QueryTiling queryTiling,
                                      int64_t keyTile, int64_t head,
                                      llvm::raw_ostream &os) {
   MaskShape shape = op.getMaskShape();
@@ -60,7 +59,7 @@ LogicalResult attnspec::writeMaskSvg(AttentionOp op, int64_t queryTile,
   q.delta = getAlignmentDelta(op.getAlignment(), shape.lq, shape.lk);
   q.head = head;
   MaskAttrInterface pattern = op.getPatternAttr();
-  TileSchedule s = buildTileSchedule(pattern, q, queryTile, keyTile);
+  TileSchedule s = buildTileSchedule(pattern, q, queryTiling, keyTile);
 
   // Cells of at most 16 px, the whole grid within about 800 px.
   double cell = std::min(
@@ -85,7 +84,7 @@ LogicalResult attnspec::writeMaskSvg(AttentionOp op, int64_t queryTile,
   os << llvm::formatv(
       "<text x=\"{0}\" y=\"34\">Lq {1}, Lk {2}, head {3}; tiles {4} x {5}: "
       "{6} of {7} visited ({8} full, {9} partial)</text>\n",
-      left, shape.lq, shape.lk, head, queryTile, keyTile, s.numVisited(),
+      left, shape.lq, shape.lk, head, queryTiling.tile, keyTile, s.numVisited(),
       s.numTotal(), s.numFull(), s.numVisited() - s.numFull());
   os << llvm::formatv(
       "<text x=\"{0}\" y=\"52\"><tspan fill=\"{1}\">&#9632; full</tspan>  "

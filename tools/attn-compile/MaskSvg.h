@@ -3,6 +3,7 @@
 #define ATTN_TOOLS_MASKSVG_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace attnspec {
@@ -11,7 +12,8 @@ namespace attnspec {
 /// (full / partial / skipped), as the CPU kernels' schedule lists them.
 /// Needs static lengths; errors are reported on the op.
 mlir::LogicalResult writeMaskSvg(mlir::attn::AttentionOp op,
-                                 int64_t queryTile, int64_t keyTile,
+                                 mlir::attn::QueryTiling queryTiling,
+                                 int64_t keyTile,
                                  int64_t head, llvm::raw_ostream &os);
 
 } // namespace attnspec

@@ -214,8 +214,10 @@ int main(int argc, char **argv) {
     int64_t vectorBits =
         llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256;
     if (failed(attnspec::writeMaskSvg(
-            attention, attn::getCpuKernelQueryTile(vectorBits),
-            attn::getCpuKernelKeyTile(attention.getPatternAttr(), 128), head,
+            attention,
+            attn::getCpuKernelQueryTiling(attention.getPatternAttr(),
+                                          vectorBits),
+            attn::getCpuKernelKeyTile(attention.getPatternAttr(), 0), head,
             output->os())))
       return EXIT_FAILURE;
     output->keep();

@@ -14,6 +14,7 @@
 #include "ProblemFromIR.h"
 #include "Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Npy.h"
@@ -93,8 +94,10 @@ static cl::opt<int64_t> keyTile("kv-tile",
                                 cl::desc("key rows per tile (generic path)"),
                                 cl::init(128));
 static cl::opt<int64_t> cpuKeyTile(
-    "cpu-kv-tile", cl::desc("key rows per tile (vectorized CPU path)"),
-    cl::init(128));
+    "cpu-kv-tile",
+    cl::desc("key rows per tile (vectorized CPU path; 0: chosen per "
+             "pattern)"),
+    cl::init(0));
 
 namespace {
 /// One function argument: its role, type and aligned host buffer.
@@ -181,26 +184,32 @@ static std::vector<int64_t> segmentIds(Operand &operand) {
   return ids;
 }
 
-/// Key tiles of a query tile x key tile grid where the pattern keeps some
-/// element, by the reference's per-element test (cost: up to every element).
+/// Key tiles of the kernel's tile grid (`tiling` x key tiles) where the
+/// pattern keeps some element, by the reference's per-element test (cost:
+/// up to every element); `total` receives the grid's tile count.
 static int64_t countNonEmptyTiles(
-    const attnrt::reference::AttentionProblem &p, int64_t queryTile,
-    int64_t keyTile) {
+    const attnrt::reference::AttentionProblem &p,
+    mlir::attn::QueryTiling tiling, int64_t keyTile, int64_t &total) {
   int64_t delta = p.bottomRight ? p.keyLen - p.queryLen : 0;
   int64_t count = 0;
+  total = 0;
   for (int64_t b = 0; b < p.batch; ++b) {
     const int64_t *qIds = p.qSegments ? p.qSegments + b * p.queryLen : nullptr;
     const int64_t *kvIds = p.kvSegments ? p.kvSegments + b * p.keyLen : nullptr;
     for (int64_t h = 0; h < p.queryHeads; ++h)
-      for (int64_t i0 = 0; i0 < p.queryLen; i0 += queryTile)
-        for (int64_t j0 = 0; j0 < p.keyLen; j0 += keyTile) {
+      for (int64_t t = 0; t < tiling.numTiles(p.queryLen); ++t) {
+        auto [i0, i1] = tiling.rows(t, p.queryLen);
+        for (int64_t j0 = 0; j0 < p.keyLen && i0 < i1; j0 += keyTile) {
+          ++total;
           bool kept = !p.pattern;
-          for (int64_t i = i0; !kept && i < std::min(p.queryLen, i0 + queryTile); ++i)
-            for (int64_t j = j0; !kept && j < std::min(p.keyLen, j0 + keyTile); ++j)
+          for (int64_t i = i0; !kept && i < i1; ++i)
+            for (int64_t j = j0; !kept && j < std::min(p.keyLen, j0 + keyTile);
+                 ++j)
               kept = attnrt::reference::isKept(*p.pattern, i, j, p.queryLen,
                                                p.keyLen, delta, h, qIds, kvIds);
           count += kept;
         }
+      }
   }
   return count;
 }
@@ -208,26 +217,29 @@ static int64_t countNonEmptyTiles(
 static void printTileStats(
     const attnrt::TileCounts &counts,
     const std::optional<attnrt::reference::AttentionProblem> &problem) {
-  if (counts.queryTiles == 0) {
+  if (counts.queryTiles == 0 || !problem) {
     llvm::outs() << "stats: no vectorized CPU kernel ran (the generic path "
                     "does not count tiles)\n";
     return;
   }
   int64_t total = 0;
-  if (problem)
-    total = problem->batch * problem->queryHeads *
-            llvm::divideCeil(problem->queryLen, counts.queryTile) *
-            llvm::divideCeil(problem->keyLen, counts.keyTile);
+  int64_t nonEmpty = countNonEmptyTiles(
+      *problem, mlir::attn::QueryTiling{counts.queryTile, counts.queryPeriod},
+      counts.keyTile, total);
   llvm::outs() << llvm::formatv(
-      "stats: query tile {0}, key tile {1}: visited {2} of {3} key tiles "
-      "({4} full, {5} partial), {6:F1}% skipped\n",
-      counts.queryTile, counts.keyTile, counts.visited, total,
-      counts.visited - counts.partial, counts.partial,
+      "stats: query tile {0}{1}, key tile {2}: visited {3} of {4} key tiles "
+      "({5} full, {6} partial), {7:F1}% skipped\n",
+      counts.queryTile,
+      counts.queryPeriod
+          ? llvm::formatv(" (restarting every {0} rows)", counts.queryPeriod)
+                .str()
+          : std::string(),
+      counts.keyTile, counts.visited, total, counts.visited - counts.partial,
+      counts.partial,
       total ? 100.0 * double(total - counts.visited) / double(total) : 0.0);
-  if (problem)
-    llvm::outs() << llvm::formatv(
-        "stats: key tiles the pattern keeps something of (reference): {0}\n",
-        countNonEmptyTiles(*problem, counts.queryTile, counts.keyTile));
+  llvm::outs() << llvm::formatv(
+      "stats: key tiles the pattern keeps something of (reference): {0}\n",
+      nonEmpty);
 }
 
 int main(int argc, char **argv) {

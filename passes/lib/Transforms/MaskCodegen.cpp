@@ -138,10 +138,25 @@ Value mlir::attn::emitElementMask(OpBuilder &b, Location loc,
         return m.either(sameBlock, summary);
       })
       .Case([&](GlobalAttr g) {
+        // Runs of consecutive indices (e.g. BigBird's first blocks) become
+        // one range test each, not one comparison per index.
+        SmallVector<int64_t> indices(g.getIndices());
+        llvm::sort(indices);
         Value kept = m.boolean(false);
-        for (int64_t index : g.getIndices())
-          kept = m.either(kept, m.either(m.eq(p, m.cst(index)),
-                                         m.eq(j, m.cst(index))));
+        for (size_t first = 0; first < indices.size();) {
+          size_t last = first;
+          while (last + 1 < indices.size() &&
+                 indices[last + 1] <= indices[last] + 1)
+            ++last;
+          auto inRun = [&](Value x) {
+            if (indices[first] == indices[last])
+              return m.eq(x, m.cst(indices[first]));
+            return m.both(m.sge(x, m.cst(indices[first])),
+                          m.sle(x, m.cst(indices[last])));
+          };
+          kept = m.either(kept, m.either(inRun(p), inRun(j)));
+          first = last + 1;
+        }
         return kept;
       })
       .Case([&](SegmentsAttr) {

@@ -238,7 +238,7 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile,
                                  MaskContext{delta, headIv, batchIv,
                                              op.getQSegments(),
                                              op.getKvSegments(),
-                                             op.getMaskShape()});
+                                             op.getMaskShape(), {}});
         if (mask)
           kept = kept ? arith::AndIOp::create(nb, l, kept, a[next]) : a[next];
         return arith::SelectOp::create(nb, l, kept, x,

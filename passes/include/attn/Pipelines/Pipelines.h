@@ -18,8 +18,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   Option<int64_t> cpuKeyTile{
       *this, "cpu-kv-tile",
       llvm::cl::desc("rows of keys/values per tile of the vectorized path "
-                     "(attn-to-cpu-kernels)"),
-      llvm::cl::init(128)};
+                     "(attn-to-cpu-kernels; 0: chosen per pattern)"),
+      llvm::cl::init(0)};
   Option<int64_t> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("vector register width of the target CPU: 256 (AVX2) "

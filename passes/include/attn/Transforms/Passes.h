@@ -3,6 +3,7 @@
 #define ATTN_TRANSFORMS_PASSES_H
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
+#include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,10 +24,12 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 
-/// The tiles attn-to-cpu-kernels uses: queries per tile for a vector width
-/// (256 or 512 bits), and its key tile for `pattern` (shrunk to fit the
-/// blocks of random-block and block-layout patterns).
-int64_t getCpuKernelQueryTile(int64_t vectorBits);
+/// The tiles attn-to-cpu-kernels uses (with static sizes): its query tiles
+/// for a vector width (256 or 512 bits), and its key tile for `pattern` from the kv-tile
+/// option (0: chosen per pattern; shrunk to fit the blocks of random-block
+/// and block-layout patterns).
+QueryTiling getCpuKernelQueryTiling(MaskAttrInterface pattern,
+                                    int64_t vectorBits);
 int64_t getCpuKernelKeyTile(MaskAttrInterface pattern, int64_t keyTile);
 
 } // namespace mlir::attn

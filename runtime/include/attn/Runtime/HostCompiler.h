@@ -10,7 +10,7 @@ struct HostCompileOptions {
   unsigned numThreads = 0;      ///< 0: all cores
   int64_t genericQueryTile = 64; ///< attn-tile (generic path)
   int64_t genericKeyTile = 128;
-  int64_t cpuKeyTile = 128;      ///< attn-to-cpu-kernels (vectorized path)
+  int64_t cpuKeyTile = 0;        ///< attn-to-cpu-kernels; 0: per pattern
   bool cpuKernels = true;        ///< false: generic path only
   int64_t vectorBits = 0;        ///< 0: this CPU's (256 or 512)
   bool countTiles = false;       ///< report key tiles (TileCounters.h)

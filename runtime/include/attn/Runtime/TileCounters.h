@@ -10,13 +10,15 @@
 
 #include <cstdint>
 
-extern "C" void attn_record_tiles(int64_t queryTile, int64_t keyTile,
-                                  int64_t visited, int64_t partial);
+extern "C" void attn_record_tiles(int64_t queryTile, int64_t queryPeriod,
+                                  int64_t keyTile, int64_t visited,
+                                  int64_t partial);
 
 namespace attnrt {
 
 struct TileCounts {
-  int64_t queryTile = 0, keyTile = 0; ///< of the last kernel that reported
+  /// Tiling of the last kernel that reported (see QueryTiling).
+  int64_t queryTile = 0, queryPeriod = 0, keyTile = 0;
   int64_t queryTiles = 0;             ///< calls, one per query tile
   int64_t visited = 0, partial = 0;   ///< key tiles
 };

@@ -49,12 +49,12 @@ static bool keepsSomething(MaskAttrInterface pattern, const MaskQuery &q,
 
 TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
                                            const MaskQuery &q,
-                                           int64_t queryTile,
+                                           QueryTiling queryTiling,
                                            int64_t keyTile) {
   TileSchedule s;
-  s.queryTile = queryTile;
+  s.queryTiling = queryTiling;
   s.keyTile = keyTile;
-  s.numQueryTiles = llvm::divideCeil(q.lq, queryTile);
+  s.numQueryTiles = queryTiling.numTiles(q.lq);
   s.numKeyTiles = llvm::divideCeil(q.lk, keyTile);
   bool hasIntersection = false;
   walkMask(pattern, [&](MaskAttrInterface m) {
@@ -62,7 +62,10 @@ TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
   });
   s.rowStart.push_back(0);
   for (int64_t qt = 0; qt < s.numQueryTiles; ++qt) {
-    int64_t i0 = qt * queryTile, i1 = std::min(q.lq, i0 + queryTile);
+    std::pair<int64_t, int64_t> rows = queryTiling.rows(qt, q.lq);
+    int64_t i0 = rows.first, i1 = rows.second;
+    if (i0 < i1)
+      s.totalTiles += s.numKeyTiles;
     // Bisects the key tiles [kt0, kt1): an empty span is skipped whole and
     // a full one listed whole, so building costs O(visited * log(tiles)),
     // not O(tiles), for long sequences.
@@ -86,7 +89,7 @@ TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
       visit(kt0, mid);
       visit(mid, kt1);
     };
-    if (s.numKeyTiles > 0)
+    if (s.numKeyTiles > 0 && i0 < i1)
       visit(0, s.numKeyTiles);
     s.rowStart.push_back(s.keyTiles.size());
   }

@@ -11,13 +11,43 @@
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "llvm/ADT/SmallVector.h"
+#include <algorithm>
+#include <utility>
 
 namespace mlir::attn {
 
+/// How query rows are cut into tiles: `tile` rows each, restarting at every
+/// multiple of `period` (0: never) so that no tile straddles a query block
+/// of a block-sparse pattern; the last tile of a period may be shorter.
+struct QueryTiling {
+  int64_t tile = 1, period = 0;
+
+  int64_t tilesPerPeriod() const {
+    return period ? (period + tile - 1) / tile : 0;
+  }
+  int64_t numTiles(int64_t lq) const {
+    return period ? (lq + period - 1) / period * tilesPerPeriod()
+                  : (lq + tile - 1) / tile;
+  }
+  /// Rows [first, end) of tile t, clipped to lq (empty past the end).
+  std::pair<int64_t, int64_t> rows(int64_t t, int64_t lq) const {
+    int64_t first = t * tile, end = first + tile;
+    if (period) {
+      int64_t p = t / tilesPerPeriod(), k = t % tilesPerPeriod();
+      first = p * period + k * tile;
+      end = std::min(first + tile, (p + 1) * period);
+    }
+    return {std::min(first, lq), std::min(end, lq)};
+  }
+};
+
 /// The visited tiles of one head, query tile by query tile (CSR layout).
 struct TileSchedule {
-  int64_t queryTile = 0, keyTile = 0;
+  QueryTiling queryTiling;
+  int64_t keyTile = 0;
   int64_t numQueryTiles = 0, numKeyTiles = 0;
+  /// Tiles of the score matrix (query tiles with rows x key tiles).
+  int64_t totalTiles = 0;
   /// Query tile t visits entries [rowStart[t], rowStart[t + 1]).
   llvm::SmallVector<int64_t> rowStart;
   /// Per entry: the key tile index and its class (Full or Partial).
@@ -25,7 +55,7 @@ struct TileSchedule {
   llvm::SmallVector<TileClass> classes;
 
   int64_t numVisited() const { return keyTiles.size(); }
-  int64_t numTotal() const { return numQueryTiles * numKeyTiles; }
+  int64_t numTotal() const { return totalTiles; }
   int64_t numFull() const {
     return llvm::count(classes, TileClass::Full);
   }
@@ -36,7 +66,7 @@ struct TileSchedule {
 /// the algebra cannot decide (intersections) are checked element by element.
 /// A tile listed as Full keeps every element; Partial is always safe.
 TileSchedule buildTileSchedule(MaskAttrInterface pattern, const MaskQuery &q,
-                               int64_t queryTile, int64_t keyTile);
+                               QueryTiling queryTiling, int64_t keyTile);
 
 /// Whether the pattern keeps different elements for different heads.
 bool dependsOnHead(MaskAttrInterface pattern);
