@@ -1,5 +1,6 @@
 //===- Spec.cpp - attention specs in YAML ---------------------------------===//
 #include "Spec.h"
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -170,8 +171,37 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
   std::string k = tensor(a.keyHeads, a.keyLen, a.headDim);
   std::string v = tensor(a.keyHeads, a.keyLen, a.valueDim);
   std::string o = tensor(a.queryHeads, a.queryLen, a.valueDim);
-  std::string attrs;
-  if (std::string p = patternText(a.pattern); !p.empty())
+  // Operands beyond q, k, v follow from the attributes: segment ids
+  // [B, L] (i32) when the pattern uses #attn.segments, the relative-position
+  // table [Hq, columns] when a mod reads one.
+  std::string extraArgs, extraTypes, attrs;
+  std::string p = patternText(a.pattern);
+  auto pattern = mlir::dyn_cast_or_null<mlir::attn::MaskAttrInterface>(
+      p.empty() ? mlir::Attribute() : mlir::parseAttribute(p, context));
+  if (pattern && pattern.usesSegments()) {
+    std::string qIds = llvm::formatv("tensor<{0}x{1}xi32>", a.batch,
+                                     a.queryLen);
+    std::string kvIds = llvm::formatv("tensor<{0}x{1}xi32>", a.batch,
+                                      a.keyLen);
+    extraArgs += ", %q_segments: " + qIds + ", %kv_segments: " + kvIds;
+    extraTypes += ", " + qIds + ", " + kvIds;
+    attrs += " segments(%q_segments, %kv_segments)";
+  }
+  int64_t tableColumns = 0;
+  if (auto mods = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
+          a.mods.empty() ? mlir::Attribute()
+                         : mlir::parseAttribute(a.mods, context)))
+    for (mlir::Attribute mod : mods)
+      if (auto m = mlir::dyn_cast<mlir::attn::ScoreModAttrInterface>(mod))
+        tableColumns = std::max(tableColumns, m.getTableColumns());
+  if (tableColumns) {
+    std::string table = llvm::formatv("tensor<{0}x{1}x{2}>", a.queryHeads,
+                                      tableColumns, spec.dtype);
+    extraArgs += ", %rel_table: " + table;
+    extraTypes += ", " + table;
+    attrs += " rel_table(%rel_table)";
+  }
+  if (!p.empty())
     attrs += " pattern(" + p + ")";
   if (a.scale)
     attrs += llvm::formatv(" scale = {0:e}", *a.scale).str();
@@ -180,11 +210,11 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
   if (!a.mods.empty())
     attrs += " mods = " + a.mods;
   std::string text = llvm::formatv(
-      "func.func @{0}(%q: {1}, %k: {2}, %v: {3}) -> {4} {{\n"
+      "func.func @{0}(%q: {1}, %k: {2}, %v: {3}{6}) -> {4} {{\n"
       "  %o = attn.attention %q, %k, %v{5}\n"
-      "      : ({1}, {2}, {3}) -> {4}\n"
+      "      : ({1}, {2}, {3}{7}) -> {4}\n"
       "  return %o : {4}\n}\n",
-      spec.name, q, k, v, o, attrs);
+      spec.name, q, k, v, o, attrs, extraArgs, extraTypes);
   // What remains are the op's own checks (e.g. a global index past kv_len):
   // report them at the attention mapping.
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {

@@ -437,8 +437,17 @@ int main(int argc, char **argv) {
     double median = seconds[seconds.size() / 2];
     llvm::outs() << llvm::formatv("median of {0} runs: {1:f3} ms", repeat,
                                   median * 1e3);
+    // Rates on kept entries need the kept count of the pattern; only dense
+    // and causal attention have it in closed form.
+    bool sparse = problem && problem->pattern &&
+                  problem->pattern->kind !=
+                      attnrt::reference::Pattern::Kind::Causal;
     if (flops > 0)
-      llvm::outs() << llvm::formatv(", {0:f2} GFLOP/s", flops / median * 1e-9);
+      llvm::outs() << llvm::formatv(
+          ", {0:f2} GFLOP/s{1}", flops / median * 1e-9,
+          sparse ? " dense-equivalent (the pattern skips work: see "
+                   "bench/attn-sparse-bench for rates on kept entries)"
+                 : "");
     llvm::outs() << "\n";
   }
 
