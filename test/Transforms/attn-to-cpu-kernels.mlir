@@ -155,8 +155,7 @@ func.func @documents(%q: tensor<2x1x50x16xf32>, %ids: tensor<2x50xi32>)
 
 // -----
 
-// What the fast path lacks (dense operands, table-operand mods) stays for
-// attn-tile.
+// What the fast path lacks (dense mask / bias operands) stays for attn-tile.
 // CHECK-LABEL: func.func @with_bias
 // CHECK: attn.attention
 // CHECK-NOT: func.call
@@ -166,6 +165,30 @@ func.func @with_bias(%q: tensor<1x1x8x16xf32>, %b: tensor<1x1x8x8xf32>)
       : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>,
          tensor<1x1x8x8xf32>) -> tensor<1x1x8x16xf32>
   return %o : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+// T5 relative bias in the kernel: the bucket of each lane's distance comes
+// from a compile-time table and the bias from the rel_table operand, both
+// gathered per query lane.
+// CHECK-LABEL: func.func private @t5__attn_cpu_flash_tile
+// CHECK-SAME: %[[TABLE:[a-z0-9]+]]: memref<2x32xf32>)
+// CHECK: %[[BUCKETS:.*]] = memref.get_global @t5__attn_mod_table
+// CHECK: vector.gather %[[BUCKETS]][%c0] [%{{.*}}], %{{.*}}, %{{.*}} : memref<65xf32>, vector<{{8|16}}xindex>
+// CHECK: vector.gather %[[TABLE]][%{{.*}}, %c0] [%{{.*}}], %{{.*}}, %{{.*}} : memref<2x32xf32>, vector<{{8|16}}xindex>
+// One bucket table (65 distances 0..64), shared by all lanes and vectors.
+// CHECK: memref.global "private" constant @t5__attn_mod_table : memref<65xf32>
+// CHECK-NOT: memref.global
+// CHECK-LABEL: func.func @t5
+// CHECK-NOT: attn.attention
+func.func @t5(%q: tensor<1x2x64x16xf32>, %t: tensor<2x32xf32>)
+    -> tensor<1x2x64x16xf32> {
+  %o = attn.attention %q, %q, %q rel_table(%t)
+      mods = [#attn.t5_bias<buckets = 32, max_distance = 64, bidirectional = true>]
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>,
+         tensor<2x32xf32>) -> tensor<1x2x64x16xf32>
+  return %o : tensor<1x2x64x16xf32>
 }
 
 // -----

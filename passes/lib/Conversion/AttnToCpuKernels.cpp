@@ -29,6 +29,7 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace mlir::attn {
@@ -61,10 +62,10 @@ struct Blocking {
 bool isSupported(AttentionOp op) {
   auto type = cast<RankedTensorType>(op.getQuery().getType());
   if (!type.getElementType().isF32() || op.getMask() || op.getBias() ||
-      op.getRelTable() || !op.getScore().empty())
+      !op.getScore().empty())
     return false;
   std::string reason;
-  if (!areScoreModsVectorizable(op.getModsAttr()) ||
+  if (!areScoreModsVectorizable(op.getModsAttr(), /*withGathers=*/true) ||
       !isScoreModCodegenSupported(op.getModsAttr(), type.getDimSize(1),
                                   reason))
     return false;
@@ -300,6 +301,9 @@ private:
   /// The i32 table `data` as a constant global next to the kernel.
   memref::GlobalOp createTable(ModuleOp module, StringRef name,
                                ArrayRef<int32_t> data);
+  /// The f32 table `data` as a constant global before the op's function.
+  memref::GlobalOp createF32Table(StringRef name, ArrayRef<float> data);
+  std::map<std::vector<float>, memref::GlobalOp> f32Tables;
   /// The op's score mods on every score of the tile, lane-wise.
   void applyMods(Value sT, Value j0, Value tk);
   /// Query positions i0 + t * lanes + [0, lanes) as a vector of index.
@@ -325,7 +329,9 @@ private:
   Value query, key, value, out;
   Value queryLen, headDim, valueDim, keyLen, delta, scale;
   Value batchIv, headIv, kvHead, i0;
+  ModuleOp module;
   Value qSegments, kvSegments;     // [B, L] id buffers, when used
+  Value relTable;                  // [Hq, columns], when a mod reads it
   SmallVector<Value> queryIds;     // per query vector, vector of i64
   Value queryIdMin, queryIdMax;    // over the real queries of the tile
   Value counters;                  // memref<2xindex>, when counting
@@ -556,6 +562,26 @@ void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
   int64_t numHeads =
       cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1);
   Value deltaLanes = splatIndex(delta);
+  // Relative-position tables are gathered per query lane.
+  Value allLanes = b.create<arith::ConstantOp>(DenseElementsAttr::get(
+      VectorType::get({kLanes}, b.getI1Type()), true));
+  Value zeros = vecConst(0.0f);
+  auto gatherRelTable = [&](Value head, Value columns) -> Value {
+    return b.create<vector::GatherOp>(vec, relTable,
+                                      ValueRange{head, index(0)}, columns,
+                                      allLanes, zeros, IntegerAttr());
+  };
+  auto gatherConstant = [&](ArrayRef<float> values, Value indices) -> Value {
+    memref::GlobalOp global = createF32Table(
+        (op->getParentOfType<func::FuncOp>().getSymName() + "__attn_mod_table")
+            .str(),
+        values);
+    Value table = b.create<memref::GetGlobalOp>(global.getType(),
+                                                global.getSymName());
+    return b.create<vector::GatherOp>(vec, table, ValueRange{index(0)},
+                                      indices, allLanes, zeros, IntegerAttr());
+  };
+  ScoreModLanes lanes{gatherRelTable, gatherConstant};
   loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
     Value key = splatIndex(add(j0, r));
     for (int64_t t = 0; t < kQueryVectors; ++t) {
@@ -563,7 +589,7 @@ void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
       Value distance = b.create<arith::SubIOp>(
           key, b.create<arith::AddIOp>(queryPositions(t), deltaLanes));
       Value x = emitScoreMods(b, b.getLoc(), mods, loadVec(sT, {r, lane(t)}),
-                              distance, headIv, Value(), numHeads);
+                              distance, headIv, Value(), numHeads, lanes);
       storeVec(x, sT, {r, lane(t)});
     }
     return SmallVector<Value>{};
@@ -675,6 +701,25 @@ void CpuFlashKernel::setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf) {
   valueDim = dim(value, 3);
   delta = op.getAlignment() == Alignment::bottom_right ? sub(keyLen, queryLen)
                                                        : index(0);
+}
+
+memref::GlobalOp CpuFlashKernel::createF32Table(StringRef name,
+                                                ArrayRef<float> data) {
+  memref::GlobalOp &cached = f32Tables[std::vector<float>(data.begin(),
+                                                          data.end())];
+  if (cached)
+    return cached;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
+  auto type = MemRefType::get({int64_t(data.size())}, f32);
+  auto global = b.create<memref::GlobalOp>(
+      name, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(RankedTensorType::get(type.getShape(), f32),
+                             data),
+      /*constant=*/true, /*alignment=*/IntegerAttr());
+  SymbolTable(module).insert(global); // uniquifies the name
+  cached = global;
+  return global;
 }
 
 memref::GlobalOp CpuFlashKernel::createTable(ModuleOp module, StringRef name,
@@ -792,6 +837,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     argTypes.push_back(bufferTypeOf(op.getQSegments()));
     argTypes.push_back(bufferTypeOf(op.getKvSegments()));
   }
+  if (op.getRelTable())
+    argTypes.push_back(bufferTypeOf(op.getRelTable()));
   OpBuilder::InsertionGuard guard(b);
   auto parent = op->getParentOfType<func::FuncOp>();
   b.setInsertionPoint(parent);
@@ -833,10 +880,13 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   batchIv = entry->getArgument(4);
   headIv = entry->getArgument(5);
   Value queryTileIndex = entry->getArgument(6);
+  unsigned nextArg = 7;
   if (usesSegments) {
-    qSegments = entry->getArgument(7);
-    kvSegments = entry->getArgument(8);
+    qSegments = entry->getArgument(nextArg++);
+    kvSegments = entry->getArgument(nextArg++);
   }
+  if (op.getRelTable())
+    relTable = entry->getArgument(nextArg++);
   Value groups = b.create<arith::DivUIOp>(dim(query, 1), dim(key, 1));
   kvHead = b.create<arith::DivUIOp>(headIv, groups);
   if (std::optional<APFloat> attr = op.getScale()) {
@@ -918,7 +968,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   return fn;
 }
 
-Value CpuFlashKernel::build(ModuleOp module) {
+Value CpuFlashKernel::build(ModuleOp moduleOp) {
+  module = moduleOp;
   func::FuncOp tileFn = buildTileFunction(module);
 
   auto toBuffer = [&](Value tensor) -> Value {
@@ -943,10 +994,14 @@ Value CpuFlashKernel::build(ModuleOp module) {
       MemRefType::get(resultType.getShape(), f32), dynamicSizes,
       b.getI64IntegerAttr(64));
 
-  SmallVector<Value> segmentBuffers;
+  // Segment ids and the relative-position table, as the tile function takes
+  // them after its index arguments.
+  SmallVector<Value> operandBuffers;
   if (op.getPatternAttr() && op.getPatternAttr().usesSegments())
-    segmentBuffers = {toBuffer(op.getQSegments()),
+    operandBuffers = {toBuffer(op.getQSegments()),
                       toBuffer(op.getKvSegments())};
+  if (op.getRelTable())
+    operandBuffers.push_back(toBuffer(op.getRelTable()));
   auto forall = b.create<scf::ForallOp>(
       getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
       ValueRange{}, std::nullopt);
@@ -955,7 +1010,7 @@ Value CpuFlashKernel::build(ModuleOp module) {
     b.setInsertionPointToStart(forall.getBody());
     SmallVector<Value> args = {q, k, v, result};
     llvm::append_range(args, forall.getInductionVars());
-    llvm::append_range(args, segmentBuffers);
+    llvm::append_range(args, operandBuffers);
     b.create<func::CallOp>(tileFn, args);
   }
   return b.create<bufferization::ToTensorOp>(resultType, result,

@@ -10,9 +10,9 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-bool mlir::attn::areScoreModsVectorizable(ArrayAttr mods) {
+bool mlir::attn::areScoreModsVectorizable(ArrayAttr mods, bool withGathers) {
   // Table-operand mods gather per element; the others are lane-wise math.
-  return !mods || llvm::none_of(mods, [](Attribute mod) {
+  return withGathers || !mods || llvm::none_of(mods, [](Attribute mod) {
     return isa<ShawBiasAttr, T5BiasAttr>(mod);
   });
 }
@@ -36,6 +36,7 @@ struct ModBuilder {
   OpBuilder &b;
   Location loc;
   int64_t lanes = 0;
+  const ScoreModLanes &gathers;
 
   Type typeOf(Type element) {
     return lanes ? Type(VectorType::get({lanes}, element)) : element;
@@ -66,8 +67,10 @@ struct ModBuilder {
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  /// A constant f32 table looked up at `at` (index).
+  /// A constant f32 table looked up at `at` (index, or lanes of them).
   Value table(ArrayRef<float> values, Value at) {
+    if (lanes)
+      return gathers.constant(values, at);
     auto type = RankedTensorType::get({int64_t(values.size())},
                                       b.getF32Type());
     Value t = arith::ConstantOp::create(
@@ -76,7 +79,18 @@ struct ModBuilder {
   }
   /// A per-head table entry (the head is one scalar), spread over lanes.
   Value headTable(ArrayRef<float> values, Value head) {
-    return lanesOf(table(values, head));
+    auto type = RankedTensorType::get({int64_t(values.size())},
+                                      b.getF32Type());
+    Value t = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, values));
+    return lanesOf(tensor::ExtractOp::create(b, loc, t, ValueRange{head}));
+  }
+  /// relTable[head, column], per lane when vectorized.
+  Value relTable(Value tableTensor, Value head, Value column) {
+    if (lanes)
+      return gathers.relTable(head, column);
+    return tensor::ExtractOp::create(b, loc, tableTensor,
+                                     ValueRange{head, column});
   }
   /// Per-head parameter: the head's entry, or the only entry.
   Value perHead(ArrayRef<APFloat> values, Value head, int64_t numHeads) {
@@ -112,11 +126,12 @@ int64_t t5DirectionBucket(int64_t d, int64_t nb, int64_t maxDistance) {
 
 Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
                                 Value x, Value distance, Value head,
-                                Value relTable, int64_t numHeads) {
+                                Value relTable, int64_t numHeads,
+                                const ScoreModLanes &lanes) {
   if (!mods)
     return x;
   auto vectorType = dyn_cast<VectorType>(distance.getType());
-  ModBuilder m{b, loc, vectorType ? vectorType.getDimSize(0) : 0};
+  ModBuilder m{b, loc, vectorType ? vectorType.getDimSize(0) : 0, lanes};
   Value r = m.toF32(distance);
   Value absR = math::AbsFOp::create(b, loc, r);
   Value absIndex = arith::MaxSIOp::create(
@@ -142,9 +157,7 @@ Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
                   b, loc, arith::MaxSIOp::create(b, loc, distance, m.idx(-k)),
                   m.idx(k));
               Value column = arith::AddIOp::create(b, loc, clamped, m.idx(k));
-              Value bias = tensor::ExtractOp::create(
-                  b, loc, relTable, ValueRange{head, column});
-              return m.add(x, bias);
+              return m.add(x, m.relTable(relTable, head, column));
             })
             .Case([&](T5BiasAttr a) {
               // Buckets of |r| in one direction from a table computed with
@@ -164,8 +177,9 @@ Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
               d = arith::MinSIOp::create(b, loc, d, m.idx(maxD));
               Value bucketF = m.table(bucketOf, d);
               Value bucket = arith::IndexCastOp::create(
-                  b, loc, b.getIndexType(),
-                  arith::FPToSIOp::create(b, loc, b.getI64Type(), bucketF));
+                  b, loc, m.typeOf(b.getIndexType()),
+                  arith::FPToSIOp::create(b, loc, m.typeOf(b.getI64Type()),
+                                          bucketF));
               if (a.getBidirectional()) {
                 Value later = arith::CmpIOp::create(
                     b, loc, arith::CmpIPredicate::sgt, distance, m.idx(0));
@@ -174,9 +188,7 @@ Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
                     arith::SelectOp::create(b, loc, later, m.idx(nb),
                                             m.idx(0)));
               }
-              Value bias = tensor::ExtractOp::create(
-                  b, loc, relTable, ValueRange{head, bucket});
-              return m.add(x, bias);
+              return m.add(x, m.relTable(relTable, head, bucket));
             })
             .Case([&](DistanceWeightAttr a) {
               double v = a.getThreshold().convertToDouble();

@@ -54,8 +54,9 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
       same register blocks by acc^T += V_tile^T P^T and rescaled by
       exp(m_old - m_new).
 
-    Score mods without table operands (ALiBi, soft-capping, distance
-    weighting, adaptive span) are applied lane-wise to every score tile.
+    Score mods are applied lane-wise to every score tile; the tables of
+    Shaw and T5 relative biases (the rel_table operand, T5's bucket table)
+    are gathered per query lane.
 
     Mask patterns decide which key tiles run. With static sizes the key
     tiles of every query tile (and head, for head-dependent patterns) are
@@ -68,8 +69,7 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
     divisor of their block size for that.
 
     Ops using features this fast path lacks (dense mask or bias operands,
-    Shaw / T5 relative bias, score regions, non-f32 types) are left for
-    attn-tile.
+    score regions, non-f32 types) are left for attn-tile.
   }];
   let options = [
     Option<"keyTile", "kv-tile", "int64_t", /*default=*/"0",

@@ -20,16 +20,26 @@ namespace mlir::attn {
 bool isScoreModCodegenSupported(ArrayAttr mods, int64_t numHeads,
                                 std::string &reason);
 
-/// Whether emitScoreMods can work on vectors of logits (no table operand).
-bool areScoreModsVectorizable(ArrayAttr mods);
+/// How a kernel that applies mods to vectors of logits (one per query lane)
+/// looks tables up per lane: gathers from buffers it owns.
+struct ScoreModLanes {
+  /// relTable[head, columns[l]] for a vector of index `columns`.
+  llvm::function_ref<Value(Value head, Value columns)> relTable;
+  /// values[indices[l]] of a compile-time table.
+  llvm::function_ref<Value(ArrayRef<float> values, Value indices)> constant;
+};
+
+/// Whether emitScoreMods can work on vectors of logits: always with
+/// `withGathers` (ScoreModLanes), else only without table mods (Shaw, T5).
+bool areScoreModsVectorizable(ArrayAttr mods, bool withGathers);
 
 /// x after every mod of `mods`, in order. `distance` is r = j - (i + delta)
 /// as an index, `head` the query head, `relTable` the rel_table operand (or
 /// null). With `x` a vector of f32 and `distance` a vector of index (same
-/// lanes), vectorizable mods are applied lane-wise.
+/// lanes), mods are applied lane-wise; tables per lane go through `lanes`.
 Value emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods, Value x,
                     Value distance, Value head, Value relTable,
-                    int64_t numHeads);
+                    int64_t numHeads, const ScoreModLanes &lanes = {});
 
 } // namespace mlir::attn
 
