@@ -308,6 +308,10 @@ private:
   void applyMods(Value sT, Value j0, Value tk);
   /// Query positions i0 + t * lanes + [0, lanes) as a vector of index.
   Value queryPositions(int64_t t);
+  /// The same as i32 lanes, twice as many per register as index (i64):
+  /// masks compare positions, which fit in i32.
+  Value queryPositionsI32(int64_t t);
+  Value splatI32(Value index);
   Value splatIndex(Value v) {
     return b.create<vector::BroadcastOp>(
         VectorType::get({kLanes}, b.getIndexType()), v);
@@ -438,10 +442,25 @@ Value CpuFlashKernel::queryPositions(int64_t t) {
   return b.create<arith::AddIOp>(splatIndex(i0), offsets);
 }
 
+Value CpuFlashKernel::splatI32(Value index) {
+  return b.create<vector::BroadcastOp>(
+      VectorType::get({kLanes}, b.getI32Type()),
+      b.create<arith::IndexCastOp>(b.getI32Type(), index));
+}
+
+Value CpuFlashKernel::queryPositionsI32(int64_t t) {
+  SmallVector<int32_t> iota(kLanes);
+  for (int64_t n = 0; n < kLanes; ++n)
+    iota[n] = int32_t(t * kLanes + n);
+  Value offsets = b.create<arith::ConstantOp>(DenseElementsAttr::get(
+      VectorType::get({kLanes}, b.getI32Type()), ArrayRef<int32_t>(iota)));
+  return b.create<arith::AddIOp>(splatI32(i0), offsets);
+}
+
 void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
   // The pattern is evaluated for a whole vector of queries at once.
   MaskContext context;
-  context.delta = splatIndex(delta);
+  context.delta = splatI32(delta);
   DenseMap<Attribute, SmallVector<Value>> tableLanes;
   walkMask(pattern, [&](MaskAttrInterface m) {
     if (isTablePattern(m) && !tableLanes.count(m))
@@ -450,7 +469,7 @@ void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
   Value negInf = vecConst(-INFINITY);
   loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
     Value j = add(j0, r);
-    Value key = splatIndex(j);
+    Value key = splatI32(j);
     Value keyId;
     if (kvSegments)
       keyId = b.create<vector::BroadcastOp>(
@@ -465,8 +484,8 @@ void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
         return {};
       };
       context.evaluateMember = evaluate;
-      Value kept = emitElementMask(b, b.getLoc(), pattern, queryPositions(t),
-                                   key, context);
+      Value kept = emitElementMask(b, b.getLoc(), pattern,
+                                   queryPositionsI32(t), key, context);
       Value s = loadVec(sT, {r, lane(t)});
       storeVec(b.create<arith::SelectOp>(kept, s, negInf), sT, {r, lane(t)});
     }

@@ -54,21 +54,21 @@ static Value lookupBits(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 }
 
 namespace {
-/// Small arithmetic vocabulary on `index` values.
-/// Small arithmetic vocabulary on `index` values, or on vectors of them
-/// (`lanes` > 0) so that kernels can evaluate a pattern for many queries at
-/// once.
+/// Small arithmetic vocabulary on `index` values, or on vectors of
+/// integers (`lanes` > 0, elements `element`: index or i32) so that kernels
+/// can evaluate a pattern for many queries at once.
 struct IndexMath {
   OpBuilder &b;
   Location loc;
   int64_t lanes = 0;
+  Type element = b.getIndexType();
 
   Value cst(int64_t v) {
     if (!lanes)
       return arith::ConstantIndexOp::create(b, loc, v);
-    auto type = VectorType::get({lanes}, b.getIndexType());
+    auto type = VectorType::get({lanes}, element);
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, b.getIndexAttr(v)));
+        b, loc, DenseElementsAttr::get(type, b.getIntegerAttr(element, v)));
   }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
@@ -115,7 +115,8 @@ Value mlir::attn::emitElementMask(OpBuilder &b, Location loc,
     if (Value kept = context.evaluateMember(pattern))
       return kept;
   auto vectorType = dyn_cast<VectorType>(i.getType());
-  IndexMath m{b, loc, vectorType ? vectorType.getDimSize(0) : 0};
+  IndexMath m{b, loc, vectorType ? vectorType.getDimSize(0) : 0,
+              vectorType ? vectorType.getElementType() : b.getIndexType()};
   Value delta = context.delta;
   Value p = m.add(i, delta);
   Value r = m.sub(j, p);

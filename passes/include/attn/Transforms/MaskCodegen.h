@@ -33,7 +33,8 @@ bool isMaskCodegenSupported(MaskAttrInterface pattern, const MaskShape &shape,
 
 /// i1: key `j` is kept for query `i`. For the positional patterns (causal,
 /// window, dilated, strided, fixed, global and their or/and), `i`, `j` and
-/// `delta` may instead be vectors of index, giving a vector of i1.
+/// `delta` may instead be vectors of index or of i32 (half as wide on x86:
+/// kernels use i32 when positions fit), giving a vector of i1.
 Value emitElementMask(OpBuilder &b, Location loc, MaskAttrInterface pattern,
                       Value i, Value j, const MaskContext &context);
 
