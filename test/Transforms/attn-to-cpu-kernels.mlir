@@ -69,8 +69,9 @@ func.func @dense(%q: tensor<1x4x97x64xf32>, %k: tensor<1x2x100x64xf32>,
 // CHECK-NOT: scf.if
 // CHECK:     vector.fma
 // CHECK:     scf.if %[[PARTIAL]] {
-// The pattern is evaluated for a vector of queries against one key.
-// CHECK:       arith.cmpi sle, %{{.*}}, %{{.*}} : vector<{{8|16}}xindex>
+// The pattern is evaluated for a vector of queries (i32 lanes) against one
+// key.
+// CHECK:       arith.cmpi sle, %{{.*}}, %{{.*}} : vector<{{8|16}}xi32>
 // CHECK:       arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<{{8|16}}xi1>, vector<{{8|16}}xf32>
 func.func @causal(%q: tensor<1x1x300x64xf32>, %k: tensor<1x1x300x64xf32>,
                   %v: tensor<1x1x300x64xf32>) -> tensor<1x1x300x64xf32> {
@@ -93,7 +94,7 @@ func.func @causal(%q: tensor<1x1x300x64xf32>, %k: tensor<1x1x300x64xf32>,
 // CHECK:   scf.if %[[NONEMPTY]] {
 // CHECK:     vector.fma
 // CHECK:     scf.if %[[PARTIAL]] {
-// CHECK:       arith.cmpi sle, %{{.*}}, %{{.*}} : vector<{{8|16}}xindex>
+// CHECK:       arith.cmpi sle, %{{.*}}, %{{.*}} : vector<{{8|16}}xi32>
 func.func @causal_dynamic(%q: tensor<1x1x?x64xf32>, %k: tensor<1x1x?x64xf32>,
                           %v: tensor<1x1x?x64xf32>) -> tensor<1x1x?x64xf32> {
   %o = attn.attention %q, %k, %v pattern(#attn.causal)
