@@ -131,14 +131,15 @@ func.func @bigbird(%q: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32> {
 // Document masks: the id buffers are passed to the tile function; the query
 // ids are gathered once per query tile, each key tile compares id ranges
 // (min / max) to skip or mask, and partial tiles compare ids lane-wise
-// (L = 50: the one key tile's loop is folded away).
+// (L = 50: two key tiles of 32).
 // CHECK-LABEL: func.func private @documents__attn_cpu_flash_tile
 // CHECK-SAME: %[[QIDS:[a-z0-9]+]]: memref<2x50xi32>, %[[KIDS:[a-z0-9]+]]: memref<2x50xi32>)
 // CHECK: memref.load %[[QIDS]]
 // CHECK: vector.from_elements {{.*}} : vector<{{8|16}}xi64>
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (i64, i64)
 // CHECK:   memref.load %[[QIDS]]
-// CHECK: scf.for %{{.*}} = %c0 to %c50 step %c1 iter_args({{.*}}) -> (i64, i64)
+// CHECK: scf.for %{{.*}} = %c0 to %c50 step %c32 {
+// CHECK:   scf.for {{.*}} iter_args({{.*}}) -> (i64, i64)
 // CHECK:     memref.load %[[KIDS]]
 // CHECK:     arith.minsi {{.*}} : i64
 // CHECK:   scf.if

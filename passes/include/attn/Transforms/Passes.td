@@ -74,7 +74,7 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
   let options = [
     Option<"keyTile", "kv-tile", "int64_t", /*default=*/"0",
            "rows of keys/values per tile (0: 128 for dense and causal "
-           "attention, 64 for sparser patterns, whose band edges waste "
+           "attention, 32 for sparser patterns, whose band edges waste "
            "less in smaller tiles)">,
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
            "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
