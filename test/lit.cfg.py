@@ -12,7 +12,8 @@ config.suffixes = [".mlir", ".test", ".yaml"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "roundtrip.test.sh", "specs.test.sh",
-                   "Inputs", "unittests", "make-npy.py", "check-npy.py", "max-rss.py", "aot-main.c", "compare-npy.py"]
+                   "Inputs", "unittests", "make-npy.py", "check-npy.py", "max-rss.py", "aot-main.c", "compare-npy.py",
+                   "make-matrix-npy.py"]
 
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))

@@ -11,6 +11,7 @@
 // q_segments, kv_segments, rel_table.
 //
 //===----------------------------------------------------------------------===//
+#include "EfficientOps.h"
 #include "ProblemFromIR.h"
 #include "Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
@@ -132,16 +133,23 @@ static int64_t elementBytes(Type type) {
   return 0;
 }
 
-/// Role of each entry argument from its use in the attn.attention.
-static std::string roleOf(BlockArgument arg, attn::AttentionOp op) {
-  if (!op)
-    return "arg" + std::to_string(arg.getArgNumber());
-  std::pair<Value, const char *> roles[] = {
-      {op.getQuery(), "q"},           {op.getKey(), "k"},
-      {op.getValue(), "v"},           {op.getMask(), "mask"},
-      {op.getBias(), "bias"},         {op.getQSegments(), "q_segments"},
-      {op.getKvSegments(), "kv_segments"}, {op.getRelTable(), "rel_table"}};
-  for (auto [value, role] : roles)
+/// The operands of the op attn-run checks, with their role names.
+using RoleList = std::vector<std::pair<Value, std::string>>;
+
+static RoleList attentionRoles(attn::AttentionOp op) {
+  return {{op.getQuery(), "q"},
+          {op.getKey(), "k"},
+          {op.getValue(), "v"},
+          {op.getMask(), "mask"},
+          {op.getBias(), "bias"},
+          {op.getQSegments(), "q_segments"},
+          {op.getKvSegments(), "kv_segments"},
+          {op.getRelTable(), "rel_table"}};
+}
+
+/// Role of an entry argument from its use in the checked op.
+static std::string roleOf(BlockArgument arg, const RoleList &roles) {
+  for (const auto &[value, role] : roles)
     if (value == arg)
       return role;
   return "arg" + std::to_string(arg.getArgNumber());
@@ -272,14 +280,29 @@ int main(int argc, char **argv) {
     return fail(entryName.empty() ? "no public function to run"
                                   : "no function named '" + entryName + "'");
   attn::AttentionOp attention;
+  std::optional<attnrt::EfficientOpCheck> efficient;
   int numAttention = 0;
-  entry.walk([&](attn::AttentionOp op) {
-    attention = op;
-    ++numAttention;
+  entry.walk([&](Operation *op) {
+    if (auto a = dyn_cast<attn::AttentionOp>(op)) {
+      attention = a;
+      ++numAttention;
+    } else if (auto described = attnrt::describeEfficientOp(op)) {
+      efficient = std::move(described);
+      ++numAttention;
+    }
   });
   if (check && numAttention != 1)
-    return fail("--check needs exactly one attn.attention in @" +
+    return fail("--check needs exactly one attention op (attn.attention, or "
+                "attn.linformer, attn.nystrom or attn.kernelized with static "
+                "shapes) in @" +
                 entry.getSymName() + ", found " + llvm::Twine(numAttention));
+  if (numAttention != 1) {
+    attention = {};
+    efficient.reset();
+  }
+  RoleList roles = attention  ? attentionRoles(attention)
+                   : efficient ? efficient->roles
+                               : RoleList();
   if (entry.getNumResults() != 1)
     return fail("@" + entry.getSymName() + " must return one tensor");
   auto resultType = dyn_cast<RankedTensorType>(entry.getResultTypes()[0]);
@@ -293,18 +316,10 @@ int main(int argc, char **argv) {
   // Every role of the attention op -> the entry argument feeding it (one
   // argument may feed several roles, as in self-attention `%x, %x, %x`).
   std::map<std::string, unsigned> roleArgs;
-  if (attention) {
-    std::pair<Value, const char *> roles[] = {
-        {attention.getQuery(), "q"},       {attention.getKey(), "k"},
-        {attention.getValue(), "v"},       {attention.getMask(), "mask"},
-        {attention.getBias(), "bias"},     {attention.getQSegments(), "q_segments"},
-        {attention.getKvSegments(), "kv_segments"},
-        {attention.getRelTable(), "rel_table"}};
-    for (auto [value, role] : roles)
-      if (auto arg = dyn_cast_or_null<BlockArgument>(value))
-        if (arg.getOwner() == &entry.front())
-          roleArgs[role] = arg.getArgNumber();
-  }
+  for (const auto &[value, role] : roles)
+    if (auto arg = dyn_cast_or_null<BlockArgument>(value))
+      if (arg.getOwner() == &entry.front())
+        roleArgs[role] = arg.getArgNumber();
   for (BlockArgument arg : entry.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type || !type.hasStaticShape() ||
@@ -312,7 +327,7 @@ int main(int argc, char **argv) {
       return fail("argument #" + llvm::Twine(arg.getArgNumber()) +
                   " must be a statically shaped tensor of f32, i1, i32 or "
                   "i64");
-    operands.emplace_back(roleOf(arg, attention), type,
+    operands.emplace_back(roleOf(arg, roles), type,
                           elementBytes(type.getElementType()));
     generate(operands.back(), seed * 1000003 + arg.getArgNumber());
   }
@@ -342,7 +357,7 @@ int main(int argc, char **argv) {
   // The reference problem and the FLOP count come from the IR before it is
   // lowered (lowering erases the attention op).
   std::optional<attnrt::reference::AttentionProblem> problem;
-  if (check || stats || (repeat > 0 && attention)) {
+  if (attention && (check || stats || repeat > 0)) {
     FailureOr<attnrt::reference::AttentionProblem> pb =
         attnrt::problemFromAttention(attention);
     if (failed(pb) && (check || stats))
@@ -350,7 +365,7 @@ int main(int argc, char **argv) {
     if (succeeded(pb))
       problem = *pb;
   }
-  double flops = 0;
+  double flops = efficient ? efficient->flops : 0;
   if (problem) {
     // 2 FLOPs per multiply-add in Q K^T and in P V.
     flops = 2.0 * problem->batch * problem->queryHeads * problem->queryLen *
@@ -456,6 +471,17 @@ int main(int argc, char **argv) {
   if (!operandOf("q") || !operandOf("k") || !operandOf("v"))
     return fail("--check needs q, k and v to be arguments of @" +
                 entrySymbol);
+  std::vector<double> expected;
+  if (efficient) {
+    for (const auto &[value, role] : efficient->roles)
+      if (!operandOf(role.c_str()))
+        return fail("--check needs " + role + " to be an argument of @" +
+                    entrySymbol);
+    expected = efficient->reference([&](llvm::StringRef role) -> const float * {
+      Operand *operand = operandOf(role.str().c_str());
+      return operand ? operand->as<float>() : nullptr;
+    });
+  } else {
   problem->query = operandOf("q")->as<float>();
   problem->key = operandOf("k")->as<float>();
   problem->value = operandOf("v")->as<float>();
@@ -465,7 +491,8 @@ int main(int argc, char **argv) {
     problem->bias = bias->as<float>();
   if (Operand *table = operandOf("rel_table"))
     problem->relTable = table->as<float>();
-  std::vector<double> expected = attnrt::reference::attention(*problem);
+  expected = attnrt::reference::attention(*problem);
+  }
 
   double maxError = 0, scale = 0;
   bool finite = true;

@@ -23,6 +23,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // Written as pass-pipeline text so that it reads like the mlir-opt command
   // it is equivalent to. A bare list: the manager is already on the module.
   std::string pipeline = llvm::formatv(
+      // The efficient-attention ops become linalg + attn.attention.
+      "attn-decompose-linformer,attn-decompose-nystrom,"
+      "attn-decompose-kernelized,canonicalize,cse,"
       // The vectorized fast path first; attn-tile lowers what it leaves.
       "{5}"
       "attn-tile{{q-tile={0} kv-tile={1}},canonicalize,cse,"

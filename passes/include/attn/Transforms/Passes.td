@@ -119,4 +119,49 @@ def AttnInlineAllocaScopes : Pass<"attn-inline-alloca-scopes"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Decompositions of the efficient-attention ops
+//===----------------------------------------------------------------------===//
+
+defvar DecompositionDialects = [
+  "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+  "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+  "::mlir::tensor::TensorDialect"
+];
+
+def AttnDecomposeLinformer : Pass<"attn-decompose-linformer"> {
+  let summary = "Rewrite attn.linformer as sequence projections + attention";
+  let description = [{
+    K' = E K and V' = F V become linalg.generic contractions along the
+    sequence (shared or per-head E, F); the softmax over the k projected
+    keys becomes an `attn.attention`, which the attention kernels lower.
+    Cost O(Lk k D + Lq k D).
+  }];
+  let dependentDialects = DecompositionDialects;
+}
+
+def AttnDecomposeNystrom : Pass<"attn-decompose-nystrom"> {
+  let summary = "Rewrite attn.nystrom as landmarks, pseudo-inverse, attention";
+  let description = [{
+    Segment means (averaging matrices built from indices), the small m x m
+    softmax kernel and its iterative pseudo-inverse (unrolled,
+    `pinv_iterations` steps) as linalg.generic ops, and the two L-sized
+    softmax kernels as `attn.attention` ops: Bm V = attention(Q~, K, V) and
+    O = attention(Q, K~, pinv(A) Bm V). Static shapes, f32.
+  }];
+  let dependentDialects = DecompositionDialects;
+}
+
+def AttnDecomposeKernelized : Pass<"attn-decompose-kernelized"> {
+  let summary = "Rewrite attn.kernelized as linear-time feature-map products";
+  let description = [{
+    Feature maps (FAVOR+ with max-stabilisation, RFA, elu+1, ReLU) as
+    linalg.generic ops; non-causal attention as phi(Q) (phi(K)^T V) /
+    (phi(Q) sum phi(K)); causal attention by chunks of 64 rows (an scf.for
+    carrying the prefix state, quadratic within a chunk). Static shapes,
+    f32.
+  }];
+  let dependentDialects = DecompositionDialects;
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

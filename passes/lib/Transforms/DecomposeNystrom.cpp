@@ -1,0 +1,183 @@
+//===- DecomposeNystrom.cpp - attn.nystrom to landmarks + attention -------===//
+//
+// O = F pinv(A) (Bm V) with m landmarks, in O(L m):
+//
+//   Q~ = W_q Q, K~ = W_k K     segment means as contractions with averaging
+//                              matrices built from indices (no constants)
+//   Bm V = attn.attention(Q~, K, V)            [m, Dv]   softmax kernel
+//   A = softmax(scale Q~ K~^T)                 [m, m]    explicit, small
+//   Z = pinv(A)                the iterative Moore-Penrose method, unrolled
+//   X = Z (Bm V)                               [m, Dv]
+//   O = attn.attention(Q, K~, X)               [Lq, Dv]  = F X
+//
+// so both L-sized softmax products run on the attention kernels.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Transforms/EinsumBuilder.h"
+#include "attn/Transforms/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNDECOMPOSENYSTROM
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using Reduction = EinsumBuilder::Reduction;
+using IndexFn = EinsumBuilder::IndexFn;
+
+int64_t dimOf(Value v, unsigned d) {
+  return cast<RankedTensorType>(v.getType()).getDimSize(d);
+}
+
+/// W [m, L]: W[s, l] = 1 / |segment s| when row l lies in segment s =
+/// [floor(s L / m), floor((s + 1) L / m)), else 0.
+Value averagingMatrix(EinsumBuilder &eb, int64_t m,
+                      int64_t length) {
+  return eb.map(
+      "->sl", {},
+      [&](OpBuilder &nb, Location l, ValueRange, IndexFn indexOf) {
+        Value s = indexOf('s'), row = indexOf('l');
+        Value lengthV = eb.index(length), mV = eb.index(m);
+        Value begin = nb.create<arith::DivUIOp>(
+            l, nb.create<arith::MulIOp>(l, s, lengthV), mV);
+        Value next = nb.create<arith::AddIOp>(l, s, eb.index(1));
+        Value end = nb.create<arith::DivUIOp>(
+            l, nb.create<arith::MulIOp>(l, next, lengthV), mV);
+        Value inside = nb.create<arith::AndIOp>(
+            l,
+            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::uge, row, begin),
+            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, row, end));
+        Value size = nb.create<arith::IndexCastUIOp>(
+            l, nb.getI64Type(), nb.create<arith::SubIOp>(l, end, begin));
+        Value weight = nb.create<arith::DivFOp>(
+            l, eb.f32(1), nb.create<arith::UIToFPOp>(l, nb.getF32Type(), size));
+        return nb.create<arith::SelectOp>(l, inside, weight, eb.f32(0))
+            .getResult();
+      },
+      {{'s', eb.index(m)}, {'l', eb.index(length)}});
+}
+
+/// Row-wise softmax of x [B, H, s, t] over t.
+Value softmaxRows(EinsumBuilder &eb, Value x) {
+  Value max = eb.reduce("bhst->bhs", x, Reduction::Max);
+  Value e = eb.map("bhst,bhs->bhst", {x, max},
+                   [](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+                     return nb
+                         .create<math::ExpOp>(
+                             l, nb.create<arith::SubFOp>(l, a[0], a[1]))
+                         .getResult();
+                   });
+  Value sum = eb.reduce("bhst->bhs", e, Reduction::Sum);
+  return eb.map("bhst,bhs->bhst", {e, sum},
+                [](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+                  return nb.create<arith::DivFOp>(l, a[0], a[1]).getResult();
+                });
+}
+
+/// c I - x for square x [B, H, s, u].
+Value diagonalMinus(EinsumBuilder &eb, double c, Value x) {
+  return eb.map("bhsu->bhsu", x,
+                [&](OpBuilder &nb, Location l, ValueRange a, IndexFn indexOf) {
+                  Value diagonal = nb.create<arith::CmpIOp>(
+                      l, arith::CmpIPredicate::eq, indexOf('s'), indexOf('u'));
+                  Value d = nb.create<arith::SelectOp>(l, diagonal, eb.f32(c),
+                                                       eb.f32(0));
+                  return nb.create<arith::SubFOp>(l, d, a[0]).getResult();
+                });
+}
+
+Value matmul(EinsumBuilder &eb, Value x, Value y) {
+  return eb.contract("bhst,bhtu->bhsu", {x, y}, "bhstu");
+}
+
+/// The iterative Moore-Penrose pseudo-inverse of a [B, H, m, m]:
+/// Z0 = A^T / (max row sum * max column sum) of |A| (A >= 0 here: softmax),
+/// Z <- Z/4 (13 I - A Z (15 I - A Z (7 I - A Z))).
+Value pseudoInverse(EinsumBuilder &eb, Value a, int64_t iterations) {
+  Value rowMax = eb.reduce(
+      "bhs->bh", eb.reduce("bhst->bhs", a, Reduction::Sum), Reduction::Max);
+  Value colMax = eb.reduce(
+      "bht->bh", eb.reduce("bhst->bht", a, Reduction::Sum), Reduction::Max);
+  Value z = eb.map("bhts,bh,bh->bhst", {a, rowMax, colMax},
+                   [](OpBuilder &nb, Location l, ValueRange v, IndexFn) {
+                     Value norm = nb.create<arith::MulFOp>(l, v[1], v[2]);
+                     return nb.create<arith::DivFOp>(l, v[0], norm).getResult();
+                   });
+  for (int64_t it = 0; it < iterations; ++it) {
+    Value az = matmul(eb, a, z);
+    Value inner = matmul(eb, az, diagonalMinus(eb, 7, az));
+    Value middle = matmul(eb, az, diagonalMinus(eb, 15, inner));
+    Value outer = matmul(eb, z, diagonalMinus(eb, 13, middle));
+    z = eb.map("bhsu->bhsu", outer,
+               [&](OpBuilder &nb, Location l, ValueRange v, IndexFn) {
+                 return nb.create<arith::MulFOp>(l, v[0], eb.f32(0.25))
+                     .getResult();
+               });
+  }
+  return z;
+}
+
+LogicalResult decompose(NystromOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  if (!type.getElementType().isF32())
+    return op.emitOpError("attn-decompose-nystrom handles f32 only for now, "
+                          "got ")
+           << type.getElementType();
+  for (Value operand : op->getOperands())
+    if (!cast<RankedTensorType>(operand.getType()).hasStaticShape())
+      return op.emitOpError("attn-decompose-nystrom needs static shapes");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  EinsumBuilder eb(b, loc);
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  int64_t batch = dimOf(q, 0), heads = dimOf(q, 1), lq = dimOf(q, 2),
+          d = dimOf(q, 3), lk = dimOf(k, 2), dv = dimOf(v, 3);
+  int64_t m = op.getLandmarks();
+  double scale = op.getScale() ? double(op.getScale()->convertToFloat())
+                               : 1.0 / std::sqrt(double(d));
+
+  Value qLand = eb.contract("sl,bhld->bhsd",
+                            {averagingMatrix(eb, m, lq), q}, "bhsld");
+  Value kLand = eb.repeatHeads(
+      eb.contract("sl,bhld->bhsd", {averagingMatrix(eb, m, lk), k},
+                  "bhsld"),
+      heads);
+  auto landmarkType = [&](int64_t cols) {
+    return RankedTensorType::get({batch, heads, m, cols}, b.getF32Type());
+  };
+
+  Value bmV = createSoftmaxAttention(b, loc, landmarkType(dv), qLand, k, v,
+                                     op.getScaleAttr());
+  Value logits = eb.map(
+      "bhst->bhst", eb.contract("bhsd,bhtd->bhst", {qLand, kLand}, "bhstd"),
+      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+        return nb.create<arith::MulFOp>(l, a[0], eb.f32(scale)).getResult();
+      });
+  Value z = pseudoInverse(eb, softmaxRows(eb, logits), op.getPinvIterations());
+  Value x = eb.contract("bhst,bhte->bhse", {z, bmV}, "bhste");
+  Value out = createSoftmaxAttention(b, loc, type, q, kLand, x,
+                                     op.getScaleAttr());
+  op.replaceAllUsesWith(out);
+  op.erase();
+  return success();
+}
+
+struct AttnDecomposeNystromPass
+    : attn::impl::AttnDecomposeNystromBase<AttnDecomposeNystromPass> {
+  void runOnOperation() override {
+    SmallVector<NystromOp> ops;
+    getOperation()->walk([&](NystromOp op) { ops.push_back(op); });
+    for (NystromOp op : ops)
+      if (failed(decompose(op)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,171 @@
+//===- EinsumBuilder.cpp - linalg.generic from index specs ----------------===//
+#include "attn/Transforms/EinsumBuilder.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+Value EinsumBuilder::f32(double value) {
+  return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(value));
+}
+
+Value EinsumBuilder::index(int64_t value) {
+  return b.create<arith::ConstantIndexOp>(loc, value);
+}
+
+Value EinsumBuilder::build(
+    StringRef spec, ValueRange inputs, StringRef loopOrder,
+    ArrayRef<std::pair<char, Value>> sizes, double init, bool accumulate,
+    function_ref<Value(OpBuilder &, Location, ValueRange, IndexFn)> body) {
+  auto [lhs, out] = spec.split("->");
+  SmallVector<StringRef> inputSpecs;
+  if (!lhs.empty())
+    lhs.split(inputSpecs, ',');
+  if (inputSpecs.size() != inputs.size())
+    llvm::report_fatal_error("EinsumBuilder: spec and inputs disagree");
+
+  // Loop letters, outermost first.
+  std::string loops = loopOrder.str();
+  if (loops.empty()) {
+    loops = out.str();
+    for (StringRef in : inputSpecs)
+      for (char c : in)
+        if (loops.find(c) == std::string::npos)
+          loops.push_back(c);
+  }
+  auto dimOf = [&](char c) {
+    size_t pos = loops.find(c);
+    if (pos == std::string::npos)
+      llvm::report_fatal_error("EinsumBuilder: letter missing from loops");
+    return b.getAffineDimExpr(pos);
+  };
+
+  // Extent of each loop: from the first input that has its letter.
+  auto sizeOf = [&](char c) -> OpFoldResult {
+    for (auto [in, value] : llvm::zip(inputSpecs, inputs))
+      if (size_t pos = in.find(c); pos != StringRef::npos)
+        return tensor::getMixedSize(b, loc, value, pos);
+    for (auto [letter, size] : sizes)
+      if (letter == c)
+        return getAsOpFoldResult(size);
+    llvm::report_fatal_error("EinsumBuilder: no extent for a letter");
+  };
+
+  SmallVector<AffineMap> maps;
+  auto mapOf = [&](StringRef letters) {
+    SmallVector<AffineExpr> exprs;
+    for (char c : letters)
+      exprs.push_back(dimOf(c));
+    return AffineMap::get(loops.size(), 0, exprs, b.getContext());
+  };
+  for (StringRef in : inputSpecs)
+    maps.push_back(mapOf(in));
+  maps.push_back(mapOf(out));
+
+  SmallVector<utils::IteratorType> iterators;
+  for (char c : loops)
+    iterators.push_back(out.contains(c) ? utils::IteratorType::parallel
+                                        : utils::IteratorType::reduction);
+
+  SmallVector<OpFoldResult> outSizes;
+  for (char c : out)
+    outSizes.push_back(sizeOf(c));
+  Value result = b.create<tensor::EmptyOp>(loc, outSizes, b.getF32Type());
+  if (accumulate)
+    result = b.create<linalg::FillOp>(loc, f32(init), result).getResult(0);
+
+  auto generic = b.create<linalg::GenericOp>(
+      loc, result.getType(), inputs, result, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        auto indexOf = [&](char c) -> Value {
+          return nb.create<linalg::IndexOp>(nloc, loops.find(c));
+        };
+        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args, indexOf));
+      });
+  return generic.getResult(0);
+}
+
+Value EinsumBuilder::contract(StringRef spec, ValueRange inputs,
+                              StringRef loopOrder) {
+  return build(spec, inputs, loopOrder, {}, 0.0, /*accumulate=*/true,
+               [&](OpBuilder &nb, Location nloc, ValueRange args, IndexFn) {
+                 Value product = args[0];
+                 for (Value factor : args.drop_front().drop_back())
+                   product = nb.create<arith::MulFOp>(nloc, product, factor);
+                 return nb.create<arith::AddFOp>(nloc, args.back(), product)
+                     .getResult();
+               });
+}
+
+Value EinsumBuilder::map(StringRef spec, ValueRange inputs, MapFn fn,
+                         ArrayRef<std::pair<char, Value>> sizes,
+                         StringRef loopOrder) {
+  return build(spec, inputs, loopOrder, sizes, 0.0, /*accumulate=*/false,
+               [&](OpBuilder &nb, Location nloc, ValueRange args,
+                   IndexFn indexOf) {
+                 return fn(nb, nloc, args.drop_back(), indexOf);
+               });
+}
+
+Value EinsumBuilder::reduce(StringRef spec, Value input, Reduction kind,
+                            StringRef loopOrder) {
+  double init = kind == Reduction::Sum
+                    ? 0.0
+                    : -std::numeric_limits<double>::infinity();
+  return build(spec, input, loopOrder, {}, init, /*accumulate=*/true,
+               [&](OpBuilder &nb, Location nloc, ValueRange args, IndexFn) {
+                 if (kind == Reduction::Sum)
+                   return nb.create<arith::AddFOp>(nloc, args[1], args[0])
+                       .getResult();
+                 return nb.create<arith::MaximumFOp>(nloc, args[1], args[0])
+                     .getResult();
+               });
+}
+
+/// x [B, Hkv, ...] -> [B, heads, ...], query head h reading x's head
+/// h / (heads / Hkv).
+Value EinsumBuilder::repeatHeads(Value x, int64_t heads) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t group = heads / type.getDimSize(1);
+  if (group == 1)
+    return x;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] = heads;
+  unsigned rank = type.getRank();
+  SmallVector<AffineExpr> in;
+  for (unsigned d = 0; d < rank; ++d)
+    in.push_back(d == 1 ? b.getAffineDimExpr(1).floorDiv(group)
+                        : b.getAffineDimExpr(d));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, in, b.getContext()),
+      b.getMultiDimIdentityMap(rank)};
+  Value init = b.create<tensor::EmptyOp>(loc, shape, b.getF32Type());
+  return b
+      .create<linalg::GenericOp>(
+          loc, init.getType(), x, init, maps,
+          SmallVector<utils::IteratorType>(rank,
+                                           utils::IteratorType::parallel),
+          [](OpBuilder &nb, Location l, ValueRange a) {
+            nb.create<linalg::YieldOp>(l, a[0]);
+          })
+      .getResult(0);
+}
+
+Value mlir::attn::createSoftmaxAttention(OpBuilder &b, Location loc,
+                                         Type resultType, Value query,
+                                         Value key, Value value,
+                                         FloatAttr scale, Attribute pattern) {
+  return b
+      .create<AttentionOp>(loc, resultType, query, key, value, Value(),
+                           Value(), Value(), Value(), Value(),
+                           cast_or_null<MaskAttrInterface>(pattern), scale,
+                           AlignmentAttr(), ArrayAttr())
+      .getResult();
+}

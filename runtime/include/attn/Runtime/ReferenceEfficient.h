@@ -1,0 +1,55 @@
+//===- ReferenceEfficient.h - plain references of the efficient ops -*- C++ -*-===//
+//
+// Double-precision references for attn.linformer, attn.nystrom and
+// attn.kernelized, written from docs/Dialect.md with no code shared with the
+// compiler: each computes the documented formula directly (Linformer's
+// projections, Nystrom's dense landmark kernels, the kernelized quotient in
+// its quadratic form, causal or not), one (batch, head) at a time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_REFERENCEEFFICIENT_H
+#define ATTN_RUNTIME_REFERENCEEFFICIENT_H
+
+#include <cstdint>
+#include <vector>
+
+namespace attnrt::reference {
+
+/// Sizes and operands shared by the Q/K/V ops (row-major f32 buffers).
+struct QkvProblem {
+  int64_t batch = 1, queryHeads = 1, keyHeads = 1;
+  int64_t queryLen = 1, keyLen = 1, headDim = 1, valueDim = 1;
+  const float *query = nullptr; // [B, Hq, Lq, D]
+  const float *key = nullptr;   // [B, Hkv, Lk, D]
+  const float *value = nullptr; // [B, Hkv, Lk, Dv]
+};
+
+/// attn.linformer: E, F are [k, Lk] (perHead false) or [Hkv, k, Lk].
+struct LinformerProblem : QkvProblem {
+  double scale = 1.0;
+  int64_t rank = 1;
+  bool perHead = false;
+  const float *e = nullptr, *f = nullptr;
+};
+std::vector<double> linformer(const LinformerProblem &problem);
+
+/// attn.nystrom with `landmarks` segments and `iterations` pinv steps.
+struct NystromProblem : QkvProblem {
+  double scale = 1.0;
+  int64_t landmarks = 1, iterations = 6;
+};
+std::vector<double> nystrom(const NystromProblem &problem);
+
+/// attn.kernelized; omega [features, D] for favor and rfa.
+struct KernelizedProblem : QkvProblem {
+  enum class FeatureMap { Favor, Rfa, EluPlusOne, Relu };
+  FeatureMap featureMap = FeatureMap::Relu;
+  bool causal = false;
+  int64_t features = 0;
+  const float *omega = nullptr;
+};
+std::vector<double> kernelized(const KernelizedProblem &problem);
+
+} // namespace attnrt::reference
+
+#endif // ATTN_RUNTIME_REFERENCEEFFICIENT_H

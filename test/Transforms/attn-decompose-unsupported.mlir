@@ -1,0 +1,51 @@
+// What the decompositions do not handle is reported at the op, not dropped.
+// RUN: attn-opt %s --split-input-file --attn-decompose-linformer --attn-decompose-nystrom --attn-decompose-kernelized --verify-diagnostics -o /dev/null
+
+func.func @linformer_f16(%q: tensor<1x1x8x16xf16>, %e: tensor<4x8xf16>)
+    -> tensor<1x1x8x16xf16> {
+  // expected-error @+1 {{attn-decompose-linformer handles f32 only for now, got 'f16'}}
+  %o = attn.linformer %q, %q, %q proj(%e, %e)
+      : (tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>,
+         tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<1x1x8x16xf16>
+  return %o : tensor<1x1x8x16xf16>
+}
+
+// -----
+
+func.func @nystrom_f64(%q: tensor<1x1x8x16xf64>) -> tensor<1x1x8x16xf64> {
+  // expected-error @+1 {{attn-decompose-nystrom handles f32 only for now, got 'f64'}}
+  %o = attn.nystrom %q, %q, %q landmarks = 2
+      : (tensor<1x1x8x16xf64>, tensor<1x1x8x16xf64>, tensor<1x1x8x16xf64>)
+      -> tensor<1x1x8x16xf64>
+  return %o : tensor<1x1x8x16xf64>
+}
+
+// -----
+
+func.func @nystrom_dynamic(%q: tensor<1x1x?x16xf32>) -> tensor<1x1x?x16xf32> {
+  // expected-error @+1 {{attn-decompose-nystrom needs static shapes}}
+  %o = attn.nystrom %q, %q, %q landmarks = 2
+      : (tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>)
+      -> tensor<1x1x?x16xf32>
+  return %o : tensor<1x1x?x16xf32>
+}
+
+// -----
+
+func.func @kernelized_bf16(%q: tensor<1x1x8x16xbf16>) -> tensor<1x1x8x16xbf16> {
+  // expected-error @+1 {{attn-decompose-kernelized handles f32 only for now, got 'bf16'}}
+  %o = attn.kernelized %q, %q, %q feature_map = relu
+      : (tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>)
+      -> tensor<1x1x8x16xbf16>
+  return %o : tensor<1x1x8x16xbf16>
+}
+
+// -----
+
+func.func @kernelized_dynamic(%q: tensor<?x1x8x16xf32>) -> tensor<?x1x8x16xf32> {
+  // expected-error @+1 {{attn-decompose-kernelized needs static shapes}}
+  %o = attn.kernelized %q, %q, %q feature_map = elu_plus_one causal
+      : (tensor<?x1x8x16xf32>, tensor<?x1x8x16xf32>, tensor<?x1x8x16xf32>)
+      -> tensor<?x1x8x16xf32>
+  return %o : tensor<?x1x8x16xf32>
+}
