@@ -6,7 +6,7 @@
 //                              matrices built from indices (no constants)
 //   Bm V = attn.attention(Q~, K, V)            [m, Dv]   softmax kernel
 //   A = softmax(scale Q~ K~^T)                 [m, m]    explicit, small
-//   Z = pinv(A)                the iterative Moore-Penrose method, unrolled
+//   Z = pinv(A)                the iterative Moore-Penrose method (scf.for)
 //   X = Z (Bm V)                               [m, Dv]
 //   O = attn.attention(Q, K~, X)               [Lq, Dv]  = F X
 //
@@ -100,7 +100,8 @@ Value matmul(EinsumBuilder &eb, Value x, Value y) {
 /// The iterative Moore-Penrose pseudo-inverse of a [B, H, m, m]:
 /// Z0 = A^T / (max row sum * max column sum) of |A| (A >= 0 here: softmax),
 /// Z <- Z/4 (13 I - A Z (15 I - A Z (7 I - A Z))).
-Value pseudoInverse(EinsumBuilder &eb, Value a, int64_t iterations) {
+Value pseudoInverse(OpBuilder &b, Location loc, EinsumBuilder &eb, Value a,
+                    int64_t iterations) {
   Value rowMax = eb.reduce(
       "bhs->bh", eb.reduce("bhst->bhs", a, Reduction::Sum), Reduction::Max);
   Value colMax = eb.reduce(
@@ -110,18 +111,27 @@ Value pseudoInverse(EinsumBuilder &eb, Value a, int64_t iterations) {
                      Value norm = nb.create<arith::MulFOp>(l, v[1], v[2]);
                      return nb.create<arith::DivFOp>(l, v[0], norm).getResult();
                    });
-  for (int64_t it = 0; it < iterations; ++it) {
-    Value az = matmul(eb, a, z);
-    Value inner = matmul(eb, az, diagonalMinus(eb, 7, az));
-    Value middle = matmul(eb, az, diagonalMinus(eb, 15, inner));
-    Value outer = matmul(eb, z, diagonalMinus(eb, 13, middle));
-    z = eb.map("bhsu->bhsu", outer,
-               [&](OpBuilder &nb, Location l, ValueRange v, IndexFn) {
-                 return nb.create<arith::MulFOp>(l, v[0], eb.f32(0.25))
-                     .getResult();
-               });
-  }
-  return z;
+  // An scf.for rather than unrolled steps: the IR (and LLVM's compile
+  // time) stays the same size whatever the number of steps.
+  auto loop = b.create<scf::ForOp>(
+      loc, eb.index(0), eb.index(iterations), eb.index(1), ValueRange{z},
+      [&](OpBuilder &nb, Location l, Value, ValueRange iter) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value zi = iter[0];
+        Value az = matmul(eb, a, zi);
+        Value inner = matmul(eb, az, diagonalMinus(eb, 7, az));
+        Value middle = matmul(eb, az, diagonalMinus(eb, 15, inner));
+        Value outer = matmul(eb, zi, diagonalMinus(eb, 13, middle));
+        Value next = eb.map(
+            "bhsu->bhsu", outer,
+            [&](OpBuilder &mb, Location ml, ValueRange v, IndexFn) {
+              return mb.create<arith::MulFOp>(ml, v[0], eb.f32(0.25))
+                  .getResult();
+            });
+        b.create<scf::YieldOp>(l, next);
+      });
+  return loop.getResult(0);
 }
 
 LogicalResult decompose(NystromOp op) {
@@ -160,7 +170,8 @@ LogicalResult decompose(NystromOp op) {
       [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
         return nb.create<arith::MulFOp>(l, a[0], eb.f32(scale)).getResult();
       });
-  Value z = pseudoInverse(eb, softmaxRows(eb, logits), op.getPinvIterations());
+  Value z = pseudoInverse(b, loc, eb, softmaxRows(eb, logits),
+                          op.getPinvIterations());
   Value x = eb.contract("bhst,bhte->bhse", {z, bmV}, "bhste");
   Value out = createSoftmaxAttention(b, loc, type, q, kLand, x,
                                      op.getScaleAttr());

@@ -144,7 +144,7 @@ def AttnDecomposeNystrom : Pass<"attn-decompose-nystrom"> {
   let summary = "Rewrite attn.nystrom as landmarks, pseudo-inverse, attention";
   let description = [{
     Segment means (averaging matrices built from indices), the small m x m
-    softmax kernel and its iterative pseudo-inverse (unrolled,
+    softmax kernel and its iterative pseudo-inverse (an scf.for of
     `pinv_iterations` steps) as linalg.generic ops, and the two L-sized
     softmax kernels as `attn.attention` ops: Bm V = attention(Q~, K, V) and
     O = attention(Q, K~, pinv(A) Bm V). Static shapes, f32.
