@@ -29,6 +29,14 @@ template <> struct MappingTraits<AttentionShape> {
     io.mapOptional("align", a.align);
     io.mapOptional("scale", a.scale);
     io.mapOptional("mods", a.mods);
+    io.mapOptional("kind", a.kind);
+    io.mapOptional("rank", a.rank);
+    io.mapOptional("per_head_projections", a.perHeadProjections);
+    io.mapOptional("landmarks", a.landmarks);
+    io.mapOptional("pinv_iterations", a.pinvIterations);
+    io.mapOptional("feature_map", a.featureMap);
+    io.mapOptional("features", a.features);
+    io.mapOptional("causal", a.causal);
   }
   /// Shape consistency; the message is reported at the mapping's location.
   static std::string validate(IO &, AttentionShape &a) {
@@ -52,6 +60,43 @@ template <> struct MappingTraits<AttentionShape> {
       return "align must be top_left or bottom_right, got '" + a.align + "'";
     if (a.scale && (!std::isfinite(*a.scale) || *a.scale == 0))
       return "scale must be finite and non-zero";
+    return validateKind(a);
+  }
+  /// The keys each kind takes.
+  static std::string validateKind(const AttentionShape &a) {
+    bool softmax = a.kind == "softmax", linformer = a.kind == "linformer",
+         nystrom = a.kind == "nystrom", kernelized = a.kind == "kernelized";
+    if (!softmax && !linformer && !nystrom && !kernelized)
+      return "kind must be softmax, linformer, nystrom or kernelized, got '" +
+             a.kind + "'";
+    if (!softmax && (!a.pattern.empty() || !a.mods.empty() ||
+                     a.align != "top_left"))
+      return "pattern, mods and align apply to kind softmax only";
+    if (linformer != (a.rank != 0) || (a.perHeadProjections && !linformer))
+      return "rank (>= 1) is required by, and per_head_projections only "
+             "taken by, kind linformer";
+    if (linformer && a.rank < 1)
+      return "rank must be >= 1";
+    if (nystrom != (a.landmarks != 0))
+      return "landmarks is required by, and only taken by, kind nystrom";
+    if (nystrom && (a.landmarks < 1 || a.landmarks > a.queryLen ||
+                    a.landmarks > a.keyLen))
+      return "landmarks must be between 1 and the sequence lengths";
+    if (a.pinvIterations < 1)
+      return "pinv_iterations must be >= 1";
+    if (kernelized != !a.featureMap.empty() || (a.causal && !kernelized))
+      return "feature_map is required by, and causal only taken by, kind "
+             "kernelized";
+    bool random = a.featureMap == "favor" || a.featureMap == "rfa";
+    if (kernelized && !random && a.featureMap != "elu_plus_one" &&
+        a.featureMap != "relu")
+      return "feature_map must be favor, rfa, elu_plus_one or relu, got '" +
+             a.featureMap + "'";
+    if (random != (a.features != 0) || a.features < 0)
+      return "features (>= 1) is required by, and only taken by, "
+             "feature_map favor and rfa";
+    if (kernelized && a.scale)
+      return "kind kernelized takes no scale";
     return "";
   }
 };
@@ -209,12 +254,48 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
     attrs += " align = bottom_right";
   if (!a.mods.empty())
     attrs += " mods = " + a.mods;
+  // The other kinds: their extra operands and attributes.
+  std::string opName = "attn.attention";
+  std::string operands = "%q, %k, %v";
+  if (a.kind == "linformer") {
+    opName = "attn.linformer";
+    std::string proj =
+        a.perHeadProjections
+            ? llvm::formatv("tensor<{0}x{1}x{2}x{3}>", a.keyHeads, a.rank,
+                            a.keyLen, spec.dtype)
+                  .str()
+            : llvm::formatv("tensor<{0}x{1}x{2}>", a.rank, a.keyLen,
+                            spec.dtype)
+                  .str();
+    extraArgs += ", %e_proj: " + proj + ", %f_proj: " + proj;
+    extraTypes += ", " + proj + ", " + proj;
+    operands += " proj(%e_proj, %f_proj)";
+  } else if (a.kind == "nystrom") {
+    opName = "attn.nystrom";
+    operands += llvm::formatv(" landmarks = {0}", a.landmarks).str();
+    if (a.pinvIterations != 6)
+      attrs += llvm::formatv(" {{pinv_iterations = {0} : i64}",
+                             a.pinvIterations)
+                   .str();
+  } else if (a.kind == "kernelized") {
+    opName = "attn.kernelized";
+    if (a.features) {
+      std::string omega = llvm::formatv("tensor<{0}x{1}x{2}>", a.features,
+                                        a.headDim, spec.dtype);
+      extraArgs += ", %omega: " + omega;
+      extraTypes += ", " + omega;
+      operands += " omega(%omega)";
+    }
+    operands += " feature_map = " + a.featureMap;
+    if (a.causal)
+      operands += " causal";
+  }
   std::string text = llvm::formatv(
       "func.func @{0}(%q: {1}, %k: {2}, %v: {3}{6}) -> {4} {{\n"
-      "  %o = attn.attention %q, %k, %v{5}\n"
+      "  %o = {8} {9}{5}\n"
       "      : ({1}, {2}, {3}{7}) -> {4}\n"
       "  return %o : {4}\n}\n",
-      spec.name, q, k, v, o, attrs, extraArgs, extraTypes);
+      spec.name, q, k, v, o, attrs, extraArgs, extraTypes, opName, operands);
   // What remains are the op's own checks (e.g. a global index past kv_len):
   // report them at the attention mapping.
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {

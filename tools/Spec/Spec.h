@@ -30,6 +30,16 @@ struct AttentionShape {
   std::string align = "top_left";
   std::optional<double> scale;
   std::string mods;      ///< attribute list syntax, "" for none
+
+  /// The op: softmax (attn.attention), linformer, nystrom or kernelized.
+  std::string kind = "softmax";
+  int64_t rank = 0;                  ///< linformer: projected length k
+  bool perHeadProjections = false;   ///< linformer: E, F per kv head
+  int64_t landmarks = 0;             ///< nystrom
+  int64_t pinvIterations = 6;        ///< nystrom
+  std::string featureMap;            ///< kernelized: favor, rfa, elu_plus_one, relu
+  int64_t features = 0;              ///< kernelized favor / rfa: rows of omega
+  bool causal = false;               ///< kernelized
 };
 
 struct Spec {

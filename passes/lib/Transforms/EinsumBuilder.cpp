@@ -92,14 +92,23 @@ Value EinsumBuilder::build(
   return generic.getResult(0);
 }
 
+/// Sums may be reassociated and fused with their products: without it LLVM
+/// keeps a reduction along the innermost loop scalar and in order.
+static arith::FastMathFlags sumFlags() {
+  return arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+}
+
 Value EinsumBuilder::contract(StringRef spec, ValueRange inputs,
                               StringRef loopOrder) {
   return build(spec, inputs, loopOrder, {}, 0.0, /*accumulate=*/true,
                [&](OpBuilder &nb, Location nloc, ValueRange args, IndexFn) {
                  Value product = args[0];
                  for (Value factor : args.drop_front().drop_back())
-                   product = nb.create<arith::MulFOp>(nloc, product, factor);
-                 return nb.create<arith::AddFOp>(nloc, args.back(), product)
+                   product = nb.create<arith::MulFOp>(
+                       nloc, product, factor, arith::FastMathFlags::contract);
+                 return nb
+                     .create<arith::AddFOp>(nloc, args.back(), product,
+                                            sumFlags())
                      .getResult();
                });
 }
@@ -122,7 +131,9 @@ Value EinsumBuilder::reduce(StringRef spec, Value input, Reduction kind,
   return build(spec, input, loopOrder, {}, init, /*accumulate=*/true,
                [&](OpBuilder &nb, Location nloc, ValueRange args, IndexFn) {
                  if (kind == Reduction::Sum)
-                   return nb.create<arith::AddFOp>(nloc, args[1], args[0])
+                   return nb
+                       .create<arith::AddFOp>(nloc, args[1], args[0],
+                                              sumFlags())
                        .getResult();
                  return nb.create<arith::MaximumFOp>(nloc, args[1], args[0])
                      .getResult();
