@@ -7,8 +7,9 @@
 // Compiles the entry function with attn-cpu-pipeline, JIT-runs it on inputs
 // read from .npy files or generated from the seed, and optionally compares
 // the result with the double-precision reference. Operands are named by
-// their role in the function's attn.attention: q, k, v, mask, bias,
-// q_segments, kv_segments, rel_table.
+// their role in the function's attention op: q, k, v, mask, bias,
+// q_segments, kv_segments, rel_table (attn.attention); e_proj, f_proj
+// (attn.linformer); omega (attn.kernelized).
 //
 //===----------------------------------------------------------------------===//
 #include "EfficientOps.h"
