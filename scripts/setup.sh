@@ -16,6 +16,8 @@ PACKAGES=(
   libomp-22-dev
   # Unit tests; OpenBLAS is the benchmark baseline (bench/).
   libgtest-dev libopenblas-dev
+  # FFTs of attn.fourier_mix (FNet), called by compiled kernels.
+  libfftw3-dev
   python3
 )
 $SUDO apt-get update -qq

@@ -1,5 +1,6 @@
 //===- Jit.cpp - run compiled attn kernels in process ---------------------===//
 #include "attn/Runtime/Jit.h"
+#include "attn/Runtime/FourierMix.h"
 #include "attn/Runtime/TileCounters.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -72,6 +73,10 @@ JitKernel::create(mlir::ModuleOp module) {
     llvm::orc::SymbolMap symbols;
     symbols[interner("attn_record_tiles")] = {
         llvm::orc::ExecutorAddr::fromPtr(&attn_record_tiles),
+        llvm::JITSymbolFlags::Exported};
+    // attn.fourier_mix lowers to a call of the runtime's FFT.
+    symbols[interner("_mlir_ciface_attn_fourier_mix_f32")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_attn_fourier_mix_f32),
         llvm::JITSymbolFlags::Exported};
     return symbols;
   });

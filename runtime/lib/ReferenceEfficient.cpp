@@ -2,6 +2,7 @@
 #include "attn/Runtime/ReferenceEfficient.h"
 #include <algorithm>
 #include <cmath>
+#include <complex>
 
 using namespace attnrt::reference;
 
@@ -202,4 +203,36 @@ std::vector<double> attnrt::reference::kernelized(const KernelizedProblem &p) {
     }
     return o;
   });
+}
+
+std::vector<double>
+attnrt::reference::fourierMix(const FourierMixProblem &p) {
+  using Complex = std::complex<double>;
+  const double pi = std::acos(-1.0);
+  // The n-th power of the N-th root of unity exp(-2 pi i / N).
+  auto root = [&](int64_t n, int64_t size) {
+    return std::polar(1.0, -2.0 * pi * double(n % size) / double(size));
+  };
+  std::vector<double> out(p.batch * p.length * p.hidden);
+  std::vector<Complex> rows(p.length * p.hidden);
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const float *x = p.input + b * p.length * p.hidden;
+    // DFT along the hidden axis of every row.
+    for (int64_t l = 0; l < p.length; ++l)
+      for (int64_t k = 0; k < p.hidden; ++k) {
+        Complex sum = 0;
+        for (int64_t d = 0; d < p.hidden; ++d)
+          sum += double(x[l * p.hidden + d]) * root(k * d, p.hidden);
+        rows[l * p.hidden + k] = sum;
+      }
+    // DFT along the sequence axis, real part.
+    for (int64_t k1 = 0; k1 < p.length; ++k1)
+      for (int64_t k2 = 0; k2 < p.hidden; ++k2) {
+        Complex sum = 0;
+        for (int64_t l = 0; l < p.length; ++l)
+          sum += rows[l * p.hidden + k2] * root(k1 * l, p.length);
+        out[(b * p.length + k1) * p.hidden + k2] = sum.real();
+      }
+  }
+  return out;
 }

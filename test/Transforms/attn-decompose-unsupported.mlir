@@ -1,5 +1,5 @@
 // What the decompositions do not handle is reported at the op, not dropped.
-// RUN: attn-opt %s --split-input-file --attn-decompose-linformer --attn-decompose-nystrom --attn-decompose-kernelized --verify-diagnostics -o /dev/null
+// RUN: attn-opt %s --split-input-file --attn-decompose-linformer --attn-decompose-nystrom --attn-decompose-kernelized --attn-fourier-mix-to-call --verify-diagnostics -o /dev/null
 
 func.func @linformer_f16(%q: tensor<1x1x8x16xf16>, %e: tensor<4x8xf16>)
     -> tensor<1x1x8x16xf16> {
@@ -48,4 +48,12 @@ func.func @kernelized_dynamic(%q: tensor<?x1x8x16xf32>) -> tensor<?x1x8x16xf32> 
       : (tensor<?x1x8x16xf32>, tensor<?x1x8x16xf32>, tensor<?x1x8x16xf32>)
       -> tensor<?x1x8x16xf32>
   return %o : tensor<?x1x8x16xf32>
+}
+
+// -----
+
+func.func @fourier_mix_f16(%x: tensor<1x8x16xf16>) -> tensor<1x8x16xf16> {
+  // expected-error @+1 {{attn-fourier-mix-to-call handles f32 only for now, got 'f16'}}
+  %y = attn.fourier_mix %x : tensor<1x8x16xf16> -> tensor<1x8x16xf16>
+  return %y : tensor<1x8x16xf16>
 }

@@ -134,6 +134,26 @@ std::optional<attnrt::EfficientOpCheck> describe(KernelizedOp op) {
   return check;
 }
 
+std::optional<attnrt::EfficientOpCheck> describe(FourierMixOp op) {
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  ref::FourierMixProblem p;
+  p.batch = type.getDimSize(0);
+  p.length = type.getDimSize(1);
+  p.hidden = type.getDimSize(2);
+  attnrt::EfficientOpCheck check;
+  check.roles = {{op.getInput(), "x"}};
+  // The usual FFT count, 2.5 N log2 N for a real transform of N points.
+  double points = double(p.length * p.hidden);
+  check.flops = 2.5 * double(p.batch) * points * std::log2(points);
+  check.reference = [p](auto buffer) mutable {
+    p.input = buffer("x");
+    return ref::fourierMix(p);
+  };
+  return check;
+}
+
 } // namespace
 
 std::optional<attnrt::EfficientOpCheck>
@@ -142,5 +162,6 @@ attnrt::describeEfficientOp(Operation *op) {
       .Case([](LinformerOp o) { return describe(o); })
       .Case([](NystromOp o) { return describe(o); })
       .Case([](KernelizedOp o) { return describe(o); })
+      .Case([](FourierMixOp o) { return describe(o); })
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -9,7 +9,7 @@
 // the result with the double-precision reference. Operands are named by
 // their role in the function's attention op: q, k, v, mask, bias,
 // q_segments, kv_segments, rel_table (attn.attention); e_proj, f_proj
-// (attn.linformer); omega (attn.kernelized).
+// (attn.linformer); omega (attn.kernelized); x (attn.fourier_mix).
 //
 //===----------------------------------------------------------------------===//
 #include "EfficientOps.h"
@@ -294,8 +294,8 @@ int main(int argc, char **argv) {
   });
   if (check && numAttention != 1)
     return fail("--check needs exactly one attention op (attn.attention, or "
-                "attn.linformer, attn.nystrom or attn.kernelized with static "
-                "shapes) in @" +
+                "attn.linformer, attn.nystrom, attn.kernelized or "
+                "attn.fourier_mix with static shapes) in @" +
                 entry.getSymName() + ", found " + llvm::Twine(numAttention));
   if (numAttention != 1) {
     attention = {};
@@ -476,9 +476,6 @@ int main(int argc, char **argv) {
 
   if (!check)
     return EXIT_SUCCESS;
-  if (!operandOf("q") || !operandOf("k") || !operandOf("v"))
-    return fail("--check needs q, k and v to be arguments of @" +
-                entrySymbol);
   std::vector<double> expected;
   if (efficient) {
     for (const auto &[value, role] : efficient->roles)
@@ -490,16 +487,19 @@ int main(int argc, char **argv) {
       return operand ? operand->as<float>() : nullptr;
     });
   } else {
-  problem->query = operandOf("q")->as<float>();
-  problem->key = operandOf("k")->as<float>();
-  problem->value = operandOf("v")->as<float>();
-  if (Operand *mask = operandOf("mask"))
-    problem->mask = mask->as<uint8_t>();
-  if (Operand *bias = operandOf("bias"))
-    problem->bias = bias->as<float>();
-  if (Operand *table = operandOf("rel_table"))
-    problem->relTable = table->as<float>();
-  expected = attnrt::reference::attention(*problem);
+    if (!operandOf("q") || !operandOf("k") || !operandOf("v"))
+      return fail("--check needs q, k and v to be arguments of @" +
+                  entrySymbol);
+    problem->query = operandOf("q")->as<float>();
+    problem->key = operandOf("k")->as<float>();
+    problem->value = operandOf("v")->as<float>();
+    if (Operand *mask = operandOf("mask"))
+      problem->mask = mask->as<uint8_t>();
+    if (Operand *bias = operandOf("bias"))
+      problem->bias = bias->as<float>();
+    if (Operand *table = operandOf("rel_table"))
+      problem->relTable = table->as<float>();
+    expected = attnrt::reference::attention(*problem);
   }
 
   double maxError = 0, scale = 0;

@@ -164,4 +164,20 @@ def AttnDecomposeKernelized : Pass<"attn-decompose-kernelized"> {
   let dependentDialects = DecompositionDialects;
 }
 
+def AttnFourierMixToCall : Pass<"attn-fourier-mix-to-call", "ModuleOp"> {
+  let summary = "Lower attn.fourier_mix (FNet) to a call of the runtime's FFT";
+  let description = [{
+    Each f32 `attn.fourier_mix` becomes a call of `attn_fourier_mix_f32`
+    (declared private with `llvm.emit_c_interface`; the attn runtime
+    defines it with FFTW's two-dimensional real-to-complex transform) on
+    the input's buffer and a fresh 64-byte-aligned output buffer.
+    O(L Dm log(L Dm)). Kernels that use it need the attn runtime: attn-run's
+    JIT provides it.
+  }];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -1,7 +1,7 @@
 //===- ReferenceEfficient.h - plain references of the efficient ops -*- C++ -*-===//
 //
-// Double-precision references for attn.linformer, attn.nystrom and
-// attn.kernelized, written from docs/Dialect.md with no code shared with the
+// Double-precision references for attn.linformer, attn.nystrom,
+// attn.kernelized and attn.fourier_mix, written from docs/Dialect.md with no code shared with the
 // compiler: each computes the documented formula directly (Linformer's
 // projections, Nystrom's dense landmark kernels, the kernelized quotient in
 // its quadratic form, causal or not), one (batch, head) at a time.
@@ -49,6 +49,14 @@ struct KernelizedProblem : QkvProblem {
   const float *omega = nullptr;
 };
 std::vector<double> kernelized(const KernelizedProblem &problem);
+
+/// attn.fourier_mix on x [B, L, Dm]: Re(DFT_L(DFT_Dm(x))), both DFTs as
+/// direct sums (O(L Dm (L + Dm)), no FFT).
+struct FourierMixProblem {
+  int64_t batch = 1, length = 1, hidden = 1;
+  const float *input = nullptr;
+};
+std::vector<double> fourierMix(const FourierMixProblem &problem);
 
 } // namespace attnrt::reference
 
