@@ -1,7 +1,7 @@
 //===- attn-efficient-bench.cpp - low-rank and kernelized attention -------===//
 //
 //   attn-efficient-bench [--sizes=1024,4096,16384,65536]
-//                        [--ops=linformer,nystrom,favor,favor_causal,elu]
+//                        [--ops=linformer,nystrom,favor,favor_causal,elu,fnet]
 //                        [--heads=12] [--dim=64] [--repeat=3]
 //                        [--num-threads=N] [--dense-max-n=16384] [--csv=FILE]
 //
@@ -17,7 +17,8 @@
 //
 // Ops (H = 12, D = 64 by default): linformer (k = 256, shared E, F);
 // nystrom (64 landmarks, 6 pseudo-inverse steps); favor (FAVOR+, 256
-// features) and favor_causal; elu (elu + 1, non-causal).
+// features) and favor_causal; elu (elu + 1, non-causal); fnet (FNet token
+// mixing of [1, N, H D] hidden states, against dense attention of H heads).
 //
 //===----------------------------------------------------------------------===//
 #include "EfficientOps.h"
@@ -42,7 +43,7 @@ namespace cl = llvm::cl;
 static cl::list<int64_t> sizes("sizes", cl::desc("sequence lengths"),
                                cl::CommaSeparated);
 static cl::list<std::string>
-    ops("ops", cl::desc("linformer, nystrom, favor, favor_causal, elu"),
+    ops("ops", cl::desc("linformer, nystrom, favor, favor_causal, elu, fnet"),
         cl::CommaSeparated);
 static cl::opt<int64_t> heads("heads", cl::init(12));
 static cl::opt<int64_t> dim("dim", cl::desc("head dim"), cl::init(64));
@@ -86,6 +87,14 @@ std::string opModule(const std::string &op, int64_t n) {
       body += " causal";
   } else if (op == "elu") {
     body = "attn.kernelized %q, %k, %v feature_map = elu_plus_one";
+  } else if (op == "fnet") {
+    // Token mixing of hidden states [1, N, H D].
+    std::string x =
+        llvm::formatv("tensor<1x{0}x{1}xf32>", n, heads * dim.getValue());
+    return llvm::formatv("func.func @bench(%x: {0}) -> {0} {{\n"
+                         "  %y = attn.fourier_mix %x : {0} -> {0}\n"
+                         "  return %y : {0}\n}\n",
+                         x);
   } else {
     return "";
   }
@@ -128,6 +137,9 @@ Measurement measure(mlir::DialectRegistry &registry, const std::string &op,
     for (float &x : buffers.back())
       x = scale * normal(rng);
   }
+  // Lowering replaces the function: read what the call needs first.
+  int64_t resultRank =
+      mlir::cast<mlir::RankedTensorType>(entry.getResultTypes()[0]).getRank();
   attnrt::HostCompileOptions options;
   options.numThreads = numThreads;
   auto kernel = attnrt::compileForHost(*module, options);
@@ -142,7 +154,7 @@ Measurement measure(mlir::DialectRegistry &registry, const std::string &op,
   for (size_t a = 0; a < buffers.size(); ++a)
     descriptors.emplace_back(buffers[a].data(), shapes[a]);
   auto run = [&] {
-    auto out = attnrt::MemRefDescriptor::forResult(4);
+    auto out = attnrt::MemRefDescriptor::forResult(resultRank);
     std::vector<attnrt::MemRefDescriptor *> args = {&out};
     for (auto &d : descriptors)
       args.push_back(&d);
@@ -163,7 +175,7 @@ int main(int argc, char **argv) {
       sizes.push_back(n);
   if (ops.empty())
     for (const char *name :
-         {"linformer", "nystrom", "favor", "favor_causal", "elu"})
+         {"linformer", "nystrom", "favor", "favor_causal", "elu", "fnet"})
       ops.push_back(name);
   for (const std::string &op : ops)
     if (opModule(op, 64).empty()) {
