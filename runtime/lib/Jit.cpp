@@ -1,6 +1,7 @@
 //===- Jit.cpp - run compiled attn kernels in process ---------------------===//
 #include "attn/Runtime/Jit.h"
 #include "attn/Runtime/FourierMix.h"
+#include "attn/Runtime/Selection.h"
 #include "attn/Runtime/TileCounters.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -74,10 +75,18 @@ JitKernel::create(mlir::ModuleOp module) {
     symbols[interner("attn_record_tiles")] = {
         llvm::orc::ExecutorAddr::fromPtr(&attn_record_tiles),
         llvm::JITSymbolFlags::Exported};
-    // attn.fourier_mix lowers to a call of the runtime's FFT.
-    symbols[interner("_mlir_ciface_attn_fourier_mix_f32")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_attn_fourier_mix_f32),
-        llvm::JITSymbolFlags::Exported};
+    // attn.fourier_mix, attn.lsh and attn.routing call the runtime's
+    // support functions.
+    auto add = [&](llvm::StringRef name, void *function) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    add("_mlir_ciface_attn_fourier_mix_f32",
+        reinterpret_cast<void *>(&_mlir_ciface_attn_fourier_mix_f32));
+    add("_mlir_ciface_attn_bucket_sort",
+        reinterpret_cast<void *>(&_mlir_ciface_attn_bucket_sort));
+    add("_mlir_ciface_attn_top_k_f32",
+        reinterpret_cast<void *>(&_mlir_ciface_attn_top_k_f32));
     return symbols;
   });
   return std::unique_ptr<JitKernel>(new JitKernel(std::move(*engine)));

@@ -205,6 +205,161 @@ std::vector<double> attnrt::reference::kernelized(const KernelizedProblem &p) {
   });
 }
 
+namespace {
+
+/// softmax(scale q . k_j) over the listed key rows j, applied to their
+/// value rows: the output row (zeros when `keys` is empty) and the
+/// log-sum-exp of the scores (-inf when empty).
+std::pair<std::vector<double>, double>
+attendRows(const Matrix &q, int64_t i, const Matrix &k, const Matrix &v,
+           const std::vector<int64_t> &keys, double scale) {
+  std::vector<double> out(v.cols, 0.0), scores;
+  double max = -INFINITY;
+  for (int64_t j : keys) {
+    double dot = 0;
+    for (int64_t d = 0; d < q.cols; ++d)
+      dot += q(i, d) * k(j, d);
+    scores.push_back(scale * dot);
+    max = std::max(max, scores.back());
+  }
+  if (keys.empty())
+    return {out, -INFINITY};
+  double sum = 0;
+  for (size_t t = 0; t < keys.size(); ++t) {
+    double e = std::exp(scores[t] - max);
+    sum += e;
+    for (int64_t d = 0; d < v.cols; ++d)
+      out[d] += e * v(keys[t], d);
+  }
+  for (double &x : out)
+    x /= sum;
+  return {out, max + std::log(sum)};
+}
+
+/// Rows of x scaled to unit length (zero rows stay zero).
+Matrix unitRows(Matrix x) {
+  for (int64_t r = 0; r < x.rows; ++r) {
+    double norm2 = 0;
+    for (int64_t d = 0; d < x.cols; ++d)
+      norm2 += x(r, d) * x(r, d);
+    for (int64_t d = 0; d < x.cols && norm2 > 0; ++d)
+      x(r, d) /= std::sqrt(norm2);
+  }
+  return x;
+}
+
+} // namespace
+
+std::vector<double> attnrt::reference::lsh(const LshProblem &p) {
+  int64_t length = p.queryLen, half = p.buckets / 2;
+  return perHead(p, [&](int64_t qIndex, int64_t kvIndex, int64_t) {
+    Matrix x = load(p.query, qIndex, length, p.headDim);
+    Matrix keys = unitRows(x);
+    Matrix v = load(p.value, kvIndex, length, p.valueDim);
+    // Per round: each query's output and log-sum-exp.
+    std::vector<Matrix> outs;
+    Matrix lse(p.rounds, length);
+    for (int64_t r = 0; r < p.rounds; ++r) {
+      Matrix rotation = load(p.rotations, r, p.headDim, half);
+      Matrix projected = multiply(x, rotation);
+      std::vector<int64_t> bucket(length);
+      for (int64_t i = 0; i < length; ++i) {
+        double best = -INFINITY;
+        for (int64_t n = 0; n < 2 * half; ++n) {
+          double value = n < half ? projected(i, n) : -projected(i, n - half);
+          if (value > best) {
+            best = value;
+            bucket[i] = n;
+          }
+        }
+      }
+      std::vector<int64_t> order(length);
+      for (int64_t i = 0; i < length; ++i)
+        order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return bucket[a] < bucket[b];
+      });
+      Matrix out(length, p.valueDim);
+      for (int64_t s = 0; s < length; ++s) {
+        int64_t i = order[s], chunk = s / p.chunk;
+        std::vector<int64_t> kept;
+        for (int64_t t = std::max<int64_t>(0, (chunk - 1) * p.chunk);
+             t < std::min(length, (chunk + 1) * p.chunk); ++t) {
+          int64_t j = order[t];
+          if (j != i && bucket[j] == bucket[i] && (!p.causal || j <= i))
+            kept.push_back(j);
+        }
+        auto [row, rowLse] = attendRows(x, i, keys, v, kept, p.scale);
+        std::copy(row.begin(), row.end(), out.data.begin() + i * p.valueDim);
+        lse(r, i) = rowLse;
+      }
+      outs.push_back(std::move(out));
+    }
+    Matrix result(length, p.valueDim);
+    for (int64_t i = 0; i < length; ++i) {
+      double max = -INFINITY;
+      for (int64_t r = 0; r < p.rounds; ++r)
+        max = std::max(max, lse(r, i));
+      if (max == -INFINITY) { // no key in any round: attends to itself
+        for (int64_t d = 0; d < p.valueDim; ++d)
+          result(i, d) = v(i, d);
+        continue;
+      }
+      double total = 0;
+      for (int64_t r = 0; r < p.rounds; ++r)
+        total += std::exp(lse(r, i) - max);
+      for (int64_t r = 0; r < p.rounds; ++r)
+        for (int64_t d = 0; d < p.valueDim; ++d)
+          result(i, d) += std::exp(lse(r, i) - max) / total * outs[r](i, d);
+    }
+    return result;
+  });
+}
+
+std::vector<double> attnrt::reference::routing(const RoutingProblem &p) {
+  Matrix centroids = unitRows(load(p.centroids, 0, p.clusters, p.headDim));
+  // The topK rows of x closest to centroid c (largest dot product, then the
+  // lower position), by a full sort.
+  auto members = [&](const Matrix &x, int64_t c) {
+    std::vector<double> score(x.rows);
+    std::vector<int64_t> rows(x.rows);
+    for (int64_t i = 0; i < x.rows; ++i) {
+      rows[i] = i;
+      for (int64_t d = 0; d < x.cols; ++d)
+        score[i] += x(i, d) * centroids(c, d);
+    }
+    std::sort(rows.begin(), rows.end(), [&](int64_t a, int64_t b) {
+      return score[a] > score[b] || (score[a] == score[b] && a < b);
+    });
+    rows.resize(p.topK);
+    return rows;
+  };
+  return perHead(p, [&](int64_t qIndex, int64_t kvIndex, int64_t) {
+    Matrix q = load(p.query, qIndex, p.queryLen, p.headDim);
+    Matrix k = load(p.key, kvIndex, p.keyLen, p.headDim);
+    Matrix v = load(p.value, kvIndex, p.keyLen, p.valueDim);
+    Matrix sum(p.queryLen, p.valueDim);
+    std::vector<int64_t> count(p.queryLen, 0);
+    for (int64_t c = 0; c < p.clusters; ++c) {
+      std::vector<int64_t> keys = members(k, c);
+      for (int64_t i : members(q, c)) {
+        std::vector<int64_t> kept;
+        for (int64_t j : keys)
+          if (!p.causal || j <= i)
+            kept.push_back(j);
+        std::vector<double> row = attendRows(q, i, k, v, kept, p.scale).first;
+        for (int64_t d = 0; d < p.valueDim; ++d)
+          sum(i, d) += row[d];
+        ++count[i];
+      }
+    }
+    for (int64_t i = 0; i < p.queryLen; ++i)
+      for (int64_t d = 0; d < p.valueDim && count[i] > 0; ++d)
+        sum(i, d) /= double(count[i]);
+    return sum;
+  });
+}
+
 std::vector<double>
 attnrt::reference::fourierMix(const FourierMixProblem &p) {
   using Complex = std::complex<double>;

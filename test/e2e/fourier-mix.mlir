@@ -7,7 +7,7 @@
 // RUN: attn-run %s --entry=odd_hidden --check | FileCheck %s
 // RUN: attn-run %s --entry=batched_1000 --check | FileCheck %s
 // RUN: attn-run %s --entry=fnet_1025 --check | FileCheck %s
-// A shared library from attn-compile links the FFT (libattn_fft.so).
+// A shared library from attn-compile links the FFT (libattn_support.so).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-compile %s --emit=so -o %t/libfnet.so
 // RUN: attn-run %s --entry=odd_hidden --load=%t/libfnet.so --check | FileCheck %s

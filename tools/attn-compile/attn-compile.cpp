@@ -278,7 +278,11 @@ int main(int argc, char **argv) {
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
   llvmModule->setTargetTriple(llvm::Triple(triple));
-  bool usesFft = llvmModule->getFunction("_mlir_ciface_attn_fourier_mix_f32");
+  // Calls of the runtime's support functions (FFT, sort, top-k) need
+  // libattn_support.so: they are the external `_mlir_ciface_attn_*`.
+  bool usesSupport = llvm::any_of(llvmModule->functions(), [](auto &f) {
+    return f.isDeclaration() && f.getName().starts_with("_mlir_ciface_attn_");
+  });
   llvmModule->setDataLayout(machine->createDataLayout());
   if (llvm::Error err =
           makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
@@ -318,10 +322,9 @@ int main(int argc, char **argv) {
       ATTN_LLD, "-shared", "-o", outputFile, objectPath,
       "-L" ATTN_LLVM_LIBRARY_DIR, "-lomp", "-lmlir_c_runner_utils",
       "-rpath", ATTN_LLVM_LIBRARY_DIR};
-  // attn.fourier_mix calls the runtime's FFT (libattn_fft.so).
-  if (usesFft)
-    args.append({"-L" ATTN_FFT_LIBRARY_DIR, "-lattn_fft", "-rpath",
-                 ATTN_FFT_LIBRARY_DIR});
+  if (usesSupport)
+    args.append({"-L" ATTN_SUPPORT_LIBRARY_DIR, "-lattn_support", "-rpath",
+                 ATTN_SUPPORT_LIBRARY_DIR});
   int status = llvm::sys::ExecuteAndWait(ATTN_LLD, args, std::nullopt, {}, 0,
                                          0, &error);
   llvm::sys::fs::remove(objectPath);

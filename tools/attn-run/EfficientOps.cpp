@@ -134,6 +134,64 @@ std::optional<attnrt::EfficientOpCheck> describe(KernelizedOp op) {
   return check;
 }
 
+std::optional<attnrt::EfficientOpCheck> describe(LshOp op) {
+  ref::LshProblem p;
+  if (!readSizes(op.getQueryKey(), op.getQueryKey(), op.getValue(), p))
+    return std::nullopt;
+  p.scale = scaleOf(op.getScale(), p.headDim);
+  p.buckets = op.getBuckets();
+  p.rounds = op.getRounds();
+  p.chunk = op.getChunk();
+  p.causal = op.getCausal();
+  attnrt::EfficientOpCheck check;
+  check.roles = {{op.getQueryKey(), "qk"},
+                 {op.getValue(), "v"},
+                 {op.getRotations(), "rotations"}};
+  // Per round and query: the hash projections, and the scores and value
+  // products over the 2 C keys of its chunk and the previous one.
+  check.flops = 2.0 * double(p.batch * p.queryHeads * p.queryLen) *
+                double(p.rounds) *
+                (double(p.headDim * p.buckets / 2) +
+                 2.0 * double(p.chunk * (p.headDim + p.valueDim)));
+  check.reference = [p](auto buffer) mutable {
+    p.query = buffer("qk");
+    p.value = buffer("v");
+    p.rotations = buffer("rotations");
+    return ref::lsh(p);
+  };
+  return check;
+}
+
+std::optional<attnrt::EfficientOpCheck> describe(RoutingOp op) {
+  ref::RoutingProblem p;
+  if (!readSizes(op.getQuery(), op.getKey(), op.getValue(), p))
+    return std::nullopt;
+  p.scale = scaleOf(op.getScale(), p.headDim);
+  p.clusters = dimOf(op.getCentroids(), 0);
+  p.topK = op.getTopK();
+  p.causal = op.getCausal();
+  attnrt::EfficientOpCheck check;
+  check.roles = {{op.getQuery(), "q"},
+                 {op.getKey(), "k"},
+                 {op.getValue(), "v"},
+                 {op.getCentroids(), "centroids"}};
+  // Routing scores of every row against every centroid, then a top_k x
+  // top_k attention block per (query head, cluster).
+  double c = double(p.clusters), k = double(p.topK);
+  check.flops =
+      double(p.batch) *
+      (2.0 * c * double(p.headDim) *
+           double(p.queryHeads * p.queryLen + p.keyHeads * p.keyLen) +
+       2.0 * double(p.queryHeads) * c * k * k *
+           double(p.headDim + p.valueDim));
+  check.reference = [p](auto buffer) mutable {
+    bindQkv(p, buffer);
+    p.centroids = buffer("centroids");
+    return ref::routing(p);
+  };
+  return check;
+}
+
 std::optional<attnrt::EfficientOpCheck> describe(FourierMixOp op) {
   auto type = cast<RankedTensorType>(op.getInput().getType());
   if (!type.hasStaticShape())
@@ -162,6 +220,8 @@ attnrt::describeEfficientOp(Operation *op) {
       .Case([](LinformerOp o) { return describe(o); })
       .Case([](NystromOp o) { return describe(o); })
       .Case([](KernelizedOp o) { return describe(o); })
+      .Case([](LshOp o) { return describe(o); })
+      .Case([](RoutingOp o) { return describe(o); })
       .Case([](FourierMixOp o) { return describe(o); })
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -1,7 +1,7 @@
 //===- EfficientOps.h - checking the efficient-attention ops ----*- C++ -*-===//
 //
 // What attn-run needs to run and check attn.linformer, attn.nystrom,
-// attn.kernelized and attn.fourier_mix: the role of each operand, a FLOP count, and the
+// attn.kernelized, attn.lsh, attn.routing and attn.fourier_mix: the role of each operand, a FLOP count, and the
 // double-precision reference (runtime/lib/ReferenceEfficient.cpp) bound to
 // the op's sizes and attributes.
 //
@@ -20,7 +20,8 @@
 namespace attnrt {
 
 struct EfficientOpCheck {
-  /// Operand -> role name (q, k, v, e_proj, f_proj, omega; x).
+  /// Operand -> role name (q, k, v, e_proj, f_proj, omega, qk, rotations,
+  /// centroids; x).
   std::vector<std::pair<mlir::Value, std::string>> roles;
   /// FLOPs of the algorithm as documented (2 per multiply-add).
   double flops = 0;

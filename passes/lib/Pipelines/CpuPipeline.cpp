@@ -25,7 +25,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   std::string pipeline = llvm::formatv(
       // The efficient-attention ops become linalg + attn.attention.
       "attn-decompose-linformer,attn-decompose-nystrom,"
-      "attn-decompose-kernelized,attn-fourier-mix-to-call,canonicalize,cse,"
+      "attn-decompose-kernelized,attn-decompose-lsh,attn-decompose-routing,"
+      "attn-fourier-mix-to-call,canonicalize,cse,"
       // The vectorized fast path first; attn-tile lowers what it leaves.
       "{5}"
       "attn-tile{{q-tile={0} kv-tile={1}},canonicalize,cse,"

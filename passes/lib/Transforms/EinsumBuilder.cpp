@@ -22,7 +22,8 @@ Value EinsumBuilder::index(int64_t value) {
 
 Value EinsumBuilder::build(
     StringRef spec, ValueRange inputs, StringRef loopOrder,
-    ArrayRef<std::pair<char, Value>> sizes, double init, bool accumulate,
+    ArrayRef<std::pair<char, Value>> sizes, Type elementType, double init,
+    bool accumulate,
     function_ref<Value(OpBuilder &, Location, ValueRange, IndexFn)> body) {
   auto [lhs, out] = spec.split("->");
   SmallVector<StringRef> inputSpecs;
@@ -77,7 +78,8 @@ Value EinsumBuilder::build(
   SmallVector<OpFoldResult> outSizes;
   for (char c : out)
     outSizes.push_back(sizeOf(c));
-  Value result = b.create<tensor::EmptyOp>(loc, outSizes, b.getF32Type());
+  Value result = b.create<tensor::EmptyOp>(
+      loc, outSizes, elementType ? elementType : b.getF32Type());
   if (accumulate)
     result = b.create<linalg::FillOp>(loc, f32(init), result).getResult(0);
 
@@ -100,7 +102,7 @@ static arith::FastMathFlags sumFlags() {
 
 Value EinsumBuilder::contract(StringRef spec, ValueRange inputs,
                               StringRef loopOrder) {
-  return build(spec, inputs, loopOrder, {}, 0.0, /*accumulate=*/true,
+  return build(spec, inputs, loopOrder, {}, {}, 0.0, /*accumulate=*/true,
                [&](OpBuilder &nb, Location nloc, ValueRange args, IndexFn) {
                  Value product = args[0];
                  for (Value factor : args.drop_front().drop_back())
@@ -115,8 +117,9 @@ Value EinsumBuilder::contract(StringRef spec, ValueRange inputs,
 
 Value EinsumBuilder::map(StringRef spec, ValueRange inputs, MapFn fn,
                          ArrayRef<std::pair<char, Value>> sizes,
-                         StringRef loopOrder) {
-  return build(spec, inputs, loopOrder, sizes, 0.0, /*accumulate=*/false,
+                         StringRef loopOrder, Type elementType) {
+  return build(spec, inputs, loopOrder, sizes, elementType, 0.0,
+               /*accumulate=*/false,
                [&](OpBuilder &nb, Location nloc, ValueRange args,
                    IndexFn indexOf) {
                  return fn(nb, nloc, args.drop_back(), indexOf);
@@ -128,7 +131,7 @@ Value EinsumBuilder::reduce(StringRef spec, Value input, Reduction kind,
   double init = kind == Reduction::Sum
                     ? 0.0
                     : -std::numeric_limits<double>::infinity();
-  return build(spec, input, loopOrder, {}, init, /*accumulate=*/true,
+  return build(spec, input, loopOrder, {}, {}, init, /*accumulate=*/true,
                [&](OpBuilder &nb, Location nloc, ValueRange args, IndexFn) {
                  if (kind == Reduction::Sum)
                    return nb

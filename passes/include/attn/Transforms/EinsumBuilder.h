@@ -39,10 +39,11 @@ public:
   /// out = fn(inputs) per result element (no reduction letters allowed);
   /// inputs broadcast along the letters they lack. `sizes` gives the extent
   /// of result letters no input has (letter -> size), e.g. for a matrix
-  /// built from indices only ("->sl").
+  /// built from indices only ("->sl"). The result is f32 unless
+  /// `elementType` says otherwise (e.g. i64 positions).
   Value map(StringRef spec, ValueRange inputs, MapFn fn,
             ArrayRef<std::pair<char, Value>> sizes = {},
-            StringRef loopOrder = "");
+            StringRef loopOrder = "", Type elementType = {});
   /// Sum or max of `input` over the letters missing from the result.
   Value reduce(StringRef spec, Value input, Reduction kind,
                StringRef loopOrder = "");
@@ -57,8 +58,8 @@ public:
 
 private:
   Value build(StringRef spec, ValueRange inputs, StringRef loopOrder,
-              ArrayRef<std::pair<char, Value>> sizes, double init,
-              bool accumulate,
+              ArrayRef<std::pair<char, Value>> sizes, Type elementType,
+              double init, bool accumulate,
               function_ref<Value(OpBuilder &, Location, ValueRange, IndexFn)>
                   body);
 

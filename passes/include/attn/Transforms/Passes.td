@@ -164,6 +164,39 @@ def AttnDecomposeKernelized : Pass<"attn-decompose-kernelized"> {
   let dependentDialects = DecompositionDialects;
 }
 
+def AttnDecomposeLsh : Pass<"attn-decompose-lsh"> {
+  let summary = "Rewrite attn.lsh (Reformer) as hashing, sort, chunked attention";
+  let description = [{
+    Random-rotation hashing (argmax over [xR, -xR]) as linalg.generic ops,
+    the stable sort by bucket as a call of the runtime's `attn_bucket_sort`
+    (counting sort), then every round at once: gathers of the sorted
+    queries and of the keys/values of each chunk and its predecessor, the
+    masked scores (same bucket, not self, causal), a softmax with its
+    log-sum-exp, gathers back to sequence order and the combination of the
+    rounds by their log-sum-exps. Static shapes, f32.
+  }];
+  let dependentDialects = !listconcat(DecompositionDialects, [
+    "::mlir::bufferization::BufferizationDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect"
+  ]);
+}
+
+def AttnDecomposeRouting : Pass<"attn-decompose-routing"> {
+  let summary = "Rewrite attn.routing as top-k memberships + clustered attention";
+  let description = [{
+    Scores against the unit-normalised centroids as linalg.generic ops, the
+    balanced memberships (top_k queries and top_k keys per centroid) as
+    calls of the runtime's `attn_top_k_f32`, gathers of each cluster's
+    queries, keys and values, a softmax per cluster block (causal by the
+    gathered positions), and the mean over each query's clusters read back
+    through the membership slots. Static shapes, f32.
+  }];
+  let dependentDialects = !listconcat(DecompositionDialects, [
+    "::mlir::bufferization::BufferizationDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect"
+  ]);
+}
+
 def AttnFourierMixToCall : Pass<"attn-fourier-mix-to-call", "ModuleOp"> {
   let summary = "Lower attn.fourier_mix (FNet) to a call of the runtime's FFT";
   let description = [{

@@ -1,7 +1,7 @@
 //===- ReferenceEfficient.h - plain references of the efficient ops -*- C++ -*-===//
 //
 // Double-precision references for attn.linformer, attn.nystrom,
-// attn.kernelized and attn.fourier_mix, written from docs/Dialect.md with no code shared with the
+// attn.kernelized, attn.lsh, attn.routing and attn.fourier_mix, written from docs/Dialect.md with no code shared with the
 // compiler: each computes the documented formula directly (Linformer's
 // projections, Nystrom's dense landmark kernels, the kernelized quotient in
 // its quadratic form, causal or not), one (batch, head) at a time.
@@ -49,6 +49,30 @@ struct KernelizedProblem : QkvProblem {
   const float *omega = nullptr;
 };
 std::vector<double> kernelized(const KernelizedProblem &problem);
+
+/// attn.lsh: query_key [B, H, L, D] (the `query` field; keys are its rows
+/// at unit length), value [B, H, L, Dv], rotations [rounds, D, buckets / 2].
+/// Hashing, a stable sort and the chunk windows of each round are evaluated
+/// as sets of key positions per query, each round's softmax and
+/// log-sum-exp directly.
+struct LshProblem : QkvProblem {
+  double scale = 1.0;
+  int64_t buckets = 2, rounds = 1, chunk = 1;
+  bool causal = false;
+  const float *rotations = nullptr;
+};
+std::vector<double> lsh(const LshProblem &problem);
+
+/// attn.routing with centroids [clusters, D]: memberships by a full sort of
+/// the scores, then per query the mean over its clusters of the softmax
+/// over the cluster's keys (j <= i when causal).
+struct RoutingProblem : QkvProblem {
+  double scale = 1.0;
+  int64_t clusters = 1, topK = 1;
+  bool causal = false;
+  const float *centroids = nullptr;
+};
+std::vector<double> routing(const RoutingProblem &problem);
 
 /// attn.fourier_mix on x [B, L, Dm]: Re(DFT_L(DFT_Dm(x))), both DFTs as
 /// direct sums (O(L Dm (L + Dm)), no FFT).
