@@ -1,6 +1,9 @@
 """Writes an f32 .npy matrix for the property tests (standard library only):
   eye OUT N [HEADS]        the N x N identity ([HEADS, N, N] when given)
   normal OUT ROWS COLS SIGMA SEED   seeded N(0, SIGMA^2) entries
+  zeros OUT DIM...         zeros of shape DIM...
+  tensor OUT SEED DIM...   seeded N(0, 1) entries of shape DIM...
+  unit-rows IN OUT         IN with its last-axis rows scaled to unit length
 """
 import random
 import struct
@@ -26,5 +29,31 @@ elif kind == "normal":
     rows, cols, sigma, seed = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
     rng = random.Random(seed)
     write(out, [rows, cols], [rng.gauss(0.0, sigma) for _ in range(rows * cols)])
+elif kind == "zeros":
+    shape = [int(d) for d in sys.argv[3:]]
+    count = 1
+    for d in shape:
+        count *= d
+    write(out, shape, [0.0] * count)
+elif kind == "tensor":
+    seed, shape = int(sys.argv[3]), [int(d) for d in sys.argv[4:]]
+    count = 1
+    for d in shape:
+        count *= d
+    rng = random.Random(seed)
+    write(out, shape, [rng.gauss(0.0, 1.0) for _ in range(count)])
+elif kind == "unit-rows":
+    source, out = out, sys.argv[3]
+    blob = open(source, "rb").read()
+    header_length = struct.unpack("<H", blob[8:10])[0]
+    header = blob[10:10 + header_length].decode()
+    shape = [int(d) for d in header.split("(")[1].split(")")[0].split(",") if d.strip()]
+    data = struct.unpack("<%df" % ((len(blob) - 10 - header_length) // 4), blob[10 + header_length:])
+    cols, rows = shape[-1], []
+    for r in range(len(data) // cols):
+        row = data[r * cols:(r + 1) * cols]
+        norm = sum(x * x for x in row) ** 0.5
+        rows += [x / norm if norm else 0.0 for x in row]
+    write(out, shape, rows)
 else:
     sys.exit("unknown kind " + kind)
