@@ -52,11 +52,13 @@ void _mlir_ciface_attn_top_k_f32(AttnMemRef2F32 *scores,
       std::nth_element(positions.begin(), positions.begin() + k - 1,
                        positions.end(), before);
     std::sort(positions.begin(), positions.begin() + k);
-    for (int64_t p = 0; p < length; ++p)
+    const bool withSlots = slot->sizes[1] == length;
+    for (int64_t p = 0; p < length && withSlots; ++p)
       at<int64_t>(slot, n, p) = -1;
     for (int64_t s = 0; s < k; ++s) {
       at<int64_t>(indices, n, s) = positions[s];
-      at<int64_t>(slot, n, positions[s]) = s;
+      if (withSlots)
+        at<int64_t>(slot, n, positions[s]) = s;
     }
   }
 }

@@ -1,5 +1,5 @@
 // What the decompositions do not handle is reported at the op, not dropped.
-// RUN: attn-opt %s --split-input-file --attn-decompose-linformer --attn-decompose-nystrom --attn-decompose-kernelized --attn-fourier-mix-to-call --verify-diagnostics -o /dev/null
+// RUN: attn-opt %s --split-input-file --attn-decompose-linformer --attn-decompose-nystrom --attn-decompose-kernelized --attn-decompose-lsh --attn-decompose-routing --attn-fourier-mix-to-call --verify-diagnostics -o /dev/null
 
 func.func @linformer_f16(%q: tensor<1x1x8x16xf16>, %e: tensor<4x8xf16>)
     -> tensor<1x1x8x16xf16> {
@@ -56,4 +56,48 @@ func.func @fourier_mix_f16(%x: tensor<1x8x16xf16>) -> tensor<1x8x16xf16> {
   // expected-error @+1 {{attn-fourier-mix-to-call handles f32 only for now, got 'f16'}}
   %y = attn.fourier_mix %x : tensor<1x8x16xf16> -> tensor<1x8x16xf16>
   return %y : tensor<1x8x16xf16>
+}
+
+// -----
+
+func.func @lsh_f16(%qk: tensor<1x1x8x16xf16>, %r: tensor<1x16x2xf16>)
+    -> tensor<1x1x8x16xf16> {
+  // expected-error @+1 {{attn-decompose-lsh handles f32 only for now, got 'f16'}}
+  %o = attn.lsh %qk, %qk rotations(%r) buckets = 4 rounds = 1 chunk = 4
+      : (tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x16x2xf16>)
+      -> tensor<1x1x8x16xf16>
+  return %o : tensor<1x1x8x16xf16>
+}
+
+// -----
+
+func.func @lsh_dynamic(%qk: tensor<1x1x?x16xf32>, %r: tensor<1x16x2xf32>)
+    -> tensor<1x1x?x16xf32> {
+  // expected-error @+1 {{attn-decompose-lsh needs static shapes}}
+  %o = attn.lsh %qk, %qk rotations(%r) buckets = 4 rounds = 1 chunk = 4
+      : (tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x16x2xf32>)
+      -> tensor<1x1x?x16xf32>
+  return %o : tensor<1x1x?x16xf32>
+}
+
+// -----
+
+func.func @routing_bf16(%q: tensor<1x1x8x16xbf16>, %c: tensor<2x16xbf16>)
+    -> tensor<1x1x8x16xbf16> {
+  // expected-error @+1 {{attn-decompose-routing handles f32 only for now, got 'bf16'}}
+  %o = attn.routing %q, %q, %q centroids(%c) top_k = 3
+      : (tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>,
+         tensor<2x16xbf16>) -> tensor<1x1x8x16xbf16>
+  return %o : tensor<1x1x8x16xbf16>
+}
+
+// -----
+
+func.func @routing_dynamic(%q: tensor<1x1x?x16xf32>, %c: tensor<2x16xf32>)
+    -> tensor<1x1x?x16xf32> {
+  // expected-error @+1 {{attn-decompose-routing needs static shapes}}
+  %o = attn.routing %q, %q, %q centroids(%c) top_k = 3
+      : (tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>,
+         tensor<2x16xf32>) -> tensor<1x1x?x16xf32>
+  return %o : tensor<1x1x?x16xf32>
 }

@@ -6,8 +6,8 @@
 // CHECK-LABEL: func.func @two_mixes
 // CHECK-SAME: (%[[X:.*]]: tensor<2x97x64xf32>)
 // CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<2x97x64xf32> to memref<2x97x64xf32>
-// CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x97x64xf32>
 // CHECK: %[[INC:.*]] = memref.cast %[[IN]] : memref<2x97x64xf32> to memref<?x?x?xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x97x64xf32>
 // CHECK: %[[OUTC:.*]] = memref.cast %[[OUT]] : memref<2x97x64xf32> to memref<?x?x?xf32>
 // CHECK: call @attn_fourier_mix_f32(%[[INC]], %[[OUTC]]) : (memref<?x?x?xf32>, memref<?x?x?xf32>) -> ()
 // CHECK: %[[Y:.*]] = bufferization.to_tensor %[[OUT]] restrict writable

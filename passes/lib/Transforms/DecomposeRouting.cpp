@@ -49,7 +49,8 @@ public:
   LogicalResult run();
 
 private:
-  std::pair<Value, Value> members(Value x, Value unitCentroids);
+  std::pair<Value, Value> members(Value x, Value unitCentroids,
+                                  bool withSlots);
   Value gatherMembers(Value rows, Value indices, int64_t group, double scale);
   Value memberPositions(Value indices, int64_t group);
   Value meanOverClusters(Value clusterOut, Value slot);
@@ -67,9 +68,11 @@ private:
 
 /// Members of each cluster among the rows of x [B, Hx, L, D]: their
 /// positions [B, Hx, C, top_k] (increasing) and each position's slot
-/// [B, Hx, C, L] (-1 outside the cluster).
+/// [B, Hx, C, L] (-1 outside the cluster; [B, Hx, C, 0] unless
+/// `withSlots`).
 std::pair<Value, Value> RoutingDecomposition::members(Value x,
-                                                      Value unitCentroids) {
+                                                      Value unitCentroids,
+                                                      bool withSlots) {
   int64_t xHeads = dimOf(x, 1), length = dimOf(x, 2);
   Value scores = eb.contract("bhld,cd->bhcl", {x, unitCentroids}, "bhcld");
   int64_t rows = batch * xHeads * clusters;
@@ -80,13 +83,14 @@ std::pair<Value, Value> RoutingDecomposition::members(Value x,
   SmallVector<Value> selected = createRuntimeCall(
       b, loc, "attn_top_k_f32", flat,
       {RankedTensorType::get({rows, topK}, i64),
-       RankedTensorType::get({rows, length}, i64)});
+       RankedTensorType::get({rows, withSlots ? length : 0}, i64)});
   auto expand = [&](Value v, int64_t last) -> Value {
     return b.create<tensor::ExpandShapeOp>(
         loc, RankedTensorType::get({batch, xHeads, clusters, last}, i64), v,
         flatten);
   };
-  return {expand(selected[0], topK), expand(selected[1], length)};
+  return {expand(selected[0], topK),
+          expand(selected[1], withSlots ? length : 0)};
 }
 
 /// out[b, h, c, s, :] = scale * rows[b, h / group, indices[b, h / group, c,
@@ -229,8 +233,8 @@ LogicalResult RoutingDecomposition::run() {
                         return nb.create<arith::SelectOp>(l, zero, eb.f32(0), x)
                             .getResult();
                       });
-  auto [queryMembers, querySlot] = members(q, unit);
-  Value keyMembers = members(k, unit).first;
+  auto [queryMembers, querySlot] = members(q, unit, /*withSlots=*/true);
+  Value keyMembers = members(k, unit, /*withSlots=*/false).first;
 
   // Attention inside each cluster, [B, H, C, top_k] blocks.
   Value qc = gatherMembers(q, queryMembers, 1, scale);

@@ -37,7 +37,8 @@ void _mlir_ciface_attn_bucket_sort(AttnMemRef2I64 *buckets,
 
 /// The k = indices.sizes[1] positions of each row's largest scores (ties to
 /// the lower position), written in increasing position order; slot[n, p]
-/// is the index in that list of position p, -1 when p is not selected.
+/// is the index in that list of position p, -1 when p is not selected
+/// (written only when `slot` has L columns: pass 0 columns to skip it).
 /// O(L + k log k) per row on average (nth_element).
 void _mlir_ciface_attn_top_k_f32(AttnMemRef2F32 *scores,
                                  AttnMemRef2I64 *indices,
