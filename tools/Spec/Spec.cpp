@@ -37,6 +37,11 @@ template <> struct MappingTraits<AttentionShape> {
     io.mapOptional("feature_map", a.featureMap);
     io.mapOptional("features", a.features);
     io.mapOptional("causal", a.causal);
+    io.mapOptional("buckets", a.buckets);
+    io.mapOptional("rounds", a.rounds);
+    io.mapOptional("chunk", a.chunk);
+    io.mapOptional("clusters", a.clusters);
+    io.mapOptional("top_k", a.topK);
   }
   /// Shape consistency; the message is reported at the mapping's location.
   static std::string validate(IO &, AttentionShape &a) {
@@ -65,9 +70,12 @@ template <> struct MappingTraits<AttentionShape> {
   /// The keys each kind takes.
   static std::string validateKind(const AttentionShape &a) {
     bool softmax = a.kind == "softmax", linformer = a.kind == "linformer",
-         nystrom = a.kind == "nystrom", kernelized = a.kind == "kernelized";
-    if (!softmax && !linformer && !nystrom && !kernelized)
-      return "kind must be softmax, linformer, nystrom or kernelized, got '" +
+         nystrom = a.kind == "nystrom", kernelized = a.kind == "kernelized",
+         lsh = a.kind == "lsh", routing = a.kind == "routing";
+    if (!softmax && !linformer && !nystrom && !kernelized && !lsh &&
+        !routing)
+      return "kind must be softmax, linformer, nystrom, kernelized, lsh or "
+             "routing, got '" +
              a.kind + "'";
     if (!softmax && (!a.pattern.empty() || !a.mods.empty() ||
                      a.align != "top_left"))
@@ -84,9 +92,11 @@ template <> struct MappingTraits<AttentionShape> {
       return "landmarks must be between 1 and the sequence lengths";
     if (a.pinvIterations < 1)
       return "pinv_iterations must be >= 1";
-    if (kernelized != !a.featureMap.empty() || (a.causal && !kernelized))
-      return "feature_map is required by, and causal only taken by, kind "
-             "kernelized";
+    if (kernelized != !a.featureMap.empty())
+      return "feature_map is required by, and only taken by, kind kernelized";
+    if (a.causal && !kernelized && !lsh && !routing)
+      return "causal (a key) is taken by kinds kernelized, lsh and routing; "
+             "kind softmax takes pattern: causal";
     bool random = a.featureMap == "favor" || a.featureMap == "rfa";
     if (kernelized && !random && a.featureMap != "elu_plus_one" &&
         a.featureMap != "relu")
@@ -97,6 +107,23 @@ template <> struct MappingTraits<AttentionShape> {
              "feature_map favor and rfa";
     if (kernelized && a.scale)
       return "kind kernelized takes no scale";
+    if (lsh != (a.buckets != 0) || lsh != (a.chunk != 0) ||
+        (a.rounds != 1 && !lsh))
+      return "buckets and chunk are required by, and rounds only taken by, "
+             "kind lsh";
+    if (lsh && (a.buckets < 2 || a.buckets % 2 != 0 || a.rounds < 1 ||
+                a.chunk < 1))
+      return "buckets must be even and >= 2, rounds and chunk >= 1";
+    if (lsh && (a.keyHeads != a.queryHeads || a.keyLen != a.queryLen))
+      return "kind lsh shares queries and keys: kv_heads and kv_len must "
+             "equal q_heads and q_len";
+    if (routing != (a.clusters != 0) || routing != (a.topK != 0))
+      return "clusters and top_k are required by, and only taken by, kind "
+             "routing";
+    if (routing && (a.clusters < 1 || a.topK < 1 || a.topK > a.queryLen ||
+                    a.topK > a.keyLen))
+      return "clusters must be >= 1 and top_k between 1 and the sequence "
+             "lengths";
     return "";
   }
 };
@@ -257,6 +284,8 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
   // The other kinds: their extra operands and attributes.
   std::string opName = "attn.attention";
   std::string operands = "%q, %k, %v";
+  std::string args = "%q: " + q + ", %k: " + k + ", %v: " + v;
+  std::string argTypes = q + ", " + k + ", " + v;
   if (a.kind == "linformer") {
     opName = "attn.linformer";
     std::string proj =
@@ -289,13 +318,39 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
     operands += " feature_map = " + a.featureMap;
     if (a.causal)
       operands += " causal";
+  } else if (a.kind == "lsh") {
+    // Shared queries and keys: the function takes %qk, %v, %rotations.
+    opName = "attn.lsh";
+    args = "%qk: " + q + ", %v: " + v;
+    argTypes = q + ", " + v;
+    std::string rotations = llvm::formatv("tensor<{0}x{1}x{2}x{3}>", a.rounds,
+                                          a.headDim, a.buckets / 2, spec.dtype);
+    extraArgs += ", %rotations: " + rotations;
+    extraTypes += ", " + rotations;
+    operands = llvm::formatv("%qk, %v rotations(%rotations) buckets = {0} "
+                             "rounds = {1} chunk = {2}",
+                             a.buckets, a.rounds, a.chunk)
+                   .str();
+    if (a.causal)
+      operands += " causal";
+  } else if (a.kind == "routing") {
+    opName = "attn.routing";
+    std::string centroids = llvm::formatv("tensor<{0}x{1}x{2}>", a.clusters,
+                                          a.headDim, spec.dtype);
+    extraArgs += ", %centroids: " + centroids;
+    extraTypes += ", " + centroids;
+    operands += llvm::formatv(" centroids(%centroids) top_k = {0}", a.topK)
+                    .str();
+    if (a.causal)
+      operands += " causal";
   }
   std::string text = llvm::formatv(
-      "func.func @{0}(%q: {1}, %k: {2}, %v: {3}{6}) -> {4} {{\n"
-      "  %o = {8} {9}{5}\n"
-      "      : ({1}, {2}, {3}{7}) -> {4}\n"
-      "  return %o : {4}\n}\n",
-      spec.name, q, k, v, o, attrs, extraArgs, extraTypes, opName, operands);
+      "func.func @{0}({1}{4}) -> {3} {{\n"
+      "  %o = {6} {7}{8}\n"
+      "      : ({2}{5}) -> {3}\n"
+      "  return %o : {3}\n}\n",
+      spec.name, args, argTypes, o, extraArgs, extraTypes, opName, operands,
+      attrs);
   // What remains are the op's own checks (e.g. a global index past kv_len):
   // report them at the attention mapping.
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {

@@ -31,7 +31,8 @@ struct AttentionShape {
   std::optional<double> scale;
   std::string mods;      ///< attribute list syntax, "" for none
 
-  /// The op: softmax (attn.attention), linformer, nystrom or kernelized.
+  /// The op: softmax (attn.attention), linformer, nystrom, kernelized, lsh
+  /// or routing.
   std::string kind = "softmax";
   int64_t rank = 0;                  ///< linformer: projected length k
   bool perHeadProjections = false;   ///< linformer: E, F per kv head
@@ -39,7 +40,12 @@ struct AttentionShape {
   int64_t pinvIterations = 6;        ///< nystrom
   std::string featureMap;            ///< kernelized: favor, rfa, elu_plus_one, relu
   int64_t features = 0;              ///< kernelized favor / rfa: rows of omega
-  bool causal = false;               ///< kernelized
+  bool causal = false;               ///< kernelized, lsh, routing
+  int64_t buckets = 0;               ///< lsh: hash buckets (even)
+  int64_t rounds = 1;                ///< lsh: hash rounds
+  int64_t chunk = 0;                 ///< lsh: rows per chunk
+  int64_t clusters = 0;              ///< routing: rows of the centroids
+  int64_t topK = 0;                  ///< routing: members per cluster
 };
 
 struct Spec {
