@@ -83,8 +83,8 @@ JitKernel::create(mlir::ModuleOp module) {
     };
     add("_mlir_ciface_attn_fourier_mix_f32",
         reinterpret_cast<void *>(&_mlir_ciface_attn_fourier_mix_f32));
-    add("_mlir_ciface_attn_bucket_sort",
-        reinterpret_cast<void *>(&_mlir_ciface_attn_bucket_sort));
+    add("_mlir_ciface_attn_counting_sort",
+        reinterpret_cast<void *>(&_mlir_ciface_attn_counting_sort));
     add("_mlir_ciface_attn_top_k_f32",
         reinterpret_cast<void *>(&_mlir_ciface_attn_top_k_f32));
     return symbols;

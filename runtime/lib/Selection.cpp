@@ -11,32 +11,36 @@ T &at(Descriptor *m, int64_t row, int64_t col) {
 }
 } // namespace
 
-void _mlir_ciface_attn_bucket_sort(AttnMemRef2I64 *buckets,
-                                   AttnMemRef2I64 *order,
-                                   AttnMemRef2I64 *rank) {
-  const int64_t rows = buckets->sizes[0], length = buckets->sizes[1];
-  std::vector<int64_t> start;
+void _mlir_ciface_attn_counting_sort(AttnMemRef2I64 *keys,
+                                     AttnMemRef2I64 *order,
+                                     AttnMemRef2I64 *rank,
+                                     AttnMemRef2I64 *starts) {
+  const int64_t rows = keys->sizes[0], columns = keys->sizes[1];
+  std::vector<int64_t> next;
   for (int64_t n = 0; n < rows; ++n) {
-    int64_t numBuckets = 0;
-    for (int64_t p = 0; p < length; ++p)
-      numBuckets =
-          std::max(numBuckets, at<int64_t>(buckets, n, p) + int64_t(1));
-    // start[b] = number of positions in buckets below b.
-    start.assign(numBuckets + 1, 0);
-    for (int64_t p = 0; p < length; ++p)
-      ++start[at<int64_t>(buckets, n, p) + 1];
-    std::partial_sum(start.begin(), start.end(), start.begin());
-    for (int64_t p = 0; p < length; ++p) {
-      int64_t s = start[at<int64_t>(buckets, n, p)]++;
-      at<int64_t>(order, n, s) = p;
-      at<int64_t>(rank, n, p) = s;
+    int64_t numKeys = starts->sizes[1] > 0 ? starts->sizes[1] - 1 : 0;
+    for (int64_t m = 0; m < columns; ++m)
+      numKeys = std::max(numKeys, at<int64_t>(keys, n, m) + int64_t(1));
+    // next[x] = number of columns with keys below x, then the next free
+    // sorted index of key x.
+    next.assign(numKeys + 1, 0);
+    for (int64_t m = 0; m < columns; ++m)
+      ++next[at<int64_t>(keys, n, m) + 1];
+    std::partial_sum(next.begin(), next.end(), next.begin());
+    for (int64_t x = 0; x < starts->sizes[1]; ++x)
+      at<int64_t>(starts, n, x) = next[x];
+    for (int64_t m = 0; m < columns; ++m) {
+      int64_t s = next[at<int64_t>(keys, n, m)]++;
+      if (order->sizes[1])
+        at<int64_t>(order, n, s) = m;
+      if (rank->sizes[1])
+        at<int64_t>(rank, n, m) = s;
     }
   }
 }
 
 void _mlir_ciface_attn_top_k_f32(AttnMemRef2F32 *scores,
-                                 AttnMemRef2I64 *indices,
-                                 AttnMemRef2I64 *slot) {
+                                 AttnMemRef2I64 *indices) {
   const int64_t rows = scores->sizes[0], length = scores->sizes[1];
   const int64_t k = std::min(indices->sizes[1], length);
   std::vector<int64_t> positions(length);
@@ -52,13 +56,7 @@ void _mlir_ciface_attn_top_k_f32(AttnMemRef2F32 *scores,
       std::nth_element(positions.begin(), positions.begin() + k - 1,
                        positions.end(), before);
     std::sort(positions.begin(), positions.begin() + k);
-    const bool withSlots = slot->sizes[1] == length;
-    for (int64_t p = 0; p < length && withSlots; ++p)
-      at<int64_t>(slot, n, p) = -1;
-    for (int64_t s = 0; s < k; ++s) {
+    for (int64_t s = 0; s < k; ++s)
       at<int64_t>(indices, n, s) = positions[s];
-      if (withSlots)
-        at<int64_t>(slot, n, positions[s]) = s;
-    }
   }
 }

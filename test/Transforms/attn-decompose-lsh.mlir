@@ -19,7 +19,7 @@
 // CHECK:     tensor.extract %[[PROJ]]
 // CHECK:     arith.cmpf ogt
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[BUCKET]] {{\[}}[0, 1, 2], [3]] : tensor<1x2x3x10xi64> into tensor<6x10xi64>
-// CHECK: call @attn_bucket_sort({{.*}}) : (memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>) -> ()
+// CHECK: call @attn_counting_sort({{.*}}) : (memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>) -> ()
 // CHECK: %[[ORDER:.*]] = tensor.expand_shape {{.*}} : tensor<6x10xi64> into tensor<1x2x3x10xi64>
 // CHECK: %[[RANK:.*]] = tensor.expand_shape {{.*}} : tensor<6x10xi64> into tensor<1x2x3x10xi64>
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x3x3x4x16xf32>)
@@ -55,8 +55,8 @@ func.func @lsh(%qk: tensor<1x2x10x16xf32>, %v: tensor<1x2x10x8xf32>,
 // CHECK: math.exp
 
 // The runtime function, declared once for the module.
-// CHECK-LABEL: func.func private @attn_bucket_sort(memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>) attributes {llvm.emit_c_interface}
-// CHECK-NOT: @attn_bucket_sort
+// CHECK-LABEL: func.func private @attn_counting_sort(memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>) attributes {llvm.emit_c_interface}
+// CHECK-NOT: @attn_counting_sort
 func.func @lsh_non_causal(%qk: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>,
                           %r: tensor<1x16x1xf32>) -> tensor<1x1x8x16xf32> {
   %o = attn.lsh %qk, %v rotations(%r) buckets = 2 rounds = 1 chunk = 4

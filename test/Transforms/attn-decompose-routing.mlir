@@ -4,13 +4,15 @@
 // 12 keys, causal:
 // - the centroids at unit length, then routing scores [B, H, C, L] for the
 //   queries and [B, Hkv, C, Lk] for the keys;
-// - a runtime top-k per (batch, head, centroid) row: the query call also
-//   returns each position's slot [6, 10], the key call skips it ([3, 0]);
+// - a runtime top-k per (batch, head, centroid) row: [6, 4] query members,
+//   [3, 4] key members;
 // - queries, keys and values gathered into [B, H, C, top_k, .] blocks (key
 //   side read through head h / 2);
 // - scores of each block, masked where the key's position is later than
 //   the query's;
-// - the mean over a query's clusters read back through the slots.
+// - the query members grouped by position (runtime counting sort of the
+//   2 rows of 3 * 4 members, CSR starts [2, 10 + 1]), then the mean of each
+//   query's cluster outputs by a loop over its own members.
 // CHECK-LABEL: func.func @routing
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x2x10x16xf32>, %[[K:.*]]: tensor<1x1x12x16xf32>, %[[V:.*]]: tensor<1x1x12x8xf32>, %[[C:.*]]: tensor<3x16xf32>)
 // CHECK: %[[NORM:.*]] = linalg.generic {{.*}} ins(%[[C]], %[[C]] : tensor<3x16xf32>, tensor<3x16xf32>) outs(%{{.*}} : tensor<3xf32>)
@@ -18,12 +20,9 @@
 // CHECK: linalg.generic {{.*}} ins(%[[Q]], %[[UNIT]] : tensor<1x2x10x16xf32>, tensor<3x16xf32>) outs(%{{.*}} : tensor<1x2x3x10xf32>)
 // CHECK: tensor.collapse_shape {{.*}} : tensor<1x2x3x10xf32> into tensor<6x10xf32>
 // CHECK: memref.alloc() {{.*}} : memref<6x4xi64>
-// CHECK: memref.alloc() {{.*}} : memref<6x10xi64>
-// CHECK: call @attn_top_k_f32({{.*}}) : (memref<?x?xf32>, memref<?x?xi64>, memref<?x?xi64>) -> ()
+// CHECK: call @attn_top_k_f32({{.*}}) : (memref<?x?xf32>, memref<?x?xi64>) -> ()
 // CHECK: %[[QMEMBERS:.*]] = tensor.expand_shape {{.*}} : tensor<6x4xi64> into tensor<1x2x3x4xi64>
-// CHECK: %[[QSLOT:.*]] = tensor.expand_shape {{.*}} : tensor<6x10xi64> into tensor<1x2x3x10xi64>
 // CHECK: linalg.generic {{.*}} ins(%[[K]], %[[UNIT]] : tensor<1x1x12x16xf32>, tensor<3x16xf32>) outs(%{{.*}} : tensor<1x1x3x12xf32>)
-// CHECK: memref.alloc() {{.*}} : memref<3x0xi64>
 // CHECK: call @attn_top_k_f32
 // CHECK: %[[KMEMBERS:.*]] = tensor.expand_shape {{.*}} : tensor<3x4xi64> into tensor<1x1x3x4xi64>
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x3x4x16xf32>)
@@ -39,9 +38,19 @@
 // CHECK:   arith.cmpi sgt
 // CHECK:   arith.select %{{.*}}, %cst{{.*}}, %{{.*}} : f32
 // CHECK: math.exp
-// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[QSLOT]] : tensor<1x2x3x10xi64>) outs(%{{.*}} : tensor<1x2x10x8xf32>)
-// CHECK: %[[COUNT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x10xf32>)
-// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[SUM]], %[[COUNT]] : tensor<1x2x10x8xf32>, tensor<1x2x10xf32>)
+// CHECK: tensor.collapse_shape %[[QMEMBERS]] {{\[}}[0, 1], [2, 3]] : tensor<1x2x3x4xi64> into tensor<2x12xi64>
+// CHECK: memref.alloc() {{.*}} : memref<2x12xi64>
+// CHECK: memref.alloc() {{.*}} : memref<2x0xi64>
+// CHECK: memref.alloc() {{.*}} : memref<2x11xi64>
+// CHECK: call @attn_counting_sort({{.*}}) : (memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>) -> ()
+// CHECK: %[[ORDER:.*]] = tensor.expand_shape {{.*}} : tensor<2x12xi64> into tensor<1x2x12xi64>
+// CHECK: %[[STARTS:.*]] = tensor.expand_shape {{.*}} : tensor<2x11xi64> into tensor<1x2x11xi64>
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape {{.*}} : tensor<1x2x3x4x8xf32> into tensor<1x2x12x8xf32>
+// CHECK: %[[O:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x10x8xf32>)
+// CHECK:   tensor.extract %[[STARTS]]
+// CHECK:   scf.for
+// CHECK:     tensor.extract %[[ORDER]]
+// CHECK:     tensor.extract %[[ROWS]]
 // CHECK-NOT: attn.routing
 // CHECK: return %[[O]] : tensor<1x2x10x8xf32>
 func.func @routing(%q: tensor<1x2x10x16xf32>, %k: tensor<1x1x12x16xf32>,
@@ -65,5 +74,6 @@ func.func @routing_non_causal(%q: tensor<1x1x8x16xf32>, %c: tensor<2x16xf32>)
   return %o : tensor<1x1x8x16xf32>
 }
 
-// CHECK-LABEL: func.func private @attn_top_k_f32(memref<?x?xf32>, memref<?x?xi64>, memref<?x?xi64>) attributes {llvm.emit_c_interface}
-// CHECK-NOT: @attn_top_k_f32
+// CHECK-LABEL: func.func private @attn_top_k_f32(memref<?x?xf32>, memref<?x?xi64>) attributes {llvm.emit_c_interface}
+// CHECK-NEXT: func.func private @attn_counting_sort(memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>, memref<?x?xi64>) attributes {llvm.emit_c_interface}
+// CHECK-NOT: func.func private

@@ -11,6 +11,10 @@
 // RUN: attn-run %s --entry=batch_1025 --check --tolerance=1e-4 | FileCheck %s
 // RUN: attn-run %s --entry=tiny_chunks_causal --check --tolerance=1e-4 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
+// Ahead of time: the shared library links the runtime's counting sort.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-compile %s --emit=so -o %t/liblsh.so
+// RUN: attn-run %s --entry=odd_chunks --load=%t/liblsh.so --check --tolerance=1e-4 | FileCheck %s
 //
 // Property: with one bucket (zero rotations: every projection is 0 and the
 // argmax takes bucket 0) and one chunk (chunk >= L), every query sees every
@@ -18,7 +22,6 @@
 // attention with K = the unit rows of qk and the diagonal removed (the
 // score region below). 1e-5 absolute: the same f32 products summed in a
 // different order.
-// RUN: rm -rf %t && mkdir -p %t
 // RUN: python3 %S/Inputs/make-matrix-npy.py tensor %t/qk.npy 11 1 2 97 40
 // RUN: python3 %S/Inputs/make-matrix-npy.py tensor %t/v.npy 12 1 2 97 40
 // RUN: python3 %S/Inputs/make-matrix-npy.py unit-rows %t/qk.npy %t/keys.npy

@@ -10,12 +10,16 @@
 // RUN: attn-run %s --entry=causal --check --tolerance=1e-4 | FileCheck %s
 // RUN: attn-run %s --entry=cross_lengths --check --tolerance=1e-4 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
+// Ahead of time: the shared library links the runtime's top-k and sort
+// (libattn_support.so).
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-compile %s --emit=so -o %t/librouting.so
+// RUN: attn-run %s --entry=causal --load=%t/librouting.so --check --tolerance=1e-4 | FileCheck %s
 //
 // Property: with one centroid and top_k = L every query and key is in the
 // single cluster, so routing attention is dense softmax attention, causal
 // or not (same seeded q, k, v: arguments 0-2 in every entry). 1e-5
 // absolute: the same f32 products summed in a different order.
-// RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-run %s --entry=one_cluster --output %t/routing.npy --check | FileCheck %s
 // RUN: attn-run %s --entry=dense --output %t/dense.npy
 // RUN: python3 %S/Inputs/compare-npy.py %t/routing.npy %t/dense.npy 1e-5 | FileCheck %s --check-prefix=SAME

@@ -4,7 +4,7 @@
 //
 //   bucket[l]  = argmax([x R_r, -x R_r])                (first index on ties)
 //   order, rank = stable counting sort of the positions by bucket
-//                (runtime: attn_bucket_sort, O(L) per row)
+//                (runtime: attn_counting_sort, O(L) per row)
 //   the sorted sequence is cut into chunks of C; chunk n's queries see the
 //   2C sorted keys of chunks n - 1 and n (gathered through `order`), masked
 //   to the same bucket, not the query itself and, when causal, not later
@@ -284,7 +284,9 @@ LogicalResult LshDecomposition::run() {
   Value flatBuckets =
       b.create<tensor::CollapseShapeOp>(loc, flatType, bucket, flatten);
   SmallVector<Value> sorted = createRuntimeCall(
-      b, loc, "attn_bucket_sort", flatBuckets, {flatType, flatType});
+      b, loc, "attn_counting_sort", flatBuckets,
+      {flatType, flatType,
+       RankedTensorType::get({batch * heads * rounds, 0}, i64)});
   auto roundType =
       RankedTensorType::get({batch, heads, rounds, length}, i64);
   Value order = b.create<tensor::ExpandShapeOp>(loc, roundType, sorted[0],

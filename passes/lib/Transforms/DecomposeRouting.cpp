@@ -4,15 +4,15 @@
 //
 //   score[c, l] = x_l . mu_c / |mu_c|        for queries and keys (linalg)
 //   members     = the top_k positions of each centroid's scores (runtime:
-//                 attn_top_k_f32, which also gives each position's slot in
-//                 the list, -1 when not a member)
+//                 attn_top_k_f32)
 //   o[c, s]     = softmax over cluster c's keys (j <= i when causal) for the
 //                 cluster's s-th query i, by gathered [c, top_k] blocks
-//   out[i]      = mean of o[c, slot[c, i]] over the clusters c holding i,
-//                 0 when none
+//   out[i]      = mean of o[c, s] over the members (c, s) that are query i,
+//                 0 when none: the members grouped by position with the
+//                 runtime's counting sort (attn_counting_sort)
 //
 // Cost O(C L D) for routing, O(C top_k^2 D) for attention (O(L^1.5 D) at
-// C = top_k = sqrt(L)), O(C L D) for the gather back.
+// C = top_k = sqrt(L)), O(L Dv + C top_k) for the mean.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -21,6 +21,7 @@
 #include "attn/Transforms/RuntimeCall.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include <cmath>
 
@@ -49,11 +50,11 @@ public:
   LogicalResult run();
 
 private:
-  std::pair<Value, Value> members(Value x, Value unitCentroids,
-                                  bool withSlots);
+  Value members(Value x, Value unitCentroids);
   Value gatherMembers(Value rows, Value indices, int64_t group, double scale);
   Value memberPositions(Value indices, int64_t group);
-  Value meanOverClusters(Value clusterOut, Value slot);
+  Value meanOverClusters(Value clusterOut, Value queryMembers,
+                         int64_t length);
 
   Value index(OpBuilder &nb, Location l, Value i64) {
     return nb.create<arith::IndexCastOp>(l, nb.getIndexType(), i64);
@@ -66,31 +67,24 @@ private:
   int64_t batch = 0, heads = 0, clusters = 0, topK = 0;
 };
 
-/// Members of each cluster among the rows of x [B, Hx, L, D]: their
-/// positions [B, Hx, C, top_k] (increasing) and each position's slot
-/// [B, Hx, C, L] (-1 outside the cluster; [B, Hx, C, 0] unless
-/// `withSlots`).
-std::pair<Value, Value> RoutingDecomposition::members(Value x,
-                                                      Value unitCentroids,
-                                                      bool withSlots) {
+/// The positions [B, Hx, C, top_k] (increasing) of each cluster's members
+/// among the rows of x [B, Hx, L, D].
+Value RoutingDecomposition::members(Value x, Value unitCentroids) {
   int64_t xHeads = dimOf(x, 1), length = dimOf(x, 2);
   Value scores = eb.contract("bhld,cd->bhcl", {x, unitCentroids}, "bhcld");
   int64_t rows = batch * xHeads * clusters;
-  Type f32 = b.getF32Type(), i64 = b.getI64Type();
   SmallVector<ReassociationIndices> flatten = {{0, 1, 2}, {3}};
   Value flat = b.create<tensor::CollapseShapeOp>(
-      loc, RankedTensorType::get({rows, length}, f32), scores, flatten);
-  SmallVector<Value> selected = createRuntimeCall(
-      b, loc, "attn_top_k_f32", flat,
-      {RankedTensorType::get({rows, topK}, i64),
-       RankedTensorType::get({rows, withSlots ? length : 0}, i64)});
-  auto expand = [&](Value v, int64_t last) -> Value {
-    return b.create<tensor::ExpandShapeOp>(
-        loc, RankedTensorType::get({batch, xHeads, clusters, last}, i64), v,
-        flatten);
-  };
-  return {expand(selected[0], topK),
-          expand(selected[1], withSlots ? length : 0)};
+      loc, RankedTensorType::get({rows, length}, b.getF32Type()), scores,
+      flatten);
+  Value selected =
+      createRuntimeCall(b, loc, "attn_top_k_f32", flat,
+                        RankedTensorType::get({rows, topK}, b.getI64Type()))
+          .front();
+  return b.create<tensor::ExpandShapeOp>(
+      loc,
+      RankedTensorType::get({batch, xHeads, clusters, topK}, b.getI64Type()),
+      selected, flatten);
 }
 
 /// out[b, h, c, s, :] = scale * rows[b, h / group, indices[b, h / group, c,
@@ -140,67 +134,74 @@ Value RoutingDecomposition::memberPositions(Value indices, int64_t group) {
       "", b.getI64Type());
 }
 
-/// out[b, h, i, :] = mean over the clusters c with slot[b, h, c, i] >= 0 of
-/// clusterOut[b, h, c, slot, :], 0 when there is none. One reduction over c
-/// (loops b, h, i, c, d) reading the members' rows in place.
-Value RoutingDecomposition::meanOverClusters(Value clusterOut, Value slot) {
-  int64_t length = dimOf(slot, 3), dv = dimOf(clusterOut, 4);
-  MLIRContext *ctx = b.getContext();
-  AffineExpr bd, hd, id, cd, dd;
-  bindDims(ctx, bd, hd, id, cd, dd);
-  Value init = b.create<linalg::FillOp>(
-                    loc, eb.f32(0),
-                    b.create<tensor::EmptyOp>(
-                         loc, ArrayRef<int64_t>{batch, heads, length, dv},
-                         b.getF32Type())
-                        .getResult())
-                   .getResult(0);
-  using utils::IteratorType;
-  auto sum = b.create<linalg::GenericOp>(
-      loc, init.getType(), slot, init,
-      ArrayRef<AffineMap>{AffineMap::get(5, 0, {bd, hd, cd, id}, ctx),
-                          AffineMap::get(5, 0, {bd, hd, id, dd}, ctx)},
-      ArrayRef<IteratorType>{IteratorType::parallel, IteratorType::parallel,
-                             IteratorType::parallel, IteratorType::reduction,
-                             IteratorType::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value zero = nb.create<arith::ConstantOp>(l, nb.getI64IntegerAttr(0));
-        Value member =
-            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, a[0], zero);
-        Value s = index(nb, l, nb.create<arith::MaxSIOp>(l, a[0], zero));
-        Value x = nb.create<tensor::ExtractOp>(
-            l, clusterOut,
-            ValueRange{nb.create<linalg::IndexOp>(l, 0),
-                       nb.create<linalg::IndexOp>(l, 1),
-                       nb.create<linalg::IndexOp>(l, 3), s,
-                       nb.create<linalg::IndexOp>(l, 4)});
-        Value add = nb.create<arith::AddFOp>(l, a[1], x);
-        nb.create<linalg::YieldOp>(
-            l, ValueRange{nb.create<arith::SelectOp>(l, member, add, a[1])});
-      });
-  Value count = eb.reduce(
-      "bhci->bhi",
-      eb.map("bhci->bhci", slot,
-             [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-               Value zero =
-                   nb.create<arith::ConstantOp>(l, nb.getI64IntegerAttr(0));
-               Value member = nb.create<arith::CmpIOp>(
-                   l, arith::CmpIPredicate::sge, a[0], zero);
-               return nb.create<arith::SelectOp>(l, member, eb.f32(1),
-                                                 eb.f32(0))
-                   .getResult();
-             }),
-      Reduction::Sum);
-  return eb.map("bhid,bhi->bhid", {sum.getResult(0), count},
-                [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                  Value none = nb.create<arith::CmpFOp>(
-                      l, arith::CmpFPredicate::OEQ, a[1], eb.f32(0));
-                  return nb
-                      .create<arith::SelectOp>(
-                          l, none, eb.f32(0),
-                          nb.create<arith::DivFOp>(l, a[0], a[1]))
-                      .getResult();
-                });
+/// out[b, h, i, :] = mean of clusterOut[b, h, c, s, :] over the members
+/// (c, s) that are query i, 0 when there is none. The members are grouped
+/// by position with the runtime's counting sort (CSR: starts [B, H, L + 1]
+/// into the sorted flat member indices c top_k + s), so the mean reads only
+/// the rows it sums: O(L Dv + C top_k).
+Value RoutingDecomposition::meanOverClusters(Value clusterOut,
+                                             Value queryMembers,
+                                             int64_t length) {
+  int64_t members = clusters * topK, dv = dimOf(clusterOut, 4);
+  Type i64 = b.getI64Type();
+  SmallVector<ReassociationIndices> flatten = {{0, 1}, {2, 3}};
+  Value flat = b.create<tensor::CollapseShapeOp>(
+      loc, RankedTensorType::get({batch * heads, members}, i64), queryMembers,
+      flatten);
+  SmallVector<Value> grouped = createRuntimeCall(
+      b, loc, "attn_counting_sort", flat,
+      {RankedTensorType::get({batch * heads, members}, i64),
+       RankedTensorType::get({batch * heads, 0}, i64),
+       RankedTensorType::get({batch * heads, length + 1}, i64)});
+  SmallVector<ReassociationIndices> split = {{0, 1}, {2}};
+  Value order = b.create<tensor::ExpandShapeOp>(
+      loc, RankedTensorType::get({batch, heads, members}, i64), grouped[0],
+      split);
+  Value starts = b.create<tensor::ExpandShapeOp>(
+      loc, RankedTensorType::get({batch, heads, length + 1}, i64), grouped[2],
+      split);
+  Value rows = b.create<tensor::CollapseShapeOp>(
+      loc, RankedTensorType::get({batch, heads, members, dv}, b.getF32Type()),
+      clusterOut, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+  return eb.map(
+      "->bhid", {},
+      [&](OpBuilder &nb, Location l, ValueRange, IndexFn indexOf) {
+        // linalg.index must sit directly in the generic, not in the loop.
+        Value batchIv = indexOf('b'), headIv = indexOf('h'),
+              row = indexOf('i'), column = indexOf('d');
+        auto startAt = [&](Value position) {
+          return index(nb, l,
+                       nb.create<tensor::ExtractOp>(
+                           l, starts, ValueRange{batchIv, headIv, position}));
+        };
+        Value first = startAt(row);
+        Value last = startAt(nb.create<arith::AddIOp>(l, row, eb.index(1)));
+        auto loop = nb.create<scf::ForOp>(
+            l, first, last, eb.index(1), ValueRange{eb.f32(0)},
+            [&](OpBuilder &fb, Location fl, Value t, ValueRange sum) {
+              Value member = index(
+                  fb, fl,
+                  fb.create<tensor::ExtractOp>(
+                      fl, order, ValueRange{batchIv, headIv, t}));
+              Value x = fb.create<tensor::ExtractOp>(
+                  fl, rows, ValueRange{batchIv, headIv, member, column});
+              fb.create<scf::YieldOp>(
+                  fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], x)});
+            });
+        Value count = nb.create<arith::SubIOp>(l, last, first);
+        Value none = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
+                                              count, eb.index(0));
+        Value countF = nb.create<arith::UIToFPOp>(
+            l, nb.getF32Type(),
+            nb.create<arith::IndexCastUIOp>(l, nb.getI64Type(), count));
+        Value mean = nb.create<arith::DivFOp>(l, loop.getResult(0), countF);
+        return nb.create<arith::SelectOp>(l, none, eb.f32(0), mean)
+            .getResult();
+      },
+      {{'b', eb.index(batch)},
+       {'h', eb.index(heads)},
+       {'i', eb.index(length)},
+       {'d', eb.index(dv)}});
 }
 
 LogicalResult RoutingDecomposition::run() {
@@ -233,8 +234,8 @@ LogicalResult RoutingDecomposition::run() {
                         return nb.create<arith::SelectOp>(l, zero, eb.f32(0), x)
                             .getResult();
                       });
-  auto [queryMembers, querySlot] = members(q, unit, /*withSlots=*/true);
-  Value keyMembers = members(k, unit, /*withSlots=*/false).first;
+  Value queryMembers = members(q, unit);
+  Value keyMembers = members(k, unit);
 
   // Attention inside each cluster, [B, H, C, top_k] blocks.
   Value qc = gatherMembers(q, queryMembers, 1, scale);
@@ -282,7 +283,7 @@ LogicalResult RoutingDecomposition::run() {
                                      nb.create<arith::DivFOp>(l, a[0], a[1]))
             .getResult();
       });
-  Value out = meanOverClusters(clusterOut, querySlot);
+  Value out = meanOverClusters(clusterOut, queryMembers, dimOf(q, 2));
   op.replaceAllUsesWith(out);
   op.erase();
   return success();

@@ -168,7 +168,7 @@ def AttnDecomposeLsh : Pass<"attn-decompose-lsh"> {
   let summary = "Rewrite attn.lsh (Reformer) as hashing, sort, chunked attention";
   let description = [{
     Random-rotation hashing (argmax over [xR, -xR]) as linalg.generic ops,
-    the stable sort by bucket as a call of the runtime's `attn_bucket_sort`
+    the stable sort by bucket as a call of the runtime's `attn_counting_sort`
     (counting sort), then every round at once: gathers of the sorted
     queries and of the keys/values of each chunk and its predecessor, the
     masked scores (same bucket, not self, causal), a softmax with its
@@ -188,8 +188,9 @@ def AttnDecomposeRouting : Pass<"attn-decompose-routing"> {
     balanced memberships (top_k queries and top_k keys per centroid) as
     calls of the runtime's `attn_top_k_f32`, gathers of each cluster's
     queries, keys and values, a softmax per cluster block (causal by the
-    gathered positions), and the mean over each query's clusters read back
-    through the membership slots. Static shapes, f32.
+    gathered positions), and the mean over each query's clusters, the
+    memberships grouped by query with the runtime's `attn_counting_sort`.
+    Static shapes, f32.
   }];
   let dependentDialects = !listconcat(DecompositionDialects, [
     "::mlir::bufferization::BufferizationDialect", "::mlir::func::FuncDialect",

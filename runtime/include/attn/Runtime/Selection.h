@@ -28,21 +28,21 @@ struct AttnMemRef2F32 {
   int64_t strides[2];
 };
 
-/// Stable sort of each row's positions by bucket (a counting sort, O(L +
-/// buckets)): order[n, s] is the position at sorted index s, rank[n, p] the
-/// sorted index of position p. Buckets are in [0, 2^31).
-void _mlir_ciface_attn_bucket_sort(AttnMemRef2I64 *buckets,
-                                   AttnMemRef2I64 *order,
-                                   AttnMemRef2I64 *rank);
+/// Stable counting sort of each row's columns by key (keys in [0, 2^31)),
+/// O(M + max key) per row: order[n, s] is the column at sorted index s,
+/// rank[n, m] the sorted index of column m, starts[n, x] the sorted index
+/// of the first column with key >= x (keys below starts.sizes[1] - 1; the
+/// last entry is M). An output with 0 columns is skipped.
+void _mlir_ciface_attn_counting_sort(AttnMemRef2I64 *keys,
+                                     AttnMemRef2I64 *order,
+                                     AttnMemRef2I64 *rank,
+                                     AttnMemRef2I64 *starts);
 
-/// The k = indices.sizes[1] positions of each row's largest scores (ties to
-/// the lower position), written in increasing position order; slot[n, p]
-/// is the index in that list of position p, -1 when p is not selected
-/// (written only when `slot` has L columns: pass 0 columns to skip it).
-/// O(L + k log k) per row on average (nth_element).
+/// The k = indices.sizes[1] columns of each row's largest scores (ties to
+/// the lower column), written in increasing column order. O(L + k log k)
+/// per row on average (nth_element).
 void _mlir_ciface_attn_top_k_f32(AttnMemRef2F32 *scores,
-                                 AttnMemRef2I64 *indices,
-                                 AttnMemRef2I64 *slot);
+                                 AttnMemRef2I64 *indices);
 }
 
 #endif // ATTN_RUNTIME_SELECTION_H
