@@ -1,7 +1,8 @@
 //===- attn-efficient-bench.cpp - low-rank and kernelized attention -------===//
 //
 //   attn-efficient-bench [--sizes=1024,4096,16384,65536]
-//                        [--ops=linformer,nystrom,favor,favor_causal,elu,fnet]
+//                        [--ops=linformer,nystrom,favor,favor_causal,elu,fnet,
+//                               lsh,routing]
 //                        [--heads=12] [--dim=64] [--repeat=3]
 //                        [--num-threads=N] [--dense-max-n=16384] [--csv=FILE]
 //
@@ -18,7 +19,9 @@
 // Ops (H = 12, D = 64 by default): linformer (k = 256, shared E, F);
 // nystrom (64 landmarks, 6 pseudo-inverse steps); favor (FAVOR+, 256
 // features) and favor_causal; elu (elu + 1, non-causal); fnet (FNet token
-// mixing of [1, N, H D] hidden states, against dense attention of H heads).
+// mixing of [1, N, H D] hidden states, against dense attention of H heads);
+// lsh (Reformer: 64 buckets, 2 rounds, chunks of 64); routing (clusters =
+// top_k = sqrt(N) rounded, the O(N^1.5) setting of the paper).
 //
 //===----------------------------------------------------------------------===//
 #include "EfficientOps.h"
@@ -43,7 +46,8 @@ namespace cl = llvm::cl;
 static cl::list<int64_t> sizes("sizes", cl::desc("sequence lengths"),
                                cl::CommaSeparated);
 static cl::list<std::string>
-    ops("ops", cl::desc("linformer, nystrom, favor, favor_causal, elu, fnet"),
+    ops("ops", cl::desc("linformer, nystrom, favor, favor_causal, elu, fnet, "
+                        "lsh, routing"),
         cl::CommaSeparated);
 static cl::opt<int64_t> heads("heads", cl::init(12));
 static cl::opt<int64_t> dim("dim", cl::desc("head dim"), cl::init(64));
@@ -62,6 +66,7 @@ namespace {
 constexpr int64_t kLinformerRank = 256;
 constexpr int64_t kLandmarks = 64;
 constexpr int64_t kFeatures = 256;
+constexpr int64_t kBuckets = 64, kRounds = 2, kChunk = 64;
 
 /// The module of `op` at length n: @bench(q, k, v, extra operands...).
 std::string opModule(const std::string &op, int64_t n) {
@@ -87,6 +92,24 @@ std::string opModule(const std::string &op, int64_t n) {
       body += " causal";
   } else if (op == "elu") {
     body = "attn.kernelized %q, %k, %v feature_map = elu_plus_one";
+  } else if (op == "routing") {
+    int64_t clusters = std::llround(std::sqrt(double(n)));
+    std::string c =
+        llvm::formatv("tensor<{0}x{1}xf32>", clusters, dim.getValue());
+    extraArgs = ", %c: " + c;
+    extraTypes = ", " + c;
+    body = llvm::formatv("attn.routing %q, %k, %v centroids(%c) top_k = {0}",
+                         std::min(clusters, n));
+  } else if (op == "lsh") {
+    // Shared queries and keys: @bench(qk, v, rotations).
+    std::string r = llvm::formatv("tensor<{0}x{1}x{2}xf32>", kRounds,
+                                  dim.getValue(), kBuckets / 2);
+    return llvm::formatv(
+        "func.func @bench(%qk: {0}, %v: {0}, %r: {1}) -> {0} {{\n"
+        "  %o = attn.lsh %qk, %v rotations(%r) buckets = {2} rounds = {3} "
+        "chunk = {4} : ({0}, {0}, {1}) -> {0}\n"
+        "  return %o : {0}\n}\n",
+        t, r, kBuckets, kRounds, kChunk);
   } else if (op == "fnet") {
     // Token mixing of hidden states [1, N, H D].
     std::string x =
@@ -175,7 +198,8 @@ int main(int argc, char **argv) {
       sizes.push_back(n);
   if (ops.empty())
     for (const char *name :
-         {"linformer", "nystrom", "favor", "favor_causal", "elu", "fnet"})
+         {"linformer", "nystrom", "favor", "favor_causal", "elu", "fnet",
+          "lsh", "routing"})
       ops.push_back(name);
   for (const std::string &op : ops)
     if (opModule(op, 64).empty()) {
