@@ -62,13 +62,21 @@ func.func @routing(%q: tensor<1x2x10x16xf32>, %k: tensor<1x1x12x16xf32>,
   return %o : tensor<1x2x10x8xf32>
 }
 
-// Without causal the scores are not masked.
+// Without causal each cluster block is dense softmax attention: one
+// attn.attention with (head, cluster) merged into its head dimension, for
+// the attention kernels; no mask, no softmax written in linalg.
 // CHECK-LABEL: func.func @routing_non_causal
 // CHECK-NOT: arith.cmpi sgt
-// CHECK: math.exp
-func.func @routing_non_causal(%q: tensor<1x1x8x16xf32>, %c: tensor<2x16xf32>)
-    -> tensor<1x1x8x16xf32> {
-  %o = attn.routing %q, %q, %q centroids(%c) top_k = 3
+// CHECK: %[[QB:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] : tensor<1x1x2x3x16xf32> into tensor<1x2x3x16xf32>
+// CHECK: %[[KB:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x1x2x3x16xf32> into tensor<1x2x3x16xf32>
+// CHECK: %[[VB:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x1x2x3x16xf32> into tensor<1x2x3x16xf32>
+// CHECK: %[[OB:.*]] = attn.attention %[[QB]], %[[KB]], %[[VB]] scale = 5.000000e-01 : (tensor<1x2x3x16xf32>, tensor<1x2x3x16xf32>, tensor<1x2x3x16xf32>) -> tensor<1x2x3x16xf32>
+// CHECK: tensor.expand_shape %[[OB]] {{\[}}[0], [1, 2], [3], [4]]
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @routing_non_causal(%q: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>,
+                              %c: tensor<2x16xf32>) -> tensor<1x1x8x16xf32> {
+  %o = attn.routing %q, %q, %v centroids(%c) top_k = 3 scale = 0.5
       : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>,
          tensor<2x16xf32>) -> tensor<1x1x8x16xf32>
   return %o : tensor<1x1x8x16xf32>

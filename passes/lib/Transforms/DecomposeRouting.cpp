@@ -5,8 +5,11 @@
 //   score[c, l] = x_l . mu_c / |mu_c|        for queries and keys (linalg)
 //   members     = the top_k positions of each centroid's scores (runtime:
 //                 attn_top_k_f32)
-//   o[c, s]     = softmax over cluster c's keys (j <= i when causal) for the
-//                 cluster's s-th query i, by gathered [c, top_k] blocks
+//   o[c, s]     = softmax over cluster c's keys for the cluster's s-th
+//                 query, on gathered [c, top_k] blocks: an attn.attention
+//                 with (head, cluster) as heads (the attention kernels), or,
+//                 causal (j <= i by the gathered positions), a masked
+//                 softmax written in linalg
 //   out[i]      = mean of o[c, s] over the members (c, s) that are query i,
 //                 0 when none: the members grouped by position with the
 //                 runtime's counting sort (attn_counting_sort)
@@ -55,6 +58,10 @@ private:
   Value memberPositions(Value indices, int64_t group);
   Value meanOverClusters(Value clusterOut, Value queryMembers,
                          int64_t length);
+  Value clusterAttention(Value qc, Value kc, Value vc);
+  Value causalClusterAttention(Value qc, Value kc, Value vc,
+                               Value queryMembers, Value keyMembers,
+                               int64_t group);
 
   Value index(OpBuilder &nb, Location l, Value i64) {
     return nb.create<arith::IndexCastOp>(l, nb.getIndexType(), i64);
@@ -204,6 +211,77 @@ Value RoutingDecomposition::meanOverClusters(Value clusterOut,
        {'d', eb.index(dv)}});
 }
 
+/// Causal attention inside each [top_k] block: the mask compares the
+/// gathered positions, which attn.attention cannot express, so the block
+/// softmax is written here (q already scaled).
+Value RoutingDecomposition::causalClusterAttention(Value qc, Value kc,
+                                                   Value vc,
+                                                   Value queryMembers,
+                                                   Value keyMembers,
+                                                   int64_t group) {
+  Value qPos = memberPositions(queryMembers, 1);
+  Value kPos = memberPositions(keyMembers, group);
+  Value scores = eb.map(
+      "bhcst,bhcs,bhct->bhcst",
+      {eb.contract("bhcsd,bhctd->bhcst", {qc, kc}, "bhcstd"), qPos, kPos},
+      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+        Value later = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sgt,
+                                               a[2], a[1]);
+        return nb.create<arith::SelectOp>(l, later, eb.f32(-INFINITY), a[0])
+            .getResult();
+      });
+  // A row with every key later than its query is 0.
+  Value shift = eb.map(
+      "bhcs->bhcs", eb.reduce("bhcst->bhcs", scores, Reduction::Max),
+      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+        Value empty = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
+                                               a[0], eb.f32(-INFINITY));
+        return nb.create<arith::SelectOp>(l, empty, eb.f32(0), a[0])
+            .getResult();
+      });
+  Value e = eb.map("bhcst,bhcs->bhcst", {scores, shift},
+                   [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+                     return nb
+                         .create<math::ExpOp>(
+                             l, nb.create<arith::SubFOp>(l, a[0], a[1]))
+                         .getResult();
+                   });
+  Value sum = eb.reduce("bhcst->bhcs", e, Reduction::Sum);
+  return eb.map(
+      "bhcse,bhcs->bhcse",
+      {eb.contract("bhcst,bhcte->bhcse", {e, vc}, "bhcste"), sum},
+      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+        Value empty = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
+                                               a[1], eb.f32(0));
+        return nb
+            .create<arith::SelectOp>(l, empty, eb.f32(0),
+                                     nb.create<arith::DivFOp>(l, a[0], a[1]))
+            .getResult();
+      });
+}
+
+/// Non-causal attention inside each block: dense softmax attention of
+/// top_k queries on top_k keys, with (head, cluster) as the attention op's
+/// head dimension, so the attention kernels run it on all cores.
+Value RoutingDecomposition::clusterAttention(Value qc, Value kc, Value vc) {
+  SmallVector<ReassociationIndices> heads = {{0}, {1, 2}, {3}, {4}};
+  auto merged = [&](Value x) -> Value {
+    return b.create<tensor::CollapseShapeOp>(loc, x, heads);
+  };
+  auto vcType = cast<RankedTensorType>(vc.getType());
+  auto outType = RankedTensorType::get(
+      {batch, this->heads * clusters, topK, vcType.getDimSize(4)},
+      b.getF32Type());
+  Value out = createSoftmaxAttention(b, loc, outType, merged(qc), merged(kc),
+                                     merged(vc), op.getScaleAttr());
+  return b.create<tensor::ExpandShapeOp>(
+      loc,
+      RankedTensorType::get({batch, this->heads, clusters, topK,
+                             vcType.getDimSize(4)},
+                            b.getF32Type()),
+      out, heads);
+}
+
 LogicalResult RoutingDecomposition::run() {
   auto type = cast<RankedTensorType>(op.getType());
   if (!type.getElementType().isF32())
@@ -238,51 +316,13 @@ LogicalResult RoutingDecomposition::run() {
   Value keyMembers = members(k, unit);
 
   // Attention inside each cluster, [B, H, C, top_k] blocks.
-  Value qc = gatherMembers(q, queryMembers, 1, scale);
+  bool causal = op.getCausal();
+  Value qc = gatherMembers(q, queryMembers, 1, causal ? scale : 1.0);
   Value kc = gatherMembers(k, keyMembers, group, 1.0);
   Value vc = gatherMembers(v, keyMembers, group, 1.0);
-  Value scores = eb.contract("bhcsd,bhctd->bhcst", {qc, kc}, "bhcstd");
-  if (op.getCausal()) {
-    Value qPos = memberPositions(queryMembers, 1);
-    Value kPos = memberPositions(keyMembers, group);
-    scores = eb.map("bhcst,bhcs,bhct->bhcst", {scores, qPos, kPos},
-                    [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                      Value later = nb.create<arith::CmpIOp>(
-                          l, arith::CmpIPredicate::sgt, a[2], a[1]);
-                      return nb
-                          .create<arith::SelectOp>(l, later,
-                                                   eb.f32(-INFINITY), a[0])
-                          .getResult();
-                    });
-  }
-  // Softmax; a row with every key later than its query is 0.
-  Value shift = eb.map(
-      "bhcs->bhcs", eb.reduce("bhcst->bhcs", scores, Reduction::Max),
-      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        Value empty = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                               a[0], eb.f32(-INFINITY));
-        return nb.create<arith::SelectOp>(l, empty, eb.f32(0), a[0])
-            .getResult();
-      });
-  Value e = eb.map("bhcst,bhcs->bhcst", {scores, shift},
-                   [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                     return nb
-                         .create<math::ExpOp>(
-                             l, nb.create<arith::SubFOp>(l, a[0], a[1]))
-                         .getResult();
-                   });
-  Value sum = eb.reduce("bhcst->bhcs", e, Reduction::Sum);
-  Value clusterOut = eb.map(
-      "bhcse,bhcs->bhcse",
-      {eb.contract("bhcst,bhcte->bhcse", {e, vc}, "bhcste"), sum},
-      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        Value empty = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                               a[1], eb.f32(0));
-        return nb
-            .create<arith::SelectOp>(l, empty, eb.f32(0),
-                                     nb.create<arith::DivFOp>(l, a[0], a[1]))
-            .getResult();
-      });
+  Value clusterOut = causal ? causalClusterAttention(qc, kc, vc, queryMembers,
+                                                     keyMembers, group)
+                            : clusterAttention(qc, kc, vc);
   Value out = meanOverClusters(clusterOut, queryMembers, dimOf(q, 2));
   op.replaceAllUsesWith(out);
   op.erase();

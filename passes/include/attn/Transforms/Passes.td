@@ -187,8 +187,10 @@ def AttnDecomposeRouting : Pass<"attn-decompose-routing"> {
     Scores against the unit-normalised centroids as linalg.generic ops, the
     balanced memberships (top_k queries and top_k keys per centroid) as
     calls of the runtime's `attn_top_k_f32`, gathers of each cluster's
-    queries, keys and values, a softmax per cluster block (causal by the
-    gathered positions), and the mean over each query's clusters, the
+    queries, keys and values, attention per cluster block (non-causal: an
+    `attn.attention` with (head, cluster) as heads; causal: a softmax masked
+    by the gathered positions, in linalg), and the mean over each query's
+    clusters, the
     memberships grouped by query with the runtime's `attn_counting_sort`.
     Static shapes, f32.
   }];
