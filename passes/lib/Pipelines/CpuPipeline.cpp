@@ -31,6 +31,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
       "{5}"
       "attn-tile{{q-tile={0} kv-tile={1}},canonicalize,cse,"
       "attn-approximate-math,"
+      // The decompositions' linalg ops: (batch, head) loops on all cores.
+      "attn-parallelize-linalg,canonicalize,"
       // Loop-carried tile state is re-allocated per step for now; the
       // deallocation pipeline frees it.
       "one-shot-bufferize{{bufferize-function-boundaries "

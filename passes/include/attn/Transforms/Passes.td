@@ -200,6 +200,21 @@ def AttnDecomposeRouting : Pass<"attn-decompose-routing"> {
   ]);
 }
 
+def AttnParallelizeLinalg : Pass<"attn-parallelize-linalg"> {
+  let summary = "Run the leading parallel loops of linalg ops on all cores";
+  let description = [{
+    Tiles every `linalg.generic` on tensors that is not already inside an
+    `scf.forall` by one along its leading parallel loops (until their trip
+    counts multiply to at least 8) into an `scf.forall`, which the CPU
+    pipeline maps to OpenMP. Meant for the linalg code the decompositions
+    leave (batch and head loops first, by EinsumBuilder's loop order).
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
 def AttnFourierMixToCall : Pass<"attn-fourier-mix-to-call", "ModuleOp"> {
   let summary = "Lower attn.fourier_mix (FNet) to a call of the runtime's FFT";
   let description = [{
