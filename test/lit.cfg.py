@@ -13,10 +13,11 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "roundtrip.test.sh", "specs.test.sh",
                    "Inputs", "unittests", "make-npy.py", "check-npy.py", "max-rss.py", "aot-main.c", "compare-npy.py",
-                   "make-matrix-npy.py"]
+                   "make-matrix-npy.py", "consumer.test.mlir"]
 
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
