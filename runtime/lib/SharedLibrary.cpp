@@ -1,4 +1,5 @@
 //===- SharedLibrary.cpp - call kernels from attn-compile --emit=so -------===//
+#include "attn/Runtime/CInterfaceCall.h"
 #include "attn/Runtime/Jit.h"
 #include "llvm/Support/DynamicLibrary.h"
 
@@ -25,43 +26,12 @@ SharedLibraryKernel::call(llvm::StringRef function,
       llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(symbol.c_str());
   if (!address)
     return llvm::createStringError(path + ": no symbol " + symbol);
-  // The C interface passes one descriptor pointer per memref; C cannot call
-  // with a run-time arity, so dispatch on the count.
-  std::vector<void *> p;
+  std::vector<void *> pointers;
   for (MemRefDescriptor *descriptor : arguments)
-    p.push_back(descriptor->get());
-  using V = void *;
-  switch (p.size()) {
-  case 1: reinterpret_cast<void (*)(V)>(address)(p[0]); break;
-  case 2: reinterpret_cast<void (*)(V, V)>(address)(p[0], p[1]); break;
-  case 3: reinterpret_cast<void (*)(V, V, V)>(address)(p[0], p[1], p[2]); break;
-  case 4:
-    reinterpret_cast<void (*)(V, V, V, V)>(address)(p[0], p[1], p[2], p[3]);
-    break;
-  case 5:
-    reinterpret_cast<void (*)(V, V, V, V, V)>(address)(p[0], p[1], p[2], p[3],
-                                                        p[4]);
-    break;
-  case 6:
-    reinterpret_cast<void (*)(V, V, V, V, V, V)>(address)(p[0], p[1], p[2],
-                                                           p[3], p[4], p[5]);
-    break;
-  case 7:
-    reinterpret_cast<void (*)(V, V, V, V, V, V, V)>(address)(
-        p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
-    break;
-  case 8:
-    reinterpret_cast<void (*)(V, V, V, V, V, V, V, V)>(address)(
-        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
-    break;
-  case 9:
-    reinterpret_cast<void (*)(V, V, V, V, V, V, V, V, V)>(address)(
-        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]);
-    break;
-  default:
+    pointers.push_back(descriptor->get());
+  if (!callCInterface(address, pointers))
     return llvm::createStringError(
         "functions with more than 8 operands are not supported by the "
         "shared-library loader");
-  }
   return llvm::Error::success();
 }

@@ -1,21 +1,64 @@
-/* Calls the kernel attn-compile built from aot-spec.yaml through the C
- * header it generated, and checks it against a plain double-precision
- * attention written here (independent of attn's runtime). */
+/* Calls the kernel attn-compile built from aot-spec.yaml and checks it
+ * against a plain double-precision attention written here (independent of
+ * attn's runtime). Two ways in:
+ *   default          the C header attn-compile generated (-include aot.h);
+ *   -DATTN_C_API     the runtime's C API (attn-c/Runtime.h, -lattn_c) on
+ *                    the library named by argv[1], plus its error cases. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#ifdef ATTN_C_API
+#include "attn-c/Runtime.h"
+#endif
 
 enum { B = 1, HQ = 4, HKV = 2, LQ = 37, LK = 100, D = 40 };
 
 static float q[B][HQ][LQ][D], k[B][HKV][LK][D], v[B][HKV][LK][D];
 
+#ifdef ATTN_C_API
+/* Runs the kernel through the C API; returns the dense [B, HQ, LQ, D]
+ * result (caller frees with attn_tensor_release) or exits. */
+static attn_tensor *runWithCApi(const char *path, const float *data[3]) {
+  attn_artifact *artifact = attn_artifact_load(path);
+  if (!artifact) {
+    printf("load failed: %s\n", attn_last_error());
+    exit(1);
+  }
+  int64_t shapes[3][4] = {{B, HQ, LQ, D}, {B, HKV, LK, D}, {B, HKV, LK, D}};
+  attn_tensor *inputs[3];
+  for (int t = 0; t < 3; ++t) {
+    inputs[t] = attn_tensor_create(ATTN_F32, 4, shapes[t]);
+    int64_t count = shapes[t][0] * shapes[t][1] * shapes[t][2] * shapes[t][3];
+    memcpy(attn_tensor_data(inputs[t]), data[t], count * sizeof(float));
+  }
+  attn_tensor *out = attn_run(artifact, "aot_causal", inputs, 3, 4);
+  if (!out) {
+    printf("run failed: %s\n", attn_last_error());
+    exit(1);
+  }
+  /* Errors come back as NULL and a message, never a crash. */
+  if (attn_run(artifact, "no_such_function", inputs, 3, 4) == NULL)
+    printf("unknown function: %s\n", attn_last_error());
+  if (attn_artifact_load("/nonexistent/libnothing.so") == NULL)
+    printf("missing library: %s\n", attn_last_error());
+  int64_t bad[1] = {-1};
+  if (attn_tensor_create(ATTN_F32, 1, bad) == NULL)
+    printf("bad shape: %s\n", attn_last_error());
+  for (int t = 0; t < 3; ++t)
+    attn_tensor_release(inputs[t]);
+  attn_artifact_release(artifact);
+  return out;
+}
+#else
 static attn_memref_float_4d describe(float *data, int h, int l) {
   attn_memref_float_4d m = {data, data, 0, {B, h, l, D},
                             {(int64_t)h * l * D, (int64_t)l * D, D, 1}};
   return m;
 }
+#endif
 
-int main(void) {
+int main(int argc, char **argv) {
   unsigned state = 12345;
   float *all[3] = {&q[0][0][0][0], &k[0][0][0][0], &v[0][0][0][0]};
   int counts[3] = {B * HQ * LQ * D, B * HKV * LK * D, B * HKV * LK * D};
@@ -24,10 +67,29 @@ int main(void) {
       state = state * 1103515245u + 12345u;
       all[t][e] = (float)((state >> 8) % 20001) / 10000.0f - 1.0f;
     }
+  /* The result as a base pointer and strides of [B, HQ, LQ, D]. */
+  const float *result;
+  int64_t sizes[4], strides[4];
+#ifdef ATTN_C_API
+  if (argc < 2) {
+    printf("usage: %s ARTIFACT.so\n", argv[0]);
+    return 1;
+  }
+  attn_tensor *out = runWithCApi(argv[1], (const float *[3]){all[0], all[1],
+                                                             all[2]});
+  result = (const float *)attn_tensor_data(out);
+  for (int d = 3, stride = 1; d >= 0; stride *= sizes[d--])
+    sizes[d] = attn_tensor_size(out, d), strides[d] = stride;
+#else
+  (void)argc, (void)argv;
   attn_memref_float_4d mq = describe(&q[0][0][0][0], HQ, LQ),
                        mk = describe(&k[0][0][0][0], HKV, LK),
                        mv = describe(&v[0][0][0][0], HKV, LK), out;
   _mlir_ciface_aot_causal(&out, &mq, &mk, &mv);
+  result = out.aligned + out.offset;
+  for (int d = 0; d < 4; ++d)
+    sizes[d] = out.sizes[d], strides[d] = out.strides[d];
+#endif
 
   double maxError = 0, scale = 0;
   int delta = LK - LQ; /* bottom-right: query i sits at key position i + delta */
@@ -52,20 +114,24 @@ int main(void) {
       }
       for (int c = 0; c < D; ++c) {
         double ref = o[c] / sum;
-        double got = out.aligned[out.offset + h * out.strides[1] +
-                                 i * out.strides[2] + c * out.strides[3]];
+        double got =
+            result[h * strides[1] + i * strides[2] + c * strides[3]];
         if (fabs(ref) > scale)
           scale = fabs(ref);
         if (!(fabs(got - ref) <= maxError))
           maxError = isnan(got) ? INFINITY : fabs(got - ref);
       }
     }
+#ifdef ATTN_C_API
+  attn_tensor_release(out);
+#else
   free(out.allocated);
+#endif
   /* Same f32 tolerance as the other e2e tests: 1e-5 of the output scale. */
   int pass = maxError <= 1e-5 * scale;
   printf("aot: shape [%lld %lld %lld %lld], max error %.2e, scale %.2e: %s\n",
-         (long long)out.sizes[0], (long long)out.sizes[1],
-         (long long)out.sizes[2], (long long)out.sizes[3], maxError, scale,
+         (long long)sizes[0], (long long)sizes[1], (long long)sizes[2],
+         (long long)sizes[3], maxError, scale,
          pass ? "PASS" : "FAIL");
   return pass ? 0 : 1;
 }

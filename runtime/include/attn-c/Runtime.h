@@ -1,0 +1,70 @@
+/*===- attn-c/Runtime.h - C API of the attn runtime ----------------------===*
+ *
+ * Runs kernels that `attn-compile --emit=so` built, from any language with a
+ * C FFI, without C++ or LLVM headers. Link with -lattn_c.
+ *
+ *   attn_artifact *a = attn_artifact_load("libcausal_gqa.so");
+ *   int64_t shape[4] = {1, 8, 1024, 64};
+ *   attn_tensor *q = attn_tensor_create(ATTN_F32, 4, shape);
+ *   ... fill attn_tensor_data(q), k, v ...
+ *   attn_tensor *in[3] = {q, k, v};
+ *   attn_tensor *o = attn_run(a, "causal_gqa", in, 3, 4);
+ *   if (!o) fprintf(stderr, "%s\n", attn_last_error());
+ *
+ * Tensors are dense, row-major and 64-byte aligned. Every object a function
+ * returns is owned by the caller and released with its *_release function.
+ * Functions that fail return NULL (or a negative value) and set a message
+ * that attn_last_error() returns until the next failing call on the same
+ * thread.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef ATTN_C_RUNTIME_H
+#define ATTN_C_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Element types of kernel operands: f32 for Q, K, V and results, i32 for
+ * segment (document) ids. */
+typedef enum { ATTN_F32 = 0, ATTN_I32 = 1 } attn_dtype;
+
+typedef struct attn_artifact attn_artifact;
+typedef struct attn_tensor attn_tensor;
+
+/** Loads a shared library built by attn-compile --emit=so; NULL on error. */
+attn_artifact *attn_artifact_load(const char *path);
+/** Forgets the artifact (the library itself stays loaded in the process). */
+void attn_artifact_release(attn_artifact *artifact);
+
+/** A zero-filled tensor of `rank` (1 to 8) sizes (each >= 0); NULL on
+ * error. */
+attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
+                                const int64_t *sizes);
+void attn_tensor_release(attn_tensor *tensor);
+/** The elements (float or int32_t per dtype), row-major. */
+void *attn_tensor_data(attn_tensor *tensor);
+attn_dtype attn_tensor_dtype(const attn_tensor *tensor);
+int64_t attn_tensor_rank(const attn_tensor *tensor);
+/** Size of dimension `dim`; -1 when out of range. */
+int64_t attn_tensor_size(const attn_tensor *tensor, int64_t dim);
+
+/** Calls `function` of the artifact (a function of the compiled module,
+ * e.g. the spec's name) on `inputs` in the order of its arguments, and
+ * returns its result, an f32 tensor of rank `result_rank` (4 for
+ * attention, 3 for attn.fourier_mix); NULL on error. At most 8 inputs.
+ * The kernel does not check operand shapes: pass the compiled ones. */
+attn_tensor *attn_run(attn_artifact *artifact, const char *function,
+                      attn_tensor *const *inputs, int64_t num_inputs,
+                      int64_t result_rank);
+
+/** The message of this thread's last failed call ("" when none). */
+const char *attn_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_C_RUNTIME_H */

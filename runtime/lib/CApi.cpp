@@ -1,0 +1,173 @@
+//===- CApi.cpp - C API of the attn runtime (libattn_c.so) ----------------===//
+//
+// Kept free of LLVM and MLIR: the library a C host links is this file, libc
+// and libdl. Artifacts are opened with dlopen and called through their C
+// interface (CInterfaceCall.h).
+//
+//===----------------------------------------------------------------------===//
+#include "attn-c/Runtime.h"
+#include "attn/Runtime/CInterfaceCall.h"
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+struct attn_artifact {
+  void *handle;
+  std::string path;
+};
+
+struct attn_tensor {
+  attn_dtype dtype;
+  std::vector<int64_t> sizes;
+  void *allocated; // what free() releases
+  void *data;      // 64-byte aligned
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+template <typename T> T *fail(std::string message) {
+  lastError = std::move(message);
+  return nullptr;
+}
+
+int64_t elementCount(const std::vector<int64_t> &sizes) {
+  int64_t count = 1;
+  for (int64_t s : sizes)
+    count *= s;
+  return count;
+}
+
+/// The C-interface descriptor words of a contiguous memref:
+/// {allocated, aligned, offset, sizes[rank], strides[rank]}.
+std::vector<int64_t> descriptorOf(attn_tensor *t) {
+  int64_t rank = int64_t(t->sizes.size());
+  std::vector<int64_t> words(3 + 2 * rank);
+  words[0] = reinterpret_cast<int64_t>(t->data);
+  words[1] = reinterpret_cast<int64_t>(t->data);
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    words[3 + d] = t->sizes[d];
+    words[3 + rank + d] = stride;
+    stride *= t->sizes[d];
+  }
+  return words;
+}
+
+} // namespace
+
+extern "C" {
+
+attn_artifact *attn_artifact_load(const char *path) {
+  if (!path)
+    return fail<attn_artifact>("attn_artifact_load: path is NULL");
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return fail<attn_artifact>(dlerror());
+  return new attn_artifact{handle, path};
+}
+
+void attn_artifact_release(attn_artifact *artifact) { delete artifact; }
+
+attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
+                                const int64_t *sizes) {
+  if (dtype != ATTN_F32 && dtype != ATTN_I32)
+    return fail<attn_tensor>("attn_tensor_create: unknown dtype");
+  if (rank < 1 || rank > 8 || !sizes)
+    return fail<attn_tensor>("attn_tensor_create: rank must be 1 to 8");
+  std::vector<int64_t> shape(sizes, sizes + rank);
+  for (int64_t s : shape)
+    if (s < 0)
+      return fail<attn_tensor>("attn_tensor_create: negative size");
+  // Both element types are 4 bytes; round up to whole cache lines.
+  size_t bytes = size_t(elementCount(shape)) * 4;
+  size_t rounded = (bytes + 63) / 64 * 64;
+  void *data = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!data)
+    return fail<attn_tensor>("attn_tensor_create: out of memory");
+  std::memset(data, 0, rounded);
+  return new attn_tensor{dtype, std::move(shape), data, data};
+}
+
+void attn_tensor_release(attn_tensor *tensor) {
+  if (!tensor)
+    return;
+  std::free(tensor->allocated);
+  delete tensor;
+}
+
+void *attn_tensor_data(attn_tensor *tensor) {
+  return tensor ? tensor->data : nullptr;
+}
+
+attn_dtype attn_tensor_dtype(const attn_tensor *tensor) {
+  return tensor->dtype;
+}
+
+int64_t attn_tensor_rank(const attn_tensor *tensor) {
+  return tensor ? int64_t(tensor->sizes.size()) : -1;
+}
+
+int64_t attn_tensor_size(const attn_tensor *tensor, int64_t dim) {
+  if (!tensor || dim < 0 || dim >= int64_t(tensor->sizes.size()))
+    return -1;
+  return tensor->sizes[dim];
+}
+
+attn_tensor *attn_run(attn_artifact *artifact, const char *function,
+                      attn_tensor *const *inputs, int64_t num_inputs,
+                      int64_t result_rank) {
+  if (!artifact || !function)
+    return fail<attn_tensor>("attn_run: artifact or function is NULL");
+  if (num_inputs < 0 || num_inputs + 1 > int64_t(attnrt::kMaxCInterfaceArguments))
+    return fail<attn_tensor>("attn_run: at most 8 inputs");
+  if (result_rank < 1 || result_rank > 8)
+    return fail<attn_tensor>("attn_run: result_rank must be 1 to 8");
+  std::string symbol = std::string("_mlir_ciface_") + function;
+  void *address = dlsym(artifact->handle, symbol.c_str());
+  if (!address)
+    return fail<attn_tensor>(artifact->path + ": no function '" + function +
+                             "' (symbol " + symbol + ")");
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.emplace_back(3 + 2 * result_rank, 0); // filled by the kernel
+  for (int64_t i = 0; i < num_inputs; ++i) {
+    if (!inputs[i])
+      return fail<attn_tensor>("attn_run: input " + std::to_string(i) +
+                               " is NULL");
+    descriptors.push_back(descriptorOf(inputs[i]));
+  }
+  std::vector<void *> pointers;
+  for (std::vector<int64_t> &d : descriptors)
+    pointers.push_back(d.data());
+  attnrt::callCInterface(address, pointers);
+
+  // The kernel allocated the result (malloc) and may have offset or
+  // strided it: copy it into a dense tensor and free its buffer.
+  const std::vector<int64_t> &r = descriptors.front();
+  std::vector<int64_t> sizes(r.begin() + 3, r.begin() + 3 + result_rank);
+  attn_tensor *result =
+      attn_tensor_create(ATTN_F32, result_rank, sizes.data());
+  if (!result)
+    return nullptr;
+  const float *source = reinterpret_cast<const float *>(r[1]) + r[2];
+  float *target = static_cast<float *>(result->data);
+  int64_t count = elementCount(sizes);
+  std::vector<int64_t> index(result_rank, 0);
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < result_rank; ++d)
+      offset += index[d] * r[3 + result_rank + d];
+    target[e] = source[offset];
+    for (int64_t d = result_rank - 1; d >= 0 && ++index[d] == sizes[d]; --d)
+      index[d] = 0;
+  }
+  std::free(reinterpret_cast<void *>(r[0]));
+  return result;
+}
+
+const char *attn_last_error(void) { return lastError.c_str(); }
+
+} // extern "C"
