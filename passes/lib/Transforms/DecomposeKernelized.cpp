@@ -273,14 +273,9 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
 }
 
 LogicalResult KernelizedDecomposition::run() {
+  if (failed(checkDecomposable(op, "attn-decompose-kernelized")))
+    return failure();
   auto type = cast<RankedTensorType>(op.getType());
-  if (!type.getElementType().isF32())
-    return op.emitOpError("attn-decompose-kernelized handles f32 only for "
-                          "now, got ")
-           << type.getElementType();
-  for (Value operand : op->getOperands())
-    if (!cast<RankedTensorType>(operand.getType()).hasStaticShape())
-      return op.emitOpError("attn-decompose-kernelized needs static shapes");
   Value phiQ = features(op.getQuery(), /*isQuery=*/true);
   Value phiK = features(op.getKey(), /*isQuery=*/false);
   Value out = op.getCausal() ? causal(phiQ, phiK, op.getValue())

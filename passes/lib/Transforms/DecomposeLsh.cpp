@@ -230,13 +230,8 @@ Value LshDecomposition::inSequenceOrder(Value chunked, Value rank) {
 }
 
 LogicalResult LshDecomposition::run() {
-  auto type = cast<RankedTensorType>(op.getType());
-  if (!type.getElementType().isF32())
-    return op.emitOpError("attn-decompose-lsh handles f32 only for now, got ")
-           << type.getElementType();
-  for (Value operand : op->getOperands())
-    if (!cast<RankedTensorType>(operand.getType()).hasStaticShape())
-      return op.emitOpError("attn-decompose-lsh needs static shapes");
+  if (failed(checkDecomposable(op, "attn-decompose-lsh")))
+    return failure();
   Value qk = op.getQueryKey(), v = op.getValue();
   batch = dimOf(qk, 0);
   heads = dimOf(qk, 1);
@@ -322,32 +317,12 @@ LogicalResult LshDecomposition::run() {
             .getResult();
       });
   // Softmax with empty rows: shift by 0 when the row max is -inf.
-  Value shift = eb.map(
-      "bhrni->bhrni", eb.reduce("bhrniw->bhrni", scores, Reduction::Max),
-      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        Value empty = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                               a[0], eb.f32(-INFINITY));
-        return nb.create<arith::SelectOp>(l, empty, eb.f32(0), a[0])
-            .getResult();
-      });
-  Value e = eb.map("bhrniw,bhrni->bhrniw", {scores, shift},
-                   [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                     return nb
-                         .create<math::ExpOp>(
-                             l, nb.create<arith::SubFOp>(l, a[0], a[1]))
-                         .getResult();
-                   });
+  Value shift = eb.negInfToZero(
+      "bhrni->bhrni", eb.reduce("bhrniw->bhrni", scores, Reduction::Max));
+  Value e = eb.expDifference("bhrniw,bhrni->bhrniw", scores, shift);
   Value sum = eb.reduce("bhrniw->bhrni", e, Reduction::Sum);
   Value numerator = eb.contract("bhrniw,bhrnwd->bhrnid", {e, vw}, "bhrniwd");
-  Value chunkOut = eb.map(
-      "bhrnid,bhrni->bhrnid", {numerator, sum},
-      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        Value empty = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                               a[1], eb.f32(0));
-        return nb.create<arith::SelectOp>(l, empty, eb.f32(0),
-                                          div(nb, l, a[0], a[1]))
-            .getResult();
-      });
+  Value chunkOut = eb.divideOrZero("bhrnid,bhrni->bhrnid", numerator, sum);
   auto logSumExp = [&](OpBuilder &nb, Location l, Value s, Value m) -> Value {
     Value empty =
         nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, s, eb.f32(0));
@@ -361,21 +336,9 @@ LogicalResult LshDecomposition::run() {
   // Rounds combined by their log-sum-exps.
   Value roundOut = inSequenceOrder(chunkOut, rank);
   Value roundLse = inSequenceOrder(chunkLse, rank);
-  Value lseShift = eb.map(
-      "bhp->bhp", eb.reduce("bhrp->bhp", roundLse, Reduction::Max),
-      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        Value empty = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                               a[0], eb.f32(-INFINITY));
-        return nb.create<arith::SelectOp>(l, empty, eb.f32(0), a[0])
-            .getResult();
-      });
-  Value weights = eb.map("bhrp,bhp->bhrp", {roundLse, lseShift},
-                         [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                           return nb
-                               .create<math::ExpOp>(
-                                   l, nb.create<arith::SubFOp>(l, a[0], a[1]))
-                               .getResult();
-                         });
+  Value lseShift = eb.negInfToZero(
+      "bhp->bhp", eb.reduce("bhrp->bhp", roundLse, Reduction::Max));
+  Value weights = eb.expDifference("bhrp,bhp->bhrp", roundLse, lseShift);
   Value total = eb.reduce("bhrp->bhp", weights, Reduction::Sum);
   Value mixed = eb.contract("bhrp,bhrpd->bhpd", {weights, roundOut}, "bhprd");
   Value out = eb.map(

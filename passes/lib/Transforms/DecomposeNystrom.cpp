@@ -135,14 +135,9 @@ Value pseudoInverse(OpBuilder &b, Location loc, EinsumBuilder &eb, Value a,
 }
 
 LogicalResult decompose(NystromOp op) {
+  if (failed(checkDecomposable(op, "attn-decompose-nystrom")))
+    return failure();
   auto type = cast<RankedTensorType>(op.getType());
-  if (!type.getElementType().isF32())
-    return op.emitOpError("attn-decompose-nystrom handles f32 only for now, "
-                          "got ")
-           << type.getElementType();
-  for (Value operand : op->getOperands())
-    if (!cast<RankedTensorType>(operand.getType()).hasStaticShape())
-      return op.emitOpError("attn-decompose-nystrom needs static shapes");
   OpBuilder b(op);
   Location loc = op.getLoc();
   EinsumBuilder eb(b, loc);

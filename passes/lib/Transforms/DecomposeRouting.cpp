@@ -231,33 +231,13 @@ Value RoutingDecomposition::causalClusterAttention(Value qc, Value kc,
             .getResult();
       });
   // A row with every key later than its query is 0.
-  Value shift = eb.map(
-      "bhcs->bhcs", eb.reduce("bhcst->bhcs", scores, Reduction::Max),
-      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        Value empty = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                               a[0], eb.f32(-INFINITY));
-        return nb.create<arith::SelectOp>(l, empty, eb.f32(0), a[0])
-            .getResult();
-      });
-  Value e = eb.map("bhcst,bhcs->bhcst", {scores, shift},
-                   [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                     return nb
-                         .create<math::ExpOp>(
-                             l, nb.create<arith::SubFOp>(l, a[0], a[1]))
-                         .getResult();
-                   });
+  Value shift = eb.negInfToZero(
+      "bhcs->bhcs", eb.reduce("bhcst->bhcs", scores, Reduction::Max));
+  Value e = eb.expDifference("bhcst,bhcs->bhcst", scores, shift);
   Value sum = eb.reduce("bhcst->bhcs", e, Reduction::Sum);
-  return eb.map(
-      "bhcse,bhcs->bhcse",
-      {eb.contract("bhcst,bhcte->bhcse", {e, vc}, "bhcste"), sum},
-      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        Value empty = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                               a[1], eb.f32(0));
-        return nb
-            .create<arith::SelectOp>(l, empty, eb.f32(0),
-                                     nb.create<arith::DivFOp>(l, a[0], a[1]))
-            .getResult();
-      });
+  return eb.divideOrZero("bhcse,bhcs->bhcse",
+                         eb.contract("bhcst,bhcte->bhcse", {e, vc}, "bhcste"),
+                         sum);
 }
 
 /// Non-causal attention inside each block: dense softmax attention of
@@ -283,14 +263,8 @@ Value RoutingDecomposition::clusterAttention(Value qc, Value kc, Value vc) {
 }
 
 LogicalResult RoutingDecomposition::run() {
-  auto type = cast<RankedTensorType>(op.getType());
-  if (!type.getElementType().isF32())
-    return op.emitOpError(
-               "attn-decompose-routing handles f32 only for now, got ")
-           << type.getElementType();
-  for (Value operand : op->getOperands())
-    if (!cast<RankedTensorType>(operand.getType()).hasStaticShape())
-      return op.emitOpError("attn-decompose-routing needs static shapes");
+  if (failed(checkDecomposable(op, "attn-decompose-routing")))
+    return failure();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   batch = dimOf(q, 0);
   heads = dimOf(q, 1);

@@ -3,10 +3,12 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -141,6 +143,50 @@ Value EinsumBuilder::reduce(StringRef spec, Value input, Reduction kind,
                  return nb.create<arith::MaximumFOp>(nloc, args[1], args[0])
                      .getResult();
                });
+}
+
+Value EinsumBuilder::negInfToZero(StringRef spec, Value x) {
+  return map(spec, x, [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+    Value isNegInf = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
+                                              a[0], f32(-INFINITY));
+    return nb.create<arith::SelectOp>(l, isNegInf, f32(0), a[0]).getResult();
+  });
+}
+
+Value EinsumBuilder::expDifference(StringRef spec, Value x, Value shift) {
+  return map(spec, {x, shift},
+             [](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+               return nb
+                   .create<math::ExpOp>(
+                       l, nb.create<arith::SubFOp>(l, a[0], a[1]))
+                   .getResult();
+             });
+}
+
+Value EinsumBuilder::divideOrZero(StringRef spec, Value num, Value den) {
+  return map(spec, {num, den},
+             [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+               Value zero = nb.create<arith::CmpFOp>(
+                   l, arith::CmpFPredicate::OEQ, a[1], f32(0));
+               Value quotient = nb.create<arith::DivFOp>(l, a[0], a[1]);
+               return nb.create<arith::SelectOp>(l, zero, f32(0), quotient)
+                   .getResult();
+             });
+}
+
+LogicalResult mlir::attn::checkDecomposable(Operation *op, StringRef pass,
+                                            bool needStatic) {
+  for (Type type : op->getResultTypes()) {
+    Type element = cast<ShapedType>(type).getElementType();
+    if (!element.isF32())
+      return op->emitOpError() << pass << " handles f32 only for now, got "
+                               << element;
+  }
+  if (needStatic)
+    for (Value operand : op->getOperands())
+      if (!cast<ShapedType>(operand.getType()).hasStaticShape())
+        return op->emitOpError() << pass << " needs static shapes";
+  return success();
 }
 
 /// x [B, Hkv, ...] -> [B, heads, ...], query head h reading x's head

@@ -48,6 +48,15 @@ public:
   Value reduce(StringRef spec, Value input, Reduction kind,
                StringRef loopOrder = "");
 
+  /// x with -inf replaced by 0 (spec "bhs->bhs"): the shift of a softmax
+  /// row whose maximum is -inf (nothing kept), so that exp(x - shift) is 0.
+  Value negInfToZero(StringRef spec, Value x);
+  /// exp(x - shift) broadcast per `spec` ("bhst,bhs->bhst").
+  Value expDifference(StringRef spec, Value x, Value shift);
+  /// num / den broadcast per `spec` ("bhsd,bhs->bhsd"), 0 where den is 0
+  /// (a row that kept nothing).
+  Value divideOrZero(StringRef spec, Value num, Value den);
+
   /// x [B, Hkv, ...] -> [B, heads, ...] (static sizes), query head h
   /// reading head h / (heads / Hkv) of x: key-side tensors for GQA.
   Value repeatHeads(Value x, int64_t heads);
@@ -66,6 +75,11 @@ private:
   OpBuilder &b;
   Location loc;
 };
+
+/// Fails, with an error at `op` naming `pass`, unless its results are f32
+/// and (when `needStatic`) all operands have static shapes.
+LogicalResult checkDecomposable(Operation *op, StringRef pass,
+                                bool needStatic = true);
 
 /// attn.attention(q, k, v) with an optional scale and pattern, nothing
 /// else: the softmax step the decompositions hand to the attention kernels.
