@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn-c/Runtime.h"
 #include "attn/Runtime/CInterfaceCall.h"
+#include "attn/Runtime/RandomFeatures.h"
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -166,6 +167,19 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
   }
   std::free(reinterpret_cast<void *>(r[0]));
   return result;
+}
+
+int attn_orthogonal_random_features(int64_t features, int64_t dim,
+                                    uint64_t seed, float *out) {
+  if (features < 0 || dim < 1 || !out) {
+    lastError = "attn_orthogonal_random_features: need features >= 0, "
+                "dim >= 1 and an output buffer";
+    return -1;
+  }
+  std::vector<float> omega =
+      attnrt::orthogonalRandomFeatures(features, dim, seed);
+  std::memcpy(out, omega.data(), omega.size() * sizeof(float));
+  return 0;
 }
 
 const char *attn_last_error(void) { return lastError.c_str(); }

@@ -20,6 +20,7 @@
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Npy.h"
+#include "attn/Runtime/RandomFeatures.h"
 #include "attn/Runtime/Reference.h"
 #include "attn/Runtime/TileCounters.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,6 +55,10 @@ static cl::list<std::string>
     inputArrays("input", cl::desc("ROLE=FILE.npy: read an operand"));
 static cl::opt<std::string> outputFile("output",
                                        cl::desc("write the result (.npy)"));
+static cl::opt<bool> gaussianOmega(
+    "gaussian-omega",
+    cl::desc("draw a generated omega (attn.kernelized) i.i.d. N(0, 1) "
+             "instead of as orthogonal random features"));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated inputs"),
                               cl::init(0));
 static cl::opt<bool> check("check",
@@ -156,13 +161,19 @@ static std::string roleOf(BlockArgument arg, const RoleList &roles) {
   return "arg" + std::to_string(arg.getArgNumber());
 }
 
-/// Seeded inputs: N(0, 1) floats, 80 % true masks, and increasing segment
-/// ids that change every 16 positions on average.
+/// Seeded inputs: N(0, 1) floats (orthogonal random features for the
+/// omega of attn.kernelized, as Performer draws them), 80 % true masks, and
+/// increasing segment ids that change every 16 positions on average.
 static void generate(Operand &operand, uint64_t streamSeed) {
   std::mt19937_64 rng(streamSeed);
   Type element = operand.type.getElementType();
   int64_t n = operand.numElements();
-  if (element.isF32()) {
+  if (operand.role == "omega" && !gaussianOmega &&
+      operand.type.getRank() == 2) {
+    std::vector<float> omega = attnrt::orthogonalRandomFeatures(
+        operand.type.getDimSize(0), operand.type.getDimSize(1), streamSeed);
+    std::copy(omega.begin(), omega.end(), operand.as<float>());
+  } else if (element.isF32()) {
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (int64_t e = 0; e < n; ++e)
       operand.as<float>()[e] = normal(rng);

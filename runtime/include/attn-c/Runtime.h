@@ -60,6 +60,13 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
                       attn_tensor *const *inputs, int64_t num_inputs,
                       int64_t result_rank);
 
+/** Fills out[features * dim] with Performer's orthogonal random features
+ * (blocks of `dim` orthogonal rows, each scaled to the norm of a Gaussian
+ * vector), reproducible from `seed`: the omega operand of FAVOR+ and RFA
+ * kernels. Returns 0, or -1 on bad arguments. */
+int attn_orthogonal_random_features(int64_t features, int64_t dim,
+                                    uint64_t seed, float *out);
+
 /** The message of this thread's last failed call ("" when none). */
 const char *attn_last_error(void);
 

@@ -45,6 +45,25 @@ static attn_tensor *runWithCApi(const char *path, const float *data[3]) {
   int64_t bad[1] = {-1};
   if (attn_tensor_create(ATTN_F32, 1, bad) == NULL)
     printf("bad shape: %s\n", attn_last_error());
+  /* FAVOR+'s omega: rows of a block of D = 4 are orthogonal. */
+  float omega[6 * 4];
+  if (attn_orthogonal_random_features(6, 4, 1, omega) == 0) {
+    double worst = 0;
+    for (int a = 0; a < 4; ++a)
+      for (int b = a + 1; b < 4; ++b) {
+        double d = 0, na = 0, nb = 0;
+        for (int c = 0; c < 4; ++c) {
+          d += omega[a * 4 + c] * omega[b * 4 + c];
+          na += omega[a * 4 + c] * omega[a * 4 + c];
+          nb += omega[b * 4 + c] * omega[b * 4 + c];
+        }
+        if (fabs(d) / sqrt(na * nb) > worst)
+          worst = fabs(d) / sqrt(na * nb);
+      }
+    printf("orthogonal features: %s\n", worst < 1e-5 ? "yes" : "no");
+  }
+  if (attn_orthogonal_random_features(6, 0, 1, omega) != 0)
+    printf("bad features: %s\n", attn_last_error());
   for (int t = 0; t < 3; ++t)
     attn_tensor_release(inputs[t]);
   attn_artifact_release(artifact);
