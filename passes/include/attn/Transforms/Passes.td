@@ -215,6 +215,27 @@ def AttnParallelizeLinalg : Pass<"attn-parallelize-linalg"> {
   ];
 }
 
+def AttnRaise : Pass<"attn-raise"> {
+  let summary = "Raise attention written in linalg to attn.attention";
+  let description = [{
+    Finds `contract(softmax(steps(contract(Q, K))), V)` as front ends emit
+    it on tensors: `linalg.matmul` / `batch_matmul` / contraction
+    `linalg.generic`s (K transposed by indexing maps or `linalg.transpose`),
+    scale steps (multiply or divide by a positive constant), an additive
+    mask or bias (broadcast by its indexing map), a causal
+    `select(j > i, -inf, s)` on `linalg.index`es, and `linalg.softmax` or
+    its max / exp(x - max) / sum / div decomposition over the last
+    dimension. Each match becomes one `attn.attention` (with `scale`, `bias`
+    and `pattern(#attn.causal)`), operands reshaped to [B, H, L, D]. f32;
+    intermediate values must have no other users. IR that does not match
+    is left as it was.
+  }];
+  let dependentDialects = [
+    "::mlir::attn::AttnDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnFourierMixToCall : Pass<"attn-fourier-mix-to-call", "ModuleOp"> {
   let summary = "Lower attn.fourier_mix (FNet) to a call of the runtime's FFT";
   let description = [{

@@ -1,0 +1,571 @@
+//===- RaiseAttention.cpp - softmax(Q K^T) V in linalg to attn.attention --===//
+//
+// Front ends (torch-mlir, StableHLO / TOSA to linalg) emit attention as
+//
+//   S = contract(Q, K)        over the head dim: linalg.matmul,
+//                             batch_matmul or a linalg.generic contraction,
+//                             K transposed by the maps or by linalg.transpose
+//   S = S * c  |  S / c       scale (any number of such steps)
+//   S = S + M                 additive mask / bias (broadcast allowed)
+//   S = select(j > i, -inf, S) causal mask from linalg.index comparisons
+//   P = softmax(S) over keys  linalg.softmax, or max / exp(x - max) / sum /
+//                             div as linalg.generic ops
+//   O = contract(P, V)
+//
+// attn-raise matches that chain backwards from each contraction and
+// replaces it by one attn.attention (operands reshaped to [B, H, L, D]).
+// Intermediate values must have no other users; anything else is left as
+// it was.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNRAISE
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// An operand as the attention op needs it: `source` permuted by
+/// `permutation` (result dim r = source dim permutation[r]; empty: as is).
+struct Operand {
+  Value source;
+  SmallVector<int64_t> permutation;
+  /// The linalg.transpose looked through, if any (dead once raised).
+  Operation *transpose = nullptr;
+};
+
+/// What the match found. Nothing is created until all of it matched.
+struct AttentionMatch {
+  Operand query, key, value; // [batch..., L, D]
+  Value bias;                // additive, broadcast by `biasMap`, or null
+  AffineMap biasMap;
+  double scale = 1.0;
+  bool scaled = false;       // a scale step was seen (walking backwards)
+  bool causal = false;
+};
+
+/// A linalg op with one result whose only user is `user` (or no check when
+/// user is null).
+linalg::LinalgOp producer(Value v) {
+  auto op = v.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op->getNumResults() != 1 || !v.hasOneUse())
+    return {};
+  return op;
+}
+
+/// The scalar f32/f64 constant `v`, if it is one.
+std::optional<double> constantOf(Value v) {
+  FloatAttr attr;
+  if (matchPattern(v, m_Constant(&attr)))
+    return attr.getValueAsDouble();
+  return std::nullopt;
+}
+
+/// The operation yielded by a generic's body, when the body is that
+/// operation and the yield.
+Operation *yieldedOp(linalg::GenericOp op) {
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  if (yield.getNumOperands() != 1)
+    return nullptr;
+  return yield.getOperand(0).getDefiningOp();
+}
+
+bool allParallel(linalg::LinalgOp op) {
+  return op.getNumReductionLoops() == 0;
+}
+
+/// An elementwise generic on the score: its identity-mapped input is the
+/// score, returns that input's index (or -1).
+int scoreInputIndex(linalg::GenericOp op) {
+  if (!allParallel(op) || op.getNumDpsInits() != 1 ||
+      !op.getIndexingMapsArray().back().isIdentity())
+    return -1;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (op.getMatchingIndexingMap(in).isIdentity())
+      return in->getOperandNumber();
+  return -1;
+}
+
+/// Q K^T, P V: a contraction with two inputs and a zero-filled init, and
+/// its loop classification.
+struct Contraction {
+  linalg::LinalgOp op;
+  linalg::ContractionDimensions dims;
+};
+
+std::optional<Contraction> asContraction(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumDpsInputs() != 2 ||
+      linalgOp.getNumDpsInits() != 1 ||
+      !linalgOp.hasPureTensorSemantics() ||
+      !linalg::isaContractionOpInterface(linalgOp))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(linalgOp);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return std::nullopt;
+  // The init must be zero: a fill of 0.
+  auto fill = linalgOp.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  std::optional<double> init =
+      fill ? constantOf(fill.getInputs()[0]) : std::nullopt;
+  if (!init || *init != 0.0)
+    return std::nullopt;
+  return Contraction{linalgOp, *dims};
+}
+
+/// The predicate with its operands swapped: a P b == b swapped(P) a.
+arith::CmpIPredicate swapped(arith::CmpIPredicate p) {
+  using P = arith::CmpIPredicate;
+  switch (p) {
+  case P::slt: return P::sgt;
+  case P::sgt: return P::slt;
+  case P::sle: return P::sge;
+  case P::sge: return P::sle;
+  case P::ult: return P::ugt;
+  case P::ugt: return P::ult;
+  case P::ule: return P::uge;
+  case P::uge: return P::ule;
+  default: return p; // eq, ne
+  }
+}
+
+/// Loop dims `batch..., a, b`.
+SmallVector<unsigned> loopDims(ArrayRef<unsigned> batch, unsigned a,
+                               unsigned b) {
+  SmallVector<unsigned> dims(batch.begin(), batch.end());
+  dims.append({a, b});
+  return dims;
+}
+
+/// select(j > i, -inf, x) or select(j <= i, x, -inf), with i and j the
+/// linalg.index of the score's last two loops (either operand order).
+bool isCausalSelect(arith::SelectOp select, Value x, unsigned rank) {
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return false;
+  auto loopOf = [](Value v) -> std::optional<uint64_t> {
+    if (auto index = v.getDefiningOp<linalg::IndexOp>())
+      return index.getDim();
+    return std::nullopt;
+  };
+  std::optional<uint64_t> lhs = loopOf(cmp.getLhs()), rhs = loopOf(cmp.getRhs());
+  uint64_t row = rank - 2, col = rank - 1;
+  using P = arith::CmpIPredicate;
+  // As "col REL row".
+  P rel;
+  if (lhs == col && rhs == row)
+    rel = cmp.getPredicate();
+  else if (lhs == row && rhs == col)
+    rel = swapped(cmp.getPredicate());
+  else
+    return false;
+  bool masksLater = rel == P::sgt || rel == P::ugt;
+  bool keepsEarlier = rel == P::sle || rel == P::ule;
+  if (!masksLater && !keepsEarlier)
+    return false;
+  Value masked = masksLater ? select.getTrueValue() : select.getFalseValue();
+  Value kept = masksLater ? select.getFalseValue() : select.getTrueValue();
+  std::optional<double> fill = constantOf(masked);
+  return kept == x && fill && std::isinf(*fill) && *fill < 0;
+}
+
+class Raiser {
+public:
+  Raiser(RewriterBase &rewriter, llvm::DenseSet<Operation *> &erased)
+      : rewriter(rewriter), erased(erased) {}
+
+  /// Raises the attention ending in `pv`, if it is one.
+  LogicalResult raise(Operation *pv);
+
+private:
+  Value materialize(const Operand &operand, Location loc);
+  Value matchSoftmax(Value p);
+  Value matchScoreSteps(Value s, AttentionMatch &m);
+  bool matchQueryKey(Value s, AttentionMatch &m);
+  Value toAttentionLayout(Value x, int64_t batchDims);
+
+  /// Records a matched op, and the fill / empty ops of its init.
+  void visit(Operation *op);
+  /// Erases the recorded ops left without users.
+  void eraseDeadChain();
+
+  RewriterBase &rewriter;
+  /// Every op this raiser erased (the pass skips them).
+  llvm::DenseSet<Operation *> &erased;
+  llvm::SetVector<Operation *> chain;
+};
+
+void Raiser::visit(Operation *op) {
+  if (!op)
+    return;
+  chain.insert(op);
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    for (Value init : dps.getDpsInits())
+      if (Operation *def = init.getDefiningOp()) {
+        chain.insert(def);
+        if (auto fill = dyn_cast<linalg::FillOp>(def))
+          if (Operation *empty = fill.getOutputs()[0].getDefiningOp())
+            chain.insert(empty);
+      }
+}
+
+void Raiser::eraseDeadChain() {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation *op : llvm::make_early_inc_range(chain))
+      if (op->use_empty()) {
+        chain.remove(op);
+        erased.insert(op);
+        rewriter.eraseOp(op);
+        changed = true;
+      }
+  }
+}
+
+/// Input `input` of the contraction as [dims in the loop order
+/// `wantedDims`]: the operand itself when its map already runs that way,
+/// the input of a linalg.transpose that produced it when that undoes the
+/// permutation, else the operand with the permutation to apply.
+std::optional<Operand> operandIn(Contraction &c, unsigned input,
+                                 ArrayRef<unsigned> wantedDims) {
+  AffineMap map =
+      c.op.getMatchingIndexingMap(c.op.getDpsInputOperand(input));
+  if (!map.isProjectedPermutation() || map.getNumResults() != wantedDims.size())
+    return std::nullopt;
+  // permutation[r] = operand dimension holding wanted loop r.
+  SmallVector<int64_t> permutation;
+  for (unsigned loop : wantedDims) {
+    std::optional<unsigned> pos = map.getResultPosition(
+        getAffineDimExpr(loop, c.op->getContext()));
+    if (!pos)
+      return std::nullopt;
+    permutation.push_back(*pos);
+  }
+  auto isIdentity = [](ArrayRef<int64_t> perm) {
+    return llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
+  };
+  Value operand = c.op.getDpsInputs()[input];
+  if (isIdentity(permutation))
+    return Operand{operand, {}};
+  if (auto transpose = operand.getDefiningOp<linalg::TransposeOp>()) {
+    // transpose: result dim d = input dim perm[d].
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t p : permutation)
+      composed.push_back(perm[p]);
+    if (isIdentity(composed))
+      return Operand{transpose.getInput(), {}, transpose};
+  }
+  return Operand{operand, permutation};
+}
+
+/// The score S of P = softmax(S) over the last dimension, or null.
+Value Raiser::matchSoftmax(Value p) {
+  if (auto softmax = p.getDefiningOp<linalg::SoftmaxOp>()) {
+    auto type = cast<RankedTensorType>(softmax.getInput().getType());
+    if (!p.hasOneUse() || int64_t(softmax.getDimension()) != type.getRank() - 1)
+      return {};
+    visit(softmax);
+    return softmax.getInput();
+  }
+  // P = e / sum, sum = reduce_add(e), e = exp(S - max), max = reduce_max(S)
+  auto div = dyn_cast_or_null<linalg::GenericOp>(
+      producer(p) ? producer(p).getOperation() : nullptr);
+  if (!div || div.getNumDpsInputs() != 2 || scoreInputIndex(div) != 0 ||
+      !isa_and_nonnull<arith::DivFOp>(yieldedOp(div)))
+    return {};
+  Value e = div.getDpsInputs()[0], sum = div.getDpsInputs()[1];
+  // e feeds the division and the sum.
+  if (!llvm::hasNItems(e.getUses(), 2))
+    return {};
+  auto sumOp = sum.getDefiningOp<linalg::GenericOp>();
+  if (!sumOp || !sum.hasOneUse() || sumOp.getNumDpsInputs() != 1 ||
+      sumOp.getDpsInputs()[0] != e || sumOp.getNumReductionLoops() != 1 ||
+      !isa_and_nonnull<arith::AddFOp>(yieldedOp(sumOp)))
+    return {};
+  auto expOp = e.getDefiningOp<linalg::GenericOp>();
+  if (!expOp || !allParallel(expOp))
+    return {};
+  Value s, max;
+  Operation *body = yieldedOp(expOp);
+  if (auto exp = dyn_cast_or_null<math::ExpOp>(body)) {
+    auto sub = exp.getOperand().getDefiningOp<arith::SubFOp>();
+    if (sub && expOp.getNumDpsInputs() == 2 && scoreInputIndex(expOp) == 0 &&
+        sub.getLhs() == expOp.getBody()->getArgument(0) &&
+        sub.getRhs() == expOp.getBody()->getArgument(1)) {
+      s = expOp.getDpsInputs()[0];
+      max = expOp.getDpsInputs()[1];
+    } else if (expOp.getNumDpsInputs() == 1 &&
+               exp.getOperand() == expOp.getBody()->getArgument(0)) {
+      // exp and the subtraction as two generics.
+      auto subOp = producer(expOp.getDpsInputs()[0]);
+      auto subGeneric = dyn_cast_or_null<linalg::GenericOp>(
+          subOp ? subOp.getOperation() : nullptr);
+      if (!subGeneric || subGeneric.getNumDpsInputs() != 2 ||
+          scoreInputIndex(subGeneric) != 0 ||
+          !isa_and_nonnull<arith::SubFOp>(yieldedOp(subGeneric)))
+        return {};
+      s = subGeneric.getDpsInputs()[0];
+      max = subGeneric.getDpsInputs()[1];
+    }
+  }
+  if (!s || !max || !max.hasOneUse())
+    return {};
+  auto maxOp = max.getDefiningOp<linalg::GenericOp>();
+  if (!maxOp || maxOp.getNumDpsInputs() != 1 ||
+      maxOp.getDpsInputs()[0] != s || maxOp.getNumReductionLoops() != 1 ||
+      !isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(yieldedOp(maxOp)))
+    return {};
+  // Both reductions run over the last dimension of S.
+  unsigned last = cast<RankedTensorType>(s.getType()).getRank() - 1;
+  for (linalg::GenericOp reduction : {maxOp, sumOp})
+    if (reduction.getIteratorTypesArray()[last] !=
+        utils::IteratorType::reduction)
+      return {};
+  // S feeds the max and the exponent: two uses.
+  if (!llvm::hasNItems(s.getUses(), 2))
+    return {};
+  for (Operation *op : {div.getOperation(), sumOp.getOperation(),
+                        expOp.getOperation(), maxOp.getOperation(),
+                        expOp.getDpsInputs()[0].getDefiningOp()})
+    visit(op);
+  return s;
+}
+
+/// Walks scale, bias and causal steps back from the score; returns the
+/// contraction's result Q K^T.
+Value Raiser::matchScoreSteps(Value s, AttentionMatch &m) {
+  unsigned rank = cast<RankedTensorType>(s.getType()).getRank();
+  while (auto op = s.getDefiningOp<linalg::GenericOp>()) {
+    int scoreIndex = scoreInputIndex(op);
+    Operation *body = yieldedOp(op);
+    // The step's input must feed nothing else (the softmax input itself may
+    // have two uses in the decomposed form: checked by matchSoftmax).
+    if (scoreIndex < 0 || !body ||
+        !op.getDpsInputs()[scoreIndex].hasOneUse())
+      break;
+    Block *block = op.getBody();
+    Value x = block->getArgument(scoreIndex);
+    // Operands of the body other than x: a constant or the second input.
+    auto other = [&](Operation *bin) -> Value {
+      return bin->getOperand(0) == x ? bin->getOperand(1) : bin->getOperand(0);
+    };
+    if (isa<arith::MulFOp, arith::DivFOp>(body) && op.getNumDpsInputs() == 1 &&
+        llvm::is_contained(body->getOperands(), x)) {
+      std::optional<double> c = constantOf(other(body));
+      bool divides = isa<arith::DivFOp>(body);
+      // A positive factor keeps -inf (masked scores) at -inf.
+      if (!c || (divides && body->getOperand(0) != x) || *c <= 0)
+        break;
+      m.scale *= divides ? 1.0 / *c : *c;
+      m.scaled = true;
+    } else if (isa<arith::AddFOp>(body) && op.getNumDpsInputs() == 2 &&
+               !m.bias && !m.scaled) {
+      // S + M, M broadcast by its indexing map. Scaling after the addition
+      // would scale M too, which attn.attention does not: stop there.
+      OpOperand *maskOperand = op.getDpsInputOperand(1 - scoreIndex);
+      if (other(body) != block->getArgument(1 - scoreIndex) ||
+          !op.getMatchingIndexingMap(maskOperand).isProjectedPermutation())
+        break;
+      m.bias = maskOperand->get();
+      m.biasMap = op.getMatchingIndexingMap(maskOperand);
+    } else if (auto select = dyn_cast<arith::SelectOp>(body);
+               select && op.getNumDpsInputs() == 1 && !m.causal) {
+      if (!isCausalSelect(select, x, rank))
+        break;
+      m.causal = true;
+    } else {
+      break;
+    }
+    visit(op);
+    s = op.getDpsInputs()[scoreIndex];
+  }
+  return s;
+}
+
+/// S = contract(Q, K) over the head dim.
+bool Raiser::matchQueryKey(Value s, AttentionMatch &m) {
+  if (!s.hasOneUse())
+    return false;
+  std::optional<Contraction> qk = asContraction(s.getDefiningOp());
+  if (!qk)
+    return false;
+  const linalg::ContractionDimensions &d = qk->dims;
+  SmallVector<unsigned> qDims = loopDims(d.batch, d.m[0], d.k[0]),
+                        kDims = loopDims(d.batch, d.n[0], d.k[0]),
+                        // The output must be [batch..., i, j] in loop order.
+                        outDims = loopDims(d.batch, d.m[0], d.n[0]);
+  AffineMap out = qk->op.getIndexingMapsArray().back();
+  for (auto [r, loop] : llvm::enumerate(outDims))
+    if (out.getResult(r) != rewriter.getAffineDimExpr(loop))
+      return false;
+  std::optional<Operand> query = operandIn(*qk, 0, qDims),
+                         key = operandIn(*qk, 1, kDims);
+  if (!query || !key)
+    return false;
+  m.query = *query;
+  m.key = *key;
+  visit(qk->op);
+  return true;
+}
+
+Value Raiser::materialize(const Operand &operand, Location loc) {
+  if (operand.permutation.empty())
+    return operand.source;
+  auto type = cast<RankedTensorType>(operand.source.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : operand.permutation)
+    shape.push_back(type.getDimSize(p));
+  Value init =
+      rewriter.create<tensor::EmptyOp>(loc, shape, type.getElementType());
+  return rewriter
+      .create<linalg::TransposeOp>(loc, operand.source, init,
+                                   operand.permutation)
+      .getResult()[0];
+}
+
+/// [batch..., L, D] as [B, H, L, D]: 2-D gets [1, 1], 3-D gets [1, N].
+Value Raiser::toAttentionLayout(Value x, int64_t batchDims) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (batchDims == 2)
+    return x;
+  SmallVector<int64_t> shape(2 - batchDims, 1);
+  llvm::append_range(shape, type.getShape());
+  SmallVector<ReassociationIndices> groups =
+      batchDims == 0 ? SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}
+                     : SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}};
+  return rewriter.create<tensor::ExpandShapeOp>(
+      x.getLoc(), RankedTensorType::get(shape, type.getElementType()), x,
+      groups);
+}
+
+LogicalResult Raiser::raise(Operation *root) {
+  std::optional<Contraction> pv = asContraction(root);
+  if (!pv || pv->dims.batch.size() > 2)
+    return failure();
+  AttentionMatch m;
+  Value p = pv->op.getDpsInputs()[0];
+  Value s = matchSoftmax(p);
+  if (!s)
+    return failure();
+  // P [batch..., i, j] x V [batch..., j, d] -> O [batch..., i, d].
+  const linalg::ContractionDimensions &d = pv->dims;
+  SmallVector<unsigned> pDims = loopDims(d.batch, d.m[0], d.k[0]),
+                        vDims = loopDims(d.batch, d.k[0], d.n[0]),
+                        oDims = loopDims(d.batch, d.m[0], d.n[0]);
+  AffineMap out = pv->op.getIndexingMapsArray().back();
+  AffineMap pMap =
+      pv->op.getMatchingIndexingMap(pv->op.getDpsInputOperand(0));
+  for (auto [r, loop] : llvm::enumerate(oDims))
+    if (out.getResult(r) != rewriter.getAffineDimExpr(loop))
+      return failure();
+  for (auto [r, loop] : llvm::enumerate(pDims))
+    if (pMap.getResult(r) != rewriter.getAffineDimExpr(loop))
+      return failure();
+  Value qkScores = matchScoreSteps(s, m);
+  if (!matchQueryKey(qkScores, m))
+    return failure();
+  std::optional<Operand> value = operandIn(*pv, 1, vDims);
+  if (!value)
+    return failure();
+  m.value = *value;
+  auto elementType = [](const Operand &o) {
+    return cast<RankedTensorType>(o.source.getType()).getElementType();
+  };
+  if (!elementType(m.query).isF32() || !elementType(m.key).isF32() ||
+      !elementType(m.value).isF32() ||
+      (m.bias &&
+       !cast<RankedTensorType>(m.bias.getType()).getElementType().isF32()))
+    return failure();
+
+  // Matched: build.
+  rewriter.setInsertionPoint(root);
+  int64_t batchDims = pv->dims.batch.size();
+  Location loc = root->getLoc();
+  Value query = materialize(m.query, loc), key = materialize(m.key, loc);
+  Value bias = m.bias;
+  if (bias && !m.biasMap.isIdentity()) {
+    // Broadcast to the score's shape [batch..., Lq, Lk].
+    auto queryType = cast<RankedTensorType>(query.getType());
+    SmallVector<int64_t> shape(queryType.getShape().drop_back());
+    shape.push_back(cast<RankedTensorType>(key.getType()).getDimSize(batchDims));
+    Value init =
+        rewriter.create<tensor::EmptyOp>(loc, shape, rewriter.getF32Type());
+    bias = rewriter
+               .create<linalg::GenericOp>(
+                   loc, init.getType(), bias, init,
+                   ArrayRef<AffineMap>{m.biasMap,
+                                       rewriter.getMultiDimIdentityMap(
+                                           shape.size())},
+                   SmallVector<utils::IteratorType>(
+                       shape.size(), utils::IteratorType::parallel),
+                   [](OpBuilder &b, Location l, ValueRange a) {
+                     b.create<linalg::YieldOp>(l, a[0]);
+                   })
+               .getResult(0);
+  }
+  for (const Operand *o : {&m.query, &m.key, &m.value})
+    visit(o->transpose);
+  Value q = toAttentionLayout(query, batchDims),
+        k = toAttentionLayout(key, batchDims),
+        v = toAttentionLayout(materialize(m.value, loc), batchDims);
+  if (bias)
+    bias = toAttentionLayout(bias, batchDims);
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto resultType = RankedTensorType::get(
+      {qType.getDimSize(0), qType.getDimSize(1), qType.getDimSize(2),
+       cast<RankedTensorType>(v.getType()).getDimSize(3)},
+      qType.getElementType());
+  auto attention = rewriter.create<AttentionOp>(
+      loc, resultType, q, k, v, Value(), bias, Value(), Value(), Value(),
+      m.causal ? cast<MaskAttrInterface>(CausalAttr::get(rewriter.getContext()))
+               : MaskAttrInterface(),
+      rewriter.getF32FloatAttr(float(m.scale)), AlignmentAttr(), ArrayAttr());
+  Value result = attention.getResult();
+  auto rootType = cast<RankedTensorType>(root->getResult(0).getType());
+  if (batchDims != 2)
+    result = rewriter.create<tensor::CollapseShapeOp>(
+        loc, rootType, result,
+        batchDims == 0 ? SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}
+                       : SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  visit(root); // for its init
+  chain.remove(root);
+  erased.insert(root);
+  rewriter.replaceOp(root, result);
+  eraseDeadChain();
+  return success();
+}
+
+struct AttnRaisePass : attn::impl::AttnRaiseBase<AttnRaisePass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> candidates;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (asContraction(op))
+        candidates.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    llvm::DenseSet<Operation *> erased;
+    // Later contractions first: P V ends the chain Q K^T starts.
+    for (Operation *op : llvm::reverse(candidates))
+      if (!erased.contains(op))
+        (void)Raiser(rewriter, erased).raise(op);
+  }
+};
+
+} // namespace
