@@ -47,6 +47,9 @@ struct Operand {
   SmallVector<int64_t> permutation;
   /// The linalg.transpose looked through, if any (dead once raised).
   Operation *transpose = nullptr;
+  /// When set, `source` is collapsed with these groups first (a transpose
+  /// looked through under a batch reshape).
+  SmallVector<ReassociationIndices> collapse;
 };
 
 /// What the match found. Nothing is created until all of it matched.
@@ -54,6 +57,10 @@ struct AttentionMatch {
   Operand query, key, value; // [batch..., L, D]
   Value bias;                // additive, broadcast by `biasMap`, or null
   AffineMap biasMap;
+  RankedTensorType biasScoreType; // the score type where it is added
+  /// Set when the scores are reshaped between Q K^T and the steps (the
+  /// steps' side has more batch dimensions): how to fold them back.
+  SmallVector<ReassociationIndices> scoreGroups;
   double scale = 1.0;
   bool scaled = false;       // a scale step was seen (walking backwards)
   bool causal = false;
@@ -68,21 +75,54 @@ linalg::LinalgOp producer(Value v) {
   return op;
 }
 
-/// The scalar f32/f64 constant `v`, if it is one.
+/// The scalar f32/f64 constant `v`, if it is one (through float casts, as
+/// torch-mlir writes f64 constants truncated to f32).
 std::optional<double> constantOf(Value v) {
+  while (isa_and_nonnull<arith::TruncFOp, arith::ExtFOp>(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
   FloatAttr attr;
   if (matchPattern(v, m_Constant(&attr)))
     return attr.getValueAsDouble();
   return std::nullopt;
 }
 
-/// The operation yielded by a generic's body, when the body is that
-/// operation and the yield.
+/// The operation computing a generic's result 0, when its other results
+/// (e.g. the argmax torch-mlir's max reduction also returns) are unused.
 Operation *yieldedOp(linalg::GenericOp op) {
+  for (OpResult extra : op->getResults().drop_front())
+    if (!extra.use_empty())
+      return nullptr;
   auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
-  if (yield.getNumOperands() != 1)
-    return nullptr;
   return yield.getOperand(0).getDefiningOp();
+}
+
+/// The source of a reshape that only splits or merges leading (batch)
+/// dimensions, e.g. [B*H, L, L] <-> [B, H, L, L], with its reassociation
+/// (grouping the higher-rank side); null when `v` is not one.
+std::pair<Value, SmallVector<ReassociationIndices>>
+throughBatchReshape(Value v) {
+  auto leadingOnly = [](ArrayRef<ReassociationIndices> groups) {
+    return groups.size() >= 2 && groups[groups.size() - 1].size() == 1 &&
+           groups[groups.size() - 2].size() == 1;
+  };
+  if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>())
+    if (leadingOnly(expand.getReassociationIndices()))
+      return {expand.getSrc(), expand.getReassociationIndices()};
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
+    if (leadingOnly(collapse.getReassociationIndices()))
+      return {collapse.getSrc(), collapse.getReassociationIndices()};
+  return {Value(), {}};
+}
+
+/// `v` without an expand_shape that appends unit dimensions (a keepdim
+/// reduction result reshaped by the front end).
+Value throughUnitExpand(Value v) {
+  if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>())
+    if (v.hasOneUse() && llvm::all_of(expand.getResultType().getShape().drop_front(
+                             expand.getSrcType().getRank()),
+                         [](int64_t d) { return d == 1; }))
+      return expand.getSrc();
+  return v;
 }
 
 bool allParallel(linalg::LinalgOp op) {
@@ -272,6 +312,23 @@ std::optional<Operand> operandIn(Contraction &c, unsigned input,
     if (isIdentity(composed))
       return Operand{transpose.getInput(), {}, transpose};
   }
+  // torch-mlir: collapse(transpose(K, swap last two)) read transposed back.
+  if (auto collapse = operand.getDefiningOp<tensor::CollapseShapeOp>()) {
+    auto transpose = collapse.getSrc().getDefiningOp<linalg::TransposeOp>();
+    ArrayRef<int64_t> perm =
+        transpose ? transpose.getPermutation() : ArrayRef<int64_t>();
+    auto swapsLastTwo = [](ArrayRef<int64_t> p) {
+      int64_t n = p.size();
+      if (n < 2 || p[n - 1] != n - 2 || p[n - 2] != n - 1)
+        return false;
+      return llvm::equal(p.drop_back(2), llvm::seq<int64_t>(0, n - 2));
+    };
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    if (transpose && swapsLastTwo(perm) && swapsLastTwo(permutation) &&
+        throughBatchReshape(operand).first)
+      return Operand{transpose.getInput(), {}, transpose, groups};
+  }
   return Operand{operand, permutation};
 }
 
@@ -327,8 +384,12 @@ Value Raiser::matchSoftmax(Value p) {
   }
   if (!s || !max || !max.hasOneUse())
     return {};
+  Value maxSource = throughUnitExpand(max);
+  if (maxSource != max)
+    visit(max.getDefiningOp());
+  max = maxSource;
   auto maxOp = max.getDefiningOp<linalg::GenericOp>();
-  if (!maxOp || maxOp.getNumDpsInputs() != 1 ||
+  if (!maxOp || maxOp.getNumDpsInputs() != 1 || !max.hasOneUse() ||
       maxOp.getDpsInputs()[0] != s || maxOp.getNumReductionLoops() != 1 ||
       !isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(yieldedOp(maxOp)))
     return {};
@@ -385,6 +446,7 @@ Value Raiser::matchScoreSteps(Value s, AttentionMatch &m) {
         break;
       m.bias = maskOperand->get();
       m.biasMap = op.getMatchingIndexingMap(maskOperand);
+      m.biasScoreType = cast<RankedTensorType>(op->getResult(0).getType());
     } else if (auto select = dyn_cast<arith::SelectOp>(body);
                select && op.getNumDpsInputs() == 1 && !m.causal) {
       if (!isCausalSelect(select, x, rank))
@@ -426,6 +488,9 @@ bool Raiser::matchQueryKey(Value s, AttentionMatch &m) {
 }
 
 Value Raiser::materialize(const Operand &operand, Location loc) {
+  if (!operand.collapse.empty())
+    return rewriter.create<tensor::CollapseShapeOp>(loc, operand.source,
+                                                    operand.collapse);
   if (operand.permutation.empty())
     return operand.source;
   auto type = cast<RankedTensorType>(operand.source.getType());
@@ -461,6 +526,11 @@ LogicalResult Raiser::raise(Operation *root) {
     return failure();
   AttentionMatch m;
   Value p = pv->op.getDpsInputs()[0];
+  // torch-mlir computes the softmax on [B, H, L, L] and P V on [B*H, L, L].
+  if (auto [source, groups] = throughBatchReshape(p); source && p.hasOneUse()) {
+    visit(p.getDefiningOp());
+    p = source;
+  }
   Value s = matchSoftmax(p);
   if (!s)
     return failure();
@@ -479,6 +549,13 @@ LogicalResult Raiser::raise(Operation *root) {
     if (pMap.getResult(r) != rewriter.getAffineDimExpr(loop))
       return failure();
   Value qkScores = matchScoreSteps(s, m);
+  if (auto [source, groups] = throughBatchReshape(qkScores);
+      source && qkScores.hasOneUse() &&
+      qkScores.getDefiningOp<tensor::ExpandShapeOp>()) {
+    visit(qkScores.getDefiningOp());
+    m.scoreGroups = groups;
+    qkScores = source;
+  }
   if (!matchQueryKey(qkScores, m))
     return failure();
   std::optional<Operand> value = operandIn(*pv, 1, vDims);
@@ -501,10 +578,8 @@ LogicalResult Raiser::raise(Operation *root) {
   Value query = materialize(m.query, loc), key = materialize(m.key, loc);
   Value bias = m.bias;
   if (bias && !m.biasMap.isIdentity()) {
-    // Broadcast to the score's shape [batch..., Lq, Lk].
-    auto queryType = cast<RankedTensorType>(query.getType());
-    SmallVector<int64_t> shape(queryType.getShape().drop_back());
-    shape.push_back(cast<RankedTensorType>(key.getType()).getDimSize(batchDims));
+    // Broadcast to the score's shape where it was added.
+    ArrayRef<int64_t> shape = m.biasScoreType.getShape();
     Value init =
         rewriter.create<tensor::EmptyOp>(loc, shape, rewriter.getF32Type());
     bias = rewriter
@@ -520,6 +595,8 @@ LogicalResult Raiser::raise(Operation *root) {
                    })
                .getResult(0);
   }
+  if (bias && !m.scoreGroups.empty())
+    bias = rewriter.create<tensor::CollapseShapeOp>(loc, bias, m.scoreGroups);
   for (const Operand *o : {&m.query, &m.key, &m.value})
     visit(o->transpose);
   Value q = toAttentionLayout(query, batchDims),
