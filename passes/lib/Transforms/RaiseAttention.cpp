@@ -66,8 +66,7 @@ struct AttentionMatch {
   bool causal = false;
 };
 
-/// A linalg op with one result whose only user is `user` (or no check when
-/// user is null).
+/// The linalg op defining `v` when it has one result and `v` one user.
 linalg::LinalgOp producer(Value v) {
   auto op = v.getDefiningOp<linalg::LinalgOp>();
   if (!op || op->getNumResults() != 1 || !v.hasOneUse())
@@ -342,8 +341,7 @@ Value Raiser::matchSoftmax(Value p) {
     return softmax.getInput();
   }
   // P = e / sum, sum = reduce_add(e), e = exp(S - max), max = reduce_max(S)
-  auto div = dyn_cast_or_null<linalg::GenericOp>(
-      producer(p) ? producer(p).getOperation() : nullptr);
+  auto div = dyn_cast_or_null<linalg::GenericOp>(producer(p).getOperation());
   if (!div || div.getNumDpsInputs() != 2 || scoreInputIndex(div) != 0 ||
       !isa_and_nonnull<arith::DivFOp>(yieldedOp(div)))
     return {};
