@@ -501,6 +501,12 @@ int main(int argc, char **argv) {
     if (!operandOf("q") || !operandOf("k") || !operandOf("v"))
       return fail("--check needs q, k and v to be arguments of @" +
                   entrySymbol);
+    // A mask or bias computed inside the function is not what the
+    // reference would read: refuse rather than compare against other data.
+    for (const auto &[value, role] : roles)
+      if (value && !operandOf(role.c_str()))
+        return fail("--check needs " + role + " to be an argument of @" +
+                    entrySymbol);
     problem->query = operandOf("q")->as<float>();
     problem->key = operandOf("k")->as<float>();
     problem->value = operandOf("v")->as<float>();

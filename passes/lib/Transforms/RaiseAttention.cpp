@@ -45,10 +45,8 @@ namespace {
 struct Operand {
   Value source;
   SmallVector<int64_t> permutation;
-  /// The linalg.transpose looked through, if any (dead once raised).
-  Operation *transpose = nullptr;
-  /// When set, `source` is collapsed with these groups first (a transpose
-  /// looked through under a batch reshape).
+  /// When set, `source` is collapsed with these groups first (what was
+  /// looked through sat under a batch reshape).
   SmallVector<ReassociationIndices> collapse;
 };
 
@@ -61,6 +59,8 @@ struct AttentionMatch {
   /// Set when the scores are reshaped between Q K^T and the steps (the
   /// steps' side has more batch dimensions): how to fold them back.
   SmallVector<ReassociationIndices> scoreGroups;
+  /// Reshapes, scale steps and transposes the operands were read through.
+  SmallVector<Operation *> lookedThrough;
   double scale = 1.0;
   bool scaled = false;       // a scale step was seen (walking backwards)
   bool causal = false;
@@ -234,7 +234,8 @@ public:
 
 private:
   Value materialize(const Operand &operand, Location loc);
-  Value matchSoftmax(Value p);
+  Value matchSoftmax(Value p, unsigned scoreUses);
+  Value matchRowGuard(Value p, Value &guardedScore);
   Value matchScoreSteps(Value s, AttentionMatch &m);
   bool matchQueryKey(Value s, AttentionMatch &m);
   Value toAttentionLayout(Value x, int64_t batchDims);
@@ -277,12 +278,42 @@ void Raiser::eraseDeadChain() {
   }
 }
 
+/// When `v` is an elementwise multiply or divide by a positive constant
+/// with no other user: the factor and the unscaled input.
+std::optional<std::pair<double, Value>> scaleStep(Value v) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || !v.hasOneUse() || op->getNumResults() != 1 ||
+      op.getNumDpsInputs() != 1 || scoreInputIndex(op) != 0)
+    return std::nullopt;
+  Operation *body = yieldedOp(op);
+  Value x = op.getBody()->getArgument(0);
+  if (!isa_and_nonnull<arith::MulFOp, arith::DivFOp>(body) ||
+      !llvm::is_contained(body->getOperands(), x))
+    return std::nullopt;
+  bool divides = isa<arith::DivFOp>(body);
+  Value other = body->getOperand(0) == x ? body->getOperand(1)
+                                         : body->getOperand(0);
+  std::optional<double> c = constantOf(other);
+  if (!c || *c <= 0 || (divides && body->getOperand(0) != x))
+    return std::nullopt;
+  return std::make_pair(divides ? 1.0 / *c : *c, op.getDpsInputs()[0]);
+}
+
+bool swapsLastTwo(ArrayRef<int64_t> p) {
+  int64_t n = p.size();
+  return n >= 2 && p[n - 1] == n - 2 && p[n - 2] == n - 1 &&
+         llvm::equal(p.drop_back(2), llvm::seq<int64_t>(0, n - 2));
+}
+
 /// Input `input` of the contraction as [dims in the loop order
-/// `wantedDims`]: the operand itself when its map already runs that way,
-/// the input of a linalg.transpose that produced it when that undoes the
-/// permutation, else the operand with the permutation to apply.
+/// `wantedDims`]. Looks through, in this order: a batch collapse
+/// (torch-mlir's [B*H, ..] view), scale steps when `scale` is given (their
+/// factors multiply it; torch-mlir scales Q and K^T by sqrt(scale) each),
+/// and a linalg.transpose that undoes the permutation the contraction reads
+/// the operand with. `lookedThrough` collects the ops passed.
 std::optional<Operand> operandIn(Contraction &c, unsigned input,
-                                 ArrayRef<unsigned> wantedDims) {
+                                 ArrayRef<unsigned> wantedDims, double *scale,
+                                 SmallVector<Operation *> &lookedThrough) {
   AffineMap map =
       c.op.getMatchingIndexingMap(c.op.getDpsInputOperand(input));
   if (!map.isProjectedPermutation() || map.getNumResults() != wantedDims.size())
@@ -296,46 +327,62 @@ std::optional<Operand> operandIn(Contraction &c, unsigned input,
       return std::nullopt;
     permutation.push_back(*pos);
   }
-  auto isIdentity = [](ArrayRef<int64_t> perm) {
-    return llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
-  };
+  bool identity =
+      llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size()));
   Value operand = c.op.getDpsInputs()[input];
-  if (isIdentity(permutation))
-    return Operand{operand, {}};
-  if (auto transpose = operand.getDefiningOp<linalg::TransposeOp>()) {
+  Operand result{operand, identity ? SmallVector<int64_t>() : permutation};
+  Value inner = operand;
+  SmallVector<Operation *> passed;
+  if (operand.getDefiningOp<tensor::CollapseShapeOp>() && operand.hasOneUse())
+    if (auto [source, groups] = throughBatchReshape(operand); source) {
+      passed.push_back(operand.getDefiningOp());
+      inner = source;
+      result.collapse = groups;
+    }
+  while (scale)
+    if (std::optional<std::pair<double, Value>> step = scaleStep(inner)) {
+      *scale *= step->first;
+      passed.push_back(inner.getDefiningOp());
+      inner = step->second;
+    } else {
+      break;
+    }
+  if (auto transpose = inner.getDefiningOp<linalg::TransposeOp>();
+      transpose && !identity) {
     // transpose: result dim d = input dim perm[d].
     ArrayRef<int64_t> perm = transpose.getPermutation();
-    SmallVector<int64_t> composed;
-    for (int64_t p : permutation)
-      composed.push_back(perm[p]);
-    if (isIdentity(composed))
-      return Operand{transpose.getInput(), {}, transpose};
+    bool undoes;
+    if (result.collapse.empty()) {
+      SmallVector<int64_t> composed;
+      for (int64_t p : permutation)
+        composed.push_back(perm[p]);
+      undoes = llvm::equal(composed, llvm::seq<int64_t>(0, composed.size()));
+    } else {
+      undoes = swapsLastTwo(perm) && swapsLastTwo(permutation);
+    }
+    if (undoes) {
+      passed.push_back(transpose);
+      inner = transpose.getInput();
+      result.permutation.clear();
+    }
   }
-  // torch-mlir: collapse(transpose(K, swap last two)) read transposed back.
-  if (auto collapse = operand.getDefiningOp<tensor::CollapseShapeOp>()) {
-    auto transpose = collapse.getSrc().getDefiningOp<linalg::TransposeOp>();
-    ArrayRef<int64_t> perm =
-        transpose ? transpose.getPermutation() : ArrayRef<int64_t>();
-    auto swapsLastTwo = [](ArrayRef<int64_t> p) {
-      int64_t n = p.size();
-      if (n < 2 || p[n - 1] != n - 2 || p[n - 2] != n - 1)
-        return false;
-      return llvm::equal(p.drop_back(2), llvm::seq<int64_t>(0, n - 2));
-    };
-    SmallVector<ReassociationIndices> groups =
-        collapse.getReassociationIndices();
-    if (transpose && swapsLastTwo(perm) && swapsLastTwo(permutation) &&
-        throughBatchReshape(operand).first)
-      return Operand{transpose.getInput(), {}, transpose, groups};
+  if (passed.size() == (result.collapse.empty() ? 0u : 1u)) {
+    // Only a collapse passed: keep the operand as it is.
+    result.collapse.clear();
+    return result;
   }
-  return Operand{operand, permutation};
+  result.source = inner;
+  llvm::append_range(lookedThrough, passed);
+  return result;
 }
 
 /// The score S of P = softmax(S) over the last dimension, or null.
-Value Raiser::matchSoftmax(Value p) {
+Value Raiser::matchSoftmax(Value p, unsigned scoreUses) {
   if (auto softmax = p.getDefiningOp<linalg::SoftmaxOp>()) {
     auto type = cast<RankedTensorType>(softmax.getInput().getType());
-    if (!p.hasOneUse() || int64_t(softmax.getDimension()) != type.getRank() - 1)
+    if (!p.hasOneUse() || scoreUses != 2 ||
+        !softmax.getInput().hasOneUse() ||
+        int64_t(softmax.getDimension()) != type.getRank() - 1)
       return {};
     visit(softmax);
     return softmax.getInput();
@@ -397,14 +444,62 @@ Value Raiser::matchSoftmax(Value p) {
     if (reduction.getIteratorTypesArray()[last] !=
         utils::IteratorType::reduction)
       return {};
-  // S feeds the max and the exponent: two uses.
-  if (!llvm::hasNItems(s.getUses(), 2))
+  // S feeds the max and the exponent (and a row guard): `scoreUses` uses.
+  if (!llvm::hasNItems(s.getUses(), scoreUses))
     return {};
   for (Operation *op : {div.getOperation(), sumOp.getOperation(),
                         expOp.getOperation(), maxOp.getOperation(),
                         expOp.getDpsInputs()[0].getDefiningOp()})
     visit(op);
   return s;
+}
+
+/// torch-mlir's guard after the softmax: P' = select(all_j(S == -inf), 0,
+/// P) per row, which is what attn.attention does for rows that keep
+/// nothing. Returns P and sets `guardedScore` to S, or null.
+Value Raiser::matchRowGuard(Value p, Value &guardedScore) {
+  auto guard = dyn_cast_or_null<linalg::GenericOp>(producer(p).getOperation());
+  if (!guard || guard.getNumDpsInputs() != 3 || !allParallel(guard))
+    return {};
+  auto select = dyn_cast_or_null<arith::SelectOp>(yieldedOp(guard));
+  Block *body = guard.getBody();
+  if (!select || select.getCondition() != body->getArgument(0) ||
+      select.getTrueValue() != body->getArgument(1) ||
+      select.getFalseValue() != body->getArgument(2) ||
+      !guard.getMatchingIndexingMap(guard.getDpsInputOperand(2)).isIdentity())
+    return {};
+  // The true value: zeros.
+  DenseElementsAttr zeros;
+  if (!matchPattern(guard.getDpsInputs()[1], m_Constant(&zeros)) ||
+      !zeros.isSplat() || !zeros.getSplatValue<APFloat>().isZero())
+    return {};
+  // The flag: an and-reduction over the last dimension of S == -inf.
+  Value flag = guard.getDpsInputs()[0];
+  auto all = flag.getDefiningOp<linalg::GenericOp>();
+  if (!all || !flag.hasOneUse() || all.getNumDpsInputs() != 1 ||
+      all.getNumReductionLoops() != 1 ||
+      !isa_and_nonnull<arith::AndIOp>(yieldedOp(all)))
+    return {};
+  Value isNegInf = all.getDpsInputs()[0];
+  auto compare = isNegInf.getDefiningOp<linalg::GenericOp>();
+  if (!compare || !isNegInf.hasOneUse() || compare.getNumDpsInputs() != 1 ||
+      scoreInputIndex(compare) != 0)
+    return {};
+  auto cmp = dyn_cast_or_null<arith::CmpFOp>(yieldedOp(compare));
+  if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OEQ)
+    return {};
+  Value lhs = cmp.getLhs();
+  if (auto ext = lhs.getDefiningOp<arith::ExtFOp>())
+    lhs = ext.getIn();
+  std::optional<double> bound = constantOf(cmp.getRhs());
+  if (lhs != compare.getBody()->getArgument(0) || !bound ||
+      !std::isinf(*bound) || *bound > 0)
+    return {};
+  for (Operation *op : {guard.getOperation(), all.getOperation(),
+                        compare.getOperation()})
+    visit(op);
+  guardedScore = compare.getDpsInputs()[0];
+  return guard.getDpsInputs()[2];
 }
 
 /// Walks scale, bias and causal steps back from the score; returns the
@@ -461,8 +556,6 @@ Value Raiser::matchScoreSteps(Value s, AttentionMatch &m) {
 
 /// S = contract(Q, K) over the head dim.
 bool Raiser::matchQueryKey(Value s, AttentionMatch &m) {
-  if (!s.hasOneUse())
-    return false;
   std::optional<Contraction> qk = asContraction(s.getDefiningOp());
   if (!qk)
     return false;
@@ -475,8 +568,9 @@ bool Raiser::matchQueryKey(Value s, AttentionMatch &m) {
   for (auto [r, loop] : llvm::enumerate(outDims))
     if (out.getResult(r) != rewriter.getAffineDimExpr(loop))
       return false;
-  std::optional<Operand> query = operandIn(*qk, 0, qDims),
-                         key = operandIn(*qk, 1, kDims);
+  std::optional<Operand> query =
+                             operandIn(*qk, 0, qDims, &m.scale, m.lookedThrough),
+                         key = operandIn(*qk, 1, kDims, &m.scale, m.lookedThrough);
   if (!query || !key)
     return false;
   m.query = *query;
@@ -486,20 +580,20 @@ bool Raiser::matchQueryKey(Value s, AttentionMatch &m) {
 }
 
 Value Raiser::materialize(const Operand &operand, Location loc) {
+  Value source = operand.source;
   if (!operand.collapse.empty())
-    return rewriter.create<tensor::CollapseShapeOp>(loc, operand.source,
-                                                    operand.collapse);
+    source = rewriter.create<tensor::CollapseShapeOp>(loc, source,
+                                                      operand.collapse);
   if (operand.permutation.empty())
-    return operand.source;
-  auto type = cast<RankedTensorType>(operand.source.getType());
+    return source;
+  auto type = cast<RankedTensorType>(source.getType());
   SmallVector<int64_t> shape;
   for (int64_t p : operand.permutation)
     shape.push_back(type.getDimSize(p));
   Value init =
       rewriter.create<tensor::EmptyOp>(loc, shape, type.getElementType());
   return rewriter
-      .create<linalg::TransposeOp>(loc, operand.source, init,
-                                   operand.permutation)
+      .create<linalg::TransposeOp>(loc, source, init, operand.permutation)
       .getResult()[0];
 }
 
@@ -529,8 +623,11 @@ LogicalResult Raiser::raise(Operation *root) {
     visit(p.getDefiningOp());
     p = source;
   }
-  Value s = matchSoftmax(p);
-  if (!s)
+  Value guardedScore;
+  if (Value unguarded = matchRowGuard(p, guardedScore))
+    p = unguarded;
+  Value s = matchSoftmax(p, guardedScore ? 3 : 2);
+  if (!s || (guardedScore && guardedScore != s))
     return failure();
   // P [batch..., i, j] x V [batch..., j, d] -> O [batch..., i, d].
   const linalg::ContractionDimensions &d = pv->dims;
@@ -547,16 +644,22 @@ LogicalResult Raiser::raise(Operation *root) {
     if (pMap.getResult(r) != rewriter.getAffineDimExpr(loop))
       return failure();
   Value qkScores = matchScoreSteps(s, m);
+  // Uses of the softmax input itself were checked by matchSoftmax; any
+  // value before it must feed only the next step.
+  auto onlyFeedsChain = [&](Value v) { return v == s || v.hasOneUse(); };
   if (auto [source, groups] = throughBatchReshape(qkScores);
-      source && qkScores.hasOneUse() &&
+      source && onlyFeedsChain(qkScores) && source.hasOneUse() &&
       qkScores.getDefiningOp<tensor::ExpandShapeOp>()) {
     visit(qkScores.getDefiningOp());
     m.scoreGroups = groups;
     qkScores = source;
+  } else if (!onlyFeedsChain(qkScores)) {
+    return failure();
   }
   if (!matchQueryKey(qkScores, m))
     return failure();
-  std::optional<Operand> value = operandIn(*pv, 1, vDims);
+  std::optional<Operand> value =
+      operandIn(*pv, 1, vDims, /*scale=*/nullptr, m.lookedThrough);
   if (!value)
     return failure();
   m.value = *value;
@@ -595,8 +698,8 @@ LogicalResult Raiser::raise(Operation *root) {
   }
   if (bias && !m.scoreGroups.empty())
     bias = rewriter.create<tensor::CollapseShapeOp>(loc, bias, m.scoreGroups);
-  for (const Operand *o : {&m.query, &m.key, &m.value})
-    visit(o->transpose);
+  for (Operation *op : m.lookedThrough)
+    visit(op);
   Value q = toAttentionLayout(query, batchDims),
         k = toAttentionLayout(key, batchDims),
         v = toAttentionLayout(materialize(m.value, loc), batchDims);
