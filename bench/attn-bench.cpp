@@ -13,7 +13,7 @@
 #include "Baseline.h"
 #include "PeakProbe.h"
 #include "Timing.h"
-#include "Spec.h"
+#include "attn/Spec/Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "mlir/IR/MLIRContext.h"

@@ -26,7 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "EfficientOps.h"
 #include "PeakProbe.h"
-#include "Spec.h"
+#include "attn/Spec/Spec.h"
 #include "Timing.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -22,7 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "Baseline.h"
 #include "PeakProbe.h"
-#include "Spec.h"
+#include "attn/Spec/Spec.h"
 #include "Timing.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/Reference.h"

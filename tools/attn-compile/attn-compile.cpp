@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "MaskSvg.h"
-#include "Spec.h"
+#include "attn/Spec/Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"

@@ -14,7 +14,9 @@
 //===----------------------------------------------------------------------===//
 #include "EfficientOps.h"
 #include "ProblemFromIR.h"
-#include "Spec.h"
+#include "RunLayers.h"
+#include "attn/Spec/LayerSpec.h"
+#include "attn/Spec/Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Runtime/HostCompiler.h"
@@ -105,6 +107,38 @@ static cl::opt<int64_t> cpuKeyTile(
     cl::desc("key rows per tile (vectorized CPU path; 0: chosen per "
              "pattern)"),
     cl::init(0));
+
+// Layer specs (RunLayers.h).
+static cl::OptionCategory layerCategory("Layer specs");
+static cl::opt<std::string> weightsFile(
+    "weights", cl::desc("the layer stack's weights (.safetensors)"),
+    cl::cat(layerCategory));
+static cl::opt<std::string> writeWeights(
+    "write-random-weights",
+    cl::desc("write seeded random weights for the layer spec and exit"),
+    cl::value_desc("FILE.safetensors"), cl::cat(layerCategory));
+static cl::opt<std::string> memoryFile(
+    "memory", cl::desc("encoder output [B, M, d_model] for cross-attention"),
+    cl::value_desc("FILE.npy"), cl::cat(layerCategory));
+static cl::opt<int64_t> decodeSteps(
+    "decode-steps",
+    cl::desc("decode the last N input tokens one at a time through the KV "
+             "cache and compare with the whole-sequence pass"),
+    cl::init(0), cl::cat(layerCategory));
+static cl::opt<int64_t> genLength(
+    "length", cl::desc("tokens of a generated input (and the length random "
+                       "Linformer projections are made for)"),
+    cl::init(128), cl::cat(layerCategory));
+static cl::opt<int64_t> genBatch("batch",
+                                 cl::desc("batch of a generated input"),
+                                 cl::init(1), cl::cat(layerCategory));
+static cl::opt<int64_t> genMemory(
+    "memory-length",
+    cl::desc("rows of a generated memory (default: the input's length)"),
+    cl::init(0), cl::cat(layerCategory));
+static cl::opt<bool> progress("progress",
+                              cl::desc("print each layer and decoding step"),
+                              cl::cat(layerCategory));
 
 namespace {
 /// One function argument: its role, type and aligned host buffer.
@@ -262,6 +296,43 @@ static void printTileStats(
       nonEmpty);
 }
 
+/// attn-run on a layer spec: the options in RunLayers' terms.
+static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
+  attnrt::LayerRunOptions options;
+  options.weights = weightsFile;
+  options.writeRandomWeights = writeWeights;
+  options.memory = memoryFile;
+  for (llvm::StringRef entry : inputArrays) {
+    auto [role, path] = entry.split('=');
+    if (path.empty())
+      std::tie(role, path) = std::make_pair(llvm::StringRef("x"), entry);
+    if (role == "x")
+      options.input = path.str();
+    else if (role == "memory")
+      options.memory = path.str();
+    else
+      return fail("a layer spec takes --input [x=]FILE.npy and "
+                  "memory=FILE.npy, not '" + role + "'");
+  }
+  options.output = outputFile;
+  options.batch = genBatch;
+  options.length = genLength;
+  options.memoryLength = genMemory;
+  options.decodeSteps = decodeSteps;
+  options.seed = seed;
+  options.check = check;
+  options.progress = progress;
+  // f32 layers against the f64 reference: see docs/Transformer.md.
+  options.tolerance = tolerance.getNumOccurrences() ? tolerance : 1e-4;
+  options.repeat = repeat;
+  options.numThreads = threads;
+  if (options.batch < 1 || options.length < 1 || options.memoryLength < 0 ||
+      options.decodeSteps < 0)
+    return fail("--batch and --length must be >= 1, --memory-length and "
+                "--decode-steps >= 0");
+  return attnrt::runLayerSpec(sourceMgr, options);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
@@ -275,6 +346,17 @@ int main(int argc, char **argv) {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (attnspec::isSpecFile(inputFile)) {
+    std::string message;
+    std::unique_ptr<llvm::MemoryBuffer> file =
+        mlir::openInputFile(inputFile, &message);
+    if (!file)
+      return fail(message);
+    llvm::SourceMgr layerSource;
+    layerSource.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    if (attnspec::isLayerSpec(layerSource))
+      return runLayerSpec(layerSource);
+  }
   OwningOpRef<ModuleOp> module =
       attnspec::loadModule(inputFile, sourceMgr, &context);
   if (!module)

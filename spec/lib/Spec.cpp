@@ -1,5 +1,5 @@
 //===- Spec.cpp - attention specs in YAML ---------------------------------===//
-#include "Spec.h"
+#include "attn/Spec/Spec.h"
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/InitAllDialects.h"
@@ -25,6 +25,11 @@ template <> struct MappingTraits<AttentionShape> {
     io.mapOptional("kv_len", a.keyLen);
     io.mapRequired("head_dim", a.headDim);
     io.mapOptional("value_dim", a.valueDim);
+    mapVariant(io, a);
+  }
+  /// The keys that choose the attention variant rather than its sizes; a
+  /// layer spec's `attention:` mapping takes these only.
+  static void mapVariant(IO &io, AttentionShape &a) {
     io.mapOptional("pattern", a.pattern);
     io.mapOptional("align", a.align);
     io.mapOptional("scale", a.scale);
@@ -150,6 +155,14 @@ template <> struct MappingTraits<Spec> {
 };
 } // namespace llvm::yaml
 
+std::string attnspec::validateAttentionKind(const AttentionShape &shape) {
+  return llvm::yaml::MappingTraits<AttentionShape>::validateKind(shape);
+}
+
+void attnspec::mapAttentionVariant(llvm::yaml::IO &io, AttentionShape &shape) {
+  llvm::yaml::MappingTraits<AttentionShape>::mapVariant(io, shape);
+}
+
 void attnspec::registerToolDialects(mlir::DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
@@ -228,15 +241,21 @@ static bool checkAttribute(llvm::StringRef text, llvm::StringRef key,
 
 mlir::OwningOpRef<mlir::ModuleOp>
 attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
-                      mlir::MLIRContext *context) {
+                      mlir::MLIRContext *context,
+                      std::vector<std::string> *argumentNames) {
   const AttentionShape &a = spec.attention;
   if (!checkAttribute(patternText(a.pattern), "pattern", "pattern",
                       sourceMgr, context) ||
       !checkAttribute(a.mods, "mods", "mods", sourceMgr, context))
     return nullptr;
+  // Sizes may be dynamic (the Transformer runtime's lengths): "?".
+  auto size = [](int64_t v) {
+    return mlir::ShapedType::isDynamic(v) ? std::string("?")
+                                          : std::to_string(v);
+  };
   auto tensor = [&](int64_t heads, int64_t len, int64_t dim) {
-    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", a.batch, heads, len,
-                         dim, spec.dtype)
+    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", size(a.batch), heads,
+                         size(len), dim, spec.dtype)
         .str();
   };
   std::string q = tensor(a.queryHeads, a.queryLen, a.headDim);
@@ -251,10 +270,10 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
   auto pattern = mlir::dyn_cast_or_null<mlir::attn::MaskAttrInterface>(
       p.empty() ? mlir::Attribute() : mlir::parseAttribute(p, context));
   if (pattern && pattern.usesSegments()) {
-    std::string qIds = llvm::formatv("tensor<{0}x{1}xi32>", a.batch,
-                                     a.queryLen);
-    std::string kvIds = llvm::formatv("tensor<{0}x{1}xi32>", a.batch,
-                                      a.keyLen);
+    std::string qIds = llvm::formatv("tensor<{0}x{1}xi32>", size(a.batch),
+                                     size(a.queryLen));
+    std::string kvIds = llvm::formatv("tensor<{0}x{1}xi32>", size(a.batch),
+                                      size(a.keyLen));
     extraArgs += ", %q_segments: " + qIds + ", %kv_segments: " + kvIds;
     extraTypes += ", " + qIds + ", " + kvIds;
     attrs += " segments(%q_segments, %kv_segments)";
@@ -343,6 +362,15 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
                     .str();
     if (a.causal)
       operands += " causal";
+  }
+  if (argumentNames) {
+    argumentNames->clear();
+    std::string signature = args + extraArgs;
+    llvm::SmallVector<llvm::StringRef> pieces;
+    llvm::StringRef(signature).split(pieces, ',');
+    for (llvm::StringRef piece : pieces)
+      argumentNames->push_back(
+          piece.trim().drop_front().split(':').first.str());
   }
   std::string text = llvm::formatv(
       "func.func @{0}({1}{4}) -> {3} {{\n"

@@ -5,8 +5,8 @@
 // that every error carries file:line:col.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_TOOLS_SPEC_SPEC_H
-#define ATTN_TOOLS_SPEC_SPEC_H
+#ifndef ATTN_SPEC_SPEC_H
+#define ATTN_SPEC_SPEC_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -15,6 +15,11 @@
 #include "llvm/Support/SourceMgr.h"
 #include <optional>
 #include <string>
+#include <vector>
+
+namespace llvm::yaml {
+class IO;
+} // namespace llvm::yaml
 
 namespace attnspec {
 
@@ -66,12 +71,25 @@ bool isSpecFile(llvm::StringRef path);
 /// file:line:col messages.
 std::optional<Spec> readSpec(llvm::SourceMgr &sourceMgr);
 
-/// The attn IR of `spec`: one public function @<name>(q, k, v) -> o.
-/// Returns null after reporting errors (a malformed pattern, an op check
-/// that fails) at the spec's file:line:col.
-mlir::OwningOpRef<mlir::ModuleOp> buildModule(const Spec &spec,
-                                              llvm::SourceMgr &sourceMgr,
-                                              mlir::MLIRContext *context);
+/// The attn IR of `spec`: one public function @<name>(q, k, v, extra...)
+/// -> o, extra operands (segment ids, tables, projections, random features)
+/// as the attributes and kind need. Sizes equal to ShapedType::kDynamic
+/// become `?`. `argumentNames`, when given, receives the function's argument
+/// names (q, k, v, e_proj, omega, ...). Returns null after reporting errors
+/// (a malformed pattern, an op check that fails) at the spec's
+/// file:line:col.
+mlir::OwningOpRef<mlir::ModuleOp>
+buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
+            mlir::MLIRContext *context,
+            std::vector<std::string> *argumentNames = nullptr);
+
+/// The checks of the kind-specific keys (`kind:` and what it takes) against
+/// the sizes in `shape`; "" when they pass, else the message.
+std::string validateAttentionKind(const AttentionShape &shape);
+
+/// Maps the keys that choose the variant (kind, pattern, mods, align, scale
+/// and the kind's own keys) but no sizes: a layer spec's `attention:`.
+void mapAttentionVariant(llvm::yaml::IO &io, AttentionShape &shape);
 
 /// Reads `path` (a spec or attn IR; "-" is stdin) into a module. Errors,
 /// an empty input included, are reported as file:line:col through
@@ -82,4 +100,4 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModule(llvm::StringRef path,
 
 } // namespace attnspec
 
-#endif // ATTN_TOOLS_SPEC_SPEC_H
+#endif // ATTN_SPEC_SPEC_H

@@ -1,0 +1,117 @@
+//===- Transformer.h - run stacks of Transformer layers ---------*- C++ -*-===//
+//
+// The C++ API of the layer runtime (docs/Transformer.md): a stack of encoder
+// or decoder layers described by a layer spec, weights from a safetensors
+// file, attention compiled by attn for this CPU (one kernel per attention
+// block kind), projections and feed-forward on OpenBLAS sgemm, and a KV
+// cache for incremental decoding and Transformer-XL memory.
+//
+//   attnspec::LayerSpec spec = ...;              // attnspec::readLayerSpec
+//   auto weights = attnrt::SafetensorsFile::open("w.safetensors");
+//   auto stack = attnrt::TransformerStack::create(spec, *weights, {});
+//   attnrt::Activations x(1, 128, spec.layer.dModel);  // fill x.data
+//   auto y = (*stack)->forward(x);               // [1, 128, d_model]
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_TRANSFORMER_H
+#define ATTN_RUNTIME_TRANSFORMER_H
+
+#include "attn/Runtime/Safetensors.h"
+#include "attn/Spec/LayerSpec.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnrt {
+
+/// Token activations [batch, length, width], row-major f32.
+struct Activations {
+  Activations() = default;
+  Activations(int64_t batch, int64_t length, int64_t width)
+      : batch(batch), length(length), width(width),
+        data(batch * length * width) {}
+  int64_t batch = 0, length = 0, width = 0;
+  std::vector<float> data;
+};
+
+struct TransformerOptions {
+  unsigned numThreads = 0; ///< compiled attention's OpenMP threads; 0: all
+  /// Called after each layer with (layer index, layers, seconds): progress
+  /// output for long runs.
+  std::function<void(int64_t, int64_t, double)> onLayer;
+};
+
+/// The tensors a stack reads, with their shapes (docs/Transformer.md,
+/// "Weights"): what a weights file must hold for `spec`. Extra operands of
+/// the attention variant (e_proj, omega, ...) are listed with the shape they
+/// have for sequences of `length` tokens.
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+expectedWeights(const attnspec::LayerSpec &spec, int64_t length);
+
+/// FLOPs of one forward call (2 per multiply-add): projections, attention
+/// as dense softmax attention (halved when causal) and feed-forward, over
+/// `length` new tokens attending to `keyLength` keys (self) and
+/// `memoryLength` memory rows (cross).
+double layerStackFlops(const attnspec::LayerSpec &spec, int64_t batch,
+                       int64_t length, int64_t keyLength,
+                       int64_t memoryLength);
+
+class TransformerStack {
+public:
+  /// Reads and checks every weight `spec` needs from `weights` (missing
+  /// tensors and wrong shapes are errors naming them). Kernels are compiled
+  /// on first use.
+  static llvm::Expected<std::unique_ptr<TransformerStack>>
+  create(const attnspec::LayerSpec &spec, const SafetensorsFile &weights,
+         TransformerOptions options);
+  ~TransformerStack();
+
+  /// Runs the stack on `x` [B, L, d_model]. Encoders see `x` alone. A
+  /// decoder continues its sequence: `x` is appended to the KV cache and
+  /// its queries attend causally to everything cached (positions continue
+  /// after the tokens seen since reset()), so calling forward() token by
+  /// token decodes incrementally. `memory` [B, M, d_model] is the encoder
+  /// output for cross-attention; given once, it is kept until reset().
+  llvm::Expected<Activations> forward(const Activations &x,
+                                      const Activations *memory = nullptr);
+
+  /// Starts a new sequence: empties the KV cache and the cross-attention
+  /// memory.
+  void reset();
+
+  /// Tokens seen since reset() (the position of the next token).
+  int64_t position() const;
+
+  const attnspec::LayerSpec &getSpec() const;
+
+  /// The time spent in attention kernels and in the rest since creation.
+  double attentionSeconds() const;
+
+private:
+  struct Impl;
+  explicit TransformerStack(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+/// The plain double-precision forward pass over a whole sequence (no cache),
+/// written from docs/Transformer.md. Attention itself is delegated to
+/// `attention`, given the block role, the sizes and the operands by name
+/// (q, k, v [B, H, L, D] as float, plus the variant's extra operands); the
+/// caller binds it to the attention reference (runtime/lib/Reference.cpp).
+using ReferenceAttention = std::function<llvm::Expected<std::vector<double>>(
+    attnspec::AttentionRole role, int64_t queryLen, int64_t keyLen,
+    const std::map<std::string, const float *> &operands)>;
+
+llvm::Expected<std::vector<double>>
+referenceForward(const attnspec::LayerSpec &spec,
+                 const SafetensorsFile &weights, const Activations &x,
+                 const Activations *memory,
+                 const ReferenceAttention &attention);
+
+} // namespace attnrt
+
+#endif // ATTN_RUNTIME_TRANSFORMER_H

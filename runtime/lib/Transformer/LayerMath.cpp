@@ -1,0 +1,155 @@
+//===- LayerMath.cpp - f32 building blocks of a layer ---------------------===//
+#include "LayerMath.h"
+#include "llvm/Support/Parallel.h"
+#include <cblas.h>
+#include <cmath>
+#include <cstring>
+
+using namespace attnrt;
+
+/// Splits [0, count) into a few chunks run on LLVM's thread pool: the
+/// element-wise steps are memory-bound, two chunks per core is plenty.
+template <typename F> static void forChunks(int64_t count, F body) {
+  constexpr int64_t kMinChunk = 1 << 14;
+  int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(
+                                            count / kMinChunk,
+                                            2 * llvm::parallel::strategy
+                                                    .compute_thread_count()));
+  int64_t step = (count + chunks - 1) / chunks;
+  llvm::parallelFor(0, chunks, [&](size_t c) {
+    int64_t begin = c * step, end = std::min(count, begin + step);
+    if (begin < end)
+      body(begin, end);
+  });
+}
+
+void layermath::linear(const float *x, int64_t rows, int64_t in,
+                       const float *weight, const std::vector<float> &bias,
+                       int64_t out, float *y) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f,
+              x, in, weight, in, 0.0f, y, out);
+  if (bias.empty())
+    return;
+  forChunks(rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t c = 0; c < out; ++c)
+        y[r * out + c] += bias[c];
+  });
+}
+
+void layermath::layerNorm(float *x, int64_t rows, int64_t width,
+                          const float *weight, const float *bias, double eps) {
+  llvm::parallelFor(0, rows, [&](size_t r) {
+    float *row = x + r * width;
+    double sum = 0, squares = 0;
+    for (int64_t c = 0; c < width; ++c)
+      sum += row[c];
+    double mean = sum / width;
+    for (int64_t c = 0; c < width; ++c)
+      squares += (row[c] - mean) * (row[c] - mean);
+    float inv = float(1.0 / std::sqrt(squares / width + eps));
+    float m = float(mean);
+    for (int64_t c = 0; c < width; ++c)
+      row[c] = (row[c] - m) * inv * weight[c] + (bias ? bias[c] : 0.0f);
+  });
+}
+
+void layermath::rmsNorm(float *x, int64_t rows, int64_t width,
+                        const float *weight, double eps) {
+  llvm::parallelFor(0, rows, [&](size_t r) {
+    float *row = x + r * width;
+    double squares = 0;
+    for (int64_t c = 0; c < width; ++c)
+      squares += double(row[c]) * row[c];
+    float inv = float(1.0 / std::sqrt(squares / width + eps));
+    for (int64_t c = 0; c < width; ++c)
+      row[c] = row[c] * inv * weight[c];
+  });
+}
+
+void layermath::activate(const std::string &activation, float *x,
+                         int64_t count) {
+  if (activation == "relu") {
+    forChunks(count, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        x[i] = x[i] > 0 ? x[i] : 0.0f;
+    });
+  } else if (activation == "gelu") {
+    forChunks(count, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * float(M_SQRT1_2)));
+    });
+  } else if (activation == "gelu_tanh") {
+    const float c = std::sqrt(2.0f / float(M_PI));
+    forChunks(count, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        x[i] = 0.5f * x[i] *
+               (1.0f + tanhf(c * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+    });
+  }
+}
+
+void layermath::swiglu(float *up, const float *gate, int64_t count) {
+  forChunks(count, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      up[i] *= gate[i] / (1.0f + expf(-gate[i]));
+  });
+}
+
+void layermath::add(float *x, const float *y, int64_t count) {
+  forChunks(count, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      x[i] += y[i];
+  });
+}
+
+void layermath::splitHeads(const float *x, int64_t batch, int64_t length,
+                           int64_t heads, int64_t dim, float *out) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t l = 0; l < length; ++l)
+        std::memcpy(out + ((b * heads + h) * length + l) * dim,
+                    x + ((b * length + l) * heads + h) * dim,
+                    dim * sizeof(float));
+}
+
+void layermath::mergeHeads(const float *x, int64_t batch, int64_t length,
+                           int64_t heads, int64_t dim, float *out) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t l = 0; l < length; ++l)
+        std::memcpy(out + ((b * length + l) * heads + h) * dim,
+                    x + ((b * heads + h) * length + l) * dim,
+                    dim * sizeof(float));
+}
+
+void layermath::rope(float *x, int64_t batch, int64_t heads, int64_t length,
+                     int64_t dim, int64_t first, double base,
+                     bool interleaved) {
+  int64_t half = dim / 2;
+  // Angles in double: positions reach 10^5 and more, where f32 phases lose
+  // digits.
+  std::vector<float> cosines(length * half), sines(length * half);
+  for (int64_t l = 0; l < length; ++l)
+    for (int64_t n = 0; n < half; ++n) {
+      double theta = double(first + l) * std::pow(base, -2.0 * n / dim);
+      cosines[l * half + n] = float(std::cos(theta));
+      sines[l * half + n] = float(std::sin(theta));
+    }
+  for (int64_t row = 0; row < batch * heads * length; ++row) {
+    float *v = x + row * dim;
+    int64_t l = row % length;
+    for (int64_t n = 0; n < half; ++n) {
+      int64_t a = interleaved ? 2 * n : n, b = interleaved ? 2 * n + 1 : n + half;
+      float c = cosines[l * half + n], s = sines[l * half + n];
+      float xa = v[a], xb = v[b];
+      v[a] = xa * c - xb * s;
+      v[b] = xa * s + xb * c;
+    }
+  }
+}
+
+double layermath::sinusoid(int64_t pos, int64_t i, int64_t width) {
+  double angle = double(pos) / std::pow(10000.0, double(i - i % 2) / width);
+  return i % 2 == 0 ? std::sin(angle) : std::cos(angle);
+}

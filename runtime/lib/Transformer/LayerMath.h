@@ -1,0 +1,54 @@
+//===- LayerMath.h - f32 building blocks of a layer -------------*- C++ -*-===//
+//
+// What surrounds attention in a layer: linear maps (OpenBLAS sgemm),
+// norms, activations, positions and head-layout copies. All O(L * d) except
+// the linear maps; compiled with the host's vector width (see the
+// CMakeLists) so GELU's erf runs on vectors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_TRANSFORMER_LAYERMATH_H
+#define ATTN_RUNTIME_TRANSFORMER_LAYERMATH_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnrt::layermath {
+
+/// y[rows, out] = x[rows, in] * weight[out, in]^T + bias (bias may be
+/// empty).
+void linear(const float *x, int64_t rows, int64_t in, const float *weight,
+            const std::vector<float> &bias, int64_t out, float *y);
+
+/// In place over rows of `width`: LayerNorm (bias may be empty) or RMSNorm.
+void layerNorm(float *x, int64_t rows, int64_t width, const float *weight,
+               const float *bias, double eps);
+void rmsNorm(float *x, int64_t rows, int64_t width, const float *weight,
+             double eps);
+
+/// In place: relu, gelu (erf), gelu_tanh.
+void activate(const std::string &activation, float *x, int64_t count);
+/// up[i] *= silu(gate[i]) (SwiGLU).
+void swiglu(float *up, const float *gate, int64_t count);
+
+/// x += y.
+void add(float *x, const float *y, int64_t count);
+
+/// [B, L, H * D] -> [B, H, L, D] and back.
+void splitHeads(const float *x, int64_t batch, int64_t length, int64_t heads,
+                int64_t dim, float *out);
+void mergeHeads(const float *x, int64_t batch, int64_t length, int64_t heads,
+                int64_t dim, float *out);
+
+/// Rotary embedding in place on x [B, H, L, D], row l at position
+/// first + l (docs/Dialect.md, attn.rope).
+void rope(float *x, int64_t batch, int64_t heads, int64_t length, int64_t dim,
+          int64_t first, double base, bool interleaved);
+
+/// The sinusoidal encoding of position `pos`, entry `i` of `width`
+/// (Vaswani et al.: sin on even, cos on odd entries).
+double sinusoid(int64_t pos, int64_t i, int64_t width);
+
+} // namespace attnrt::layermath
+
+#endif // ATTN_RUNTIME_TRANSFORMER_LAYERMATH_H

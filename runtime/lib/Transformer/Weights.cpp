@@ -1,0 +1,101 @@
+//===- Weights.cpp - the tensors of a layer stack -------------------------===//
+#include "Weights.h"
+#include "attn/Runtime/Transformer.h"
+
+using namespace attnrt;
+using attnspec::LayerSpec;
+
+std::string attnrt::layerPrefix(const LayerSpec &spec, int64_t index) {
+  return "layers." + std::to_string(spec.layer.sharedWeights ? 0 : index) +
+         ".";
+}
+
+bool attnrt::sharesQueryKey(const LayerSpec &spec) {
+  return spec.layer.attention.kind == "lsh";
+}
+
+WeightList attnrt::variantOperands(const LayerSpec &spec, int64_t length) {
+  const attnspec::LayerShape &l = spec.layer;
+  const attnspec::AttentionShape &a = l.attention;
+  WeightList list;
+  if (a.kind == "linformer") {
+    std::vector<int64_t> shape = {a.rank, length};
+    if (a.perHeadProjections)
+      shape.insert(shape.begin(), l.kvHeads);
+    list.push_back({"e_proj", shape});
+    list.push_back({"f_proj", shape});
+  } else if (a.kind == "kernelized" && a.features) {
+    list.push_back({"omega", {a.features, l.headDim}});
+  } else if (a.kind == "lsh") {
+    list.push_back({"rotations", {a.rounds, l.headDim, a.buckets / 2}});
+  } else if (a.kind == "routing") {
+    list.push_back({"centroids", {a.clusters, l.headDim}});
+  }
+  if (l.positions == "relative")
+    list.push_back({"rel_table", {l.heads, l.relativeBuckets}});
+  return list;
+}
+
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+attnrt::expectedWeights(const LayerSpec &spec, int64_t length) {
+  const attnspec::LayerShape &l = spec.layer;
+  int64_t d = l.dModel, q = l.heads * l.headDim, kv = l.kvHeads * l.headDim;
+  bool layerNormBias = l.norm == "layernorm" && l.bias;
+  WeightList list;
+  auto linear = [&](const std::string &name, int64_t out, int64_t in) {
+    list.push_back({name + ".weight", {out, in}});
+    if (l.bias)
+      list.push_back({name + ".bias", {out}});
+  };
+  auto norm = [&](const std::string &name) {
+    list.push_back({name + ".weight", {d}});
+    if (layerNormBias)
+      list.push_back({name + ".bias", {d}});
+  };
+  if (l.positions == "learned")
+    list.push_back({"pos_embedding", {l.maxPositions, d}});
+  int64_t distinct = l.sharedWeights ? 1 : l.layers;
+  for (int64_t i = 0; i < distinct; ++i) {
+    std::string p = layerPrefix(spec, i);
+    linear(p + "self_attn.q_proj", q, d);
+    if (!sharesQueryKey(spec))
+      linear(p + "self_attn.k_proj", kv, d);
+    linear(p + "self_attn.v_proj", kv, d);
+    linear(p + "self_attn.o_proj", d, q);
+    for (auto &[name, shape] : variantOperands(spec, length))
+      list.push_back({p + "self_attn." + name, shape});
+    norm(p + "norm1");
+    norm(p + "norm2");
+    if (l.hasCrossAttention()) {
+      linear(p + "cross_attn.q_proj", q, d);
+      linear(p + "cross_attn.k_proj", kv, d);
+      linear(p + "cross_attn.v_proj", kv, d);
+      linear(p + "cross_attn.o_proj", d, q);
+      norm(p + "norm3");
+    }
+    linear(p + "linear1", l.ffnHidden, d);
+    if (l.activation == "swiglu")
+      linear(p + "linear_gate", l.ffnHidden, d);
+    linear(p + "linear2", d, l.ffnHidden);
+  }
+  if (l.finalNorm)
+    norm("final_norm");
+  return list;
+}
+
+double attnrt::layerStackFlops(const LayerSpec &spec, int64_t batch,
+                               int64_t length, int64_t keyLength,
+                               int64_t memoryLength) {
+  const attnspec::LayerShape &l = spec.layer;
+  double rows = double(batch) * length, d = l.dModel;
+  double q = l.heads * l.headDim, kv = l.kvHeads * l.headDim;
+  double self = 2 * rows * d * (2 * q + (sharesQueryKey(spec) ? 1 : 2) * kv);
+  double scores = 4.0 * batch * l.heads * length * keyLength * l.headDim;
+  self += l.isDecoder() ? scores / 2 : scores;
+  double cross = 0;
+  if (l.hasCrossAttention())
+    cross = 2 * rows * d * 2 * q + 2.0 * batch * memoryLength * d * 2 * kv +
+            4.0 * batch * l.heads * length * memoryLength * l.headDim;
+  double ffn = 2 * rows * d * l.ffnHidden * (l.activation == "swiglu" ? 3 : 2);
+  return l.layers * (self + cross + ffn);
+}

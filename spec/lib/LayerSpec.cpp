@@ -1,0 +1,239 @@
+//===- LayerSpec.cpp - Transformer layer specs in YAML --------------------===//
+#include "attn/Spec/LayerSpec.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/YAMLTraits.h"
+#include <cmath>
+#include <limits>
+
+using namespace attnspec;
+using llvm::yaml::IO;
+
+namespace {
+/// The `attention:` mapping of a layer: variant keys only.
+struct VariantKeys {
+  AttentionShape shape;
+};
+} // namespace
+
+namespace llvm::yaml {
+template <> struct MappingTraits<VariantKeys> {
+  static void mapping(IO &io, VariantKeys &v) {
+    mapAttentionVariant(io, v.shape);
+  }
+};
+
+template <> struct MappingTraits<LayerShape> {
+  static void mapping(IO &io, LayerShape &l) {
+    io.mapOptional("type", l.type);
+    io.mapRequired("d_model", l.dModel);
+    io.mapRequired("heads", l.heads);
+    io.mapOptional("kv_heads", l.kvHeads);
+    io.mapOptional("head_dim", l.headDim);
+    io.mapRequired("ffn_hidden", l.ffnHidden);
+    io.mapOptional("activation", l.activation);
+    io.mapOptional("norm", l.norm);
+    io.mapOptional("norm_position", l.normPosition);
+    io.mapOptional("norm_eps", l.normEps);
+    io.mapOptional("bias", l.bias);
+    io.mapOptional("dropout", l.dropout);
+    io.mapOptional("layers", l.layers);
+    io.mapOptional("shared_weights", l.sharedWeights);
+    io.mapOptional("cross_attention", l.crossAttention);
+    io.mapOptional("final_norm", l.finalNorm);
+    io.mapOptional("positions", l.positions);
+    io.mapOptional("max_positions", l.maxPositions);
+    io.mapOptional("rope_base", l.ropeBase);
+    io.mapOptional("rope_style", l.ropeStyle);
+    io.mapOptional("alibi_max_bias", l.alibiMaxBias);
+    io.mapOptional("relative_buckets", l.relativeBuckets);
+    io.mapOptional("relative_max_distance", l.relativeMaxDistance);
+    io.mapOptional("memory_length", l.memoryLength);
+    VariantKeys variant{l.attention};
+    io.mapOptional("attention", variant);
+    l.attention = variant.shape;
+  }
+
+  static std::string validate(IO &, LayerShape &l) {
+    auto oneOf = [](llvm::StringRef value,
+                    std::initializer_list<llvm::StringRef> allowed) {
+      return llvm::is_contained(allowed, value);
+    };
+    if (!oneOf(l.type, {"encoder", "decoder"}))
+      return "type must be encoder or decoder, got '" + l.type + "'";
+    if (l.dModel < 1 || l.heads < 1 || l.ffnHidden < 1 || l.layers < 1)
+      return "d_model, heads, ffn_hidden and layers must be >= 1";
+    if (l.kvHeads == 0)
+      l.kvHeads = l.heads;
+    if (l.kvHeads < 1 || l.heads % l.kvHeads != 0)
+      return llvm::formatv("heads ({0}) must be a multiple of kv_heads ({1})",
+                           l.heads, l.kvHeads);
+    if (l.headDim == 0) {
+      if (l.dModel % l.heads != 0)
+        return llvm::formatv("d_model ({0}) is not a multiple of heads ({1}): "
+                             "give head_dim",
+                             l.dModel, l.heads);
+      l.headDim = l.dModel / l.heads;
+    }
+    if (l.headDim < 1)
+      return "head_dim must be >= 1";
+    if (!oneOf(l.activation, {"relu", "gelu", "gelu_tanh", "swiglu"}))
+      return "activation must be relu, gelu, gelu_tanh or swiglu, got '" +
+             l.activation + "'";
+    if (!oneOf(l.norm, {"layernorm", "rmsnorm"}))
+      return "norm must be layernorm or rmsnorm, got '" + l.norm + "'";
+    if (!oneOf(l.normPosition, {"pre", "post"}))
+      return "norm_position must be pre or post, got '" + l.normPosition + "'";
+    if (!(l.normEps > 0))
+      return "norm_eps must be > 0";
+    if (l.dropout < 0 || l.dropout >= 1)
+      return "dropout must be in [0, 1) (it is ignored at inference)";
+    if (!oneOf(l.positions,
+               {"none", "sinusoidal", "learned", "rope", "alibi", "relative"}))
+      return "positions must be none, sinusoidal, learned, rope, alibi or "
+             "relative, got '" +
+             l.positions + "'";
+    if ((l.positions == "learned") != (l.maxPositions != 0) ||
+        l.maxPositions < 0)
+      return "max_positions (>= 1) is required by, and only taken by, "
+             "positions: learned";
+    if (l.positions == "rope" && l.headDim % 2 != 0)
+      return "positions: rope needs an even head_dim";
+    if (!oneOf(l.ropeStyle, {"half", "interleaved"}))
+      return "rope_style must be half or interleaved";
+    if (!(l.ropeBase > 0) || !(l.alibiMaxBias > 0) || l.relativeBuckets < 2 ||
+        l.relativeMaxDistance < 1)
+      return "rope_base and alibi_max_bias must be > 0, relative_buckets >= 2 "
+             "and relative_max_distance >= 1";
+    if (l.memoryLength < 0)
+      return "memory_length must be >= 0";
+    if (l.memoryLength && !l.isDecoder())
+      return "memory_length (Transformer-XL memory) needs type decoder: its "
+             "queries attend causally to the kept keys";
+    return validateVariant(l);
+  }
+
+  static std::string validateVariant(LayerShape &l) {
+    AttentionShape a = l.attention;
+    if (a.align != "top_left")
+      return "attention: align is set by the layer (bottom_right for "
+             "decoder self-attention)";
+    if (a.causal)
+      return "attention: causal is set by the layer (type decoder)";
+    bool softmax = a.kind == "softmax";
+    if (!softmax && (l.positions == "alibi" || l.positions == "relative"))
+      return "positions " + l.positions +
+             " are score mods and need attention kind softmax";
+    if (l.isDecoder() && (a.kind == "linformer" || a.kind == "nystrom"))
+      return "attention kind " + a.kind +
+             " has no causal form; a decoder's self-attention is causal";
+    if (l.isDecoder() && a.kind == "lsh")
+      return "attention kind lsh shares queries and keys, which a KV cache "
+             "does not; use it in an encoder";
+    // The kind's own keys; sizes are only known at run time, so they are
+    // checked large here and again by the op's verifier per call.
+    a.batch = 1;
+    a.queryHeads = l.heads;
+    a.keyHeads = l.kvHeads;
+    a.queryLen = a.keyLen = std::numeric_limits<int32_t>::max();
+    a.headDim = a.valueDim = l.headDim;
+    std::string message = validateAttentionKind(a);
+    return message.empty() ? "" : "attention: " + message;
+  }
+};
+
+template <> struct MappingTraits<LayerSpec> {
+  static void mapping(IO &io, LayerSpec &s) {
+    io.mapRequired("name", s.name);
+    io.mapOptional("dtype", s.dtype);
+    io.mapRequired("layer", s.layer);
+  }
+  static std::string validate(IO &, LayerSpec &s) {
+    if (s.dtype != "f32")
+      return "dtype must be f32 for layer specs, got '" + s.dtype + "'";
+    return "";
+  }
+};
+} // namespace llvm::yaml
+
+bool attnspec::isLayerSpec(const llvm::SourceMgr &sourceMgr) {
+  llvm::StringRef text =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  return llvm::any_of(lines, [](llvm::StringRef line) {
+    return line.starts_with("layer:") || line.contains("\"layer\":");
+  });
+}
+
+std::optional<LayerSpec> attnspec::readLayerSpec(llvm::SourceMgr &sourceMgr) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  LayerSpec spec;
+  llvm::yaml::Input yin(buffer->getMemBufferRef(), /*Ctxt=*/nullptr,
+                        [](const llvm::SMDiagnostic &diag, void *) {
+                          diag.print(nullptr, llvm::errs());
+                        });
+  yin >> spec;
+  if (yin.error())
+    return std::nullopt;
+  return spec;
+}
+
+/// `mods` (attribute list text or "") with `mod` appended.
+static std::string appendMod(llvm::StringRef mods, llvm::StringRef mod) {
+  llvm::StringRef inner = mods.trim();
+  if (inner.consume_front("["))
+    inner.consume_back("]");
+  inner = inner.trim();
+  return "[" + (inner.empty() ? "" : inner.str() + ", ") + mod.str() + "]";
+}
+
+Spec attnspec::attentionSpec(const LayerSpec &spec, AttentionRole role,
+                             int64_t batch, int64_t queryLen, int64_t keyLen) {
+  const LayerShape &l = spec.layer;
+  Spec s;
+  s.dtype = spec.dtype;
+  // Cross-attention is plain softmax attention over the encoder memory: the
+  // variants that share queries and keys or need causality do not apply.
+  bool self = role == AttentionRole::Self;
+  s.name = self ? "self_attention" : "cross_attention";
+  AttentionShape &a = s.attention;
+  if (self)
+    a = l.attention;
+  a.batch = batch;
+  a.queryHeads = l.heads;
+  a.keyHeads = l.kvHeads;
+  a.queryLen = queryLen;
+  a.keyLen = keyLen;
+  a.headDim = a.valueDim = l.headDim;
+  if (!self)
+    return s;
+  if (l.isDecoder()) {
+    if (a.kind == "softmax") {
+      std::string pattern = a.pattern;
+      if (!pattern.empty() && pattern != "none" && pattern != "causal")
+        pattern = "#attn.and<[#attn.causal, " +
+                  (pattern[0] == '#' ? pattern : "#attn." + pattern) + "]>";
+      else
+        pattern = "causal";
+      a.pattern = pattern;
+      a.align = "bottom_right";
+    } else {
+      a.causal = true;
+    }
+  }
+  if (l.positions == "alibi")
+    a.mods = appendMod(a.mods, llvm::formatv("#attn.alibi<max_bias = {0:e}>",
+                                             l.alibiMaxBias)
+                                   .str());
+  if (l.positions == "relative")
+    a.mods = appendMod(
+        a.mods, llvm::formatv("#attn.t5_bias<buckets = {0}, max_distance = "
+                              "{1}, bidirectional = {2}>",
+                              l.relativeBuckets, l.relativeMaxDistance,
+                              l.isDecoder() ? "false" : "true")
+                    .str());
+  return s;
+}

@@ -1,0 +1,329 @@
+//===- RunLayers.cpp - attn-run on a layer spec ---------------------------===//
+//
+// attn-run LAYER.yaml --weights W.safetensors [--input x.npy] [--memory m.npy]
+//   [--output y.npy] [--decode-steps N] [--check] [--repeat N] [--progress]
+// attn-run LAYER.yaml --write-random-weights W.safetensors [--length L]
+//
+// Runs a layer stack (runtime/include/attn/Runtime/Transformer.h) and, with
+// --check, compares it with the double-precision forward pass, whose
+// attention is the attention reference bound to the same attention op.
+//
+//===----------------------------------------------------------------------===//
+#include "RunLayers.h"
+#include "EfficientOps.h"
+#include "ProblemFromIR.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runtime/Npy.h"
+#include "attn/Runtime/RandomFeatures.h"
+#include "attn/Runtime/Reference.h"
+#include "attn/Runtime/Transformer.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/WithColor.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+using namespace attnrt;
+using attnspec::AttentionRole;
+using attnspec::LayerSpec;
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
+  return EXIT_FAILURE;
+}
+
+/// Random weights in the ranges PyTorch initializes them in: linear maps
+/// U(+-1/sqrt(fan_in)), norm gains near 1, small biases; the variant's
+/// operands as their ops expect (orthogonal random features for omega).
+static std::vector<NamedTensor> randomWeights(const LayerSpec &spec,
+                                              int64_t length, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<NamedTensor> tensors;
+  for (auto &[name, shape] : expectedWeights(spec, length)) {
+    NamedTensor t{name, shape, {}};
+    int64_t count = 1;
+    for (int64_t d : shape)
+      count *= d;
+    llvm::StringRef n(name);
+    auto uniform = [&](double bound) {
+      std::uniform_real_distribution<float> dist(-bound, bound);
+      for (int64_t i = 0; i < count; ++i)
+        t.data.push_back(dist(rng));
+    };
+    if (n.ends_with("omega")) {
+      t.data = orthogonalRandomFeatures(shape[0], shape[1], rng());
+    } else if (n.ends_with("rotations") || n.ends_with("centroids") ||
+               n.ends_with("rel_table") || n == "pos_embedding") {
+      uniform(1.0);
+    } else if (n.contains("norm") && n.ends_with(".weight")) {
+      std::uniform_real_distribution<float> dist(0.8, 1.2);
+      for (int64_t i = 0; i < count; ++i)
+        t.data.push_back(dist(rng));
+    } else if (n.ends_with(".bias")) {
+      uniform(0.1);
+    } else { // [out, in] linear maps and Linformer's [k, L] projections
+      uniform(1.0 / std::sqrt(double(shape.back())));
+    }
+    tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+static std::optional<Activations> randomActivations(int64_t batch,
+                                                    int64_t length,
+                                                    int64_t width,
+                                                    uint64_t seed) {
+  Activations a(batch, length, width);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  for (float &v : a.data)
+    v = normal(rng);
+  return a;
+}
+
+static llvm::Expected<Activations> readActivations(llvm::StringRef path,
+                                                   int64_t width) {
+  auto array = readNpy(path);
+  if (!array)
+    return array.takeError();
+  std::vector<int64_t> shape = array->shape;
+  if (shape.size() == 2)
+    shape.insert(shape.begin(), 1);
+  if (shape.size() != 3 || shape[2] != width || shape[1] < 1)
+    return llvm::createStringError(
+        path + ": expected [batch, length, " + llvm::Twine(width) +
+        "] or [length, " + llvm::Twine(width) + "]");
+  Activations a(shape[0], shape[1], shape[2]);
+  a.data = std::move(array->data);
+  return a;
+}
+
+/// Tokens [from, from + count) of every batch row.
+static Activations slice(const Activations &x, int64_t from, int64_t count) {
+  Activations s(x.batch, count, x.width);
+  for (int64_t b = 0; b < x.batch; ++b)
+    std::copy_n(&x.data[(b * x.length + from) * x.width], count * x.width,
+                &s.data[b * count * x.width]);
+  return s;
+}
+
+static void place(Activations &into, const Activations &part, int64_t from) {
+  for (int64_t b = 0; b < into.batch; ++b)
+    std::copy_n(&part.data[b * part.length * part.width],
+                part.length * part.width,
+                &into.data[(b * into.length + from) * into.width]);
+}
+
+/// max |a - b| / max |b|.
+template <typename A, typename B>
+static double scaledError(const A &a, const B &b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
+    scale = std::max(scale, std::abs(double(b[i])));
+  }
+  return scale ? diff / scale : diff;
+}
+
+/// The attention reference bound to the op a layer's attention block
+/// compiles to, with static sizes.
+static ReferenceAttention bindReference(const LayerSpec &spec,
+                                        mlir::MLIRContext &context,
+                                        int64_t batch) {
+  return [&spec, &context, batch](
+             AttentionRole role, int64_t lq, int64_t lk,
+             const std::map<std::string, const float *> &operands)
+             -> llvm::Expected<std::vector<double>> {
+    attnspec::Spec s = attnspec::attentionSpec(spec, role, batch, lq, lk);
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer("attention:", "<reference>"),
+        llvm::SMLoc());
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        attnspec::buildModule(s, sourceMgr, &context);
+    if (!module)
+      return llvm::createStringError("cannot build the reference attention");
+    auto lookup = [&](llvm::StringRef name) -> const float * {
+      auto it = operands.find(name.str());
+      return it == operands.end() ? nullptr : it->second;
+    };
+    std::optional<llvm::Expected<std::vector<double>>> result;
+    module->walk([&](mlir::Operation *op) {
+      if (result)
+        return;
+      if (auto attention = llvm::dyn_cast<mlir::attn::AttentionOp>(op)) {
+        auto problem = problemFromAttention(attention);
+        if (mlir::failed(problem)) {
+          result = llvm::createStringError("no reference for this attention");
+          return;
+        }
+        problem->query = lookup("q");
+        problem->key = lookup("k");
+        problem->value = lookup("v");
+        problem->relTable = lookup("rel_table");
+        result = reference::attention(*problem);
+      } else if (auto check = describeEfficientOp(op)) {
+        result = check->reference(lookup);
+      }
+    });
+    if (!result)
+      return llvm::createStringError("no reference for this attention kind");
+    return std::move(*result);
+  };
+}
+
+int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
+                         const LayerRunOptions &options) {
+  std::optional<LayerSpec> spec = attnspec::readLayerSpec(sourceMgr);
+  if (!spec)
+    return EXIT_FAILURE;
+  const attnspec::LayerShape &l = spec->layer;
+
+  if (!options.writeRandomWeights.empty()) {
+    if (llvm::Error e = writeSafetensors(
+            options.writeRandomWeights,
+            randomWeights(*spec, options.length, options.seed)))
+      return fail(llvm::toString(std::move(e)));
+    llvm::outs() << "wrote " << options.writeRandomWeights << "\n";
+    return EXIT_SUCCESS;
+  }
+  if (options.weights.empty())
+    return fail("a layer spec needs --weights FILE.safetensors (or "
+                "--write-random-weights FILE to make one)");
+  auto weights = SafetensorsFile::open(options.weights);
+  if (!weights)
+    return fail(llvm::toString(weights.takeError()));
+
+  // Inputs: read or generated from the seed.
+  std::optional<Activations> x, memory;
+  if (!options.input.empty()) {
+    auto read = readActivations(options.input, l.dModel);
+    if (!read)
+      return fail(llvm::toString(read.takeError()));
+    x = std::move(*read);
+  } else {
+    x = randomActivations(options.batch, options.length, l.dModel,
+                          options.seed);
+  }
+  if (!options.memory.empty()) {
+    auto read = readActivations(options.memory, l.dModel);
+    if (!read)
+      return fail(llvm::toString(read.takeError()));
+    memory = std::move(*read);
+  } else if (l.hasCrossAttention()) {
+    memory = randomActivations(
+        x->batch, options.memoryLength ? options.memoryLength : x->length,
+        l.dModel, options.seed + 1);
+  }
+  if (memory && !l.hasCrossAttention())
+    return fail("--memory is for decoder layers with cross_attention");
+  const Activations *mem = memory ? &*memory : nullptr;
+
+  TransformerOptions stackOptions;
+  stackOptions.numThreads = options.numThreads;
+  if (options.progress)
+    stackOptions.onLayer = [](int64_t i, int64_t n, double seconds) {
+      llvm::errs() << llvm::formatv("attn-run: layer {0}/{1} {2:f2} ms\n",
+                                    i + 1, n, seconds * 1e3);
+    };
+  auto stack = TransformerStack::create(*spec, *weights, stackOptions);
+  if (!stack)
+    return fail(llvm::toString(stack.takeError()));
+
+  auto full = (*stack)->forward(*x, mem);
+  if (!full)
+    return fail(llvm::toString(full.takeError()));
+  Activations y = std::move(*full);
+  bool ok = true;
+
+  if (options.decodeSteps) {
+    if (!l.isDecoder())
+      return fail("--decode-steps needs a decoder layer spec (an encoder has "
+                  "no KV cache)");
+    if (options.decodeSteps > x->length)
+      return fail(llvm::formatv("--decode-steps {0} is more than the input's "
+                                "{1} tokens",
+                                options.decodeSteps, x->length));
+    // The prompt in one call, then one token per call through the cache.
+    (*stack)->reset();
+    int64_t prompt = x->length - options.decodeSteps;
+    Activations decoded(x->batch, x->length, x->width);
+    if (prompt) {
+      auto out = (*stack)->forward(slice(*x, 0, prompt), mem);
+      if (!out)
+        return fail(llvm::toString(out.takeError()));
+      place(decoded, *out, 0);
+    }
+    for (int64_t t = prompt; t < x->length; ++t) {
+      auto out = (*stack)->forward(slice(*x, t, 1), t == 0 ? mem : nullptr);
+      if (!out)
+        return fail(llvm::toString(out.takeError()));
+      place(decoded, *out, t);
+      if (options.progress)
+        llvm::errs() << llvm::formatv("attn-run: decoded step {0}/{1}\n",
+                                      t - prompt + 1, options.decodeSteps);
+    }
+    double error = scaledError(decoded.data, y.data);
+    // Decoding changes only how the work is split (the same f32 kernels on
+    // shorter key ranges), so the bound is the f32 one of --check.
+    bool same = error <= options.tolerance;
+    llvm::outs() << llvm::formatv(
+        "decode: {0} steps after a {1}-token prompt, max |decode - full| / "
+        "max |full| = {2:e2} ({3})\n",
+        options.decodeSteps, prompt, error, same ? "SAME" : "DIFFERENT");
+    ok &= same;
+    y = std::move(decoded);
+  }
+
+  if (!options.output.empty())
+    if (llvm::Error e = writeNpy(options.output, {y.batch, y.length, y.width},
+                                 y.data))
+      return fail(llvm::toString(std::move(e)));
+
+  if (options.check) {
+    if (l.memoryLength && options.decodeSteps)
+      return fail("--check compares with a whole-sequence pass; a "
+                  "memory_length cache forgets keys that pass still sees");
+    mlir::DialectRegistry registry;
+    attnspec::registerToolDialects(registry);
+    mlir::MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    auto expected = referenceForward(*spec, *weights, *x, mem,
+                                     bindReference(*spec, context, x->batch));
+    if (!expected)
+      return fail(llvm::toString(expected.takeError()));
+    double error = scaledError(y.data, *expected);
+    bool pass = error <= options.tolerance;
+    llvm::outs() << llvm::formatv(
+        "check: {0} {1} layer(s), [{2}, {3}, {4}], max |out - ref| / max "
+        "|ref| = {5:e2} (tolerance {6:e1}): {7}\n",
+        l.layers, l.type, y.batch, y.length, y.width, error,
+        options.tolerance, pass ? "PASS" : "FAIL");
+    ok &= pass;
+  }
+
+  if (options.repeat) {
+    std::vector<double> seconds;
+    for (unsigned r = 0; r < options.repeat; ++r) {
+      (*stack)->reset();
+      auto start = std::chrono::steady_clock::now();
+      auto out = (*stack)->forward(*x, mem);
+      if (!out)
+        return fail(llvm::toString(out.takeError()));
+      seconds.push_back(std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    double median = seconds[seconds.size() / 2];
+    double flops = layerStackFlops(*spec, x->batch, x->length, x->length,
+                                   mem ? mem->length : 0);
+    llvm::outs() << llvm::formatv(
+        "time: median of {0} runs {1:f3} ms, {2:f1} GFLOP/s\n",
+        options.repeat, median * 1e3, flops / median * 1e-9);
+  }
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}

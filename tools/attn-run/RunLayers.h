@@ -1,0 +1,30 @@
+//===- RunLayers.h - attn-run on a layer spec -------------------*- C++ -*-===//
+#ifndef ATTN_TOOLS_ATTNRUN_RUNLAYERS_H
+#define ATTN_TOOLS_ATTNRUN_RUNLAYERS_H
+
+#include "llvm/Support/SourceMgr.h"
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace attnrt {
+
+struct LayerRunOptions {
+  std::string weights;            ///< --weights
+  std::string writeRandomWeights; ///< --write-random-weights
+  std::string input, memory;      ///< --input [x=]FILE, --memory FILE
+  std::string output;
+  int64_t batch = 1, length = 128, memoryLength = 0; ///< generated inputs
+  int64_t decodeSteps = 0;
+  uint64_t seed = 0;
+  bool check = false, progress = false;
+  double tolerance = 1e-4;
+  unsigned repeat = 0, numThreads = 0;
+};
+
+/// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.
+int runLayerSpec(llvm::SourceMgr &sourceMgr, const LayerRunOptions &options);
+
+} // namespace attnrt
+
+#endif // ATTN_TOOLS_ATTNRUN_RUNLAYERS_H
