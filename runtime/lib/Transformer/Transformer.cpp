@@ -289,6 +289,13 @@ llvm::Expected<std::vector<float>> TransformerStack::Impl::attention(
         k = q;
     }
     if (l.isDecoder()) {
+      // Only softmax attention aligns its queries to the end of the keys
+      // (bottom_right); the other kinds' causal forms assume queries and
+      // keys start together.
+      if (cache.length && l.attention.kind != "softmax")
+        return error("attention kind " + l.attention.kind +
+                     " runs whole sequences only: call reset() before each "
+                     "forward (incremental decoding needs kind softmax)");
       // The cache holds rotated keys: a key's position never changes.
       cache.keys = appendRows(cache.keys, cache.length, k, length,
                               batch * l.kvHeads, hd);
