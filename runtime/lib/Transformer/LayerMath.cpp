@@ -2,6 +2,7 @@
 #include "LayerMath.h"
 #include "llvm/Support/Parallel.h"
 #include <cblas.h>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -26,8 +27,25 @@ template <typename F> static void forChunks(int64_t count, F body) {
 void layermath::linear(const float *x, int64_t rows, int64_t in,
                        const float *weight, const std::vector<float> &bias,
                        int64_t out, float *y) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f,
-              x, in, weight, in, 0.0f, y, out);
+  // Single-threaded sgemm on row blocks, run on LLVM's pool: OpenBLAS's own
+  // worker threads spin (sched_yield) for ~0.1 s after each call and would
+  // take cores from the compiled attention that runs next (measured in
+  // bench/RESULTS.md, "Layers").
+  static const bool singleThreaded = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)singleThreaded;
+  int64_t blocks = std::clamp<int64_t>(
+      rows / 64, 1, llvm::parallel::strategy.compute_thread_count());
+  int64_t step = (rows + blocks - 1) / blocks;
+  llvm::parallelFor(0, blocks, [&](size_t b) {
+    int64_t begin = b * step, count = std::min(rows, begin + step) - begin;
+    if (count > 0)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, out, in,
+                  1.0f, x + begin * in, in, weight, in, 0.0f, y + begin * out,
+                  out);
+  });
   if (bias.empty())
     return;
   forChunks(rows, [&](int64_t begin, int64_t end) {
@@ -67,6 +85,20 @@ void layermath::rmsNorm(float *x, int64_t rows, int64_t width,
   });
 }
 
+/// erf(x) within 1.5e-7 (Abramowitz and Stegun 7.1.26), in a form the
+/// loop vectorizer turns into vector code (glibc's erff is a scalar call
+/// and took 8 % of a BERT layer). GELU's error from it is below 1e-7 * |x|.
+static inline float vectorErf(float x) {
+  float a = std::fabs(x);
+  float t = 1.0f / (1.0f + 0.3275911f * a);
+  float poly =
+      t * (0.254829592f +
+           t * (-0.284496736f +
+                t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  float y = 1.0f - poly * expf(-a * a);
+  return std::copysign(y, x);
+}
+
 void layermath::activate(const std::string &activation, float *x,
                          int64_t count) {
   if (activation == "relu") {
@@ -77,7 +109,7 @@ void layermath::activate(const std::string &activation, float *x,
   } else if (activation == "gelu") {
     forChunks(count, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
-        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * float(M_SQRT1_2)));
+        x[i] = 0.5f * x[i] * (1.0f + vectorErf(x[i] * float(M_SQRT1_2)));
     });
   } else if (activation == "gelu_tanh") {
     const float c = std::sqrt(2.0f / float(M_PI));

@@ -18,6 +18,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <tuple>
 
@@ -462,6 +463,11 @@ TransformerStack::~TransformerStack() = default;
 llvm::Expected<std::unique_ptr<TransformerStack>>
 TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
                          TransformerOptions options) {
+  // Compiled attention alternates with sgemm on the same cores: OpenMP
+  // threads that spin 200 ms after each parallel region (libomp's default)
+  // would slow the matmuls down. libomp reads this when the JIT loads it;
+  // a user's setting wins.
+  setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
   impl->options = std::move(options);
