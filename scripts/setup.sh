@@ -14,7 +14,8 @@ PACKAGES=(
   clang-22 lld-22 cmake ninja-build ccache
   # OpenMP runtime the compiled kernels run their parallel loops on.
   libomp-22-dev
-  # Unit tests; OpenBLAS is the benchmark baseline (bench/).
+  # Unit tests; OpenBLAS runs the layer runtime's matmuls and is the
+  # benchmark baseline (bench/).
   libgtest-dev libopenblas-dev
   # FFTs of attn.fourier_mix (FNet), called by compiled kernels.
   libfftw3-dev
@@ -43,3 +44,6 @@ build/bin/attn-compile examples/causal_gqa.yaml --emit=header -o build/examples/
 ls -l build/examples
 echo "== attn-run examples/causal_gqa.yaml --check --repeat=5"
 build/bin/attn-run examples/causal_gqa.yaml --check --repeat=5
+echo "== attn-run examples/bert_encoder_layer.yaml (random weights) --check"
+build/bin/attn-run examples/bert_encoder_layer.yaml --write-random-weights=build/examples/bert_layer.safetensors
+build/bin/attn-run examples/bert_encoder_layer.yaml --weights build/examples/bert_layer.safetensors --length 128 --check --repeat=3

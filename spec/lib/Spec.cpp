@@ -1,5 +1,6 @@
 //===- Spec.cpp - attention specs in YAML ---------------------------------===//
 #include "attn/Spec/Spec.h"
+#include "attn/Spec/LayerSpec.h"
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/InitAllDialects.h"
@@ -424,6 +425,15 @@ attnspec::loadModule(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
   }
   if (!isSpecFile(path))
     return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, context);
+  if (isLayerSpec(sourceMgr)) {
+    sourceMgr.PrintMessage(
+        llvm::SMLoc::getFromPointer(
+            sourceMgr.getMemoryBuffer(id)->getBufferStart()),
+        llvm::SourceMgr::DK_Error,
+        "this is a layer spec (it has 'layer:'); run it with attn-run "
+        "--weights W.safetensors (docs/Transformer.md)");
+    return nullptr;
+  }
   std::optional<Spec> spec = readSpec(sourceMgr);
   if (!spec)
     return nullptr;

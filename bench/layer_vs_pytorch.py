@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""One BERT-base encoder layer (768 / 12 heads / 3072, GELU, post-norm), B = 1,
+attn-run against PyTorch's nn.TransformerEncoderLayer (eval, inference mode,
+same threads, same weights) in one run:
+
+    bench/.venv/bin/python bench/layer_vs_pytorch.py [--sizes 512,2048] [--repeat 7]
+
+Prints per N the medians of both, GFLOP/s (2 per multiply-add: projections,
+attention 4 N^2 d, feed-forward) and % of the FMA peak attn-bench measures at
+the start. Results: bench/RESULTS.md, "Layers".
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
+from torch_compat import export_encoder, layer_spec  # noqa: E402
+
+
+def flops(n, d=768, ffn=3072):
+    return 2 * n * d * 4 * d + 4 * n * n * d + 2 * n * d * ffn * 2
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="512,2048")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--build", default="build")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    # The probe varies between runs on shared VMs: best of three.
+    peak = max(float(re.search(r"peak ([0-9.]+) GFLOP/s", subprocess.run(
+        [f"{args.build}/bin/attn-bench", "--sizes=64", "--repeat=1",
+         f"--num-threads={args.threads}"], capture_output=True, text=True).stdout).group(1))
+        for _ in range(3))
+    print(f"threads {args.threads}, measured FP32 FMA peak {peak:.1f} GFLOP/s, torch {torch.__version__}")
+    print("|    N | attn ms | GFLOP/s | % peak | PyTorch ms | GFLOP/s | % peak | PyTorch / attn |")
+    print("|-----:|--------:|--------:|-------:|-----------:|--------:|-------:|---------------:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        torch.manual_seed(0)
+        layer = torch.nn.TransformerEncoderLayer(
+            768, 12, 3072, dropout=0.1, activation="gelu", batch_first=True).eval()
+        spec = os.path.join(tmp, "layer.yaml")
+        with open(spec, "w") as f:
+            f.write(layer_spec("encoder", 768, 12, 3072, "gelu", False, 1e-5))
+        weights = os.path.join(tmp, "w.safetensors")
+        export_encoder([layer], weights)
+        for n in [int(s) for s in args.sizes.split(",")]:
+            x = torch.randn(1, n, 768)
+            np.save(os.path.join(tmp, "x.npy"), x.numpy())
+            with torch.inference_mode():
+                layer(x)
+                times = []
+                for _ in range(args.repeat):
+                    start = time.perf_counter()
+                    layer(x)
+                    times.append(time.perf_counter() - start)
+            torch_s = statistics.median(times)
+            out = subprocess.run(
+                [f"{args.build}/bin/attn-run", spec, "--weights", weights,
+                 "--input", os.path.join(tmp, "x.npy"), f"--repeat={args.repeat}",
+                 f"--num-threads={args.threads}"],
+                capture_output=True, text=True, check=True).stdout
+            attn_s = float(re.search(r"runs ([0-9.]+) ms", out).group(1)) / 1e3
+            f = flops(n)
+            print(f"| {n:4d} | {attn_s * 1e3:7.1f} | {f / attn_s * 1e-9:7.1f} | "
+                  f"{100 * f / attn_s * 1e-9 / peak:5.1f}% | {torch_s * 1e3:10.1f} | "
+                  f"{f / torch_s * 1e-9:7.1f} | {100 * f / torch_s * 1e-9 / peak:5.1f}% | "
+                  f"{torch_s / attn_s:13.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
