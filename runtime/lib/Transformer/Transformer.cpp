@@ -272,7 +272,9 @@ llvm::Expected<std::vector<float>> TransformerStack::Impl::attention(
     return split;
   };
   std::vector<float> q = project(w.q, x, length, l.heads);
-  std::vector<float> keys, values;
+  // Keys and values the kernel reads: this call's (encoder) or the cache's.
+  std::vector<float> ownKeys, ownValues;
+  float *keys, *values;
   int64_t keyLen;
   if (self) {
     std::vector<float> k = sharesQueryKey(spec)
@@ -303,12 +305,14 @@ llvm::Expected<std::vector<float>> TransformerStack::Impl::attention(
       cache.values = appendRows(cache.values, cache.length, v, length,
                                 batch * l.kvHeads, hd);
       cache.length += length;
-      keys = cache.keys;
-      values = cache.values;
+      keys = cache.keys.data();
+      values = cache.values.data();
       keyLen = cache.length;
     } else {
-      keys = std::move(k);
-      values = std::move(v);
+      ownKeys = std::move(k);
+      ownValues = std::move(v);
+      keys = ownKeys.data();
+      values = ownValues.data();
       keyLen = length;
     }
   } else {
@@ -322,8 +326,8 @@ llvm::Expected<std::vector<float>> TransformerStack::Impl::attention(
     if (!cache.memoryLength)
       return error("a decoder with cross_attention needs the encoder memory "
                    "(attn-run --memory)");
-    keys = cache.memoryKeys;
-    values = cache.memoryValues;
+    keys = cache.memoryKeys.data();
+    values = cache.memoryValues.data();
     keyLen = cache.memoryLength;
   }
 
@@ -338,7 +342,7 @@ llvm::Expected<std::vector<float>> TransformerStack::Impl::attention(
       descriptors.emplace_back(q.data(),
                                std::vector<int64_t>{batch, l.heads, length, hd});
     } else if (name == "k" || name == "v") {
-      descriptors.emplace_back(name == "k" ? keys.data() : values.data(),
+      descriptors.emplace_back(name == "k" ? keys : values,
                                std::vector<int64_t>{batch, l.kvHeads, keyLen,
                                                     hd});
     } else {
