@@ -1,5 +1,6 @@
 //===- LayerSpec.cpp - Transformer layer specs in YAML --------------------===//
 #include "attn/Spec/LayerSpec.h"
+#include "YamlInput.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -168,17 +169,7 @@ bool attnspec::isLayerSpec(const llvm::SourceMgr &sourceMgr) {
 }
 
 std::optional<LayerSpec> attnspec::readLayerSpec(llvm::SourceMgr &sourceMgr) {
-  const llvm::MemoryBuffer *buffer =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-  LayerSpec spec;
-  llvm::yaml::Input yin(buffer->getMemBufferRef(), /*Ctxt=*/nullptr,
-                        [](const llvm::SMDiagnostic &diag, void *) {
-                          diag.print(nullptr, llvm::errs());
-                        });
-  yin >> spec;
-  if (yin.error())
-    return std::nullopt;
-  return spec;
+  return readYamlDocument<LayerSpec>(sourceMgr);
 }
 
 /// `mods` (attribute list text or "") with `mod` appended.

@@ -1,6 +1,7 @@
 //===- Spec.cpp - attention specs in YAML ---------------------------------===//
 #include "attn/Spec/Spec.h"
 #include "attn/Spec/LayerSpec.h"
+#include "YamlInput.h"
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/InitAllDialects.h"
@@ -175,19 +176,7 @@ bool attnspec::isSpecFile(llvm::StringRef path) {
 }
 
 std::optional<Spec> attnspec::readSpec(llvm::SourceMgr &sourceMgr) {
-  const llvm::MemoryBuffer *buffer =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-  Spec spec;
-  // Route YAML diagnostics through our SourceMgr: they print as
-  // file:line:col: error: ... like every other attn error.
-  llvm::yaml::Input yin(buffer->getMemBufferRef(), /*Ctxt=*/nullptr,
-                        [](const llvm::SMDiagnostic &diag, void *) {
-                          diag.print(nullptr, llvm::errs());
-                        });
-  yin >> spec;
-  if (yin.error())
-    return std::nullopt;
-  return spec;
+  return readYamlDocument<Spec>(sourceMgr);
 }
 
 /// The attribute text of a pattern value: shorthands or attn syntax.

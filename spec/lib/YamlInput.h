@@ -1,0 +1,31 @@
+//===- YamlInput.h - read one spec document with LLVM's YAML I/O -*- C++ -*-===//
+#ifndef ATTN_SPEC_LIB_YAMLINPUT_H
+#define ATTN_SPEC_LIB_YAMLINPUT_H
+
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/YAMLTraits.h"
+#include <optional>
+
+namespace attnspec {
+
+/// Reads the main buffer of `sourceMgr` as a `T` (its MappingTraits must be
+/// visible). YAML diagnostics print as file:line:col: error: ..., like every
+/// other attn error; on any error the result is empty.
+template <typename T>
+std::optional<T> readYamlDocument(llvm::SourceMgr &sourceMgr) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  T value;
+  llvm::yaml::Input yin(buffer->getMemBufferRef(), /*Ctxt=*/nullptr,
+                        [](const llvm::SMDiagnostic &diag, void *) {
+                          diag.print(nullptr, llvm::errs());
+                        });
+  yin >> value;
+  if (yin.error())
+    return std::nullopt;
+  return value;
+}
+
+} // namespace attnspec
+
+#endif // ATTN_SPEC_LIB_YAMLINPUT_H
