@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
+#include "RaiseScoreMask.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -53,9 +54,14 @@ struct Operand {
 /// What the match found. Nothing is created until all of it matched.
 struct AttentionMatch {
   Operand query, key, value; // [batch..., L, D]
-  Value bias;                // additive, broadcast by `biasMap`, or null
-  AffineMap biasMap;
-  RankedTensorType biasScoreType; // the score type where it is added
+  /// An additive bias and an i1 mask (keeps where true), each read from
+  /// the score type where it was met by an indexing map.
+  struct Broadcast {
+    Value source;
+    AffineMap map;
+    RankedTensorType scoreType;
+    bool negated = false; // mask: keeps where `source` is false
+  } bias, mask;
   /// Set when the scores are reshaped between Q K^T and the steps (the
   /// steps' side has more batch dimensions): how to fold them back.
   SmallVector<ReassociationIndices> scoreGroups;
@@ -168,60 +174,12 @@ std::optional<Contraction> asContraction(Operation *op) {
   return Contraction{linalgOp, *dims};
 }
 
-/// The predicate with its operands swapped: a P b == b swapped(P) a.
-arith::CmpIPredicate swapped(arith::CmpIPredicate p) {
-  using P = arith::CmpIPredicate;
-  switch (p) {
-  case P::slt: return P::sgt;
-  case P::sgt: return P::slt;
-  case P::sle: return P::sge;
-  case P::sge: return P::sle;
-  case P::ult: return P::ugt;
-  case P::ugt: return P::ult;
-  case P::ule: return P::uge;
-  case P::uge: return P::ule;
-  default: return p; // eq, ne
-  }
-}
-
 /// Loop dims `batch..., a, b`.
 SmallVector<unsigned> loopDims(ArrayRef<unsigned> batch, unsigned a,
                                unsigned b) {
   SmallVector<unsigned> dims(batch.begin(), batch.end());
   dims.append({a, b});
   return dims;
-}
-
-/// select(j > i, -inf, x) or select(j <= i, x, -inf), with i and j the
-/// linalg.index of the score's last two loops (either operand order).
-bool isCausalSelect(arith::SelectOp select, Value x, unsigned rank) {
-  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-  if (!cmp)
-    return false;
-  auto loopOf = [](Value v) -> std::optional<uint64_t> {
-    if (auto index = v.getDefiningOp<linalg::IndexOp>())
-      return index.getDim();
-    return std::nullopt;
-  };
-  std::optional<uint64_t> lhs = loopOf(cmp.getLhs()), rhs = loopOf(cmp.getRhs());
-  uint64_t row = rank - 2, col = rank - 1;
-  using P = arith::CmpIPredicate;
-  // As "col REL row".
-  P rel;
-  if (lhs == col && rhs == row)
-    rel = cmp.getPredicate();
-  else if (lhs == row && rhs == col)
-    rel = swapped(cmp.getPredicate());
-  else
-    return false;
-  bool masksLater = rel == P::sgt || rel == P::ugt;
-  bool keepsEarlier = rel == P::sle || rel == P::ule;
-  if (!masksLater && !keepsEarlier)
-    return false;
-  Value masked = masksLater ? select.getTrueValue() : select.getFalseValue();
-  Value kept = masksLater ? select.getFalseValue() : select.getTrueValue();
-  std::optional<double> fill = constantOf(masked);
-  return kept == x && fill && std::isinf(*fill) && *fill < 0;
 }
 
 class Raiser {
@@ -233,12 +191,14 @@ public:
   LogicalResult raise(Operation *pv);
 
 private:
-  Value materialize(const Operand &operand, Location loc);
+  Value materialize(const Operand &operand, bool unflatten, Location loc);
   Value matchSoftmax(Value p, unsigned scoreUses);
   Value matchRowGuard(Value p, Value &guardedScore);
   Value matchScoreSteps(Value s, AttentionMatch &m);
   bool matchQueryKey(Value s, AttentionMatch &m);
   Value toAttentionLayout(Value x, int64_t batchDims);
+  Value scoreOperand(const AttentionMatch::Broadcast &operand,
+                     ArrayRef<ReassociationIndices> scoreGroups, Location loc);
 
   /// Records a matched op, and the fill / empty ops of its init.
   void visit(Operation *op);
@@ -299,6 +259,68 @@ std::optional<std::pair<double, Value>> scaleStep(Value v) {
   return std::make_pair(divides ? 1.0 / *c : *c, op.getDpsInputs()[0]);
 }
 
+/// K or V with its heads repeated for grouped-query attention, as
+/// `repeat_interleave(G, dim=heads)` is lowered: a generic copying
+/// [.., Hkv, L, D] into [.., Hkv, G, L, D] (broadcast along G), collapsed
+/// so that G merges into the dimension before it. Head h then reads kv
+/// head h / G, as attn.attention does for Hq = G * Hkv. Returns the
+/// unrepeated tensor and the collapse left to apply to it (empty: none).
+struct HeadRepeat {
+  Value source;
+  SmallVector<ReassociationIndices> collapse;
+  SmallVector<Operation *> ops; // the collapse and the copy
+};
+
+std::optional<HeadRepeat> throughHeadRepeat(Value v) {
+  auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || !v.hasOneUse())
+    return std::nullopt;
+  auto copy = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+  if (!copy || !collapse.getSrc().hasOneUse() || copy.getNumDpsInputs() != 1 ||
+      copy.getNumDpsInits() != 1 || !allParallel(copy))
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(copy.getBody()->getTerminator());
+  if (yield.getOperand(0) != copy.getBody()->getArgument(0) ||
+      !copy.getIndexingMapsArray().back().isIdentity())
+    return std::nullopt;
+  // The input map drops exactly the repeat dim r = rank - 3.
+  unsigned rank = copy.getNumLoops();
+  if (rank < 4)
+    return std::nullopt;
+  unsigned repeat = rank - 3;
+  AffineMap in = copy.getIndexingMapsArray().front();
+  SmallVector<AffineExpr> kept;
+  for (unsigned d = 0; d < rank; ++d)
+    if (d != repeat)
+      kept.push_back(getAffineDimExpr(d, v.getContext()));
+  if (in != AffineMap::get(rank, 0, kept, v.getContext()))
+    return std::nullopt;
+  // r must be the last of a group that merges it into the dim before; L
+  // and D stay as they are.
+  SmallVector<ReassociationIndices> groups;
+  ArrayRef<ReassociationIndices> original = collapse.getReassociationIndices();
+  if (original.size() < 3 || original.back().size() != 1 ||
+      original[original.size() - 2].size() != 1)
+    return std::nullopt;
+  bool merged = false;
+  for (const ReassociationIndices &group : collapse.getReassociationIndices()) {
+    ReassociationIndices reduced;
+    for (int64_t d : group)
+      if (d != int64_t(repeat))
+        reduced.push_back(d > int64_t(repeat) ? d - 1 : d);
+    if (llvm::is_contained(group, int64_t(repeat)))
+      merged = group.size() >= 2 && group.back() == int64_t(repeat);
+    groups.push_back(reduced);
+  }
+  if (!merged)
+    return std::nullopt;
+  if (llvm::all_of(groups, [](const ReassociationIndices &g) {
+        return g.size() == 1;
+      }))
+    groups.clear();
+  return HeadRepeat{copy.getDpsInputs()[0], groups, {collapse, copy}};
+}
+
 bool swapsLastTwo(ArrayRef<int64_t> p) {
   int64_t n = p.size();
   return n >= 2 && p[n - 1] == n - 2 && p[n - 2] == n - 1 &&
@@ -333,7 +355,12 @@ std::optional<Operand> operandIn(Contraction &c, unsigned input,
   Operand result{operand, identity ? SmallVector<int64_t>() : permutation};
   Value inner = operand;
   SmallVector<Operation *> passed;
-  if (operand.getDefiningOp<tensor::CollapseShapeOp>() && operand.hasOneUse())
+  if (std::optional<HeadRepeat> repeat = throughHeadRepeat(operand)) {
+    inner = repeat->source;
+    result.collapse = repeat->collapse;
+    llvm::append_range(passed, repeat->ops);
+  } else if (operand.getDefiningOp<tensor::CollapseShapeOp>() &&
+             operand.hasOneUse())
     if (auto [source, groups] = throughBatchReshape(operand); source) {
       passed.push_back(operand.getDefiningOp());
       inner = source;
@@ -365,6 +392,12 @@ std::optional<Operand> operandIn(Contraction &c, unsigned input,
       inner = transpose.getInput();
       result.permutation.clear();
     }
+  }
+  // A head repeat under the transpose keeps the rank: nothing to collapse.
+  if (std::optional<HeadRepeat> repeat = throughHeadRepeat(inner);
+      repeat && repeat->collapse.empty()) {
+    inner = repeat->source;
+    llvm::append_range(passed, repeat->ops);
   }
   if (passed.size() == (result.collapse.empty() ? 0u : 1u)) {
     // Only a collapse passed: keep the operand as it is.
@@ -502,6 +535,29 @@ Value Raiser::matchRowGuard(Value p, Value &guardedScore) {
   return guard.getDpsInputs()[2];
 }
 
+RankedTensorType scoreTypeOf(linalg::GenericOp step) {
+  return cast<RankedTensorType>(step->getResult(0).getType());
+}
+
+/// Adds what a mask step keeps to the match; false when it cannot be
+/// expressed (a second dense mask).
+bool addMask(const ScoreMask &mask, linalg::GenericOp step,
+             AttentionMatch &m) {
+  switch (mask.kind) {
+  case ScoreMask::Kind::All:
+    return true;
+  case ScoreMask::Kind::Causal:
+    m.causal = true;
+    return true;
+  case ScoreMask::Kind::Dense:
+    if (m.mask.source)
+      return false;
+    m.mask = {mask.tensor, mask.map, scoreTypeOf(step), mask.negated};
+    return true;
+  }
+  return false;
+}
+
 /// Walks scale, bias and causal steps back from the score; returns the
 /// contraction's result Q K^T.
 Value Raiser::matchScoreSteps(Value s, AttentionMatch &m) {
@@ -529,22 +585,38 @@ Value Raiser::matchScoreSteps(Value s, AttentionMatch &m) {
         break;
       m.scale *= divides ? 1.0 / *c : *c;
       m.scaled = true;
-    } else if (isa<arith::AddFOp>(body) && op.getNumDpsInputs() == 2 &&
-               !m.bias && !m.scaled) {
-      // S + M, M broadcast by its indexing map. Scaling after the addition
-      // would scale M too, which attn.attention does not: stop there.
-      OpOperand *maskOperand = op.getDpsInputOperand(1 - scoreIndex);
+    } else if (isa<arith::AddFOp>(body) && op.getNumDpsInputs() == 2) {
+      // S + M, M broadcast by its indexing map: a mask when M only holds 0
+      // and -inf, a bias otherwise.
+      OpOperand *term = op.getDpsInputOperand(1 - scoreIndex);
+      AffineMap map = op.getMatchingIndexingMap(term);
       if (other(body) != block->getArgument(1 - scoreIndex) ||
-          !op.getMatchingIndexingMap(maskOperand).isProjectedPermutation())
+          !map.isProjectedPermutation(/*allowZeroInResults=*/true))
         break;
-      m.bias = maskOperand->get();
-      m.biasMap = op.getMatchingIndexingMap(maskOperand);
-      m.biasScoreType = cast<RankedTensorType>(op->getResult(0).getType());
-    } else if (auto select = dyn_cast<arith::SelectOp>(body);
-               select && op.getNumDpsInputs() == 1 && !m.causal) {
-      if (!isCausalSelect(select, x, rank))
+      if (FailureOr<ScoreMask> mask = additiveMask(term->get(), map, rank);
+          succeeded(mask)) {
+        if (!addMask(*mask, op, m))
+          break;
+      } else if (!m.bias.source && !m.scaled) {
+        // Scaling after the addition would scale M too, which
+        // attn.attention does not: stop there.
+        m.bias = {term->get(), map, scoreTypeOf(op)};
+      } else {
         break;
-      m.causal = true;
+      }
+    } else if (auto select = dyn_cast<arith::SelectOp>(body)) {
+      // select(c, x, -inf) keeps where c holds, select(c, -inf, x) where it
+      // does not (masked_fill).
+      bool keepsWhenTrue = select.getTrueValue() == x;
+      Value filler =
+          keepsWhenTrue ? select.getFalseValue() : select.getTrueValue();
+      if ((select.getFalseValue() == x) == keepsWhenTrue ||
+          !isNegativeInfinity(op, filler))
+        break;
+      FailureOr<ScoreMask> mask =
+          keptWhere(op, select.getCondition(), keepsWhenTrue);
+      if (failed(mask) || !addMask(*mask, op, m))
+        break;
     } else {
       break;
     }
@@ -579,22 +651,52 @@ bool Raiser::matchQueryKey(Value s, AttentionMatch &m) {
   return true;
 }
 
-Value Raiser::materialize(const Operand &operand, Location loc) {
+Value Raiser::materialize(const Operand &operand, bool unflatten,
+                          Location loc) {
   Value source = operand.source;
-  if (!operand.collapse.empty())
+  SmallVector<int64_t> permutation = operand.permutation;
+  if (unflatten && !permutation.empty()) {
+    // The [B*H, ..] permutation on [B, H, ..].
+    permutation = {0, 1};
+    for (int64_t p : ArrayRef(operand.permutation).drop_front())
+      permutation.push_back(p + 1);
+  }
+  if (!operand.collapse.empty() && !unflatten)
     source = rewriter.create<tensor::CollapseShapeOp>(loc, source,
                                                       operand.collapse);
-  if (operand.permutation.empty())
+  if (permutation.empty())
     return source;
   auto type = cast<RankedTensorType>(source.getType());
   SmallVector<int64_t> shape;
-  for (int64_t p : operand.permutation)
+  for (int64_t p : permutation)
     shape.push_back(type.getDimSize(p));
   Value init =
       rewriter.create<tensor::EmptyOp>(loc, shape, type.getElementType());
-  return rewriter
-      .create<linalg::TransposeOp>(loc, source, init, operand.permutation)
+  return rewriter.create<linalg::TransposeOp>(loc, source, init, permutation)
       .getResult()[0];
+}
+
+/// torch-mlir runs Q K^T and P V as batch_matmuls on [B*H, L, D] views of
+/// [B, H, L, D] tensors. When every operand was read through that view
+/// (and the masks were added on [B, H, L, L]), attention runs on the 4-D
+/// tensors themselves: the operands stay the function's own and grouped
+/// K / V heads keep their batch.
+bool unflattensBatch(const AttentionMatch &m, int64_t batchDims) {
+  SmallVector<ReassociationIndices> view = {{0, 1}, {2}, {3}};
+  if (batchDims != 1 ||
+      ((m.bias.source || m.mask.source) && m.scoreGroups != view))
+    return false;
+  std::optional<int64_t> batch;
+  for (const Operand *o : {&m.query, &m.key, &m.value}) {
+    if (o->collapse != view ||
+        (!o->permutation.empty() && o->permutation.front() != 0))
+      return false;
+    int64_t b = cast<RankedTensorType>(o->source.getType()).getDimSize(0);
+    if (batch && *batch != b)
+      return false;
+    batch = b;
+  }
+  return true;
 }
 
 /// [batch..., L, D] as [B, H, L, D]: 2-D gets [1, 1], 3-D gets [1, N].
@@ -610,6 +712,41 @@ Value Raiser::toAttentionLayout(Value x, int64_t batchDims) {
   return rewriter.create<tensor::ExpandShapeOp>(
       x.getLoc(), RankedTensorType::get(shape, type.getElementType()), x,
       groups);
+}
+
+/// A bias or mask as a tensor of the score's shape (broadcast by its map,
+/// negated for a mask that keeps where false), folded like the scores.
+Value Raiser::scoreOperand(const AttentionMatch::Broadcast &operand,
+                           ArrayRef<ReassociationIndices> scoreGroups,
+                           Location loc) {
+  Value result = operand.source;
+  if (!result)
+    return {};
+  if (!operand.map.isIdentity() || operand.negated) {
+    ArrayRef<int64_t> shape = operand.scoreType.getShape();
+    Type element = getElementTypeOrSelf(result.getType());
+    Value init = rewriter.create<tensor::EmptyOp>(loc, shape, element);
+    bool negate = operand.negated;
+    result = rewriter
+                 .create<linalg::GenericOp>(
+                     loc, init.getType(), result, init,
+                     ArrayRef<AffineMap>{operand.map,
+                                         rewriter.getMultiDimIdentityMap(
+                                             shape.size())},
+                     SmallVector<utils::IteratorType>(
+                         shape.size(), utils::IteratorType::parallel),
+                     [negate](OpBuilder &b, Location l, ValueRange a) {
+                       Value x = a[0];
+                       if (negate)
+                         x = b.create<arith::XOrIOp>(
+                             l, x, b.create<arith::ConstantIntOp>(l, 1, 1));
+                       b.create<linalg::YieldOp>(l, x);
+                     })
+                 .getResult(0);
+  }
+  if (!scoreGroups.empty())
+    result = rewriter.create<tensor::CollapseShapeOp>(loc, result, scoreGroups);
+  return result;
 }
 
 LogicalResult Raiser::raise(Operation *root) {
@@ -668,56 +805,50 @@ LogicalResult Raiser::raise(Operation *root) {
   };
   if (!elementType(m.query).isF32() || !elementType(m.key).isF32() ||
       !elementType(m.value).isF32() ||
-      (m.bias &&
-       !cast<RankedTensorType>(m.bias.getType()).getElementType().isF32()))
+      (m.bias.source && !cast<RankedTensorType>(m.bias.source.getType())
+                              .getElementType()
+                              .isF32()))
     return failure();
 
   // Matched: build.
   rewriter.setInsertionPoint(root);
   int64_t batchDims = pv->dims.batch.size();
-  Location loc = root->getLoc();
-  Value query = materialize(m.query, loc), key = materialize(m.key, loc);
-  Value bias = m.bias;
-  if (bias && !m.biasMap.isIdentity()) {
-    // Broadcast to the score's shape where it was added.
-    ArrayRef<int64_t> shape = m.biasScoreType.getShape();
-    Value init =
-        rewriter.create<tensor::EmptyOp>(loc, shape, rewriter.getF32Type());
-    bias = rewriter
-               .create<linalg::GenericOp>(
-                   loc, init.getType(), bias, init,
-                   ArrayRef<AffineMap>{m.biasMap,
-                                       rewriter.getMultiDimIdentityMap(
-                                           shape.size())},
-                   SmallVector<utils::IteratorType>(
-                       shape.size(), utils::IteratorType::parallel),
-                   [](OpBuilder &b, Location l, ValueRange a) {
-                     b.create<linalg::YieldOp>(l, a[0]);
-                   })
-               .getResult(0);
+  bool unflatten = unflattensBatch(m, batchDims);
+  if (unflatten) {
+    batchDims = 2;
+    m.scoreGroups.clear();
   }
-  if (bias && !m.scoreGroups.empty())
-    bias = rewriter.create<tensor::CollapseShapeOp>(loc, bias, m.scoreGroups);
+  Location loc = root->getLoc();
+  Value query = materialize(m.query, unflatten, loc),
+        key = materialize(m.key, unflatten, loc);
+  Value bias = scoreOperand(m.bias, m.scoreGroups, loc),
+        mask = scoreOperand(m.mask, m.scoreGroups, loc);
   for (Operation *op : m.lookedThrough)
     visit(op);
   Value q = toAttentionLayout(query, batchDims),
         k = toAttentionLayout(key, batchDims),
-        v = toAttentionLayout(materialize(m.value, loc), batchDims);
+        v = toAttentionLayout(materialize(m.value, unflatten, loc), batchDims);
   if (bias)
     bias = toAttentionLayout(bias, batchDims);
+  if (mask)
+    mask = toAttentionLayout(mask, batchDims);
   auto qType = cast<RankedTensorType>(q.getType());
   auto resultType = RankedTensorType::get(
       {qType.getDimSize(0), qType.getDimSize(1), qType.getDimSize(2),
        cast<RankedTensorType>(v.getType()).getDimSize(3)},
       qType.getElementType());
   auto attention = rewriter.create<AttentionOp>(
-      loc, resultType, q, k, v, Value(), bias, Value(), Value(), Value(),
+      loc, resultType, q, k, v, mask, bias, Value(), Value(), Value(),
       m.causal ? cast<MaskAttrInterface>(CausalAttr::get(rewriter.getContext()))
                : MaskAttrInterface(),
       rewriter.getF32FloatAttr(float(m.scale)), AlignmentAttr(), ArrayAttr());
   Value result = attention.getResult();
   auto rootType = cast<RankedTensorType>(root->getResult(0).getType());
-  if (batchDims != 2)
+  if (unflatten)
+    result = rewriter.create<tensor::CollapseShapeOp>(
+        loc, rootType, result,
+        SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  else if (batchDims != 2)
     result = rewriter.create<tensor::CollapseShapeOp>(
         loc, rootType, result,
         batchDims == 0 ? SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}

@@ -33,6 +33,56 @@ class SdpaMask(torch.nn.Module):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
+class SdpaBoolMask(torch.nn.Module):
+    """attn_mask as booleans: True takes part in attention."""
+
+    def forward(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+class Gpt2Causal(torch.nn.Module):
+    """GPT-2 / nanoGPT: a registered tril buffer, masked_fill with -inf."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", torch.tril(torch.ones(L, L)).view(1, 1, L, L))
+
+    def forward(self, q, k, v):
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :L, :L] == 0, float("-inf"))
+        return F.softmax(att, dim=-1) @ v
+
+
+class MaskedFill(torch.nn.Module):
+    """masked_fill with a boolean argument (True: masked)."""
+
+    def forward(self, q, k, v, masked):
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+        att = att.masked_fill(masked, float("-inf"))
+        return torch.softmax(att, dim=-1) @ v
+
+
+class GqaRepeat(torch.nn.Module):
+    """Grouped-query attention as Llama code writes it: K and V heads
+    repeated with repeat_interleave before SDPA (causal)."""
+
+    def forward(self, q, k, v):
+        groups = q.size(1) // k.size(1)
+        k = k.repeat_interleave(groups, dim=1)
+        v = v.repeat_interleave(groups, dim=1)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+class KvTile(torch.nn.Module):
+    """K and V heads tiled with repeat (head h reads kv head h mod Hkv):
+    not grouped-query attention, so the copy must stay."""
+
+    def forward(self, q, k, v):
+        groups = q.size(1) // k.size(1)
+        return F.scaled_dot_product_attention(
+            q, k.repeat(1, groups, 1, 1), v.repeat(1, groups, 1, 1))
+
+
 class Handwritten(torch.nn.Module):
     """softmax(q @ k^T / sqrt(d)) @ v, as BERT / GPT-2 code writes it."""
 
@@ -45,11 +95,21 @@ def main():
     torch.manual_seed(0)
     q, k, v = (torch.randn(B, H, L, D) for _ in range(3))
     mask = torch.randn(L, L)
+    keep = torch.rand(L, L) > 0.3
+    keep[:, 0] = True  # every row keeps a key (PyTorch gives NaN otherwise)
+    # GQA: batch 2, 4 query heads sharing 2 KV heads, 33 queries, 71 keys.
+    gq = torch.randn(2, 4, 33, D)
+    gk, gv = torch.randn(2, 2, 71, D), torch.randn(2, 2, 71, D)
     cases = {
         "sdpa": (Sdpa(), (q, k, v)),
         "sdpa_causal": (SdpaCausal(), (q, k, v)),
         "sdpa_mask": (SdpaMask(), (q, k, v, mask)),
         "handwritten": (Handwritten(), (q, k, v)),
+        "sdpa_bool_mask": (SdpaBoolMask(), (q, k, v, keep)),
+        "gpt2_causal": (Gpt2Causal(), (q, k, v)),
+        "masked_fill": (MaskedFill(), (q, k, v, ~keep)),
+        "gqa_repeat": (GqaRepeat(), (gq, gk, gv)),
+        "kv_tile": (KvTile(), (gq, gk, gv)),
     }
     for name, (module, args) in cases.items():
         lowered = fx.export_and_import(
