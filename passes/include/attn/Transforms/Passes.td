@@ -220,13 +220,16 @@ def AttnRaise : Pass<"attn-raise"> {
   let description = [{
     Finds `contract(softmax(steps(contract(Q, K))), V)` as front ends emit
     it on tensors: `linalg.matmul` / `batch_matmul` / contraction
-    `linalg.generic`s (K transposed by indexing maps or `linalg.transpose`),
-    scale steps (multiply or divide by a positive constant), an additive
-    mask or bias (broadcast by its indexing map), a causal
-    `select(j > i, -inf, s)` on `linalg.index`es, and `linalg.softmax` or
-    its max / exp(x - max) / sum / div decomposition over the last
-    dimension. Each match becomes one `attn.attention` (with `scale`, `bias`
-    and `pattern(#attn.causal)`), operands reshaped to [B, H, L, D]. f32;
+    `linalg.generic`s (K transposed by indexing maps or `linalg.transpose`,
+    K / V heads repeated by `repeat_interleave` for GQA), scale steps
+    (multiply or divide by a positive constant), additive terms and
+    `select(c, s, -inf)` / `select(c, -inf, s)` steps, and `linalg.softmax`
+    or its max / exp(x - max) / sum / div decomposition over the last
+    dimension. Masks are evaluated symbolically per score element: keeping
+    j <= i (iota comparisons, a constant lower triangle) becomes
+    `pattern(#attn.causal)`, an i1 tensor the `mask` operand, an additive
+    0 nothing; any other additive term is the `bias`. Each match becomes
+    one `attn.attention`, operands reshaped to [B, H, L, D]. f32;
     intermediate values must have no other users. IR that does not match
     is left as it was.
   }];
