@@ -30,6 +30,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
       // The vectorized fast path first; attn-tile lowers what it leaves.
       "{5}"
       "attn-tile{{q-tile={0} kv-tile={1}},canonicalize,cse,"
+      // linalg.softmax left outside attention has no loop lowering.
+      "attn-decompose-aggregated-ops,"
       "attn-approximate-math,"
       // The decompositions' linalg ops: (batch, head) loops on all cores.
       "attn-parallelize-linalg,canonicalize,"

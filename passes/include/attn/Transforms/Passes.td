@@ -105,6 +105,24 @@ def AttnApproximateMath : Pass<"attn-approximate-math"> {
   ];
 }
 
+def AttnDecomposeAggregatedOps : Pass<"attn-decompose-aggregated-ops"> {
+  let summary = "Replace linalg.softmax (and other aggregated named ops) by "
+                "the linalg ops they decompose into";
+  let description = [{
+    Upstream gives `linalg.softmax` no loop lowering: it decomposes (through
+    `AggregatedOpInterface::decomposeOperation`) into a max reduction,
+    `exp(x - max)`, a sum reduction and a division as `linalg.generic`s.
+    This pass applies that decomposition to every such op, so IR that
+    attn-raise left alone (a softmax that is not part of attention, over
+    another dimension, ...) still compiles. attn-cpu-pipeline runs it
+    after the attention lowering.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnInlineAllocaScopes : Pass<"attn-inline-alloca-scopes"> {
   let summary = "Inline memref.alloca_scope ops that hold no stack allocation";
   let description = [{
