@@ -161,6 +161,22 @@ static LogicalResult writeHeader(ModuleOp module, llvm::raw_ostream &os) {
   return success();
 }
 
+/// Where libattn_support.so is: ../lib next to this executable (the build
+/// tree's bin/ and lib/, or an install prefix), else the build tree's
+/// library directory this tool was configured with.
+static std::string supportLibraryDir(const char *argv0) {
+  static int anchor;
+  std::string executable = llvm::sys::fs::getMainExecutable(argv0, &anchor);
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(executable)));
+  llvm::sys::path::append(dir, "lib");
+  llvm::SmallString<256> library(dir);
+  llvm::sys::path::append(library, "libattn_support.so");
+  if (!executable.empty() && llvm::sys::fs::exists(library))
+    return dir.str().str();
+  return ATTN_SUPPORT_LIBRARY_DIR;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
@@ -322,9 +338,12 @@ int main(int argc, char **argv) {
       ATTN_LLD, "-shared", "-o", outputFile, objectPath,
       "-L" ATTN_LLVM_LIBRARY_DIR, "-lomp", "-lmlir_c_runner_utils",
       "-rpath", ATTN_LLVM_LIBRARY_DIR};
-  if (usesSupport)
-    args.append({"-L" ATTN_SUPPORT_LIBRARY_DIR, "-lattn_support", "-rpath",
-                 ATTN_SUPPORT_LIBRARY_DIR});
+  std::string supportDir, supportFlag;
+  if (usesSupport) {
+    supportDir = supportLibraryDir(argv[0]);
+    supportFlag = "-L" + supportDir;
+    args.append({supportFlag, "-lattn_support", "-rpath", supportDir});
+  }
   int status = llvm::sys::ExecuteAndWait(ATTN_LLD, args, std::nullopt, {}, 0,
                                          0, &error);
   llvm::sys::fs::remove(objectPath);
