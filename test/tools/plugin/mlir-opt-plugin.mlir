@@ -4,6 +4,13 @@
 // RUN: mlir-opt-22 --load-dialect-plugin=%attn_obj_root/lib/libAttnPlugin.so %s | mlir-opt-22 --load-dialect-plugin=%attn_obj_root/lib/libAttnPlugin.so | FileCheck %s --check-prefix=ROUNDTRIP
 // RUN: mlir-opt-22 --load-dialect-plugin=%attn_obj_root/lib/libAttnPlugin.so --load-pass-plugin=%attn_obj_root/lib/libAttnPlugin.so --pass-pipeline="builtin.module(func.func(attn-decompose-linformer),canonicalize)" %s | FileCheck %s --check-prefix=PASS
 // RUN: mlir-opt-22 --load-dialect-plugin=%attn_obj_root/lib/libAttnPlugin.so --load-pass-plugin=%attn_obj_root/lib/libAttnPlugin.so --pass-pipeline="builtin.module(attn-cpu-pipeline)" %s | FileCheck %s --check-prefix=LLVM
+// attn-raise in the stock tool: torch-mlir's is_causal SDPA becomes one
+// causal attn.attention.
+// RUN: mlir-opt-22 --load-dialect-plugin=%attn_obj_root/lib/libAttnPlugin.so --load-pass-plugin=%attn_obj_root/lib/libAttnPlugin.so --pass-pipeline="builtin.module(attn-raise,canonicalize)" %S/../../e2e/Inputs/torch-mlir/sdpa_causal.mlir | FileCheck %s --check-prefix=RAISE
+// RAISE-LABEL: func.func @sdpa_causal
+// RAISE-NOT: linalg.
+// RAISE: attn.attention %arg0, %arg1, %arg2 pattern(#attn.causal)
+// RAISE-NOT: linalg.
 // Without the plugin the dialect is unknown.
 // RUN: not mlir-opt-22 %s 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
