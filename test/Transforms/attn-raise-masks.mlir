@@ -314,10 +314,11 @@ func.func @zero_additive(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v:
 // -----
 
 // masked_fill(m, -inf) with a boolean argument masks where m is true: the
-// mask operand (kept where true) is its negation, broadcast to the scores.
+// mask operand (kept where true) is its negation, as [1, 1, L, L] (the op
+// broadcasts size-1 batch and head dims).
 // CHECK-LABEL: func.func @masked_fill_argument
 // CHECK-SAME: %[[M:[a-z0-9]+]]: tensor<8x8xi1>
-// CHECK: %[[KEEP:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<8x8xi1>) outs(%{{.*}} : tensor<1x2x8x8xi1>)
+// CHECK: %[[KEEP:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<8x8xi1>) outs(%{{.*}} : tensor<1x1x8x8xi1>)
 // CHECK: arith.xori
 // CHECK: attn.attention {{.*}} mask(%[[KEEP]]) scale = 1.000000e+00 :
 // CHECK-NOT: linalg.softmax
@@ -374,10 +375,11 @@ func.func @masked_fill_argument(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf3
 // -----
 
 // A key padding mask [B, 1, 1, Lk] (true: attend) selecting the score or
-// -inf: the mask operand reads it directly, no negation.
+// -inf: the mask operand reads it directly, no negation; heads (not read)
+// stay 1, the query dim is spelled out.
 // CHECK-LABEL: func.func @padding_mask_select
 // CHECK-SAME: %[[M:[a-z0-9]+]]: tensor<1x1x1x8xi1>
-// CHECK: %[[KEEP:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<1x1x1x8xi1>) outs(%{{.*}} : tensor<1x2x8x8xi1>)
+// CHECK: %[[KEEP:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<1x1x1x8xi1>) outs(%{{.*}} : tensor<1x1x8x8xi1>)
 // CHECK-NOT: arith.xori
 // CHECK: attn.attention {{.*}} mask(%[[KEEP]]) scale = 1.000000e+00 :
 #q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>

@@ -153,11 +153,11 @@ func.func @matmul_2d_unscaled(%q: tensor<8x16xf32>, %k: tensor<12x16xf32>,
 // -----
 
 // An additive mask [Lq, Lk] broadcast over batch and heads (after the
-// scale, as front ends write it): a bias operand, broadcast to
-// [B, H, Lq, Lk].
+// scale, as front ends write it): a bias operand [1, 1, Lq, Lk], which
+// attn.attention broadcasts itself (no copy per batch and head).
 // CHECK-LABEL: func.func @additive_mask
 // CHECK-SAME: %[[MASK:[a-z0-9]+]]: tensor<8x8xf32>
-// CHECK: %[[BIAS:.*]] = linalg.generic {{.*}} ins(%[[MASK]] : tensor<8x8xf32>) outs(%{{.*}} : tensor<1x2x8x8xf32>)
+// CHECK: %[[BIAS:.*]] = linalg.generic {{.*}} ins(%[[MASK]] : tensor<8x8xf32>) outs(%{{.*}} : tensor<1x1x8x8xf32>)
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} bias(%[[BIAS]]) scale = 1.250000e-01
 // CHECK-NOT: linalg.softmax
 #q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>

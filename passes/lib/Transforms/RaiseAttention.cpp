@@ -714,16 +714,31 @@ Value Raiser::toAttentionLayout(Value x, int64_t batchDims) {
       groups);
 }
 
-/// A bias or mask as a tensor of the score's shape (broadcast by its map,
-/// negated for a mask that keeps where false), folded like the scores.
+/// A bias or mask as attn.attention takes it: [B|1, H|1, Lq, Lk], size 1
+/// where the source does not vary (an [L, L] mask is not copied per batch
+/// and head), negated for a mask that keeps where false, and folded like
+/// the scores.
 Value Raiser::scoreOperand(const AttentionMatch::Broadcast &operand,
                            ArrayRef<ReassociationIndices> scoreGroups,
                            Location loc) {
   Value result = operand.source;
   if (!result)
     return {};
+  // Batch loops the map does not read stay 1; with folded scores, only
+  // whole groups can (a [B, 1] -> [B] fold is not [B*H] or 1).
+  SmallVector<int64_t> shape(operand.scoreType.getShape());
+  unsigned rank = shape.size();
+  SmallVector<bool> reduced(rank, false);
+  for (unsigned d = 0; d + 2 < rank; ++d)
+    reduced[d] = !operand.map.isFunctionOfDim(d);
+  for (const ReassociationIndices &group : scoreGroups)
+    if (!llvm::all_of(group, [&](int64_t d) { return reduced[d]; }))
+      for (int64_t d : group)
+        reduced[d] = false;
+  for (unsigned d = 0; d < rank; ++d)
+    if (reduced[d])
+      shape[d] = 1;
   if (!operand.map.isIdentity() || operand.negated) {
-    ArrayRef<int64_t> shape = operand.scoreType.getShape();
     Type element = getElementTypeOrSelf(result.getType());
     Value init = rewriter.create<tensor::EmptyOp>(loc, shape, element);
     bool negate = operand.negated;
@@ -731,10 +746,9 @@ Value Raiser::scoreOperand(const AttentionMatch::Broadcast &operand,
                  .create<linalg::GenericOp>(
                      loc, init.getType(), result, init,
                      ArrayRef<AffineMap>{operand.map,
-                                         rewriter.getMultiDimIdentityMap(
-                                             shape.size())},
+                                         rewriter.getMultiDimIdentityMap(rank)},
                      SmallVector<utils::IteratorType>(
-                         shape.size(), utils::IteratorType::parallel),
+                         rank, utils::IteratorType::parallel),
                      [negate](OpBuilder &b, Location l, ValueRange a) {
                        Value x = a[0];
                        if (negate)
