@@ -91,14 +91,55 @@ std::optional<double> constantOf(Value v) {
   return std::nullopt;
 }
 
-/// The operation computing a generic's result 0, when its other results
-/// (e.g. the argmax torch-mlir's max reduction also returns) are unused.
-Operation *yieldedOp(linalg::GenericOp op) {
+/// constantOf(v), also when `v` is the block argument of an input of `op`
+/// that holds a single value (a splat constant or a fill), as TOSA's
+/// broadcast operands lower.
+std::optional<double> constantIn(linalg::LinalgOp op, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != op.getBlock())
+    return constantOf(v);
+  if (arg.getArgNumber() >= op.getNumDpsInputs())
+    return std::nullopt;
+  Value input = op.getDpsInputs()[arg.getArgNumber()];
+  DenseElementsAttr dense;
+  if (matchPattern(input, m_Constant(&dense)) && dense.isSplat() &&
+      isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  if (auto fill = input.getDefiningOp<linalg::FillOp>())
+    return constantOf(fill.getInputs()[0]);
+  return std::nullopt;
+}
+
+/// The operation computing a linalg op's result 0 (a generic or
+/// linalg.reduce), when its other results (e.g. the argmax torch-mlir's
+/// max reduction also returns) are unused.
+Operation *yieldedOp(linalg::LinalgOp op) {
   for (OpResult extra : op->getResults().drop_front())
     if (!extra.use_empty())
       return nullptr;
-  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
   return yield.getOperand(0).getDefiningOp();
+}
+
+/// Whether `op`'s body yields `Op(arg a, arg b)`, in that order.
+template <typename Op>
+bool yieldsOf(linalg::LinalgOp op, unsigned a, unsigned b) {
+  auto body = dyn_cast_or_null<Op>(yieldedOp(op));
+  return body && body->getOperand(0) == op.getBlock()->getArgument(a) &&
+         body->getOperand(1) == op.getBlock()->getArgument(b);
+}
+
+/// A reduction over the last loop of one input, yielding `Op` of the
+/// element and the accumulator (a generic or linalg.reduce).
+template <typename... Ops>
+linalg::LinalgOp lastDimReduction(Value v) {
+  auto op = v.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumReductionLoops() != 1 ||
+      op.getIteratorTypesArray().back() != utils::IteratorType::reduction ||
+      !op.getMatchingIndexingMap(op.getDpsInputOperand(0)).isIdentity() ||
+      !isa_and_nonnull<Ops...>(yieldedOp(op)))
+    return {};
+  return op;
 }
 
 /// The source of a reshape that only splits or merges leading (batch)
@@ -243,7 +284,7 @@ void Raiser::eraseDeadChain() {
 std::optional<std::pair<double, Value>> scaleStep(Value v) {
   auto op = v.getDefiningOp<linalg::GenericOp>();
   if (!op || !v.hasOneUse() || op->getNumResults() != 1 ||
-      op.getNumDpsInputs() != 1 || scoreInputIndex(op) != 0)
+      op.getNumDpsInputs() > 2 || scoreInputIndex(op) != 0)
     return std::nullopt;
   Operation *body = yieldedOp(op);
   Value x = op.getBody()->getArgument(0);
@@ -253,7 +294,7 @@ std::optional<std::pair<double, Value>> scaleStep(Value v) {
   bool divides = isa<arith::DivFOp>(body);
   Value other = body->getOperand(0) == x ? body->getOperand(1)
                                          : body->getOperand(0);
-  std::optional<double> c = constantOf(other);
+  std::optional<double> c = constantIn(op, other);
   if (!c || *c <= 0 || (divides && body->getOperand(0) != x))
     return std::nullopt;
   return std::make_pair(divides ? 1.0 / *c : *c, op.getDpsInputs()[0]);
@@ -420,19 +461,38 @@ Value Raiser::matchSoftmax(Value p, unsigned scoreUses) {
     visit(softmax);
     return softmax.getInput();
   }
-  // P = e / sum, sum = reduce_add(e), e = exp(S - max), max = reduce_max(S)
+  // P = e / sum (or e * (1 / sum), as TOSA writes it), sum = reduce_add(e),
+  // e = exp(S - max), max = reduce_max(S); the reductions may keep a unit
+  // dimension (expand_shape) and be linalg.reduce ops.
   auto div = dyn_cast_or_null<linalg::GenericOp>(producer(p).getOperation());
-  if (!div || div.getNumDpsInputs() != 2 || scoreInputIndex(div) != 0 ||
-      !isa_and_nonnull<arith::DivFOp>(yieldedOp(div)))
+  if (!div || div.getNumDpsInputs() != 2 || scoreInputIndex(div) != 0)
     return {};
   Value e = div.getDpsInputs()[0], sum = div.getDpsInputs()[1];
-  // e feeds the division and the sum.
-  if (!llvm::hasNItems(e.getUses(), 2))
+  if (yieldsOf<arith::MulFOp>(div, 0, 1) || yieldsOf<arith::MulFOp>(div, 1, 0)) {
+    auto reciprocal = sum.getDefiningOp<linalg::GenericOp>();
+    auto one = reciprocal && reciprocal.getNumDpsInputs() == 1 &&
+                       allParallel(reciprocal) && sum.hasOneUse()
+                   ? dyn_cast_or_null<arith::DivFOp>(yieldedOp(reciprocal))
+                   : nullptr;
+    std::optional<double> numerator =
+        one ? constantIn(reciprocal, one.getLhs()) : std::nullopt;
+    if (!numerator || *numerator != 1.0 ||
+        one.getRhs() != reciprocal.getBlock()->getArgument(0))
+      return {};
+    visit(reciprocal);
+    sum = reciprocal.getDpsInputs()[0];
+  } else if (!yieldsOf<arith::DivFOp>(div, 0, 1)) {
     return {};
-  auto sumOp = sum.getDefiningOp<linalg::GenericOp>();
-  if (!sumOp || !sum.hasOneUse() || sumOp.getNumDpsInputs() != 1 ||
-      sumOp.getDpsInputs()[0] != e || sumOp.getNumReductionLoops() != 1 ||
-      !isa_and_nonnull<arith::AddFOp>(yieldedOp(sumOp)))
+  }
+  // e feeds the division and the sum.
+  if (!llvm::hasNItems(e.getUses(), 2) || !sum.hasOneUse())
+    return {};
+  if (Value unexpanded = throughUnitExpand(sum); unexpanded != sum) {
+    visit(sum.getDefiningOp());
+    sum = unexpanded;
+  }
+  linalg::LinalgOp sumOp = lastDimReduction<arith::AddFOp>(sum);
+  if (!sumOp || !sum.hasOneUse() || sumOp.getDpsInputs()[0] != e)
     return {};
   auto expOp = e.getDefiningOp<linalg::GenericOp>();
   if (!expOp || !allParallel(expOp))
@@ -466,16 +526,14 @@ Value Raiser::matchSoftmax(Value p, unsigned scoreUses) {
   if (maxSource != max)
     visit(max.getDefiningOp());
   max = maxSource;
-  auto maxOp = max.getDefiningOp<linalg::GenericOp>();
-  if (!maxOp || maxOp.getNumDpsInputs() != 1 || !max.hasOneUse() ||
-      maxOp.getDpsInputs()[0] != s || maxOp.getNumReductionLoops() != 1 ||
-      !isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(yieldedOp(maxOp)))
+  linalg::LinalgOp maxOp =
+      lastDimReduction<arith::MaximumFOp, arith::MaxNumFOp>(max);
+  if (!maxOp || !max.hasOneUse() || maxOp.getDpsInputs()[0] != s)
     return {};
-  // Both reductions run over the last dimension of S.
+  // Both reductions run over the last dimension of S (their last loop).
   unsigned last = cast<RankedTensorType>(s.getType()).getRank() - 1;
-  for (linalg::GenericOp reduction : {maxOp, sumOp})
-    if (reduction.getIteratorTypesArray()[last] !=
-        utils::IteratorType::reduction)
+  for (linalg::LinalgOp reduction : {maxOp, sumOp})
+    if (reduction.getNumLoops() != last + 1)
       return {};
   // S feeds the max and the exponent (and a row guard): `scoreUses` uses.
   if (!llvm::hasNItems(s.getUses(), scoreUses))
@@ -576,9 +634,10 @@ Value Raiser::matchScoreSteps(Value s, AttentionMatch &m) {
     auto other = [&](Operation *bin) -> Value {
       return bin->getOperand(0) == x ? bin->getOperand(1) : bin->getOperand(0);
     };
-    if (isa<arith::MulFOp, arith::DivFOp>(body) && op.getNumDpsInputs() == 1 &&
-        llvm::is_contained(body->getOperands(), x)) {
-      std::optional<double> c = constantOf(other(body));
+    std::optional<double> c;
+    if (isa<arith::MulFOp, arith::DivFOp>(body) &&
+        llvm::is_contained(body->getOperands(), x) &&
+        (c = constantIn(op, other(body)))) {
       bool divides = isa<arith::DivFOp>(body);
       // A positive factor keeps -inf (masked scores) at -inf.
       if (!c || (divides && body->getOperand(0) != x) || *c <= 0)
