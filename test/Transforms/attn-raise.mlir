@@ -450,3 +450,61 @@ func.func @scale_after_mask(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>,
   } -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// Dynamic lengths: raised when nothing has to be materialised (K^T is a
+// linalg.transpose looked through, the bias is read as it is).
+// CHECK-LABEL: func.func @dynamic_lengths
+// CHECK: attn.attention {{.*}} bias(%{{.*}}) scale = 1.000000e+00 : (tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x?xf32>) -> tensor<1x1x?x16xf32>
+// CHECK-NOT: linalg.softmax
+func.func @dynamic_lengths(%q: tensor<?x16xf32>, %k: tensor<?x16xf32>, %v: tensor<?x16xf32>, %m: tensor<?x?xf32>) -> tensor<?x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %q, %c0 : tensor<?x16xf32>
+  %nk = tensor.dim %k, %c0 : tensor<?x16xf32>
+  %ekt = tensor.empty(%nk) : tensor<16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<?x16xf32>) outs(%ekt : tensor<16x?xf32>) permutation = [1, 0]
+  %e = tensor.empty(%n, %nk) : tensor<?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<?x16xf32>, tensor<16x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%s, %m : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %r = arith.addf %a, %c : f32
+      linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  %p = linalg.softmax dimension(1) ins(%b : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %eo = tensor.empty(%n) : tensor<?x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x16xf32>) -> tensor<?x16xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<?x?xf32>, tensor<?x16xf32>) outs(%fo : tensor<?x16xf32>) -> tensor<?x16xf32>
+  return %o : tensor<?x16xf32>
+}
+
+// -----
+
+// Negative: the bias is read transposed, so raising would materialise a
+// dynamically shaped copy; such chains are left alone, with no error.
+// CHECK-LABEL: func.func @dynamic_transposed_bias
+// CHECK-NOT: attn.attention
+// CHECK: linalg.softmax
+func.func @dynamic_transposed_bias(%q: tensor<?x16xf32>, %k: tensor<?x16xf32>, %v: tensor<?x16xf32>, %m: tensor<?x?xf32>) -> tensor<?x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %q, %c0 : tensor<?x16xf32>
+  %nk = tensor.dim %k, %c0 : tensor<?x16xf32>
+  %ekt = tensor.empty(%nk) : tensor<16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<?x16xf32>) outs(%ekt : tensor<16x?xf32>) permutation = [1, 0]
+  %e = tensor.empty(%n, %nk) : tensor<?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<?x16xf32>, tensor<16x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%s, %m : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %r = arith.addf %a, %c : f32
+      linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  %p = linalg.softmax dimension(1) ins(%b : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %eo = tensor.empty(%n) : tensor<?x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x16xf32>) -> tensor<?x16xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<?x?xf32>, tensor<?x16xf32>) outs(%fo : tensor<?x16xf32>) -> tensor<?x16xf32>
+  return %o : tensor<?x16xf32>
+}

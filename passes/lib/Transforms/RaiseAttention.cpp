@@ -883,6 +883,22 @@ LogicalResult Raiser::raise(Operation *root) {
                               .isF32()))
     return failure();
 
+  // Temporaries (a transposed operand, a broadcast bias or mask) are built
+  // with static shapes only.
+  auto staticTemporaries = [&] {
+    for (const Operand *o : {&m.query, &m.key, &m.value})
+      if (!o->permutation.empty() &&
+          !cast<RankedTensorType>(o->source.getType()).hasStaticShape())
+        return false;
+    for (const AttentionMatch::Broadcast *b : {&m.bias, &m.mask})
+      if (b->source && (!b->map.isIdentity() || b->negated) &&
+          !b->scoreType.hasStaticShape())
+        return false;
+    return true;
+  };
+  if (!staticTemporaries())
+    return failure();
+
   // Matched: build.
   rewriter.setInsertionPoint(root);
   int64_t batchDims = pv->dims.batch.size();
