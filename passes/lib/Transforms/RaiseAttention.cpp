@@ -91,22 +91,13 @@ std::optional<double> constantOf(Value v) {
   return std::nullopt;
 }
 
-/// constantOf(v), also when `v` is the block argument of an input of `op`
-/// that holds a single value (a splat constant or a fill), as TOSA's
-/// broadcast operands lower.
+/// constantOf(v), also when `v` is uniform in the body of `op` (a block
+/// argument reading a splat constant or a fill).
 std::optional<double> constantIn(linalg::LinalgOp op, Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getOwner() != op.getBlock())
-    return constantOf(v);
-  if (arg.getArgNumber() >= op.getNumDpsInputs())
-    return std::nullopt;
-  Value input = op.getDpsInputs()[arg.getArgNumber()];
-  DenseElementsAttr dense;
-  if (matchPattern(input, m_Constant(&dense)) && dense.isSplat() &&
-      isa<FloatType>(dense.getElementType()))
-    return dense.getSplatValue<APFloat>().convertToDouble();
-  if (auto fill = input.getDefiningOp<linalg::FillOp>())
-    return constantOf(fill.getInputs()[0]);
+  if (std::optional<double> c = constantOf(v))
+    return c;
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    return uniformValue(generic, v);
   return std::nullopt;
 }
 
@@ -593,6 +584,8 @@ Value Raiser::matchRowGuard(Value p, Value &guardedScore) {
   return guard.getDpsInputs()[2];
 }
 
+bool isNegInf(std::optional<double> v) { return v && std::isinf(*v) && *v < 0; }
+
 RankedTensorType scoreTypeOf(linalg::GenericOp step) {
   return cast<RankedTensorType>(step->getResult(0).getType());
 }
@@ -670,7 +663,7 @@ Value Raiser::matchScoreSteps(Value s, AttentionMatch &m) {
       Value filler =
           keepsWhenTrue ? select.getFalseValue() : select.getTrueValue();
       if ((select.getFalseValue() == x) == keepsWhenTrue ||
-          !isNegativeInfinity(op, filler))
+          !isNegInf(uniformValue(op, filler)))
         break;
       FailureOr<ScoreMask> mask =
           keptWhere(op, select.getCondition(), keepsWhenTrue);

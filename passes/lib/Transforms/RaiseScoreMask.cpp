@@ -636,11 +636,12 @@ FailureOr<ScoreMask> mlir::attn::keptWhere(linalg::GenericOp step,
   return maskKeeping(keepsWhenTrue ? p : p.negate());
 }
 
-bool mlir::attn::isNegativeInfinity(linalg::GenericOp op, Value v) {
+std::optional<double> mlir::attn::uniformValue(linalg::GenericOp op,
+                                               Value v) {
   Evaluator eval(op.getNumLoops(), op->getContext());
   FailureOr<Symbol> value = eval.scalar(v, op, eval.loops());
-  if (failed(value) || !std::holds_alternative<Real>(*value))
-    return false;
-  const Real &r = std::get<Real>(*value);
-  return r.isConstant() && isNegInf(r.constantValue());
+  if (failed(value) || !std::holds_alternative<Real>(*value) ||
+      !std::get<Real>(*value).isConstant())
+    return std::nullopt;
+  return std::get<Real>(*value).constantValue();
 }

@@ -40,9 +40,11 @@ FailureOr<ScoreMask> additiveMask(Value term, AffineMap map, unsigned rank);
 FailureOr<ScoreMask> keptWhere(linalg::GenericOp step, Value cond,
                                bool keepsWhenTrue);
 
-/// Whether the scalar `v` (in a generic body or outside) is -inf: a
-/// constant, or a block argument reading a splat constant / filled tensor.
-bool isNegativeInfinity(linalg::GenericOp op, Value v);
+/// The value of the scalar `v` in the body of `op` (or outside it) when it
+/// is the same for every element: a constant, or a block argument reading
+/// a splat constant or a filled tensor (as TOSA's broadcast operands
+/// lower).
+std::optional<double> uniformValue(linalg::GenericOp op, Value v);
 
 } // namespace mlir::attn
 
