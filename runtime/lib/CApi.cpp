@@ -7,10 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "attn-c/Runtime.h"
 #include "attn/Runtime/CInterfaceCall.h"
+#include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/RandomFeatures.h"
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,11 @@ struct attn_tensor {
 namespace {
 
 thread_local std::string lastError;
+
+constexpr int64_t kMaxRank = 8;
+/// A descriptor word no kernel writes (pointers, offsets, sizes and strides
+/// of a dense result are never this).
+constexpr int64_t kUnwritten = INT64_MIN + 0x5eed;
 
 template <typename T> T *fail(std::string message) {
   lastError = std::move(message);
@@ -68,7 +75,10 @@ attn_artifact *attn_artifact_load(const char *path) {
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     return fail<attn_artifact>(dlerror());
-  return new attn_artifact{handle, path};
+  auto *artifact = new (std::nothrow) attn_artifact{handle, path};
+  if (!artifact)
+    return fail<attn_artifact>("attn_artifact_load: out of memory");
+  return artifact;
 }
 
 void attn_artifact_release(attn_artifact *artifact) { delete artifact; }
@@ -79,18 +89,29 @@ attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
     return fail<attn_tensor>("attn_tensor_create: unknown dtype");
   if (rank < 1 || rank > 8 || !sizes)
     return fail<attn_tensor>("attn_tensor_create: rank must be 1 to 8");
-  std::vector<int64_t> shape(sizes, sizes + rank);
-  for (int64_t s : shape)
-    if (s < 0)
+  for (int64_t d = 0; d < rank; ++d)
+    if (sizes[d] < 0)
       return fail<attn_tensor>("attn_tensor_create: negative size");
-  // Both element types are 4 bytes; round up to whole cache lines.
-  size_t bytes = size_t(elementCount(shape)) * 4;
-  size_t rounded = (bytes + 63) / 64 * 64;
+  // Both element types are 4 bytes; the size is checked before anything is
+  // allocated, then rounded up to whole cache lines.
+  std::optional<int64_t> bytes = attnrt::tensorBytes(sizes, rank, 4);
+  if (!bytes)
+    return fail<attn_tensor>("attn_tensor_create: the tensor would exceed " +
+                             std::to_string(attnrt::kMaxTensorBytes) +
+                             " bytes (or its size overflows)");
+  size_t rounded = (size_t(*bytes) + 63) / 64 * 64;
   void *data = std::aligned_alloc(64, rounded ? rounded : 64);
   if (!data)
     return fail<attn_tensor>("attn_tensor_create: out of memory");
   std::memset(data, 0, rounded);
-  return new attn_tensor{dtype, std::move(shape), data, data};
+  auto *tensor = new (std::nothrow)
+      attn_tensor{dtype, std::vector<int64_t>(), data, data};
+  if (!tensor) {
+    std::free(data);
+    return fail<attn_tensor>("attn_tensor_create: out of memory");
+  }
+  tensor->sizes.assign(sizes, sizes + rank);
+  return tensor;
 }
 
 void attn_tensor_release(attn_tensor *tensor) {
@@ -105,7 +126,7 @@ void *attn_tensor_data(attn_tensor *tensor) {
 }
 
 attn_dtype attn_tensor_dtype(const attn_tensor *tensor) {
-  return tensor->dtype;
+  return tensor ? tensor->dtype : ATTN_F32;
 }
 
 int64_t attn_tensor_rank(const attn_tensor *tensor) {
@@ -125,6 +146,8 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
     return fail<attn_tensor>("attn_run: artifact or function is NULL");
   if (num_inputs < 0 || num_inputs + 1 > int64_t(attnrt::kMaxCInterfaceArguments))
     return fail<attn_tensor>("attn_run: at most 8 inputs");
+  if (num_inputs > 0 && !inputs)
+    return fail<attn_tensor>("attn_run: inputs is NULL");
   if (result_rank < 1 || result_rank > 8)
     return fail<attn_tensor>("attn_run: result_rank must be 1 to 8");
   std::string symbol = std::string("_mlir_ciface_") + function;
@@ -132,8 +155,11 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
   if (!address)
     return fail<attn_tensor>(artifact->path + ": no function '" + function +
                              "' (symbol " + symbol + ")");
+  // The kernel writes a result descriptor of its own rank, which the caller
+  // may have misstated: room for the largest rank, pre-filled with a value
+  // no descriptor word takes, tells the rank it wrote.
   std::vector<std::vector<int64_t>> descriptors;
-  descriptors.emplace_back(3 + 2 * result_rank, 0); // filled by the kernel
+  descriptors.emplace_back(3 + 2 * kMaxRank, kUnwritten);
   for (int64_t i = 0; i < num_inputs; ++i) {
     if (!inputs[i])
       return fail<attn_tensor>("attn_run: input " + std::to_string(i) +
@@ -148,11 +174,24 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
   // The kernel allocated the result (malloc) and may have offset or
   // strided it: copy it into a dense tensor and free its buffer.
   const std::vector<int64_t> &r = descriptors.front();
+  int64_t written = 3 + 2 * kMaxRank;
+  while (written > 0 && r[written - 1] == kUnwritten)
+    --written;
+  if (written != 3 + 2 * result_rank) {
+    if (written >= 1 && r[0] != kUnwritten)
+      std::free(reinterpret_cast<void *>(r[0]));
+    return fail<attn_tensor>(
+        "attn_run: '" + std::string(function) + "' returns a tensor of rank " +
+        std::to_string((written - 3) / 2) + ", result_rank is " +
+        std::to_string(result_rank));
+  }
   std::vector<int64_t> sizes(r.begin() + 3, r.begin() + 3 + result_rank);
   attn_tensor *result =
       attn_tensor_create(ATTN_F32, result_rank, sizes.data());
-  if (!result)
+  if (!result) {
+    std::free(reinterpret_cast<void *>(r[0]));
     return nullptr;
+  }
   const float *source = reinterpret_cast<const float *>(r[1]) + r[2];
   float *target = static_cast<float *>(result->data);
   int64_t count = elementCount(sizes);
@@ -171,9 +210,11 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
 
 int attn_orthogonal_random_features(int64_t features, int64_t dim,
                                     uint64_t seed, float *out) {
-  if (features < 0 || dim < 1 || !out) {
+  if (features < 0 || dim < 1 || !out ||
+      !attnrt::mulSizes(features, dim) ||
+      *attnrt::mulSizes(features, dim) > (int64_t(1) << 32)) {
     lastError = "attn_orthogonal_random_features: need features >= 0, "
-                "dim >= 1 and an output buffer";
+                "dim >= 1, features * dim <= 2^32 and an output buffer";
     return -1;
   }
   std::vector<float> omega =

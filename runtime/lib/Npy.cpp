@@ -1,5 +1,7 @@
 //===- Npy.cpp - NumPy .npy files (float32, C order) ----------------------===//
 #include "attn/Runtime/Npy.h"
+#include "attn/Runtime/InputLimits.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,7 +27,58 @@ static llvm::StringRef headerField(llvm::StringRef header,
   return rest.ltrim();
 }
 
-llvm::Expected<NpyArray> attnrt::readNpy(llvm::StringRef path) {
+llvm::StringRef attnrt::npyDtypeName(NpyDtype dtype) {
+  switch (dtype) {
+  case NpyDtype::F32:
+    return "<f4";
+  case NpyDtype::I32:
+    return "<i4";
+  case NpyDtype::I64:
+    return "<i8";
+  case NpyDtype::Bool:
+    return "|b1";
+  case NpyDtype::U8:
+    return "|u1";
+  }
+  return "?";
+}
+
+static std::optional<NpyDtype> parseDtype(llvm::StringRef descr) {
+  return llvm::StringSwitch<std::optional<NpyDtype>>(descr)
+      .Case("'<f4'", NpyDtype::F32)
+      .Case("'float32'", NpyDtype::F32)
+      .Case("'<i4'", NpyDtype::I32)
+      .Case("'int32'", NpyDtype::I32)
+      .Case("'<i8'", NpyDtype::I64)
+      .Case("'int64'", NpyDtype::I64)
+      .Case("'|b1'", NpyDtype::Bool)
+      .Case("'bool'", NpyDtype::Bool)
+      .Case("'|u1'", NpyDtype::U8)
+      .Case("'uint8'", NpyDtype::U8)
+      .Default(std::nullopt);
+}
+
+static int64_t dtypeBytes(NpyDtype dtype) {
+  switch (dtype) {
+  case NpyDtype::F32:
+  case NpyDtype::I32:
+    return 4;
+  case NpyDtype::I64:
+    return 8;
+  case NpyDtype::Bool:
+  case NpyDtype::U8:
+    return 1;
+  }
+  return 1;
+}
+
+llvm::Expected<NpyArray> attnrt::readNpy(llvm::StringRef path, bool f32Only) {
+  // Devices and pipes (/dev/zero) never end: only regular files are read.
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return npyError(path, "cannot open: " + ec.message());
+  if (!llvm::sys::fs::is_regular_file(status))
+    return npyError(path, "not a regular file");
   auto bufferOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
   if (!bufferOr)
     return npyError(path, "cannot open: " + bufferOr.getError().message());
@@ -52,11 +105,14 @@ llvm::Expected<NpyArray> attnrt::readNpy(llvm::StringRef path) {
                               " runs past the end of the file");
   llvm::StringRef header = bytes.substr(headerStart, headerLen);
 
-  llvm::StringRef descr = headerField(header, "descr");
-  if (!descr.starts_with("'<f4'") && !descr.starts_with("'float32'"))
-    return npyError(path, "dtype " + descr.take_until([](char c) {
-                      return c == ',';
-                    }) + " is not float32 ('<f4')");
+  llvm::StringRef descr =
+      headerField(header, "descr").take_until([](char c) { return c == ','; });
+  std::optional<NpyDtype> dtype = parseDtype(descr.trim());
+  if (!dtype || (f32Only && *dtype != NpyDtype::F32))
+    return npyError(path, "dtype " + descr + " is not " +
+                              (f32Only ? "float32 ('<f4')"
+                                       : "one of '<f4', '<i4', '<i8', "
+                                         "'|b1', '|u1'"));
   llvm::StringRef order = headerField(header, "fortran_order");
   if (order.starts_with("True"))
     return npyError(path, "Fortran-order arrays are not supported; save "
@@ -69,24 +125,35 @@ llvm::Expected<NpyArray> attnrt::readNpy(llvm::StringRef path) {
   shapeText = shapeText.take_until([](char c) { return c == ')'; });
 
   NpyArray array;
-  int64_t count = 1;
+  array.dtype = *dtype;
   llvm::SmallVector<llvm::StringRef> dims;
   shapeText.split(dims, ',', -1, /*KeepEmpty=*/false);
+  if (dims.size() > 16)
+    return npyError(path, "more than 16 dimensions");
   for (llvm::StringRef dim : dims) {
     int64_t size;
     if (dim.trim().getAsInteger(10, size) || size < 0)
       return npyError(path, "malformed shape entry '" + dim.trim() + "'");
     array.shape.push_back(size);
-    count *= size;
   }
+  // The size is checked against the file before anything is allocated.
   size_t dataStart = headerStart + headerLen;
-  size_t needed = size_t(count) * sizeof(float);
-  if (bytes.size() - dataStart < needed)
-    return npyError(path, "truncated: shape needs " + llvm::Twine(needed) +
-                              " bytes of data, file has " +
-                              llvm::Twine(bytes.size() - dataStart));
-  array.data.resize(count);
-  std::memcpy(array.data.data(), bytes.data() + dataStart, needed);
+  size_t available = bytes.size() - dataStart;
+  std::optional<int64_t> needed = tensorBytes(
+      array.shape.data(), array.shape.size(), dtypeBytes(*dtype));
+  if (!needed || uint64_t(*needed) > available)
+    return npyError(path, "truncated or corrupt: the shape needs " +
+                              (needed ? llvm::Twine(*needed) + " bytes"
+                                      : llvm::Twine("more bytes than fit in "
+                                                    "64 bits")) +
+                              " of data, the file has " +
+                              llvm::Twine(available));
+  array.bytes.assign(bytes.data() + dataStart,
+                     bytes.data() + dataStart + *needed);
+  if (*dtype == NpyDtype::F32) {
+    array.data.resize(*needed / sizeof(float));
+    std::memcpy(array.data.data(), array.bytes.data(), *needed);
+  }
   return array;
 }
 

@@ -211,6 +211,15 @@ static bool checkAttribute(llvm::StringRef text, llvm::StringRef key,
                            mlir::MLIRContext *context) {
   if (text.empty())
     return true;
+  // The text is spliced into generated IR: a comment would swallow what
+  // follows it on the line (e.g. the ALiBi mod a layer appends).
+  if (text.contains("//") || text.contains('\n')) {
+    sourceMgr.PrintMessage(keyLocation(sourceMgr, key),
+                           llvm::SourceMgr::DK_Error,
+                           key + ": comments ('//') and line breaks are not "
+                                 "allowed inside the value");
+    return false;
+  }
   std::string message;
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {
     message = diag.str();

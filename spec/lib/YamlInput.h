@@ -8,11 +8,20 @@
 
 namespace attnspec {
 
+/// Checks that the main buffer of `sourceMgr` is a document LLVM's YAML I/O
+/// can read without crashing or recursing without bound: UTF-8 text without
+/// NUL or control bytes, nesting within attnrt::kMaxNestingDepth, exactly
+/// one document whose root is a mapping, no aliases. Prints
+/// file:line:col: error: and returns false otherwise.
+bool screenYamlDocument(llvm::SourceMgr &sourceMgr);
+
 /// Reads the main buffer of `sourceMgr` as a `T` (its MappingTraits must be
 /// visible). YAML diagnostics print as file:line:col: error: ..., like every
 /// other attn error; on any error the result is empty.
 template <typename T>
 std::optional<T> readYamlDocument(llvm::SourceMgr &sourceMgr) {
+  if (!screenYamlDocument(sourceMgr))
+    return std::nullopt;
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   T value;

@@ -117,15 +117,12 @@ static void place(Activations &into, const Activations &part, int64_t from) {
                 &into.data[(b * into.length + from) * into.width]);
 }
 
-/// max |a - b| / max |b|.
+/// max |a - b| / max |b|; infinity when a non-finite value of either side
+/// is not matched by the same one on the other (so NaN never passes).
 template <typename A, typename B>
 static double scaledError(const A &a, const B &b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
-    scale = std::max(scale, std::abs(double(b[i])));
-  }
-  return scale ? diff / scale : diff;
+  reference::Comparison c = reference::compare(a, b, a.size());
+  return c.mismatches ? INFINITY : c.scaledError();
 }
 
 /// The attention reference bound to the op a layer's attention block

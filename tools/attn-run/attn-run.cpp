@@ -43,6 +43,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -55,6 +56,10 @@ static cl::opt<std::string> entryName("entry",
                                                "the first public function)"));
 static cl::list<std::string>
     inputArrays("input", cl::desc("ROLE=FILE.npy: read an operand"));
+static cl::opt<bool> randomInputs(
+    "random-inputs",
+    cl::desc("generate operands that --input does not give from the seed "
+             "(without it, every operand must be given once one is)"));
 static cl::opt<std::string> outputFile("output",
                                        cl::desc("write the result (.npy)"));
 static cl::opt<bool> gaussianOmega(
@@ -229,13 +234,85 @@ static void generate(Operand &operand, uint64_t streamSeed) {
   }
 }
 
+/// Element `e` of an integer operand of any width, sign-extended.
+static int64_t integerAt(Operand &operand, int64_t e) {
+  switch (elementBytes(operand.type.getElementType())) {
+  case 1:
+    return operand.as<int8_t>()[e];
+  case 4:
+    return operand.as<int32_t>()[e];
+  default:
+    return operand.as<int64_t>()[e];
+  }
+}
+
 static std::vector<int64_t> segmentIds(Operand &operand) {
   std::vector<int64_t> ids(operand.numElements());
   for (size_t e = 0; e < ids.size(); ++e)
-    ids[e] = operand.type.getElementType().isInteger(32)
-                 ? operand.as<int32_t>()[e]
-                 : operand.as<int64_t>()[e];
+    ids[e] = integerAt(operand, e);
   return ids;
+}
+
+/// Copies an .npy array into an operand of the same shape, converting
+/// between integer widths (range-checked) and reading bool / uint8 masks;
+/// an error message when the types do not go together.
+static std::string copyNpy(const attnrt::NpyArray &array, Operand &operand) {
+  Type element = operand.type.getElementType();
+  using attnrt::NpyDtype;
+  int64_t n = operand.numElements();
+  auto mismatch = [&] {
+    return llvm::formatv("operand '{0}' has element type {1}, the file holds "
+                         "{2}",
+                         operand.role, element,
+                         attnrt::npyDtypeName(array.dtype))
+        .str();
+  };
+  if (element.isF32()) {
+    if (array.dtype != NpyDtype::F32)
+      return mismatch();
+    std::memcpy(operand.as<float>(), array.data.data(), n * sizeof(float));
+    return "";
+  }
+  if (element.isInteger(1) || element.isInteger(8)) {
+    bool isMask = element.isInteger(1);
+    if (array.dtype == NpyDtype::Bool || array.dtype == NpyDtype::U8) {
+      for (int64_t e = 0; e < n; ++e)
+        operand.as<uint8_t>()[e] =
+            isMask ? array.bytes[e] != 0 : uint8_t(array.bytes[e]);
+      return "";
+    }
+    if (isMask)
+      return mismatch();
+  }
+  if (array.dtype != NpyDtype::I32 && array.dtype != NpyDtype::I64 &&
+      !(element.isInteger(8) && array.dtype == NpyDtype::U8))
+    return mismatch();
+  int64_t bits = element.getIntOrFloatBitWidth();
+  int64_t lo = -(int64_t(1) << (bits - 1)), hi = (int64_t(1) << (bits - 1)) - 1;
+  if (bits == 64)
+    lo = INT64_MIN, hi = INT64_MAX;
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t v;
+    if (array.dtype == NpyDtype::I32) {
+      int32_t x;
+      std::memcpy(&x, array.bytes.data() + 4 * e, 4);
+      v = x;
+    } else {
+      std::memcpy(&v, array.bytes.data() + 8 * e, 8);
+    }
+    if (v < lo || v > hi)
+      return llvm::formatv("element {0} ({1}) does not fit operand '{2}' of "
+                           "type {3}",
+                           e, v, operand.role, element)
+          .str();
+    if (bits == 8)
+      operand.as<int8_t>()[e] = int8_t(v);
+    else if (bits == 32)
+      operand.as<int32_t>()[e] = int32_t(v);
+    else
+      operand.as<int64_t>()[e] = v;
+  }
+  return "";
 }
 
 /// Key tiles of the kernel's tile grid (`tiling` x key tiles) where the
@@ -425,6 +502,7 @@ int main(int argc, char **argv) {
                           elementBytes(type.getElementType()));
     generate(operands.back(), seed * 1000003 + arg.getArgNumber());
   }
+  std::set<Operand *> given;
   for (const std::string &spec : inputArrays) {
     std::pair<llvm::StringRef, llvm::StringRef> split =
         llvm::StringRef(spec).split('=');
@@ -436,17 +514,25 @@ int main(int argc, char **argv) {
     if (path.empty() || it == operands.end())
       return fail("--input " + spec + ": expected ROLE=FILE.npy with ROLE "
                                       "one of the function's operands");
-    if (!it->type.getElementType().isF32())
-      return fail("--input " + spec + ": only f32 operands can be read");
-    llvm::Expected<attnrt::NpyArray> array = attnrt::readNpy(path);
+    llvm::Expected<attnrt::NpyArray> array =
+        attnrt::readNpy(path, /*f32Only=*/false);
     if (!array)
       return fail(llvm::toString(array.takeError()));
     if (llvm::ArrayRef<int64_t>(array->shape) != it->type.getShape())
       return fail(path + ": shape does not match operand '" + role +
                   "' of type " + llvm::formatv("{0}", it->type).str());
-    std::memcpy(it->as<float>(), array->data.data(),
-                array->data.size() * sizeof(float));
+    std::string message = copyNpy(*array, *it);
+    if (!message.empty())
+      return fail(path + ": " + message);
+    given.insert(&*it);
   }
+  // Given some inputs, a forgotten one would silently be random data.
+  if (!inputArrays.empty() && !randomInputs)
+    for (Operand &operand : operands)
+      if (!given.count(&operand))
+        return fail("operand '" + operand.role +
+                    "' was not given with --input (pass --random-inputs to "
+                    "generate the missing ones from the seed)");
 
   // The reference problem and the FLOP count come from the IR before it is
   // lowered (lowering erases the attention op).
@@ -506,11 +592,19 @@ int main(int argc, char **argv) {
     return &*std::next(operands.begin(), it->second);
   };
   std::vector<int64_t> qIds, kvIds;
-  if (Operand *ids = operandOf("q_segments"); ids && problem) {
-    qIds = segmentIds(*ids);
-    kvIds = segmentIds(*operandOf("kv_segments"));
-    problem->qSegments = qIds.data();
-    problem->kvSegments = kvIds.data();
+  Operand *qIdOperand = operandOf("q_segments");
+  Operand *kvIdOperand = operandOf("kv_segments");
+  if (problem && attention && attention.getQSegments()) {
+    if (!qIdOperand || !kvIdOperand) {
+      if (check || stats)
+        return fail("segment ids computed inside @" + entrySymbol +
+                    " cannot be checked or counted: pass them as arguments");
+    } else {
+      qIds = segmentIds(*qIdOperand);
+      kvIds = segmentIds(*kvIdOperand);
+      problem->qSegments = qIds.data();
+      problem->kvSegments = kvIds.data();
+    }
   }
 
   // Run.
@@ -601,23 +695,20 @@ int main(int argc, char **argv) {
     expected = attnrt::reference::attention(*problem);
   }
 
-  double maxError = 0, scale = 0;
-  bool finite = true;
-  for (size_t e = 0; e < expected.size(); ++e) {
-    finite &= std::isfinite(result[e]);
-    maxError = std::max(maxError, std::abs(double(result[e]) - expected[e]));
-    scale = std::max(scale, std::abs(expected[e]));
-  }
   // Errors are judged relative to the output's magnitude (absolute when the
-  // output is all zeros, e.g. every row masked).
-  double scaled = maxError / std::max(scale, 1.0e-30);
-  if (scale == 0)
-    scaled = maxError;
-  bool pass = finite && scaled <= tolerance;
+  // output is all zeros, e.g. every row masked); a non-finite value where
+  // the reference has none (or another one) fails.
+  attnrt::reference::Comparison c =
+      attnrt::reference::compare(result, expected, expected.size());
+  bool pass = c.passes(tolerance);
   llvm::outs() << llvm::formatv(
       "check: max abs error {0:e2}, output scale {1:e2}, scaled error "
       "{2:e2} (tolerance {3:e1}){4}: {5}\n",
-      maxError, scale, scaled, tolerance.getValue(),
-      finite ? "" : ", NON-FINITE OUTPUT", pass ? "PASS" : "FAIL");
+      c.maxError, c.scale, c.scaledError(), tolerance.getValue(),
+      c.mismatches ? llvm::formatv(", {0} NON-FINITE MISMATCHES",
+                                   c.mismatches)
+                         .str()
+                   : std::string(),
+      pass ? "PASS" : "FAIL");
   return pass ? EXIT_SUCCESS : EXIT_FAILURE;
 }

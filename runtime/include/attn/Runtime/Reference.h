@@ -8,6 +8,8 @@
 #ifndef ATTN_RUNTIME_REFERENCE_H
 #define ATTN_RUNTIME_REFERENCE_H
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -97,6 +99,38 @@ double alibiSlope(double maxBias, int64_t head, int64_t numHeads);
 /// T5 relative-position bucket of distance r = j - p.
 int64_t t5Bucket(int64_t r, int64_t buckets, int64_t maxDistance,
                  bool bidirectional);
+
+/// An output held against its reference, the judgement every --check
+/// makes: errors scaled by max |ref|, and non-finite values never hidden.
+struct Comparison {
+  double maxError = 0;    // max |out - ref| where both are finite
+  double scale = 0;       // max |ref| over finite ref values
+  int64_t mismatches = 0; // non-finite on one side only, or different
+  double scaledError() const { return scale > 0 ? maxError / scale : maxError; }
+  bool passes(double tolerance) const {
+    return mismatches == 0 && scaledError() <= tolerance;
+  }
+};
+
+/// Compares out[0, n) with ref[0, n). Where the reference is NaN or
+/// infinite the output must be the same (a NaN for a NaN, an infinity of the
+/// same sign); a non-finite output against a finite reference counts as a
+/// mismatch. (std::max drops NaN: comparing NaN errors would pass them.)
+template <typename Out, typename Ref>
+Comparison compare(const Out &out, const Ref &ref, size_t n) {
+  Comparison c;
+  for (size_t e = 0; e < n; ++e) {
+    double o = double(out[e]), r = double(ref[e]);
+    if (!std::isfinite(o) || !std::isfinite(r)) {
+      bool same = (std::isnan(o) && std::isnan(r)) || o == r;
+      c.mismatches += same ? 0 : 1;
+      continue;
+    }
+    c.maxError = std::max(c.maxError, std::abs(o - r));
+    c.scale = std::max(c.scale, std::abs(r));
+  }
+  return c;
+}
 
 } // namespace attnrt::reference
 
