@@ -137,7 +137,16 @@ static double perHead(const std::vector<double> &values, int64_t h) {
   return values.size() == 1 ? values[0] : values[h];
 }
 
-/// Applies the mods in order to the logit x of (h, i, j).
+/// The soft-cap mods of the problem on the scaled score: they come before
+/// the bias and every other mod (docs/Dialect.md, step 2).
+static double softcap(const AttentionProblem &pb, double x) {
+  for (const ScoreMod &mod : pb.mods)
+    if (mod.kind == ScoreMod::Kind::Softcap)
+      x = mod.x * std::tanh(x / mod.x);
+  return x;
+}
+
+/// Applies the other mods in order to the logit x of (h, i, j).
 static double applyMods(const AttentionProblem &pb, double x, int64_t h,
                         int64_t r) {
   using K = ScoreMod::Kind;
@@ -147,8 +156,7 @@ static double applyMods(const AttentionProblem &pb, double x, int64_t h,
       x -= alibiSlope(mod.x, h, pb.queryHeads) * double(std::llabs(r));
       break;
     case K::Softcap:
-      x = mod.x * std::tanh(x / mod.x);
-      break;
+      break; // applied first, by softcap()
     case K::ShawBias: {
       int64_t k = mod.n, idx = std::clamp<int64_t>(r, -k, k) + k;
       x += pb.relTable[h * (2 * k + 1) + idx];
@@ -190,12 +198,13 @@ std::vector<double> attention(const AttentionProblem &pb) {
       for (int64_t i = 0; i < Lq; ++i) {
         const float *q = pb.query + ((b * Hq + h) * Lq + i) * D;
         double maxLogit = negInf;
+        bool rowIsNaN = false;
         for (int64_t j = 0; j < Lk; ++j) {
           const float *k = pb.key + ((b * Hkv + hk) * Lk + j) * D;
           double dot = 0;
           for (int64_t c = 0; c < D; ++c)
             dot += double(q[c]) * double(k[c]);
-          double x = pb.scale * dot;
+          double x = softcap(pb, pb.scale * dot);
           if (pb.bias) {
             int64_t bb = pb.biasBatch == 1 ? 0 : b,
                     bh = pb.biasHeads == 1 ? 0 : h;
@@ -212,9 +221,14 @@ std::vector<double> attention(const AttentionProblem &pb) {
                    pb.mask[((mb * pb.maskHeads + mh) * Lq + i) * Lk + j] != 0;
           }
           logits[j] = kept ? x : negInf;
+          rowIsNaN |= std::isnan(logits[j]);
           maxLogit = std::max(maxLogit, logits[j]);
         }
         double *o = out.data() + ((b * Hq + h) * Lq + i) * Dv;
+        if (rowIsNaN) { // a kept NaN score makes the softmax NaN
+          std::fill(o, o + Dv, std::numeric_limits<double>::quiet_NaN());
+          continue;
+        }
         if (maxLogit == negInf)
           continue; // empty row: 0
         double sum = 0;

@@ -75,18 +75,21 @@ func.func @dynamic_bottom_right(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>
 
 // -----
 
-// Score mods act on each logit after scale and bias, in list order: ALiBi
-// reads its per-head slope from a constant table, soft-capping is tanh.
+// Soft-capping (tanh) acts on the scaled score first, wherever it is
+// listed; the other mods follow after scale and bias, in list order: ALiBi
+// reads its per-head slope from a constant table.
 // CHECK-LABEL: func @alibi_softcap
 // CHECK: linalg.generic
 // CHECK:   arith.mulf
+// CHECK:   math.tanh
 // CHECK:   linalg.index 0
 // CHECK:   linalg.index 1
 // CHECK:   math.absf
 // CHECK:   %[[SLOPE:.*]] = tensor.extract %{{.*}}[%{{.*}}] : tensor<4xf32>
 // CHECK:   %[[PENALTY:.*]] = arith.mulf %[[SLOPE]]
 // CHECK:   arith.subf %{{.*}}, %[[PENALTY]]
-// CHECK:   math.tanh
+// CHECK-NOT: math.tanh
+// CHECK:   linalg.yield
 func.func @alibi_softcap(%q: tensor<1x4x97x40xf32>, %k: tensor<1x4x100x40xf32>,
                          %v: tensor<1x4x100x24xf32>) -> tensor<1x4x97x24xf32> {
   %o = attn.attention %q, %k, %v

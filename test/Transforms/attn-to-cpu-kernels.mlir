@@ -85,7 +85,8 @@ func.func @causal(%q: tensor<1x1x300x64xf32>, %k: tensor<1x1x300x64xf32>,
 
 // Dynamic lengths: every key tile is classified at run time; empty ones
 // are skipped, partial ones masked (canonicalization folds "not empty" /
-// "not full" into the comparisons).
+// "not full" into the comparisons). Positions of unknown size are compared
+// on i64 lanes (i32 could wrap).
 // CHECK-LABEL: func.func private @causal_dynamic__attn_cpu_flash_tile
 // CHECK-NOT: memref.get_global
 // CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c128 {
@@ -94,7 +95,7 @@ func.func @causal(%q: tensor<1x1x300x64xf32>, %k: tensor<1x1x300x64xf32>,
 // CHECK:   scf.if %[[NONEMPTY]] {
 // CHECK:     vector.fma
 // CHECK:     scf.if %[[PARTIAL]] {
-// CHECK:       arith.cmpi sle, %{{.*}}, %{{.*}} : vector<{{8|16}}xi32>
+// CHECK:       arith.cmpi sle, %{{.*}}, %{{.*}} : vector<{{8|16}}xi64>
 func.func @causal_dynamic(%q: tensor<1x1x?x64xf32>, %k: tensor<1x1x?x64xf32>,
                           %v: tensor<1x1x?x64xf32>) -> tensor<1x1x?x64xf32> {
   %o = attn.attention %q, %k, %v pattern(#attn.causal)
@@ -229,4 +230,42 @@ func.func @layout(%q: tensor<1x1x100x16xf32>) -> tensor<1x1x100x16xf32> {
       : (tensor<1x1x100x16xf32>, tensor<1x1x100x16xf32>, tensor<1x1x100x16xf32>)
       -> tensor<1x1x100x16xf32>
   return %o : tensor<1x1x100x16xf32>
+}
+
+// -----
+
+// A pattern constant past 2^30 (here 2^32 + 1) makes the masks use i64
+// lanes: on i32 the stride would wrap to 1 and keep every key.
+// CHECK-LABEL: func.func private @strided_wide__attn_cpu_flash_tile
+// CHECK: arith.remsi %{{.*}}, %{{.*}} : vector<{{8|16}}xi64>
+// CHECK-NOT: xi32>
+// CHECK: return
+func.func @strided_wide(%q: tensor<1x1x100x64xf32>, %k: tensor<1x1x100x64xf32>,
+                        %v: tensor<1x1x100x64xf32>) -> tensor<1x1x100x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.strided<stride = 4294967297>)
+      : (tensor<1x1x100x64xf32>, tensor<1x1x100x64xf32>, tensor<1x1x100x64xf32>)
+      -> tensor<1x1x100x64xf32>
+  return %o : tensor<1x1x100x64xf32>
+}
+
+// -----
+
+// Partial tiles guard the P V update lane by lane: a dropped key has weight
+// 0, but 0 * V is NaN when V holds NaN or inf there (an unused KV-cache
+// slot), so lanes with weight 0 keep their sum. Full tiles take the plain
+// FMA loop.
+// CHECK-LABEL: func.func private @causal_guard__attn_cpu_flash_tile
+// CHECK: scf.if %[[PARTIAL:.*]] {
+// CHECK: %[[KEPT:.*]] = arith.cmpf one, %{{.*}}, %{{.*}} : vector<{{8|16}}xf32>
+// CHECK: %[[SUM:.*]] = vector.fma
+// CHECK: arith.select %[[KEPT]], %[[SUM]], %{{.*}} : vector<{{8|16}}xi1>, vector<{{8|16}}xf32>
+// CHECK: } else {
+// CHECK-NOT: arith.cmpf one
+// CHECK: vector.fma
+func.func @causal_guard(%q: tensor<1x1x100x64xf32>, %k: tensor<1x1x100x64xf32>,
+                        %v: tensor<1x1x100x64xf32>) -> tensor<1x1x100x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x1x100x64xf32>, tensor<1x1x100x64xf32>, tensor<1x1x100x64xf32>)
+      -> tensor<1x1x100x64xf32>
+  return %o : tensor<1x1x100x64xf32>
 }

@@ -20,7 +20,7 @@
 // whose denominators stay well away from 0.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: python3 %S/Inputs/make-matrix-npy.py normal %t/omega.npy 32 40 0.3 7
-// RUN: attn-run %s --entry=rfa_causal --input omega=%t/omega.npy --check --tolerance=1e-4 | FileCheck %s
+// RUN: attn-run %s --entry=rfa_causal --random-inputs --input omega=%t/omega.npy --check --tolerance=1e-4 | FileCheck %s
 
 // FAVOR+ with 32 features, 4 query heads on 2 key/value heads, L = 97, D = 40.
 func.func @favor_gqa(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x97x40xf32>,

@@ -15,7 +15,7 @@
 // by the order of f32 sums.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: python3 %S/Inputs/make-matrix-npy.py eye %t/eye.npy 97
-// RUN: attn-run %s --entry=identity --input e_proj=%t/eye.npy --input f_proj=%t/eye.npy --output %t/linformer.npy
+// RUN: attn-run %s --entry=identity --random-inputs --input e_proj=%t/eye.npy --input f_proj=%t/eye.npy --output %t/linformer.npy
 // RUN: attn-run %s --entry=dense --output %t/dense.npy --check | FileCheck %s
 // RUN: python3 %S/Inputs/compare-npy.py %t/linformer.npy %t/dense.npy 1e-5 | FileCheck %s --check-prefix=SAME
 // SAME: max abs difference {{.*}}: SAME

@@ -555,6 +555,9 @@ int main(int argc, char **argv) {
       flops /= 2; // the usual convention for causal attention
   }
 
+  // Read before lowering erases the op.
+  bool usesSegmentIds = attention && attention.getQSegments();
+
   // Compile the entry and what it calls only: the other entries of a test
   // file would just add LLVM compile time.
   for (func::FuncOp f :
@@ -594,7 +597,7 @@ int main(int argc, char **argv) {
   std::vector<int64_t> qIds, kvIds;
   Operand *qIdOperand = operandOf("q_segments");
   Operand *kvIdOperand = operandOf("kv_segments");
-  if (problem && attention && attention.getQSegments()) {
+  if (problem && usesSegmentIds) {
     if (!qIdOperand || !kvIdOperand) {
       if (check || stats)
         return fail("segment ids computed inside @" + entrySymbol +

@@ -229,7 +229,10 @@ public:
         kLanes(plan.blocking.lanes),
         kQueryVectors(plan.blocking.queryVectors),
         kRowBlock(plan.blocking.rows), kQueryTile(plan.blocking.queryTile()),
-        f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)) {}
+        f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)),
+        positionType(positionsFitInI32(op.getPatternAttr(), op.getMaskShape())
+                         ? b.getI32Type()
+                         : b.getI64Type()) {}
 
   /// Emits the kernel; returns the result tensor.
   Value build(ModuleOp module);
@@ -268,10 +271,14 @@ private:
   /// Register-blocked rank-1 updates, the core of both tile products: for
   /// iv in [0, ub), acc[g][t] += broadcast(scalarAt(iv, g)) * vectorAt(iv, t)
   /// for g < rows and t < kQueryVectors, acc carried in registers.
+  /// With `laneGuard`, lanes where it is false keep their sum (an FMA with
+  /// a zero weight would still turn the sum into NaN when the scalar is
+  /// NaN or inf).
   SmallVector<Value> blockedUpdates(Value ub, ArrayRef<Value> init,
                                     int64_t rows,
                                     function_ref<Value(Value, int64_t)> vectorAt,
-                                    function_ref<Value(Value, int64_t)> scalarAt);
+                                    function_ref<Value(Value, int64_t)> scalarAt,
+                                    function_ref<Value(Value)> laneGuard = {});
   /// body(start, rows) over [0, total) in blocks of kRowBlock rows, then the
   /// remaining rows one by one.
   void forRowBlocks(Value total, function_ref<void(Value, int64_t)> body);
@@ -310,16 +317,18 @@ private:
   void applyMods(Value sT, Value j0, Value tk);
   /// Query positions i0 + t * lanes + [0, lanes) as a vector of index.
   Value queryPositions(int64_t t);
-  /// The same as i32 lanes, twice as many per register as index (i64):
-  /// masks compare positions, which fit in i32.
-  Value queryPositionsI32(int64_t t);
-  Value splatI32(Value index);
+  /// The same in positionType: i32 lanes (twice as many per register as
+  /// index) when every position and pattern constant fits, else i64.
+  Value queryPositionVector(int64_t t);
+  Value splatPosition(Value index);
   Value splatIndex(Value v) {
     return b.create<vector::BroadcastOp>(
         VectorType::get({kLanes}, b.getIndexType()), v);
   }
+  /// `mayDropKeys` (i1): whether the tile may hold dropped (-inf) scores,
+  /// whose value rows must then not be read into the sum at all.
   void updateSoftmaxAndAccumulate(Value sT, Value m, Value l, Value accT,
-                                  Value j0, Value tk);
+                                  Value j0, Value tk, Value mayDropKeys);
   void storeOutput(Value accT, Value l, Value tq);
 
   AttentionOp op;
@@ -329,6 +338,7 @@ private:
   const int64_t kLanes, kQueryVectors, kRowBlock, kQueryTile;
   Type f32;
   VectorType vec;
+  Type positionType; // lanes of positional mask arithmetic
 
   // Values of the tile function being built.
   MaskAttrInterface pattern;
@@ -383,19 +393,26 @@ void CpuFlashKernel::packQueries(Value qT, Value tq) {
 SmallVector<Value> CpuFlashKernel::blockedUpdates(
     Value ub, ArrayRef<Value> init, int64_t rows,
     function_ref<Value(Value, int64_t)> vectorAt,
-    function_ref<Value(Value, int64_t)> scalarAt) {
+    function_ref<Value(Value, int64_t)> scalarAt,
+    function_ref<Value(Value)> laneGuard) {
   scf::ForOp updates =
       loop(index(0), ub, 1, init, [&](Value iv, ValueRange acc) {
-        SmallVector<Value> vectors;
-        for (int64_t t = 0; t < kQueryVectors; ++t)
+        SmallVector<Value> vectors, guards;
+        for (int64_t t = 0; t < kQueryVectors; ++t) {
           vectors.push_back(vectorAt(iv, t));
+          if (laneGuard)
+            guards.push_back(laneGuard(vectors.back()));
+        }
         SmallVector<Value> next(acc.begin(), acc.end());
         for (int64_t g = 0; g < rows; ++g) {
-          Value scalar =
-              b.create<vector::BroadcastOp>(vec, scalarAt(iv, g));
-          for (int64_t t = 0; t < kQueryVectors; ++t)
-            next[g * kQueryVectors + t] = b.create<vector::FMAOp>(
-                scalar, vectors[t], next[g * kQueryVectors + t]);
+          Value scalar = vector::BroadcastOp::create(b, vec, scalarAt(iv, g));
+          for (int64_t t = 0; t < kQueryVectors; ++t) {
+            Value &sum = next[g * kQueryVectors + t];
+            Value updated = vector::FMAOp::create(b, scalar, vectors[t], sum);
+            sum = laneGuard ? arith::SelectOp::create(b, guards[t], updated, sum)
+                                  .getResult()
+                            : updated;
+          }
         }
         return next;
       });
@@ -444,25 +461,25 @@ Value CpuFlashKernel::queryPositions(int64_t t) {
   return b.create<arith::AddIOp>(splatIndex(i0), offsets);
 }
 
-Value CpuFlashKernel::splatI32(Value index) {
-  return b.create<vector::BroadcastOp>(
-      VectorType::get({kLanes}, b.getI32Type()),
-      b.create<arith::IndexCastOp>(b.getI32Type(), index));
+Value CpuFlashKernel::splatPosition(Value index) {
+  return vector::BroadcastOp::create(
+      b, VectorType::get({kLanes}, positionType),
+      arith::IndexCastOp::create(b, positionType, index));
 }
 
-Value CpuFlashKernel::queryPositionsI32(int64_t t) {
-  SmallVector<int32_t> iota(kLanes);
+Value CpuFlashKernel::queryPositionVector(int64_t t) {
+  SmallVector<APInt> iota;
   for (int64_t n = 0; n < kLanes; ++n)
-    iota[n] = int32_t(t * kLanes + n);
-  Value offsets = b.create<arith::ConstantOp>(DenseElementsAttr::get(
-      VectorType::get({kLanes}, b.getI32Type()), ArrayRef<int32_t>(iota)));
-  return b.create<arith::AddIOp>(splatI32(i0), offsets);
+    iota.push_back(APInt(positionType.getIntOrFloatBitWidth(), t * kLanes + n));
+  Value offsets = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({kLanes}, positionType), iota));
+  return arith::AddIOp::create(b, splatPosition(i0), offsets);
 }
 
 void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
   // The pattern is evaluated for a whole vector of queries at once.
   MaskContext context;
-  context.delta = splatI32(delta);
+  context.delta = splatPosition(delta);
   DenseMap<Attribute, SmallVector<Value>> tableLanes;
   walkMask(pattern, [&](MaskAttrInterface m) {
     if (isTablePattern(m) && !tableLanes.count(m))
@@ -471,7 +488,7 @@ void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
   Value negInf = vecConst(-INFINITY);
   loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
     Value j = add(j0, r);
-    Value key = splatI32(j);
+    Value key = splatPosition(j);
     Value keyId;
     if (kvSegments)
       keyId = b.create<vector::BroadcastOp>(
@@ -487,7 +504,7 @@ void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
       };
       context.evaluateMember = evaluate;
       Value kept = emitElementMask(b, b.getLoc(), pattern,
-                                   queryPositionsI32(t), key, context);
+                                   queryPositionVector(t), key, context);
       Value s = loadVec(sT, {r, lane(t)});
       storeVec(b.create<arith::SelectOp>(kept, s, negInf), sT, {r, lane(t)});
     }
@@ -609,8 +626,9 @@ void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
       // r = j - (i + delta) for each query lane.
       Value distance = b.create<arith::SubIOp>(
           key, b.create<arith::AddIOp>(queryPositions(t), deltaLanes));
-      Value x = emitScoreMods(b, b.getLoc(), mods, loadVec(sT, {r, lane(t)}),
-                              distance, headIv, Value(), numHeads, lanes);
+      Value x = emitSoftcap(b, b.getLoc(), mods, loadVec(sT, {r, lane(t)}));
+      x = emitScoreMods(b, b.getLoc(), mods, x, distance, headIv, Value(),
+                        numHeads, lanes);
       storeVec(x, sT, {r, lane(t)});
     }
     return SmallVector<Value>{};
@@ -619,7 +637,7 @@ void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
 
 void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
                                                 Value accT, Value j0,
-                                                Value tk) {
+                                                Value tk, Value mayDropKeys) {
   Value negInf = vecConst(-INFINITY), zero = vecConst(0.0f);
   auto isNegInf = [&](Value x) {
     return b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, x, negInf);
@@ -665,26 +683,46 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   }
 
   // accT[c0 + g] = alpha accT[c0 + g] + sum_r V[j0 + r][c0 + g] P^T[r],
-  // columns of V in blocks.
-  forRowBlocks(valueDim, [&](Value c0, int64_t cols) {
-    SmallVector<Value> scaled;
-    for (int64_t g = 0; g < cols; ++g)
-      for (int64_t t = 0; t < kQueryVectors; ++t)
-        scaled.push_back(b.create<arith::MulFOp>(
-            loadVec(accT, {add(c0, index(g)), lane(t)}), alpha[t]));
-    SmallVector<Value> products = blockedUpdates(
-        tk, scaled, cols,
-        [&](Value r, int64_t t) { return loadVec(sT, {r, lane(t)}); },
-        [&](Value r, int64_t g) -> Value {
-          return b.create<memref::LoadOp>(
-              value,
-              ValueRange{batchIv, kvHead, add(j0, r), add(c0, index(g))});
-        });
-    for (int64_t g = 0; g < cols; ++g)
-      for (int64_t t = 0; t < kQueryVectors; ++t)
-        storeVec(products[g * kQueryVectors + t], accT,
-                 {add(c0, index(g)), lane(t)});
-  });
+  // columns of V in blocks. Where keys were dropped, their zero weights must
+  // not multiply V: a NaN or inf there (garbage in an unused KV-cache slot)
+  // would make 0 * V = NaN; such tiles guard each lane's update.
+  auto accumulate = [&](bool guarded) {
+    forRowBlocks(valueDim, [&](Value c0, int64_t cols) {
+      SmallVector<Value> scaled;
+      for (int64_t g = 0; g < cols; ++g)
+        for (int64_t t = 0; t < kQueryVectors; ++t)
+          scaled.push_back(arith::MulFOp::create(
+              b, loadVec(accT, {add(c0, index(g)), lane(t)}), alpha[t]));
+      auto keptLanes = [&](Value p) -> Value {
+        return arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, p, zero);
+      };
+      SmallVector<Value> products = blockedUpdates(
+          tk, scaled, cols,
+          [&](Value r, int64_t t) { return loadVec(sT, {r, lane(t)}); },
+          [&](Value r, int64_t g) -> Value {
+            return memref::LoadOp::create(
+                b, value,
+                ValueRange{batchIv, kvHead, add(j0, r), add(c0, index(g))});
+          },
+          guarded ? function_ref<Value(Value)>(keptLanes)
+                  : function_ref<Value(Value)>());
+      for (int64_t g = 0; g < cols; ++g)
+        for (int64_t t = 0; t < kQueryVectors; ++t)
+          storeVec(products[g * kQueryVectors + t], accT,
+                   {add(c0, index(g)), lane(t)});
+    });
+  };
+  if (matchPattern(mayDropKeys, m_Zero()) ||
+      matchPattern(mayDropKeys, m_One())) {
+    accumulate(matchPattern(mayDropKeys, m_One()));
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, mayDropKeys, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  accumulate(true);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  accumulate(false);
 }
 
 void CpuFlashKernel::storeOutput(Value accT, Value l, Value tq) {
@@ -784,13 +822,23 @@ void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
   if (op.getModsAttr() && !op.getModsAttr().empty())
     applyMods(sT, j0, tk);
   // Only partial tiles evaluate the pattern per element.
-  if (pattern && !matchPattern(needsMask, m_Zero())) {
+  bool masks = pattern && !matchPattern(needsMask, m_Zero());
+  if (masks) {
     OpBuilder::InsertionGuard maskGuard(b);
     thenIf(needsMask);
     countTile(1);
     applyMask(sT, j0, tk);
   }
-  updateSoftmaxAndAccumulate(sT, m, l, accT, j0, tk);
+  // Mods that can drop keys (a zero adaptive-span weight) may do so in any
+  // tile; masks only in partial ones.
+  bool modsDropKeys =
+      op.getModsAttr() && llvm::any_of(op.getModsAttr(), [](Attribute mod) {
+        return isa<AdaptiveSpanAttr>(mod);
+      });
+  Value mayDropKeys = modsDropKeys ? b.create<arith::ConstantIntOp>(1, 1)
+                      : masks      ? needsMask
+                                   : b.create<arith::ConstantIntOp>(0, 1);
+  updateSoftmaxAndAccumulate(sT, m, l, accT, j0, tk, mayDropKeys);
 }
 
 void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,

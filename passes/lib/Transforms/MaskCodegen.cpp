@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Dialect/Attn/IR/MaskAlgebra.h"
+#include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -42,6 +43,32 @@ bool mlir::attn::isMaskCodegenSupported(MaskAttrInterface pattern,
   if (isa<RandomBlocksAttr>(pattern) && withTensors)
     os << " (random blocks need static lengths and head count)";
   return false;
+}
+
+bool mlir::attn::positionsFitInI32(MaskAttrInterface pattern,
+                                   const MaskShape &shape) {
+  constexpr int64_t kLimit = int64_t(1) << 30;
+  auto fits = [&](int64_t v) { return v > -kLimit && v < kLimit; };
+  if (ShapedType::isDynamic(shape.lq) || ShapedType::isDynamic(shape.lk) ||
+      !fits(shape.lq) || !fits(shape.lk))
+    return false;
+  if (!pattern)
+    return true;
+  bool all = true;
+  walkMask(pattern, [&](MaskAttrInterface m) {
+    if (auto w = dyn_cast<WindowAttr>(m))
+      all &= fits(w.getLeft()) && fits(w.getRight());
+    else if (auto d = dyn_cast<DilatedAttr>(m))
+      all &= fits(d.getLeft()) && fits(d.getRight()) &&
+             fits(d.getDilation());
+    else if (auto s = dyn_cast<StridedAttr>(m))
+      all &= fits(s.getStride());
+    else if (auto f = dyn_cast<FixedAttr>(m))
+      all &= fits(f.getStride()) && fits(f.getSummary());
+    else if (auto g = dyn_cast<GlobalAttr>(m))
+      all &= llvm::all_of(g.getIndices(), fits);
+  });
+  return all;
 }
 
 /// `table[indices]` of a constant i1 tensor holding `bits`.

@@ -124,6 +124,20 @@ int64_t t5DirectionBucket(int64_t d, int64_t nb, int64_t maxDistance) {
 }
 } // namespace
 
+Value mlir::attn::emitSoftcap(OpBuilder &b, Location loc, ArrayAttr mods,
+                              Value x) {
+  if (!mods)
+    return x;
+  auto vectorType = dyn_cast<VectorType>(x.getType());
+  ModBuilder m{b, loc, vectorType ? vectorType.getDimSize(0) : 0, {}};
+  for (Attribute attr : mods)
+    if (auto softcap = dyn_cast<SoftcapAttr>(attr)) {
+      Value cap = m.f32(softcap.getCap().convertToDouble());
+      x = m.mul(cap, math::TanhOp::create(b, loc, m.div(x, cap)));
+    }
+  return x;
+}
+
 Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
                                 Value x, Value distance, Value head,
                                 Value relTable, int64_t numHeads,
@@ -146,11 +160,7 @@ Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
               Value slope = m.headTable(slopes, head);
               return arith::SubFOp::create(b, loc, x, m.mul(slope, absR));
             })
-            .Case([&](SoftcapAttr a) {
-              Value cap = m.f32(a.getCap().convertToDouble());
-              Value t = math::TanhOp::create(b, loc, m.div(x, cap));
-              return m.mul(cap, t);
-            })
+            .Case([&](SoftcapAttr) { return x; }) // emitSoftcap
             .Case([&](ShawBiasAttr a) {
               int64_t k = a.getMaxDistance();
               Value clamped = arith::MinSIOp::create(

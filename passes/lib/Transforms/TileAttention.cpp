@@ -212,6 +212,7 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile,
       {IteratorType::parallel, IteratorType::parallel},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value x = arith::MulFOp::create(nb, l, a[0], scale);
+        x = emitSoftcap(nb, l, op.getModsAttr(), x);
         unsigned next = 1;
         if (bias)
           x = arith::AddFOp::create(nb, l, x, a[next++]);
@@ -336,14 +337,18 @@ SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
                        });
   Value accScaled = generic({acc, alpha}, emptyTensor({tq, valueDim}, f32),
                             {id2, map2({i}), id2}, par2, scaleRows);
-  // acc'[i, c] += sum_j P[i, j] V[j, c]; dims (i, c, j).
+  // acc'[i, c] += sum_j P[i, j] V[j, c]; dims (i, c, j). A dropped key
+  // (P = 0) adds nothing even where V is NaN or inf (0 * NaN = NaN).
   Value accNew = generic(
       {probs, vTile}, accScaled, {map3({i, c}), map3({c, j}), map3({i, j})},
       {IteratorType::parallel, IteratorType::parallel,
        IteratorType::reduction},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value prod = arith::MulFOp::create(nb, l, a[0], a[1]);
-        return arith::AddFOp::create(nb, l, a[2], prod);
+        Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
+                                           a[0], f32Const(nb, l, 0.0f));
+        return arith::SelectOp::create(
+            nb, l, kept, arith::AddFOp::create(nb, l, a[2], prod), a[2]);
       });
   return {mNew, lNew, accNew};
 }

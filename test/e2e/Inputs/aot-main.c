@@ -45,6 +45,21 @@ static attn_tensor *runWithCApi(const char *path, const float *data[3]) {
   int64_t bad[1] = {-1};
   if (attn_tensor_create(ATTN_F32, 1, bad) == NULL)
     printf("bad shape: %s\n", attn_last_error());
+  /* Sizes whose byte count overflows: refused before any allocation. */
+  int64_t huge[2] = {(int64_t)1 << 62, 4};
+  if (attn_tensor_create(ATTN_F32, 2, huge) == NULL)
+    printf("huge shape: %s\n", attn_last_error());
+  /* A result rank smaller than the kernel's: refused, nothing overwritten. */
+  if (attn_run(artifact, "aot_causal", inputs, 3, 2) == NULL)
+    printf("wrong rank: %s\n", attn_last_error());
+  /* NULL arguments. */
+  if (attn_run(artifact, "aot_causal", NULL, 3, 4) == NULL)
+    printf("null inputs: %s\n", attn_last_error());
+  attn_tensor *holes[3] = {inputs[0], NULL, inputs[2]};
+  if (attn_run(artifact, "aot_causal", holes, 3, 4) == NULL)
+    printf("null input: %s\n", attn_last_error());
+  if (attn_tensor_rank(NULL) == -1 && attn_tensor_data(NULL) == NULL)
+    printf("null tensor: handled\n");
   /* FAVOR+'s omega: rows of a block of D = 4 are orthogonal. */
   float omega[6 * 4];
   if (attn_orthogonal_random_features(6, 4, 1, omega) == 0) {

@@ -31,6 +31,12 @@ struct MaskContext {
 bool isMaskCodegenSupported(MaskAttrInterface pattern, const MaskShape &shape,
                             bool withTensors, std::string &reason);
 
+/// Whether the positions of `shape` (static lengths) and every constant of
+/// the pattern's positional members fit in i32 with room for the
+/// arithmetic on them (|v| < 2^30), so that kernels may evaluate masks on
+/// i32 lanes. Dynamic lengths or larger constants need i64.
+bool positionsFitInI32(MaskAttrInterface pattern, const MaskShape &shape);
+
 /// i1: key `j` is kept for query `i`. For the positional patterns (causal,
 /// window, dilated, strided, fixed, global and their or/and), `i`, `j` and
 /// `delta` may instead be vectors of index or of i32 (half as wide on x86:

@@ -33,7 +33,12 @@ struct ScoreModLanes {
 /// `withGathers` (ScoreModLanes), else only without table mods (Shaw, T5).
 bool areScoreModsVectorizable(ArrayAttr mods, bool withGathers);
 
-/// x after every mod of `mods`, in order. `distance` is r = j - (i + delta)
+/// x after the soft-cap of `mods` (if any): c * tanh(x / c). It applies to
+/// the scaled score before the bias operand and every other mod, wherever
+/// it is listed (docs/Dialect.md), so that a -inf bias stays -inf.
+Value emitSoftcap(OpBuilder &b, Location loc, ArrayAttr mods, Value x);
+
+/// x after every other mod of `mods`, in order. `distance` is r = j - (i + delta)
 /// as an index, `head` the query head, `relTable` the rel_table operand (or
 /// null). With `x` a vector of f32 and `distance` a vector of index (same
 /// lanes), mods are applied lane-wise; tables per lane go through `lanes`.

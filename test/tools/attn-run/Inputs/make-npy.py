@@ -30,3 +30,23 @@ npy("fortran.npy", "<f4", (1, 1, 8, 16), floats, fortran=True)
 header_size = 10 + 64 * 2  # start of data for these small headers
 npy("truncated.npy", "<f4", (1, 1, 8, 16), floats[:100])
 npy("header.npy", "<f4", (1, 1, 8, 16), floats, header_len=5000)
+
+# Hostile headers: shapes whose byte count overflows 64 bits, with 1 KB of
+# data (a reader that multiplies without checking allocates too little and
+# copies or writes past it).
+npy("overflow-2d.npy", "<f4", (2305843009213693952, 32), b"\0" * 1024)
+npy("overflow-1d.npy", "<f4", (4611686018427387904,), b"\0" * 1024)
+npy("overflow-layer.npy", "<f4", (4611686018427387905, 8, 32), b"\0" * 1024)
+
+# Typed operands of typed.mlir: i32 segment ids that differ at every
+# position (only the diagonal is kept), an all-true bool mask, and q, k, v.
+L, D = 8, 16
+vals = [((i * 5) % 11) / 11.0 - 0.5 for i in range(L * D)]
+npy("typed-q.npy", "<f4", (1, 1, L, D), struct.pack("<%df" % (L * D), *vals))
+npy("typed-v.npy", "<f4", (1, 1, L, D), struct.pack("<%df" % (L * D), *vals[::-1]))
+npy("typed-ids.npy", "<i4", (1, L), struct.pack("<%di" % L, *range(L)))
+npy("typed-ids64.npy", "<i8", (1, L), struct.pack("<%dq" % L, *range(L)))
+npy("typed-big-ids.npy", "<i8", (1, L), struct.pack("<%dq" % L, *([1 << 40] * L)))
+npy("typed-mask.npy", "|b1", (1, 1, L, L), b"\1" * (L * L))
+npy("typed-float-ids.npy", "<f4", (1, L), struct.pack("<%df" % L, *range(L)))
+npy("typed-int-mask.npy", "<i4", (1, 1, L, L), struct.pack("<%di" % (L * L), *([1] * L * L)))
