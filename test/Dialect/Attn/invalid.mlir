@@ -786,7 +786,7 @@ func.func @f(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // kernelized: no features
 func.func @f(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %w: tensor<0x8xf32>) {
-  // expected-error @+1 {{omega must have at least one feature row}}
+  // expected-error @+1 {{omega has a zero-size dimension: 'tensor<0x8xf32>'}}
   %o = attn.kernelized %q, %k, %v omega(%w) feature_map = favor : (tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<0x8xf32>) -> tensor<1x2x32x8xf32>
   return
 }
@@ -849,7 +849,7 @@ func.func @f(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // routing: no clusters
 func.func @f(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %c: tensor<0x8xf32>) {
-  // expected-error @+1 {{centroids must hold at least one cluster}}
+  // expected-error @+1 {{centroids has a zero-size dimension: 'tensor<0x8xf32>'}}
   %o = attn.routing %q, %k, %v centroids(%c) top_k = 4 : (tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<0x8xf32>) -> tensor<1x2x32x8xf32>
   return
 }
@@ -961,4 +961,163 @@ func.func @f(%x: tensor<1x2x16x8xf32>) {
   // expected-error @+1 {{expected interleaved or half, got 'neox'}}
   %o = attn.rope %x style = neox : tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return
+}
+
+// -----
+
+// attention: zero-size head dim (verified IR never reaches a lowering that
+// divides by it)
+func.func @f(%q: tensor<1x1x16x0xf32>, %k: tensor<1x1x16x0xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
+  // expected-error @+1 {{query has a zero-size dimension: 'tensor<1x1x16x0xf32>'}}
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x1x16x0xf32>, tensor<1x1x16x0xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// attention: sizes beyond 2^38 elements
+func.func @f(%q: tensor<1x1x4611686018427387904x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x1x4611686018427387904x8xf32> {
+  // expected-error @+1 {{query 'tensor<1x1x4611686018427387904x8xf32>' has more than 2^38 elements}}
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x1x4611686018427387904x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x4611686018427387904x8xf32>
+  return %o : tensor<1x1x4611686018427387904x8xf32>
+}
+
+// -----
+
+// attention: more than 2^16 query heads
+func.func @f(%q: tensor<1x70000x1x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x70000x1x8xf32> {
+  // expected-error @+1 {{query heads (70000) must be at most 65536}}
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x70000x1x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x70000x1x8xf32>
+  return %o : tensor<1x70000x1x8xf32>
+}
+
+// -----
+
+// attention: bias of another element type
+func.func @f(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>, %b: tensor<1x1x16x16xf16>) -> tensor<1x1x16x8xf32> {
+  // expected-error @+1 {{bias must have the query's element type 'f32', got 'f16'}}
+  %o = attn.attention %q, %k, %v bias(%b)
+      : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x16xf16>) -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// attention: rel_table of another element type
+func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>, %t: tensor<2x5xf64>) -> tensor<1x2x16x8xf32> {
+  // expected-error @+1 {{rel_table must have the query's element type 'f32', got 'f64'}}
+  %o = attn.attention %q, %k, %v rel_table(%t) mods = [#attn.shaw_bias<max_distance = 2>]
+      : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<2x5xf64>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// attention: two soft-caps
+func.func @f(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
+  // expected-error @+1 {{at most one #attn.softcap mod is allowed}}
+  %o = attn.attention %q, %k, %v mods = [#attn.softcap<cap = 30.0>, #attn.softcap<cap = 1.0e-30>]
+      : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// attention: a stride past 2^40
+func.func @f(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
+  // expected-error @+1 {{#attn.strided stride must be <= 2^40, got 4611686018427387904}}
+  %o = attn.attention %q, %k, %v pattern(#attn.strided<stride = 4611686018427387904>)
+      : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// attention: a global index past 2^40
+func.func @f(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x?x8xf32>, %v: tensor<1x1x?x8xf32>) -> tensor<1x1x16x8xf32> {
+  // expected-error @+1 {{#attn.global index must be <= 2^40, got 2199023255552}}
+  %o = attn.attention %q, %k, %v pattern(#attn.global<[2199023255552]>)
+      : (tensor<1x1x16x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>) -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// attention: a T5 table of 2^40 buckets
+func.func @f(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>, %t: tensor<1x4xf32>) -> tensor<1x1x16x8xf32> {
+  // expected-error @+1 {{#attn.t5_bias buckets must be <= 2^16, got 1099511627776}}
+  %o = attn.attention %q, %k, %v rel_table(%t) mods = [#attn.t5_bias<buckets = 1099511627776, max_distance = 2199023255552, bidirectional = true>]
+      : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x4xf32>) -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// attention: a Shaw table past 2^16 columns
+func.func @f(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>, %t: tensor<1x4xf32>) -> tensor<1x1x16x8xf32> {
+  // expected-error @+1 {{#attn.shaw_bias max_distance must be <= 2^15 - 1, got 40000}}
+  %o = attn.attention %q, %k, %v rel_table(%t) mods = [#attn.shaw_bias<max_distance = 40000>]
+      : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x4xf32>) -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// attention: ALiBi with an infinite max_bias
+func.func @f(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
+  // expected-error @+1 {{#attn.alibi max_bias must be a finite number > 0, got INF}}
+  %o = attn.attention %q, %k, %v mods = [#attn.alibi<max_bias = 0x7FF0000000000000>]
+      : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// linformer: zero-size projections (D = 0 is caught on the query first)
+func.func @f(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %e: tensor<0x32xf32>) -> tensor<1x2x32x8xf32> {
+  // expected-error @+1 {{e_proj has a zero-size dimension: 'tensor<0x32xf32>'}}
+  %o = attn.linformer %q, %k, %v proj(%e, %e) : (tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<0x32xf32>, tensor<0x32xf32>) -> tensor<1x2x32x8xf32>
+  return %o : tensor<1x2x32x8xf32>
+}
+
+// -----
+
+// linformer: projections of another element type
+func.func @f(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %e: tensor<4x32xbf16>) -> tensor<1x2x32x8xf32> {
+  // expected-error @+1 {{e_proj must have the query's element type 'f32', got 'bf16'}}
+  %o = attn.linformer %q, %k, %v proj(%e, %e) : (tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<4x32xbf16>, tensor<4x32xbf16>) -> tensor<1x2x32x8xf32>
+  return %o : tensor<1x2x32x8xf32>
+}
+
+// -----
+
+// kernelized: omega of another element type
+func.func @f(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %w: tensor<16x8xf16>) -> tensor<1x2x32x8xf32> {
+  // expected-error @+1 {{omega must have the query's element type 'f32', got 'f16'}}
+  %o = attn.kernelized %q, %k, %v omega(%w) feature_map = favor
+      : (tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<16x8xf16>) -> tensor<1x2x32x8xf32>
+  return %o : tensor<1x2x32x8xf32>
+}
+
+// -----
+
+// lsh: rotations of another element type
+func.func @f(%qk: tensor<1x4x256x64xf32>, %v: tensor<1x4x256x64xf32>, %r: tensor<2x64x4xf16>) -> tensor<1x4x256x64xf32> {
+  // expected-error @+1 {{rotations must have the query's element type 'f32', got 'f16'}}
+  %o = attn.lsh %qk, %v rotations(%r) buckets = 8 rounds = 2 chunk = 32
+      : (tensor<1x4x256x64xf32>, tensor<1x4x256x64xf32>, tensor<2x64x4xf16>) -> tensor<1x4x256x64xf32>
+  return %o : tensor<1x4x256x64xf32>
+}
+
+// -----
+
+// routing: centroids of another element type
+func.func @f(%q: tensor<1x4x256x64xf32>, %k: tensor<1x4x256x64xf32>, %v: tensor<1x4x256x64xf32>, %c: tensor<8x64xf64>) -> tensor<1x4x256x64xf32> {
+  // expected-error @+1 {{centroids must have the query's element type 'f32', got 'f64'}}
+  %o = attn.routing %q, %k, %v centroids(%c) top_k = 16
+      : (tensor<1x4x256x64xf32>, tensor<1x4x256x64xf32>, tensor<1x4x256x64xf32>, tensor<8x64xf64>) -> tensor<1x4x256x64xf32>
+  return %o : tensor<1x4x256x64xf32>
 }

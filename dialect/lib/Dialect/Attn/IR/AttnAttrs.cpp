@@ -29,12 +29,26 @@ void AttnDialect::registerAttributes() {
 
 using EmitErrorFn = function_ref<InFlightDiagnostic()>;
 
+/// Positions, spans, strides and block sizes are at most 2^40: no sequence
+/// attn can hold is longer (kMaxTensorBytes), and the bound keeps the i64
+/// arithmetic of masks and tile classes (sums of a few positions) exact.
+static constexpr int64_t kMaxPosition = int64_t(1) << 40;
+
+static LogicalResult checkAtMost(EmitErrorFn emitError, StringRef attr,
+                                 StringRef name, int64_t value,
+                                 int64_t limit, StringRef limitText) {
+  if (value > limit)
+    return emitError() << "#attn." << attr << " " << name << " must be <= "
+                       << limitText << ", got " << value;
+  return success();
+}
+
 static LogicalResult checkPositive(EmitErrorFn emitError, StringRef attr,
                                    StringRef name, int64_t value) {
   if (value < 1)
     return emitError() << "#attn." << attr << " " << name
                        << " must be >= 1, got " << value;
-  return success();
+  return checkAtMost(emitError, attr, name, value, kMaxPosition, "2^40");
 }
 
 static LogicalResult checkNonNegative(EmitErrorFn emitError, StringRef attr,
@@ -42,7 +56,7 @@ static LogicalResult checkNonNegative(EmitErrorFn emitError, StringRef attr,
   if (value < 0)
     return emitError() << "#attn." << attr << " " << name
                        << " must be >= 0, got " << value;
-  return success();
+  return checkAtMost(emitError, attr, name, value, kMaxPosition, "2^40");
 }
 
 static LogicalResult checkPositiveFinite(EmitErrorFn emitError,
@@ -95,6 +109,9 @@ LogicalResult GlobalAttr::verify(EmitErrorFn emitError,
     if (index < 0)
       return emitError() << "#attn.global index " << index
                          << " is negative";
+    if (failed(checkAtMost(emitError, "global", "index", index, kMaxPosition,
+                           "2^40")))
+      return failure();
     if (n > 0 && index <= indices[n - 1])
       return emitError() << "#attn.global indices must be sorted and unique";
   }
@@ -114,9 +131,11 @@ LogicalResult GlobalAttr::verifyShape(EmitErrorFn emitError,
 LogicalResult RandomBlocksAttr::verify(EmitErrorFn emitError, int64_t block,
                                        int64_t count, int64_t seed) {
   if (failed(checkPositive(emitError, "random_blocks", "block", block)) ||
-      failed(checkNonNegative(emitError, "random_blocks", "count", count)) ||
-      failed(checkNonNegative(emitError, "random_blocks", "seed", seed)))
+      failed(checkNonNegative(emitError, "random_blocks", "count", count)))
     return failure();
+  if (seed < 0) // any non-negative seed: it is not a position
+    return emitError() << "#attn.random_blocks seed must be >= 0, got "
+                       << seed;
   return success();
 }
 
@@ -226,9 +245,18 @@ LogicalResult SoftcapAttr::verify(EmitErrorFn emitError, APFloat cap) {
   return checkPositiveFinite(emitError, "softcap", "cap", cap);
 }
 
+/// Relative-position tables (rel_table columns) of at most 2^16 entries
+/// per head: models use tens to hundreds; the lowerings unroll tables of
+/// this size into constants.
+static constexpr int64_t kMaxTableColumns = int64_t(1) << 16;
+
 LogicalResult ShawBiasAttr::verify(EmitErrorFn emitError,
                                    int64_t maxDistance) {
-  return checkPositive(emitError, "shaw_bias", "max_distance", maxDistance);
+  if (failed(checkPositive(emitError, "shaw_bias", "max_distance",
+                           maxDistance)))
+    return failure();
+  return checkAtMost(emitError, "shaw_bias", "max_distance", maxDistance,
+                     kMaxTableColumns / 2 - 1, "2^15 - 1");
 }
 
 int64_t ShawBiasAttr::getTableColumns() const { return 2 * getMaxDistance() + 1; }
@@ -241,6 +269,11 @@ LogicalResult T5BiasAttr::verify(EmitErrorFn emitError, int64_t buckets,
   if (buckets < minBuckets)
     return emitError() << "#attn.t5_bias needs at least " << minBuckets
                        << " buckets, got " << buckets;
+  if (failed(checkAtMost(emitError, "t5_bias", "buckets", buckets,
+                         kMaxTableColumns, "2^16")) ||
+      failed(checkAtMost(emitError, "t5_bias", "max_distance", maxDistance,
+                         kMaxPosition, "2^40")))
+    return failure();
   int64_t exact = (bidirectional ? buckets / 2 : buckets) / 2;
   if (maxDistance <= exact)
     return emitError() << "#attn.t5_bias max_distance (" << maxDistance

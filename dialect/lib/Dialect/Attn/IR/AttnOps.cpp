@@ -97,13 +97,48 @@ static bool mismatch(int64_t a, int64_t b) {
   return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
 }
 
-/// Checks that `value` is a ranked tensor of `rank`; `layout` names its dims.
+/// Static sizes are >= 1 (a zero-size operand leaves nothing to attend
+/// over, and the lowerings divide by sizes) and at most 2^38 elements per
+/// operand (1 TiB of f32, attnrt::kMaxTensorBytes): more is a corrupt or
+/// hostile input, not a model, and its size arithmetic could overflow.
+static LogicalResult checkSizes(Operation *op, Value value, StringRef name) {
+  auto type = cast<RankedTensorType>(value.getType());
+  constexpr int64_t kMaxElements = int64_t(1) << 38;
+  int64_t elements = 1;
+  for (int64_t size : type.getShape()) {
+    if (ShapedType::isDynamic(size))
+      continue;
+    if (size < 1)
+      return op->emitOpError() << name << " has a zero-size dimension: "
+                               << type;
+    if (__builtin_mul_overflow(elements, size, &elements) ||
+        elements > kMaxElements)
+      return op->emitOpError() << name << " " << type
+                               << " has more than 2^38 elements";
+  }
+  return success();
+}
+
+/// Checks that `value` is a ranked tensor of `rank` with sizes checkSizes
+/// accepts; `layout` names its dims.
 static LogicalResult checkRank(Operation *op, Value value, StringRef name,
                                int64_t rank, StringRef layout) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() != rank)
     return op->emitOpError() << name << " must have rank " << rank << " "
                              << layout << ", got " << type;
+  return checkSizes(op, value, name);
+}
+
+/// Operands read as the inputs' floats (bias, tables, projections, random
+/// features, centroids, rotations) share the query's element type.
+static LogicalResult checkElementType(Operation *op, Value value,
+                                      StringRef name, Value query) {
+  Type expected = cast<RankedTensorType>(query.getType()).getElementType();
+  Type actual = cast<RankedTensorType>(value.getType()).getElementType();
+  if (actual != expected)
+    return op->emitOpError() << name << " must have the query's element type "
+                             << expected << ", got " << actual;
   return success();
 }
 
@@ -163,6 +198,11 @@ static LogicalResult verifyQueryKeyValue(Operation *op, Value q, Value k,
       failed(checkDim(op, v, "value", 2, lk, "key length, as in key")) ||
       failed(checkDim(op, k, "key", 3, d, "head dim, as in query")))
     return failure();
+  // Per-head constants (ALiBi slopes, random block tables) are emitted per
+  // query head: no model has more than 2^16.
+  if (!ShapedType::isDynamic(hq) && hq > (int64_t(1) << 16))
+    return op->emitOpError() << "query heads (" << hq
+                             << ") must be at most 65536";
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
       (hkv == 0 || hq % hkv != 0))
     return op->emitOpError() << "query heads (" << hq
@@ -218,7 +258,8 @@ LogicalResult AttentionOp::verify() {
       failed(verifyDenseScoreOperand(op, getMask(), "mask", q, k)))
     return failure();
   if (getBias() &&
-      failed(verifyDenseScoreOperand(op, getBias(), "bias", q, k)))
+      (failed(verifyDenseScoreOperand(op, getBias(), "bias", q, k)) ||
+       failed(checkElementType(op, getBias(), "bias", q))))
     return failure();
 
   // Segment ids: both or neither, and exactly when the pattern reads them.
@@ -264,6 +305,11 @@ LogicalResult AttentionOp::verify() {
       auto emitError = [&]() { return emitOpError(); };
       if (failed(mod.verifyHeads(emitError, hq)))
         return failure();
+      // Soft-capping applies once, first (docs/Dialect.md): a second one
+      // would have no place in that order.
+      if (isa<SoftcapAttr>(attr) &&
+          llvm::count_if(*mods, llvm::IsaPred<SoftcapAttr>) > 1)
+        return emitOpError() << "at most one #attn.softcap mod is allowed";
       if (mod.getTableColumns() == 0)
         continue;
       if (tableMod)
@@ -281,6 +327,7 @@ LogicalResult AttentionOp::verify() {
   if (tableMod) {
     Value table = getRelTable();
     if (failed(checkRank(op, table, "rel_table", 2, "[Hq, columns]")) ||
+        failed(checkElementType(op, table, "rel_table", q)) ||
         failed(checkDim(op, table, "rel_table", 0, hq, "query heads")) ||
         failed(checkDim(op, table, "rel_table", 1,
                         tableMod.getTableColumns(), "columns of the mod")))
@@ -325,6 +372,9 @@ LogicalResult LinformerOp::verify() {
     if (type.getRank() != 2 && type.getRank() != 3)
       return emitOpError() << name
                            << " must be [k, Lk] or [Hkv, k, Lk], got " << type;
+    if (failed(checkSizes(op, proj, name)) ||
+        failed(checkElementType(op, proj, name, getQuery())))
+      return failure();
     int64_t lastDim = type.getRank() - 1;
     if (type.getRank() == 3 &&
         failed(checkDim(op, proj, name, 0, dimOf(k, 1), "key/value heads")))
@@ -378,11 +428,10 @@ LogicalResult KernelizedOp::verify() {
                          << "' takes no omega operand";
   if (Value omega = getOmega()) {
     if (failed(checkRank(op, omega, "omega", 2, "[features, D]")) ||
+        failed(checkElementType(op, omega, "omega", getQuery())) ||
         failed(checkDim(op, omega, "omega", 1, dimOf(getQuery(), 3),
                         "head dim")))
       return failure();
-    if (dimOf(omega, 0) == 0)
-      return emitOpError() << "omega must have at least one feature row";
   }
   return success();
 }
@@ -400,7 +449,8 @@ LogicalResult LshOp::verify() {
     return emitOpError() << "rounds must be >= 1, got " << getRounds();
   if (getChunk() < 1)
     return emitOpError() << "chunk must be >= 1, got " << getChunk();
-  if (failed(checkRank(op, getRotations(), "rotations", 3,
+  if (failed(checkElementType(op, getRotations(), "rotations", qk)) ||
+      failed(checkRank(op, getRotations(), "rotations", 3,
                        "[rounds, D, buckets / 2]")) ||
       failed(checkDim(op, getRotations(), "rotations", 0, getRounds(),
                       "rounds")) ||
@@ -419,11 +469,10 @@ LogicalResult RoutingOp::verify() {
       failed(checkScale(op, getScale())))
     return failure();
   if (failed(checkRank(op, getCentroids(), "centroids", 2, "[clusters, D]")) ||
+      failed(checkElementType(op, getCentroids(), "centroids", getQuery())) ||
       failed(checkDim(op, getCentroids(), "centroids", 1,
                       dimOf(getQuery(), 3), "head dim")))
     return failure();
-  if (dimOf(getCentroids(), 0) == 0)
-    return emitOpError() << "centroids must hold at least one cluster";
   int64_t topK = getTopK(), lk = dimOf(getKey(), 2), lq = dimOf(getQuery(), 2);
   if (topK < 1)
     return emitOpError() << "top_k must be >= 1, got " << topK;
