@@ -180,5 +180,11 @@ llvm::Error attnrt::writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape
      << char(dict.size() >> 8) << dict;
   os.write(reinterpret_cast<const char *>(data.data()),
            data.size() * sizeof(float));
+  os.close();
+  if (os.has_error()) { // e.g. a full disk
+    std::string message = os.error().message();
+    os.clear_error();
+    return npyError(path, "cannot write: " + message);
+  }
   return llvm::Error::success();
 }

@@ -269,7 +269,11 @@ llvm::Error attnrt::writeSafetensors(llvm::StringRef path,
       llvm::support::endian::write32le(le, bits);
       os.write(le, 4);
     }
-  if (os.has_error())
-    return fail(path, os.error().message());
+  os.close();
+  if (os.has_error()) { // e.g. a full disk; cleared, or LLVM aborts
+    std::string message = os.error().message();
+    os.clear_error();
+    return fail(path, message);
+  }
   return llvm::Error::success();
 }

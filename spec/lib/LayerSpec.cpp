@@ -30,8 +30,8 @@ template <> struct MappingTraits<LayerShape> {
     io.mapOptional("type", l.type);
     io.mapRequired("d_model", l.dModel);
     io.mapRequired("heads", l.heads);
-    io.mapOptional("kv_heads", l.kvHeads);
-    io.mapOptional("head_dim", l.headDim);
+    mapOptionalSize(io, "kv_heads", l.kvHeads);
+    mapOptionalSize(io, "head_dim", l.headDim);
     io.mapRequired("ffn_hidden", l.ffnHidden);
     io.mapOptional("activation", l.activation);
     io.mapOptional("norm", l.norm);
@@ -65,6 +65,31 @@ template <> struct MappingTraits<LayerShape> {
       return "type must be encoder or decoder, got '" + l.type + "'";
     if (l.dModel < 1 || l.heads < 1 || l.ffnHidden < 1 || l.layers < 1)
       return "d_model, heads, ffn_hidden and layers must be >= 1";
+    // Checked before weights are read or allocated: every weight must fit
+    // in memory, and stacks deeper than 4096 layers are not models.
+    if (l.layers > 4096)
+      return llvm::formatv("layers ({0}) must be at most 4096", l.layers);
+    if (l.heads > 65536)
+      return "heads must be at most 65536";
+    if (l.headDim > 0) {
+      std::string limits = checkSizeLimits(
+          {{"d_model", l.dModel}, {"head_dim", l.headDim},
+           {"ffn_hidden", l.ffnHidden}},
+          {{l.dModel, l.ffnHidden, 2}, {l.heads, l.headDim, l.dModel}});
+      if (!limits.empty())
+        return limits;
+    }
+    if (!checkSizeLimits({{"d_model", l.dModel}, {"ffn_hidden", l.ffnHidden},
+                          {"max_positions", l.maxPositions},
+                          {"memory_length", l.memoryLength},
+                          {"relative_max_distance", l.relativeMaxDistance}},
+                         {{l.dModel, l.ffnHidden, 2}, {l.maxPositions, l.dModel}})
+             .empty())
+      return "d_model, ffn_hidden, max_positions, memory_length and "
+             "relative_max_distance must be at most 2^40 and every weight "
+             "at most 2^40 bytes";
+    if (l.relativeBuckets > 65536)
+      return "relative_buckets must be at most 65536";
     if (l.kvHeads == 0)
       l.kvHeads = l.heads;
     if (l.kvHeads < 1 || l.heads % l.kvHeads != 0)

@@ -2,6 +2,7 @@
 #include "attn/Spec/Spec.h"
 #include "attn/Spec/LayerSpec.h"
 #include "YamlInput.h"
+#include "attn/Runtime/InputLimits.h"
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/InitAllDialects.h"
@@ -17,16 +18,37 @@
 using namespace attnspec;
 using llvm::yaml::IO;
 
+void attnspec::mapOptionalSize(IO &io, const char *key, int64_t &field) {
+  std::optional<int64_t> value;
+  io.mapOptional(key, value);
+  // 0 means "not given" in the struct; a 0 written in the spec is an error
+  // that validation reports (< 1), not a silent default.
+  if (value)
+    field = *value == 0 ? -1 : *value;
+}
+
+std::string attnspec::checkSizeLimits(
+    std::initializer_list<std::pair<const char *, int64_t>> sizes,
+    std::initializer_list<std::initializer_list<int64_t>> tensors) {
+  for (auto [name, size] : sizes)
+    if (size > kMaxSpecSize)
+      return llvm::formatv("{0} ({1}) must be at most 2^40", name, size);
+  for (std::initializer_list<int64_t> shape : tensors)
+    if (!attnrt::tensorBytes(shape.begin(), shape.size(), 4))
+      return "the sizes make a tensor larger than 2^40 bytes (1 TiB)";
+  return "";
+}
+
 namespace llvm::yaml {
 template <> struct MappingTraits<AttentionShape> {
   static void mapping(IO &io, AttentionShape &a) {
     io.mapOptional("batch", a.batch);
     io.mapRequired("q_heads", a.queryHeads);
-    io.mapOptional("kv_heads", a.keyHeads);
+    mapOptionalSize(io, "kv_heads", a.keyHeads);
     io.mapRequired("q_len", a.queryLen);
-    io.mapOptional("kv_len", a.keyLen);
+    mapOptionalSize(io, "kv_len", a.keyLen);
     io.mapRequired("head_dim", a.headDim);
-    io.mapOptional("value_dim", a.valueDim);
+    mapOptionalSize(io, "value_dim", a.valueDim);
     mapVariant(io, a);
   }
   /// The keys that choose the attention variant rather than its sizes; a
@@ -64,6 +86,20 @@ template <> struct MappingTraits<AttentionShape> {
       a.valueDim = a.headDim;
     if (a.keyHeads < 1 || a.keyLen < 1 || a.valueDim < 1)
       return "kv_heads, kv_len and value_dim must be >= 1";
+    // Sizes are checked before anything is built or allocated from them.
+    std::string limits = checkSizeLimits(
+        {{"batch", a.batch}, {"q_heads", a.queryHeads},
+         {"kv_heads", a.keyHeads}, {"q_len", a.queryLen},
+         {"kv_len", a.keyLen}, {"head_dim", a.headDim},
+         {"value_dim", a.valueDim}},
+        {{a.batch, a.queryHeads, a.queryLen, a.headDim},
+         {a.batch, a.queryHeads, a.queryLen, a.valueDim},
+         {a.batch, a.keyHeads, a.keyLen, a.headDim},
+         {a.batch, a.keyHeads, a.keyLen, a.valueDim}});
+    if (!limits.empty())
+      return limits;
+    if (a.queryHeads > 65536)
+      return "q_heads must be at most 65536";
     if (a.queryHeads % a.keyHeads != 0)
       return llvm::formatv("q_heads ({0}) must be a multiple of kv_heads "
                            "({1})",

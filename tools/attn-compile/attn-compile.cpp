@@ -33,6 +33,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "../ToolOptions.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -52,11 +53,12 @@ namespace cl = llvm::cl;
 
 enum class Emit { Mlir, Lowered, Llvm, Obj, So, Header, MaskSvg };
 
+static cl::OptionCategory compileCategory("attn-compile options");
 static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<spec.yaml | input.mlir>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(compileCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("output file"),
-                                       cl::value_desc("file"), cl::init("-"));
+                                       cl::value_desc("file"), cl::init("-"), cl::cat(compileCategory));
 static cl::opt<Emit> emit(
     "emit", cl::desc("what to produce"), cl::init(Emit::Obj),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "attn IR (tensors)"),
@@ -66,19 +68,19 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::So, "so", "shared library"),
                clEnumValN(Emit::Header, "header", "C header"),
                clEnumValN(Emit::MaskSvg, "mask-svg",
-                          "SVG of the key tiles the CPU kernel visits")));
+                          "SVG of the key tiles the CPU kernel visits")), cl::cat(compileCategory));
 static cl::opt<std::string> mcpu("mcpu",
                                  cl::desc("target CPU (default: this one)"),
-                                 cl::init("native"));
+                                 cl::init("native"), cl::cat(compileCategory));
 static cl::opt<std::string>
     dumpAfter("dump-after",
               cl::desc("print the IR after this pipeline pass to stderr "
-                       "(e.g. attn-tile, attn-to-cpu-kernels)"));
+                       "(e.g. attn-tile, attn-to-cpu-kernels)"), cl::cat(compileCategory));
 static cl::opt<bool> generic("generic",
-                             cl::desc("generic attn-tile path only"));
+                             cl::desc("generic attn-tile path only"), cl::cat(compileCategory));
 static cl::opt<int64_t> head("head",
                              cl::desc("head drawn by --emit=mask-svg"),
-                             cl::init(0));
+                             cl::init(0), cl::cat(compileCategory));
 // LLVM registers --stats itself (its statistics, empty in release builds);
 // attn-compile reads the same flag.
 static cl::extrahelp statsHelp(
@@ -88,6 +90,19 @@ static cl::extrahelp statsHelp(
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
   return EXIT_FAILURE;
+}
+
+/// Keeps a written output file, or reports why it could not be written
+/// (e.g. a full disk) and removes it: 0 or EXIT_FAILURE.
+static int keepOutput(llvm::ToolOutputFile &output) {
+  output.os().flush();
+  if (output.os().has_error()) {
+    std::string message = output.os().error().message();
+    output.os().clear_error();
+    return fail("cannot write " + output.getFilename() + ": " + message);
+  }
+  output.keep();
+  return EXIT_SUCCESS;
 }
 
 /// C type of a tensor element in the generated header.
@@ -181,6 +196,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // --help shows the tool's own options; --help-hidden adds LLVM's.
+  attntools::hideForeignOptions({&compileCategory});
   cl::ParseCommandLineOptions(argc, argv,
                               "attn-compile: attention specs to artifacts\n");
 
@@ -215,8 +232,7 @@ int main(int argc, char **argv) {
       module->print(output->os());
     else if (failed(writeHeader(*module, output->os())))
       return EXIT_FAILURE;
-    output->keep();
-    return EXIT_SUCCESS;
+    return keepOutput(*output);
   }
 
   if (emit == Emit::MaskSvg) {
@@ -236,8 +252,7 @@ int main(int argc, char **argv) {
             attn::getCpuKernelKeyTile(attention.getPatternAttr(), 0), head,
             output->os())))
       return EXIT_FAILURE;
-    output->keep();
-    return EXIT_SUCCESS;
+    return keepOutput(*output);
   }
 
   // The target machine: this CPU, or the one --mcpu names.
@@ -248,6 +263,12 @@ int main(int argc, char **argv) {
     return fail(error);
   std::string cpu = mcpu == "native" ? llvm::sys::getHostCPUName().str()
                                      : mcpu.getValue();
+  // An unknown CPU would only warn and then end in LLVM's fatal error.
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(llvm::Triple(triple), "", ""));
+  if (!subtarget || !subtarget->isCPUStringValid(cpu))
+    return fail("--mcpu=" + cpu + " is not a CPU of " + triple +
+                " (llc -mcpu=help lists them)");
   std::string features;
   if (mcpu == "native")
     for (auto &feature : llvm::sys::getHostCPUFeatures())
@@ -283,7 +304,8 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   if (emit == Emit::Lowered) {
     module->print(output->os());
-    output->keep();
+    if (int status = keepOutput(*output))
+      return status;
     return EXIT_SUCCESS;
   }
 
@@ -305,7 +327,8 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
   if (emit == Emit::Llvm) {
     llvmModule->print(output->os(), nullptr);
-    output->keep();
+    if (int status = keepOutput(*output))
+      return status;
     return EXIT_SUCCESS;
   }
 
@@ -328,6 +351,15 @@ int main(int argc, char **argv) {
                                      llvm::CodeGenFileType::ObjectFile))
       return fail("the target cannot emit object files");
     codegen.run(*llvmModule);
+    os.close();
+    // A full disk is an error like any other, not LLVM's fatal one when
+    // the stream is destroyed with its error unchecked.
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(objectPath);
+      return fail("cannot write " + objectPath + ": " + message);
+    }
   }
   if (emit == Emit::Obj)
     return EXIT_SUCCESS;

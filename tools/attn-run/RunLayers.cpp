@@ -13,6 +13,7 @@
 #include "EfficientOps.h"
 #include "ProblemFromIR.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/Npy.h"
 #include "attn/Runtime/RandomFeatures.h"
 #include "attn/Runtime/Reference.h"
@@ -178,6 +179,15 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   if (!spec)
     return EXIT_FAILURE;
   const attnspec::LayerShape &l = spec->layer;
+  // Generated activations are allocated from these sizes: check first.
+  for (int64_t length : {options.length, options.memoryLength}) {
+    int64_t shape[3] = {options.batch, length, l.dModel};
+    if (!tensorBytes(shape, 3, sizeof(float)))
+      return fail(llvm::formatv("--batch {0} x --length / --memory-length {1} "
+                                "x d_model {2} floats exceed 2^40 bytes",
+                                options.batch, length, l.dModel)
+                      .str());
+  }
   mlir::DialectRegistry registry;
   attnspec::registerToolDialects(registry);
   mlir::MLIRContext context(registry);

@@ -32,6 +32,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/Statistic.h"
+#include "../ToolOptions.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -48,53 +49,54 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory runCategory("attn-run options");
 static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<input.mlir | spec.yaml>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(runCategory));
 static cl::opt<std::string> entryName("entry",
                                       cl::desc("function to run (default: "
-                                               "the first public function)"));
+                                               "the first public function)"), cl::cat(runCategory));
 static cl::list<std::string>
-    inputArrays("input", cl::desc("ROLE=FILE.npy: read an operand"));
+    inputArrays("input", cl::desc("ROLE=FILE.npy: read an operand"), cl::cat(runCategory));
 static cl::opt<bool> randomInputs(
     "random-inputs",
     cl::desc("generate operands that --input does not give from the seed "
-             "(without it, every operand must be given once one is)"));
+             "(without it, every operand must be given once one is)"), cl::cat(runCategory));
 static cl::opt<std::string> outputFile("output",
-                                       cl::desc("write the result (.npy)"));
+                                       cl::desc("write the result (.npy)"), cl::cat(runCategory));
 static cl::opt<bool> gaussianOmega(
     "gaussian-omega",
     cl::desc("draw a generated omega (attn.kernelized) i.i.d. N(0, 1) "
-             "instead of as orthogonal random features"));
+             "instead of as orthogonal random features"), cl::cat(runCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated inputs"),
-                              cl::init(0));
+                              cl::init(0), cl::cat(runCategory));
 static cl::opt<bool> check("check",
-                           cl::desc("compare with the f64 reference"));
+                           cl::desc("compare with the f64 reference"), cl::cat(runCategory));
 static cl::opt<double> tolerance(
     "tolerance",
     cl::desc("largest accepted max |out - ref| / max |ref| for --check"),
-    cl::init(1e-5));
+    cl::init(1e-5), cl::cat(runCategory));
 static cl::opt<unsigned> repeat("repeat",
                                 cl::desc("time N runs, print the median"),
-                                cl::init(0));
+                                cl::init(0), cl::cat(runCategory));
 static cl::opt<unsigned> threads("num-threads",
                                  cl::desc("threads to run on (default: all "
                                           "cores)"),
-                                 cl::init(0));
+                                 cl::init(0), cl::cat(runCategory));
 static cl::opt<std::string> loadLibrary(
     "load",
     cl::desc("run this shared library from attn-compile --emit=so instead of "
              "JIT-compiling the input (which still names the operands and "
              "the reference)"),
-    cl::value_desc("lib.so"));
+    cl::value_desc("lib.so"), cl::cat(runCategory));
 static cl::opt<bool> generic(
     "generic", cl::desc("compile with the generic path only (no vectorized "
-                        "CPU kernels)"));
+                        "CPU kernels)"), cl::cat(runCategory));
 static cl::opt<int64_t> vectorBits(
     "vector-bits",
     cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
              "CPU's)"),
-    cl::init(0));
+    cl::init(0), cl::cat(runCategory));
 // LLVM itself registers --stats (its statistics, empty in release builds);
 // attn-run reads the same flag: --stats prints the key tiles the vectorized
 // kernels visited and how many the pattern keeps something of.
@@ -103,15 +105,15 @@ static cl::extrahelp statsHelp(
     "many tiles the pattern keeps something of (by the reference)\n");
 static bool stats = false;
 static cl::opt<int64_t> queryTile("q-tile", cl::desc("query rows per tile"),
-                                  cl::init(64));
+                                  cl::init(64), cl::cat(runCategory));
 static cl::opt<int64_t> keyTile("kv-tile",
                                 cl::desc("key rows per tile (generic path)"),
-                                cl::init(128));
+                                cl::init(128), cl::cat(runCategory));
 static cl::opt<int64_t> cpuKeyTile(
     "cpu-kv-tile",
     cl::desc("key rows per tile (vectorized CPU path; 0: chosen per "
              "pattern)"),
-    cl::init(0));
+    cl::init(0), cl::cat(runCategory));
 
 // Layer specs (RunLayers.h).
 static cl::OptionCategory layerCategory("Layer specs");
@@ -412,6 +414,8 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // --help shows the tool's own options; --help-hidden adds LLVM's.
+  attntools::hideForeignOptions({&runCategory, &layerCategory});
   cl::ParseCommandLineOptions(argc, argv,
                               "attn-run: compile, run and check attention\n");
   stats = llvm::AreStatisticsEnabled();
@@ -574,6 +578,19 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(library.takeError()));
     kernel = std::move(*library);
   } else {
+    if (cpuKeyTile < 0 || cpuKeyTile > 1024 || queryTile < 1 ||
+        queryTile > 4096 || keyTile < 1 || keyTile > 4096 ||
+        (vectorBits != 0 && vectorBits != 256 && vectorBits != 512))
+      return fail("--cpu-kv-tile must be 0 to 1024, --q-tile and --kv-tile "
+                  "1 to 4096, --vector-bits 256 or 512");
+    // Options of the other path would be silently ignored.
+    if (generic && cpuKeyTile.getNumOccurrences())
+      return fail("--cpu-kv-tile applies to the vectorized CPU kernels, not "
+                  "to --generic (use --kv-tile)");
+    if (!generic && (queryTile.getNumOccurrences() ||
+                     keyTile.getNumOccurrences()))
+      return fail("--q-tile and --kv-tile apply to the generic path "
+                  "(--generic); the vectorized kernels take --cpu-kv-tile");
     attnrt::HostCompileOptions options;
     options.numThreads = threads;
     options.genericQueryTile = queryTile;

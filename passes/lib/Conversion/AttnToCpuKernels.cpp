@@ -1092,9 +1092,13 @@ struct AttnToCpuKernelsPass
   using AttnToCpuKernelsBase::AttnToCpuKernelsBase;
 
   void runOnOperation() override {
-    if (keyTile < 0 || (vectorBits != 256 && vectorBits != 512)) {
-      getOperation()->emitError("attn-to-cpu-kernels: kv-tile must be >= 0 "
-                                "and vector-bits 256 or 512");
+    // The score tile (kv-tile x query tile floats) lives on the stack of
+    // each worker thread: 1024 rows are 256 KiB at 512 bits.
+    if (keyTile < 0 || keyTile > 1024 ||
+        (vectorBits != 256 && vectorBits != 512)) {
+      getOperation()->emitError("attn-to-cpu-kernels: kv-tile must be 0 "
+                                "(chosen per pattern) to 1024 and "
+                                "vector-bits 256 or 512");
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;

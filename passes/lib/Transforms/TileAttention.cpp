@@ -470,8 +470,9 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
   using AttnTileBase::AttnTileBase;
 
   void runOnOperation() override {
-    if (queryTile < 1 || keyTile < 1) {
-      getOperation()->emitError("attn-tile: tile sizes must be >= 1");
+    // Tiles are buffers of q-tile x kv-tile floats: 4096 x 4096 is 64 MiB.
+    if (queryTile < 1 || keyTile < 1 || queryTile > 4096 || keyTile > 4096) {
+      getOperation()->emitError("attn-tile: tile sizes must be 1 to 4096");
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;

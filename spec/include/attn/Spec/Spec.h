@@ -87,6 +87,19 @@ buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
 /// the sizes in `shape`; "" when they pass, else the message.
 std::string validateAttentionKind(const AttentionShape &shape);
 
+/// The largest size (length, heads, dims, ...) a spec may give: 2^40.
+constexpr int64_t kMaxSpecSize = int64_t(1) << 40;
+
+/// Maps an optional size key whose absence leaves `field` at 0 ("same as
+/// ..."); an explicit 0 becomes -1 so that validation rejects it.
+void mapOptionalSize(llvm::yaml::IO &io, const char *key, int64_t &field);
+
+/// "" when every named size is at most kMaxSpecSize and every tensor shape
+/// fits attnrt::kMaxTensorBytes as f32; else the message.
+std::string checkSizeLimits(
+    std::initializer_list<std::pair<const char *, int64_t>> sizes,
+    std::initializer_list<std::initializer_list<int64_t>> tensors);
+
 /// Maps the keys that choose the variant (kind, pattern, mods, align, scale
 /// and the kind's own keys) but no sizes: a layer spec's `attention:`.
 void mapAttentionVariant(llvm::yaml::IO &io, AttentionShape &shape);

@@ -1,0 +1,26 @@
+//===- ToolOptions.h - what --help shows in attn's tools --------*- C++ -*-===//
+#ifndef ATTN_TOOLS_TOOLOPTIONS_H
+#define ATTN_TOOLS_TOOLOPTIONS_H
+
+#include "llvm/Support/CommandLine.h"
+
+namespace attntools {
+
+/// Hides every registered option outside `categories` from --help (LLVM's
+/// libraries register some hundreds) while --help-hidden still lists them,
+/// unlike cl::HideUnrelatedOptions, which hides them from both.
+inline void hideForeignOptions(
+    llvm::ArrayRef<const llvm::cl::OptionCategory *> categories) {
+  for (auto &[name, option] : llvm::cl::getRegisteredOptions()) {
+    bool ours = llvm::any_of(option->Categories, [&](auto *category) {
+      return llvm::is_contained(categories, category) ||
+             category == &llvm::cl::getGeneralCategory() && name == "help";
+    });
+    if (!ours && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
+} // namespace attntools
+
+#endif // ATTN_TOOLS_TOOLOPTIONS_H
