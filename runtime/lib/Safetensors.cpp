@@ -1,5 +1,6 @@
 //===- Safetensors.cpp - weights in the safetensors format ----------------===//
 #include "attn/Runtime/Safetensors.h"
+#include "attn/Runtime/InputLimits.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -121,8 +122,14 @@ llvm::Expected<SafetensorsFile> SafetensorsFile::open(llvm::StringRef path) {
                               headerSize, bytes.size()));
   file.dataStart = 8 + headerSize;
   uint64_t dataSize = bytes.size() - file.dataStart;
-  llvm::Expected<llvm::json::Value> header =
-      llvm::json::parse(bytes.substr(8, headerSize));
+  // llvm::json::parse recurses once per nesting level.
+  llvm::StringRef headerText = bytes.substr(8, headerSize);
+  if (findExcessNesting({headerText.data(), headerText.size()},
+                        kMaxNestingDepth, NestingSyntax::Json) !=
+      std::string_view::npos)
+    return fail(path, formatv("header nests deeper than {0} levels",
+                              kMaxNestingDepth));
+  llvm::Expected<llvm::json::Value> header = llvm::json::parse(headerText);
   if (!header)
     return fail(path, "header is not valid JSON: " +
                           llvm::toString(header.takeError()));

@@ -1,25 +1,25 @@
 // Causal attention, both alignments.
 // The compiled kernels against the f64 reference, three ways: the
-// vectorized CPU kernels blocked for this CPU, the same blocked for AVX-512
+// vectorized CPU kernels blocked for AVX2 (256-bit) and for AVX-512
 // (run as pairs of AVX2 registers where AVX-512 is missing), and the
 // generic attn-tile path (--generic). Tolerance 1e-5 of the output's scale: f32 has 6e-8 relative
 // precision, and the dot products (D <= 128 terms) plus the tile-wise
 // rescaling of the online softmax (<= 9 tiles of keys) accumulate well under
 // 1e-6 relative error; 1e-5 leaves room without hiding real bugs, which give
 // errors of order 1e-2 or larger.
-// RUN: attn-run %s --entry=top_left --check | FileCheck %s
+// RUN: attn-run %s --entry=top_left --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=top_left --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=top_left --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=top_left_cross --check | FileCheck %s
+// RUN: attn-run %s --entry=top_left_cross --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=top_left_cross --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=top_left_cross --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=bottom_right_decode --check | FileCheck %s
+// RUN: attn-run %s --entry=bottom_right_decode --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=bottom_right_decode --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=bottom_right_decode --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=bottom_right_cross --check | FileCheck %s
+// RUN: attn-run %s --entry=bottom_right_cross --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=bottom_right_cross --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=bottom_right_cross --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=fully_masked_rows --check | FileCheck %s
+// RUN: attn-run %s --entry=fully_masked_rows --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=fully_masked_rows --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=fully_masked_rows --check --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS

@@ -1,32 +1,32 @@
 // Score mods against the f64 reference: on the vectorized CPU kernels
 // (lane-wise mods, Shaw and T5 tables gathered per query lane; blocked for
-// this CPU and for AVX-512) and on the generic attn-tile path (--generic). The reference is
+// AVX2 (256-bit) and for AVX-512) and on the generic attn-tile path (--generic). The reference is
 // runtime/lib/Reference.cpp, written from docs/Dialect.md. Tolerance 1e-5 of the
 // output scale, as in dense.mlir: the mods add a few f32 operations per
 // logit (tanh and log are polynomial approximations with ~1e-7 relative
 // error), far below 1e-5. Table operands get seeded N(0, 1) values.
-// RUN: attn-run %s --entry=alibi_causal --check | FileCheck %s
+// RUN: attn-run %s --entry=alibi_causal --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=alibi_causal --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=alibi_causal --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=softcap --check | FileCheck %s
+// RUN: attn-run %s --entry=softcap --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=softcap --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=softcap --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=shaw --check | FileCheck %s
+// RUN: attn-run %s --entry=shaw --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=shaw --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=shaw --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=t5_bidirectional --check | FileCheck %s
+// RUN: attn-run %s --entry=t5_bidirectional --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=t5_bidirectional --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=t5_bidirectional --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=t5_causal_decoder --check | FileCheck %s
+// RUN: attn-run %s --entry=t5_causal_decoder --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=t5_causal_decoder --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=t5_causal_decoder --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=distance_weight --check | FileCheck %s
+// RUN: attn-run %s --entry=distance_weight --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=distance_weight --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=distance_weight --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=adaptive_span --check | FileCheck %s
+// RUN: attn-run %s --entry=adaptive_span --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=adaptive_span --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=adaptive_span --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=alibi_then_softcap --check | FileCheck %s
+// RUN: attn-run %s --entry=alibi_then_softcap --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=alibi_then_softcap --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=alibi_then_softcap --check --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS

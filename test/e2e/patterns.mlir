@@ -1,29 +1,29 @@
 // Mask patterns evaluated by the tiled kernel (per element in partial
 // tiles, skipped when empty, unmasked when full).
 // The compiled kernels against the f64 reference, three ways: the
-// vectorized CPU kernels blocked for this CPU, the same blocked for AVX-512
+// vectorized CPU kernels blocked for AVX2 (256-bit) and for AVX-512
 // (run as pairs of AVX2 registers where AVX-512 is missing), and the
 // generic attn-tile path (--generic). Tolerance 1e-5 of the output's scale: f32 has 6e-8 relative
 // precision, and the dot products (D <= 128 terms) plus the tile-wise
 // rescaling of the online softmax (<= 9 tiles of keys) accumulate well under
 // 1e-6 relative error; 1e-5 leaves room without hiding real bugs, which give
 // errors of order 1e-2 or larger.
-// RUN: attn-run %s --entry=window --check | FileCheck %s
+// RUN: attn-run %s --entry=window --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=window --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=window --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=dilated --check | FileCheck %s
+// RUN: attn-run %s --entry=dilated --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=dilated --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=dilated --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=strided_sparse_transformer --check | FileCheck %s
+// RUN: attn-run %s --entry=strided_sparse_transformer --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=strided_sparse_transformer --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=strided_sparse_transformer --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=fixed_sparse_transformer --check | FileCheck %s
+// RUN: attn-run %s --entry=fixed_sparse_transformer --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=fixed_sparse_transformer --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=fixed_sparse_transformer --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=longformer --check | FileCheck %s
+// RUN: attn-run %s --entry=longformer --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=longformer --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=longformer --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=window_bottom_right --check | FileCheck %s
+// RUN: attn-run %s --entry=window_bottom_right --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=window_bottom_right --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=window_bottom_right --check --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS
