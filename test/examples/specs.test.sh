@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# attn-compile --emit=mlir on each example spec, then attn-opt re-verifies.
+# attn-compile --emit=mlir on each example spec, then attn-opt re-verifies,
+# and attn-run --check runs it against the f64 reference.
 set -eu
 examples=$1
 work=$2
@@ -11,6 +12,9 @@ for spec in "$examples"/*.yaml; do
   if grep -q '^layer:' "$spec"; then continue; fi
   attn-compile "$spec" --emit=mlir -o "$work/$name.mlir"
   attn-opt "$work/$name.mlir" > /dev/null
+  # Each example passes its own --check at the default tolerance (1e-5).
+  attn-run "$spec" --check > "$work/$name.check"
+  grep -q ': PASS$' "$work/$name.check" || { cat "$work/$name.check"; exit 1; }
   count=$((count + 1))
 done
 [ "$count" -ge 3 ] || { echo "only $count specs found in $examples"; exit 1; }

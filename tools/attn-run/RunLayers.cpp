@@ -126,8 +126,22 @@ static double scaledError(const A &a, const B &b) {
   return c.mismatches ? INFINITY : c.scaledError();
 }
 
-/// The attention reference bound to the op a layer's attention block
-/// compiles to, with static sizes.
+/// Moves the first element by `amount` times the largest magnitude (or makes
+/// it NaN): what --perturb-output does so that tests can see --check fail.
+static void perturbFirst(std::vector<float> &data, double amount) {
+  if (data.empty())
+    return;
+  float scale = 0;
+  for (float v : data)
+    scale = std::max(scale, std::abs(v));
+  data[0] = std::isnan(amount) ? NAN : data[0] + float(amount) * scale;
+}
+
+/// The attention reference of a layer's attention block. The variant the
+/// user wrote (pattern, mods, kind) is read from its IR; what the layer adds
+/// (a decoder's causality and bottom-right alignment, ALiBi and T5
+/// positions) is derived here from the layer spec by this code alone, not
+/// by attnspec::attentionSpec, which builds what the executor runs.
 static ReferenceAttention bindReference(const LayerSpec &spec,
                                         mlir::MLIRContext &context,
                                         int64_t batch) {
@@ -135,7 +149,23 @@ static ReferenceAttention bindReference(const LayerSpec &spec,
              AttentionRole role, int64_t lq, int64_t lk,
              const std::map<std::string, const float *> &operands)
              -> llvm::Expected<std::vector<double>> {
-    attnspec::Spec s = attnspec::attentionSpec(spec, role, batch, lq, lk);
+    const attnspec::LayerShape &l = spec.layer;
+    bool self = role == AttentionRole::Self;
+    bool causal = self && l.isDecoder();
+    attnspec::Spec s;
+    s.name = "reference";
+    s.dtype = spec.dtype;
+    attnspec::AttentionShape &a = s.attention;
+    if (self)
+      a = l.attention;
+    a.batch = batch;
+    a.queryHeads = l.heads;
+    a.keyHeads = l.kvHeads;
+    a.queryLen = lq;
+    a.keyLen = lk;
+    a.headDim = a.valueDim = l.headDim;
+    if (causal && a.kind != "softmax")
+      a.causal = true; // the kind's own causal form
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBuffer("attention:", "<reference>"),
@@ -144,6 +174,35 @@ static ReferenceAttention bindReference(const LayerSpec &spec,
         attnspec::buildModule(s, sourceMgr, &context);
     if (!module)
       return llvm::createStringError("cannot build the reference attention");
+    // The layer's own additions to a softmax problem.
+    auto addLayerTerms = [&](reference::AttentionProblem &problem) {
+      if (causal) {
+        reference::Pattern triangle; // kind Causal
+        if (problem.pattern) {
+          reference::Pattern both;
+          both.kind = reference::Pattern::Kind::And;
+          both.members = {triangle, *problem.pattern};
+          problem.pattern = both;
+        } else {
+          problem.pattern = triangle;
+        }
+        problem.bottomRight = true;
+      }
+      if (self && l.positions == "alibi") {
+        reference::ScoreMod alibi;
+        alibi.kind = reference::ScoreMod::Kind::Alibi;
+        alibi.x = l.alibiMaxBias;
+        problem.mods.push_back(alibi);
+      }
+      if (self && l.positions == "relative") {
+        reference::ScoreMod t5;
+        t5.kind = reference::ScoreMod::Kind::T5Bias;
+        t5.n = l.relativeBuckets;
+        t5.m = l.relativeMaxDistance;
+        t5.flag = !l.isDecoder(); // encoders look both ways
+        problem.mods.push_back(t5);
+      }
+    };
     auto lookup = [&](llvm::StringRef name) -> const float * {
       auto it = operands.find(name.str());
       return it == operands.end() ? nullptr : it->second;
@@ -158,6 +217,7 @@ static ReferenceAttention bindReference(const LayerSpec &spec,
           result = llvm::createStringError("no reference for this attention");
           return;
         }
+        addLayerTerms(*problem);
         problem->query = lookup("q");
         problem->key = lookup("k");
         problem->value = lookup("v");
@@ -333,6 +393,8 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
                          bindReference(referenceSpec, context, x->batch));
     if (!expected)
       return fail(llvm::toString(expected.takeError()));
+    if (options.perturb)
+      perturbFirst(y.data, *options.perturb);
     double error = scaledError(y.data, *expected);
     bool pass = error <= options.tolerance;
     llvm::outs() << llvm::formatv(

@@ -18,7 +18,10 @@ struct LayerRunOptions {
   int64_t decodeSteps = 0;
   uint64_t seed = 0;
   bool check = false, progress = false;
-  double tolerance = 1e-4;
+  double tolerance = 1e-5;
+  /// --perturb-output (tests of --check itself): NaN, or a relative amount
+  /// added to the first output element before it is checked.
+  std::optional<double> perturb;
   unsigned repeat = 0, numThreads = 0;
 };
 
