@@ -12,6 +12,8 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # Compiler, linker and build tools.
   clang-22 lld-22 cmake ninja-build ccache
+  # Sanitizer and libFuzzer runtimes (the fuzz targets, scripts/sanitize.sh).
+  libclang-rt-22-dev
   # OpenMP runtime the compiled kernels run their parallel loops on.
   libomp-22-dev
   # Unit tests; OpenBLAS runs the layer runtime's matmuls and is the

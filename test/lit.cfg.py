@@ -24,5 +24,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "attn-compile", "AttnUnitTests"]
+tools = ["attn-opt", "attn-run", "attn-compile", "AttnUnitTests",
+         "attn-fuzz-spec", "attn-fuzz-ir", "attn-fuzz-npy",
+         "attn-fuzz-safetensors", "attn-fuzz-capi"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -49,6 +49,90 @@ int64_t elementCount(const std::vector<int64_t> &sizes) {
   return count;
 }
 
+/// One operand type of an artifact's signature: "f32[1,8,?,64]".
+struct OperandType {
+  std::string element; // f32, i32 or other
+  std::vector<int64_t> sizes; // -1: dynamic
+};
+
+/// Parses `_attn_signature_<function>` (attn-compile's signatureOf):
+/// "T T ... -> T", false when malformed.
+bool parseSignature(const char *text, std::vector<OperandType> &inputs,
+                    std::vector<OperandType> &results) {
+  std::vector<OperandType> *into = &inputs;
+  std::string word;
+  std::string all = std::string(text) + " ";
+  for (char c : all) {
+    if (c != ' ') {
+      word += c;
+      continue;
+    }
+    if (word.empty())
+      continue;
+    if (word == "->") {
+      into = &results;
+    } else {
+      size_t open = word.find('[');
+      if (open == std::string::npos || word.back() != ']')
+        return false;
+      OperandType type{word.substr(0, open), {}};
+      std::string dims = word.substr(open + 1, word.size() - open - 2);
+      size_t start = 0;
+      while (!dims.empty() && start <= dims.size()) {
+        size_t comma = dims.find(',', start);
+        std::string dim = dims.substr(start, comma - start);
+        type.sizes.push_back(dim == "?" ? -1 : std::atoll(dim.c_str()));
+        if (comma == std::string::npos)
+          break;
+        start = comma + 1;
+      }
+      into->push_back(type);
+    }
+    word.clear();
+  }
+  return into == &results;
+}
+
+/// "" when the call matches the signature the artifact exports, else why
+/// not. Static sizes must match; dynamic ones only the rank.
+std::string checkCall(const std::string &function, const char *signature,
+                      attn_tensor *const *inputs, int64_t numInputs,
+                      int64_t resultRank) {
+  std::vector<OperandType> expected, results;
+  if (!parseSignature(signature, expected, results) || results.size() != 1)
+    return "attn_run: '" + function + "' has a malformed signature";
+  if (int64_t(expected.size()) != numInputs)
+    return "attn_run: '" + function + "' takes " +
+           std::to_string(expected.size()) + " inputs, got " +
+           std::to_string(numInputs);
+  for (int64_t i = 0; i < numInputs; ++i) {
+    const OperandType &type = expected[i];
+    attn_tensor *t = inputs[i];
+    std::string which = "attn_run: input " + std::to_string(i) + " of '" +
+                        function + "'";
+    attn_dtype dtype = type.element == "f32"   ? ATTN_F32
+                       : type.element == "i32" ? ATTN_I32
+                                               : attn_dtype(-1);
+    if (dtype == attn_dtype(-1))
+      return which + " has an element type the C API does not carry";
+    if (t->dtype != dtype)
+      return which + " must be " + type.element;
+    if (t->sizes.size() != type.sizes.size())
+      return which + " must have rank " + std::to_string(type.sizes.size()) +
+             ", got " + std::to_string(t->sizes.size());
+    for (size_t d = 0; d < type.sizes.size(); ++d)
+      if (type.sizes[d] >= 0 && type.sizes[d] != t->sizes[d])
+        return which + " dimension " + std::to_string(d) + " must be " +
+               std::to_string(type.sizes[d]) + ", got " +
+               std::to_string(t->sizes[d]);
+  }
+  if (int64_t(results.front().sizes.size()) != resultRank)
+    return "attn_run: '" + function + "' returns a tensor of rank " +
+           std::to_string(results.front().sizes.size()) + ", result_rank is " +
+           std::to_string(resultRank);
+  return "";
+}
+
 /// The C-interface descriptor words of a contiguous memref:
 /// {allocated, aligned, offset, sizes[rank], strides[rank]}.
 std::vector<int64_t> descriptorOf(attn_tensor *t) {
@@ -165,6 +249,15 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
       return fail<attn_tensor>("attn_run: input " + std::to_string(i) +
                                " is NULL");
     descriptors.push_back(descriptorOf(inputs[i]));
+  }
+  // Artifacts of attn-compile export their signature: a call that does not
+  // match it would make the kernel read or write out of bounds.
+  if (const auto *signature = static_cast<const char *>(dlsym(
+          artifact->handle, (std::string("_attn_signature_") + function).c_str()))) {
+    std::string mismatch =
+        checkCall(function, signature, inputs, num_inputs, result_rank);
+    if (!mismatch.empty())
+      return fail<attn_tensor>(mismatch);
   }
   std::vector<void *> pointers;
   for (std::vector<int64_t> &d : descriptors)

@@ -82,7 +82,11 @@ llvm::Expected<NpyArray> attnrt::readNpy(llvm::StringRef path, bool f32Only) {
   auto bufferOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
   if (!bufferOr)
     return npyError(path, "cannot open: " + bufferOr.getError().message());
-  llvm::StringRef bytes = (*bufferOr)->getBuffer();
+  return parseNpy((*bufferOr)->getBuffer(), path, f32Only);
+}
+
+llvm::Expected<NpyArray> attnrt::parseNpy(llvm::StringRef bytes,
+                                          llvm::StringRef path, bool f32Only) {
   if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
     return npyError(path, "not an .npy file (bad magic)");
   uint8_t major = bytes[6];

@@ -106,9 +106,15 @@ llvm::Expected<SafetensorsFile> SafetensorsFile::open(llvm::StringRef path) {
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return fail(path, buffer.getError().message());
+  return fromBuffer(std::move(*buffer), path);
+}
+
+llvm::Expected<SafetensorsFile>
+SafetensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                            llvm::StringRef path) {
   SafetensorsFile file;
   file.path = path.str();
-  file.buffer = std::move(*buffer);
+  file.buffer = std::move(buffer);
   llvm::StringRef bytes = file.buffer->getBuffer();
   if (bytes.size() < 8)
     return fail(path, formatv("{0} bytes is too short for a safetensors "

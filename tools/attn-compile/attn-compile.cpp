@@ -29,6 +29,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -90,6 +92,44 @@ static cl::extrahelp statsHelp(
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
   return EXIT_FAILURE;
+}
+
+/// The operand and result types of an entry point as the C API reads them
+/// (runtime/lib/CApi.cpp): "f32[1,8,?,64] i32[1,?] -> f32[1,8,?,64]", `?`
+/// for a dynamic size.
+static std::string signatureOf(func::FuncOp fn) {
+  auto typeText = [](Type type) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor) {
+      os << "other";
+      return text;
+    }
+    Type element = tensor.getElementType();
+    os << (element.isF32()          ? "f32"
+           : element.isInteger(32) ? "i32"
+                                   : "other")
+       << "[";
+    llvm::interleave(
+        tensor.getShape(), os,
+        [&](int64_t size) {
+          if (ShapedType::isDynamic(size))
+            os << "?";
+          else
+            os << size;
+        },
+        ",");
+    os << "]";
+    return text;
+  };
+  std::string signature;
+  for (Type input : fn.getArgumentTypes())
+    signature += typeText(input) + " ";
+  signature += "->";
+  for (Type result : fn.getResultTypes())
+    signature += " " + typeText(result);
+  return signature;
 }
 
 /// Keeps a written output file, or reports why it could not be written
@@ -279,11 +319,15 @@ int main(int argc, char **argv) {
   if (!machine)
     return fail("cannot create a target machine for --mcpu=" + cpu);
 
-  // attn IR -> LLVM dialect.
+  // attn IR -> LLVM dialect. The signatures of the entry points are kept
+  // for the artifact (signatureOf).
+  std::vector<std::pair<std::string, std::string>> signatures;
   for (auto fn : module->getOps<func::FuncOp>())
-    if (fn.isPublic() && !fn.isExternal())
+    if (fn.isPublic() && !fn.isExternal()) {
       fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   UnitAttr::get(&context));
+      signatures.emplace_back(fn.getSymName().str(), signatureOf(fn));
+    }
   attn::CpuPipelineOptions pipeline;
   pipeline.vectorBits =
       machine->getMCSubtargetInfo()->checkFeatures("+avx512f") ? 512 : 256;
@@ -316,6 +360,14 @@ int main(int argc, char **argv) {
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
   llvmModule->setTargetTriple(llvm::Triple(triple));
+  // `_attn_signature_<function>`: the C API checks calls against it.
+  for (const auto &[name, signature] : signatures)
+    new llvm::GlobalVariable(
+        *llvmModule, llvm::ArrayType::get(llvm::Type::getInt8Ty(llvmContext),
+                                          signature.size() + 1),
+        /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+        llvm::ConstantDataArray::getString(llvmContext, signature),
+        "_attn_signature_" + name);
   // Calls of the runtime's support functions (FFT, sort, top-k) need
   // libattn_support.so: they are the external `_mlir_ciface_attn_*`.
   bool usesSupport = llvm::any_of(llvmModule->functions(), [](auto &f) {

@@ -55,7 +55,11 @@ int64_t attn_tensor_size(const attn_tensor *tensor, int64_t dim);
  * e.g. the spec's name) on `inputs` in the order of its arguments, and
  * returns its result, an f32 tensor of rank `result_rank` (4 for
  * attention, 3 for attn.fourier_mix); NULL on error. At most 8 inputs.
- * The kernel does not check operand shapes: pass the compiled ones. */
+ * Artifacts of attn-compile export their signature
+ * (`_attn_signature_<function>`): the number of inputs, their element types,
+ * ranks and static sizes, and the result's rank are checked against it
+ * before the kernel runs (dynamic sizes only by rank). Libraries without
+ * one are called as given. */
 attn_tensor *attn_run(attn_artifact *artifact, const char *function,
                       attn_tensor *const *inputs, int64_t num_inputs,
                       int64_t result_rank);

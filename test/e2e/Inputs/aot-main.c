@@ -52,6 +52,12 @@ static attn_tensor *runWithCApi(const char *path, const float *data[3]) {
   /* A result rank smaller than the kernel's: refused, nothing overwritten. */
   if (attn_run(artifact, "aot_causal", inputs, 3, 2) == NULL)
     printf("wrong rank: %s\n", attn_last_error());
+  /* Inputs that do not match the signature the artifact exports. */
+  attn_tensor *wrong[3] = {inputs[0], inputs[0], inputs[2]};
+  if (attn_run(artifact, "aot_causal", wrong, 3, 4) == NULL)
+    printf("wrong shape: %s\n", attn_last_error());
+  if (attn_run(artifact, "aot_causal", inputs, 2, 4) == NULL)
+    printf("wrong count: %s\n", attn_last_error());
   /* NULL arguments. */
   if (attn_run(artifact, "aot_causal", NULL, 3, 4) == NULL)
     printf("null inputs: %s\n", attn_last_error());

@@ -34,6 +34,10 @@ struct NpyArray {
 /// every dtype but float32.
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path, bool f32Only = true);
 
+/// The same on the bytes of an .npy file; `path` names them in errors.
+llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef path,
+                                  bool f32Only = true);
+
 /// Writes `data` with `shape` as a version 1.0 float32 .npy file.
 llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
                      llvm::ArrayRef<float> data);

@@ -40,6 +40,9 @@ public:
   /// inside the data area and not overlapping. Errors name the file and the
   /// tensor.
   static llvm::Expected<SafetensorsFile> open(llvm::StringRef path);
+  /// The same on bytes already in memory; `path` names them in errors.
+  static llvm::Expected<SafetensorsFile>
+  fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef path);
 
   llvm::StringRef getPath() const { return path; }
   bool contains(llvm::StringRef name) const { return entries.count(name); }
