@@ -18,6 +18,12 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "roundtrip
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
+# C programs that link attn's libraries need the sanitizer runtimes in the
+# sanitizer build (scripts/sanitize.sh).
+config.substitutions.append(
+    ("%sanitize_flags", "-fsanitize=address,undefined" if config.attn_sanitize else ""))
+if config.attn_sanitize:
+    config.available_features.add("sanitize")
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
