@@ -88,8 +88,9 @@ template <> struct MappingTraits<LayerShape> {
       return "d_model, ffn_hidden, max_positions, memory_length and "
              "relative_max_distance must be at most 2^40 and every weight "
              "at most 2^40 bytes";
-    if (l.relativeBuckets > 65536)
-      return "relative_buckets must be at most 65536";
+    if (l.relativeBuckets > 65536 || l.relativeMaxDistance > 65536)
+      return "relative_buckets and relative_max_distance must be at most "
+             "65536";
     if (l.kvHeads == 0)
       l.kvHeads = l.heads;
     if (l.kvHeads < 1 || l.heads % l.kvHeads != 0)

@@ -438,6 +438,9 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
   return module;
 }
 
+/// The deepest bracket nesting attn's tools parse in .mlir input.
+static constexpr unsigned kMaxIRNesting = 256;
+
 mlir::OwningOpRef<mlir::ModuleOp>
 attnspec::loadModule(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
                      mlir::MLIRContext *context) {
@@ -457,8 +460,21 @@ attnspec::loadModule(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
         llvm::SourceMgr::DK_Error, "input is empty");
     return nullptr;
   }
-  if (!isSpecFile(path))
+  if (!isSpecFile(path)) {
+    // MLIR's parser recurses once per nesting level of attributes and
+    // regions: bound it (deeper is no real module).
+    llvm::StringRef text = sourceMgr.getMemoryBuffer(id)->getBuffer();
+    size_t deep = attnrt::findExcessNesting(
+        {text.data(), text.size()}, kMaxIRNesting, attnrt::NestingSyntax::Json);
+    if (deep != std::string_view::npos) {
+      sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(text.data() + deep),
+                             llvm::SourceMgr::DK_Error,
+                             "nesting deeper than " +
+                                 llvm::Twine(kMaxIRNesting) + " levels");
+      return nullptr;
+    }
     return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, context);
+  }
   if (isLayerSpec(sourceMgr)) {
     sourceMgr.PrintMessage(
         llvm::SMLoc::getFromPointer(

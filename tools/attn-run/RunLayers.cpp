@@ -384,8 +384,16 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
             "the memory has dropped for later tokens",
             l.memoryLength, l.memoryLength + 1,
             x->length - l.memoryLength - 1));
-      referenceSpec.layer.attention.pattern =
+      // The window comes on top of the variant's own pattern.
+      std::string window =
           llvm::formatv("#attn.window<left = {0}, right = 0>", l.memoryLength);
+      std::string own = l.attention.pattern;
+      if (own.empty() || own == "none")
+        referenceSpec.layer.attention.pattern = window;
+      else
+        referenceSpec.layer.attention.pattern =
+            "#attn.and<[" + window + ", " +
+            (own[0] == '#' ? own : "#attn." + own) + "]>";
       referenceSpec.layer.memoryLength = 0;
     }
     auto expected =

@@ -1121,3 +1121,13 @@ func.func @f(%q: tensor<1x4x256x64xf32>, %k: tensor<1x4x256x64xf32>, %v: tensor<
       : (tensor<1x4x256x64xf32>, tensor<1x4x256x64xf32>, tensor<1x4x256x64xf32>, tensor<8x64xf64>) -> tensor<1x4x256x64xf32>
   return %o : tensor<1x4x256x64xf32>
 }
+
+// -----
+
+// attention: a T5 distance table past 2^16 entries
+func.func @f(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>, %t: tensor<1x32xf32>) -> tensor<1x1x16x8xf32> {
+  // expected-error @+1 {{#attn.t5_bias max_distance must be <= 2^16, got 2199023255552}}
+  %o = attn.attention %q, %k, %v rel_table(%t) mods = [#attn.t5_bias<buckets = 32, max_distance = 2199023255552, bidirectional = true>]
+      : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x32xf32>) -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}

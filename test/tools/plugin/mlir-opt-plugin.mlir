@@ -1,5 +1,7 @@
 // Debian's stock mlir-opt-22 (linked with libMLIR.so) loads attn as a
 // plugin: the dialect round-trips and attn's passes and pipelines run.
+// A sanitized plugin cannot load into the stock (uninstrumented) mlir-opt-22.
+// UNSUPPORTED: sanitize
 // RUN: mlir-opt-22 --load-dialect-plugin=%attn_obj_root/lib/libAttnPlugin.so %s | FileCheck %s --check-prefix=ROUNDTRIP
 // RUN: mlir-opt-22 --load-dialect-plugin=%attn_obj_root/lib/libAttnPlugin.so %s | mlir-opt-22 --load-dialect-plugin=%attn_obj_root/lib/libAttnPlugin.so | FileCheck %s --check-prefix=ROUNDTRIP
 // RUN: mlir-opt-22 --load-dialect-plugin=%attn_obj_root/lib/libAttnPlugin.so --load-pass-plugin=%attn_obj_root/lib/libAttnPlugin.so --pass-pipeline="builtin.module(func.func(attn-decompose-linformer),canonicalize)" %s | FileCheck %s --check-prefix=PASS

@@ -63,3 +63,10 @@ write("deep.safetensors", struct.pack("<Q", len(deep)) + deep)
 head = json.dumps({"w": {"dtype": "F32", "shape": [4611686018427387904, 4],
                          "data_offsets": [0, 16]}}).encode()
 write("overflow.safetensors", struct.pack("<Q", len(head)) + head + b"\0" * 16)
+
+# attn IR whose pattern nests 5,000 deep (MLIR's parser recurses per level).
+n = 5000
+t = "tensor<1x1x16x8xf32>"
+write("deep-or.mlir",
+      "func.func @f(%%q: %s) -> %s {\n  %%o = attn.attention %%q, %%q, %%q pattern(%s#attn.causal%s) : (%s, %s, %s) -> %s\n  return %%o : %s\n}\n"
+      % (t, t, "#attn.or<[" * n, "]>" * n, t, t, t, t, t))

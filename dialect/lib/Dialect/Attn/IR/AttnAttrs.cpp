@@ -271,8 +271,9 @@ LogicalResult T5BiasAttr::verify(EmitErrorFn emitError, int64_t buckets,
                        << " buckets, got " << buckets;
   if (failed(checkAtMost(emitError, "t5_bias", "buckets", buckets,
                          kMaxTableColumns, "2^16")) ||
+      // The lowerings tabulate a bucket per distance up to max_distance.
       failed(checkAtMost(emitError, "t5_bias", "max_distance", maxDistance,
-                         kMaxPosition, "2^40")))
+                         kMaxTableColumns, "2^16")))
     return failure();
   int64_t exact = (bidirectional ? buckets / 2 : buckets) / 2;
   if (maxDistance <= exact)
