@@ -59,7 +59,12 @@ LogicalResult attnspec::writeMaskSvg(AttentionOp op, QueryTiling queryTiling,
   q.delta = getAlignmentDelta(op.getAlignment(), shape.lq, shape.lk);
   q.head = head;
   MaskAttrInterface pattern = op.getPatternAttr();
-  TileSchedule s = buildTileSchedule(pattern, q, queryTiling, keyTile);
+  // One SVG element per visited tile: beyond a million it is no picture.
+  TileSchedule s =
+      buildTileSchedule(pattern, q, queryTiling, keyTile, int64_t(1) << 20);
+  if (!s.complete)
+    return op.emitError() << "--emit=mask-svg: more than 2^20 key tiles to "
+                             "draw; use shorter lengths";
 
   // Cells of at most 16 px, the whole grid within about 800 px.
   double cell = std::min(

@@ -183,8 +183,10 @@ std::optional<OpSchedules> buildSchedules(AttentionOp op,
   for (int64_t h = 0; h < heads; ++h) {
     q.head = h;
     schedules.perHead.push_back(
-        buildTileSchedule(pattern, q, queryTiling, keyTile));
-    if (schedules.numEntries() > kMaxScheduleEntries)
+        buildTileSchedule(pattern, q, queryTiling, keyTile,
+                          kMaxScheduleEntries - schedules.numEntries()));
+    if (!schedules.perHead.back().complete ||
+        schedules.numEntries() > kMaxScheduleEntries)
       return std::nullopt;
   }
   return schedules;

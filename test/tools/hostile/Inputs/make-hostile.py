@@ -70,3 +70,7 @@ t = "tensor<1x1x16x8xf32>"
 write("deep-or.mlir",
       "func.func @f(%%q: %s) -> %s {\n  %%o = attn.attention %%q, %%q, %%q pattern(%s#attn.causal%s) : (%s, %s, %s) -> %s\n  return %%o : %s\n}\n"
       % (t, t, "#attn.or<[" * n, "]>" * n, t, t, t, t, t))
+
+# A static causal length of 2^30: its tile schedule (2^24 query tiles, 2^47
+# tiles) is not built; the kernel classifies tiles at run time instead.
+write("long-causal.yaml", "name: long\nattention:\n  q_heads: 1\n  q_len: 1073741824\n  head_dim: 8\n  pattern: causal\n")

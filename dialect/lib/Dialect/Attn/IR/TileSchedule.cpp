@@ -50,7 +50,8 @@ static bool keepsSomething(MaskAttrInterface pattern, const MaskQuery &q,
 TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
                                            const MaskQuery &q,
                                            QueryTiling queryTiling,
-                                           int64_t keyTile) {
+                                           int64_t keyTile,
+                                           int64_t maxEntries) {
   TileSchedule s;
   s.queryTiling = queryTiling;
   s.keyTile = keyTile;
@@ -61,6 +62,10 @@ TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
     hasIntersection |= isa<AndAttr>(m);
   });
   s.rowStart.push_back(0);
+  if (s.numQueryTiles > maxEntries) {
+    s.complete = false;
+    return s;
+  }
   for (int64_t qt = 0; qt < s.numQueryTiles; ++qt) {
     std::pair<int64_t, int64_t> rows = queryTiling.rows(qt, q.lq);
     int64_t i0 = rows.first, i1 = rows.second;
@@ -73,8 +78,13 @@ TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
                                                       int64_t kt1) {
       Tile span{i0, i1, kt0 * keyTile, std::min(q.lk, kt1 * keyTile)};
       TileClass cls = pattern ? pattern.classifyTile(q, span) : TileClass::Full;
-      if (cls == TileClass::Empty)
+      if (cls == TileClass::Empty || !s.complete)
         return;
+      if (int64_t(s.keyTiles.size()) + (kt1 - kt0) > maxEntries &&
+          (cls == TileClass::Full || kt1 - kt0 == 1)) {
+        s.complete = false;
+        return;
+      }
       if (cls == TileClass::Full || kt1 - kt0 == 1) {
         if (cls == TileClass::Partial && hasIntersection &&
             !keepsSomething(pattern, q, span))
@@ -91,6 +101,8 @@ TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
     };
     if (s.numKeyTiles > 0 && i0 < i1)
       visit(0, s.numKeyTiles);
+    if (!s.complete)
+      return s;
     s.rowStart.push_back(s.keyTiles.size());
   }
   return s;

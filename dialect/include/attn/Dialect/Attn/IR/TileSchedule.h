@@ -53,6 +53,8 @@ struct TileSchedule {
   /// Per entry: the key tile index and its class (Full or Partial).
   llvm::SmallVector<int64_t> keyTiles;
   llvm::SmallVector<TileClass> classes;
+  /// False when building stopped at its entry limit.
+  bool complete = true;
 
   int64_t numVisited() const { return keyTiles.size(); }
   int64_t numTotal() const { return totalTiles; }
@@ -65,8 +67,13 @@ struct TileSchedule {
 /// head. A tile is listed iff the pattern keeps some element of it: tiles
 /// the algebra cannot decide (intersections) are checked element by element.
 /// A tile listed as Full keeps every element; Partial is always safe.
+/// Building stops once more than `maxEntries` tiles (or query tiles) would
+/// be listed: `complete` is then false and the schedule must not be used
+/// (very long static sequences take run-time classification instead of
+/// tables of that size).
 TileSchedule buildTileSchedule(MaskAttrInterface pattern, const MaskQuery &q,
-                               QueryTiling queryTiling, int64_t keyTile);
+                               QueryTiling queryTiling, int64_t keyTile,
+                               int64_t maxEntries = INT64_MAX);
 
 /// Whether the pattern keeps different elements for different heads.
 bool dependsOnHead(MaskAttrInterface pattern);
