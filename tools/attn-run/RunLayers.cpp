@@ -242,9 +242,12 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   // Generated activations are allocated from these sizes: check first.
   for (int64_t length : {options.length, options.memoryLength}) {
     int64_t shape[3] = {options.batch, length, l.dModel};
-    if (!tensorBytes(shape, 3, sizeof(float)))
+    std::optional<int64_t> bytes = tensorBytes(shape, 3, sizeof(float));
+    int64_t memory = physicalMemoryBytes();
+    if (!bytes || (memory && *bytes > memory))
       return fail(llvm::formatv("--batch {0} x --length / --memory-length {1} "
-                                "x d_model {2} floats exceed 2^40 bytes",
+                                "x d_model {2} floats exceed 2^40 bytes or this "
+                                "machine's memory",
                                 options.batch, length, l.dModel)
                       .str());
   }

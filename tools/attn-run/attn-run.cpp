@@ -21,6 +21,7 @@
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/Npy.h"
 #include "attn/Runtime/RandomFeatures.h"
 #include "attn/Runtime/Reference.h"
@@ -520,6 +521,21 @@ int main(int argc, char **argv) {
     if (auto arg = dyn_cast_or_null<BlockArgument>(value))
       if (arg.getOwner() == &entry.front())
         roleArgs[role] = arg.getArgNumber();
+  // Operands, the result and (with --check) the f64 reference must fit in
+  // this machine's memory: refuse up front instead of failing mid-way.
+  double needed = double(resultType.getNumElements()) * (check ? 12 : 8);
+  for (Type type : entry.getArgumentTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && tensor.hasStaticShape())
+      needed += double(tensor.getNumElements()) *
+                double(elementBytes(tensor.getElementType()));
+  if (int64_t memory = attnrt::physicalMemoryBytes();
+      memory && needed > double(memory))
+    return fail(llvm::formatv("@{0} needs {1:F1} GB of buffers, this machine "
+                              "has {2:F1} GB",
+                              entry.getSymName(), needed * 1e-9,
+                              double(memory) * 1e-9)
+                    .str());
   for (BlockArgument arg : entry.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type || !type.hasStaticShape() ||

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <unistd.h>
 #include <optional>
 #include <string_view>
 
@@ -43,6 +44,15 @@ inline std::optional<int64_t> tensorBytes(const int64_t *sizes, size_t count,
   if (!bytes || *bytes > kMaxTensorBytes)
     return std::nullopt;
   return bytes;
+}
+
+/// The machine's physical memory in bytes (0 when unknown): runs whose
+/// buffers need more are refused up front rather than failing mid-way.
+inline int64_t physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return 0;
+  return int64_t(pages) * int64_t(pageSize);
 }
 
 /// Syntax whose strings and comments are skipped when nesting is counted.

@@ -74,3 +74,6 @@ write("deep-or.mlir",
 # A static causal length of 2^30: its tile schedule (2^24 query tiles, 2^47
 # tiles) is not built; the kernel classifies tiles at run time instead.
 write("long-causal.yaml", "name: long\nattention:\n  q_heads: 1\n  q_len: 1073741824\n  head_dim: 8\n  pattern: causal\n")
+
+# Buffers of 687 GB: more than any machine here holds.
+write("more-than-memory.yaml", "name: bigmem\nattention:\n  q_heads: 16\n  q_len: 268435456\n  head_dim: 8\n  pattern: causal\n")
