@@ -2,12 +2,15 @@
 //
 // Behaves like mlir-opt: every upstream dialect, extension and pass is
 // registered next to ours, so attn IR can be mixed with and lowered through
-// any upstream pipeline. One difference: an input file with nothing in it is
-// an error (usually a wrong path or a failed generator), not an empty module.
+// any upstream pipeline. Two differences: an input file with nothing in it is
+// an error (usually a wrong path or a failed generator), not an empty module;
+// and input nesting deeper than 256 brackets is an error before MLIR's
+// recursive parser overflows the stack on it.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Runtime/InputLimits.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -21,9 +24,10 @@
 
 using namespace mlir;
 
-/// Reports `file:1:1: error: ...` when the input file holds only whitespace.
-/// Standard input is left alone: reading it here would consume it.
-static bool isEmptyInput(StringRef inputFilename) {
+/// Reports `file:line:col: error: ...` when the input file holds only
+/// whitespace or nests deeper than the parser can recurse. Standard input
+/// is left alone: reading it here would consume it.
+static bool isRejectedInput(StringRef inputFilename) {
   if (inputFilename == "-")
     return false;
   std::string message;
@@ -31,14 +35,24 @@ static bool isEmptyInput(StringRef inputFilename) {
       openInputFile(inputFilename, &message);
   if (!file)
     return false; // MlirOptMain reports unreadable files itself
-  if (!file->getBuffer().trim().empty())
-    return false;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(1);
-  sourceMgr.PrintMessage(
-      llvm::SMLoc::getFromPointer(buffer->getBufferStart()),
-      llvm::SourceMgr::DK_Error, "input is empty; expected MLIR operations");
+  StringRef text = sourceMgr.getMemoryBuffer(1)->getBuffer();
+  constexpr unsigned kMaxNesting = 256;
+  size_t deep = attnrt::findExcessNesting({text.data(), text.size()},
+                                          kMaxNesting,
+                                          attnrt::NestingSyntax::Json);
+  if (deep != std::string_view::npos) {
+    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(text.data() + deep),
+                           llvm::SourceMgr::DK_Error,
+                           "nesting deeper than 256 levels");
+    return true;
+  }
+  if (!text.trim().empty())
+    return false;
+  sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(text.data()),
+                         llvm::SourceMgr::DK_Error,
+                         "input is empty; expected MLIR operations");
   return true;
 }
 
@@ -54,7 +68,7 @@ int main(int argc, char **argv) {
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "attn optimizer driver\n",
                                  registry);
-  if (isEmptyInput(inputFilename))
+  if (isRejectedInput(inputFilename))
     return EXIT_FAILURE;
   return asMainReturnCode(
       MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
