@@ -10,6 +10,7 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/InputLimits.h"
+#include "FuzzContext.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -18,14 +19,7 @@
 #include "mlir/Pass/PassManager.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static mlir::MLIRContext *context = [] {
-    mlir::DialectRegistry registry;
-    attnspec::registerToolDialects(registry);
-    auto *ctx = new mlir::MLIRContext(registry);
-    ctx->loadAllAvailableDialects();
-    ctx->disableMultithreading();
-    return ctx;
-  }();
+  mlir::MLIRContext *context = &attnfuzz::context();
   std::string_view text(reinterpret_cast<const char *>(data), size);
   if (attnrt::findExcessNesting(text, attnrt::kMaxNestingDepth,
                                 attnrt::NestingSyntax::Json) !=

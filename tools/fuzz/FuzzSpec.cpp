@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Spec/LayerSpec.h"
+#include "FuzzContext.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -13,15 +14,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static mlir::MLIRContext *context = [] {
-    mlir::DialectRegistry registry;
-    attnspec::registerToolDialects(registry);
-    auto *ctx = new mlir::MLIRContext(registry);
-    ctx->loadAllAvailableDialects();
-    return ctx;
-  }();
-  // Diagnostics are the expected outcome: keep them off the terminal.
-  llvm::errs().SetUnbuffered();
+  mlir::MLIRContext *context = &attnfuzz::context();
   llvm::SourceMgr sourceMgr;
   sourceMgr.setDiagHandler([](const llvm::SMDiagnostic &, void *) {});
   mlir::ScopedDiagnosticHandler quiet(
