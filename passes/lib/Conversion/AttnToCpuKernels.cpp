@@ -242,26 +242,26 @@ public:
 private:
   func::FuncOp buildTileFunction(ModuleOp module);
   void setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf);
-  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(v); }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value f32Const(float v) {
-    return b.create<arith::ConstantOp>(b.getF32FloatAttr(v));
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }
   Value vecConst(float v) {
-    return b.create<arith::ConstantOp>(
-        DenseElementsAttr::get(vec, b.getF32FloatAttr(v)));
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vec, b.getF32FloatAttr(v)));
   }
-  Value add(Value x, Value y) { return b.create<arith::AddIOp>(x, y); }
-  Value mul(Value x, Value y) { return b.create<arith::MulIOp>(x, y); }
-  Value sub(Value x, Value y) { return b.create<arith::SubIOp>(x, y); }
-  Value minIndex(Value x, Value y) { return b.create<arith::MinSIOp>(x, y); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value minIndex(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
   Value dim(Value memref, int64_t d) {
     return b.createOrFold<memref::DimOp>(memref, d);
   }
   Value loadVec(Value memref, ValueRange indices) {
-    return b.create<vector::LoadOp>(vec, memref, indices);
+    return vector::LoadOp::create(b, vec, memref, indices);
   }
   void storeVec(Value value, Value memref, ValueRange indices) {
-    b.create<vector::StoreOp>(value, memref, indices);
+    vector::StoreOp::create(b, value, memref, indices);
   }
   /// Lane offset of query vector t.
   Value lane(int64_t t) { return index(t * kLanes); }
@@ -324,8 +324,8 @@ private:
   Value queryPositionVector(int64_t t);
   Value splatPosition(Value index);
   Value splatIndex(Value v) {
-    return b.create<vector::BroadcastOp>(
-        VectorType::get({kLanes}, b.getIndexType()), v);
+    return vector::BroadcastOp::create(
+        b, VectorType::get({kLanes}, b.getIndexType()), v);
   }
   /// `mayDropKeys` (i1): whether the tile may hold dropped (-inf) scores,
   /// whose value rows must then not be read into the sum at all.
@@ -359,14 +359,14 @@ private:
 scf::ForOp
 CpuFlashKernel::loop(Value lb, Value ub, int64_t step, ValueRange init,
                      function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto forOp = b.create<scf::ForOp>(lb, ub, index(step), init);
+  auto forOp = scf::ForOp::create(b, lb, ub, index(step), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forOp.getBody());
   SmallVector<Value> results =
       body(forOp.getInductionVar(), forOp.getRegionIterArgs());
   if (forOp.getBody()->empty() ||
       !forOp.getBody()->back().hasTrait<OpTrait::IsTerminator>())
-    b.create<scf::YieldOp>(results);
+    scf::YieldOp::create(b, results);
   else
     forOp.getBody()->back().setOperands(results);
   return forOp;
@@ -382,10 +382,10 @@ void CpuFlashKernel::packQueries(Value qT, Value tq) {
   loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
     Value row = add(i0, q);
     loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
-      Value x = b.create<memref::LoadOp>(query,
-                                         ValueRange{batchIv, headIv, row, c});
-      b.create<memref::StoreOp>(b.create<arith::MulFOp>(x, scale), qT,
-                                ValueRange{c, q});
+      Value x =
+          memref::LoadOp::create(b, query, ValueRange{batchIv, headIv, row, c});
+      memref::StoreOp::create(b, arith::MulFOp::create(b, x, scale), qT,
+                              ValueRange{c, q});
       return SmallVector<Value>{};
     });
     return SmallVector<Value>{};
@@ -423,8 +423,8 @@ SmallVector<Value> CpuFlashKernel::blockedUpdates(
 
 void CpuFlashKernel::forRowBlocks(
     Value total, function_ref<void(Value, int64_t)> body) {
-  Value blocked = mul(b.create<arith::DivUIOp>(total, index(kRowBlock)),
-                      index(kRowBlock));
+  Value blocked =
+      mul(arith::DivUIOp::create(b, total, index(kRowBlock)), index(kRowBlock));
   loop(index(0), blocked, kRowBlock, {}, [&](Value start, ValueRange) {
     body(start, kRowBlock);
     return SmallVector<Value>{};
@@ -444,8 +444,8 @@ void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
         [&](Value c, int64_t t) { return loadVec(qT, {c, lane(t)}); },
         [&](Value c, int64_t g) -> Value {
           Value row = add(add(j0, r0), index(g));
-          return b.create<memref::LoadOp>(
-              key, ValueRange{batchIv, kvHead, row, c});
+          return memref::LoadOp::create(b, key,
+                                        ValueRange{batchIv, kvHead, row, c});
         });
     for (int64_t g = 0; g < rows; ++g)
       for (int64_t t = 0; t < kQueryVectors; ++t)
@@ -458,9 +458,10 @@ Value CpuFlashKernel::queryPositions(int64_t t) {
   SmallVector<int64_t> iota(kLanes);
   for (int64_t n = 0; n < kLanes; ++n)
     iota[n] = t * kLanes + n;
-  Value offsets = b.create<arith::ConstantOp>(DenseElementsAttr::get(
-      VectorType::get({kLanes}, b.getIndexType()), ArrayRef<int64_t>(iota)));
-  return b.create<arith::AddIOp>(splatIndex(i0), offsets);
+  Value offsets = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({kLanes}, b.getIndexType()),
+                                ArrayRef<int64_t>(iota)));
+  return arith::AddIOp::create(b, splatIndex(i0), offsets);
 }
 
 Value CpuFlashKernel::splatPosition(Value index) {
@@ -493,22 +494,23 @@ void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
     Value key = splatPosition(j);
     Value keyId;
     if (kvSegments)
-      keyId = b.create<vector::BroadcastOp>(
-          VectorType::get({kLanes}, b.getI64Type()), segmentId(kvSegments, j));
+      keyId = vector::BroadcastOp::create(
+          b, VectorType::get({kLanes}, b.getI64Type()),
+          segmentId(kvSegments, j));
     for (int64_t t = 0; t < kQueryVectors; ++t) {
       auto evaluate = [&](MaskAttrInterface member) -> Value {
         if (isTablePattern(member))
           return tableLanes[member][t];
         if (isa<SegmentsAttr>(member))
-          return b.create<arith::CmpIOp>(arith::CmpIPredicate::eq,
-                                         queryIds[t], keyId);
+          return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, queryIds[t],
+                                       keyId);
         return {};
       };
       context.evaluateMember = evaluate;
       Value kept = emitElementMask(b, b.getLoc(), pattern,
                                    queryPositionVector(t), key, context);
       Value s = loadVec(sT, {r, lane(t)});
-      storeVec(b.create<arith::SelectOp>(kept, s, negInf), sT, {r, lane(t)});
+      storeVec(arith::SelectOp::create(b, kept, s, negInf), sT, {r, lane(t)});
     }
     return SmallVector<Value>{};
   });
@@ -524,12 +526,13 @@ SmallVector<Value> CpuFlashKernel::tableLaneMasks(MaskAttrInterface m,
   Value lastQuery = sub(queryLen, index(1));
   SmallVector<Value> masks;
   for (int64_t t = 0; t < kQueryVectors; ++t) {
-    Value lanes = b.create<arith::ConstantOp>(DenseElementsAttr::get(
-        VectorType::get({kLanes}, b.getI1Type()), false));
+    Value lanes = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()),
+                                  false));
     for (int64_t n = 0; n < kLanes; ++n) {
       Value i = minIndex(add(i0, index(t * kLanes + n)), lastQuery);
       Value kept = emitElementMask(b, b.getLoc(), m, i, j0, context);
-      lanes = b.create<vector::InsertOp>(kept, lanes, ArrayRef<int64_t>{n});
+      lanes = vector::InsertOp::create(b, kept, lanes, ArrayRef<int64_t>{n});
     }
     masks.push_back(lanes);
   }
@@ -537,21 +540,22 @@ SmallVector<Value> CpuFlashKernel::tableLaneMasks(MaskAttrInterface m,
 }
 
 Value CpuFlashKernel::segmentId(Value ids, Value position) {
-  Value id = b.create<memref::LoadOp>(ids, ValueRange{batchIv, position});
+  Value id = memref::LoadOp::create(b, ids, ValueRange{batchIv, position});
   if (id.getType().isInteger(64))
     return id;
-  return b.create<arith::ExtSIOp>(b.getI64Type(), id);
+  return arith::ExtSIOp::create(b, b.getI64Type(), id);
 }
 
 void CpuFlashKernel::loadQueryIds() {
   Value lastQuery = sub(queryLen, index(1));
   for (int64_t t = 0; t < kQueryVectors; ++t) {
-    Value ids = b.create<arith::ConstantOp>(DenseElementsAttr::get(
-        VectorType::get({kLanes}, b.getI64Type()), int64_t(0)));
+    Value ids = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(VectorType::get({kLanes}, b.getI64Type()),
+                                  int64_t(0)));
     for (int64_t n = 0; n < kLanes; ++n) {
       Value i = minIndex(add(i0, index(t * kLanes + n)), lastQuery);
-      ids = b.create<vector::InsertOp>(segmentId(qSegments, i), ids,
-                                       ArrayRef<int64_t>{n});
+      ids = vector::InsertOp::create(b, segmentId(qSegments, i), ids,
+                                     ArrayRef<int64_t>{n});
     }
     queryIds.push_back(ids);
   }
@@ -560,14 +564,13 @@ void CpuFlashKernel::loadQueryIds() {
 std::pair<Value, Value> CpuFlashKernel::idRange(Value ids, Value first,
                                                 Value count) {
   Value init[] = {
-      b.create<arith::ConstantIntOp>(std::numeric_limits<int64_t>::max(), 64),
-      b.create<arith::ConstantIntOp>(std::numeric_limits<int64_t>::min(),
-                                     64)};
+      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::max(), 64),
+      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::min(), 64)};
   scf::ForOp range =
       loop(index(0), count, 1, init, [&](Value n, ValueRange acc) {
         Value id = segmentId(ids, add(first, n));
-        return SmallVector<Value>{b.create<arith::MinSIOp>(acc[0], id),
-                                  b.create<arith::MaxSIOp>(acc[1], id)};
+        return SmallVector<Value>{arith::MinSIOp::create(b, acc[0], id),
+                                  arith::MaxSIOp::create(b, acc[1], id)};
       });
   return {range.getResult(0), range.getResult(1)};
 }
@@ -577,14 +580,15 @@ std::pair<Value, Value> CpuFlashKernel::segmentTileClass(Value j0, Value tk) {
   // packed documents (sorted, consecutive ids) this is exact.
   auto [keyMin, keyMax] = idRange(kvSegments, j0, tk);
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
-    return b.create<arith::CmpIOp>(p, x, y);
+    return arith::CmpIOp::create(b, p, x, y);
   };
   using P = arith::CmpIPredicate;
-  Value isEmpty = b.create<arith::OrIOp>(cmp(P::slt, keyMax, queryIdMin),
-                                         cmp(P::sgt, keyMin, queryIdMax));
-  Value isFull = b.create<arith::AndIOp>(
-      b.create<arith::AndIOp>(cmp(P::eq, queryIdMin, queryIdMax),
-                              cmp(P::eq, keyMin, keyMax)),
+  Value isEmpty = arith::OrIOp::create(b, cmp(P::slt, keyMax, queryIdMin),
+                                       cmp(P::sgt, keyMin, queryIdMax));
+  Value isFull = arith::AndIOp::create(
+      b,
+      arith::AndIOp::create(b, cmp(P::eq, queryIdMin, queryIdMax),
+                            cmp(P::eq, keyMin, keyMax)),
       cmp(P::eq, queryIdMin, keyMin));
   return {isEmpty, isFull};
 }
@@ -592,9 +596,9 @@ std::pair<Value, Value> CpuFlashKernel::segmentTileClass(Value j0, Value tk) {
 void CpuFlashKernel::countTile(int64_t which) {
   if (!counters)
     return;
-  Value n = b.create<memref::LoadOp>(counters, ValueRange{index(which)});
-  b.create<memref::StoreOp>(add(n, index(1)), counters,
-                            ValueRange{index(which)});
+  Value n = memref::LoadOp::create(b, counters, ValueRange{index(which)});
+  memref::StoreOp::create(b, add(n, index(1)), counters,
+                          ValueRange{index(which)});
 }
 
 void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
@@ -603,31 +607,32 @@ void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
       cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1);
   Value deltaLanes = splatIndex(delta);
   // Relative-position tables are gathered per query lane.
-  Value allLanes = b.create<arith::ConstantOp>(DenseElementsAttr::get(
-      VectorType::get({kLanes}, b.getI1Type()), true));
+  Value allLanes = arith::ConstantOp::create(
+      b,
+      DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()), true));
   Value zeros = vecConst(0.0f);
   auto gatherRelTable = [&](Value head, Value columns) -> Value {
-    return b.create<vector::GatherOp>(vec, relTable,
-                                      ValueRange{head, index(0)}, columns,
-                                      allLanes, zeros, IntegerAttr());
+    return vector::GatherOp::create(b, vec, relTable,
+                                    ValueRange{head, index(0)}, columns,
+                                    allLanes, zeros, IntegerAttr());
   };
   auto gatherConstant = [&](ArrayRef<float> values, Value indices) -> Value {
     memref::GlobalOp global = createF32Table(
         (op->getParentOfType<func::FuncOp>().getSymName() + "__attn_mod_table")
             .str(),
         values);
-    Value table = b.create<memref::GetGlobalOp>(global.getType(),
-                                                global.getSymName());
-    return b.create<vector::GatherOp>(vec, table, ValueRange{index(0)},
-                                      indices, allLanes, zeros, IntegerAttr());
+    Value table =
+        memref::GetGlobalOp::create(b, global.getType(), global.getSymName());
+    return vector::GatherOp::create(b, vec, table, ValueRange{index(0)},
+                                    indices, allLanes, zeros, IntegerAttr());
   };
   ScoreModLanes lanes{gatherRelTable, gatherConstant};
   loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
     Value key = splatIndex(add(j0, r));
     for (int64_t t = 0; t < kQueryVectors; ++t) {
       // r = j - (i + delta) for each query lane.
-      Value distance = b.create<arith::SubIOp>(
-          key, b.create<arith::AddIOp>(queryPositions(t), deltaLanes));
+      Value distance = arith::SubIOp::create(
+          b, key, arith::AddIOp::create(b, queryPositions(t), deltaLanes));
       Value x = emitSoftcap(b, b.getLoc(), mods, loadVec(sT, {r, lane(t)}));
       x = emitScoreMods(b, b.getLoc(), mods, x, distance, headIv, Value(),
                         numHeads, lanes);
@@ -642,12 +647,12 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
                                                 Value tk, Value mayDropKeys) {
   Value negInf = vecConst(-INFINITY), zero = vecConst(0.0f);
   auto isNegInf = [&](Value x) {
-    return b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, x, negInf);
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, negInf);
   };
   // exp(x - shift) with exact zeros for x = -inf (dropped scores).
   auto expShifted = [&](Value x, Value shift) {
-    Value e = b.create<math::ExpOp>(b.create<arith::SubFOp>(x, shift));
-    return b.create<arith::SelectOp>(isNegInf(x), zero, e);
+    Value e = math::ExpOp::create(b, arith::SubFOp::create(b, x, shift));
+    return arith::SelectOp::create(b, isNegInf(x), zero, e);
   };
 
   SmallVector<Value> mOld, mSafe, alpha;
@@ -657,13 +662,13 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
     SmallVector<Value> next;
     for (int64_t t = 0; t < kQueryVectors; ++t)
       next.push_back(
-          b.create<arith::MaximumFOp>(mx[t], loadVec(sT, {r, lane(t)})));
+          arith::MaximumFOp::create(b, mx[t], loadVec(sT, {r, lane(t)})));
     return next;
   });
   for (int64_t t = 0; t < kQueryVectors; ++t) {
     Value mNew = maxLoop.getResult(t);
     // A max of -inf means nothing kept yet: subtract 0 instead.
-    mSafe.push_back(b.create<arith::SelectOp>(isNegInf(mNew), zero, mNew));
+    mSafe.push_back(arith::SelectOp::create(b, isNegInf(mNew), zero, mNew));
     alpha.push_back(expShifted(mOld[t], mSafe[t]));
     storeVec(mNew, m, {lane(t)});
   }
@@ -674,13 +679,13 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
     for (int64_t t = 0; t < kQueryVectors; ++t) {
       Value p = expShifted(loadVec(sT, {r, lane(t)}), mSafe[t]);
       storeVec(p, sT, {r, lane(t)});
-      next.push_back(b.create<arith::AddFOp>(s[t], p));
+      next.push_back(arith::AddFOp::create(b, s[t], p));
     }
     return next;
   });
   for (int64_t t = 0; t < kQueryVectors; ++t) {
     Value lOld = loadVec(l, {lane(t)});
-    storeVec(b.create<vector::FMAOp>(lOld, alpha[t], sumLoop.getResult(t)), l,
+    storeVec(vector::FMAOp::create(b, lOld, alpha[t], sumLoop.getResult(t)), l,
              {lane(t)});
   }
 
@@ -730,16 +735,17 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
 void CpuFlashKernel::storeOutput(Value accT, Value l, Value tq) {
   Value zero = f32Const(0.0f), one = f32Const(1.0f);
   loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
-    Value sum = b.create<memref::LoadOp>(l, ValueRange{q});
-    Value empty = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, sum, zero);
+    Value sum = memref::LoadOp::create(b, l, ValueRange{q});
+    Value empty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
     // Rows that kept nothing are 0, never NaN.
-    Value inv = b.create<arith::SelectOp>(
-        empty, zero, b.create<arith::DivFOp>(one, sum));
+    Value inv = arith::SelectOp::create(b, empty, zero,
+                                        arith::DivFOp::create(b, one, sum));
     Value row = add(i0, q);
     loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
-      Value a = b.create<memref::LoadOp>(accT, ValueRange{c, q});
-      b.create<memref::StoreOp>(b.create<arith::MulFOp>(a, inv), out,
-                                ValueRange{batchIv, headIv, row, c});
+      Value a = memref::LoadOp::create(b, accT, ValueRange{c, q});
+      memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
+                              ValueRange{batchIv, headIv, row, c});
       return SmallVector<Value>{};
     });
     return SmallVector<Value>{};
@@ -773,10 +779,9 @@ memref::GlobalOp CpuFlashKernel::createF32Table(StringRef name,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
   auto type = MemRefType::get({int64_t(data.size())}, f32);
-  auto global = b.create<memref::GlobalOp>(
-      name, b.getStringAttr("private"), type,
-      DenseElementsAttr::get(RankedTensorType::get(type.getShape(), f32),
-                             data),
+  auto global = memref::GlobalOp::create(
+      b, name, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(RankedTensorType::get(type.getShape(), f32), data),
       /*constant=*/true, /*alignment=*/IntegerAttr());
   SymbolTable(module).insert(global); // uniquifies the name
   cached = global;
@@ -787,8 +792,8 @@ memref::GlobalOp CpuFlashKernel::createTable(ModuleOp module, StringRef name,
                                              ArrayRef<int32_t> data) {
   auto type = MemRefType::get({int64_t(data.size())}, b.getI32Type());
   auto tensorType = RankedTensorType::get(type.getShape(), b.getI32Type());
-  auto global = b.create<memref::GlobalOp>(
-      name, b.getStringAttr("private"), type,
+  auto global = memref::GlobalOp::create(
+      b, name, b.getStringAttr("private"), type,
       DenseElementsAttr::get(tensorType, data), /*constant=*/true,
       /*alignment=*/IntegerAttr());
   SymbolTable(module).insert(global); // uniquifies the name
@@ -799,20 +804,20 @@ void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
                                     Value qT, Value sT, Value m, Value l,
                                     Value accT) {
   Value tk = minIndex(index(keyTile), sub(keyLen, j0));
-  Value trueValue = b.create<arith::ConstantIntOp>(1, 1);
+  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
   auto negate = [&](Value x) -> Value {
-    return b.create<arith::XOrIOp>(x, trueValue);
+    return arith::XOrIOp::create(b, x, trueValue);
   };
   if (plan.runtimeSegments) {
     auto [segmentsEmpty, segmentsFull] = segmentTileClass(j0, tk);
-    isEmpty = b.create<arith::OrIOp>(isEmpty, segmentsEmpty);
-    needsMask = b.create<arith::OrIOp>(needsMask, negate(segmentsFull));
+    isEmpty = arith::OrIOp::create(b, isEmpty, segmentsEmpty);
+    needsMask = arith::OrIOp::create(b, needsMask, negate(segmentsFull));
   }
   // Conditions known here (e.g. no pattern) emit no branch.
   auto thenIf = [&](Value cond) {
     if (matchPattern(cond, m_One()))
       return;
-    auto ifOp = b.create<scf::IfOp>(cond, /*withElseRegion=*/false);
+    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
   };
   OpBuilder::InsertionGuard tileGuard(b);
@@ -837,37 +842,37 @@ void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
       op.getModsAttr() && llvm::any_of(op.getModsAttr(), [](Attribute mod) {
         return isa<AdaptiveSpanAttr>(mod);
       });
-  Value mayDropKeys = modsDropKeys ? b.create<arith::ConstantIntOp>(1, 1)
+  Value mayDropKeys = modsDropKeys ? arith::ConstantIntOp::create(b, 1, 1)
                       : masks      ? needsMask
-                                   : b.create<arith::ConstantIntOp>(0, 1);
+                                   : arith::ConstantIntOp::create(b, 0, 1);
   updateSoftmaxAndAccumulate(sT, m, l, accT, j0, tk, mayDropKeys);
 }
 
 void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,
                                      Value sT, Value m, Value l, Value accT) {
-  Value falseValue = b.create<arith::ConstantIntOp>(0, 1);
+  Value falseValue = arith::ConstantIntOp::create(b, 0, 1);
   if (plan.schedules) {
     // The entries of this (head, query tile): key tile * 2 + partial.
     Value headRow = plan.schedules->sharedByHeads ? index(0) : headIv;
     int64_t numQueryTiles = plan.schedules->perHead.front().numQueryTiles;
     Value row = add(mul(headRow, index(numQueryTiles)), queryTileIndex);
     auto table = [&](memref::GlobalOp global) -> Value {
-      return b.create<memref::GetGlobalOp>(global.getType(),
-                                           global.getSymName());
+      return memref::GetGlobalOp::create(b, global.getType(),
+                                         global.getSymName());
     };
     Value rowStart = table(rowStartTable), entries = table(entryTable);
     auto loadIndex = [&](Value memref, Value position) -> Value {
-      return b.create<arith::IndexCastOp>(
-          b.getIndexType(),
-          b.create<memref::LoadOp>(memref, ValueRange{position}));
+      return arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          memref::LoadOp::create(b, memref, ValueRange{position}));
     };
     Value first = loadIndex(rowStart, row);
     Value last = loadIndex(rowStart, add(row, index(1)));
     loop(first, last, 1, {}, [&](Value entry, ValueRange) {
       Value code = loadIndex(entries, entry);
-      Value j0 = mul(b.create<arith::ShRUIOp>(code, index(1)), index(keyTile));
-      Value partial = b.create<arith::CmpIOp>(
-          arith::CmpIPredicate::ne, b.create<arith::AndIOp>(code, index(1)),
+      Value j0 = mul(arith::ShRUIOp::create(b, code, index(1)), index(keyTile));
+      Value partial = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::ne, arith::AndIOp::create(b, code, index(1)),
           index(0));
       processKeyTile(j0, falseValue, partial, qT, sT, m, l, accT);
       return SmallVector<Value>{};
@@ -882,8 +887,8 @@ void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,
       std::tie(isEmpty, isFull) =
           emitTileClass(b, b.getLoc(), plan.staticPattern, i0, add(i0, tq), j0,
                         add(j0, tk), delta);
-      needsMask = b.create<arith::XOrIOp>(
-          isFull, b.create<arith::ConstantIntOp>(1, 1));
+      needsMask = arith::XOrIOp::create(b, isFull,
+                                        arith::ConstantIntOp::create(b, 1, 1));
     }
     processKeyTile(j0, isEmpty, needsMask, qT, sT, m, l, accT);
     return SmallVector<Value>{};
@@ -932,14 +937,14 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   if (plan.countTiles && !module.lookupSymbol("attn_record_tiles")) {
     Type i64 = b.getI64Type();
-    auto record = b.create<func::FuncOp>(
-        "attn_record_tiles",
-        b.getFunctionType({i64, i64, i64, i64, i64}, {}));
+    auto record =
+        func::FuncOp::create(b, "attn_record_tiles",
+                             b.getFunctionType({i64, i64, i64, i64, i64}, {}));
     record.setPrivate();
   }
   // Named after the caller so that artifacts linked together do not clash.
-  auto fn = b.create<func::FuncOp>(
-      (parent.getSymName() + "__attn_cpu_flash_tile").str(),
+  auto fn = func::FuncOp::create(
+      b, (parent.getSymName() + "__attn_cpu_flash_tile").str(),
       b.getFunctionType(argTypes, {}));
   fn.setPrivate();
   SymbolTable(module).insert(fn); // uniquifies the name
@@ -958,22 +963,22 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   if (op.getRelTable())
     relTable = entry->getArgument(nextArg++);
-  Value groups = b.create<arith::DivUIOp>(dim(query, 1), dim(key, 1));
-  kvHead = b.create<arith::DivUIOp>(headIv, groups);
+  Value groups = arith::DivUIOp::create(b, dim(query, 1), dim(key, 1));
+  kvHead = arith::DivUIOp::create(b, headIv, groups);
   if (std::optional<APFloat> attr = op.getScale()) {
     scale = f32Const(attr->convertToFloat());
   } else {
-    Value d = b.create<arith::IndexCastUIOp>(b.getI64Type(), headDim);
-    scale = b.create<math::RsqrtOp>(b.create<arith::UIToFPOp>(f32, d));
+    Value d = arith::IndexCastUIOp::create(b, b.getI64Type(), headDim);
+    scale = math::RsqrtOp::create(b, arith::UIToFPOp::create(b, f32, d));
   }
   // Rows [i0, i0 + tq) of this query tile (QueryTiling::rows).
   Value tileEnd;
   if (int64_t period = plan.queryTiling.period) {
     Value perPeriod = index(plan.queryTiling.tilesPerPeriod());
-    Value periodStart =
-        mul(b.create<arith::DivUIOp>(queryTileIndex, perPeriod), index(period));
+    Value periodStart = mul(
+        arith::DivUIOp::create(b, queryTileIndex, perPeriod), index(period));
     i0 = add(periodStart,
-             mul(b.create<arith::RemUIOp>(queryTileIndex, perPeriod),
+             mul(arith::RemUIOp::create(b, queryTileIndex, perPeriod),
                  index(kQueryTile)));
     tileEnd = minIndex(add(i0, index(kQueryTile)),
                        add(periodStart, index(period)));
@@ -982,14 +987,14 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     tileEnd = add(i0, index(kQueryTile));
   }
   // Tiles past the end (the last period's) have no rows.
-  Value tq = b.create<arith::MaxSIOp>(
-      sub(minIndex(tileEnd, queryLen), minIndex(i0, queryLen)), index(0));
+  Value tq = arith::MaxSIOp::create(
+      b, sub(minIndex(tileEnd, queryLen), minIndex(i0, queryLen)), index(0));
 
   // Per-tile scratch, 64-byte aligned for full-width vector accesses.
   IntegerAttr align = b.getI64IntegerAttr(64);
   auto scratch = [&](ArrayRef<int64_t> shape, ValueRange sizes) {
-    return b.create<memref::AllocaOp>(MemRefType::get(shape, f32), sizes,
-                                      align);
+    return memref::AllocaOp::create(b, MemRefType::get(shape, f32), sizes,
+                                    align);
   };
   int64_t dyn = ShapedType::kDynamic;
   Value qT = scratch({dyn, kQueryTile}, {headDim});
@@ -997,10 +1002,10 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   Value accT = scratch({dyn, kQueryTile}, {valueDim});
   Value m = scratch({kQueryTile}, {}), l = scratch({kQueryTile}, {});
   if (plan.countTiles) {
-    counters = b.create<memref::AllocaOp>(
-        MemRefType::get({2}, b.getIndexType()));
+    counters =
+        memref::AllocaOp::create(b, MemRefType::get({2}, b.getIndexType()));
     for (int64_t c = 0; c < 2; ++c)
-      b.create<memref::StoreOp>(index(0), counters, ValueRange{index(c)});
+      memref::StoreOp::create(b, index(0), counters, ValueRange{index(c)});
   }
   if (usesSegments)
     loadQueryIds();
@@ -1024,18 +1029,17 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   if (counters) {
     Type i64 = b.getI64Type();
     auto asI64 = [&](Value v) -> Value {
-      return b.create<arith::IndexCastOp>(i64, v);
+      return arith::IndexCastOp::create(b, i64, v);
     };
-    b.create<func::CallOp>(
-        "attn_record_tiles", TypeRange{},
-        ValueRange{asI64(index(kQueryTile)),
-                   asI64(index(plan.queryTiling.period)), asI64(index(keyTile)),
-                   asI64(b.create<memref::LoadOp>(counters,
-                                                  ValueRange{index(0)})),
-                   asI64(b.create<memref::LoadOp>(counters,
-                                                  ValueRange{index(1)}))});
+    func::CallOp::create(
+        b, "attn_record_tiles", TypeRange{},
+        ValueRange{
+            asI64(index(kQueryTile)), asI64(index(plan.queryTiling.period)),
+            asI64(index(keyTile)),
+            asI64(memref::LoadOp::create(b, counters, ValueRange{index(0)})),
+            asI64(memref::LoadOp::create(b, counters, ValueRange{index(1)}))});
   }
-  b.create<func::ReturnOp>();
+  func::ReturnOp::create(b);
   return fn;
 }
 
@@ -1044,8 +1048,8 @@ Value CpuFlashKernel::build(ModuleOp moduleOp) {
   func::FuncOp tileFn = buildTileFunction(module);
 
   auto toBuffer = [&](Value tensor) -> Value {
-    return b.create<bufferization::ToBufferOp>(bufferTypeOf(tensor), tensor,
-                                               /*read_only=*/true);
+    return bufferization::ToBufferOp::create(b, bufferTypeOf(tensor), tensor,
+                                             /*read_only=*/true);
   };
   Value q = toBuffer(op.getQuery()), k = toBuffer(op.getKey()),
         v = toBuffer(op.getValue());
@@ -1053,7 +1057,7 @@ Value CpuFlashKernel::build(ModuleOp moduleOp) {
   Value numQueryTiles =
       plan.queryTiling.period
           ? index(plan.queryTiling.numTiles(op.getMaskShape().lq))
-          : b.create<arith::CeilDivUIOp>(dim(q, 2), index(kQueryTile));
+          : arith::CeilDivUIOp::create(b, dim(q, 2), index(kQueryTile));
 
   auto resultType = cast<RankedTensorType>(op.getType());
   SmallVector<Value> dynamicSizes;
@@ -1061,9 +1065,9 @@ Value CpuFlashKernel::build(ModuleOp moduleOp) {
   for (int64_t d = 0; d < 4; ++d)
     if (resultType.isDynamicDim(d))
       dynamicSizes.push_back(resultDims[d]);
-  Value result = b.create<memref::AllocOp>(
-      MemRefType::get(resultType.getShape(), f32), dynamicSizes,
-      b.getI64IntegerAttr(64));
+  Value result =
+      memref::AllocOp::create(b, MemRefType::get(resultType.getShape(), f32),
+                              dynamicSizes, b.getI64IntegerAttr(64));
 
   // Segment ids and the relative-position table, as the tile function takes
   // them after its index arguments.
@@ -1073,8 +1077,8 @@ Value CpuFlashKernel::build(ModuleOp moduleOp) {
                       toBuffer(op.getKvSegments())};
   if (op.getRelTable())
     operandBuffers.push_back(toBuffer(op.getRelTable()));
-  auto forall = b.create<scf::ForallOp>(
-      getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
+  auto forall = scf::ForallOp::create(
+      b, getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
       ValueRange{}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -1082,11 +1086,11 @@ Value CpuFlashKernel::build(ModuleOp moduleOp) {
     SmallVector<Value> args = {q, k, v, result};
     llvm::append_range(args, forall.getInductionVars());
     llvm::append_range(args, operandBuffers);
-    b.create<func::CallOp>(tileFn, args);
+    func::CallOp::create(b, tileFn, args);
   }
-  return b.create<bufferization::ToTensorOp>(resultType, result,
-                                             /*restrict=*/b.getUnitAttr(),
-                                             /*writable=*/b.getUnitAttr());
+  return bufferization::ToTensorOp::create(b, resultType, result,
+                                           /*restrict=*/b.getUnitAttr(),
+                                           /*writable=*/b.getUnitAttr());
 }
 
 struct AttnToCpuKernelsPass

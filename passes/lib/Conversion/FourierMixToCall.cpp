@@ -44,7 +44,7 @@ struct AttnFourierMixToCallPass
       SmallVector<Value> sizes;
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (type.isDynamicDim(d))
-          sizes.push_back(b.create<tensor::DimOp>(loc, op.getInput(), d));
+          sizes.push_back(tensor::DimOp::create(b, loc, op.getInput(), d));
       Value result = createRuntimeCall(b, loc, kFunction, op.getInput(),
                                        type, {sizes})
                          .front();

@@ -67,21 +67,20 @@ int64_t dimOf(Value v, unsigned d) {
 Value KernelizedDecomposition::features(Value x, bool isQuery) {
   FeatureMap map = op.getFeatureMap();
   if (map == FeatureMap::relu)
-    return eb.map("bhld->bhld", x,
-                  [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                    return nb.create<arith::MaximumFOp>(l, a[0], eb.f32(0))
-                        .getResult();
-                  });
+    return eb.map(
+        "bhld->bhld", x, [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+          return arith::MaximumFOp::create(nb, l, a[0], eb.f32(0)).getResult();
+        });
   if (map == FeatureMap::elu_plus_one)
-    return eb.map("bhld->bhld", x,
-                  [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                    Value positive = nb.create<arith::CmpFOp>(
-                        l, arith::CmpFPredicate::OGT, a[0], eb.f32(0));
-                    Value plusOne = nb.create<arith::AddFOp>(l, a[0], eb.f32(1));
-                    Value exp = nb.create<math::ExpOp>(l, a[0]);
-                    return nb.create<arith::SelectOp>(l, positive, plusOne, exp)
-                        .getResult();
-                  });
+    return eb.map(
+        "bhld->bhld", x, [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+          Value positive = arith::CmpFOp::create(
+              nb, l, arith::CmpFPredicate::OGT, a[0], eb.f32(0));
+          Value plusOne = arith::AddFOp::create(nb, l, a[0], eb.f32(1));
+          Value exp = math::ExpOp::create(nb, l, a[0]);
+          return arith::SelectOp::create(nb, l, positive, plusOne, exp)
+              .getResult();
+        });
 
   // Random features: W x' with x' = x D^(-1/4).
   Value omega = op.getOmega();
@@ -91,76 +90,72 @@ Value KernelizedDecomposition::features(Value x, bool isQuery) {
   Value proj = eb.contract("bhld,fd->bhlf", {x, omega}, "bhlfd");
   if (map == FeatureMap::favor) {
     // t = W x' - |x'|^2 / 2, then phi = exp(t - max) / sqrt(m).
-    Value halfSquare = eb.map("bhld->bhld", x,
-                              [&](OpBuilder &nb, Location l, ValueRange a,
-                                  IndexFn) {
-                                Value sq = nb.create<arith::MulFOp>(l, a[0], a[0]);
-                                return nb
-                                    .create<arith::MulFOp>(l, sq,
-                                                           eb.f32(s * s / 2))
-                                    .getResult();
-                              });
+    Value halfSquare = eb.map(
+        "bhld->bhld", x, [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+          Value sq = arith::MulFOp::create(nb, l, a[0], a[0]);
+          return arith::MulFOp::create(nb, l, sq, eb.f32(s * s / 2))
+              .getResult();
+        });
     Value sqNorm = eb.reduce("bhld->bhl", halfSquare, Reduction::Sum);
-    Value t = eb.map("bhlf,bhl->bhlf", {proj, sqNorm},
-                     [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                       Value scaled =
-                           nb.create<arith::MulFOp>(l, a[0], eb.f32(s));
-                       return nb.create<arith::SubFOp>(l, scaled, a[1])
-                           .getResult();
-                     });
+    Value t =
+        eb.map("bhlf,bhl->bhlf", {proj, sqNorm},
+               [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+                 Value scaled = arith::MulFOp::create(nb, l, a[0], eb.f32(s));
+                 return arith::SubFOp::create(nb, l, scaled, a[1]).getResult();
+               });
     StringRef maxSpec = isQuery ? "bhlf->bhl" : "bhlf->bh";
     StringRef applySpec = isQuery ? "bhlf,bhl->bhlf" : "bhlf,bh->bhlf";
     Value max = eb.reduce(maxSpec, t, Reduction::Max);
-    return eb.map(applySpec, {t, max},
-                  [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                    Value shifted = nb.create<arith::SubFOp>(l, a[0], a[1]);
-                    Value e = nb.create<math::ExpOp>(l, shifted);
-                    return nb.create<arith::MulFOp>(l, e, eb.f32(norm))
-                        .getResult();
-                  });
+    return eb.map(
+        applySpec, {t, max},
+        [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+          Value shifted = arith::SubFOp::create(nb, l, a[0], a[1]);
+          Value e = math::ExpOp::create(nb, l, shifted);
+          return arith::MulFOp::create(nb, l, e, eb.f32(norm)).getResult();
+        });
   }
   // RFA: [sin(W x'), cos(W x')] / sqrt(m), the sines first.
   auto trig = [&](bool cosine) {
-    return eb.map("bhlf->bhlf", proj,
-                  [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                    Value arg = nb.create<arith::MulFOp>(l, a[0], eb.f32(s));
-                    Value y = cosine ? nb.create<math::CosOp>(l, arg).getResult()
-                                     : nb.create<math::SinOp>(l, arg).getResult();
-                    return nb.create<arith::MulFOp>(l, y, eb.f32(norm))
-                        .getResult();
-                  });
+    return eb.map(
+        "bhlf->bhlf", proj,
+        [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+          Value arg = arith::MulFOp::create(nb, l, a[0], eb.f32(s));
+          Value y = cosine ? math::CosOp::create(nb, l, arg).getResult()
+                           : math::SinOp::create(nb, l, arg).getResult();
+          return arith::MulFOp::create(nb, l, y, eb.f32(norm)).getResult();
+        });
   };
   auto projType = cast<RankedTensorType>(proj.getType());
   SmallVector<int64_t> shape(projType.getShape());
   shape[3] = 2 * m;
-  Value both = b.create<tensor::EmptyOp>(loc, shape, b.getF32Type());
+  Value both = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
   SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
       sizes = tensor::getMixedSizes(b, loc, proj),
       strides(4, b.getIndexAttr(1));
-  both = b.create<tensor::InsertSliceOp>(loc, trig(false), both, offsets,
-                                         sizes, strides);
+  both = tensor::InsertSliceOp::create(b, loc, trig(false), both, offsets,
+                                       sizes, strides);
   offsets[3] = b.getIndexAttr(m);
-  return b.create<tensor::InsertSliceOp>(loc, trig(true), both, offsets, sizes,
-                                         strides);
+  return tensor::InsertSliceOp::create(b, loc, trig(true), both, offsets, sizes,
+                                       strides);
 }
 
 /// num / den per row, 0 where den is 0.
 Value KernelizedDecomposition::quotient(Value num, Value den) {
-  return eb.map("bhie,bhi->bhie", {num, den},
-                [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                  Value zero = nb.create<arith::CmpFOp>(
-                      l, arith::CmpFPredicate::OEQ, a[1], eb.f32(0));
-                  Value q = nb.create<arith::DivFOp>(l, a[0], a[1]);
-                  return nb.create<arith::SelectOp>(l, zero, eb.f32(0), q)
-                      .getResult();
-                });
+  return eb.map(
+      "bhie,bhi->bhie", {num, den},
+      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+        Value zero = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                           a[1], eb.f32(0));
+        Value q = arith::DivFOp::create(nb, l, a[0], a[1]);
+        return arith::SelectOp::create(nb, l, zero, eb.f32(0), q).getResult();
+      });
 }
 
 Value KernelizedDecomposition::add(StringRef letters, Value x, Value y) {
   std::string spec = (letters + "," + letters + "->" + letters).str();
   return eb.map(spec, {x, y},
                 [](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                  return nb.create<arith::AddFOp>(l, a[0], a[1]).getResult();
+                  return arith::AddFOp::create(nb, l, a[0], a[1]).getResult();
                 });
 }
 
@@ -187,8 +182,8 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
   // Zero-padded copies: zero key features add nothing; padded query rows
   // are cut off at the end.
   auto zeros = [&](ArrayRef<int64_t> shape) {
-    Value empty = b.create<tensor::EmptyOp>(loc, shape, f32);
-    return b.create<linalg::FillOp>(loc, eb.f32(0), empty).getResult(0);
+    Value empty = tensor::EmptyOp::create(b, loc, shape, f32);
+    return linalg::FillOp::create(b, loc, eb.f32(0), empty).getResult(0);
   };
   auto offsetsAt = [&](OpFoldResult row) {
     return SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0), row,
@@ -199,10 +194,9 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
     auto type = cast<RankedTensorType>(x.getType());
     SmallVector<int64_t> shape(type.getShape());
     shape[2] = padded;
-    return b
-        .create<tensor::InsertSliceOp>(loc, x, zeros(shape),
-                                       offsetsAt(b.getIndexAttr(0)),
-                                       tensor::getMixedSizes(b, loc, x), unit)
+    return tensor::InsertSliceOp::create(b, loc, x, zeros(shape),
+                                         offsetsAt(b.getIndexAttr(0)),
+                                         tensor::getMixedSizes(b, loc, x), unit)
         .getResult();
   };
   phiQ = pad(phiQ);
@@ -212,8 +206,8 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
   Value state0 = zeros({batch, heads, m, dv});
   Value sum0 = zeros({batch, heads, m});
   Value out0 = zeros({batch, heads, padded, dv});
-  auto loop = b.create<scf::ForOp>(
-      loc, eb.index(0), eb.index(padded), eb.index(kCausalChunk),
+  auto loop = scf::ForOp::create(
+      b, loc, eb.index(0), eb.index(padded), eb.index(kCausalChunk),
       ValueRange{state0, sum0, out0},
       [&](OpBuilder &nb, Location l, Value row, ValueRange iter) {
         OpBuilder::InsertionGuard guard(b);
@@ -225,10 +219,9 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
           SmallVector<OpFoldResult> sizes;
           for (int64_t s : shape)
             sizes.push_back(b.getIndexAttr(s));
-          return b
-              .create<tensor::ExtractSliceOp>(
-                  l, RankedTensorType::get(shape, f32), x, offsetsAt(row),
-                  sizes, unit)
+          return tensor::ExtractSliceOp::create(
+                     b, l, RankedTensorType::get(shape, f32), x, offsetsAt(row),
+                     sizes, unit)
               .getResult();
         };
         Value q = chunkOf(phiQ), k = chunkOf(phiK), v = chunkOf(value);
@@ -239,9 +232,10 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
         Value lower = eb.map(
             "bhij->bhij", scores,
             [&](OpBuilder &mb, Location ml, ValueRange a, IndexFn indexOf) {
-              Value keep = mb.create<arith::CmpIOp>(
-                  ml, arith::CmpIPredicate::ule, indexOf('j'), indexOf('i'));
-              return mb.create<arith::SelectOp>(ml, keep, a[0], eb.f32(0))
+              Value keep =
+                  arith::CmpIOp::create(mb, ml, arith::CmpIPredicate::ule,
+                                        indexOf('j'), indexOf('i'));
+              return arith::SelectOp::create(mb, ml, keep, a[0], eb.f32(0))
                   .getResult();
             });
         Value num = add("bhie",
@@ -253,8 +247,8 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
         SmallVector<OpFoldResult> outSizes = {
             b.getIndexAttr(batch), b.getIndexAttr(heads),
             b.getIndexAttr(kCausalChunk), b.getIndexAttr(dv)};
-        Value nextOut = b.create<tensor::InsertSliceOp>(
-            l, chunkOut, out, offsetsAt(row), outSizes, unit);
+        Value nextOut = tensor::InsertSliceOp::create(
+            b, l, chunkOut, out, offsetsAt(row), outSizes, unit);
 
         // The state now covers this chunk too.
         Value nextState =
@@ -262,13 +256,13 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
                 eb.contract("bhjf,bhje->bhfe", {k, v}, "bhjfe"));
         Value nextSum =
             add("bhf", sum, eb.reduce("bhjf->bhf", k, Reduction::Sum));
-        b.create<scf::YieldOp>(l, ValueRange{nextState, nextSum, nextOut});
+        scf::YieldOp::create(b, l, ValueRange{nextState, nextSum, nextOut});
       });
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(batch),
                                      b.getIndexAttr(heads), b.getIndexAttr(lq),
                                      b.getIndexAttr(dv)};
-  return b.create<tensor::ExtractSliceOp>(
-      loc, RankedTensorType::get({batch, heads, lq, dv}, f32),
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({batch, heads, lq, dv}, f32),
       loop.getResult(2), offsetsAt(b.getIndexAttr(0)), sizes, unit);
 }
 

@@ -59,7 +59,7 @@ private:
                                       IndexFn indexOf, int64_t offset);
 
   Value index(OpBuilder &nb, Location l, Value i64) {
-    return nb.create<arith::IndexCastOp>(l, nb.getIndexType(), i64);
+    return arith::IndexCastOp::create(nb, l, nb.getIndexType(), i64);
   }
 
   LshOp op;
@@ -82,28 +82,28 @@ Value LshDecomposition::buckets(Value proj) {
         // linalg.index must sit directly in the generic, not in the loop.
         Value batchIv = indexOf('b'), headIv = indexOf('h'),
               roundIv = indexOf('r'), rowIv = indexOf('l');
-        Value init[] = {eb.f32(-INFINITY),
-                        nb.create<arith::ConstantOp>(l, nb.getI64IntegerAttr(0))};
-        auto loop = nb.create<scf::ForOp>(
-            l, eb.index(0), eb.index(2 * half), eb.index(1), init,
+        Value init[] = {eb.f32(-INFINITY), arith::ConstantOp::create(
+                                               nb, l, nb.getI64IntegerAttr(0))};
+        auto loop = scf::ForOp::create(
+            nb, l, eb.index(0), eb.index(2 * half), eb.index(1), init,
             [&](OpBuilder &fb, Location fl, Value n, ValueRange best) {
-              Value negated = fb.create<arith::CmpIOp>(
-                  fl, arith::CmpIPredicate::uge, n, halfV);
-              Value column = fb.create<arith::SelectOp>(
-                  fl, negated, fb.create<arith::SubIOp>(fl, n, halfV), n);
-              Value p = fb.create<tensor::ExtractOp>(
-                  fl, proj,
+              Value negated = arith::CmpIOp::create(
+                  fb, fl, arith::CmpIPredicate::uge, n, halfV);
+              Value column = arith::SelectOp::create(
+                  fb, fl, negated, arith::SubIOp::create(fb, fl, n, halfV), n);
+              Value p = tensor::ExtractOp::create(
+                  fb, fl, proj,
                   ValueRange{batchIv, headIv, roundIv, rowIv, column});
-              Value x = fb.create<arith::SelectOp>(
-                  fl, negated, fb.create<arith::NegFOp>(fl, p), p);
-              Value better = fb.create<arith::CmpFOp>(
-                  fl, arith::CmpFPredicate::OGT, x, best[0]);
-              Value nI64 = fb.create<arith::IndexCastOp>(fl, i64, n);
-              fb.create<scf::YieldOp>(
-                  fl, ValueRange{
-                          fb.create<arith::SelectOp>(fl, better, x, best[0]),
-                          fb.create<arith::SelectOp>(fl, better, nI64,
-                                                     best[1])});
+              Value x = arith::SelectOp::create(
+                  fb, fl, negated, arith::NegFOp::create(fb, fl, p), p);
+              Value better = arith::CmpFOp::create(
+                  fb, fl, arith::CmpFPredicate::OGT, x, best[0]);
+              Value nI64 = arith::IndexCastOp::create(fb, fl, i64, n);
+              scf::YieldOp::create(
+                  fb, fl,
+                  ValueRange{
+                      arith::SelectOp::create(fb, fl, better, x, best[0]),
+                      arith::SelectOp::create(fb, fl, better, nI64, best[1])});
             });
         return loop.getResult(1);
       },
@@ -121,19 +121,20 @@ std::pair<Value, Value> LshDecomposition::sortedIndex(OpBuilder &nb,
                                                       Location l,
                                                       IndexFn indexOf,
                                                       int64_t offset) {
-  Value t = nb.create<arith::AddIOp>(
-      l, nb.create<arith::MulIOp>(l, indexOf('n'), eb.index(chunk)),
+  Value t = arith::AddIOp::create(
+      nb, l, arith::MulIOp::create(nb, l, indexOf('n'), eb.index(chunk)),
       indexOf('w'));
-  Value valid = nb.create<arith::AndIOp>(
-      l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::uge, t,
-                                  eb.index(offset)),
-      nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, t,
-                               eb.index(length + offset)));
-  Value sorted = nb.create<arith::MinUIOp>(
-      l,
-      nb.create<arith::SubIOp>(
-          l, nb.create<arith::MaxUIOp>(l, t, eb.index(offset)),
-          eb.index(offset)),
+  Value valid = arith::AndIOp::create(
+      nb, l,
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::uge, t,
+                            eb.index(offset)),
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, t,
+                            eb.index(length + offset)));
+  Value sorted = arith::MinUIOp::create(
+      nb, l,
+      arith::SubIOp::create(nb, l,
+                            arith::MaxUIOp::create(nb, l, t, eb.index(offset)),
+                            eb.index(offset)),
       eb.index(length - 1));
   return {valid, sorted};
 }
@@ -150,13 +151,13 @@ Value LshDecomposition::gatherRows(Value rows, Value order, int64_t width,
         auto [valid, sorted] = sortedIndex(nb, l, indexOf, offset);
         Value position = index(
             nb, l,
-            nb.create<tensor::ExtractOp>(
-                l, order,
+            tensor::ExtractOp::create(
+                nb, l, order,
                 ValueRange{indexOf('b'), indexOf('h'), indexOf('r'), sorted}));
-        Value x = nb.create<tensor::ExtractOp>(
-            l, rows,
+        Value x = tensor::ExtractOp::create(
+            nb, l, rows,
             ValueRange{indexOf('b'), indexOf('h'), position, indexOf('d')});
-        return nb.create<arith::SelectOp>(l, valid, x, eb.f32(0)).getResult();
+        return arith::SelectOp::create(nb, l, valid, x, eb.f32(0)).getResult();
       },
       {{'b', eb.index(batch)},
        {'h', eb.index(heads)},
@@ -173,12 +174,12 @@ Value LshDecomposition::chunkPositions(Value order, int64_t width,
       "->bhrnw", {},
       [&](OpBuilder &nb, Location l, ValueRange, IndexFn indexOf) {
         auto [valid, sorted] = sortedIndex(nb, l, indexOf, offset);
-        Value position = nb.create<tensor::ExtractOp>(
-            l, order,
+        Value position = tensor::ExtractOp::create(
+            nb, l, order,
             ValueRange{indexOf('b'), indexOf('h'), indexOf('r'), sorted});
         Value missing =
-            nb.create<arith::ConstantOp>(l, nb.getI64IntegerAttr(-1));
-        return nb.create<arith::SelectOp>(l, valid, position, missing)
+            arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(-1));
+        return arith::SelectOp::create(nb, l, valid, position, missing)
             .getResult();
       },
       {{'b', eb.index(batch)},
@@ -194,15 +195,15 @@ Value LshDecomposition::bucketsAt(Value bucket, Value positions) {
   return eb.map(
       "bhrnw->bhrnw", positions,
       [&](OpBuilder &nb, Location l, ValueRange a, IndexFn indexOf) {
-        Value zero = nb.create<arith::ConstantOp>(l, nb.getI64IntegerAttr(0));
+        Value zero = arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(0));
         Value valid =
-            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, a[0], zero);
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, a[0], zero);
         Value position =
-            index(nb, l, nb.create<arith::MaxSIOp>(l, a[0], zero));
-        Value id = nb.create<tensor::ExtractOp>(
-            l, bucket,
+            index(nb, l, arith::MaxSIOp::create(nb, l, a[0], zero));
+        Value id = tensor::ExtractOp::create(
+            nb, l, bucket,
             ValueRange{indexOf('b'), indexOf('h'), indexOf('r'), position});
-        return nb.create<arith::SelectOp>(l, valid, id, a[0]).getResult();
+        return arith::SelectOp::create(nb, l, valid, id, a[0]).getResult();
       },
       {}, "", b.getI64Type());
 }
@@ -220,11 +221,11 @@ Value LshDecomposition::inSequenceOrder(Value chunked, Value rank) {
         Value sorted = index(nb, l, a[0]);
         SmallVector<Value> at = {
             indexOf('b'), indexOf('h'), indexOf('r'),
-            nb.create<arith::DivUIOp>(l, sorted, eb.index(chunk)),
-            nb.create<arith::RemUIOp>(l, sorted, eb.index(chunk))};
+            arith::DivUIOp::create(nb, l, sorted, eb.index(chunk)),
+            arith::RemUIOp::create(nb, l, sorted, eb.index(chunk))};
         if (rows)
           at.push_back(indexOf('d'));
-        return nb.create<tensor::ExtractOp>(l, chunked, at).getResult();
+        return tensor::ExtractOp::create(nb, l, chunked, at).getResult();
       },
       sizes);
 }
@@ -249,27 +250,24 @@ LogicalResult LshDecomposition::run() {
                                : 1.0 / std::sqrt(double(d));
   Type i64 = b.getI64Type();
   auto div = [&](OpBuilder &nb, Location l, Value x, Value y) -> Value {
-    return nb.create<arith::DivFOp>(l, x, y);
+    return arith::DivFOp::create(nb, l, x, y);
   };
 
   // Keys: the rows of qk at unit length (a zero row stays zero).
   Value norm2 = eb.contract("bhld,bhld->bhl", {qk, qk});
-  Value keys = eb.map("bhld,bhl->bhld", {qk, norm2},
-                      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                        Value zero = nb.create<arith::CmpFOp>(
-                            l, arith::CmpFPredicate::OEQ, a[1], eb.f32(0));
-                        Value unit =
-                            div(nb, l, a[0], nb.create<math::SqrtOp>(l, a[1]));
-                        return nb.create<arith::SelectOp>(l, zero, eb.f32(0),
-                                                          unit)
-                            .getResult();
-                      });
-  Value queries = eb.map("bhld->bhld", qk,
-                         [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                           return nb.create<arith::MulFOp>(l, a[0],
-                                                           eb.f32(scale))
-                               .getResult();
-                         });
+  Value keys =
+      eb.map("bhld,bhl->bhld", {qk, norm2},
+             [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+               Value zero = arith::CmpFOp::create(
+                   nb, l, arith::CmpFPredicate::OEQ, a[1], eb.f32(0));
+               Value unit = div(nb, l, a[0], math::SqrtOp::create(nb, l, a[1]));
+               return arith::SelectOp::create(nb, l, zero, eb.f32(0), unit)
+                   .getResult();
+             });
+  Value queries = eb.map(
+      "bhld->bhld", qk, [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+        return arith::MulFOp::create(nb, l, a[0], eb.f32(scale)).getResult();
+      });
 
   // Hashing and the sort.
   Value bucket = buckets(
@@ -277,17 +275,17 @@ LogicalResult LshDecomposition::run() {
   auto flatType = RankedTensorType::get({batch * heads * rounds, length}, i64);
   SmallVector<ReassociationIndices> flatten = {{0, 1, 2}, {3}};
   Value flatBuckets =
-      b.create<tensor::CollapseShapeOp>(loc, flatType, bucket, flatten);
+      tensor::CollapseShapeOp::create(b, loc, flatType, bucket, flatten);
   SmallVector<Value> sorted = createRuntimeCall(
       b, loc, "attn_counting_sort", flatBuckets,
       {flatType, flatType,
        RankedTensorType::get({batch * heads * rounds, 0}, i64)});
   auto roundType =
       RankedTensorType::get({batch, heads, rounds, length}, i64);
-  Value order = b.create<tensor::ExpandShapeOp>(loc, roundType, sorted[0],
-                                                flatten);
-  Value rank = b.create<tensor::ExpandShapeOp>(loc, roundType, sorted[1],
-                                               flatten);
+  Value order =
+      tensor::ExpandShapeOp::create(b, loc, roundType, sorted[0], flatten);
+  Value rank =
+      tensor::ExpandShapeOp::create(b, loc, roundType, sorted[1], flatten);
 
   // Chunked attention: queries n C + i, keys (n - 1) C + w.
   Value q = gatherRows(queries, order, chunk, 0);
@@ -303,17 +301,18 @@ LogicalResult LshDecomposition::run() {
        kBucket},
       [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
         auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
-          return nb.create<arith::CmpIOp>(l, p, x, y);
+          return arith::CmpIOp::create(nb, l, p, x, y);
         };
-        Value zero = nb.create<arith::ConstantOp>(l, nb.getI64IntegerAttr(0));
-        Value keep = nb.create<arith::AndIOp>(
-            l, cmp(arith::CmpIPredicate::sge, a[2], zero),
-            nb.create<arith::AndIOp>(l, cmp(arith::CmpIPredicate::eq, a[3], a[4]),
-                                     cmp(arith::CmpIPredicate::ne, a[1], a[2])));
+        Value zero = arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(0));
+        Value keep = arith::AndIOp::create(
+            nb, l, cmp(arith::CmpIPredicate::sge, a[2], zero),
+            arith::AndIOp::create(nb, l,
+                                  cmp(arith::CmpIPredicate::eq, a[3], a[4]),
+                                  cmp(arith::CmpIPredicate::ne, a[1], a[2])));
         if (causal)
-          keep = nb.create<arith::AndIOp>(
-              l, keep, cmp(arith::CmpIPredicate::sle, a[2], a[1]));
-        return nb.create<arith::SelectOp>(l, keep, a[0], eb.f32(-INFINITY))
+          keep = arith::AndIOp::create(
+              nb, l, keep, cmp(arith::CmpIPredicate::sle, a[2], a[1]));
+        return arith::SelectOp::create(nb, l, keep, a[0], eb.f32(-INFINITY))
             .getResult();
       });
   // Softmax with empty rows: shift by 0 when the row max is -inf.
@@ -325,9 +324,9 @@ LogicalResult LshDecomposition::run() {
   Value chunkOut = eb.divideOrZero("bhrnid,bhrni->bhrnid", numerator, sum);
   auto logSumExp = [&](OpBuilder &nb, Location l, Value s, Value m) -> Value {
     Value empty =
-        nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, s, eb.f32(0));
-    Value lse = nb.create<arith::AddFOp>(l, m, nb.create<math::LogOp>(l, s));
-    return nb.create<arith::SelectOp>(l, empty, eb.f32(-INFINITY), lse);
+        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, s, eb.f32(0));
+    Value lse = arith::AddFOp::create(nb, l, m, math::LogOp::create(nb, l, s));
+    return arith::SelectOp::create(nb, l, empty, eb.f32(-INFINITY), lse);
   };
   Value chunkLse = eb.map("bhrni,bhrni->bhrni", {sum, shift},
                           [&](OpBuilder &nb, Location l, ValueRange a,
@@ -345,10 +344,10 @@ LogicalResult LshDecomposition::run() {
       "bhpd,bhp,bhpd->bhpd", {mixed, total, v},
       [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
         // No key in any round: the query attends to itself alone.
-        Value alone = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                               a[1], eb.f32(0));
-        return nb.create<arith::SelectOp>(l, alone, a[2],
-                                          div(nb, l, a[0], a[1]))
+        Value alone = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                            a[1], eb.f32(0));
+        return arith::SelectOp::create(nb, l, alone, a[2],
+                                       div(nb, l, a[0], a[1]))
             .getResult();
       });
   op.replaceAllUsesWith(out);

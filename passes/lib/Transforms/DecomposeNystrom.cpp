@@ -45,20 +45,21 @@ Value averagingMatrix(EinsumBuilder &eb, int64_t m,
       [&](OpBuilder &nb, Location l, ValueRange, IndexFn indexOf) {
         Value s = indexOf('s'), row = indexOf('l');
         Value lengthV = eb.index(length), mV = eb.index(m);
-        Value begin = nb.create<arith::DivUIOp>(
-            l, nb.create<arith::MulIOp>(l, s, lengthV), mV);
-        Value next = nb.create<arith::AddIOp>(l, s, eb.index(1));
-        Value end = nb.create<arith::DivUIOp>(
-            l, nb.create<arith::MulIOp>(l, next, lengthV), mV);
-        Value inside = nb.create<arith::AndIOp>(
-            l,
-            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::uge, row, begin),
-            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, row, end));
-        Value size = nb.create<arith::IndexCastUIOp>(
-            l, nb.getI64Type(), nb.create<arith::SubIOp>(l, end, begin));
-        Value weight = nb.create<arith::DivFOp>(
-            l, eb.f32(1), nb.create<arith::UIToFPOp>(l, nb.getF32Type(), size));
-        return nb.create<arith::SelectOp>(l, inside, weight, eb.f32(0))
+        Value begin = arith::DivUIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, s, lengthV), mV);
+        Value next = arith::AddIOp::create(nb, l, s, eb.index(1));
+        Value end = arith::DivUIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, next, lengthV), mV);
+        Value inside = arith::AndIOp::create(
+            nb, l,
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::uge, row, begin),
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, row, end));
+        Value size = arith::IndexCastUIOp::create(
+            nb, l, nb.getI64Type(), arith::SubIOp::create(nb, l, end, begin));
+        Value weight = arith::DivFOp::create(
+            nb, l, eb.f32(1),
+            arith::UIToFPOp::create(nb, l, nb.getF32Type(), size));
+        return arith::SelectOp::create(nb, l, inside, weight, eb.f32(0))
             .getResult();
       },
       {{'s', eb.index(m)}, {'l', eb.index(length)}});
@@ -69,15 +70,14 @@ Value softmaxRows(EinsumBuilder &eb, Value x) {
   Value max = eb.reduce("bhst->bhs", x, Reduction::Max);
   Value e = eb.map("bhst,bhs->bhst", {x, max},
                    [](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                     return nb
-                         .create<math::ExpOp>(
-                             l, nb.create<arith::SubFOp>(l, a[0], a[1]))
+                     return math::ExpOp::create(
+                                nb, l, arith::SubFOp::create(nb, l, a[0], a[1]))
                          .getResult();
                    });
   Value sum = eb.reduce("bhst->bhs", e, Reduction::Sum);
   return eb.map("bhst,bhs->bhst", {e, sum},
                 [](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                  return nb.create<arith::DivFOp>(l, a[0], a[1]).getResult();
+                  return arith::DivFOp::create(nb, l, a[0], a[1]).getResult();
                 });
 }
 
@@ -85,11 +85,12 @@ Value softmaxRows(EinsumBuilder &eb, Value x) {
 Value diagonalMinus(EinsumBuilder &eb, double c, Value x) {
   return eb.map("bhsu->bhsu", x,
                 [&](OpBuilder &nb, Location l, ValueRange a, IndexFn indexOf) {
-                  Value diagonal = nb.create<arith::CmpIOp>(
-                      l, arith::CmpIPredicate::eq, indexOf('s'), indexOf('u'));
-                  Value d = nb.create<arith::SelectOp>(l, diagonal, eb.f32(c),
-                                                       eb.f32(0));
-                  return nb.create<arith::SubFOp>(l, d, a[0]).getResult();
+                  Value diagonal =
+                      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                            indexOf('s'), indexOf('u'));
+                  Value d = arith::SelectOp::create(nb, l, diagonal, eb.f32(c),
+                                                    eb.f32(0));
+                  return arith::SubFOp::create(nb, l, d, a[0]).getResult();
                 });
 }
 
@@ -106,15 +107,16 @@ Value pseudoInverse(OpBuilder &b, Location loc, EinsumBuilder &eb, Value a,
       "bhs->bh", eb.reduce("bhst->bhs", a, Reduction::Sum), Reduction::Max);
   Value colMax = eb.reduce(
       "bht->bh", eb.reduce("bhst->bht", a, Reduction::Sum), Reduction::Max);
-  Value z = eb.map("bhts,bh,bh->bhst", {a, rowMax, colMax},
-                   [](OpBuilder &nb, Location l, ValueRange v, IndexFn) {
-                     Value norm = nb.create<arith::MulFOp>(l, v[1], v[2]);
-                     return nb.create<arith::DivFOp>(l, v[0], norm).getResult();
-                   });
+  Value z =
+      eb.map("bhts,bh,bh->bhst", {a, rowMax, colMax},
+             [](OpBuilder &nb, Location l, ValueRange v, IndexFn) {
+               Value norm = arith::MulFOp::create(nb, l, v[1], v[2]);
+               return arith::DivFOp::create(nb, l, v[0], norm).getResult();
+             });
   // An scf.for rather than unrolled steps: the IR (and LLVM's compile
   // time) stays the same size whatever the number of steps.
-  auto loop = b.create<scf::ForOp>(
-      loc, eb.index(0), eb.index(iterations), eb.index(1), ValueRange{z},
+  auto loop = scf::ForOp::create(
+      b, loc, eb.index(0), eb.index(iterations), eb.index(1), ValueRange{z},
       [&](OpBuilder &nb, Location l, Value, ValueRange iter) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -123,13 +125,13 @@ Value pseudoInverse(OpBuilder &b, Location loc, EinsumBuilder &eb, Value a,
         Value inner = matmul(eb, az, diagonalMinus(eb, 7, az));
         Value middle = matmul(eb, az, diagonalMinus(eb, 15, inner));
         Value outer = matmul(eb, zi, diagonalMinus(eb, 13, middle));
-        Value next = eb.map(
-            "bhsu->bhsu", outer,
-            [&](OpBuilder &mb, Location ml, ValueRange v, IndexFn) {
-              return mb.create<arith::MulFOp>(ml, v[0], eb.f32(0.25))
-                  .getResult();
-            });
-        b.create<scf::YieldOp>(l, next);
+        Value next =
+            eb.map("bhsu->bhsu", outer,
+                   [&](OpBuilder &mb, Location ml, ValueRange v, IndexFn) {
+                     return arith::MulFOp::create(mb, ml, v[0], eb.f32(0.25))
+                         .getResult();
+                   });
+        scf::YieldOp::create(b, l, next);
       });
   return loop.getResult(0);
 }
@@ -163,7 +165,7 @@ LogicalResult decompose(NystromOp op) {
   Value logits = eb.map(
       "bhst->bhst", eb.contract("bhsd,bhtd->bhst", {qLand, kLand}, "bhstd"),
       [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        return nb.create<arith::MulFOp>(l, a[0], eb.f32(scale)).getResult();
+        return arith::MulFOp::create(nb, l, a[0], eb.f32(scale)).getResult();
       });
   Value z = pseudoInverse(b, loc, eb, softmaxRows(eb, logits),
                           op.getPinvIterations());

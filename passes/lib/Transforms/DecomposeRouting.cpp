@@ -64,7 +64,7 @@ private:
                                int64_t group);
 
   Value index(OpBuilder &nb, Location l, Value i64) {
-    return nb.create<arith::IndexCastOp>(l, nb.getIndexType(), i64);
+    return arith::IndexCastOp::create(nb, l, nb.getIndexType(), i64);
   }
 
   RoutingOp op;
@@ -81,15 +81,15 @@ Value RoutingDecomposition::members(Value x, Value unitCentroids) {
   Value scores = eb.contract("bhld,cd->bhcl", {x, unitCentroids}, "bhcld");
   int64_t rows = batch * xHeads * clusters;
   SmallVector<ReassociationIndices> flatten = {{0, 1, 2}, {3}};
-  Value flat = b.create<tensor::CollapseShapeOp>(
-      loc, RankedTensorType::get({rows, length}, b.getF32Type()), scores,
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({rows, length}, b.getF32Type()), scores,
       flatten);
   Value selected =
       createRuntimeCall(b, loc, "attn_top_k_f32", flat,
                         RankedTensorType::get({rows, topK}, b.getI64Type()))
           .front();
-  return b.create<tensor::ExpandShapeOp>(
-      loc,
+  return tensor::ExpandShapeOp::create(
+      b, loc,
       RankedTensorType::get({batch, xHeads, clusters, topK}, b.getI64Type()),
       selected, flatten);
 }
@@ -102,17 +102,18 @@ Value RoutingDecomposition::gatherMembers(Value rows, Value indices,
       "->bhcsd", {},
       [&](OpBuilder &nb, Location l, ValueRange, IndexFn indexOf) {
         Value head =
-            nb.create<arith::DivUIOp>(l, indexOf('h'), eb.index(group));
+            arith::DivUIOp::create(nb, l, indexOf('h'), eb.index(group));
         Value position = index(
             nb, l,
-            nb.create<tensor::ExtractOp>(
-                l, indices,
+            tensor::ExtractOp::create(
+                nb, l, indices,
                 ValueRange{indexOf('b'), head, indexOf('c'), indexOf('s')}));
-        Value x = nb.create<tensor::ExtractOp>(
-            l, rows, ValueRange{indexOf('b'), head, position, indexOf('d')});
+        Value x = tensor::ExtractOp::create(
+            nb, l, rows,
+            ValueRange{indexOf('b'), head, position, indexOf('d')});
         if (scale == 1.0)
           return x;
-        return nb.create<arith::MulFOp>(l, x, eb.f32(scale)).getResult();
+        return arith::MulFOp::create(nb, l, x, eb.f32(scale)).getResult();
       },
       {{'b', eb.index(batch)},
        {'h', eb.index(heads)},
@@ -127,11 +128,10 @@ Value RoutingDecomposition::memberPositions(Value indices, int64_t group) {
       "->bhcs", {},
       [&](OpBuilder &nb, Location l, ValueRange, IndexFn indexOf) {
         Value head =
-            nb.create<arith::DivUIOp>(l, indexOf('h'), eb.index(group));
-        return nb
-            .create<tensor::ExtractOp>(
-                l, indices,
-                ValueRange{indexOf('b'), head, indexOf('c'), indexOf('s')})
+            arith::DivUIOp::create(nb, l, indexOf('h'), eb.index(group));
+        return tensor::ExtractOp::create(
+                   nb, l, indices,
+                   ValueRange{indexOf('b'), head, indexOf('c'), indexOf('s')})
             .getResult();
       },
       {{'b', eb.index(batch)},
@@ -152,23 +152,24 @@ Value RoutingDecomposition::meanOverClusters(Value clusterOut,
   int64_t members = clusters * topK, dv = dimOf(clusterOut, 4);
   Type i64 = b.getI64Type();
   SmallVector<ReassociationIndices> flatten = {{0, 1}, {2, 3}};
-  Value flat = b.create<tensor::CollapseShapeOp>(
-      loc, RankedTensorType::get({batch * heads, members}, i64), queryMembers,
-      flatten);
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({batch * heads, members}, i64),
+      queryMembers, flatten);
   SmallVector<Value> grouped = createRuntimeCall(
       b, loc, "attn_counting_sort", flat,
       {RankedTensorType::get({batch * heads, members}, i64),
        RankedTensorType::get({batch * heads, 0}, i64),
        RankedTensorType::get({batch * heads, length + 1}, i64)});
   SmallVector<ReassociationIndices> split = {{0, 1}, {2}};
-  Value order = b.create<tensor::ExpandShapeOp>(
-      loc, RankedTensorType::get({batch, heads, members}, i64), grouped[0],
+  Value order = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({batch, heads, members}, i64), grouped[0],
       split);
-  Value starts = b.create<tensor::ExpandShapeOp>(
-      loc, RankedTensorType::get({batch, heads, length + 1}, i64), grouped[2],
-      split);
-  Value rows = b.create<tensor::CollapseShapeOp>(
-      loc, RankedTensorType::get({batch, heads, members, dv}, b.getF32Type()),
+  Value starts = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({batch, heads, length + 1}, i64),
+      grouped[2], split);
+  Value rows = tensor::CollapseShapeOp::create(
+      b, loc,
+      RankedTensorType::get({batch, heads, members, dv}, b.getF32Type()),
       clusterOut, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
   return eb.map(
       "->bhid", {},
@@ -177,32 +178,33 @@ Value RoutingDecomposition::meanOverClusters(Value clusterOut,
         Value batchIv = indexOf('b'), headIv = indexOf('h'),
               row = indexOf('i'), column = indexOf('d');
         auto startAt = [&](Value position) {
-          return index(nb, l,
-                       nb.create<tensor::ExtractOp>(
-                           l, starts, ValueRange{batchIv, headIv, position}));
+          return index(
+              nb, l,
+              tensor::ExtractOp::create(nb, l, starts,
+                                        ValueRange{batchIv, headIv, position}));
         };
         Value first = startAt(row);
-        Value last = startAt(nb.create<arith::AddIOp>(l, row, eb.index(1)));
-        auto loop = nb.create<scf::ForOp>(
-            l, first, last, eb.index(1), ValueRange{eb.f32(0)},
+        Value last = startAt(arith::AddIOp::create(nb, l, row, eb.index(1)));
+        auto loop = scf::ForOp::create(
+            nb, l, first, last, eb.index(1), ValueRange{eb.f32(0)},
             [&](OpBuilder &fb, Location fl, Value t, ValueRange sum) {
-              Value member = index(
-                  fb, fl,
-                  fb.create<tensor::ExtractOp>(
-                      fl, order, ValueRange{batchIv, headIv, t}));
-              Value x = fb.create<tensor::ExtractOp>(
-                  fl, rows, ValueRange{batchIv, headIv, member, column});
-              fb.create<scf::YieldOp>(
-                  fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], x)});
+              Value member =
+                  index(fb, fl,
+                        tensor::ExtractOp::create(
+                            fb, fl, order, ValueRange{batchIv, headIv, t}));
+              Value x = tensor::ExtractOp::create(
+                  fb, fl, rows, ValueRange{batchIv, headIv, member, column});
+              scf::YieldOp::create(
+                  fb, fl, ValueRange{arith::AddFOp::create(fb, fl, sum[0], x)});
             });
-        Value count = nb.create<arith::SubIOp>(l, last, first);
-        Value none = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
-                                              count, eb.index(0));
-        Value countF = nb.create<arith::UIToFPOp>(
-            l, nb.getF32Type(),
-            nb.create<arith::IndexCastUIOp>(l, nb.getI64Type(), count));
-        Value mean = nb.create<arith::DivFOp>(l, loop.getResult(0), countF);
-        return nb.create<arith::SelectOp>(l, none, eb.f32(0), mean)
+        Value count = arith::SubIOp::create(nb, l, last, first);
+        Value none = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                           count, eb.index(0));
+        Value countF = arith::UIToFPOp::create(
+            nb, l, nb.getF32Type(),
+            arith::IndexCastUIOp::create(nb, l, nb.getI64Type(), count));
+        Value mean = arith::DivFOp::create(nb, l, loop.getResult(0), countF);
+        return arith::SelectOp::create(nb, l, none, eb.f32(0), mean)
             .getResult();
       },
       {{'b', eb.index(batch)},
@@ -225,9 +227,9 @@ Value RoutingDecomposition::causalClusterAttention(Value qc, Value kc,
       "bhcst,bhcs,bhct->bhcst",
       {eb.contract("bhcsd,bhctd->bhcst", {qc, kc}, "bhcstd"), qPos, kPos},
       [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        Value later = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sgt,
-                                               a[2], a[1]);
-        return nb.create<arith::SelectOp>(l, later, eb.f32(-INFINITY), a[0])
+        Value later =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, a[2], a[1]);
+        return arith::SelectOp::create(nb, l, later, eb.f32(-INFINITY), a[0])
             .getResult();
       });
   // A row with every key later than its query is 0.
@@ -246,7 +248,7 @@ Value RoutingDecomposition::causalClusterAttention(Value qc, Value kc,
 Value RoutingDecomposition::clusterAttention(Value qc, Value kc, Value vc) {
   SmallVector<ReassociationIndices> heads = {{0}, {1, 2}, {3}, {4}};
   auto merged = [&](Value x) -> Value {
-    return b.create<tensor::CollapseShapeOp>(loc, x, heads);
+    return tensor::CollapseShapeOp::create(b, loc, x, heads);
   };
   auto vcType = cast<RankedTensorType>(vc.getType());
   auto outType = RankedTensorType::get(
@@ -254,11 +256,11 @@ Value RoutingDecomposition::clusterAttention(Value qc, Value kc, Value vc) {
       b.getF32Type());
   Value out = createSoftmaxAttention(b, loc, outType, merged(qc), merged(kc),
                                      merged(vc), op.getScaleAttr());
-  return b.create<tensor::ExpandShapeOp>(
-      loc,
-      RankedTensorType::get({batch, this->heads, clusters, topK,
-                             vcType.getDimSize(4)},
-                            b.getF32Type()),
+  return tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get(
+          {batch, this->heads, clusters, topK, vcType.getDimSize(4)},
+          b.getF32Type()),
       out, heads);
 }
 
@@ -277,15 +279,15 @@ LogicalResult RoutingDecomposition::run() {
   // Centroids at unit length (a zero centroid stays zero).
   Value centroids = op.getCentroids();
   Value norm2 = eb.contract("cd,cd->c", {centroids, centroids});
-  Value unit = eb.map("cd,c->cd", {centroids, norm2},
-                      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-                        Value zero = nb.create<arith::CmpFOp>(
-                            l, arith::CmpFPredicate::OEQ, a[1], eb.f32(0));
-                        Value x = nb.create<arith::DivFOp>(
-                            l, a[0], nb.create<math::SqrtOp>(l, a[1]));
-                        return nb.create<arith::SelectOp>(l, zero, eb.f32(0), x)
-                            .getResult();
-                      });
+  Value unit = eb.map(
+      "cd,c->cd", {centroids, norm2},
+      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+        Value zero = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                           a[1], eb.f32(0));
+        Value x = arith::DivFOp::create(nb, l, a[0],
+                                        math::SqrtOp::create(nb, l, a[1]));
+        return arith::SelectOp::create(nb, l, zero, eb.f32(0), x).getResult();
+      });
   Value queryMembers = members(q, unit);
   Value keyMembers = members(k, unit);
 

@@ -15,11 +15,11 @@ using namespace mlir;
 using namespace mlir::attn;
 
 Value EinsumBuilder::f32(double value) {
-  return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(value));
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
 }
 
 Value EinsumBuilder::index(int64_t value) {
-  return b.create<arith::ConstantIndexOp>(loc, value);
+  return arith::ConstantIndexOp::create(b, loc, value);
 }
 
 Value EinsumBuilder::build(
@@ -80,18 +80,18 @@ Value EinsumBuilder::build(
   SmallVector<OpFoldResult> outSizes;
   for (char c : out)
     outSizes.push_back(sizeOf(c));
-  Value result = b.create<tensor::EmptyOp>(
-      loc, outSizes, elementType ? elementType : b.getF32Type());
+  Value result = tensor::EmptyOp::create(
+      b, loc, outSizes, elementType ? elementType : b.getF32Type());
   if (accumulate)
-    result = b.create<linalg::FillOp>(loc, f32(init), result).getResult(0);
+    result = linalg::FillOp::create(b, loc, f32(init), result).getResult(0);
 
-  auto generic = b.create<linalg::GenericOp>(
-      loc, result.getType(), inputs, result, maps, iterators,
+  auto generic = linalg::GenericOp::create(
+      b, loc, result.getType(), inputs, result, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         auto indexOf = [&](char c) -> Value {
-          return nb.create<linalg::IndexOp>(nloc, loops.find(c));
+          return linalg::IndexOp::create(nb, nloc, loops.find(c));
         };
-        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args, indexOf));
+        linalg::YieldOp::create(nb, nloc, body(nb, nloc, args, indexOf));
       });
   return generic.getResult(0);
 }
@@ -108,11 +108,11 @@ Value EinsumBuilder::contract(StringRef spec, ValueRange inputs,
                [&](OpBuilder &nb, Location nloc, ValueRange args, IndexFn) {
                  Value product = args[0];
                  for (Value factor : args.drop_front().drop_back())
-                   product = nb.create<arith::MulFOp>(
-                       nloc, product, factor, arith::FastMathFlags::contract);
-                 return nb
-                     .create<arith::AddFOp>(nloc, args.back(), product,
-                                            sumFlags())
+                   product =
+                       arith::MulFOp::create(nb, nloc, product, factor,
+                                             arith::FastMathFlags::contract);
+                 return arith::AddFOp::create(nb, nloc, args.back(), product,
+                                              sumFlags())
                      .getResult();
                });
 }
@@ -136,29 +136,27 @@ Value EinsumBuilder::reduce(StringRef spec, Value input, Reduction kind,
   return build(spec, input, loopOrder, {}, {}, init, /*accumulate=*/true,
                [&](OpBuilder &nb, Location nloc, ValueRange args, IndexFn) {
                  if (kind == Reduction::Sum)
-                   return nb
-                       .create<arith::AddFOp>(nloc, args[1], args[0],
-                                              sumFlags())
+                   return arith::AddFOp::create(nb, nloc, args[1], args[0],
+                                                sumFlags())
                        .getResult();
-                 return nb.create<arith::MaximumFOp>(nloc, args[1], args[0])
+                 return arith::MaximumFOp::create(nb, nloc, args[1], args[0])
                      .getResult();
                });
 }
 
 Value EinsumBuilder::negInfToZero(StringRef spec, Value x) {
   return map(spec, x, [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-    Value isNegInf = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                              a[0], f32(-INFINITY));
-    return nb.create<arith::SelectOp>(l, isNegInf, f32(0), a[0]).getResult();
+    Value isNegInf = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                           a[0], f32(-INFINITY));
+    return arith::SelectOp::create(nb, l, isNegInf, f32(0), a[0]).getResult();
   });
 }
 
 Value EinsumBuilder::expDifference(StringRef spec, Value x, Value shift) {
   return map(spec, {x, shift},
              [](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-               return nb
-                   .create<math::ExpOp>(
-                       l, nb.create<arith::SubFOp>(l, a[0], a[1]))
+               return math::ExpOp::create(
+                          nb, l, arith::SubFOp::create(nb, l, a[0], a[1]))
                    .getResult();
              });
 }
@@ -166,10 +164,10 @@ Value EinsumBuilder::expDifference(StringRef spec, Value x, Value shift) {
 Value EinsumBuilder::divideOrZero(StringRef spec, Value num, Value den) {
   return map(spec, {num, den},
              [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-               Value zero = nb.create<arith::CmpFOp>(
-                   l, arith::CmpFPredicate::OEQ, a[1], f32(0));
-               Value quotient = nb.create<arith::DivFOp>(l, a[0], a[1]);
-               return nb.create<arith::SelectOp>(l, zero, f32(0), quotient)
+               Value zero = arith::CmpFOp::create(
+                   nb, l, arith::CmpFPredicate::OEQ, a[1], f32(0));
+               Value quotient = arith::DivFOp::create(nb, l, a[0], a[1]);
+               return arith::SelectOp::create(nb, l, zero, f32(0), quotient)
                    .getResult();
              });
 }
@@ -206,15 +204,13 @@ Value EinsumBuilder::repeatHeads(Value x, int64_t heads) {
   SmallVector<AffineMap> maps = {
       AffineMap::get(rank, 0, in, b.getContext()),
       b.getMultiDimIdentityMap(rank)};
-  Value init = b.create<tensor::EmptyOp>(loc, shape, b.getF32Type());
-  return b
-      .create<linalg::GenericOp>(
-          loc, init.getType(), x, init, maps,
-          SmallVector<utils::IteratorType>(rank,
-                                           utils::IteratorType::parallel),
-          [](OpBuilder &nb, Location l, ValueRange a) {
-            nb.create<linalg::YieldOp>(l, a[0]);
-          })
+  Value init = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  return linalg::GenericOp::create(b, loc, init.getType(), x, init, maps,
+                                   SmallVector<utils::IteratorType>(
+                                       rank, utils::IteratorType::parallel),
+                                   [](OpBuilder &nb, Location l, ValueRange a) {
+                                     linalg::YieldOp::create(nb, l, a[0]);
+                                   })
       .getResult(0);
 }
 
@@ -222,10 +218,9 @@ Value mlir::attn::createSoftmaxAttention(OpBuilder &b, Location loc,
                                          Type resultType, Value query,
                                          Value key, Value value,
                                          FloatAttr scale, Attribute pattern) {
-  return b
-      .create<AttentionOp>(loc, resultType, query, key, value, Value(),
-                           Value(), Value(), Value(), Value(),
-                           cast_or_null<MaskAttrInterface>(pattern), scale,
-                           AlignmentAttr(), ArrayAttr())
+  return AttentionOp::create(b, loc, resultType, query, key, value, Value(),
+                             Value(), Value(), Value(), Value(),
+                             cast_or_null<MaskAttrInterface>(pattern), scale,
+                             AlignmentAttr(), ArrayAttr())
       .getResult();
 }

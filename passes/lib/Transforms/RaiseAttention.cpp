@@ -714,8 +714,8 @@ Value Raiser::materialize(const Operand &operand, bool unflatten,
       permutation.push_back(p + 1);
   }
   if (!operand.collapse.empty() && !unflatten)
-    source = rewriter.create<tensor::CollapseShapeOp>(loc, source,
-                                                      operand.collapse);
+    source = tensor::CollapseShapeOp::create(rewriter, loc, source,
+                                             operand.collapse);
   if (permutation.empty())
     return source;
   auto type = cast<RankedTensorType>(source.getType());
@@ -723,8 +723,8 @@ Value Raiser::materialize(const Operand &operand, bool unflatten,
   for (int64_t p : permutation)
     shape.push_back(type.getDimSize(p));
   Value init =
-      rewriter.create<tensor::EmptyOp>(loc, shape, type.getElementType());
-  return rewriter.create<linalg::TransposeOp>(loc, source, init, permutation)
+      tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(rewriter, loc, source, init, permutation)
       .getResult()[0];
 }
 
@@ -761,9 +761,9 @@ Value Raiser::toAttentionLayout(Value x, int64_t batchDims) {
   SmallVector<ReassociationIndices> groups =
       batchDims == 0 ? SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}
                      : SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}};
-  return rewriter.create<tensor::ExpandShapeOp>(
-      x.getLoc(), RankedTensorType::get(shape, type.getElementType()), x,
-      groups);
+  return tensor::ExpandShapeOp::create(
+      rewriter, x.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+      x, groups);
 }
 
 /// A bias or mask as attn.attention takes it: [B|1, H|1, Lq, Lk], size 1
@@ -792,26 +792,26 @@ Value Raiser::scoreOperand(const AttentionMatch::Broadcast &operand,
       shape[d] = 1;
   if (!operand.map.isIdentity() || operand.negated) {
     Type element = getElementTypeOrSelf(result.getType());
-    Value init = rewriter.create<tensor::EmptyOp>(loc, shape, element);
+    Value init = tensor::EmptyOp::create(rewriter, loc, shape, element);
     bool negate = operand.negated;
-    result = rewriter
-                 .create<linalg::GenericOp>(
-                     loc, init.getType(), result, init,
-                     ArrayRef<AffineMap>{operand.map,
-                                         rewriter.getMultiDimIdentityMap(rank)},
-                     SmallVector<utils::IteratorType>(
-                         rank, utils::IteratorType::parallel),
-                     [negate](OpBuilder &b, Location l, ValueRange a) {
-                       Value x = a[0];
-                       if (negate)
-                         x = b.create<arith::XOrIOp>(
-                             l, x, b.create<arith::ConstantIntOp>(l, 1, 1));
-                       b.create<linalg::YieldOp>(l, x);
-                     })
+    result = linalg::GenericOp::create(
+                 rewriter, loc, init.getType(), result, init,
+                 ArrayRef<AffineMap>{operand.map,
+                                     rewriter.getMultiDimIdentityMap(rank)},
+                 SmallVector<utils::IteratorType>(
+                     rank, utils::IteratorType::parallel),
+                 [negate](OpBuilder &b, Location l, ValueRange a) {
+                   Value x = a[0];
+                   if (negate)
+                     x = arith::XOrIOp::create(
+                         b, l, x, arith::ConstantIntOp::create(b, l, 1, 1));
+                   linalg::YieldOp::create(b, l, x);
+                 })
                  .getResult(0);
   }
   if (!scoreGroups.empty())
-    result = rewriter.create<tensor::CollapseShapeOp>(loc, result, scoreGroups);
+    result =
+        tensor::CollapseShapeOp::create(rewriter, loc, result, scoreGroups);
   return result;
 }
 
@@ -919,20 +919,20 @@ LogicalResult Raiser::raise(Operation *root) {
       {qType.getDimSize(0), qType.getDimSize(1), qType.getDimSize(2),
        cast<RankedTensorType>(v.getType()).getDimSize(3)},
       qType.getElementType());
-  auto attention = rewriter.create<AttentionOp>(
-      loc, resultType, q, k, v, mask, bias, Value(), Value(), Value(),
+  auto attention = AttentionOp::create(
+      rewriter, loc, resultType, q, k, v, mask, bias, Value(), Value(), Value(),
       m.causal ? cast<MaskAttrInterface>(CausalAttr::get(rewriter.getContext()))
                : MaskAttrInterface(),
       rewriter.getF32FloatAttr(float(m.scale)), AlignmentAttr(), ArrayAttr());
   Value result = attention.getResult();
   auto rootType = cast<RankedTensorType>(root->getResult(0).getType());
   if (unflatten)
-    result = rewriter.create<tensor::CollapseShapeOp>(
-        loc, rootType, result,
+    result = tensor::CollapseShapeOp::create(
+        rewriter, loc, rootType, result,
         SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   else if (batchDims != 2)
-    result = rewriter.create<tensor::CollapseShapeOp>(
-        loc, rootType, result,
+    result = tensor::CollapseShapeOp::create(
+        rewriter, loc, rootType, result,
         batchDims == 0 ? SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}
                        : SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   visit(root); // for its init

@@ -23,8 +23,8 @@ static func::FuncOp declare(OpBuilder &b, Location loc, StringRef name,
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  auto func = mb.create<func::FuncOp>(loc, name,
-                                      mb.getFunctionType(argumentTypes, {}));
+  auto func = func::FuncOp::create(mb, loc, name,
+                                   mb.getFunctionType(argumentTypes, {}));
   func.setPrivate();
   func->setAttr("llvm.emit_c_interface", mb.getUnitAttr());
   return func;
@@ -39,29 +39,28 @@ mlir::attn::createRuntimeCall(OpBuilder &b, Location loc, StringRef name,
   SmallVector<Type> argumentTypes;
   for (Value input : inputs) {
     auto type = cast<RankedTensorType>(input.getType());
-    Value buffer = b.create<bufferization::ToBufferOp>(
-        loc, MemRefType::get(type.getShape(), type.getElementType()), input,
+    Value buffer = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()), input,
         /*read_only=*/true);
     argumentTypes.push_back(argumentTypeOf(type));
     arguments.push_back(
-        b.create<memref::CastOp>(loc, argumentTypes.back(), buffer));
+        memref::CastOp::create(b, loc, argumentTypes.back(), buffer));
   }
   for (auto [i, type] : llvm::enumerate(outputTypes)) {
-    Value buffer = b.create<memref::AllocOp>(
-        loc, MemRefType::get(type.getShape(), type.getElementType()),
+    Value buffer = memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
         i < dynamicSizes.size() ? ValueRange(dynamicSizes[i]) : ValueRange(),
         b.getI64IntegerAttr(64));
     outputs.push_back(buffer);
     argumentTypes.push_back(argumentTypeOf(type));
     arguments.push_back(
-        b.create<memref::CastOp>(loc, argumentTypes.back(), buffer));
+        memref::CastOp::create(b, loc, argumentTypes.back(), buffer));
   }
-  b.create<func::CallOp>(loc, declare(b, loc, name, argumentTypes),
-                         arguments);
+  func::CallOp::create(b, loc, declare(b, loc, name, argumentTypes), arguments);
   SmallVector<Value> results;
   for (auto [buffer, type] : llvm::zip(outputs, outputTypes))
-    results.push_back(b.create<bufferization::ToTensorOp>(
-        loc, type, buffer, /*restrict=*/b.getUnitAttr(),
+    results.push_back(bufferization::ToTensorOp::create(
+        b, loc, type, buffer, /*restrict=*/b.getUnitAttr(),
         /*writable=*/b.getUnitAttr()));
   return results;
 }
