@@ -24,7 +24,7 @@ fi
 cmake --build build-sanitize --target attn-fuzz-spec attn-fuzz-ir \
   attn-fuzz-npy attn-fuzz-safetensors attn-fuzz-capi attn-compile || exit 1
 
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 mkdir -p fuzz-work
 build-sanitize/bin/attn-compile test/e2e/Inputs/aot-spec.yaml --emit=so \

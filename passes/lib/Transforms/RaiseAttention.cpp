@@ -262,10 +262,15 @@ void Raiser::eraseDeadChain() {
     changed = false;
     for (Operation *op : llvm::make_early_inc_range(chain))
       if (op->use_empty()) {
-        chain.remove(op);
-        erased.insert(op);
+        // Ops of its body (score steps read inside a generic) go with it:
+        // they must leave the chain before they are freed.
+        op->walk([&](Operation *nested) {
+          chain.remove(nested);
+          erased.insert(nested);
+        });
         rewriter.eraseOp(op);
         changed = true;
+        break; // the iteration range may have lost later entries
       }
   }
 }

@@ -235,11 +235,13 @@ static std::vector<float> appendRows(const std::vector<float> &kept,
                                      int64_t n, int64_t batchHeads,
                                      int64_t dim) {
   std::vector<float> result(batchHeads * (length + n) * dim);
+  // std::copy_n, not memcpy on &v[i]: the cache starts empty (no element
+  // to take the address of, and memcpy may not see a null source).
   for (int64_t bh = 0; bh < batchHeads; ++bh) {
-    std::memcpy(&result[bh * (length + n) * dim], &kept[bh * length * dim],
-                length * dim * sizeof(float));
-    std::memcpy(&result[(bh * (length + n) + length) * dim],
-                &fresh[bh * n * dim], n * dim * sizeof(float));
+    std::copy_n(kept.begin() + bh * length * dim, length * dim,
+                result.begin() + bh * (length + n) * dim);
+    std::copy_n(fresh.begin() + bh * n * dim, n * dim,
+                result.begin() + (bh * (length + n) + length) * dim);
   }
   return result;
 }
@@ -250,9 +252,8 @@ static std::vector<float> lastRows(const std::vector<float> &rows,
                                    int64_t batchHeads, int64_t dim) {
   std::vector<float> result(batchHeads * keep * dim);
   for (int64_t bh = 0; bh < batchHeads; ++bh)
-    std::memcpy(&result[bh * keep * dim],
-                &rows[(bh * length + length - keep) * dim],
-                keep * dim * sizeof(float));
+    std::copy_n(rows.begin() + (bh * length + length - keep) * dim,
+                keep * dim, result.begin() + bh * keep * dim);
   return result;
 }
 
