@@ -20,6 +20,7 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Runtime/HostCompiler.h"
+#include "attn/Transforms/Passes.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/Npy.h"
@@ -449,6 +450,8 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   attnspec::registerToolDialects(registry);
   MLIRContext context(registry);
+  // Errors point at the spec or IR location; dumping the op adds noise.
+  context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
 
   llvm::SourceMgr sourceMgr;
@@ -504,6 +507,14 @@ int main(int argc, char **argv) {
   RoleList roles = attention  ? attentionRoles(attention)
                    : efficient ? efficient->roles
                                : RoleList();
+  // Element types the CPU target cannot lower are reported at their op
+  // before the checks below, which assume f32.
+  {
+    PassManager pm(&context);
+    pm.addPass(attn::createAttnVerifyTarget());
+    if (failed(pm.run(*module)))
+      return EXIT_FAILURE;
+  }
   if (entry.getNumResults() != 1)
     return fail("@" + entry.getSymName() + " must return one tensor");
   auto resultType = dyn_cast<RankedTensorType>(entry.getResultTypes()[0]);

@@ -23,6 +23,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // Written as pass-pipeline text so that it reads like the mlir-opt command
   // it is equivalent to. A bare list: the manager is already on the module.
   std::string pipeline = llvm::formatv(
+      // What this target cannot lower yet is refused, at its location.
+      "attn-verify-target{{target=cpu},"
       // The efficient-attention ops become linalg + attn.attention.
       "attn-decompose-linformer,attn-decompose-nystrom,"
       "attn-decompose-kernelized,attn-decompose-lsh,attn-decompose-routing,"

@@ -4,6 +4,21 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnVerifyTarget : Pass<"attn-verify-target", "ModuleOp"> {
+  let summary = "Report attn ops the chosen target cannot lower yet";
+  let description = [{
+    The first step of every target's pipeline: each attn op whose inputs
+    have an element type the target's lowerings do not take gets an error
+    at its location naming the type and the target (the CPU target lowers
+    f32 today; f16 and bf16 verify and are refused here rather than by a
+    lowering deep inside the pipeline).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "the target the pipeline lowers for (cpu)">,
+  ];
+}
+
 def AttnTile : Pass<"attn-tile", "ModuleOp"> {
   let summary = "Tile attn.attention into the flash form with online softmax";
   let description = [{

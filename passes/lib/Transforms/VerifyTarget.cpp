@@ -1,0 +1,47 @@
+//===- VerifyTarget.cpp - refuse what the target cannot lower yet ---------===//
+//
+// Element types reach the dialect before every target lowers them: a
+// located error naming the type and the target here is better than one
+// from a lowering step (or a tool) that merely expected f32.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Transforms/Passes.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNVERIFYTARGET
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+struct AttnVerifyTargetPass
+    : attn::impl::AttnVerifyTargetBase<AttnVerifyTargetPass> {
+  using AttnVerifyTargetBase::AttnVerifyTargetBase;
+
+  void runOnOperation() override {
+    if (target != "cpu") {
+      getOperation()->emitError()
+          << "attn-verify-target: unknown target '" << target
+          << "' (this build lowers for: cpu)";
+      return signalPassFailure();
+    }
+    bool ok = true;
+    getOperation()->walk([&](Operation *op) {
+      if (!isa<attn::AttnDialect>(op->getDialect()) || op->getNumOperands() == 0)
+        return;
+      // The first operand (Q, or the input) carries the element type.
+      auto type = dyn_cast<ShapedType>(op->getOperand(0).getType());
+      if (!type || type.getElementType().isF32())
+        return;
+      op->emitError() << "element type " << type.getElementType()
+                      << " is not supported by target '" << target
+                      << "' yet (its lowerings take f32)";
+      ok = false;
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+};
+} // namespace
