@@ -156,7 +156,8 @@ llvm::Expected<NpyArray> attnrt::parseNpy(llvm::StringRef bytes,
                      bytes.data() + dataStart + *needed);
   if (*dtype == NpyDtype::F32) {
     array.data.resize(*needed / sizeof(float));
-    std::memcpy(array.data.data(), array.bytes.data(), *needed);
+    if (*needed) // an empty shape (a 0 size) has no buffer to copy from
+      std::memcpy(array.data.data(), array.bytes.data(), *needed);
   }
   return array;
 }

@@ -335,7 +335,9 @@ std::optional<HeadRepeat> throughHeadRepeat(Value v) {
   // r must be the last of a group that merges it into the dim before; L
   // and D stay as they are.
   SmallVector<ReassociationIndices> groups;
-  ArrayRef<ReassociationIndices> original = collapse.getReassociationIndices();
+  // A copy: getReassociationIndices() returns a temporary.
+  SmallVector<ReassociationIndices> original =
+      collapse.getReassociationIndices();
   if (original.size() < 3 || original.back().size() != 1 ||
       original[original.size() - 2].size() != 1)
     return std::nullopt;
