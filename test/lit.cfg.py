@@ -3,6 +3,7 @@
 import os
 
 import lit.formats
+import lit.util
 from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
 
@@ -34,3 +35,26 @@ tools = ["attn-opt", "attn-run", "attn-compile", "AttnUnitTests",
          "attn-fuzz-spec", "attn-fuzz-ir", "attn-fuzz-npy",
          "attn-fuzz-safetensors", "attn-fuzz-capi"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Hardware features: tests that need them say `REQUIRES: avx512` (or vulkan,
+# cuda) and are reported UNSUPPORTED elsewhere, so CI without them stays
+# green and says what it skipped.
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+if "avx512f" in _cpu_flags():
+    config.available_features.add("avx512")
+if os.path.exists("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json") or \
+        lit.util.which("vulkaninfo"):
+    config.available_features.add("vulkan")
+_cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+if os.path.exists(os.path.join(_cuda, "bin", "ptxas")):
+    config.available_features.add("cuda")
+    config.substitutions.append(("%cuda_home", _cuda))
