@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "MaskSvg.h"
+#include "attn/Analysis/KernelPlan.h"
 #include "attn/Spec/Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"

@@ -25,13 +25,6 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 
-/// The tiles attn-to-cpu-kernels uses (with static sizes): its query tiles
-/// for a vector width (256 or 512 bits), and its key tile for `pattern` from the kv-tile
-/// option (0: chosen per pattern; shrunk to fit the blocks of random-block
-/// and block-layout patterns).
-QueryTiling getCpuKernelQueryTiling(MaskAttrInterface pattern,
-                                    int64_t vectorBits);
-int64_t getCpuKernelKeyTile(MaskAttrInterface pattern, int64_t keyTile);
 
 } // namespace mlir::attn
 

@@ -1,0 +1,105 @@
+//===- KernelPlan.h - target-neutral planning of attention kernels -*- C++ -*-===//
+//
+// What a back end decides about one attn.attention before it emits code:
+// key tile, query tiling, which part of the pattern is known at compile
+// time, and the compile-time tile schedules (TileSchedule.h) listing the
+// key tiles each query tile visits. Every target calls this analysis; the
+// register blocking is the CPU target's part of it (a target description
+// replaces it when more targets land).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_ANALYSIS_KERNELPLAN_H
+#define ATTN_ANALYSIS_KERNELPLAN_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/TileSchedule.h"
+#include <optional>
+
+namespace mlir::attn {
+
+/// Register blocking for a vector ISA: `lanes` f32 per register,
+/// `queryVectors` registers per row of the query tile and `rows` rows per
+/// block, so that rows * queryVectors accumulators, queryVectors operands
+/// and one broadcast fit the register file: AVX-512 6 x 4 (24 + 4 + 1 of 32
+/// zmm), AVX2 4 x 3 (12 + 3 + 1 of 16 ymm). On a Zen 3 the AVX2 4 x 3 block
+/// ran 10-35 % faster than 6 x 2, which needs 8 loads per 12 FMAs instead
+/// of 7 (bench/RESULTS.md).
+struct Blocking {
+  int64_t lanes, queryVectors, rows;
+  int64_t queryTile() const { return lanes * queryVectors; }
+  static Blocking forVectorBits(int64_t bits) {
+    return bits >= 512 ? Blocking{16, 4, 6} : Blocking{8, 3, 4};
+  }
+};
+
+/// Patterns looked up in tables per key tile and query (random blocks,
+/// block layouts).
+bool isTablePattern(MaskAttrInterface m);
+
+/// The key tile for `pattern` from a requested one (0: chosen per pattern;
+/// shrunk to fit the blocks of table patterns).
+int64_t keyTileFor(MaskAttrInterface pattern, int64_t keyTile);
+
+/// The query tiling of `blocking` for `pattern` (restarting at table
+/// blocks where that saves work).
+QueryTiling queryTilingFor(MaskAttrInterface pattern, Blocking blocking);
+
+/// Segment ids are only known at run time. When the pattern is `segments`
+/// or an intersection with it, each key tile is also tested against the
+/// ids; the rest of the pattern is what the compile-time schedule covers.
+/// Returns (whether ids are tested, that rest; null: keeps all).
+std::pair<bool, MaskAttrInterface>
+splitRuntimeSegments(MaskAttrInterface pattern);
+
+/// Schedules beyond this many entries (4 bytes each) fall back to
+/// classifying tiles at run time.
+constexpr int64_t kMaxScheduleEntries = int64_t(1) << 22;
+
+/// The compile-time schedules of an op: one per head, or one shared by all
+/// heads when the pattern does not depend on the head.
+struct OpSchedules {
+  SmallVector<TileSchedule> perHead;
+  bool sharedByHeads = true;
+  int64_t numEntries() const {
+    int64_t n = 0;
+    for (const TileSchedule &s : perHead)
+      n += s.numVisited();
+    return n;
+  }
+};
+
+/// The schedules of `pattern` for the op's static sizes, or nothing when a
+/// size is dynamic or the tables would be too large.
+std::optional<OpSchedules> buildSchedules(AttentionOp op,
+                                          MaskAttrInterface pattern,
+                                          QueryTiling queryTiling,
+                                          int64_t keyTile);
+
+/// What a back end decides for one op before emitting its kernel.
+struct KernelPlan {
+  Blocking blocking;
+  /// Query tiles of blocking.queryTile() rows, aligned to table blocks.
+  QueryTiling queryTiling;
+  int64_t keyTile = 0;
+  /// Segment ids tested per tile at run time (splitRuntimeSegments).
+  bool runtimeSegments = false;
+  /// The part of the pattern known at compile time.
+  MaskAttrInterface staticPattern;
+  /// Key tile lists, when sizes are static.
+  std::optional<OpSchedules> schedules;
+  bool countTiles = false;
+};
+
+KernelPlan planKernel(AttentionOp op, int64_t keyTile, int64_t vectorBits,
+                      bool countTiles);
+
+/// The tiles the CPU kernels use (with static sizes): query tiles for a
+/// vector width (256 or 512 bits), and the key tile for `pattern` from the
+/// kv-tile option (0: chosen per pattern).
+QueryTiling getCpuKernelQueryTiling(MaskAttrInterface pattern,
+                                    int64_t vectorBits);
+int64_t getCpuKernelKeyTile(MaskAttrInterface pattern, int64_t keyTile);
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_KERNELPLAN_H

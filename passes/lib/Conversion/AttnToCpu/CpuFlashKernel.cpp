@@ -1,0 +1,582 @@
+//===- CpuFlashKernel.cpp - vectorized flash attention for CPUs ----------===//
+//
+// Per (batch b, query head h, tile of TQ queries starting at i0; TQ = 64 for
+// AVX-512, 24 for AVX2):
+//
+//   qT[c][q]  = scale * Q[b, h, i0 + q, c]          (zero for padded q)
+//   m = -inf, l = 0, accT = 0
+//   for each key tile [j0, j0 + tk) the pattern keeps something of (listed
+//   at compile time when sizes are static, see TileSchedule.h):
+//     sT[r][q] = sum_c K[j0 + r][c] qT[c][q]        (register blocks)
+//     sT = -inf where the pattern drops (only in partial tiles)
+//     m' = max(m, max_r sT[r]); alpha = exp(m - m'); sT = exp(sT - m')
+//     l = alpha l + sum_r sT[r];  accT[c] = alpha accT[c] + sum_r V[j0+r][c] sT[r]
+//   O[b, h, i0 + q, c] = accT[c][q] / l[q]          (0 when l[q] == 0)
+//
+// Every row-wise softmax quantity of the TQ queries is a few whole vectors,
+// so max, exp and sums are vertical vector operations. The register blocks
+// are sized to the vector register file (see Blocking).
+//
+//===----------------------------------------------------------------------===//
+#include "CpuFlashKernel.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+scf::ForOp
+CpuFlashKernel::loop(Value lb, Value ub, int64_t step, ValueRange init,
+                     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto forOp = scf::ForOp::create(b, lb, ub, index(step), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forOp.getBody());
+  SmallVector<Value> results =
+      body(forOp.getInductionVar(), forOp.getRegionIterArgs());
+  if (forOp.getBody()->empty() ||
+      !forOp.getBody()->back().hasTrait<OpTrait::IsTerminator>())
+    scf::YieldOp::create(b, results);
+  else
+    forOp.getBody()->back().setOperands(results);
+  return forOp;
+}
+
+void CpuFlashKernel::packQueries(Value qT, Value tq) {
+  Value zero = vecConst(0.0f);
+  loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      storeVec(zero, qT, {c, lane(t)});
+    return SmallVector<Value>{};
+  });
+  loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
+    Value row = add(i0, q);
+    loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+      Value x =
+          memref::LoadOp::create(b, query, ValueRange{batchIv, headIv, row, c});
+      memref::StoreOp::create(b, arith::MulFOp::create(b, x, scale), qT,
+                              ValueRange{c, q});
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+SmallVector<Value> CpuFlashKernel::blockedUpdates(
+    Value ub, ArrayRef<Value> init, int64_t rows,
+    function_ref<Value(Value, int64_t)> vectorAt,
+    function_ref<Value(Value, int64_t)> scalarAt,
+    function_ref<Value(Value)> laneGuard) {
+  scf::ForOp updates =
+      loop(index(0), ub, 1, init, [&](Value iv, ValueRange acc) {
+        SmallVector<Value> vectors, guards;
+        for (int64_t t = 0; t < kQueryVectors; ++t) {
+          vectors.push_back(vectorAt(iv, t));
+          if (laneGuard)
+            guards.push_back(laneGuard(vectors.back()));
+        }
+        SmallVector<Value> next(acc.begin(), acc.end());
+        for (int64_t g = 0; g < rows; ++g) {
+          Value scalar = vector::BroadcastOp::create(b, vec, scalarAt(iv, g));
+          for (int64_t t = 0; t < kQueryVectors; ++t) {
+            Value &sum = next[g * kQueryVectors + t];
+            Value updated = vector::FMAOp::create(b, scalar, vectors[t], sum);
+            sum = laneGuard ? arith::SelectOp::create(b, guards[t], updated, sum)
+                                  .getResult()
+                            : updated;
+          }
+        }
+        return next;
+      });
+  return updates.getResults();
+}
+
+void CpuFlashKernel::forRowBlocks(
+    Value total, function_ref<void(Value, int64_t)> body) {
+  Value blocked =
+      mul(arith::DivUIOp::create(b, total, index(kRowBlock)), index(kRowBlock));
+  loop(index(0), blocked, kRowBlock, {}, [&](Value start, ValueRange) {
+    body(start, kRowBlock);
+    return SmallVector<Value>{};
+  });
+  loop(blocked, total, 1, {}, [&](Value start, ValueRange) {
+    body(start, 1);
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
+  // sT[r0 + g] = sum_c K[j0 + r0 + g][c] qT[c], rows of K in blocks.
+  forRowBlocks(tk, [&](Value r0, int64_t rows) {
+    SmallVector<Value> zeros(rows * kQueryVectors, vecConst(0.0f));
+    SmallVector<Value> dots = blockedUpdates(
+        headDim, zeros, rows,
+        [&](Value c, int64_t t) { return loadVec(qT, {c, lane(t)}); },
+        [&](Value c, int64_t g) -> Value {
+          Value row = add(add(j0, r0), index(g));
+          return memref::LoadOp::create(b, key,
+                                        ValueRange{batchIv, kvHead, row, c});
+        });
+    for (int64_t g = 0; g < rows; ++g)
+      for (int64_t t = 0; t < kQueryVectors; ++t)
+        storeVec(dots[g * kQueryVectors + t], sT,
+                 {add(r0, index(g)), lane(t)});
+  });
+}
+
+void CpuFlashKernel::countTile(int64_t which) {
+  if (!counters)
+    return;
+  Value n = memref::LoadOp::create(b, counters, ValueRange{index(which)});
+  memref::StoreOp::create(b, add(n, index(1)), counters,
+                          ValueRange{index(which)});
+}
+
+void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
+                                                Value accT, Value j0,
+                                                Value tk, Value mayDropKeys) {
+  Value negInf = vecConst(-INFINITY), zero = vecConst(0.0f);
+  auto isNegInf = [&](Value x) {
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, negInf);
+  };
+  // exp(x - shift) with exact zeros for x = -inf (dropped scores).
+  auto expShifted = [&](Value x, Value shift) {
+    Value e = math::ExpOp::create(b, arith::SubFOp::create(b, x, shift));
+    return arith::SelectOp::create(b, isNegInf(x), zero, e);
+  };
+
+  SmallVector<Value> mOld, mSafe, alpha;
+  for (int64_t t = 0; t < kQueryVectors; ++t)
+    mOld.push_back(loadVec(m, {lane(t)}));
+  scf::ForOp maxLoop = loop(index(0), tk, 1, mOld, [&](Value r, ValueRange mx) {
+    SmallVector<Value> next;
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      next.push_back(
+          arith::MaximumFOp::create(b, mx[t], loadVec(sT, {r, lane(t)})));
+    return next;
+  });
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    Value mNew = maxLoop.getResult(t);
+    // A max of -inf means nothing kept yet: subtract 0 instead.
+    mSafe.push_back(arith::SelectOp::create(b, isNegInf(mNew), zero, mNew));
+    alpha.push_back(expShifted(mOld[t], mSafe[t]));
+    storeVec(mNew, m, {lane(t)});
+  }
+
+  SmallVector<Value> zeros(kQueryVectors, zero);
+  scf::ForOp sumLoop = loop(index(0), tk, 1, zeros, [&](Value r, ValueRange s) {
+    SmallVector<Value> next;
+    for (int64_t t = 0; t < kQueryVectors; ++t) {
+      Value p = expShifted(loadVec(sT, {r, lane(t)}), mSafe[t]);
+      storeVec(p, sT, {r, lane(t)});
+      next.push_back(arith::AddFOp::create(b, s[t], p));
+    }
+    return next;
+  });
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    Value lOld = loadVec(l, {lane(t)});
+    storeVec(vector::FMAOp::create(b, lOld, alpha[t], sumLoop.getResult(t)), l,
+             {lane(t)});
+  }
+
+  // accT[c0 + g] = alpha accT[c0 + g] + sum_r V[j0 + r][c0 + g] P^T[r],
+  // columns of V in blocks. Where keys were dropped, their zero weights must
+  // not multiply V: a NaN or inf there (garbage in an unused KV-cache slot)
+  // would make 0 * V = NaN; such tiles guard each lane's update.
+  auto accumulate = [&](bool guarded) {
+    forRowBlocks(valueDim, [&](Value c0, int64_t cols) {
+      SmallVector<Value> scaled;
+      for (int64_t g = 0; g < cols; ++g)
+        for (int64_t t = 0; t < kQueryVectors; ++t)
+          scaled.push_back(arith::MulFOp::create(
+              b, loadVec(accT, {add(c0, index(g)), lane(t)}), alpha[t]));
+      auto keptLanes = [&](Value p) -> Value {
+        return arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, p, zero);
+      };
+      SmallVector<Value> products = blockedUpdates(
+          tk, scaled, cols,
+          [&](Value r, int64_t t) { return loadVec(sT, {r, lane(t)}); },
+          [&](Value r, int64_t g) -> Value {
+            return memref::LoadOp::create(
+                b, value,
+                ValueRange{batchIv, kvHead, add(j0, r), add(c0, index(g))});
+          },
+          guarded ? function_ref<Value(Value)>(keptLanes)
+                  : function_ref<Value(Value)>());
+      for (int64_t g = 0; g < cols; ++g)
+        for (int64_t t = 0; t < kQueryVectors; ++t)
+          storeVec(products[g * kQueryVectors + t], accT,
+                   {add(c0, index(g)), lane(t)});
+    });
+  };
+  if (matchPattern(mayDropKeys, m_Zero()) ||
+      matchPattern(mayDropKeys, m_One())) {
+    accumulate(matchPattern(mayDropKeys, m_One()));
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, mayDropKeys, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  accumulate(true);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  accumulate(false);
+}
+
+void CpuFlashKernel::storeOutput(Value accT, Value l, Value tq) {
+  Value zero = f32Const(0.0f), one = f32Const(1.0f);
+  loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
+    Value sum = memref::LoadOp::create(b, l, ValueRange{q});
+    Value empty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+    // Rows that kept nothing are 0, never NaN.
+    Value inv = arith::SelectOp::create(b, empty, zero,
+                                        arith::DivFOp::create(b, one, sum));
+    Value row = add(i0, q);
+    loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+      Value a = memref::LoadOp::create(b, accT, ValueRange{c, q});
+      memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
+                              ValueRange{batchIv, headIv, row, c});
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+/// The memref a tensor value reads as (identity layout).
+
+static MemRefType bufferTypeOf(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+void CpuFlashKernel::setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf) {
+  query = queryBuf;
+  key = keyBuf;
+  value = valueBuf;
+  queryLen = dim(query, 2);
+  headDim = dim(query, 3);
+  keyLen = dim(key, 2);
+  valueDim = dim(value, 3);
+  delta = op.getAlignment() == Alignment::bottom_right ? sub(keyLen, queryLen)
+                                                       : index(0);
+}
+
+memref::GlobalOp CpuFlashKernel::createF32Table(StringRef name,
+                                                ArrayRef<float> data) {
+  memref::GlobalOp &cached = f32Tables[std::vector<float>(data.begin(),
+                                                          data.end())];
+  if (cached)
+    return cached;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
+  auto type = MemRefType::get({int64_t(data.size())}, f32);
+  auto global = memref::GlobalOp::create(
+      b, name, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(RankedTensorType::get(type.getShape(), f32), data),
+      /*constant=*/true, /*alignment=*/IntegerAttr());
+  SymbolTable(module).insert(global); // uniquifies the name
+  cached = global;
+  return global;
+}
+
+memref::GlobalOp CpuFlashKernel::createTable(ModuleOp module, StringRef name,
+                                             ArrayRef<int32_t> data) {
+  auto type = MemRefType::get({int64_t(data.size())}, b.getI32Type());
+  auto tensorType = RankedTensorType::get(type.getShape(), b.getI32Type());
+  auto global = memref::GlobalOp::create(
+      b, name, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(tensorType, data), /*constant=*/true,
+      /*alignment=*/IntegerAttr());
+  SymbolTable(module).insert(global); // uniquifies the name
+  return global;
+}
+
+void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
+                                    Value qT, Value sT, Value m, Value l,
+                                    Value accT) {
+  Value tk = minIndex(index(keyTile), sub(keyLen, j0));
+  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
+  auto negate = [&](Value x) -> Value {
+    return arith::XOrIOp::create(b, x, trueValue);
+  };
+  if (plan.runtimeSegments) {
+    auto [segmentsEmpty, segmentsFull] = segmentTileClass(j0, tk);
+    isEmpty = arith::OrIOp::create(b, isEmpty, segmentsEmpty);
+    needsMask = arith::OrIOp::create(b, needsMask, negate(segmentsFull));
+  }
+  // Conditions known here (e.g. no pattern) emit no branch.
+  auto thenIf = [&](Value cond) {
+    if (matchPattern(cond, m_One()))
+      return;
+    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+  };
+  OpBuilder::InsertionGuard tileGuard(b);
+  if (matchPattern(isEmpty, m_One()))
+    return;
+  thenIf(negate(isEmpty));
+  countTile(0);
+  computeScores(sT, qT, j0, tk);
+  if (op.getModsAttr() && !op.getModsAttr().empty())
+    applyMods(sT, j0, tk);
+  // Only partial tiles evaluate the pattern per element.
+  bool masks = pattern && !matchPattern(needsMask, m_Zero());
+  if (masks) {
+    OpBuilder::InsertionGuard maskGuard(b);
+    thenIf(needsMask);
+    countTile(1);
+    applyMask(sT, j0, tk);
+  }
+  // Mods that can drop keys (a zero adaptive-span weight) may do so in any
+  // tile; masks only in partial ones.
+  bool modsDropKeys =
+      op.getModsAttr() && llvm::any_of(op.getModsAttr(), [](Attribute mod) {
+        return isa<AdaptiveSpanAttr>(mod);
+      });
+  Value mayDropKeys = modsDropKeys ? arith::ConstantIntOp::create(b, 1, 1)
+                      : masks      ? needsMask
+                                   : arith::ConstantIntOp::create(b, 0, 1);
+  updateSoftmaxAndAccumulate(sT, m, l, accT, j0, tk, mayDropKeys);
+}
+
+void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,
+                                     Value sT, Value m, Value l, Value accT) {
+  Value falseValue = arith::ConstantIntOp::create(b, 0, 1);
+  if (plan.schedules) {
+    // The entries of this (head, query tile): key tile * 2 + partial.
+    Value headRow = plan.schedules->sharedByHeads ? index(0) : headIv;
+    int64_t numQueryTiles = plan.schedules->perHead.front().numQueryTiles;
+    Value row = add(mul(headRow, index(numQueryTiles)), queryTileIndex);
+    auto table = [&](memref::GlobalOp global) -> Value {
+      return memref::GetGlobalOp::create(b, global.getType(),
+                                         global.getSymName());
+    };
+    Value rowStart = table(rowStartTable), entries = table(entryTable);
+    auto loadIndex = [&](Value memref, Value position) -> Value {
+      return arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          memref::LoadOp::create(b, memref, ValueRange{position}));
+    };
+    Value first = loadIndex(rowStart, row);
+    Value last = loadIndex(rowStart, add(row, index(1)));
+    loop(first, last, 1, {}, [&](Value entry, ValueRange) {
+      Value code = loadIndex(entries, entry);
+      Value j0 = mul(arith::ShRUIOp::create(b, code, index(1)), index(keyTile));
+      Value partial = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::ne, arith::AndIOp::create(b, code, index(1)),
+          index(0));
+      processKeyTile(j0, falseValue, partial, qT, sT, m, l, accT);
+      return SmallVector<Value>{};
+    });
+    return;
+  }
+  loop(index(0), keyLen, keyTile, {}, [&](Value j0, ValueRange) {
+    Value isEmpty = falseValue, needsMask = falseValue;
+    if (plan.staticPattern) {
+      Value tk = minIndex(index(keyTile), sub(keyLen, j0));
+      Value isFull;
+      std::tie(isEmpty, isFull) =
+          emitTileClass(b, b.getLoc(), plan.staticPattern, i0, add(i0, tq), j0,
+                        add(j0, tk), delta);
+      needsMask = arith::XOrIOp::create(b, isFull,
+                                        arith::ConstantIntOp::create(b, 1, 1));
+    }
+    processKeyTile(j0, isEmpty, needsMask, qT, sT, m, l, accT);
+    return SmallVector<Value>{};
+  });
+}
+
+func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
+  // One query tile per call: the scratch buffers are allocas of the call's
+  // frame, so they are released on return (and hoisted once inlined).
+  SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
+                                bufferTypeOf(op.getKey()),
+                                bufferTypeOf(op.getValue()),
+                                MemRefType::get(
+                                    cast<RankedTensorType>(op.getType())
+                                        .getShape(),
+                                    f32),
+                                b.getIndexType(), b.getIndexType(),
+                                b.getIndexType()};
+  pattern = op.getPatternAttr();
+  bool usesSegments = pattern && pattern.usesSegments();
+  if (usesSegments) {
+    argTypes.push_back(bufferTypeOf(op.getQSegments()));
+    argTypes.push_back(bufferTypeOf(op.getKvSegments()));
+  }
+  if (op.getRelTable())
+    argTypes.push_back(bufferTypeOf(op.getRelTable()));
+  OpBuilder::InsertionGuard guard(b);
+  auto parent = op->getParentOfType<func::FuncOp>();
+  b.setInsertionPoint(parent);
+  if (plan.schedules) {
+    // Concatenated CSR over heads: rowStart[head * tiles + t] indexes
+    // entries, each key tile * 2 + (1 if partial).
+    SmallVector<int32_t> rowStart = {0}, entries;
+    for (const TileSchedule &s : plan.schedules->perHead) {
+      int64_t base = entries.size();
+      for (int64_t t = 0; t < s.numQueryTiles; ++t)
+        rowStart.push_back(base + s.rowStart[t + 1]);
+      for (auto [tile, cls] : llvm::zip(s.keyTiles, s.classes))
+        entries.push_back(tile * 2 + (cls == TileClass::Partial ? 1 : 0));
+    }
+    if (entries.empty())
+      entries.push_back(0); // a global needs an element; rows stay empty
+    std::string prefix = (parent.getSymName() + "__attn_tiles").str();
+    rowStartTable = createTable(module, prefix + "_rows", rowStart);
+    entryTable = createTable(module, prefix + "_entries", entries);
+  }
+  if (plan.countTiles && !module.lookupSymbol("attn_record_tiles")) {
+    Type i64 = b.getI64Type();
+    auto record =
+        func::FuncOp::create(b, "attn_record_tiles",
+                             b.getFunctionType({i64, i64, i64, i64, i64}, {}));
+    record.setPrivate();
+  }
+  // Named after the caller so that artifacts linked together do not clash.
+  auto fn = func::FuncOp::create(
+      b, (parent.getSymName() + "__attn_cpu_flash_tile").str(),
+      b.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  SymbolTable(module).insert(fn); // uniquifies the name
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  setUpSizes(entry->getArgument(0), entry->getArgument(1),
+             entry->getArgument(2));
+  out = entry->getArgument(3);
+  batchIv = entry->getArgument(4);
+  headIv = entry->getArgument(5);
+  Value queryTileIndex = entry->getArgument(6);
+  unsigned nextArg = 7;
+  if (usesSegments) {
+    qSegments = entry->getArgument(nextArg++);
+    kvSegments = entry->getArgument(nextArg++);
+  }
+  if (op.getRelTable())
+    relTable = entry->getArgument(nextArg++);
+  Value groups = arith::DivUIOp::create(b, dim(query, 1), dim(key, 1));
+  kvHead = arith::DivUIOp::create(b, headIv, groups);
+  if (std::optional<APFloat> attr = op.getScale()) {
+    scale = f32Const(attr->convertToFloat());
+  } else {
+    Value d = arith::IndexCastUIOp::create(b, b.getI64Type(), headDim);
+    scale = math::RsqrtOp::create(b, arith::UIToFPOp::create(b, f32, d));
+  }
+  // Rows [i0, i0 + tq) of this query tile (QueryTiling::rows).
+  Value tileEnd;
+  if (int64_t period = plan.queryTiling.period) {
+    Value perPeriod = index(plan.queryTiling.tilesPerPeriod());
+    Value periodStart = mul(
+        arith::DivUIOp::create(b, queryTileIndex, perPeriod), index(period));
+    i0 = add(periodStart,
+             mul(arith::RemUIOp::create(b, queryTileIndex, perPeriod),
+                 index(kQueryTile)));
+    tileEnd = minIndex(add(i0, index(kQueryTile)),
+                       add(periodStart, index(period)));
+  } else {
+    i0 = mul(queryTileIndex, index(kQueryTile));
+    tileEnd = add(i0, index(kQueryTile));
+  }
+  // Tiles past the end (the last period's) have no rows.
+  Value tq = arith::MaxSIOp::create(
+      b, sub(minIndex(tileEnd, queryLen), minIndex(i0, queryLen)), index(0));
+
+  // Per-tile scratch, 64-byte aligned for full-width vector accesses.
+  IntegerAttr align = b.getI64IntegerAttr(64);
+  auto scratch = [&](ArrayRef<int64_t> shape, ValueRange sizes) {
+    return memref::AllocaOp::create(b, MemRefType::get(shape, f32), sizes,
+                                    align);
+  };
+  int64_t dyn = ShapedType::kDynamic;
+  Value qT = scratch({dyn, kQueryTile}, {headDim});
+  Value sT = scratch({keyTile, kQueryTile}, {});
+  Value accT = scratch({dyn, kQueryTile}, {valueDim});
+  Value m = scratch({kQueryTile}, {}), l = scratch({kQueryTile}, {});
+  if (plan.countTiles) {
+    counters =
+        memref::AllocaOp::create(b, MemRefType::get({2}, b.getIndexType()));
+    for (int64_t c = 0; c < 2; ++c)
+      memref::StoreOp::create(b, index(0), counters, ValueRange{index(c)});
+  }
+  if (usesSegments)
+    loadQueryIds();
+  if (plan.runtimeSegments)
+    std::tie(queryIdMin, queryIdMax) = idRange(qSegments, i0, tq);
+
+  packQueries(qT, tq);
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    storeVec(vecConst(-INFINITY), m, {lane(t)});
+    storeVec(vecConst(0.0f), l, {lane(t)});
+  }
+  loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      storeVec(vecConst(0.0f), accT, {c, lane(t)});
+    return SmallVector<Value>{};
+  });
+
+  emitKeyTileLoop(queryTileIndex, tq, qT, sT, m, l, accT);
+
+  storeOutput(accT, l, tq);
+  if (counters) {
+    Type i64 = b.getI64Type();
+    auto asI64 = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(b, i64, v);
+    };
+    func::CallOp::create(
+        b, "attn_record_tiles", TypeRange{},
+        ValueRange{
+            asI64(index(kQueryTile)), asI64(index(plan.queryTiling.period)),
+            asI64(index(keyTile)),
+            asI64(memref::LoadOp::create(b, counters, ValueRange{index(0)})),
+            asI64(memref::LoadOp::create(b, counters, ValueRange{index(1)}))});
+  }
+  func::ReturnOp::create(b);
+  return fn;
+}
+
+Value CpuFlashKernel::build(ModuleOp moduleOp) {
+  module = moduleOp;
+  func::FuncOp tileFn = buildTileFunction(module);
+
+  auto toBuffer = [&](Value tensor) -> Value {
+    return bufferization::ToBufferOp::create(b, bufferTypeOf(tensor), tensor,
+                                             /*read_only=*/true);
+  };
+  Value q = toBuffer(op.getQuery()), k = toBuffer(op.getKey()),
+        v = toBuffer(op.getValue());
+  Value batch = dim(q, 0), queryHeads = dim(q, 1);
+  Value numQueryTiles =
+      plan.queryTiling.period
+          ? index(plan.queryTiling.numTiles(op.getMaskShape().lq))
+          : arith::CeilDivUIOp::create(b, dim(q, 2), index(kQueryTile));
+
+  auto resultType = cast<RankedTensorType>(op.getType());
+  SmallVector<Value> dynamicSizes;
+  Value resultDims[4] = {batch, queryHeads, dim(q, 2), dim(v, 3)};
+  for (int64_t d = 0; d < 4; ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicSizes.push_back(resultDims[d]);
+  Value result =
+      memref::AllocOp::create(b, MemRefType::get(resultType.getShape(), f32),
+                              dynamicSizes, b.getI64IntegerAttr(64));
+
+  // Segment ids and the relative-position table, as the tile function takes
+  // them after its index arguments.
+  SmallVector<Value> operandBuffers;
+  if (op.getPatternAttr() && op.getPatternAttr().usesSegments())
+    operandBuffers = {toBuffer(op.getQSegments()),
+                      toBuffer(op.getKvSegments())};
+  if (op.getRelTable())
+    operandBuffers.push_back(toBuffer(op.getRelTable()));
+  auto forall = scf::ForallOp::create(
+      b, getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
+      ValueRange{}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    SmallVector<Value> args = {q, k, v, result};
+    llvm::append_range(args, forall.getInductionVars());
+    llvm::append_range(args, operandBuffers);
+    func::CallOp::create(b, tileFn, args);
+  }
+  return bufferization::ToTensorOp::create(b, resultType, result,
+                                           /*restrict=*/b.getUnitAttr(),
+                                           /*writable=*/b.getUnitAttr());
+}

@@ -1,0 +1,169 @@
+//===- CpuFlashKernel.h - the CPU lowering of one attn.attention -*- C++ -*-===//
+//
+// The emitter behind attn-to-cpu-kernels (AttnToCpuKernels.cpp): builds the
+// register-blocked flash kernel of one op from its KernelPlan. Its methods
+// live in CpuFlashKernel.cpp (tiles, products, online softmax, the tile
+// function) and CpuFlashKernelMasks.cpp (masks, score mods, segment ids).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CONVERSION_ATTNTOCPU_CPUFLASHKERNEL_H
+#define ATTN_CONVERSION_ATTNTOCPU_CPUFLASHKERNEL_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/MaskAlgebra.h"
+#include "attn/Analysis/KernelPlan.h"
+#include "attn/Dialect/Attn/IR/TileSchedule.h"
+#include "attn/Transforms/MaskCodegen.h"
+#include "attn/Transforms/ScoreModCodegen.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <cmath>
+#include <map>
+#include <numeric>
+
+namespace mlir::attn {
+
+class CpuFlashKernel {
+public:
+  CpuFlashKernel(AttentionOp op, const KernelPlan &plan)
+      : op(op), plan(plan), b(op.getLoc(), op), keyTile(plan.keyTile),
+        kLanes(plan.blocking.lanes),
+        kQueryVectors(plan.blocking.queryVectors),
+        kRowBlock(plan.blocking.rows), kQueryTile(plan.blocking.queryTile()),
+        f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)),
+        positionType(positionsFitInI32(op.getPatternAttr(), op.getMaskShape())
+                         ? b.getI32Type()
+                         : b.getI64Type()) {}
+
+  /// Emits the kernel; returns the result tensor.
+  Value build(ModuleOp module);
+
+private:
+  func::FuncOp buildTileFunction(ModuleOp module);
+  void setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf);
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32Const(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value vecConst(float v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vec, b.getF32FloatAttr(v)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value minIndex(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+  Value dim(Value memref, int64_t d) {
+    return b.createOrFold<memref::DimOp>(memref, d);
+  }
+  Value loadVec(Value memref, ValueRange indices) {
+    return vector::LoadOp::create(b, vec, memref, indices);
+  }
+  void storeVec(Value value, Value memref, ValueRange indices) {
+    vector::StoreOp::create(b, value, memref, indices);
+  }
+  /// Lane offset of query vector t.
+  Value lane(int64_t t) { return index(t * kLanes); }
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv, iterArgs) -> results.
+  scf::ForOp loop(Value lb, Value ub, int64_t step, ValueRange init,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+  /// Register-blocked rank-1 updates, the core of both tile products: for
+  /// iv in [0, ub), acc[g][t] += broadcast(scalarAt(iv, g)) * vectorAt(iv, t)
+  /// for g < rows and t < kQueryVectors, acc carried in registers.
+  /// With `laneGuard`, lanes where it is false keep their sum (an FMA with
+  /// a zero weight would still turn the sum into NaN when the scalar is
+  /// NaN or inf).
+  SmallVector<Value> blockedUpdates(Value ub, ArrayRef<Value> init,
+                                    int64_t rows,
+                                    function_ref<Value(Value, int64_t)> vectorAt,
+                                    function_ref<Value(Value, int64_t)> scalarAt,
+                                    function_ref<Value(Value)> laneGuard = {});
+  /// body(start, rows) over [0, total) in blocks of kRowBlock rows, then the
+  /// remaining rows one by one.
+  void forRowBlocks(Value total, function_ref<void(Value, int64_t)> body);
+
+  void packQueries(Value qT, Value tq);
+  void computeScores(Value sT, Value qT, Value j0, Value tk);
+  void applyMask(Value sT, Value j0, Value tk);
+  /// Per query vector, whether table pattern `m` keeps key tile j0 for
+  /// each lane (the tile lies in one block of `m`).
+  SmallVector<Value> tableLaneMasks(MaskAttrInterface m, Value j0);
+  /// The segment id at `position` of an ids buffer, as i64.
+  Value segmentId(Value ids, Value position);
+  /// Per query vector, the segment ids of its lanes.
+  void loadQueryIds();
+  /// (min, max) of ids[first, first + count).
+  std::pair<Value, Value> idRange(Value ids, Value first, Value count);
+  /// (isEmpty, isFull) of key tile [j0, j0 + tk) under the segment ids.
+  std::pair<Value, Value> segmentTileClass(Value j0, Value tk);
+  /// The key tile loop: over the compile-time schedule when there is one,
+  /// else over every key tile with run-time classification.
+  void emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT, Value sT,
+                       Value m, Value l, Value accT);
+  /// Scores, mods, mask (when needsMask), softmax and accumulation of one
+  /// key tile, skipped when isEmpty.
+  void processKeyTile(Value j0, Value isEmpty, Value needsMask, Value qT,
+                      Value sT, Value m, Value l, Value accT);
+  /// counters[which] += 1 when counting tiles (0: visited, 1: partial).
+  void countTile(int64_t which);
+  /// The i32 table `data` as a constant global next to the kernel.
+  memref::GlobalOp createTable(ModuleOp module, StringRef name,
+                               ArrayRef<int32_t> data);
+  /// The f32 table `data` as a constant global before the op's function.
+  memref::GlobalOp createF32Table(StringRef name, ArrayRef<float> data);
+  std::map<std::vector<float>, memref::GlobalOp> f32Tables;
+  /// The op's score mods on every score of the tile, lane-wise.
+  void applyMods(Value sT, Value j0, Value tk);
+  /// Query positions i0 + t * lanes + [0, lanes) as a vector of index.
+  Value queryPositions(int64_t t);
+  /// The same in positionType: i32 lanes (twice as many per register as
+  /// index) when every position and pattern constant fits, else i64.
+  Value queryPositionVector(int64_t t);
+  Value splatPosition(Value index);
+  Value splatIndex(Value v) {
+    return vector::BroadcastOp::create(
+        b, VectorType::get({kLanes}, b.getIndexType()), v);
+  }
+  /// `mayDropKeys` (i1): whether the tile may hold dropped (-inf) scores,
+  /// whose value rows must then not be read into the sum at all.
+  void updateSoftmaxAndAccumulate(Value sT, Value m, Value l, Value accT,
+                                  Value j0, Value tk, Value mayDropKeys);
+  void storeOutput(Value accT, Value l, Value tq);
+
+  AttentionOp op;
+  const KernelPlan &plan;
+  ImplicitLocOpBuilder b;
+  int64_t keyTile;
+  const int64_t kLanes, kQueryVectors, kRowBlock, kQueryTile;
+  Type f32;
+  VectorType vec;
+  Type positionType; // lanes of positional mask arithmetic
+
+  // Values of the tile function being built.
+  MaskAttrInterface pattern;
+  Value query, key, value, out;
+  Value queryLen, headDim, valueDim, keyLen, delta, scale;
+  Value batchIv, headIv, kvHead, i0;
+  ModuleOp module;
+  Value qSegments, kvSegments;     // [B, L] id buffers, when used
+  Value relTable;                  // [Hq, columns], when a mod reads it
+  SmallVector<Value> queryIds;     // per query vector, vector of i64
+  Value queryIdMin, queryIdMax;    // over the real queries of the tile
+  Value counters;                  // memref<2xindex>, when counting
+  memref::GlobalOp rowStartTable, entryTable;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOCPU_CPUFLASHKERNEL_H

@@ -1,0 +1,190 @@
+//===- CpuFlashKernelMasks.cpp - masks and score mods on query lanes ------===//
+//
+// The parts of the CPU kernel that evaluate a tile's mask pattern, segment
+// ids and score mods for a whole vector of queries at once.
+//
+//===----------------------------------------------------------------------===//
+#include "CpuFlashKernel.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+Value CpuFlashKernel::queryPositions(int64_t t) {
+  SmallVector<int64_t> iota(kLanes);
+  for (int64_t n = 0; n < kLanes; ++n)
+    iota[n] = t * kLanes + n;
+  Value offsets = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({kLanes}, b.getIndexType()),
+                                ArrayRef<int64_t>(iota)));
+  return arith::AddIOp::create(b, splatIndex(i0), offsets);
+}
+
+Value CpuFlashKernel::splatPosition(Value index) {
+  return vector::BroadcastOp::create(
+      b, VectorType::get({kLanes}, positionType),
+      arith::IndexCastOp::create(b, positionType, index));
+}
+
+Value CpuFlashKernel::queryPositionVector(int64_t t) {
+  SmallVector<APInt> iota;
+  for (int64_t n = 0; n < kLanes; ++n)
+    iota.push_back(APInt(positionType.getIntOrFloatBitWidth(), t * kLanes + n));
+  Value offsets = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({kLanes}, positionType), iota));
+  return arith::AddIOp::create(b, splatPosition(i0), offsets);
+}
+
+void CpuFlashKernel::applyMask(Value sT, Value j0, Value tk) {
+  // The pattern is evaluated for a whole vector of queries at once.
+  MaskContext context;
+  context.delta = splatPosition(delta);
+  DenseMap<Attribute, SmallVector<Value>> tableLanes;
+  walkMask(pattern, [&](MaskAttrInterface m) {
+    if (isTablePattern(m) && !tableLanes.count(m))
+      tableLanes[m] = tableLaneMasks(m, j0);
+  });
+  Value negInf = vecConst(-INFINITY);
+  loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
+    Value j = add(j0, r);
+    Value key = splatPosition(j);
+    Value keyId;
+    if (kvSegments)
+      keyId = vector::BroadcastOp::create(
+          b, VectorType::get({kLanes}, b.getI64Type()),
+          segmentId(kvSegments, j));
+    for (int64_t t = 0; t < kQueryVectors; ++t) {
+      auto evaluate = [&](MaskAttrInterface member) -> Value {
+        if (isTablePattern(member))
+          return tableLanes[member][t];
+        if (isa<SegmentsAttr>(member))
+          return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, queryIds[t],
+                                       keyId);
+        return {};
+      };
+      context.evaluateMember = evaluate;
+      Value kept = emitElementMask(b, b.getLoc(), pattern,
+                                   queryPositionVector(t), key, context);
+      Value s = loadVec(sT, {r, lane(t)});
+      storeVec(arith::SelectOp::create(b, kept, s, negInf), sT, {r, lane(t)});
+    }
+    return SmallVector<Value>{};
+  });
+}
+
+SmallVector<Value> CpuFlashKernel::tableLaneMasks(MaskAttrInterface m,
+                                                  Value j0) {
+  MaskContext context;
+  context.delta = delta;
+  context.head = headIv;
+  context.shape = op.getMaskShape();
+  // Padded lanes repeat the last query; their results are never stored.
+  Value lastQuery = sub(queryLen, index(1));
+  SmallVector<Value> masks;
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    Value lanes = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()),
+                                  false));
+    for (int64_t n = 0; n < kLanes; ++n) {
+      Value i = minIndex(add(i0, index(t * kLanes + n)), lastQuery);
+      Value kept = emitElementMask(b, b.getLoc(), m, i, j0, context);
+      lanes = vector::InsertOp::create(b, kept, lanes, ArrayRef<int64_t>{n});
+    }
+    masks.push_back(lanes);
+  }
+  return masks;
+}
+
+Value CpuFlashKernel::segmentId(Value ids, Value position) {
+  Value id = memref::LoadOp::create(b, ids, ValueRange{batchIv, position});
+  if (id.getType().isInteger(64))
+    return id;
+  return arith::ExtSIOp::create(b, b.getI64Type(), id);
+}
+
+void CpuFlashKernel::loadQueryIds() {
+  Value lastQuery = sub(queryLen, index(1));
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    Value ids = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(VectorType::get({kLanes}, b.getI64Type()),
+                                  int64_t(0)));
+    for (int64_t n = 0; n < kLanes; ++n) {
+      Value i = minIndex(add(i0, index(t * kLanes + n)), lastQuery);
+      ids = vector::InsertOp::create(b, segmentId(qSegments, i), ids,
+                                     ArrayRef<int64_t>{n});
+    }
+    queryIds.push_back(ids);
+  }
+}
+
+std::pair<Value, Value> CpuFlashKernel::idRange(Value ids, Value first,
+                                                Value count) {
+  Value init[] = {
+      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::max(), 64),
+      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::min(), 64)};
+  scf::ForOp range =
+      loop(index(0), count, 1, init, [&](Value n, ValueRange acc) {
+        Value id = segmentId(ids, add(first, n));
+        return SmallVector<Value>{arith::MinSIOp::create(b, acc[0], id),
+                                  arith::MaxSIOp::create(b, acc[1], id)};
+      });
+  return {range.getResult(0), range.getResult(1)};
+}
+
+std::pair<Value, Value> CpuFlashKernel::segmentTileClass(Value j0, Value tk) {
+  // Disjoint id ranges share no id; one id on both sides keeps all. For
+  // packed documents (sorted, consecutive ids) this is exact.
+  auto [keyMin, keyMax] = idRange(kvSegments, j0, tk);
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, p, x, y);
+  };
+  using P = arith::CmpIPredicate;
+  Value isEmpty = arith::OrIOp::create(b, cmp(P::slt, keyMax, queryIdMin),
+                                       cmp(P::sgt, keyMin, queryIdMax));
+  Value isFull = arith::AndIOp::create(
+      b,
+      arith::AndIOp::create(b, cmp(P::eq, queryIdMin, queryIdMax),
+                            cmp(P::eq, keyMin, keyMax)),
+      cmp(P::eq, queryIdMin, keyMin));
+  return {isEmpty, isFull};
+}
+
+void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
+  ArrayAttr mods = op.getModsAttr();
+  int64_t numHeads =
+      cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1);
+  Value deltaLanes = splatIndex(delta);
+  // Relative-position tables are gathered per query lane.
+  Value allLanes = arith::ConstantOp::create(
+      b,
+      DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()), true));
+  Value zeros = vecConst(0.0f);
+  auto gatherRelTable = [&](Value head, Value columns) -> Value {
+    return vector::GatherOp::create(b, vec, relTable,
+                                    ValueRange{head, index(0)}, columns,
+                                    allLanes, zeros, IntegerAttr());
+  };
+  auto gatherConstant = [&](ArrayRef<float> values, Value indices) -> Value {
+    memref::GlobalOp global = createF32Table(
+        (op->getParentOfType<func::FuncOp>().getSymName() + "__attn_mod_table")
+            .str(),
+        values);
+    Value table =
+        memref::GetGlobalOp::create(b, global.getType(), global.getSymName());
+    return vector::GatherOp::create(b, vec, table, ValueRange{index(0)},
+                                    indices, allLanes, zeros, IntegerAttr());
+  };
+  ScoreModLanes lanes{gatherRelTable, gatherConstant};
+  loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
+    Value key = splatIndex(add(j0, r));
+    for (int64_t t = 0; t < kQueryVectors; ++t) {
+      // r = j - (i + delta) for each query lane.
+      Value distance = arith::SubIOp::create(
+          b, key, arith::AddIOp::create(b, queryPositions(t), deltaLanes));
+      Value x = emitSoftcap(b, b.getLoc(), mods, loadVec(sT, {r, lane(t)}));
+      x = emitScoreMods(b, b.getLoc(), mods, x, distance, headIv, Value(),
+                        numHeads, lanes);
+      storeVec(x, sT, {r, lane(t)});
+    }
+    return SmallVector<Value>{};
+  });
+}
