@@ -28,7 +28,7 @@ cmake --build build-sanitize || { echo "attn sanitizer tests: build failed"; exi
 export ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0:abort_on_error=1:symbolize=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 log=$(mktemp)
-"$LLVM_BIN/lit" -sv build-sanitize/test 2>&1 | tee "$log"
+"$LLVM_BIN/lit" -sv --time-tests build-sanitize/test 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$log" | tail -1)
 failed=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$log")

@@ -25,6 +25,11 @@ config.substitutions.append(
     ("%sanitize_flags", "-fsanitize=address,undefined" if config.attn_sanitize else ""))
 if config.attn_sanitize:
     config.available_features.add("sanitize")
+# The examples' full-size --check (N up to 4096 against the f64 reference)
+# takes minutes each under ASan: the sanitizer build compiles them and runs
+# the same kernels and readers at test sizes in e2e/ instead.
+config.substitutions.append(
+    ("%examples_mode", "compile" if config.attn_sanitize else "check"))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

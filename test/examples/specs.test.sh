@@ -4,6 +4,7 @@
 set -eu
 examples=$1
 work=$2
+mode=${3:-check} # check, or compile only (the sanitizer build: see lit.cfg.py)
 mkdir -p "$work"
 count=0
 for spec in "$examples"/*.yaml; do
@@ -13,8 +14,10 @@ for spec in "$examples"/*.yaml; do
   attn-compile "$spec" --emit=mlir -o "$work/$name.mlir"
   attn-opt "$work/$name.mlir" > /dev/null
   # Each example passes its own --check at the default tolerance (1e-5).
-  attn-run "$spec" --check > "$work/$name.check"
-  grep -q ': PASS$' "$work/$name.check" || { cat "$work/$name.check"; exit 1; }
+  if [ "$mode" = check ]; then
+    attn-run "$spec" --check > "$work/$name.check"
+    grep -q ': PASS$' "$work/$name.check" || { cat "$work/$name.check"; exit 1; }
+  fi
   count=$((count + 1))
 done
 [ "$count" -ge 3 ] || { echo "only $count specs found in $examples"; exit 1; }
