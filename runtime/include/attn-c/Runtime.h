@@ -29,7 +29,10 @@ extern "C" {
 
 /** Element types of kernel operands: f32 for Q, K, V and results, i32 for
  * segment (document) ids. */
-typedef enum { ATTN_F32 = 0, ATTN_I32 = 1 } attn_dtype;
+typedef int32_t attn_dtype;
+enum { ATTN_F32 = 0, ATTN_I32 = 1 };
+/* An integer, not an enum type: a caller may pass any value and the library
+ * refuses the unknown ones (an out-of-range C++ enum value is undefined). */
 
 typedef struct attn_artifact attn_artifact;
 typedef struct attn_tensor attn_tensor;

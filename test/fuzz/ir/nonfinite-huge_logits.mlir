@@ -1,0 +1,5 @@
+func.func @huge_logits(%q: tensor<1x2x97x40xf32>, %k: tensor<1x2x97x40xf32>, %v: tensor<1x2x97x40xf32>) -> tensor<1x2x97x40xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) scale = 1.0e3
+      : (tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>) -> tensor<1x2x97x40xf32>
+  return %o : tensor<1x2x97x40xf32>
+}

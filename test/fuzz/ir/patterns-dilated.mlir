@@ -1,0 +1,5 @@
+func.func @dilated(%q: tensor<1x2x97x40xf32>, %k: tensor<1x2x97x40xf32>, %v: tensor<1x2x97x40xf32>) -> tensor<1x2x97x40xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.dilated<left = 30, right = 30, dilation = 3>)
+      : (tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>) -> tensor<1x2x97x40xf32>
+  return %o : tensor<1x2x97x40xf32>
+}
