@@ -9,6 +9,7 @@
 #include "attn/Runtime/CInterfaceCall.h"
 #include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/RandomFeatures.h"
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -312,7 +313,7 @@ int attn_orthogonal_random_features(int64_t features, int64_t dim,
   }
   std::vector<float> omega =
       attnrt::orthogonalRandomFeatures(features, dim, seed);
-  std::memcpy(out, omega.data(), omega.size() * sizeof(float));
+  std::copy(omega.begin(), omega.end(), out); // features may be 0
   return 0;
 }
 
