@@ -179,8 +179,13 @@ attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
       return fail<attn_tensor>("attn_tensor_create: negative size");
   // Both element types are 4 bytes; the size is checked before anything is
   // allocated, then rounded up to whole cache lines.
+  // Strides multiply the sizes too: with a zero size the element count is
+  // 0 whatever the others are, so they are bounded as if each were >= 1.
+  int64_t atLeastOne[8];
+  for (int64_t d = 0; d < rank; ++d)
+    atLeastOne[d] = sizes[d] ? sizes[d] : 1;
   std::optional<int64_t> bytes = attnrt::tensorBytes(sizes, rank, 4);
-  if (!bytes)
+  if (!bytes || !attnrt::tensorBytes(atLeastOne, rank, 4))
     return fail<attn_tensor>("attn_tensor_create: the tensor would exceed " +
                              std::to_string(attnrt::kMaxTensorBytes) +
                              " bytes (or its size overflows)");

@@ -95,7 +95,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 4: { // random features with fuzzed sizes
       int64_t features = script.size64(), dim = script.size64();
       std::vector<float> out(64);
-      if (features >= 0 && dim >= 0 && features * dim <= 64)
+      int64_t product;
+      if (features >= 0 && dim >= 0 &&
+          !__builtin_mul_overflow(features, dim, &product) && product <= 64)
         (void)attn_orthogonal_random_features(features, dim, script.word(),
                                               out.data());
       else
