@@ -52,7 +52,7 @@ int64_t elementCount(const std::vector<int64_t> &sizes) {
 
 /// One operand type of an artifact's signature: "f32[1,8,?,64]".
 struct OperandType {
-  std::string element; // f32, i32 or other
+  std::string element;        // f32, i32 or other
   std::vector<int64_t> sizes; // -1: dynamic
 };
 
@@ -109,8 +109,8 @@ std::string checkCall(const std::string &function, const char *signature,
   for (int64_t i = 0; i < numInputs; ++i) {
     const OperandType &type = expected[i];
     attn_tensor *t = inputs[i];
-    std::string which = "attn_run: input " + std::to_string(i) + " of '" +
-                        function + "'";
+    std::string which =
+        "attn_run: input " + std::to_string(i) + " of '" + function + "'";
     attn_dtype dtype = type.element == "f32"   ? ATTN_F32
                        : type.element == "i32" ? ATTN_I32
                                                : attn_dtype(-1);
@@ -194,8 +194,8 @@ attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
   if (!data)
     return fail<attn_tensor>("attn_tensor_create: out of memory");
   std::memset(data, 0, rounded);
-  auto *tensor = new (std::nothrow)
-      attn_tensor{dtype, std::vector<int64_t>(), data, data};
+  auto *tensor =
+      new (std::nothrow) attn_tensor{dtype, std::vector<int64_t>(), data, data};
   if (!tensor) {
     std::free(data);
     return fail<attn_tensor>("attn_tensor_create: out of memory");
@@ -258,8 +258,9 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
   }
   // Artifacts of attn-compile export their signature: a call that does not
   // match it would make the kernel read or write out of bounds.
-  if (const auto *signature = static_cast<const char *>(dlsym(
-          artifact->handle, (std::string("_attn_signature_") + function).c_str()))) {
+  if (const auto *signature = static_cast<const char *>(
+          dlsym(artifact->handle,
+                (std::string("_attn_signature_") + function).c_str()))) {
     std::string mismatch =
         checkCall(function, signature, inputs, num_inputs, result_rank);
     if (!mismatch.empty())
@@ -279,10 +280,10 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
   if (written != 3 + 2 * result_rank) {
     if (written >= 1 && r[0] != kUnwritten)
       std::free(reinterpret_cast<void *>(r[0]));
-    return fail<attn_tensor>(
-        "attn_run: '" + std::string(function) + "' returns a tensor of rank " +
-        std::to_string((written - 3) / 2) + ", result_rank is " +
-        std::to_string(result_rank));
+    return fail<attn_tensor>("attn_run: '" + std::string(function) +
+                             "' returns a tensor of rank " +
+                             std::to_string((written - 3) / 2) +
+                             ", result_rank is " + std::to_string(result_rank));
   }
   std::vector<int64_t> sizes(r.begin() + 3, r.begin() + 3 + result_rank);
   attn_tensor *result =
@@ -309,8 +310,7 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
 
 int attn_orthogonal_random_features(int64_t features, int64_t dim,
                                     uint64_t seed, float *out) {
-  if (features < 0 || dim < 1 || !out ||
-      !attnrt::mulSizes(features, dim) ||
+  if (features < 0 || dim < 1 || !out || !attnrt::mulSizes(features, dim) ||
       *attnrt::mulSizes(features, dim) > (int64_t(1) << 32)) {
     lastError = "attn_orthogonal_random_features: need features >= 0, "
                 "dim >= 1, features * dim <= 2^32 and an output buffer";

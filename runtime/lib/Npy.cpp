@@ -143,8 +143,8 @@ llvm::Expected<NpyArray> attnrt::parseNpy(llvm::StringRef bytes,
   // The size is checked against the file before anything is allocated.
   size_t dataStart = headerStart + headerLen;
   size_t available = bytes.size() - dataStart;
-  std::optional<int64_t> needed = tensorBytes(
-      array.shape.data(), array.shape.size(), dtypeBytes(*dtype));
+  std::optional<int64_t> needed =
+      tensorBytes(array.shape.data(), array.shape.size(), dtypeBytes(*dtype));
   if (!needed || uint64_t(*needed) > available)
     return npyError(path, "truncated or corrupt: the shape needs " +
                               (needed ? llvm::Twine(*needed) + " bytes"

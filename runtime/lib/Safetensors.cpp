@@ -131,10 +131,10 @@ SafetensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   // llvm::json::parse recurses once per nesting level.
   llvm::StringRef headerText = bytes.substr(8, headerSize);
   if (findExcessNesting({headerText.data(), headerText.size()},
-                        kMaxNestingDepth, NestingSyntax::Json) !=
-      std::string_view::npos)
-    return fail(path, formatv("header nests deeper than {0} levels",
-                              kMaxNestingDepth));
+                        kMaxNestingDepth,
+                        NestingSyntax::Json) != std::string_view::npos)
+    return fail(
+        path, formatv("header nests deeper than {0} levels", kMaxNestingDepth));
   llvm::Expected<llvm::json::Value> header = llvm::json::parse(headerText);
   if (!header)
     return fail(path, "header is not valid JSON: " +

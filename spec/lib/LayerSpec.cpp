@@ -73,17 +73,20 @@ template <> struct MappingTraits<LayerShape> {
       return "heads must be at most 65536";
     if (l.headDim > 0) {
       std::string limits = checkSizeLimits(
-          {{"d_model", l.dModel}, {"head_dim", l.headDim},
+          {{"d_model", l.dModel},
+           {"head_dim", l.headDim},
            {"ffn_hidden", l.ffnHidden}},
           {{l.dModel, l.ffnHidden, 2}, {l.heads, l.headDim, l.dModel}});
       if (!limits.empty())
         return limits;
     }
-    if (!checkSizeLimits({{"d_model", l.dModel}, {"ffn_hidden", l.ffnHidden},
-                          {"max_positions", l.maxPositions},
-                          {"memory_length", l.memoryLength},
-                          {"relative_max_distance", l.relativeMaxDistance}},
-                         {{l.dModel, l.ffnHidden, 2}, {l.maxPositions, l.dModel}})
+    if (!checkSizeLimits(
+             {{"d_model", l.dModel},
+              {"ffn_hidden", l.ffnHidden},
+              {"max_positions", l.maxPositions},
+              {"memory_length", l.memoryLength},
+              {"relative_max_distance", l.relativeMaxDistance}},
+             {{l.dModel, l.ffnHidden, 2}, {l.maxPositions, l.dModel}})
              .empty())
       return "d_model, ffn_hidden, max_positions, memory_length and "
              "relative_max_distance must be at most 2^40 and every weight "

@@ -1,14 +1,14 @@
 //===- Spec.cpp - attention specs in YAML ---------------------------------===//
 #include "attn/Spec/Spec.h"
-#include "attn/Spec/LayerSpec.h"
 #include "YamlInput.h"
-#include "attn/Runtime/InputLimits.h"
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Runtime/InputLimits.h"
+#include "attn/Spec/LayerSpec.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -87,15 +87,18 @@ template <> struct MappingTraits<AttentionShape> {
     if (a.keyHeads < 1 || a.keyLen < 1 || a.valueDim < 1)
       return "kv_heads, kv_len and value_dim must be >= 1";
     // Sizes are checked before anything is built or allocated from them.
-    std::string limits = checkSizeLimits(
-        {{"batch", a.batch}, {"q_heads", a.queryHeads},
-         {"kv_heads", a.keyHeads}, {"q_len", a.queryLen},
-         {"kv_len", a.keyLen}, {"head_dim", a.headDim},
-         {"value_dim", a.valueDim}},
-        {{a.batch, a.queryHeads, a.queryLen, a.headDim},
-         {a.batch, a.queryHeads, a.queryLen, a.valueDim},
-         {a.batch, a.keyHeads, a.keyLen, a.headDim},
-         {a.batch, a.keyHeads, a.keyLen, a.valueDim}});
+    std::string limits =
+        checkSizeLimits({{"batch", a.batch},
+                         {"q_heads", a.queryHeads},
+                         {"kv_heads", a.keyHeads},
+                         {"q_len", a.queryLen},
+                         {"kv_len", a.keyLen},
+                         {"head_dim", a.headDim},
+                         {"value_dim", a.valueDim}},
+                        {{a.batch, a.queryHeads, a.queryLen, a.headDim},
+                         {a.batch, a.queryHeads, a.queryLen, a.valueDim},
+                         {a.batch, a.keyHeads, a.keyLen, a.headDim},
+                         {a.batch, a.keyHeads, a.keyLen, a.valueDim}});
     if (!limits.empty())
       return limits;
     if (a.queryHeads > 65536)

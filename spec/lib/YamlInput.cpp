@@ -48,8 +48,7 @@ static const char *findExcessIndentation(StringRef text, unsigned maxDepth) {
 
 /// Walks the node tree up to `depth` levels; false (and an error) at the
 /// first alias or node LLVM's YAML I/O cannot take.
-static bool screenNode(yaml::Stream &stream, yaml::Node *node,
-                       unsigned depth) {
+static bool screenNode(yaml::Stream &stream, yaml::Node *node, unsigned depth) {
   if (!node)
     return false;
   if (depth > attnrt::kMaxNestingDepth) {
@@ -83,30 +82,28 @@ bool attnspec::screenYamlDocument(SourceMgr &sourceMgr) {
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   StringRef text = buffer->getBuffer();
   for (const char &c : text)
-    if (c == '\0' || (uint8_t(c) < 0x20 && c != '\n' && c != '\t' &&
-                      c != '\r') ||
+    if (c == '\0' ||
+        (uint8_t(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') ||
         c == '\x7f')
       return errorAt(sourceMgr, &c,
                      "a spec is UTF-8 text: control byte 0x" +
                          Twine::utohexstr(uint8_t(c)) + " found");
   const UTF8 *begin = reinterpret_cast<const UTF8 *>(text.begin());
   const UTF8 *cursor = begin;
-  if (!isLegalUTF8String(&cursor,
-                         reinterpret_cast<const UTF8 *>(text.end())))
+  if (!isLegalUTF8String(&cursor, reinterpret_cast<const UTF8 *>(text.end())))
     return errorAt(sourceMgr, text.data() + (cursor - begin),
                    "a spec is UTF-8 text: invalid UTF-8 here");
-  size_t deep = attnrt::findExcessNesting(
-      {text.data(), text.size()}, attnrt::kMaxNestingDepth,
-      attnrt::NestingSyntax::Yaml);
+  size_t deep = attnrt::findExcessNesting({text.data(), text.size()},
+                                          attnrt::kMaxNestingDepth,
+                                          attnrt::NestingSyntax::Yaml);
   if (deep != std::string_view::npos)
     return errorAt(sourceMgr, text.data() + deep,
-                   "nesting deeper than " +
-                       Twine(attnrt::kMaxNestingDepth) + " levels");
-  if (const char *where =
-          findExcessIndentation(text, attnrt::kMaxNestingDepth))
+                   "nesting deeper than " + Twine(attnrt::kMaxNestingDepth) +
+                       " levels");
+  if (const char *where = findExcessIndentation(text, attnrt::kMaxNestingDepth))
     return errorAt(sourceMgr, where,
-                   "nesting deeper than " +
-                       Twine(attnrt::kMaxNestingDepth) + " levels");
+                   "nesting deeper than " + Twine(attnrt::kMaxNestingDepth) +
+                       " levels");
 
   yaml::Stream stream(buffer->getMemBufferRef(), sourceMgr);
   unsigned documents = 0;
@@ -115,8 +112,9 @@ bool attnspec::screenYamlDocument(SourceMgr &sourceMgr) {
     if (stream.failed())
       return false;
     if (++documents > 1)
-      return errorAt(sourceMgr, root ? root->getSourceRange().Start.getPointer()
-                                     : text.data(),
+      return errorAt(sourceMgr,
+                     root ? root->getSourceRange().Start.getPointer()
+                          : text.data(),
                      "a spec holds one YAML document");
     if (!root || !isa<yaml::MappingNode>(root))
       return errorAt(sourceMgr,

@@ -11,13 +11,13 @@
 // --emit=mask-svg draws them.
 //
 //===----------------------------------------------------------------------===//
+#include "../ToolOptions.h"
 #include "MaskSvg.h"
 #include "attn/Analysis/KernelPlan.h"
-#include "attn/Spec/Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Spec/Spec.h"
 #include "attn/Transforms/Passes.h"
-#include "llvm/ADT/Statistic.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -30,19 +30,18 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/Statistic.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "../ToolOptions.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Path.h"
-#include <set>
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -50,6 +49,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -61,28 +61,30 @@ static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<spec.yaml | input.mlir>"),
                                       cl::Required, cl::cat(compileCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("output file"),
-                                       cl::value_desc("file"), cl::init("-"), cl::cat(compileCategory));
-static cl::opt<Emit> emit(
-    "emit", cl::desc("what to produce"), cl::init(Emit::Obj),
-    cl::values(clEnumValN(Emit::Mlir, "mlir", "attn IR (tensors)"),
-               clEnumValN(Emit::Lowered, "lowered", "LLVM dialect IR"),
-               clEnumValN(Emit::Llvm, "llvm", "LLVM IR after -O3"),
-               clEnumValN(Emit::Obj, "obj", "object file (default)"),
-               clEnumValN(Emit::So, "so", "shared library"),
-               clEnumValN(Emit::Header, "header", "C header"),
-               clEnumValN(Emit::MaskSvg, "mask-svg",
-                          "SVG of the key tiles the CPU kernel visits")), cl::cat(compileCategory));
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(compileCategory));
+static cl::opt<Emit>
+    emit("emit", cl::desc("what to produce"), cl::init(Emit::Obj),
+         cl::values(clEnumValN(Emit::Mlir, "mlir", "attn IR (tensors)"),
+                    clEnumValN(Emit::Lowered, "lowered", "LLVM dialect IR"),
+                    clEnumValN(Emit::Llvm, "llvm", "LLVM IR after -O3"),
+                    clEnumValN(Emit::Obj, "obj", "object file (default)"),
+                    clEnumValN(Emit::So, "so", "shared library"),
+                    clEnumValN(Emit::Header, "header", "C header"),
+                    clEnumValN(Emit::MaskSvg, "mask-svg",
+                               "SVG of the key tiles the CPU kernel visits")),
+         cl::cat(compileCategory));
 static cl::opt<std::string> mcpu("mcpu",
                                  cl::desc("target CPU (default: this one)"),
                                  cl::init("native"), cl::cat(compileCategory));
 static cl::opt<std::string>
     dumpAfter("dump-after",
               cl::desc("print the IR after this pipeline pass to stderr "
-                       "(e.g. attn-tile, attn-to-cpu-kernels)"), cl::cat(compileCategory));
-static cl::opt<bool> generic("generic",
-                             cl::desc("generic attn-tile path only"), cl::cat(compileCategory));
-static cl::opt<int64_t> head("head",
-                             cl::desc("head drawn by --emit=mask-svg"),
+                       "(e.g. attn-tile, attn-to-cpu-kernels)"),
+              cl::cat(compileCategory));
+static cl::opt<bool> generic("generic", cl::desc("generic attn-tile path only"),
+                             cl::cat(compileCategory));
+static cl::opt<int64_t> head("head", cl::desc("head drawn by --emit=mask-svg"),
                              cl::init(0), cl::cat(compileCategory));
 // LLVM registers --stats itself (its statistics, empty in release builds);
 // attn-compile reads the same flag.
@@ -108,7 +110,7 @@ static std::string signatureOf(func::FuncOp fn) {
       return text;
     }
     Type element = tensor.getElementType();
-    os << (element.isF32()          ? "f32"
+    os << (element.isF32()         ? "f32"
            : element.isInteger(32) ? "i32"
                                    : "other")
        << "[";
@@ -364,8 +366,9 @@ int main(int argc, char **argv) {
   // `_attn_signature_<function>`: the C API checks calls against it.
   for (const auto &[name, signature] : signatures)
     new llvm::GlobalVariable(
-        *llvmModule, llvm::ArrayType::get(llvm::Type::getInt8Ty(llvmContext),
-                                          signature.size() + 1),
+        *llvmModule,
+        llvm::ArrayType::get(llvm::Type::getInt8Ty(llvmContext),
+                             signature.size() + 1),
         /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
         llvm::ConstantDataArray::getString(llvmContext, signature),
         "_attn_signature_" + name);

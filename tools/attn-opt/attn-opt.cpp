@@ -39,9 +39,8 @@ static bool isRejectedInput(StringRef inputFilename) {
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   StringRef text = sourceMgr.getMemoryBuffer(1)->getBuffer();
   constexpr unsigned kMaxNesting = 256;
-  size_t deep = attnrt::findExcessNesting({text.data(), text.size()},
-                                          kMaxNesting,
-                                          attnrt::NestingSyntax::Json);
+  size_t deep = attnrt::findExcessNesting(
+      {text.data(), text.size()}, kMaxNesting, attnrt::NestingSyntax::Json);
   if (deep != std::string_view::npos) {
     sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(text.data() + deep),
                            llvm::SourceMgr::DK_Error,

@@ -145,9 +145,9 @@ static void perturbFirst(std::vector<float> &data, double amount) {
 static ReferenceAttention bindReference(const LayerSpec &spec,
                                         mlir::MLIRContext &context,
                                         int64_t batch) {
-  return [&spec, &context, batch](
-             AttentionRole role, int64_t lq, int64_t lk,
-             const std::map<std::string, const float *> &operands)
+  return [&spec, &context,
+          batch](AttentionRole role, int64_t lq, int64_t lk,
+                 const std::map<std::string, const float *> &operands)
              -> llvm::Expected<std::vector<double>> {
     const attnspec::LayerShape &l = spec.layer;
     bool self = role == AttentionRole::Self;
@@ -245,11 +245,12 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
     std::optional<int64_t> bytes = tensorBytes(shape, 3, sizeof(float));
     int64_t memory = physicalMemoryBytes();
     if (!bytes || (memory && *bytes > memory))
-      return fail(llvm::formatv("--batch {0} x --length / --memory-length {1} "
-                                "x d_model {2} floats exceed 2^40 bytes or this "
-                                "machine's memory",
-                                options.batch, length, l.dModel)
-                      .str());
+      return fail(
+          llvm::formatv("--batch {0} x --length / --memory-length {1} "
+                        "x d_model {2} floats exceed 2^40 bytes or this "
+                        "machine's memory",
+                        options.batch, length, l.dModel)
+              .str());
   }
   mlir::DialectRegistry registry;
   attnspec::registerToolDialects(registry);

@@ -12,21 +12,22 @@
 // (attn.linformer); omega (attn.kernelized); x (attn.fourier_mix).
 //
 //===----------------------------------------------------------------------===//
+#include "../ToolOptions.h"
 #include "EfficientOps.h"
 #include "ProblemFromIR.h"
 #include "RunLayers.h"
-#include "attn/Spec/LayerSpec.h"
-#include "attn/Spec/Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Runtime/HostCompiler.h"
-#include "attn/Transforms/Passes.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/Npy.h"
 #include "attn/Runtime/RandomFeatures.h"
 #include "attn/Runtime/Reference.h"
 #include "attn/Runtime/TileCounters.h"
+#include "attn/Spec/LayerSpec.h"
+#include "attn/Spec/Spec.h"
+#include "attn/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,17 +35,16 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/Statistic.h"
-#include "../ToolOptions.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include <algorithm>
-#include <list>
-#include <map>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <list>
+#include <map>
 #include <random>
 #include <set>
 
@@ -57,23 +57,28 @@ static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::Required, cl::cat(runCategory));
 static cl::opt<std::string> entryName("entry",
                                       cl::desc("function to run (default: "
-                                               "the first public function)"), cl::cat(runCategory));
+                                               "the first public function)"),
+                                      cl::cat(runCategory));
 static cl::list<std::string>
-    inputArrays("input", cl::desc("ROLE=FILE.npy: read an operand"), cl::cat(runCategory));
+    inputArrays("input", cl::desc("ROLE=FILE.npy: read an operand"),
+                cl::cat(runCategory));
 static cl::opt<bool> randomInputs(
     "random-inputs",
     cl::desc("generate operands that --input does not give from the seed "
-             "(without it, every operand must be given once one is)"), cl::cat(runCategory));
+             "(without it, every operand must be given once one is)"),
+    cl::cat(runCategory));
 static cl::opt<std::string> outputFile("output",
-                                       cl::desc("write the result (.npy)"), cl::cat(runCategory));
+                                       cl::desc("write the result (.npy)"),
+                                       cl::cat(runCategory));
 static cl::opt<bool> gaussianOmega(
     "gaussian-omega",
     cl::desc("draw a generated omega (attn.kernelized) i.i.d. N(0, 1) "
-             "instead of as orthogonal random features"), cl::cat(runCategory));
+             "instead of as orthogonal random features"),
+    cl::cat(runCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated inputs"),
                               cl::init(0), cl::cat(runCategory));
-static cl::opt<bool> check("check",
-                           cl::desc("compare with the f64 reference"), cl::cat(runCategory));
+static cl::opt<bool> check("check", cl::desc("compare with the f64 reference"),
+                           cl::cat(runCategory));
 static cl::opt<double> tolerance(
     "tolerance",
     cl::desc("largest accepted max |out - ref| / max |ref| for --check"),
@@ -82,7 +87,8 @@ static cl::opt<std::string> perturbOutput(
     "perturb-output", cl::Hidden,
     cl::desc("before --check, make the first output element NaN ('nan') or "
              "move it by this fraction of the output's largest magnitude "
-             "(tests of --check itself)"), cl::cat(runCategory));
+             "(tests of --check itself)"),
+    cl::cat(runCategory));
 /// --perturb-output as a number (NaN for 'nan'), if given.
 static std::optional<double> perturbAmount() {
   if (perturbOutput.empty())
@@ -107,9 +113,11 @@ static cl::opt<std::string> loadLibrary(
              "JIT-compiling the input (which still names the operands and "
              "the reference)"),
     cl::value_desc("lib.so"), cl::cat(runCategory));
-static cl::opt<bool> generic(
-    "generic", cl::desc("compile with the generic path only (no vectorized "
-                        "CPU kernels)"), cl::cat(runCategory));
+static cl::opt<bool>
+    generic("generic",
+            cl::desc("compile with the generic path only (no vectorized "
+                     "CPU kernels)"),
+            cl::cat(runCategory));
 static cl::opt<int64_t> vectorBits(
     "vector-bits",
     cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
@@ -127,11 +135,11 @@ static cl::opt<int64_t> queryTile("q-tile", cl::desc("query rows per tile"),
 static cl::opt<int64_t> keyTile("kv-tile",
                                 cl::desc("key rows per tile (generic path)"),
                                 cl::init(128), cl::cat(runCategory));
-static cl::opt<int64_t> cpuKeyTile(
-    "cpu-kv-tile",
-    cl::desc("key rows per tile (vectorized CPU path; 0: chosen per "
-             "pattern)"),
-    cl::init(0), cl::cat(runCategory));
+static cl::opt<int64_t>
+    cpuKeyTile("cpu-kv-tile",
+               cl::desc("key rows per tile (vectorized CPU path; 0: chosen per "
+                        "pattern)"),
+               cl::init(0), cl::cat(runCategory));
 
 // Layer specs (RunLayers.h).
 static cl::OptionCategory layerCategory("Layer specs");
@@ -238,9 +246,9 @@ static void generate(Operand &operand, uint64_t streamSeed) {
     // does); N(0, 1) would make logits of size sqrt(Lk) and a
     // needlessly ill-conditioned softmax.
     bool projection = operand.role == "e_proj" || operand.role == "f_proj";
-    float stddev =
-        projection ? 1.0f / std::sqrt(float(operand.type.getShape().back()))
-                   : 1.0f;
+    float stddev = projection
+                       ? 1.0f / std::sqrt(float(operand.type.getShape().back()))
+                       : 1.0f;
     std::normal_distribution<float> normal(0.0f, stddev);
     for (int64_t e = 0; e < n; ++e)
       operand.as<float>()[e] = normal(rng);
@@ -439,6 +447,87 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
   return attnrt::runLayerSpec(sourceMgr, options);
 }
 
+/// The entry's operands (`operands`, one per argument, in order): generated
+/// from the seed, then those --input names read from .npy in their own type.
+/// `roleArgs` maps each role of the checked op to the argument feeding it.
+/// "" on success, else the message.
+static std::string prepareOperands(func::FuncOp entry,
+                                   RankedTensorType resultType,
+                                   const RoleList &roles,
+                                   std::list<Operand> &operands,
+                                   std::map<std::string, unsigned> &roleArgs) {
+  // Every role of the attention op -> the entry argument feeding it (one
+  // argument may feed several roles, as in self-attention `%x, %x, %x`).
+  for (const auto &[value, role] : roles)
+    if (auto arg = dyn_cast_or_null<BlockArgument>(value))
+      if (arg.getOwner() == &entry.front())
+        roleArgs[role] = arg.getArgNumber();
+  // Operands, the result and (with --check) the f64 reference must fit in
+  // this machine's memory: refuse up front instead of failing mid-way.
+  double needed = double(resultType.getNumElements()) * (check ? 12 : 8);
+  for (Type type : entry.getArgumentTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && tensor.hasStaticShape())
+      needed += double(tensor.getNumElements()) *
+                double(elementBytes(tensor.getElementType()));
+  if (int64_t memory = attnrt::physicalMemoryBytes();
+      memory && needed > double(memory))
+    return llvm::formatv("@{0} needs {1:F1} GB of buffers, this machine has "
+                         "{2:F1} GB",
+                         entry.getSymName(), needed * 1e-9,
+                         double(memory) * 1e-9)
+        .str();
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape() || !elementBytes(type.getElementType()))
+      return llvm::Twine(
+                 "argument #" + llvm::Twine(arg.getArgNumber()) +
+                 " must be a statically shaped tensor of f32, i1, i32 or "
+                 "i64")
+          .str();
+    operands.emplace_back(roleOf(arg, roles), type,
+                          elementBytes(type.getElementType()));
+    generate(operands.back(), seed * 1000003 + arg.getArgNumber());
+  }
+  std::set<Operand *> given;
+  for (const std::string &spec : inputArrays) {
+    std::pair<llvm::StringRef, llvm::StringRef> split =
+        llvm::StringRef(spec).split('=');
+    llvm::StringRef role = split.first, path = split.second;
+    auto it =
+        llvm::find_if(operands, [&](Operand &o) { return o.role == role; });
+    if (auto arg = roleArgs.find(role.str()); arg != roleArgs.end())
+      it = std::next(operands.begin(), arg->second);
+    if (path.empty() || it == operands.end())
+      return llvm::Twine("--input " + spec +
+                         ": expected ROLE=FILE.npy with ROLE "
+                         "one of the function's operands")
+          .str();
+    llvm::Expected<attnrt::NpyArray> array =
+        attnrt::readNpy(path, /*f32Only=*/false);
+    if (!array)
+      return llvm::Twine(llvm::toString(array.takeError())).str();
+    if (llvm::ArrayRef<int64_t>(array->shape) != it->type.getShape())
+      return llvm::Twine(path + ": shape does not match operand '" + role +
+                         "' of type " + llvm::formatv("{0}", it->type).str())
+          .str();
+    std::string message = copyNpy(*array, *it);
+    if (!message.empty())
+      return llvm::Twine(path + ": " + message).str();
+    given.insert(&*it);
+  }
+  // Given some inputs, a forgotten one would silently be random data.
+  if (!inputArrays.empty() && !randomInputs)
+    for (Operand &operand : operands)
+      if (!given.count(&operand))
+        return llvm::Twine(
+                   "operand '" + operand.role +
+                   "' was not given with --input (pass --random-inputs to "
+                   "generate the missing ones from the seed)")
+            .str();
+  return "";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   // --help shows the tool's own options; --help-hidden adds LLVM's.
@@ -523,72 +612,13 @@ int main(int argc, char **argv) {
     return fail("@" + entry.getSymName() +
                 " must return a statically shaped f32 tensor");
 
-  // Operands: read or generate.
-  std::list<Operand> operands; // stable addresses: descriptors point in
-  // Every role of the attention op -> the entry argument feeding it (one
-  // argument may feed several roles, as in self-attention `%x, %x, %x`).
+  // Operands: generated, or read (stable addresses: descriptors point in).
+  std::list<Operand> operands;
   std::map<std::string, unsigned> roleArgs;
-  for (const auto &[value, role] : roles)
-    if (auto arg = dyn_cast_or_null<BlockArgument>(value))
-      if (arg.getOwner() == &entry.front())
-        roleArgs[role] = arg.getArgNumber();
-  // Operands, the result and (with --check) the f64 reference must fit in
-  // this machine's memory: refuse up front instead of failing mid-way.
-  double needed = double(resultType.getNumElements()) * (check ? 12 : 8);
-  for (Type type : entry.getArgumentTypes())
-    if (auto tensor = dyn_cast<RankedTensorType>(type);
-        tensor && tensor.hasStaticShape())
-      needed += double(tensor.getNumElements()) *
-                double(elementBytes(tensor.getElementType()));
-  if (int64_t memory = attnrt::physicalMemoryBytes();
-      memory && needed > double(memory))
-    return fail(llvm::formatv("@{0} needs {1:F1} GB of buffers, this machine "
-                              "has {2:F1} GB",
-                              entry.getSymName(), needed * 1e-9,
-                              double(memory) * 1e-9)
-                    .str());
-  for (BlockArgument arg : entry.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || !type.hasStaticShape() ||
-        !elementBytes(type.getElementType()))
-      return fail("argument #" + llvm::Twine(arg.getArgNumber()) +
-                  " must be a statically shaped tensor of f32, i1, i32 or "
-                  "i64");
-    operands.emplace_back(roleOf(arg, roles), type,
-                          elementBytes(type.getElementType()));
-    generate(operands.back(), seed * 1000003 + arg.getArgNumber());
-  }
-  std::set<Operand *> given;
-  for (const std::string &spec : inputArrays) {
-    std::pair<llvm::StringRef, llvm::StringRef> split =
-        llvm::StringRef(spec).split('=');
-    llvm::StringRef role = split.first, path = split.second;
-    auto it = llvm::find_if(operands,
-                            [&](Operand &o) { return o.role == role; });
-    if (auto arg = roleArgs.find(role.str()); arg != roleArgs.end())
-      it = std::next(operands.begin(), arg->second);
-    if (path.empty() || it == operands.end())
-      return fail("--input " + spec + ": expected ROLE=FILE.npy with ROLE "
-                                      "one of the function's operands");
-    llvm::Expected<attnrt::NpyArray> array =
-        attnrt::readNpy(path, /*f32Only=*/false);
-    if (!array)
-      return fail(llvm::toString(array.takeError()));
-    if (llvm::ArrayRef<int64_t>(array->shape) != it->type.getShape())
-      return fail(path + ": shape does not match operand '" + role +
-                  "' of type " + llvm::formatv("{0}", it->type).str());
-    std::string message = copyNpy(*array, *it);
-    if (!message.empty())
-      return fail(path + ": " + message);
-    given.insert(&*it);
-  }
-  // Given some inputs, a forgotten one would silently be random data.
-  if (!inputArrays.empty() && !randomInputs)
-    for (Operand &operand : operands)
-      if (!given.count(&operand))
-        return fail("operand '" + operand.role +
-                    "' was not given with --input (pass --random-inputs to "
-                    "generate the missing ones from the seed)");
+  if (std::string message =
+          prepareOperands(entry, resultType, roles, operands, roleArgs);
+      !message.empty())
+    return fail(message);
 
   // The reference problem and the FLOP count come from the IR before it is
   // lowered (lowering erases the attention op).
@@ -639,8 +669,8 @@ int main(int argc, char **argv) {
     if (generic && cpuKeyTile.getNumOccurrences())
       return fail("--cpu-kv-tile applies to the vectorized CPU kernels, not "
                   "to --generic (use --kv-tile)");
-    if (!generic && (queryTile.getNumOccurrences() ||
-                     keyTile.getNumOccurrences()))
+    if (!generic &&
+        (queryTile.getNumOccurrences() || keyTile.getNumOccurrences()))
       return fail("--q-tile and --kv-tile apply to the generic path "
                   "(--generic); the vectorized kernels take --cpu-kv-tile");
     attnrt::HostCompileOptions options;
@@ -771,7 +801,8 @@ int main(int argc, char **argv) {
     float largest = 0;
     for (float x : result)
       largest = std::max(largest, std::abs(x));
-    result[0] = std::isnan(*amount) ? NAN : result[0] + float(*amount) * largest;
+    result[0] =
+        std::isnan(*amount) ? NAN : result[0] + float(*amount) * largest;
   }
   // Errors are judged relative to the output's magnitude (absolute when the
   // output is all zeros, e.g. every row masked); a non-finite value where
@@ -783,10 +814,9 @@ int main(int argc, char **argv) {
       "check: max abs error {0:e2}, output scale {1:e2}, scaled error "
       "{2:e2} (tolerance {3:e1}){4}: {5}\n",
       c.maxError, c.scale, c.scaledError(), tolerance.getValue(),
-      c.mismatches ? llvm::formatv(", {0} NON-FINITE MISMATCHES",
-                                   c.mismatches)
-                         .str()
-                   : std::string(),
+      c.mismatches
+          ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
+          : std::string(),
       pass ? "PASS" : "FAIL");
   return pass ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -1,4 +1,5 @@
-//===- FuzzCApi.cpp - libFuzzer target: the C API (libattn_c) ---------------===//
+//===- FuzzCApi.cpp - libFuzzer target: the C API (libattn_c)
+//---------------===//
 //
 // The input is read as a script of C API calls with fuzzed arguments:
 // tensor creation (ranks, sizes, dtypes), queries on tensors and NULLs,
@@ -43,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<attn_tensor *> tensors;
   while (script.size) {
     switch (script.byte() % 6) {
-    case 0: { // create
+    case 0: {                            // create
       int64_t rank = script.byte() % 11; // 0 and 9, 10 are invalid
       std::vector<int64_t> sizes(rank);
       for (int64_t &s : sizes)

@@ -4,14 +4,14 @@
 // what attn owns (func.func / func.return around attn ops and their
 // attributes), with operands of at most 2^16 elements, go through the CPU
 // pipeline (vectorized or generic, by the input's length) up to the LLVM
-// dialect: verified attn IR must never crash a pass. (Other dialects' ops are upstream's to
-// fuzz.) Parse nesting is screened first, as the tools do.
+// dialect: verified attn IR must never crash a pass. (Other dialects' ops are
+// upstream's to fuzz.) Parse nesting is screened first, as the tools do.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/InputLimits.h"
-#include "FuzzContext.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -35,11 +35,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   bool attnOnly = true, hasAttn = false, small = true;
   module->walk([&](mlir::Operation *op) {
-    llvm::StringRef ns = op->getDialect() ? op->getDialect()->getNamespace()
-                                          : llvm::StringRef();
+    llvm::StringRef ns =
+        op->getDialect() ? op->getDialect()->getNamespace() : llvm::StringRef();
     hasAttn |= ns == "attn";
-    attnOnly &= ns == "attn" || mlir::isa<mlir::ModuleOp, mlir::func::FuncOp,
-                                          mlir::func::ReturnOp>(op);
+    attnOnly &=
+        ns == "attn" ||
+        mlir::isa<mlir::ModuleOp, mlir::func::FuncOp, mlir::func::ReturnOp>(op);
     // Lowering cost grows with static sizes (unrolled tile tables): keep
     // executions fast; the verifier already saw the large ones.
     for (mlir::Type type : op->getOperandTypes())

@@ -1,12 +1,13 @@
-//===- FuzzSpec.cpp - libFuzzer target: attention and layer spec readers ---===//
+//===- FuzzSpec.cpp - libFuzzer target: attention and layer spec readers
+//---===//
 //
 // Any bytes as a spec file: screened, read (attention or layer spec) and,
 // when they read, built into verified attn IR. Errors are expected; crashes,
 // hangs, sanitizer reports and LLVM fatal errors are findings.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Spec/LayerSpec.h"
 #include "FuzzContext.h"
+#include "attn/Spec/LayerSpec.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

@@ -27,10 +27,10 @@ static int64_t tableBlockGcd(MaskAttrInterface pattern) {
 /// tile each per query tile, so narrower tiles waste less; with 32 keys the
 /// 513-wide window of bench/attn-sparse-bench runs at 71-85 % of the dense
 /// kernel's rate on kept entries, against 64-82 % with 64 keys (N = 4096 to
-/// 65536, two runs each). Dense work prefers 128: fewer rescales per key. Table patterns are looked up once per key
-/// tile and query, which needs every key tile to lie inside one of their
-/// blocks: the key tile shrinks to the largest divisor of their blocks' gcd
-/// that fits.
+/// 65536, two runs each). Dense work prefers 128: fewer rescales per key. Table
+/// patterns are looked up once per key tile and query, which needs every key
+/// tile to lie inside one of their blocks: the key tile shrinks to the largest
+/// divisor of their blocks' gcd that fits.
 int64_t mlir::attn::keyTileFor(MaskAttrInterface pattern, int64_t keyTile) {
   if (keyTile == 0)
     keyTile = !pattern || isa<CausalAttr>(pattern) ? 128 : 32;
@@ -79,14 +79,12 @@ mlir::attn::splitRuntimeSegments(MaskAttrInterface pattern) {
                              ArrayAttr::get(pattern.getContext(), rest))};
 }
 
-
-
 /// The schedules of `pattern` for the op's static sizes, or nothing when a
 /// size is dynamic or the tables would be too large.
 std::optional<OpSchedules> mlir::attn::buildSchedules(AttentionOp op,
-                                          MaskAttrInterface pattern,
-                                          QueryTiling queryTiling,
-                                          int64_t keyTile) {
+                                                      MaskAttrInterface pattern,
+                                                      QueryTiling queryTiling,
+                                                      int64_t keyTile) {
   MaskShape shape = op.getMaskShape();
   if (!pattern || ShapedType::isDynamic(shape.lq) ||
       ShapedType::isDynamic(shape.lk) || ShapedType::isDynamic(shape.numHeads))
@@ -110,7 +108,6 @@ std::optional<OpSchedules> mlir::attn::buildSchedules(AttentionOp op,
   return schedules;
 }
 
-
 KernelPlan mlir::attn::planKernel(AttentionOp op, int64_t keyTile,
                                   int64_t vectorBits, bool countTiles) {
   KernelPlan plan;
@@ -119,8 +116,8 @@ KernelPlan mlir::attn::planKernel(AttentionOp op, int64_t keyTile,
   std::tie(plan.runtimeSegments, plan.staticPattern) =
       splitRuntimeSegments(op.getPatternAttr());
   plan.queryTiling = queryTilingFor(op.getPatternAttr(), plan.blocking);
-  plan.schedules = buildSchedules(op, plan.staticPattern, plan.queryTiling,
-                                  plan.keyTile);
+  plan.schedules =
+      buildSchedules(op, plan.staticPattern, plan.queryTiling, plan.keyTile);
   // Without schedules (dynamic sizes) query tiles stay uniform.
   if (!plan.schedules)
     plan.queryTiling.period = 0;

@@ -46,8 +46,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     kernels.reportTiles = options.reportTiles;
     pm.addPass(createAttnToCpuKernels(kernels));
   }
-  pm.addPass(createAttnTile(
-      AttnTileOptions{options.queryTile.getValue(), options.keyTile.getValue()}));
+  pm.addPass(createAttnTile(AttnTileOptions{options.queryTile.getValue(),
+                                            options.keyTile.getValue()}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // linalg.softmax left outside attention has no loop lowering.

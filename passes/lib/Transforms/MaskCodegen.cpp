@@ -59,8 +59,7 @@ bool mlir::attn::positionsFitInI32(MaskAttrInterface pattern,
     if (auto w = dyn_cast<WindowAttr>(m))
       all &= fits(w.getLeft()) && fits(w.getRight());
     else if (auto d = dyn_cast<DilatedAttr>(m))
-      all &= fits(d.getLeft()) && fits(d.getRight()) &&
-             fits(d.getDilation());
+      all &= fits(d.getLeft()) && fits(d.getRight()) && fits(d.getDilation());
     else if (auto s = dyn_cast<StridedAttr>(m))
       all &= fits(s.getStride());
     else if (auto f = dyn_cast<FixedAttr>(m))

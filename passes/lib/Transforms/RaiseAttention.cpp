@@ -18,10 +18,10 @@
 // it was.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Transforms/Passes.h"
 #include "RaiseForms.h"
 #include "RaiseScoreMask.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -59,16 +59,15 @@ throughBatchReshape(Value v) {
 
 Value throughUnitExpand(Value v) {
   if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>())
-    if (v.hasOneUse() && llvm::all_of(expand.getResultType().getShape().drop_front(
-                             expand.getSrcType().getRank()),
-                         [](int64_t d) { return d == 1; }))
+    if (v.hasOneUse() &&
+        llvm::all_of(expand.getResultType().getShape().drop_front(
+                         expand.getSrcType().getRank()),
+                     [](int64_t d) { return d == 1; }))
       return expand.getSrc();
   return v;
 }
 
-bool allParallel(linalg::LinalgOp op) {
-  return op.getNumReductionLoops() == 0;
-}
+bool allParallel(linalg::LinalgOp op) { return op.getNumReductionLoops() == 0; }
 
 int scoreInputIndex(linalg::GenericOp op) {
   if (!allParallel(op) || op.getNumDpsInits() != 1 ||
@@ -83,8 +82,7 @@ int scoreInputIndex(linalg::GenericOp op) {
 std::optional<Contraction> asContraction(Operation *op) {
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
   if (!linalgOp || linalgOp.getNumDpsInputs() != 2 ||
-      linalgOp.getNumDpsInits() != 1 ||
-      !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInits() != 1 || !linalgOp.hasPureTensorSemantics() ||
       !linalg::isaContractionOpInterface(linalgOp))
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
@@ -119,8 +117,8 @@ std::optional<std::pair<double, Value>> scaleStep(Value v) {
       !llvm::is_contained(body->getOperands(), x))
     return std::nullopt;
   bool divides = isa<arith::DivFOp>(body);
-  Value other = body->getOperand(0) == x ? body->getOperand(1)
-                                         : body->getOperand(0);
+  Value other =
+      body->getOperand(0) == x ? body->getOperand(1) : body->getOperand(0);
   std::optional<double> c = constantIn(op, other);
   if (!c || *c <= 0 || (divides && body->getOperand(0) != x))
     return std::nullopt;
@@ -172,9 +170,8 @@ std::optional<HeadRepeat> throughHeadRepeat(Value v) {
   }
   if (!merged)
     return std::nullopt;
-  if (llvm::all_of(groups, [](const ReassociationIndices &g) {
-        return g.size() == 1;
-      }))
+  if (llvm::all_of(groups,
+                   [](const ReassociationIndices &g) { return g.size() == 1; }))
     groups.clear();
   return HeadRepeat{copy.getDpsInputs()[0], groups, {collapse, copy}};
 }
@@ -188,15 +185,14 @@ bool swapsLastTwo(ArrayRef<int64_t> p) {
 std::optional<Operand> operandIn(Contraction &c, unsigned input,
                                  ArrayRef<unsigned> wantedDims, double *scale,
                                  SmallVector<Operation *> &lookedThrough) {
-  AffineMap map =
-      c.op.getMatchingIndexingMap(c.op.getDpsInputOperand(input));
+  AffineMap map = c.op.getMatchingIndexingMap(c.op.getDpsInputOperand(input));
   if (!map.isProjectedPermutation() || map.getNumResults() != wantedDims.size())
     return std::nullopt;
   // permutation[r] = operand dimension holding wanted loop r.
   SmallVector<int64_t> permutation;
   for (unsigned loop : wantedDims) {
-    std::optional<unsigned> pos = map.getResultPosition(
-        getAffineDimExpr(loop, c.op->getContext()));
+    std::optional<unsigned> pos =
+        map.getResultPosition(getAffineDimExpr(loop, c.op->getContext()));
     if (!pos)
       return std::nullopt;
     permutation.push_back(*pos);

@@ -1,4 +1,5 @@
-//===- RaiseForms.h - readers of the linalg forms attn-raise matches -*- C++ -*-===//
+//===- RaiseForms.h - readers of the linalg forms attn-raise matches -*- C++
+//-*-===//
 //
 // The structural readers attn-raise (RaiseAttention.cpp) builds its match
 // from: producers, constants, contractions, scale steps, head repeats and
@@ -42,7 +43,7 @@ struct AttentionMatch {
   /// Reshapes, scale steps and transposes the operands were read through.
   SmallVector<Operation *> lookedThrough;
   double scale = 1.0;
-  bool scaled = false;       // a scale step was seen (walking backwards)
+  bool scaled = false; // a scale step was seen (walking backwards)
   bool causal = false;
 };
 
@@ -91,8 +92,7 @@ bool yieldsOf(linalg::LinalgOp op, unsigned a, unsigned b) {
 
 /// A reduction over the last loop of one input, yielding `Op` of the
 /// element and the accumulator (a generic or linalg.reduce).
-template <typename... Ops>
-linalg::LinalgOp lastDimReduction(Value v) {
+template <typename... Ops> linalg::LinalgOp lastDimReduction(Value v) {
   auto op = v.getDefiningOp<linalg::LinalgOp>();
   if (!op || op.getNumDpsInputs() != 1 || op.getNumReductionLoops() != 1 ||
       op.getIteratorTypesArray().back() != utils::IteratorType::reduction ||

@@ -341,8 +341,7 @@ SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
   // (P = 0) adds nothing even where V is NaN or inf (0 * NaN = NaN).
   Value accNew = generic(
       {probs, vTile}, accScaled, {map3({i, c}), map3({c, j}), map3({i, j})},
-      {IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value prod = arith::MulFOp::create(nb, l, a[0], a[1]);
         Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,

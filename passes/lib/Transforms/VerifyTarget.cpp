@@ -22,14 +22,14 @@ struct AttnVerifyTargetPass
 
   void runOnOperation() override {
     if (target != "cpu") {
-      getOperation()->emitError()
-          << "attn-verify-target: unknown target '" << target
-          << "' (this build lowers for: cpu)";
+      getOperation()->emitError() << "attn-verify-target: unknown target '"
+                                  << target << "' (this build lowers for: cpu)";
       return signalPassFailure();
     }
     bool ok = true;
     getOperation()->walk([&](Operation *op) {
-      if (!isa<attn::AttnDialect>(op->getDialect()) || op->getNumOperands() == 0)
+      if (!isa<attn::AttnDialect>(op->getDialect()) ||
+          op->getNumOperands() == 0)
         return;
       // The first operand (Q, or the input) carries the element type.
       auto type = dyn_cast<ShapedType>(op->getOperand(0).getType());

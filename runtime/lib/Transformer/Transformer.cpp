@@ -252,8 +252,8 @@ static std::vector<float> lastRows(const std::vector<float> &rows,
                                    int64_t batchHeads, int64_t dim) {
   std::vector<float> result(batchHeads * keep * dim);
   for (int64_t bh = 0; bh < batchHeads; ++bh)
-    std::copy_n(rows.begin() + (bh * length + length - keep) * dim,
-                keep * dim, result.begin() + bh * keep * dim);
+    std::copy_n(rows.begin() + (bh * length + length - keep) * dim, keep * dim,
+                result.begin() + bh * keep * dim);
   return result;
 }
 

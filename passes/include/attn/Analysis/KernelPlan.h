@@ -1,4 +1,5 @@
-//===- KernelPlan.h - target-neutral planning of attention kernels -*- C++ -*-===//
+//===- KernelPlan.h - target-neutral planning of attention kernels -*- C++
+//-*-===//
 //
 // What a back end decides about one attn.attention before it emits code:
 // key tile, query tiling, which part of the pattern is known at compile

@@ -25,7 +25,6 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 
-
 } // namespace mlir::attn
 
 #endif // ATTN_TRANSFORMS_PASSES_H

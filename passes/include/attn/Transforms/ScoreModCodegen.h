@@ -38,9 +38,9 @@ bool areScoreModsVectorizable(ArrayAttr mods, bool withGathers);
 /// it is listed (docs/Dialect.md), so that a -inf bias stays -inf.
 Value emitSoftcap(OpBuilder &b, Location loc, ArrayAttr mods, Value x);
 
-/// x after every other mod of `mods`, in order. `distance` is r = j - (i + delta)
-/// as an index, `head` the query head, `relTable` the rel_table operand (or
-/// null). With `x` a vector of f32 and `distance` a vector of index (same
+/// x after every other mod of `mods`, in order. `distance` is r = j - (i +
+/// delta) as an index, `head` the query head, `relTable` the rel_table operand
+/// (or null). With `x` a vector of f32 and `distance` a vector of index (same
 /// lanes), mods are applied lane-wise; tables per lane go through `lanes`.
 Value emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods, Value x,
                     Value distance, Value head, Value relTable,

@@ -26,8 +26,7 @@ bool isSupported(AttentionOp op) {
     return false;
   std::string reason;
   if (!areScoreModsVectorizable(op.getModsAttr(), /*withGathers=*/true) ||
-      !isScoreModCodegenSupported(op.getModsAttr(), type.getDimSize(1),
-                                  reason))
+      !isScoreModCodegenSupported(op.getModsAttr(), type.getDimSize(1), reason))
     return false;
   return !op.getPatternAttr() ||
          isMaskCodegenSupported(op.getPatternAttr(), op.getMaskShape(),
@@ -86,9 +85,8 @@ struct AttnToCpuKernelsPass
       remark << "visits " << visited << " of " << total
              << " key tiles per batch row (" << full << " full, "
              << visited - full << " partial; "
-             << llvm::formatv("{0:F1}", total ? 100.0 * (total - visited) /
-                                                    total
-                                              : 0.0)
+             << llvm::formatv("{0:F1}",
+                              total ? 100.0 * (total - visited) / total : 0.0)
              << "% skipped)";
     }
     if (plan.runtimeSegments)

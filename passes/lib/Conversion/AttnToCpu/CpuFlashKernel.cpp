@@ -10,7 +10,8 @@
 //     sT[r][q] = sum_c K[j0 + r][c] qT[c][q]        (register blocks)
 //     sT = -inf where the pattern drops (only in partial tiles)
 //     m' = max(m, max_r sT[r]); alpha = exp(m - m'); sT = exp(sT - m')
-//     l = alpha l + sum_r sT[r];  accT[c] = alpha accT[c] + sum_r V[j0+r][c] sT[r]
+//     l = alpha l + sum_r sT[r];  accT[c] = alpha accT[c] + sum_r V[j0+r][c]
+//     sT[r]
 //   O[b, h, i0 + q, c] = accT[c][q] / l[q]          (0 when l[q] == 0)
 //
 // Every row-wise softmax quantity of the TQ queries is a few whole vectors,
@@ -59,11 +60,11 @@ void CpuFlashKernel::packQueries(Value qT, Value tq) {
   });
 }
 
-SmallVector<Value> CpuFlashKernel::blockedUpdates(
-    Value ub, ArrayRef<Value> init, int64_t rows,
-    function_ref<Value(Value, int64_t)> vectorAt,
-    function_ref<Value(Value, int64_t)> scalarAt,
-    function_ref<Value(Value)> laneGuard) {
+SmallVector<Value>
+CpuFlashKernel::blockedUpdates(Value ub, ArrayRef<Value> init, int64_t rows,
+                               function_ref<Value(Value, int64_t)> vectorAt,
+                               function_ref<Value(Value, int64_t)> scalarAt,
+                               function_ref<Value(Value)> laneGuard) {
   scf::ForOp updates =
       loop(index(0), ub, 1, init, [&](Value iv, ValueRange acc) {
         SmallVector<Value> vectors, guards;
@@ -78,9 +79,10 @@ SmallVector<Value> CpuFlashKernel::blockedUpdates(
           for (int64_t t = 0; t < kQueryVectors; ++t) {
             Value &sum = next[g * kQueryVectors + t];
             Value updated = vector::FMAOp::create(b, scalar, vectors[t], sum);
-            sum = laneGuard ? arith::SelectOp::create(b, guards[t], updated, sum)
-                                  .getResult()
-                            : updated;
+            sum = laneGuard
+                      ? arith::SelectOp::create(b, guards[t], updated, sum)
+                            .getResult()
+                      : updated;
           }
         }
         return next;
@@ -88,8 +90,8 @@ SmallVector<Value> CpuFlashKernel::blockedUpdates(
   return updates.getResults();
 }
 
-void CpuFlashKernel::forRowBlocks(
-    Value total, function_ref<void(Value, int64_t)> body) {
+void CpuFlashKernel::forRowBlocks(Value total,
+                                  function_ref<void(Value, int64_t)> body) {
   Value blocked =
       mul(arith::DivUIOp::create(b, total, index(kRowBlock)), index(kRowBlock));
   loop(index(0), blocked, kRowBlock, {}, [&](Value start, ValueRange) {
@@ -108,7 +110,9 @@ void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
     SmallVector<Value> zeros(rows * kQueryVectors, vecConst(0.0f));
     SmallVector<Value> dots = blockedUpdates(
         headDim, zeros, rows,
-        [&](Value c, int64_t t) { return loadVec(qT, {c, lane(t)}); },
+        [&](Value c, int64_t t) {
+          return loadVec(qT, {c, lane(t)});
+        },
         [&](Value c, int64_t g) -> Value {
           Value row = add(add(j0, r0), index(g));
           return memref::LoadOp::create(b, key,
@@ -116,8 +120,7 @@ void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
         });
     for (int64_t g = 0; g < rows; ++g)
       for (int64_t t = 0; t < kQueryVectors; ++t)
-        storeVec(dots[g * kQueryVectors + t], sT,
-                 {add(r0, index(g)), lane(t)});
+        storeVec(dots[g * kQueryVectors + t], sT, {add(r0, index(g)), lane(t)});
   });
 }
 
@@ -130,8 +133,8 @@ void CpuFlashKernel::countTile(int64_t which) {
 }
 
 void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
-                                                Value accT, Value j0,
-                                                Value tk, Value mayDropKeys) {
+                                                Value accT, Value j0, Value tk,
+                                                Value mayDropKeys) {
   Value negInf = vecConst(-INFINITY), zero = vecConst(0.0f);
   auto isNegInf = [&](Value x) {
     return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, negInf);
@@ -192,7 +195,9 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
       };
       SmallVector<Value> products = blockedUpdates(
           tk, scaled, cols,
-          [&](Value r, int64_t t) { return loadVec(sT, {r, lane(t)}); },
+          [&](Value r, int64_t t) {
+            return loadVec(sT, {r, lane(t)});
+          },
           [&](Value r, int64_t g) -> Value {
             return memref::LoadOp::create(
                 b, value,
@@ -260,8 +265,8 @@ void CpuFlashKernel::setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf) {
 
 memref::GlobalOp CpuFlashKernel::createF32Table(StringRef name,
                                                 ArrayRef<float> data) {
-  memref::GlobalOp &cached = f32Tables[std::vector<float>(data.begin(),
-                                                          data.end())];
+  memref::GlobalOp &cached =
+      f32Tables[std::vector<float>(data.begin(), data.end())];
   if (cached)
     return cached;
   OpBuilder::InsertionGuard guard(b);
@@ -386,15 +391,14 @@ void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,
 func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // One query tile per call: the scratch buffers are allocas of the call's
   // frame, so they are released on return (and hoisted once inlined).
-  SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
-                                bufferTypeOf(op.getKey()),
-                                bufferTypeOf(op.getValue()),
-                                MemRefType::get(
-                                    cast<RankedTensorType>(op.getType())
-                                        .getShape(),
-                                    f32),
-                                b.getIndexType(), b.getIndexType(),
-                                b.getIndexType()};
+  SmallVector<Type> argTypes = {
+      bufferTypeOf(op.getQuery()),
+      bufferTypeOf(op.getKey()),
+      bufferTypeOf(op.getValue()),
+      MemRefType::get(cast<RankedTensorType>(op.getType()).getShape(), f32),
+      b.getIndexType(),
+      b.getIndexType(),
+      b.getIndexType()};
   pattern = op.getPatternAttr();
   bool usesSegments = pattern && pattern.usesSegments();
   if (usesSegments) {
@@ -468,8 +472,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     i0 = add(periodStart,
              mul(arith::RemUIOp::create(b, queryTileIndex, perPeriod),
                  index(kQueryTile)));
-    tileEnd = minIndex(add(i0, index(kQueryTile)),
-                       add(periodStart, index(period)));
+    tileEnd =
+        minIndex(add(i0, index(kQueryTile)), add(periodStart, index(period)));
   } else {
     i0 = mul(queryTileIndex, index(kQueryTile));
     tileEnd = add(i0, index(kQueryTile));

@@ -1,4 +1,5 @@
-//===- CpuFlashKernel.h - the CPU lowering of one attn.attention -*- C++ -*-===//
+//===- CpuFlashKernel.h - the CPU lowering of one attn.attention -*- C++
+//-*-===//
 //
 // The emitter behind attn-to-cpu-kernels (AttnToCpuKernels.cpp): builds the
 // register-blocked flash kernel of one op from its KernelPlan. Its methods
@@ -9,9 +10,9 @@
 #ifndef ATTN_CONVERSION_ATTNTOCPU_CPUFLASHKERNEL_H
 #define ATTN_CONVERSION_ATTNTOCPU_CPUFLASHKERNEL_H
 
+#include "attn/Analysis/KernelPlan.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/MaskAlgebra.h"
-#include "attn/Analysis/KernelPlan.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
@@ -23,8 +24,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <cmath>
 #include <map>
@@ -36,8 +37,7 @@ class CpuFlashKernel {
 public:
   CpuFlashKernel(AttentionOp op, const KernelPlan &plan)
       : op(op), plan(plan), b(op.getLoc(), op), keyTile(plan.keyTile),
-        kLanes(plan.blocking.lanes),
-        kQueryVectors(plan.blocking.queryVectors),
+        kLanes(plan.blocking.lanes), kQueryVectors(plan.blocking.queryVectors),
         kRowBlock(plan.blocking.rows), kQueryTile(plan.blocking.queryTile()),
         f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)),
         positionType(positionsFitInI32(op.getPatternAttr(), op.getMaskShape())
@@ -84,11 +84,11 @@ private:
   /// With `laneGuard`, lanes where it is false keep their sum (an FMA with
   /// a zero weight would still turn the sum into NaN when the scalar is
   /// NaN or inf).
-  SmallVector<Value> blockedUpdates(Value ub, ArrayRef<Value> init,
-                                    int64_t rows,
-                                    function_ref<Value(Value, int64_t)> vectorAt,
-                                    function_ref<Value(Value, int64_t)> scalarAt,
-                                    function_ref<Value(Value)> laneGuard = {});
+  SmallVector<Value>
+  blockedUpdates(Value ub, ArrayRef<Value> init, int64_t rows,
+                 function_ref<Value(Value, int64_t)> vectorAt,
+                 function_ref<Value(Value, int64_t)> scalarAt,
+                 function_ref<Value(Value)> laneGuard = {});
   /// body(start, rows) over [0, total) in blocks of kRowBlock rows, then the
   /// remaining rows one by one.
   void forRowBlocks(Value total, function_ref<void(Value, int64_t)> body);
@@ -156,11 +156,11 @@ private:
   Value queryLen, headDim, valueDim, keyLen, delta, scale;
   Value batchIv, headIv, kvHead, i0;
   ModuleOp module;
-  Value qSegments, kvSegments;     // [B, L] id buffers, when used
-  Value relTable;                  // [Hq, columns], when a mod reads it
-  SmallVector<Value> queryIds;     // per query vector, vector of i64
-  Value queryIdMin, queryIdMax;    // over the real queries of the tile
-  Value counters;                  // memref<2xindex>, when counting
+  Value qSegments, kvSegments;  // [B, L] id buffers, when used
+  Value relTable;               // [Hq, columns], when a mod reads it
+  SmallVector<Value> queryIds;  // per query vector, vector of i64
+  Value queryIdMin, queryIdMax; // over the real queries of the tile
+  Value counters;               // memref<2xindex>, when counting
   memref::GlobalOp rowStartTable, entryTable;
 };
 

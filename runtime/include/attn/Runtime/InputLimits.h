@@ -1,4 +1,5 @@
-//===- InputLimits.h - checked sizes and nesting of untrusted input -*- C++ -*-===//
+//===- InputLimits.h - checked sizes and nesting of untrusted input -*- C++
+//-*-===//
 //
 // Readers of files written by other people (specs, .npy, safetensors, the C
 // API's arguments) check sizes and nesting here before they allocate or
@@ -10,9 +11,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <unistd.h>
 #include <optional>
 #include <string_view>
+#include <unistd.h>
 
 namespace attnrt {
 

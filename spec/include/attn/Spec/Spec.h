@@ -96,9 +96,9 @@ void mapOptionalSize(llvm::yaml::IO &io, const char *key, int64_t &field);
 
 /// "" when every named size is at most kMaxSpecSize and every tensor shape
 /// fits attnrt::kMaxTensorBytes as f32; else the message.
-std::string checkSizeLimits(
-    std::initializer_list<std::pair<const char *, int64_t>> sizes,
-    std::initializer_list<std::initializer_list<int64_t>> tensors);
+std::string
+checkSizeLimits(std::initializer_list<std::pair<const char *, int64_t>> sizes,
+                std::initializer_list<std::initializer_list<int64_t>> tensors);
 
 /// Maps the keys that choose the variant (kind, pattern, mods, align, scale
 /// and the kind's own keys) but no sizes: a layer spec's `attention:`.

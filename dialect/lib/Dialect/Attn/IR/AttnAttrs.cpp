@@ -35,11 +35,11 @@ using EmitErrorFn = function_ref<InFlightDiagnostic()>;
 static constexpr int64_t kMaxPosition = int64_t(1) << 40;
 
 static LogicalResult checkAtMost(EmitErrorFn emitError, StringRef attr,
-                                 StringRef name, int64_t value,
-                                 int64_t limit, StringRef limitText) {
+                                 StringRef name, int64_t value, int64_t limit,
+                                 StringRef limitText) {
   if (value > limit)
-    return emitError() << "#attn." << attr << " " << name << " must be <= "
-                       << limitText << ", got " << value;
+    return emitError() << "#attn." << attr << " " << name
+                       << " must be <= " << limitText << ", got " << value;
   return success();
 }
 
@@ -134,8 +134,7 @@ LogicalResult RandomBlocksAttr::verify(EmitErrorFn emitError, int64_t block,
       failed(checkNonNegative(emitError, "random_blocks", "count", count)))
     return failure();
   if (seed < 0) // any non-negative seed: it is not a position
-    return emitError() << "#attn.random_blocks seed must be >= 0, got "
-                       << seed;
+    return emitError() << "#attn.random_blocks seed must be >= 0, got " << seed;
   return success();
 }
 
@@ -252,8 +251,8 @@ static constexpr int64_t kMaxTableColumns = int64_t(1) << 16;
 
 LogicalResult ShawBiasAttr::verify(EmitErrorFn emitError,
                                    int64_t maxDistance) {
-  if (failed(checkPositive(emitError, "shaw_bias", "max_distance",
-                           maxDistance)))
+  if (failed(
+          checkPositive(emitError, "shaw_bias", "max_distance", maxDistance)))
     return failure();
   return checkAtMost(emitError, "shaw_bias", "max_distance", maxDistance,
                      kMaxTableColumns / 2 - 1, "2^15 - 1");

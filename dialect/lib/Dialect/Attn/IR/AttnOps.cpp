@@ -109,12 +109,12 @@ static LogicalResult checkSizes(Operation *op, Value value, StringRef name) {
     if (ShapedType::isDynamic(size))
       continue;
     if (size < 1)
-      return op->emitOpError() << name << " has a zero-size dimension: "
-                               << type;
+      return op->emitOpError()
+             << name << " has a zero-size dimension: " << type;
     if (__builtin_mul_overflow(elements, size, &elements) ||
         elements > kMaxElements)
-      return op->emitOpError() << name << " " << type
-                               << " has more than 2^38 elements";
+      return op->emitOpError()
+             << name << " " << type << " has more than 2^38 elements";
   }
   return success();
 }
@@ -201,8 +201,8 @@ static LogicalResult verifyQueryKeyValue(Operation *op, Value q, Value k,
   // Per-head constants (ALiBi slopes, random block tables) are emitted per
   // query head: no model has more than 2^16.
   if (!ShapedType::isDynamic(hq) && hq > (int64_t(1) << 16))
-    return op->emitOpError() << "query heads (" << hq
-                             << ") must be at most 65536";
+    return op->emitOpError()
+           << "query heads (" << hq << ") must be at most 65536";
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
       (hkv == 0 || hq % hkv != 0))
     return op->emitOpError() << "query heads (" << hq
@@ -329,8 +329,8 @@ LogicalResult AttentionOp::verify() {
     if (failed(checkRank(op, table, "rel_table", 2, "[Hq, columns]")) ||
         failed(checkElementType(op, table, "rel_table", q)) ||
         failed(checkDim(op, table, "rel_table", 0, hq, "query heads")) ||
-        failed(checkDim(op, table, "rel_table", 1,
-                        tableMod.getTableColumns(), "columns of the mod")))
+        failed(checkDim(op, table, "rel_table", 1, tableMod.getTableColumns(),
+                        "columns of the mod")))
       return failure();
   }
   return success();
@@ -429,8 +429,8 @@ LogicalResult KernelizedOp::verify() {
   if (Value omega = getOmega()) {
     if (failed(checkRank(op, omega, "omega", 2, "[features, D]")) ||
         failed(checkElementType(op, omega, "omega", getQuery())) ||
-        failed(checkDim(op, omega, "omega", 1, dimOf(getQuery(), 3),
-                        "head dim")))
+        failed(
+            checkDim(op, omega, "omega", 1, dimOf(getQuery(), 3), "head dim")))
       return failure();
   }
   return success();
@@ -470,8 +470,8 @@ LogicalResult RoutingOp::verify() {
     return failure();
   if (failed(checkRank(op, getCentroids(), "centroids", 2, "[clusters, D]")) ||
       failed(checkElementType(op, getCentroids(), "centroids", getQuery())) ||
-      failed(checkDim(op, getCentroids(), "centroids", 1,
-                      dimOf(getQuery(), 3), "head dim")))
+      failed(checkDim(op, getCentroids(), "centroids", 1, dimOf(getQuery(), 3),
+                      "head dim")))
     return failure();
   int64_t topK = getTopK(), lk = dimOf(getKey(), 2), lq = dimOf(getQuery(), 2);
   if (topK < 1)
