@@ -28,9 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   mlir::ScopedDiagnosticHandler quiet(
       context, [](mlir::Diagnostic &) { return mlir::success(); });
+  // MLIR's lexer reads up to a NUL terminator, which the tools' file
+  // buffers have and libFuzzer's input does not: parse a terminated copy.
+  std::string source(text);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(
-          llvm::StringRef(text.data(), text.size()), context);
+      mlir::parseSourceString<mlir::ModuleOp>(source, context);
   if (!module)
     return 0;
   bool attnOnly = true, hasAttn = false, small = true;
