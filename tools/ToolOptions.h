@@ -11,11 +11,13 @@ namespace attntools {
 /// unlike cl::HideUnrelatedOptions, which hides them from both.
 inline void hideForeignOptions(
     llvm::ArrayRef<const llvm::cl::OptionCategory *> categories) {
-  for (auto &[name, option] : llvm::cl::getRegisteredOptions()) {
-    bool ours = llvm::any_of(option->Categories, [&](auto *category) {
-      return llvm::is_contained(categories, category) ||
-             category == &llvm::cl::getGeneralCategory() && name == "help";
-    });
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::StringRef name = entry.first;
+    llvm::cl::Option *option = entry.second;
+    bool ours = name == "help" || name == "version" ||
+                llvm::any_of(option->Categories, [&](auto *category) {
+                  return llvm::is_contained(categories, category);
+                });
     if (!ours && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
       option->setHiddenFlag(llvm::cl::Hidden);
   }
