@@ -12,6 +12,8 @@
 //     m' = max(m, max_r sT[r]); alpha = exp(m - m'); sT = exp(sT - m')
 //     l = alpha l + sum_r sT[r];  accT[c] = alpha accT[c] + sum_r V[j0+r][c]
 //     sT[r]
+//       (in tiles that may drop keys, lanes whose weight is 0 skip it:
+//        0 * V would be NaN where V holds NaN or inf)
 //   O[b, h, i0 + q, c] = accT[c][q] / l[q]          (0 when l[q] == 0)
 //
 // Every row-wise softmax quantity of the TQ queries is a few whole vectors,
