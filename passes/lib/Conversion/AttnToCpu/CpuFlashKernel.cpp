@@ -10,8 +10,8 @@
 //     sT[r][q] = sum_c K[j0 + r][c] qT[c][q]        (register blocks)
 //     sT = -inf where the pattern drops (only in partial tiles)
 //     m' = max(m, max_r sT[r]); alpha = exp(m - m'); sT = exp(sT - m')
-//     l = alpha l + sum_r sT[r];  accT[c] = alpha accT[c] + sum_r V[j0+r][c]
-//     sT[r]
+//     l = alpha l + sum_r sT[r]
+//     accT[c] = alpha accT[c] + sum_r V[j0+r][c] sT[r]
 //       (in tiles that may drop keys, lanes whose weight is 0 skip it:
 //        0 * V would be NaN where V holds NaN or inf)
 //   O[b, h, i0 + q, c] = accT[c][q] / l[q]          (0 when l[q] == 0)
