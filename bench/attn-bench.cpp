@@ -10,12 +10,13 @@
 // the FMA peak measured at start-up, and the speed-up over the baseline.
 //
 //===----------------------------------------------------------------------===//
+#include "../tools/ToolOptions.h"
 #include "Baseline.h"
 #include "PeakProbe.h"
 #include "Timing.h"
-#include "attn/Spec/Spec.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/HostCompiler.h"
+#include "attn/Spec/Spec.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
@@ -31,19 +32,23 @@
 
 namespace cl = llvm::cl;
 
+static cl::OptionCategory benchCategory("attn-bench options");
 static cl::list<int64_t> sizes("sizes", cl::desc("sequence lengths"),
-                               cl::CommaSeparated);
-static cl::opt<int64_t> heads("heads", cl::init(12));
-static cl::opt<int64_t> dim("dim", cl::desc("head dim"), cl::init(64));
-static cl::opt<unsigned> repeat("repeat", cl::init(5));
+                               cl::CommaSeparated, cl::cat(benchCategory));
+static cl::opt<int64_t> heads("heads", cl::init(12), cl::cat(benchCategory));
+static cl::opt<int64_t> dim("dim", cl::desc("head dim"), cl::init(64),
+                            cl::cat(benchCategory));
+static cl::opt<unsigned> repeat("repeat", cl::init(5), cl::cat(benchCategory));
 static cl::opt<unsigned> threads("num-threads",
                                  cl::desc("threads (default: all cores)"),
-                                 cl::init(0));
+                                 cl::init(0), cl::cat(benchCategory));
 static cl::opt<int64_t> keyTile("kv-tile",
                                 cl::desc("key rows per tile of the kernel"),
-                                cl::init(128));
-static cl::opt<std::string> csvFile("csv", cl::desc("write results as CSV"));
-static cl::opt<std::string> svgFile("svg", cl::desc("plot GFLOP/s as SVG"));
+                                cl::init(128), cl::cat(benchCategory));
+static cl::opt<std::string> csvFile("csv", cl::desc("write results as CSV"),
+                                    cl::cat(benchCategory));
+static cl::opt<std::string> svgFile("svg", cl::desc("plot GFLOP/s as SVG"),
+                                    cl::cat(benchCategory));
 
 namespace {
 struct Row {
@@ -128,6 +133,8 @@ void writeSvg(const std::vector<Row> &rows, double peak) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // --help shows the benchmark's own options; --help-hidden adds LLVM's.
+  attntools::hideForeignOptions({&benchCategory});
   cl::ParseCommandLineOptions(argc, argv, "attn-bench\n");
   if (sizes.empty())
     for (int64_t n : {512, 1024, 2048, 4096, 8192})

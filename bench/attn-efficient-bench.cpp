@@ -24,11 +24,12 @@
 // top_k = sqrt(N) rounded, the O(N^1.5) setting of the paper).
 //
 //===----------------------------------------------------------------------===//
+#include "../tools/ToolOptions.h"
 #include "EfficientOps.h"
 #include "PeakProbe.h"
-#include "attn/Spec/Spec.h"
 #include "Timing.h"
 #include "attn/Runtime/HostCompiler.h"
+#include "attn/Spec/Spec.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -43,24 +44,28 @@
 
 namespace cl = llvm::cl;
 
+static cl::OptionCategory benchCategory("attn-efficient-bench options");
 static cl::list<int64_t> sizes("sizes", cl::desc("sequence lengths"),
-                               cl::CommaSeparated);
+                               cl::CommaSeparated, cl::cat(benchCategory));
 static cl::list<std::string>
-    ops("ops", cl::desc("linformer, nystrom, favor, favor_causal, elu, fnet, "
-                        "lsh, routing"),
-        cl::CommaSeparated);
-static cl::opt<int64_t> heads("heads", cl::init(12));
-static cl::opt<int64_t> dim("dim", cl::desc("head dim"), cl::init(64));
-static cl::opt<unsigned> repeat("repeat", cl::init(3));
+    ops("ops",
+        cl::desc("linformer, nystrom, favor, favor_causal, elu, fnet, "
+                 "lsh, routing"),
+        cl::CommaSeparated, cl::cat(benchCategory));
+static cl::opt<int64_t> heads("heads", cl::init(12), cl::cat(benchCategory));
+static cl::opt<int64_t> dim("dim", cl::desc("head dim"), cl::init(64),
+                            cl::cat(benchCategory));
+static cl::opt<unsigned> repeat("repeat", cl::init(3), cl::cat(benchCategory));
 static cl::opt<unsigned> threads("num-threads",
                                  cl::desc("threads (default: all cores)"),
-                                 cl::init(0));
+                                 cl::init(0), cl::cat(benchCategory));
 static cl::opt<int64_t>
     denseMaxN("dense-max-n",
               cl::desc("largest N the dense kernel is timed at (beyond: "
                        "extrapolated as N^2)"),
-              cl::init(16384));
-static cl::opt<std::string> csvFile("csv", cl::desc("write results as CSV"));
+              cl::init(16384), cl::cat(benchCategory));
+static cl::opt<std::string> csvFile("csv", cl::desc("write results as CSV"),
+                                    cl::cat(benchCategory));
 
 namespace {
 constexpr int64_t kLinformerRank = 256;
@@ -192,6 +197,8 @@ Measurement measure(mlir::DialectRegistry &registry, const std::string &op,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // --help shows the benchmark's own options; --help-hidden adds LLVM's.
+  attntools::hideForeignOptions({&benchCategory});
   cl::ParseCommandLineOptions(argc, argv, "attn-efficient-bench\n");
   if (sizes.empty())
     for (int64_t n : {1024, 4096, 16384, 65536})

@@ -20,12 +20,13 @@
 //             three random key blocks per query block (seed 2020).
 //
 //===----------------------------------------------------------------------===//
+#include "../tools/ToolOptions.h"
 #include "Baseline.h"
 #include "PeakProbe.h"
-#include "attn/Spec/Spec.h"
 #include "Timing.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/Reference.h"
+#include "attn/Spec/Spec.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
@@ -40,26 +41,30 @@
 
 namespace cl = llvm::cl;
 
+static cl::OptionCategory benchCategory("attn-sparse-bench options");
 static cl::list<int64_t> sizes("sizes", cl::desc("sequence lengths"),
-                               cl::CommaSeparated);
+                               cl::CommaSeparated, cl::cat(benchCategory));
 static cl::list<std::string> patterns("patterns",
                                       cl::desc("window and/or bigbird"),
-                                      cl::CommaSeparated);
-static cl::opt<int64_t> heads("heads", cl::init(12));
-static cl::opt<int64_t> dim("dim", cl::desc("head dim"), cl::init(64));
-static cl::opt<unsigned> repeat("repeat", cl::init(3));
+                                      cl::CommaSeparated,
+                                      cl::cat(benchCategory));
+static cl::opt<int64_t> heads("heads", cl::init(12), cl::cat(benchCategory));
+static cl::opt<int64_t> dim("dim", cl::desc("head dim"), cl::init(64),
+                            cl::cat(benchCategory));
+static cl::opt<unsigned> repeat("repeat", cl::init(3), cl::cat(benchCategory));
 static cl::opt<unsigned> threads("num-threads",
                                  cl::desc("threads (default: all cores)"),
-                                 cl::init(0));
+                                 cl::init(0), cl::cat(benchCategory));
 static cl::opt<int64_t> keyTile("kv-tile",
                                 cl::desc("key rows per tile of the kernel "
                                          "(0: the compiler's choice)"),
-                                cl::init(0));
+                                cl::init(0), cl::cat(benchCategory));
 static cl::opt<int64_t> baselineMaxN(
     "baseline-max-n",
     cl::desc("largest N for the masked OpenBLAS baseline (N x N scores)"),
-    cl::init(16384));
-static cl::opt<std::string> csvFile("csv", cl::desc("write results as CSV"));
+    cl::init(16384), cl::cat(benchCategory));
+static cl::opt<std::string> csvFile("csv", cl::desc("write results as CSV"),
+                                    cl::cat(benchCategory));
 
 namespace {
 constexpr int64_t kWindow = 256;          // window: keys on each side
@@ -205,6 +210,8 @@ double timeKernel(attnrt::JitKernel &kernel, Inputs &in, int64_t n,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // --help shows the benchmark's own options; --help-hidden adds LLVM's.
+  attntools::hideForeignOptions({&benchCategory});
   cl::ParseCommandLineOptions(argc, argv, "attn-sparse-bench\n");
   if (sizes.empty())
     for (int64_t n : {4096, 16384, 65536})
