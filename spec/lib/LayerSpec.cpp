@@ -71,26 +71,20 @@ template <> struct MappingTraits<LayerShape> {
       return llvm::formatv("layers ({0}) must be at most 4096", l.layers);
     if (l.heads > 65536)
       return "heads must be at most 65536";
-    if (l.headDim > 0) {
-      std::string limits = checkSizeLimits(
-          {{"d_model", l.dModel},
-           {"head_dim", l.headDim},
-           {"ffn_hidden", l.ffnHidden}},
-          {{l.dModel, l.ffnHidden, 2}, {l.heads, l.headDim, l.dModel}});
-      if (!limits.empty())
-        return limits;
-    }
-    if (!checkSizeLimits(
-             {{"d_model", l.dModel},
-              {"ffn_hidden", l.ffnHidden},
-              {"max_positions", l.maxPositions},
-              {"memory_length", l.memoryLength},
-              {"relative_max_distance", l.relativeMaxDistance}},
-             {{l.dModel, l.ffnHidden, 2}, {l.maxPositions, l.dModel}})
-             .empty())
-      return "d_model, ffn_hidden, max_positions, memory_length and "
-             "relative_max_distance must be at most 2^40 and every weight "
-             "at most 2^40 bytes";
+    // An unset head_dim (0) becomes d_model / heads, within these bounds;
+    // negative values get their own messages below.
+    std::string limits = checkSizeLimits(
+        {{"d_model", l.dModel},
+         {"head_dim", l.headDim},
+         {"ffn_hidden", l.ffnHidden},
+         {"max_positions", l.maxPositions},
+         {"memory_length", l.memoryLength},
+         {"relative_max_distance", l.relativeMaxDistance}},
+        {{l.dModel, l.ffnHidden, 2},
+         {l.heads, std::max<int64_t>(l.headDim, 1), l.dModel},
+         {std::max<int64_t>(l.maxPositions, 0), l.dModel}});
+    if (!limits.empty())
+      return limits;
     if (l.relativeBuckets > 65536 || l.relativeMaxDistance > 65536)
       return "relative_buckets and relative_max_distance must be at most "
              "65536";
