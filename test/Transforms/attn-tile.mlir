@@ -1,53 +1,32 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="q-tile=32 kv-tile=16" --canonicalize --cse | FileCheck %s
+// attn-tile produces the tiled form every back end consumes (docs/Design.md,
+// "The tiled form"; the GENERIC run also checks that it prints and parses
+// back): a forall over (batch, head, query tile), an empty
+// online-softmax state, one attn.online_attention, attn.finalize_tile.
+// RUN: attn-opt %s --split-input-file --attn-tile="q-tile=32 kv-tile=16" --canonicalize --cse | attn-opt --split-input-file | FileCheck %s --check-prefix=GENERIC
+// Tile sizes from the CPU kernel plan of each op.
+// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=0" | FileCheck %s --check-prefix=AVX512
+// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx2 kv-tile=0" | FileCheck %s --check-prefix=AVX2
+// RUN: not attn-opt %s --split-input-file --attn-tile="target=tpu" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: attn-tile: unknown target 'tpu' (cpu, cpu-avx2 or cpu-avx512)
 
-// Dense attention: a forall over (head, query tile) -- the batch of 1 folds
-// away -- and a kv loop carrying (m, l, acc); no tile classification.
-// CHECK-LABEL: func @dense
-// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<1x4x97x24xf32>
-// CHECK: scf.forall (%[[H:.*]], %[[QT:.*]]) in (4, 4) shared_outs(%[[OUT:.*]] = %[[EMPTY]])
-// CHECK:   %[[KVH:.*]] = arith.divui %[[H]], %c2
-// CHECK:   %[[I0:.*]] = arith.muli %[[QT]], %c32
-// CHECK:   %[[TQ:.*]] = arith.minsi %{{.*}}, %c32
-// CHECK:   tensor.extract_slice %arg0[0, %[[H]], %[[I0]], 0] [1, 1, %[[TQ]], 40]
-// CHECK:   %[[LOOP:.*]]:3 = scf.for %[[J0:.*]] = %c0 to %c100 step %c16 iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}})
-// CHECK-NOT: scf.if
-// CHECK:     tensor.extract_slice %arg1[0, %[[KVH]], %[[J0]], 0]
-// CHECK:     linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
-// CHECK:     arith.maximumf
-// CHECK:     math.exp
-// CHECK:     math.exp
-// CHECK:     scf.yield
-// CHECK:   arith.divf
-// CHECK:   scf.forall.in_parallel
-// CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[OUT]][0, %[[H]], %[[I0]], 0] [1, 1, %[[TQ]], 24]
-func.func @dense(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x100x40xf32>,
-                 %v: tensor<1x2x100x24xf32>) -> tensor<1x4x97x24xf32> {
-  %o = attn.attention %q, %k, %v
-      : (tensor<1x4x97x40xf32>, tensor<1x2x100x40xf32>, tensor<1x2x100x24xf32>)
-      -> tensor<1x4x97x24xf32>
-  return %o : tensor<1x4x97x24xf32>
-}
-
-// -----
-
-// Causal: empty tiles are skipped, full tiles carry no mask code, partial
-// tiles select -inf where the pattern drops an element.
-// CHECK-LABEL: func @causal
-// CHECK: scf.for
-// CHECK:   %[[EMPTY:.*]] = arith.cmpi sgt, %{{.*}}, %c0 : index
-// CHECK:   %[[FULL:.*]] = arith.cmpi sle, %{{.*}}, %c0 : index
-// CHECK:   scf.if %[[EMPTY]]
-// CHECK:     scf.yield %{{.*}}, %{{.*}}, %{{.*}} :
-// CHECK:   } else {
-// CHECK:     scf.if %[[FULL]]
-// CHECK-NOT:   arith.select
-// CHECK:       scf.yield
-// CHECK:     } else {
-// CHECK:       linalg.index 0
-// CHECK:       linalg.index 1
-// CHECK:       arith.cmpi sle
-// CHECK:       arith.select %{{.*}}, %{{.*}}, %cst
-// CHECK:       scf.yield
+// GENERIC-LABEL: func @causal
+// GENERIC: %[[EMPTY:.*]] = tensor.empty() : tensor<1x4x97x24xf32>
+// GENERIC: scf.forall (%[[H:.*]], %[[T:.*]]) in (4, 4) shared_outs(%[[OUT:.*]] = %[[EMPTY]])
+// GENERIC:   %[[FIRST:.*]] = arith.minui
+// GENERIC:   %[[ROWS:.*]] = arith.subi %{{.*}}, %[[FIRST]]
+// GENERIC:   %[[M:.*]] = linalg.fill ins(%cst{{.*}} : f32) outs(%{{.*}} : tensor<?xf32>)
+// GENERIC:   %[[L:.*]] = linalg.fill ins(%cst{{.*}} : f32) outs(%{{.*}} : tensor<?xf32>)
+// GENERIC:   %[[ACC:.*]] = linalg.fill ins(%cst{{.*}} : f32) outs(%{{.*}} : tensor<?x24xf32>)
+// GENERIC:   %{{.*}}, %[[SUM:.*]], %[[NEWACC:.*]] = attn.online_attention %arg0, %arg1, %arg2
+// GENERIC-SAME: tile(%c0, %[[H]], %[[T]]) state(%[[M]], %[[L]], %[[ACC]] : tensor<?xf32>, tensor<?xf32>, tensor<?x24xf32>)
+// GENERIC-SAME: query_tile = 32 key_tile = 16 pattern(#attn.causal)
+// GENERIC:   %[[ROWSOUT:.*]] = attn.finalize_tile %[[NEWACC]], %[[SUM]] : tensor<?x24xf32>, tensor<?xf32> -> tensor<?x24xf32>
+// GENERIC:   tensor.parallel_insert_slice %[[ROWSOUT]] into %[[OUT]][0, %[[H]], %[[FIRST]], 0] [1, 1, %[[ROWS]], 24]
+// GENERIC-NOT: attn.attention
+// AVX512-LABEL: func @causal
+// AVX512: attn.online_attention {{.*}} query_tile = 64 key_tile = 128 pattern(#attn.causal)
+// AVX2-LABEL: func @causal
+// AVX2: attn.online_attention {{.*}} query_tile = 24 key_tile = 128 pattern(#attn.causal)
 func.func @causal(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x100x40xf32>,
                   %v: tensor<1x2x100x24xf32>) -> tensor<1x4x97x24xf32> {
   %o = attn.attention %q, %k, %v pattern(#attn.causal)
@@ -58,43 +37,62 @@ func.func @causal(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x100x40xf32>,
 
 // -----
 
-// Dynamic shapes and bottom-right alignment: delta = Lk - Lq.
-// CHECK-LABEL: func @dynamic_bottom_right
-// CHECK-DAG: %[[LQ:.*]] = tensor.dim %arg0, %c2
-// CHECK-DAG: %[[LK:.*]] = tensor.dim %arg1, %c2
-// CHECK: %[[DELTA:.*]] = arith.subi %[[LK]], %[[LQ]]
-// CHECK: scf.forall
-// CHECK: scf.for %{{.*}} = %c0 to %[[LK]] step %c16
-func.func @dynamic_bottom_right(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
-                                %v: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
-  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
-      : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>)
-      -> tensor<?x?x?x?xf32>
-  return %o : tensor<?x?x?x?xf32>
+// Sparser patterns take 32-key tiles; table patterns shrink the key tile to
+// divide their blocks, and 24-row query tiles restart at each 64-row block
+// (24 + 24 + 16).
+// AVX512-LABEL: func @window
+// AVX512: query_tile = 64 key_tile = 32 pattern
+// AVX2-LABEL: func @window
+// AVX2: query_tile = 24 key_tile = 32 pattern
+func.func @window(%q: tensor<1x1x256x16xf32>) -> tensor<1x1x256x16xf32> {
+  %o = attn.attention %q, %q, %q pattern(#attn.window<left = 40, right = 0>)
+      : (tensor<1x1x256x16xf32>, tensor<1x1x256x16xf32>, tensor<1x1x256x16xf32>)
+      -> tensor<1x1x256x16xf32>
+  return %o : tensor<1x1x256x16xf32>
 }
 
 // -----
 
-// Soft-capping (tanh) acts on the scaled score first, wherever it is
-// listed; the other mods follow after scale and bias, in list order: ALiBi
-// reads its per-head slope from a constant table.
-// CHECK-LABEL: func @alibi_softcap
-// CHECK: linalg.generic
-// CHECK:   arith.mulf
-// CHECK:   math.tanh
-// CHECK:   linalg.index 0
-// CHECK:   linalg.index 1
-// CHECK:   math.absf
-// CHECK:   %[[SLOPE:.*]] = tensor.extract %{{.*}}[%{{.*}}] : tensor<4xf32>
-// CHECK:   %[[PENALTY:.*]] = arith.mulf %[[SLOPE]]
-// CHECK:   arith.subf %{{.*}}, %[[PENALTY]]
-// CHECK-NOT: math.tanh
-// CHECK:   linalg.yield
-func.func @alibi_softcap(%q: tensor<1x4x97x40xf32>, %k: tensor<1x4x100x40xf32>,
-                         %v: tensor<1x4x100x24xf32>) -> tensor<1x4x97x24xf32> {
-  %o = attn.attention %q, %k, %v
-      mods = [#attn.alibi<max_bias = 8.0>, #attn.softcap<cap = 30.0>]
-      : (tensor<1x4x97x40xf32>, tensor<1x4x100x40xf32>, tensor<1x4x100x24xf32>)
-      -> tensor<1x4x97x24xf32>
-  return %o : tensor<1x4x97x24xf32>
+// AVX512-LABEL: func @blocks
+// AVX512: query_tile = 64 key_tile = 32 pattern
+// AVX2-LABEL: func @blocks
+// AVX2: %[[TILES:.*]] = arith.muli %{{.*}}, %c3
+// AVX2: scf.forall ({{.*}}) in (1, 1, %[[TILES]])
+// AVX2: arith.divui %{{.*}}, %c3
+// AVX2: arith.remui %{{.*}}, %c3
+// AVX2: query_tile = 24 period = 64 key_tile = 32 pattern
+func.func @blocks(%q: tensor<1x1x128x16xf32>) -> tensor<1x1x128x16xf32> {
+  %o = attn.attention %q, %q, %q
+      pattern(#attn.block_layout<block = 64, layout = dense<
+        [[[1, 0], [1, 1]]]> : tensor<1x2x2xi1>>)
+      : (tensor<1x1x128x16xf32>, tensor<1x1x128x16xf32>, tensor<1x1x128x16xf32>)
+      -> tensor<1x1x128x16xf32>
+  return %o : tensor<1x1x128x16xf32>
+}
+
+// -----
+
+// Every operand, attribute and the score region move to the tile op; the
+// element type stays, the state is f32.
+// GENERIC-LABEL: func @everything
+// GENERIC: attn.online_attention %arg0, %arg0, %arg0 mask(%arg1 : tensor<1x1x8x8xi1>) bias(%arg2 : tensor<1x2x8x8xf16>)
+// GENERIC-SAME: state({{.*}} : tensor<?xf32>, tensor<?xf32>, tensor<?x16xf32>)
+// GENERIC-SAME: query_tile = 32 key_tile = 16 pattern(#attn.causal) scale = 5.000000e-01 align = bottom_right mods = [#attn.alibi<max_bias = 8.000000e+00>] score {
+// GENERIC: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// GENERIC:   arith.mulf
+// GENERIC:   attn.yield
+// GENERIC: } : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>
+// GENERIC: attn.finalize_tile %{{.*}}, %{{.*}} : tensor<?x16xf32>, tensor<?xf32> -> tensor<?x16xf16>
+func.func @everything(%q: tensor<1x2x8x16xf16>, %mask: tensor<1x1x8x8xi1>,
+                      %bias: tensor<1x2x8x8xf16>) -> tensor<1x2x8x16xf16> {
+  %o = attn.attention %q, %q, %q mask(%mask) bias(%bias)
+      pattern(#attn.causal) scale = 0.5 align = bottom_right
+      mods = [#attn.alibi<max_bias = 8.0>] score {
+    ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+      %c = arith.constant 0.5 : f32
+      %y = arith.mulf %x, %c : f32
+      attn.yield %y : f32
+  } : (tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>,
+       tensor<1x1x8x8xi1>, tensor<1x2x8x8xf16>) -> tensor<1x2x8x16xf16>
+  return %o : tensor<1x2x8x16xf16>
 }

@@ -286,14 +286,14 @@ int main(int argc, char **argv) {
     });
     if (!attention)
       return fail("--emit=mask-svg: the input has no attn.attention");
-    int64_t vectorBits =
-        llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256;
-    if (failed(attnspec::writeMaskSvg(
-            attention,
-            attn::getCpuKernelQueryTiling(attention.getPatternAttr(),
-                                          vectorBits),
-            attn::getCpuKernelKeyTile(attention.getPatternAttr(), 0), head,
-            output->os())))
+    attn::TargetDescription target =
+        llvm::sys::getHostCPUFeatures().lookup("avx512f")
+            ? attn::TargetDescription::cpuAvx512()
+            : attn::TargetDescription::cpuAvx2();
+    attn::KernelPlan plan = attn::planKernel(
+        attn::AttentionFacts::of(attention), target, 0, false);
+    if (failed(attnspec::writeMaskSvg(attention, plan.queryTiling,
+                                      plan.keyTile, head, output->os())))
       return EXIT_FAILURE;
     return keepOutput(*output);
   }

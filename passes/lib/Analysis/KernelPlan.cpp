@@ -81,11 +81,10 @@ mlir::attn::splitRuntimeSegments(MaskAttrInterface pattern) {
 
 /// The schedules of `pattern` for the op's static sizes, or nothing when a
 /// size is dynamic or the tables would be too large.
-std::optional<OpSchedules> mlir::attn::buildSchedules(AttentionOp op,
-                                                      MaskAttrInterface pattern,
-                                                      QueryTiling queryTiling,
-                                                      int64_t keyTile) {
-  MaskShape shape = op.getMaskShape();
+std::optional<OpSchedules>
+mlir::attn::buildSchedules(const AttentionFacts &op, MaskAttrInterface pattern,
+                           QueryTiling queryTiling, int64_t keyTile) {
+  MaskShape shape = op.shape;
   if (!pattern || ShapedType::isDynamic(shape.lq) ||
       ShapedType::isDynamic(shape.lk) || ShapedType::isDynamic(shape.numHeads))
     return std::nullopt;
@@ -94,7 +93,7 @@ std::optional<OpSchedules> mlir::attn::buildSchedules(AttentionOp op,
   MaskQuery q;
   q.lq = shape.lq;
   q.lk = shape.lk;
-  q.delta = getAlignmentDelta(op.getAlignment(), shape.lq, shape.lk);
+  q.delta = getAlignmentDelta(op.align, shape.lq, shape.lk);
   int64_t heads = schedules.sharedByHeads ? 1 : shape.numHeads;
   for (int64_t h = 0; h < heads; ++h) {
     q.head = h;
@@ -108,14 +107,15 @@ std::optional<OpSchedules> mlir::attn::buildSchedules(AttentionOp op,
   return schedules;
 }
 
-KernelPlan mlir::attn::planKernel(AttentionOp op, int64_t keyTile,
-                                  int64_t vectorBits, bool countTiles) {
+KernelPlan mlir::attn::planKernel(const AttentionFacts &op,
+                                  const TargetDescription &target,
+                                  int64_t keyTile, bool countTiles) {
   KernelPlan plan;
-  plan.blocking = Blocking::forVectorBits(vectorBits);
-  plan.keyTile = keyTileFor(op.getPatternAttr(), keyTile);
+  plan.blocking = Blocking::forTarget(target);
+  plan.keyTile = keyTileFor(op.pattern, keyTile);
   std::tie(plan.runtimeSegments, plan.staticPattern) =
-      splitRuntimeSegments(op.getPatternAttr());
-  plan.queryTiling = queryTilingFor(op.getPatternAttr(), plan.blocking);
+      splitRuntimeSegments(op.pattern);
+  plan.queryTiling = queryTilingFor(op.pattern, plan.blocking);
   plan.schedules =
       buildSchedules(op, plan.staticPattern, plan.queryTiling, plan.keyTile);
   // Without schedules (dynamic sizes) query tiles stay uniform.
@@ -123,14 +123,4 @@ KernelPlan mlir::attn::planKernel(AttentionOp op, int64_t keyTile,
     plan.queryTiling.period = 0;
   plan.countTiles = countTiles;
   return plan;
-}
-
-QueryTiling mlir::attn::getCpuKernelQueryTiling(MaskAttrInterface pattern,
-                                                int64_t vectorBits) {
-  return queryTilingFor(pattern, Blocking::forVectorBits(vectorBits));
-}
-
-int64_t mlir::attn::getCpuKernelKeyTile(MaskAttrInterface pattern,
-                                        int64_t keyTile) {
-  return keyTileFor(pattern, keyTile);
 }

@@ -36,18 +36,27 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  // The CPU tail: the vectorized fast path first; attn-tile lowers what it
-  // leaves.
+  // The tiled form (docs/Design.md): per op, the tiles of the CPU kernel
+  // plan, or the generic tile sizes when the kernels are off.
+  if (options.cpuKernels) {
+    AttnTileOptions tile;
+    tile.keyTile = options.cpuKeyTile;
+    tile.target = options.vectorBits >= 512 ? "cpu-avx512" : "cpu-avx2";
+    pm.addPass(createAttnTile(tile));
+  } else {
+    pm.addPass(createAttnTile(AttnTileOptions{
+        options.queryTile.getValue(), options.keyTile.getValue(), ""}));
+  }
+  // The CPU tail: the vectorized kernels lower what they cover, the generic
+  // lowering the rest.
   if (options.cpuKernels) {
     AttnToCpuKernelsOptions kernels;
-    kernels.keyTile = options.cpuKeyTile;
     kernels.vectorBits = options.vectorBits;
     kernels.countTiles = options.countTiles;
     kernels.reportTiles = options.reportTiles;
     pm.addPass(createAttnToCpuKernels(kernels));
   }
-  pm.addPass(createAttnTile(AttnTileOptions{options.queryTile.getValue(),
-                                            options.keyTile.getValue()}));
+  pm.addPass(createAttnLowerOnlineAttention());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // linalg.softmax left outside attention has no loop lowering.

@@ -1,31 +1,19 @@
-//===- TileAttention.cpp - attn.attention to the flash form ---------------===//
+//===- TileAttention.cpp - attn.attention to the tiled form ---------------===//
 //
-// The target-independent tiled form every back end starts from:
-//
-//   scf.forall (b, h, qt) in (B, Hq, ceil(Lq / TQ)) shared_outs(O) {
-//     m = -inf, l = 0, acc = 0                         // online softmax state
-//     scf.for j0 = 0 to Lk step TK iter_args(m, l, acc) {
-//       if tile is empty under the pattern: yield unchanged
-//       S = scale * Q_tile K_tile^T (+ bias), masked unless the tile is full
-//       m' = max(m, rowmax S); alpha = exp(m - m'); P = exp(S - m')
-//       l' = alpha l + rowsum P; acc' = alpha acc + P V_tile
-//     }
-//     O_tile = l == 0 ? 0 : acc / l
-//   }
-//
-// Remainder tiles are the sizes left over (min(T, L - start)), so any length
-// works. A running max of -inf (nothing kept yet) is replaced by 0 before it
-// is subtracted, so fully masked rows stay NaN-free and end with l == 0.
+// Builds the tiled form (TiledForm.h, docs/Design.md): per (batch, query
+// head, query tile) an online-softmax state, one attn.online_attention over
+// the key tiles and attn.finalize_tile into the output rows. Tile sizes come
+// from the options, or from the kernel plan of the target.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Transforms/MaskCodegen.h"
+#include "attn/Analysis/KernelPlan.h"
 #include "attn/Transforms/Passes.h"
-#include "attn/Transforms/ScoreModCodegen.h"
+#include "attn/Transforms/TiledForm.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/IR/AffineMap.h"
-#include "mlir/IR/IRMapping.h"
 #include <cmath>
 
 namespace mlir::attn {
@@ -38,450 +26,112 @@ using namespace mlir::attn;
 
 namespace {
 
-using utils::IteratorType;
-using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
-
-/// Reports the first feature of `op` this lowering does not handle yet.
-LogicalResult checkSupported(AttentionOp op) {
-  Type elementType =
-      cast<RankedTensorType>(op.getQuery().getType()).getElementType();
-  if (!elementType.isF32())
-    return op.emitOpError("attn-tile handles f32 only for now, got ")
-           << elementType;
-  std::string reason;
-  int64_t numHeads =
-      cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1);
-  if (!isScoreModCodegenSupported(op.getModsAttr(), numHeads, reason))
-    return op.emitOpError("attn-tile: ") << reason;
-  if (MaskAttrInterface pattern = op.getPatternAttr()) {
-    if (!isMaskCodegenSupported(pattern, op.getMaskShape(),
-                                /*withTensors=*/true, reason))
-      return op.emitOpError("attn-tile: ") << reason;
-  }
-  return success();
-}
-
-/// Builds the flash form of one attn.attention.
-class FlashTiler {
-public:
-  FlashTiler(AttentionOp op, int64_t queryTile, int64_t keyTile)
-      : op(op), b(op), loc(op.getLoc()), queryTile(queryTile),
-        keyTile(keyTile), f32(b.getF32Type()) {}
-
-  Value build();
-
-private:
-  // Small builders.
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32Const(OpBuilder &builder, Location l, float v) {
-    return arith::ConstantOp::create(builder, l, builder.getF32FloatAttr(v));
-  }
-  Value dim(Value tensor, int64_t d) {
+/// Replaces `op` by its tiled form.
+void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type f32 = b.getF32Type();
+  auto dim = [&](Value tensor, int64_t d) -> Value {
     return getValueOrCreateConstantIndexOp(
         b, loc, tensor::getMixedSize(b, loc, tensor, d));
-  }
-  Value minIndex(Value x, Value y) {
-    return arith::MinSIOp::create(b, loc, x, y);
-  }
-  Value filled(float value, ArrayRef<Value> sizes) {
-    SmallVector<OpFoldResult> mixed = getAsOpFoldResult(sizes);
-    Value empty = tensor::EmptyOp::create(b, loc, mixed, f32);
-    return linalg::FillOp::create(b, loc, ValueRange{f32Const(b, loc, value)},
-                                  ValueRange{empty})
-        .getResult(0);
-  }
-  Value emptyTensor(ArrayRef<Value> sizes, Type elementType) {
-    return tensor::EmptyOp::create(b, loc, getAsOpFoldResult(sizes),
-                                   elementType);
-  }
-  /// A rank-reduced [rows, cols] slice of a 4-D [B, H, L, C] tensor.
-  Value slice(Value source, ArrayRef<Value> offsets, Value rows, Value cols);
-  /// linalg.generic with one result whose body returns the yielded value.
-  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
-                ArrayRef<IteratorType> iterators, BodyFn body);
-  /// Offset along a broadcastable dim: 0 when the operand's size is 1.
-  Value broadcastOffset(Value operand, int64_t d, Value offset);
-
-  /// S = scale * Q K^T (+ bias), with masked entries at -inf when `masked`.
-  Value buildScores(Value qTile, Value kTile, Value i0, Value j0, Value tq,
-                    Value tk, bool masked);
-  /// Clones the op's score region at the builder's position with (x, b, h,
-  /// i, j) bound to its arguments; returns the yielded score.
-  Value inlineScoreRegion(OpBuilder &nb, Location l, Value x, Value row,
-                          Value col);
-  /// One kv tile of the online softmax; returns {m', l', acc'}.
-  SmallVector<Value> buildTileUpdate(ValueRange state, Value qTile, Value j0,
-                                     Value tk, Value tq, Value isFull);
-
-  AttentionOp op;
-  OpBuilder b;
-  Location loc;
-  int64_t queryTile, keyTile;
-  Type f32;
-
-  // Values of the op, set up by build().
-  MaskAttrInterface pattern;
-  Value batchIv, headIv, kvHead, i0;
-  Value headDim, valueDim, keyLen, delta, scale;
-};
-
-Value FlashTiler::slice(Value source, ArrayRef<Value> offsets, Value rows,
-                        Value cols) {
-  auto sourceType = cast<RankedTensorType>(source.getType());
-  SmallVector<OpFoldResult> mixedOffsets = getAsOpFoldResult(offsets);
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                     getAsOpFoldResult(rows),
-                                     getAsOpFoldResult(cols)};
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  RankedTensorType type =
-      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
-          2, sourceType, sizes);
-  return tensor::ExtractSliceOp::create(b, loc, type, source, mixedOffsets,
-                                        sizes, strides);
-}
-
-Value FlashTiler::generic(ValueRange inputs, Value init,
-                          ArrayRef<AffineMap> maps,
-                          ArrayRef<IteratorType> iterators, BodyFn body) {
-  auto genericOp = linalg::GenericOp::create(
-      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        linalg::YieldOp::create(nested, nestedLoc,
-                                ValueRange{body(nested, nestedLoc, args)});
-      });
-  return genericOp.getResult(0);
-}
-
-Value FlashTiler::inlineScoreRegion(OpBuilder &nb, Location l, Value x,
-                                    Value row, Value col) {
-  Block &body = op.getScore().front();
-  IRMapping mapping;
-  Value args[] = {x, batchIv, headIv, row, col};
-  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
-    mapping.map(arg, value);
-  for (Operation &inner : body.without_terminator())
-    nb.clone(inner, mapping);
-  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
-}
-
-Value FlashTiler::broadcastOffset(Value operand, int64_t d, Value offset) {
-  Value size = dim(operand, d);
-  Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size,
-                                      index(1));
-  return arith::SelectOp::create(b, loc, isOne, index(0), offset);
-}
-
-Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile,
-                              Value j0, Value tq, Value tk, bool masked) {
-  MLIRContext *ctx = b.getContext();
-  AffineExpr i, j, c;
-  bindDims(ctx, i, j, c);
-  auto map3 = [&](ArrayRef<AffineExpr> r) {
-    return AffineMap::get(3, 0, r, ctx);
   };
-  // Q K^T, contracting the head dim.
-  Value dot = generic(
-      {qTile, kTile}, filled(0.0f, {tq, tk}),
-      {map3({i, c}), map3({j, c}), map3({i, j})},
-      {IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, a[0], a[1]);
-        return arith::AddFOp::create(nb, l, a[2], prod);
-      });
-
-  // Scale, bias and mask, elementwise.
-  SmallVector<Value> inputs = {dot};
-  Value bias = op.getBias(), mask = op.getMask();
-  if (bias)
-    inputs.push_back(slice(bias,
-                           {broadcastOffset(bias, 0, batchIv),
-                            broadcastOffset(bias, 1, headIv), i0Tile, j0},
-                           tq, tk));
-  if (masked && mask) {
-    Value maskTile = slice(mask,
-                           {broadcastOffset(mask, 0, batchIv),
-                            broadcastOffset(mask, 1, headIv), i0Tile, j0},
-                           tq, tk);
-    inputs.push_back(maskTile);
-  }
-  AffineMap id2 = b.getMultiDimIdentityMap(2);
-  SmallVector<AffineMap> maps(inputs.size() + 1, id2);
-  return generic(
-      inputs, emptyTensor({tq, tk}, f32), maps,
-      {IteratorType::parallel, IteratorType::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value x = arith::MulFOp::create(nb, l, a[0], scale);
-        x = emitSoftcap(nb, l, op.getModsAttr(), x);
-        unsigned next = 1;
-        if (bias)
-          x = arith::AddFOp::create(nb, l, x, a[next++]);
-        Value row = arith::AddIOp::create(nb, l, i0Tile,
-                                          linalg::IndexOp::create(nb, l, 0));
-        Value col =
-            arith::AddIOp::create(nb, l, j0, linalg::IndexOp::create(nb, l, 1));
-        if (ArrayAttr mods = op.getModsAttr()) {
-          // r = j - (i + delta), the signed distance of docs/Dialect.md.
-          Value distance = arith::SubIOp::create(
-              nb, l, col, arith::AddIOp::create(nb, l, row, delta));
-          x = emitScoreMods(nb, l, mods, x, distance, headIv, op.getRelTable(),
-                            cast<RankedTensorType>(op.getQuery().getType())
-                                .getDimSize(1));
-        }
-        // The custom score function comes last (docs/Dialect.md, step 4).
-        if (!op.getScore().empty())
-          x = inlineScoreRegion(nb, l, x, row, col);
-        if (!masked)
-          return x;
-        Value kept;
-        if (pattern)
-          kept = emitElementMask(nb, l, pattern, row, col,
-                                 MaskContext{delta, headIv, batchIv,
-                                             op.getQSegments(),
-                                             op.getKvSegments(),
-                                             op.getMaskShape(), {}});
-        if (mask)
-          kept = kept ? arith::AndIOp::create(nb, l, kept, a[next]) : a[next];
-        return arith::SelectOp::create(nb, l, kept, x,
-                                       f32Const(nb, l, -INFINITY));
-      });
-}
-
-SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
-                                               Value j0, Value tk, Value tq,
-                                               Value isFull) {
-  MLIRContext *ctx = b.getContext();
-  Value m = state[0], l = state[1], acc = state[2];
-  Value kTile = slice(op.getKey(), {batchIv, kvHead, j0, index(0)}, tk,
-                      headDim);
-  Value vTile = slice(op.getValue(), {batchIv, kvHead, j0, index(0)}, tk,
-                      valueDim);
-
-  // Full tiles (known from the pattern) take the unmasked path; a dense mask
-  // operand always needs the masked one.
-  Value scores;
-  bool needsMask = pattern || op.getMask();
-  if (!needsMask) {
-    scores = buildScores(qTile, kTile, i0, j0, tq, tk, /*masked=*/false);
-  } else if (op.getMask()) {
-    scores = buildScores(qTile, kTile, i0, j0, tq, tk, /*masked=*/true);
-  } else {
-    auto ifOp = scf::IfOp::create(
-        b, loc, isFull,
-        [&](OpBuilder &nb, Location l) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(
-              b, l, buildScores(qTile, kTile, i0, j0, tq, tk, false));
-        },
-        [&](OpBuilder &nb, Location l) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(
-              b, l, buildScores(qTile, kTile, i0, j0, tq, tk, true));
-        });
-    scores = ifOp.getResult(0);
-  }
-
-  AffineExpr i, j, c;
-  bindDims(ctx, i, j, c);
-  auto map2 = [&](ArrayRef<AffineExpr> r) {
-    return AffineMap::get(2, 0, r, ctx);
-  };
-  auto map3 = [&](ArrayRef<AffineExpr> r) {
-    return AffineMap::get(3, 0, r, ctx);
-  };
-  SmallVector<IteratorType> rowReduction = {IteratorType::parallel,
-                                            IteratorType::reduction};
-  SmallVector<IteratorType> par1 = {IteratorType::parallel};
-  SmallVector<IteratorType> par2 = {IteratorType::parallel,
-                                    IteratorType::parallel};
-  AffineMap id1 = b.getMultiDimIdentityMap(1);
-  AffineMap id2 = b.getMultiDimIdentityMap(2);
-
-  // -inf (nothing kept yet) is subtracted as 0 so that exp stays finite.
-  auto safeMax = [&](OpBuilder &nb, Location l, Value mx) -> Value {
-    Value negInf = f32Const(nb, l, -INFINITY);
-    Value none = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, mx,
-                                       negInf);
-    return arith::SelectOp::create(nb, l, none, f32Const(nb, l, 0.0f), mx);
-  };
-
-  Value mNew = generic({scores}, m, {map2({i, j}), map2({i})}, rowReduction,
-                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return arith::MaximumFOp::create(nb, l, a[0], a[1]);
-                       });
-  Value alpha = generic({m, mNew}, emptyTensor({tq}, f32), {id1, id1, id1},
-                        par1, [&](OpBuilder &nb, Location l, ValueRange a) {
-                          Value diff = arith::SubFOp::create(
-                              nb, l, a[0], safeMax(nb, l, a[1]));
-                          return math::ExpOp::create(nb, l, diff);
-                        });
-  Value probs = generic(
-      {scores, mNew}, emptyTensor({tq, tk}, f32),
-      {map2({i, j}), map2({i}), map2({i, j})}, par2,
-      [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value diff = arith::SubFOp::create(nb, l, a[0], safeMax(nb, l, a[1]));
-        return math::ExpOp::create(nb, l, diff);
-      });
-  auto scaleRows = [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-    return arith::MulFOp::create(nb, l, a[0], a[1]);
-  };
-  Value lScaled =
-      generic({l, alpha}, emptyTensor({tq}, f32), {id1, id1, id1}, par1,
-              scaleRows);
-  Value lNew = generic({probs}, lScaled, {map2({i, j}), map2({i})},
-                       rowReduction,
-                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return arith::AddFOp::create(nb, l, a[1], a[0]);
-                       });
-  Value accScaled = generic({acc, alpha}, emptyTensor({tq, valueDim}, f32),
-                            {id2, map2({i}), id2}, par2, scaleRows);
-  // acc'[i, c] += sum_j P[i, j] V[j, c]; dims (i, c, j). A dropped key
-  // (P = 0) adds nothing even where V is NaN or inf (0 * NaN = NaN).
-  Value accNew = generic(
-      {probs, vTile}, accScaled, {map3({i, c}), map3({c, j}), map3({i, j})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, a[0], a[1]);
-        Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
-                                           a[0], f32Const(nb, l, 0.0f));
-        return arith::SelectOp::create(
-            nb, l, kept, arith::AddFOp::create(nb, l, a[2], prod), a[2]);
-      });
-  return {mNew, lNew, accNew};
-}
-
-Value FlashTiler::build() {
-  Value q = op.getQuery(), k = op.getKey();
-  pattern = op.getPatternAttr();
+  Value q = op.getQuery();
   Value batch = dim(q, 0), queryHeads = dim(q, 1), queryLen = dim(q, 2);
-  headDim = dim(q, 3);
-  keyLen = dim(k, 2);
-  valueDim = dim(op.getValue(), 3);
-  Value groups =
-      arith::DivUIOp::create(b, loc, queryHeads, dim(k, 1)); // Hq / Hkv
-  delta = op.getAlignment() == Alignment::bottom_right
-              ? arith::SubIOp::create(b, loc, keyLen, queryLen).getResult()
-              : index(0);
-  if (std::optional<APFloat> attr = op.getScale()) {
-    scale = f32Const(b, loc, attr->convertToFloat());
-  } else {
-    Value d = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), headDim);
-    Value df = arith::UIToFPOp::create(b, loc, f32, d);
-    scale = math::RsqrtOp::create(b, loc, df);
-  }
+  Value valueDim = dim(op.getValue(), 3);
 
-  // Dynamic result dims come from Q (B, Hq, Lq) and V (Dv).
   auto resultType = cast<RankedTensorType>(op.getType());
   SmallVector<Value> dynamicSizes;
   Value resultDims[4] = {batch, queryHeads, queryLen, valueDim};
   for (int64_t d = 0; d < 4; ++d)
     if (resultType.isDynamicDim(d))
       dynamicSizes.push_back(resultDims[d]);
-  Value out = tensor::EmptyOp::create(b, loc, resultType.getShape(), f32,
+  Value out = tensor::EmptyOp::create(b, loc, resultType.getShape(),
+                                      resultType.getElementType(),
                                       dynamicSizes);
-
-  Value numQueryTiles =
-      arith::CeilDivUIOp::create(b, loc, queryLen, index(queryTile));
+  Value numQueryTiles = emitNumQueryTiles(b, loc, queryTiling, queryLen);
   auto forall = scf::ForallOp::create(
       b, loc, getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
       ValueRange{out}, std::nullopt);
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
-  batchIv = forall.getInductionVars()[0];
-  headIv = forall.getInductionVars()[1];
-  Value qt = forall.getInductionVars()[2];
-  kvHead = arith::DivUIOp::create(b, loc, headIv, groups);
-  i0 = arith::MulIOp::create(b, loc, qt, index(queryTile));
-  Value tq = minIndex(index(queryTile),
-                      arith::SubIOp::create(b, loc, queryLen, i0));
-  Value i1 = arith::AddIOp::create(b, loc, i0, tq);
-  Value qTile = slice(q, {batchIv, headIv, i0, index(0)}, tq, headDim);
+  ValueRange ivs = forall.getInductionVars();
+  auto [first, rows] = emitQueryTileRows(b, loc, queryTiling, ivs[2], queryLen);
+  auto filled = [&](float value, ArrayRef<Value> sizes) -> Value {
+    Value empty =
+        tensor::EmptyOp::create(b, loc, getAsOpFoldResult(sizes), f32);
+    Value constant =
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+    return linalg::FillOp::create(b, loc, ValueRange{constant},
+                                  ValueRange{empty})
+        .getResult(0);
+  };
+  Value m = filled(-INFINITY, {rows}), l = filled(0.0f, {rows}),
+        acc = filled(0.0f, {rows, valueDim});
 
-  SmallVector<Value> init = {filled(-INFINITY, {tq}), filled(0.0f, {tq}),
-                             filled(0.0f, {tq, valueDim})};
-  auto kvLoop = scf::ForOp::create(
-      b, loc, index(0), keyLen, index(keyTile), init,
-      [&](OpBuilder &nb, Location l, Value j0, ValueRange state) {
-        OpBuilder::InsertionGuard loopGuard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value tk = minIndex(index(keyTile),
-                            arith::SubIOp::create(b, l, keyLen, j0));
-        Value j1 = arith::AddIOp::create(b, l, j0, tk);
-        if (!pattern) {
-          scf::YieldOp::create(
-              b, l, buildTileUpdate(state, qTile, j0, tk, tq, Value()));
-          return;
-        }
-        std::pair<Value, Value> tileClass =
-            emitTileClass(b, l, pattern, i0, i1, j0, j1, delta);
-        Value isEmpty = tileClass.first, isFull = tileClass.second;
-        // Tiles the pattern drops entirely are skipped.
-        auto skip = scf::IfOp::create(
-            b, l, isEmpty,
-            [&](OpBuilder &tb, Location tl) {
-              scf::YieldOp::create(tb, tl, state);
-            },
-            [&](OpBuilder &eb, Location el) {
-              OpBuilder::InsertionGuard g(b);
-              b.setInsertionPoint(eb.getInsertionBlock(),
-                                  eb.getInsertionPoint());
-              scf::YieldOp::create(
-                  b, el, buildTileUpdate(state, qTile, j0, tk, tq, isFull));
-            });
-        scf::YieldOp::create(b, l, skip.getResults());
-      });
+  auto tile = OnlineAttentionOp::create(
+      b, loc, TypeRange{m.getType(), l.getType(), acc.getType()}, q,
+      op.getKey(), op.getValue(), op.getMask(), op.getBias(),
+      op.getQSegments(), op.getKvSegments(), op.getRelTable(), ivs[0], ivs[1],
+      ivs[2], m, l, acc, queryTiling.tile, queryTiling.period, keyTile,
+      op.getPatternAttr(), op.getScaleAttr(), op.getAlignAttr(),
+      op.getModsAttr());
+  if (!op.getScore().empty())
+    tile.getScore().takeBody(op.getScore());
 
-  // O_tile = acc / l, or 0 for rows that kept nothing.
-  Value acc = kvLoop.getResult(2), l = kvLoop.getResult(1);
-  AffineMap id2 = b.getMultiDimIdentityMap(2);
-  AffineExpr i, c;
-  bindDims(b.getContext(), i, c);
-  Value outTile = generic(
-      {acc, l}, emptyTensor({tq, valueDim}, f32),
-      {id2, AffineMap::get(2, 0, {i}, b.getContext()), id2},
-      {IteratorType::parallel, IteratorType::parallel},
-      [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value zero = f32Const(nb, nl, 0.0f);
-        Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                            a[1], zero);
-        Value ratio = arith::DivFOp::create(nb, nl, a[0], a[1]);
-        return arith::SelectOp::create(nb, nl, empty, zero, ratio);
-      });
+  auto outTileType = RankedTensorType::get(
+      {ShapedType::kDynamic, resultType.getDimSize(3)},
+      resultType.getElementType());
+  Value outTile = FinalizeTileOp::create(b, loc, outTileType,
+                                         tile.getNewAcc(), tile.getNewSum());
 
   // Only parallel_insert_slice may live in the terminator: every value it
   // uses is created before.
-  SmallVector<OpFoldResult> offsets = {batchIv, headIv, i0, b.getIndexAttr(0)};
-  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> offsets = {ivs[0], ivs[1], first,
+                                       b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                     getAsOpFoldResult(tq),
-                                     getAsOpFoldResult(valueDim)};
+                                     rows, getAsOpFoldResult(valueDim)};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(b, loc, outTile,
                                         forall.getRegionIterArgs()[0], offsets,
                                         sizes, strides);
-  return forall.getResult(0);
+  op.replaceAllUsesWith(forall.getResult(0));
+  op.erase();
 }
 
 struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
   using AttnTileBase::AttnTileBase;
 
   void runOnOperation() override {
+    std::optional<TargetDescription> description;
+    if (!target.empty()) {
+      description = TargetDescription::lookup(target);
+      if (!description || !description->isCpu()) {
+        getOperation()->emitError()
+            << "attn-tile: unknown target '" << target
+            << "' (cpu, cpu-avx2 or cpu-avx512)";
+        return signalPassFailure();
+      }
+    }
     // Tiles are buffers of q-tile x kv-tile floats: 4096 x 4096 is 64 MiB.
-    if (queryTile < 1 || keyTile < 1 || queryTile > 4096 || keyTile > 4096) {
-      getOperation()->emitError("attn-tile: tile sizes must be 1 to 4096");
+    int64_t minKeyTile = description ? 0 : 1;
+    if (queryTile < 1 || keyTile < minKeyTile || queryTile > 4096 ||
+        keyTile > 4096) {
+      getOperation()->emitError("attn-tile: tile sizes must be 1 to 4096 "
+                                "(kv-tile 0 with a target)");
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
     for (AttentionOp op : ops) {
-      if (failed(checkSupported(op)))
-        return signalPassFailure();
-      Value result = FlashTiler(op, queryTile, keyTile).build();
-      op.replaceAllUsesWith(result);
-      op.erase();
+      if (!description) {
+        tileAttention(op, QueryTiling{queryTile, 0}, keyTile);
+        continue;
+      }
+      KernelPlan plan = planKernel(AttentionFacts::of(op), *description,
+                                   keyTile, /*countTiles=*/false);
+      tileAttention(op, plan.queryTiling, plan.keyTile);
     }
   }
 };

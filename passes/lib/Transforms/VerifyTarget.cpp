@@ -5,6 +5,7 @@
 // from a lowering step (or a tool) that merely expected f32.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Analysis/TargetDescription.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Transforms/Passes.h"
 
@@ -21,9 +22,12 @@ struct AttnVerifyTargetPass
   using AttnVerifyTargetBase::AttnVerifyTargetBase;
 
   void runOnOperation() override {
-    if (target != "cpu") {
-      getOperation()->emitError() << "attn-verify-target: unknown target '"
-                                  << target << "' (this build lowers for: cpu)";
+    std::optional<attn::TargetDescription> description =
+        attn::TargetDescription::lookup(target);
+    if (!description) {
+      getOperation()->emitError()
+          << "attn-verify-target: unknown target '" << target
+          << "' (this build lowers for: cpu, cpu-avx2, cpu-avx512)";
       return signalPassFailure();
     }
     bool ok = true;
@@ -33,11 +37,12 @@ struct AttnVerifyTargetPass
         return;
       // The first operand (Q, or the input) carries the element type.
       auto type = dyn_cast<ShapedType>(op->getOperand(0).getType());
-      if (!type || type.getElementType().isF32())
+      if (!type || description->supportsElementType(type.getElementType()))
         return;
       op->emitError() << "element type " << type.getElementType()
                       << " is not supported by target '" << target
-                      << "' yet (its lowerings take f32)";
+                      << "' yet (its lowerings take "
+                      << llvm::join(description->elementTypes, ", ") << ")";
       ok = false;
     });
     if (!ok)

@@ -1,8 +1,12 @@
-// RUN: attn-opt %s --split-input-file --attn-to-cpu-kernels="vector-bits=256" --canonicalize | FileCheck %s --check-prefixes=CHECK,AVX2
-// RUN: attn-opt %s --split-input-file --attn-to-cpu-kernels="vector-bits=512" --canonicalize | FileCheck %s --check-prefixes=CHECK,AVX512
+// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx2 kv-tile=0" --attn-to-cpu-kernels="vector-bits=256" --canonicalize | FileCheck %s --check-prefixes=CHECK,AVX2
+// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=0" --attn-to-cpu-kernels="vector-bits=512" --canonicalize | FileCheck %s --check-prefixes=CHECK,AVX512
+// The conversion consumes the tiled form: what attn-tile cut into other
+// tiles than the kernel plan's stays for attn-lower-online-attention.
+// RUN: attn-opt %s --split-input-file --attn-tile="q-tile=32 kv-tile=128" --attn-to-cpu-kernels="vector-bits=512" | FileCheck %s --check-prefix=OTHER
 
-// The op becomes a forall over (head, query tile) calling an outlined tile
-// function on buffers; the result is the output buffer as a tensor.
+// The tiled attention becomes a forall over (head, query tile) calling an
+// outlined tile function on buffers (the lowering of attn.online_attention
+// and attn.finalize_tile); the result is the output buffer as a tensor.
 // CHECK-LABEL: func.func private @dense__attn_cpu_flash_tile
 // CHECK-SAME: (%[[Q:.*]]: memref<1x4x97x64xf32>, %[[K:.*]]: memref<1x2x100x64xf32>, %[[V:.*]]: memref<1x2x100x64xf32>, %[[O:.*]]: memref<1x4x97x64xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // Scratch lives in the call's frame: packed Q^T, S^T, acc^T, m, l.
@@ -35,6 +39,12 @@
 // CHECK:   func.call @dense__attn_cpu_flash_tile({{.*}}, %[[OUT]], %c0, %[[H]], %[[T]])
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-NOT: attn.attention
+// CHECK-NOT: attn.online_attention
+// CHECK-NOT: attn.finalize_tile
+// OTHER-LABEL: func.func @dense
+// OTHER: attn.online_attention {{.*}} query_tile = 32 key_tile = 128
+// OTHER: attn.finalize_tile
+// OTHER-NOT: func.call
 func.func @dense(%q: tensor<1x4x97x64xf32>, %k: tensor<1x2x100x64xf32>,
                  %v: tensor<1x2x100x64xf32>) -> tensor<1x4x97x64xf32> {
   %o = attn.attention %q, %k, %v
@@ -158,9 +168,10 @@ func.func @documents(%q: tensor<2x1x50x16xf32>, %ids: tensor<2x50xi32>)
 
 // -----
 
-// What the fast path lacks (dense mask / bias operands) stays for attn-tile.
+// What the fast path lacks (dense mask / bias operands) stays in the tiled
+// form for attn-lower-online-attention.
 // CHECK-LABEL: func.func @with_bias
-// CHECK: attn.attention
+// CHECK: attn.online_attention {{.*}} bias(
 // CHECK-NOT: func.call
 func.func @with_bias(%q: tensor<1x1x8x16xf32>, %b: tensor<1x1x8x8xf32>)
     -> tensor<1x1x8x16xf32> {

@@ -670,7 +670,7 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // attn.yield outside a score region
 func.func @f(%x: f32) {
-  // expected-error @+1 {{'attn.yield' op expects parent op 'attn.attention'}}
+  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.online_attention'}}
   attn.yield %x : f32
 }
 
@@ -1130,4 +1130,123 @@ func.func @f(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x
   %o = attn.attention %q, %k, %v rel_table(%t) mods = [#attn.t5_bias<buckets = 32, max_distance = 2199023255552, bidirectional = true>]
       : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x32xf32>) -> tensor<1x1x16x8xf32>
   return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// online_attention: a key tile of 0
+func.func @f(%q: tensor<1x1x16x8xf32>, %m: tensor<?xf32>, %l: tensor<?xf32>, %a: tensor<?x8xf32>, %i: index) {
+  // expected-error @+1 {{query_tile and key_tile must be 1 to 4096}}
+  %r:3 = attn.online_attention %q, %q, %q tile(%i, %i, %i) state(%m, %l, %a : tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>) query_tile = 16 key_tile = 0
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+// online_attention: a query tile past 4096
+func.func @f(%q: tensor<1x1x16x8xf32>, %m: tensor<?xf32>, %l: tensor<?xf32>, %a: tensor<?x8xf32>, %i: index) {
+  // expected-error @+1 {{query_tile and key_tile must be 1 to 4096}}
+  %r:3 = attn.online_attention %q, %q, %q tile(%i, %i, %i) state(%m, %l, %a : tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>) query_tile = 8192 key_tile = 16
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+// online_attention: a negative period
+func.func @f(%q: tensor<1x1x16x8xf32>, %m: tensor<?xf32>, %l: tensor<?xf32>, %a: tensor<?x8xf32>, %i: index) {
+  // expected-error @+1 {{period must be 0 to 2^40}}
+  %r:3 = attn.online_attention %q, %q, %q tile(%i, %i, %i) state(%m, %l, %a : tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>) query_tile = 16 period = -1 key_tile = 16
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+// online_attention: a max state of rank 2
+func.func @f(%q: tensor<1x1x16x8xf32>, %m: tensor<4x4xf32>, %l: tensor<?xf32>, %a: tensor<?x8xf32>, %i: index) {
+  // expected-error @+1 {{max state must have rank 1 [rows], got 'tensor<4x4xf32>'}}
+  %r:3 = attn.online_attention %q, %q, %q tile(%i, %i, %i) state(%m, %l, %a : tensor<4x4xf32>, tensor<?xf32>, tensor<?x8xf32>) query_tile = 16 key_tile = 16
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+// online_attention: sum and max of different rows
+func.func @f(%q: tensor<1x1x16x8xf32>, %m: tensor<4xf32>, %l: tensor<5xf32>, %a: tensor<4x8xf32>, %i: index) {
+  // expected-error @+1 {{sum state dimension 0 (rows) is 5, expected 4}}
+  %r:3 = attn.online_attention %q, %q, %q tile(%i, %i, %i) state(%m, %l, %a : tensor<4xf32>, tensor<5xf32>, tensor<4x8xf32>) query_tile = 16 key_tile = 16
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+// online_attention: an accumulator narrower than V
+func.func @f(%q: tensor<1x1x16x8xf32>, %m: tensor<4xf32>, %l: tensor<4xf32>, %a: tensor<4x4xf32>, %i: index) {
+  // expected-error @+1 {{acc state dimension 1 (value head dim) is 4, expected 8}}
+  %r:3 = attn.online_attention %q, %q, %q tile(%i, %i, %i) state(%m, %l, %a : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>) query_tile = 16 key_tile = 16
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+// online_attention: more state rows than the query tile
+func.func @f(%q: tensor<1x1x16x8xf32>, %m: tensor<32xf32>, %l: tensor<32xf32>, %a: tensor<32x8xf32>, %i: index) {
+  // expected-error @+1 {{state has 32 rows, more than query_tile (16)}}
+  %r:3 = attn.online_attention %q, %q, %q tile(%i, %i, %i) state(%m, %l, %a : tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>) query_tile = 16 key_tile = 16
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+// online_attention: the checks of attn.attention's operands apply
+func.func @f(%q: tensor<1x1x16x8xf32>, %m: tensor<?xf32>, %l: tensor<?xf32>, %a: tensor<?x8xf32>, %i: index) {
+  // expected-error @+1 {{pattern uses #attn.segments but no segments(q_ids, kv_ids) operands are given}}
+  %r:3 = attn.online_attention %q, %q, %q tile(%i, %i, %i) state(%m, %l, %a : tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>) query_tile = 16 key_tile = 16 pattern(#attn.segments)
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+// online_attention: a score region of the wrong signature
+func.func @f(%q: tensor<1x1x16x8xf32>, %m: tensor<?xf32>, %l: tensor<?xf32>, %a: tensor<?x8xf32>, %i: index) {
+  // expected-error @+1 {{score region must take (f32, index, index, index, index) for (score, b, h, i, j)}}
+  %r:3 = attn.online_attention %q, %q, %q tile(%i, %i, %i) state(%m, %l, %a : tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>) query_tile = 16 key_tile = 16 score {
+    ^bb0(%x: f32):
+      attn.yield %x : f32
+  } : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+// finalize_tile: sum rows differ from acc rows
+func.func @f(%a: tensor<4x8xf32>, %l: tensor<5xf32>) {
+  // expected-error @+1 {{sum dimension 0 (rows) is 5, expected 4}}
+  %o = attn.finalize_tile %a, %l : tensor<4x8xf32>, tensor<5xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// finalize_tile: a result of another shape
+func.func @f(%a: tensor<4x8xf32>, %l: tensor<4xf32>) {
+  // expected-error @+1 {{result dimension 1 (value head dim) is 16, expected 8}}
+  %o = attn.finalize_tile %a, %l : tensor<4x8xf32>, tensor<4xf32> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+// finalize_tile: an accumulator of rank 3
+func.func @f(%a: tensor<4x8x2xf32>, %l: tensor<4xf32>) {
+  // expected-error @+1 {{acc must have rank 2 [rows, Dv], got 'tensor<4x8x2xf32>'}}
+  %o = attn.finalize_tile %a, %l : tensor<4x8x2xf32>, tensor<4xf32> -> tensor<4x8xf32>
+  return
 }

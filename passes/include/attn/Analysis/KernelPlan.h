@@ -4,15 +4,18 @@
 // What a back end decides about one attn.attention before it emits code:
 // key tile, query tiling, which part of the pattern is known at compile
 // time, and the compile-time tile schedules (TileSchedule.h) listing the
-// key tiles each query tile visits. Every target calls this analysis; the
-// register blocking is the CPU target's part of it (a target description
-// replaces it when more targets land).
+// key tiles each query tile visits. attn-tile calls it to cut the op into
+// the tiled form (docs/Design.md), and each back end calls it again to
+// lower that form; the target description (TargetDescription.h) supplies
+// the machine facts, the register blocking being the CPU target's part.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_ANALYSIS_KERNELPLAN_H
 #define ATTN_ANALYSIS_KERNELPLAN_H
 
+#include "attn/Analysis/TargetDescription.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/MaskAlgebra.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include <optional>
 
@@ -28,8 +31,23 @@ namespace mlir::attn {
 struct Blocking {
   int64_t lanes, queryVectors, rows;
   int64_t queryTile() const { return lanes * queryVectors; }
-  static Blocking forVectorBits(int64_t bits) {
-    return bits >= 512 ? Blocking{16, 4, 6} : Blocking{8, 3, 4};
+  /// The blocking for a CPU's vector registers.
+  static Blocking forTarget(const TargetDescription &target) {
+    int64_t lanes = target.f32Lanes();
+    return target.vectorRegisters >= 32 ? Blocking{lanes, 4, 6}
+                                        : Blocking{lanes, 3, 4};
+  }
+};
+
+/// What planning reads of an attention op (attn.attention or one tile of
+/// it, attn.online_attention).
+struct AttentionFacts {
+  MaskAttrInterface pattern;
+  MaskShape shape;
+  Alignment align = Alignment::top_left;
+
+  template <typename OpT> static AttentionFacts of(OpT op) {
+    return {op.getPatternAttr(), op.getMaskShape(), op.getAlignment()};
   }
 };
 
@@ -71,7 +89,7 @@ struct OpSchedules {
 
 /// The schedules of `pattern` for the op's static sizes, or nothing when a
 /// size is dynamic or the tables would be too large.
-std::optional<OpSchedules> buildSchedules(AttentionOp op,
+std::optional<OpSchedules> buildSchedules(const AttentionFacts &op,
                                           MaskAttrInterface pattern,
                                           QueryTiling queryTiling,
                                           int64_t keyTile);
@@ -91,15 +109,11 @@ struct KernelPlan {
   bool countTiles = false;
 };
 
-KernelPlan planKernel(AttentionOp op, int64_t keyTile, int64_t vectorBits,
+/// The plan of `op` for a CPU `target`, from a requested key tile (0:
+/// chosen per pattern).
+KernelPlan planKernel(const AttentionFacts &op,
+                      const TargetDescription &target, int64_t keyTile,
                       bool countTiles);
-
-/// The tiles the CPU kernels use (with static sizes): query tiles for a
-/// vector width (256 or 512 bits), and the key tile for `pattern` from the
-/// kv-tile option (0: chosen per pattern).
-QueryTiling getCpuKernelQueryTiling(MaskAttrInterface pattern,
-                                    int64_t vectorBits);
-int64_t getCpuKernelKeyTile(MaskAttrInterface pattern, int64_t keyTile);
 
 } // namespace mlir::attn
 

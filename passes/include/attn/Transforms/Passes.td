@@ -20,31 +20,57 @@ def AttnVerifyTarget : Pass<"attn-verify-target", "ModuleOp"> {
 }
 
 def AttnTile : Pass<"attn-tile", "ModuleOp"> {
-  let summary = "Tile attn.attention into the flash form with online softmax";
+  let summary = "Tile attn.attention into the tiled form (online softmax)";
   let description = [{
-    Rewrites each `attn.attention` into the target-independent flash form:
-    an `scf.forall` over (batch, query head, query tile) whose body runs an
-    `scf.for` over key tiles carrying the online-softmax state (running max
-    m, running sum l, accumulator acc) as iter_args. Tile products and the
-    softmax update are `linalg.generic` ops on tensor slices, so the L x L
-    score matrix is never materialized. Remainder tiles take the sizes that
-    are left (any L works). Using the mask algebra, tiles that the pattern
-    keeps entirely carry no mask code and tiles it drops entirely are
-    skipped at run time.
+    Rewrites each `attn.attention` into the tiled form every back end
+    consumes (docs/Design.md, "The tiled form"): an `scf.forall` over
+    (batch, query head, query tile) whose body starts an online-softmax
+    state (-inf, 0, 0), runs one `attn.online_attention` over the key tiles
+    and writes `attn.finalize_tile` of its state into the output rows.
 
-    Supported today: f32; every mask pattern (random blocks need static
-    sizes; random blocks, block layouts and segments are evaluated per
-    element, their tiles are not skipped yet); the dense mask and bias
-    operands; every score mod (static head counts) and the custom score
-    region (cloned into the score computation). Anything else is reported
-    as an error.
+    Tile sizes: with `target` empty, `q-tile` x `kv-tile` for every op.
+    With a target (cpu-avx2, cpu-avx512), the kernel plan of each op
+    (KernelPlan.h) chooses them: query tiles of the register blocking,
+    restarting at table blocks; the key tile from `kv-tile` (0: chosen per
+    pattern), shrunk to divide table blocks.
+
+    Every feature of attn.attention is carried over; the element type is
+    kept (the state is f32).
   }];
   let options = [
     Option<"queryTile", "q-tile", "int64_t", /*default=*/"64",
-           "rows of queries per tile">,
+           "rows of queries per tile (without a target)">,
     Option<"keyTile", "kv-tile", "int64_t", /*default=*/"128",
-           "rows of keys/values per tile">,
+           "rows of keys/values per tile (with a target, 0: chosen per "
+           "pattern)">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "plan tiles for this target (cpu-avx2, cpu-avx512); empty: use "
+           "q-tile and kv-tile">,
   ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnLowerOnlineAttention
+    : Pass<"attn-lower-online-attention", "ModuleOp"> {
+  let summary = "Lower the tiled form's ops to loops of linalg on tensors";
+  let description = [{
+    The generic lowering of the tiled form, for any target: each
+    `attn.online_attention` becomes an `scf.for` over key tiles carrying
+    the state (m, l, acc) as iter_args; each key tile is classified with
+    the mask algebra at run time, empty ones skipped, full ones computed
+    without mask code. Tile products and the softmax update are
+    `linalg.generic` ops on tensor slices, so the L x L score matrix is
+    never materialized; inputs of other float types are extended to f32.
+    `attn.finalize_tile` becomes acc / l (0 where l = 0).
+
+    Supported: every mask pattern (random blocks need static sizes; random
+    blocks, block layouts and segments are evaluated per element), the
+    dense mask and bias operands, every score mod (static head counts) and
+    the custom score region. Anything else is reported as an error.
+  }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
@@ -53,12 +79,15 @@ def AttnTile : Pass<"attn-tile", "ModuleOp"> {
 }
 
 def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
-  let summary = "Lower attn.attention to vectorized flash kernels for CPUs";
+  let summary = "Lower the tiled form to vectorized flash kernels for CPUs";
   let description = [{
-    Lowers each `attn.attention` it supports to an `scf.forall` over
-    (batch, query head, query tile) on buffers, whose body is the
-    flash loop over key tiles written with register-blocked vector
-    micro-kernels sized to the vector registers (`vector-bits`):
+    Consumes attn-tile's output (docs/Design.md, "The tiled form"): each
+    tiled attention it supports, tiled as the CPU plan for `vector-bits`
+    asks, becomes an `scf.forall` over (batch, query head, query tile) on
+    buffers calling a tile function, the lowering of its
+    `attn.online_attention` and `attn.finalize_tile`: the flash loop over
+    key tiles written with register-blocked vector micro-kernels sized to
+    the vector registers:
 
     - Q^T of the query tile is packed once with the scale folded in, so the
       scores are computed transposed, S^T = K_tile Q^T, in 6 x 64 blocks
@@ -83,14 +112,11 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
     are looked up once per tile and query; the key tile is shrunk to a
     divisor of their block size for that.
 
-    Ops using features this fast path lacks (dense mask or bias operands,
-    score regions, non-f32 types) are left for attn-tile.
+    Tiled attentions using features this fast path lacks (dense mask or
+    bias operands, score regions, non-f32 types) or tiled otherwise are
+    left for attn-lower-online-attention.
   }];
   let options = [
-    Option<"keyTile", "kv-tile", "int64_t", /*default=*/"0",
-           "rows of keys/values per tile (0: 128 for dense and causal "
-           "attention, 32 for sparser patterns, whose band edges waste "
-           "less in smaller tiles)">,
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
            "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",

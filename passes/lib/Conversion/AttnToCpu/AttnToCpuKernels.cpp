@@ -1,8 +1,9 @@
-//===- AttnToCpuKernels.cpp - attn.attention to vectorized CPU kernels ----===//
+//===- AttnToCpuKernels.cpp - the tiled form to vectorized CPU kernels ----===//
 //
-// The pass: plans each op it covers (KernelPlan.h) and replaces it by a call
-// of the kernel CpuFlashKernel emits; what it does not cover is left for
-// attn-tile.
+// The pass: finds each attention in the tiled form (TiledForm.h) it covers,
+// plans it (KernelPlan.h) and replaces its loop nest by the kernel
+// CpuFlashKernel emits. What it does not cover, or what attn-tile cut into
+// other tiles than the plan's, is left for attn-lower-online-attention.
 //
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
@@ -19,7 +20,7 @@ using namespace mlir::attn;
 namespace {
 
 /// Whether the fast path covers `op`.
-bool isSupported(AttentionOp op) {
+bool isSupported(OnlineAttentionOp op) {
   auto type = cast<RankedTensorType>(op.getQuery().getType());
   if (!type.getElementType().isF32() || op.getMask() || op.getBias() ||
       !op.getScore().empty())
@@ -38,32 +39,41 @@ struct AttnToCpuKernelsPass
   using AttnToCpuKernelsBase::AttnToCpuKernelsBase;
 
   void runOnOperation() override {
-    // The score tile (kv-tile x query tile floats) lives on the stack of
-    // each worker thread: 1024 rows are 256 KiB at 512 bits.
-    if (keyTile < 0 || keyTile > 1024 ||
-        (vectorBits != 256 && vectorBits != 512)) {
-      getOperation()->emitError("attn-to-cpu-kernels: kv-tile must be 0 "
-                                "(chosen per pattern) to 1024 and "
-                                "vector-bits 256 or 512");
+    std::optional<TargetDescription> target =
+        TargetDescription::cpuForVectorBits(vectorBits);
+    if (!target) {
+      getOperation()->emitError(
+          "attn-to-cpu-kernels: vector-bits must be 256 or 512");
       return signalPassFailure();
     }
-    SmallVector<AttentionOp> ops;
-    getOperation()->walk([&](AttentionOp op) {
-      if (isSupported(op))
-        ops.push_back(op);
+    SmallVector<TiledAttention> tiled;
+    getOperation()->walk([&](scf::ForallOp forall) {
+      std::optional<TiledAttention> match = matchTiledAttention(forall);
+      if (match && isSupported(match->tile))
+        tiled.push_back(*match);
     });
-    for (AttentionOp op : ops) {
-      KernelPlan plan = planKernel(op, keyTile, vectorBits, countTiles);
+    for (TiledAttention attention : tiled) {
+      OnlineAttentionOp op = attention.tile;
+      int64_t keyTile = op.getKeyTileAttr().getInt();
+      KernelPlan plan =
+          planKernel(AttentionFacts::of(op), *target, keyTile, countTiles);
+      // The kernel's register blocks fix its query tiles; tiles cut for
+      // another target go the generic way.
+      QueryTiling tiling = attention.queryTiling();
+      if (plan.keyTile != keyTile ||
+          plan.queryTiling.tile != tiling.tile ||
+          plan.queryTiling.period != tiling.period)
+        continue;
       if (reportTiles)
         reportSchedule(op, plan);
-      Value result = CpuFlashKernel(op, plan).build(getOperation());
-      op.replaceAllUsesWith(result);
-      op.erase();
+      Value result = CpuFlashKernel(attention, plan).build(getOperation());
+      attention.forall.getResult(0).replaceAllUsesWith(result);
+      attention.forall.erase();
     }
   }
 
   /// A remark with what the key tile loop visits (attn-compile --stats).
-  static void reportSchedule(AttentionOp op, const KernelPlan &plan) {
+  static void reportSchedule(OnlineAttentionOp op, const KernelPlan &plan) {
     InFlightDiagnostic remark = op.emitRemark();
     remark << "query tile " << plan.blocking.queryTile();
     if (plan.queryTiling.period)

@@ -397,7 +397,7 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
       bufferTypeOf(op.getQuery()),
       bufferTypeOf(op.getKey()),
       bufferTypeOf(op.getValue()),
-      MemRefType::get(cast<RankedTensorType>(op.getType()).getShape(), f32),
+      MemRefType::get(resultType.getShape(), f32),
       b.getIndexType(),
       b.getIndexType(),
       b.getIndexType()};
@@ -553,7 +553,6 @@ Value CpuFlashKernel::build(ModuleOp moduleOp) {
           ? index(plan.queryTiling.numTiles(op.getMaskShape().lq))
           : arith::CeilDivUIOp::create(b, dim(q, 2), index(kQueryTile));
 
-  auto resultType = cast<RankedTensorType>(op.getType());
   SmallVector<Value> dynamicSizes;
   Value resultDims[4] = {batch, queryHeads, dim(q, 2), dim(v, 3)};
   for (int64_t d = 0; d < 4; ++d)

@@ -1,8 +1,10 @@
-//===- CpuFlashKernel.h - the CPU lowering of one attn.attention -*- C++
+//===- CpuFlashKernel.h - the CPU lowering of one tiled attention -*- C++
 //-*-===//
 //
 // The emitter behind attn-to-cpu-kernels (AttnToCpuKernels.cpp): builds the
-// register-blocked flash kernel of one op from its KernelPlan. Its methods
+// register-blocked flash kernel of one tiled attention (TiledForm.h) from
+// its KernelPlan: attn.online_attention and attn.finalize_tile become the
+// tile function, the forall over tiles a forall calling it. Its methods
 // live in CpuFlashKernel.cpp (tiles, products, online softmax, the tile
 // function) and CpuFlashKernelMasks.cpp (masks, score mods, segment ids).
 //
@@ -16,6 +18,7 @@
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
+#include "attn/Transforms/TiledForm.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,8 +38,11 @@ namespace mlir::attn {
 
 class CpuFlashKernel {
 public:
-  CpuFlashKernel(AttentionOp op, const KernelPlan &plan)
-      : op(op), plan(plan), b(op.getLoc(), op), keyTile(plan.keyTile),
+  /// Emits before `tiled.forall`, which the result replaces.
+  CpuFlashKernel(TiledAttention tiled, const KernelPlan &plan)
+      : op(tiled.tile),
+        resultType(cast<RankedTensorType>(tiled.forall.getType(0))),
+        plan(plan), b(op.getLoc(), tiled.forall), keyTile(plan.keyTile),
         kLanes(plan.blocking.lanes), kQueryVectors(plan.blocking.queryVectors),
         kRowBlock(plan.blocking.rows), kQueryTile(plan.blocking.queryTile()),
         f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)),
@@ -141,7 +147,8 @@ private:
                                   Value j0, Value tk, Value mayDropKeys);
   void storeOutput(Value accT, Value l, Value tq);
 
-  AttentionOp op;
+  OnlineAttentionOp op;
+  RankedTensorType resultType; // of the whole attention, [B, Hq, Lq, Dv]
   const KernelPlan &plan;
   ImplicitLocOpBuilder b;
   int64_t keyTile;

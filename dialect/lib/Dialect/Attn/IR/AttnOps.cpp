@@ -181,11 +181,11 @@ static LogicalResult verifyQueryKeyValue(Operation *op, Value q, Value k,
   if (failed(checkRank(op, q, "query", 4, qLayout)) ||
       failed(checkRank(op, k, "key", 4, kLayout)) ||
       failed(checkRank(op, v, "value", 4, vLayout)) ||
-      failed(checkRank(op, out, "result", 4, oLayout)))
+      (out && failed(checkRank(op, out, "result", 4, oLayout))))
     return failure();
   Type elementType = elementTypeOf(q);
   if (elementTypeOf(k) != elementType || elementTypeOf(v) != elementType ||
-      elementTypeOf(out) != elementType)
+      (out && elementTypeOf(out) != elementType))
     return op->emitOpError()
            << "query, key, value and result must have the same element type";
 
@@ -208,6 +208,8 @@ static LogicalResult verifyQueryKeyValue(Operation *op, Value q, Value k,
     return op->emitOpError() << "query heads (" << hq
                              << ") must be a multiple of key/value heads ("
                              << hkv << ")";
+  if (!out)
+    return success();
   if (failed(checkDim(op, out, "result", 0, batch, "batch")) ||
       failed(checkDim(op, out, "result", 1, hq, "query heads")) ||
       failed(checkDim(op, out, "result", 2, lq, "query length")) ||
@@ -248,84 +250,86 @@ MaskShape AttentionOp::getMaskShape() {
   return shape;
 }
 
-LogicalResult AttentionOp::verify() {
-  Operation *op = getOperation();
-  Value q = getQuery(), k = getKey();
-  if (failed(verifyQueryKeyValue(op, q, k, getValue(), getOutput())) ||
-      failed(checkScale(op, getScale())))
+/// The checks attn.attention and attn.online_attention share: every operand
+/// but Q, K, V and the result, the pattern and the mods.
+template <typename OpT>
+static LogicalResult verifyScoreOperands(OpT attnOp) {
+  Operation *op = attnOp.getOperation();
+  Value q = attnOp.getQuery(), k = attnOp.getKey();
+  if (failed(checkScale(op, attnOp.getScale())))
     return failure();
-  if (getMask() &&
-      failed(verifyDenseScoreOperand(op, getMask(), "mask", q, k)))
+  if (attnOp.getMask() &&
+      failed(verifyDenseScoreOperand(op, attnOp.getMask(), "mask", q, k)))
     return failure();
-  if (getBias() &&
-      (failed(verifyDenseScoreOperand(op, getBias(), "bias", q, k)) ||
-       failed(checkElementType(op, getBias(), "bias", q))))
+  if (attnOp.getBias() &&
+      (failed(verifyDenseScoreOperand(op, attnOp.getBias(), "bias", q, k)) ||
+       failed(checkElementType(op, attnOp.getBias(), "bias", q))))
     return failure();
 
   // Segment ids: both or neither, and exactly when the pattern reads them.
-  bool hasSegments = getQSegments() || getKvSegments();
-  if (hasSegments && !(getQSegments() && getKvSegments()))
-    return emitOpError() << "needs both q_segments and kv_segments";
-  bool usesSegments = getPatternAttr() && getPatternAttr().usesSegments();
+  bool hasSegments = attnOp.getQSegments() || attnOp.getKvSegments();
+  if (hasSegments && !(attnOp.getQSegments() && attnOp.getKvSegments()))
+    return attnOp.emitOpError() << "needs both q_segments and kv_segments";
+  bool usesSegments = attnOp.getPatternAttr() && attnOp.getPatternAttr().usesSegments();
   if (usesSegments && !hasSegments)
-    return emitOpError() << "pattern uses #attn.segments but no "
+    return attnOp.emitOpError() << "pattern uses #attn.segments but no "
                             "segments(q_ids, kv_ids) operands are given";
   if (hasSegments && !usesSegments)
-    return emitOpError() << "segment ids are given but the pattern does not "
+    return attnOp.emitOpError() << "segment ids are given but the pattern does not "
                             "use #attn.segments";
   if (hasSegments) {
     int64_t batch = dimOf(q, 0);
-    if (failed(checkRank(op, getQSegments(), "q_segments", 2, "[B, Lq]")) ||
-        failed(checkRank(op, getKvSegments(), "kv_segments", 2, "[B, Lk]")) ||
-        failed(checkDim(op, getQSegments(), "q_segments", 0, batch, "batch")) ||
-        failed(checkDim(op, getQSegments(), "q_segments", 1, dimOf(q, 2),
+    if (failed(checkRank(op, attnOp.getQSegments(), "q_segments", 2, "[B, Lq]")) ||
+        failed(checkRank(op, attnOp.getKvSegments(), "kv_segments", 2, "[B, Lk]")) ||
+        failed(checkDim(op, attnOp.getQSegments(), "q_segments", 0, batch, "batch")) ||
+        failed(checkDim(op, attnOp.getQSegments(), "q_segments", 1, dimOf(q, 2),
                         "query length")) ||
-        failed(checkDim(op, getKvSegments(), "kv_segments", 0, batch,
+        failed(checkDim(op, attnOp.getKvSegments(), "kv_segments", 0, batch,
                         "batch")) ||
-        failed(checkDim(op, getKvSegments(), "kv_segments", 1, dimOf(k, 2),
+        failed(checkDim(op, attnOp.getKvSegments(), "kv_segments", 1, dimOf(k, 2),
                         "key length")))
       return failure();
   }
 
-  if (MaskAttrInterface pattern = getPatternAttr()) {
-    auto emitError = [&]() { return emitOpError(); };
-    if (failed(pattern.verifyShape(emitError, getMaskShape())))
+  if (MaskAttrInterface pattern = attnOp.getPatternAttr()) {
+    auto emitError = [&]() { return attnOp.emitOpError(); };
+    if (failed(pattern.verifyShape(emitError, attnOp.getMaskShape())))
       return failure();
   }
 
   // Score mods and the relative-position table some of them read.
   int64_t hq = dimOf(q, 1);
   ScoreModAttrInterface tableMod;
-  if (std::optional<ArrayAttr> mods = getMods()) {
+  if (std::optional<ArrayAttr> mods = attnOp.getMods()) {
     for (Attribute attr : *mods) {
       auto mod = dyn_cast<ScoreModAttrInterface>(attr);
       if (!mod)
-        return emitOpError() << "mods entry " << attr
+        return attnOp.emitOpError() << "mods entry " << attr
                              << " is not a score mod";
-      auto emitError = [&]() { return emitOpError(); };
+      auto emitError = [&]() { return attnOp.emitOpError(); };
       if (failed(mod.verifyHeads(emitError, hq)))
         return failure();
       // Soft-capping applies once, first (docs/Dialect.md): a second one
       // would have no place in that order.
       if (isa<SoftcapAttr>(attr) &&
           llvm::count_if(*mods, llvm::IsaPred<SoftcapAttr>) > 1)
-        return emitOpError() << "at most one #attn.softcap mod is allowed";
+        return attnOp.emitOpError() << "at most one #attn.softcap mod is allowed";
       if (mod.getTableColumns() == 0)
         continue;
       if (tableMod)
-        return emitOpError()
+        return attnOp.emitOpError()
                << "at most one relative-position bias mod is allowed";
       tableMod = mod;
     }
   }
-  if (tableMod && !getRelTable())
-    return emitOpError() << "mod " << tableMod
+  if (tableMod && !attnOp.getRelTable())
+    return attnOp.emitOpError() << "mod " << tableMod
                          << " needs a rel_table(...) operand";
-  if (!tableMod && getRelTable())
-    return emitOpError()
+  if (!tableMod && attnOp.getRelTable())
+    return attnOp.emitOpError()
            << "rel_table is given but no mod reads a relative-position table";
   if (tableMod) {
-    Value table = getRelTable();
+    Value table = attnOp.getRelTable();
     if (failed(checkRank(op, table, "rel_table", 2, "[Hq, columns]")) ||
         failed(checkElementType(op, table, "rel_table", q)) ||
         failed(checkDim(op, table, "rel_table", 0, hq, "query heads")) ||
@@ -336,22 +340,95 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
-LogicalResult AttentionOp::verifyRegions() {
-  Region &region = getScore();
+/// The score region of attn.attention and attn.online_attention.
+static LogicalResult verifyScoreRegion(Operation *op, Region &region) {
   if (region.empty())
     return success();
   Block &block = region.front();
-  Builder b(getContext());
+  Builder b(op->getContext());
   SmallVector<Type> expected = {b.getF32Type(), b.getIndexType(),
                                 b.getIndexType(), b.getIndexType(),
                                 b.getIndexType()};
   if (block.getArgumentTypes() != ArrayRef<Type>(expected))
-    return emitOpError() << "score region must take (f32, index, index, "
-                            "index, index) for (score, b, h, i, j)";
+    return op->emitOpError() << "score region must take (f32, index, index, "
+                                "index, index) for (score, b, h, i, j)";
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield || yield.getValues().size() != 1 ||
       !yield.getValues()[0].getType().isF32())
-    return emitOpError() << "score region must end with attn.yield of one f32";
+    return op->emitOpError()
+           << "score region must end with attn.yield of one f32";
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyQueryKeyValue(*this, getQuery(), getKey(), getValue(),
+                                 getOutput())))
+    return failure();
+  return verifyScoreOperands(*this);
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  return verifyScoreRegion(*this, getScore());
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineAttentionOp and FinalizeTileOp
+//===----------------------------------------------------------------------===//
+
+MaskShape OnlineAttentionOp::getMaskShape() {
+  MaskShape shape;
+  shape.lq = dimOf(getQuery(), 2);
+  shape.lk = dimOf(getKey(), 2);
+  shape.numHeads = dimOf(getQuery(), 1);
+  return shape;
+}
+
+LogicalResult OnlineAttentionOp::verify() {
+  if (failed(verifyQueryKeyValue(*this, getQuery(), getKey(), getValue(),
+                                 Value())))
+    return failure();
+  // Tiles are buffers of query-tile x key-tile f32 (4096^2 is 64 MiB).
+  constexpr int64_t kMaxTile = 4096;
+  int64_t queryTile = getQueryTileAttr().getInt(),
+          keyTile = getKeyTileAttr().getInt();
+  if (queryTile < 1 || queryTile > kMaxTile || keyTile < 1 ||
+      keyTile > kMaxTile)
+    return emitOpError() << "query_tile and key_tile must be 1 to "
+                         << kMaxTile;
+  int64_t period = getQueryPeriodAttr().getInt();
+  if (period < 0 || period > (int64_t(1) << 40))
+    return emitOpError() << "period must be 0 to 2^40";
+  int64_t rows = dimOf(getMax(), 0);
+  if (failed(checkRank(*this, getMax(), "max state", 1, "[rows]")) ||
+      failed(checkRank(*this, getSum(), "sum state", 1, "[rows]")) ||
+      failed(checkRank(*this, getAcc(), "acc state", 2, "[rows, Dv]")) ||
+      failed(checkDim(*this, getSum(), "sum state", 0, rows, "rows")) ||
+      failed(checkDim(*this, getAcc(), "acc state", 0, rows, "rows")) ||
+      failed(checkDim(*this, getAcc(), "acc state", 1, dimOf(getValue(), 3),
+                      "value head dim")))
+    return failure();
+  if (!ShapedType::isDynamic(rows) && rows > queryTile)
+    return emitOpError() << "state has " << rows
+                         << " rows, more than query_tile (" << queryTile
+                         << ")";
+  return verifyScoreOperands(*this);
+}
+
+LogicalResult OnlineAttentionOp::verifyRegions() {
+  return verifyScoreRegion(*this, getScore());
+}
+
+LogicalResult FinalizeTileOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getAcc(), "acc", 2, "[rows, Dv]")) ||
+      failed(checkRank(op, getSum(), "sum", 1, "[rows]")) ||
+      failed(checkRank(op, getOutput(), "result", 2, "[rows, Dv]")) ||
+      failed(checkDim(op, getSum(), "sum", 0, dimOf(getAcc(), 0), "rows")) ||
+      failed(checkDim(op, getOutput(), "result", 0, dimOf(getAcc(), 0),
+                      "rows")) ||
+      failed(checkDim(op, getOutput(), "result", 1, dimOf(getAcc(), 1),
+                      "value head dim")))
+    return failure();
   return success();
 }
 

@@ -96,8 +96,107 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// The tiled form (docs/Design.md, "The tiled form")
+//===----------------------------------------------------------------------===//
+
+def Attn_F32Tensor : RankedTensorOf<[F32]>;
+
+def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
+    AttrSizedOperandSegments, RecursiveMemoryEffects,
+    AllTypesMatch<["max", "new_max"]>, AllTypesMatch<["sum", "new_sum"]>,
+    AllTypesMatch<["acc", "new_acc"]>]> {
+  let summary = "one query tile of attn.attention as an online-softmax update";
+  let description = [{
+    The unit of work every back end lowers: the rows of query tile `t` of
+    batch row `b` and query head `h`, against the key tiles the pattern
+    keeps. The query rows are [first, end) = `QueryTiling{query_tile,
+    query_period}.rows(t, Lq)` (TileSchedule.h): tiles of `query_tile` rows
+    restarting at every multiple of `query_period` (0: never). Keys are cut
+    into tiles of `key_tile` rows. For each key tile [j0, j1) that the
+    pattern does not drop entirely (tile classes from the mask algebra:
+    empty tiles are skipped, full tiles need no mask, partial tiles do):
+
+      x = the score of attn.attention, steps 1-7 of docs/Dialect.md
+          (scale, soft-cap, bias, mods, score region, pattern and mask)
+      m' = max(m, rowmax x); alpha = exp(m - m'); p = exp(x - m')
+      l' = alpha l + rowsum p; acc' = alpha acc + p V[j0:j1]
+
+    where a running max of -inf is subtracted as 0 and a dropped key (p = 0)
+    adds nothing to acc even where V is NaN or inf. The state (m, l, acc)
+    is f32 whatever the element type of Q, K and V; its rows are the tile's
+    end - first rows (`state(%m, %l, %acc)` in, updated state out). The
+    operands, attributes and region mean what they mean on attn.attention,
+    of which this is one tile; `attn.finalize_tile` turns the final state
+    into output rows.
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$query, Attn_FloatTensor:$key, Attn_FloatTensor:$value,
+    Optional<Attn_BoolTensor>:$mask,
+    Optional<Attn_FloatTensor>:$bias,
+    Optional<Attn_IntTensor>:$q_segments,
+    Optional<Attn_IntTensor>:$kv_segments,
+    Optional<Attn_FloatTensor>:$rel_table,
+    Index:$batch_index, Index:$head_index, Index:$tile_index,
+    Attn_F32Tensor:$max, Attn_F32Tensor:$sum, Attn_F32Tensor:$acc,
+    I64Attr:$query_tile,
+    DefaultValuedAttr<I64Attr, "0">:$query_period,
+    I64Attr:$key_tile,
+    OptionalAttr<Attn_MaskAttrInterface>:$pattern,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<Attn_AlignmentAttr>:$align,
+    OptionalAttr<ArrayAttr>:$mods);
+  let results = (outs Attn_F32Tensor:$new_max, Attn_F32Tensor:$new_sum,
+                      Attn_F32Tensor:$new_acc);
+  let regions = (region MaxSizedRegion<1>:$score);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`segments` `(` $q_segments^ `,` $kv_segments `:` type($q_segments) `,`
+                    type($kv_segments) `)`)?
+    (`rel_table` `(` $rel_table^ `:` type($rel_table) `)`)?
+    `tile` `(` $batch_index `,` $head_index `,` $tile_index `)`
+    `state` `(` $max `,` $sum `,` $acc `:` type($max) `,` type($sum) `,`
+                type($acc) `)`
+    `query_tile` `=` $query_tile
+    (`period` `=` $query_period^)?
+    `key_tile` `=` $key_tile
+    (`pattern` `(` custom<MaskPattern>($pattern)^ `)`)?
+    (`scale` `=` $scale^)?
+    (`align` `=` custom<AlignmentKeyword>($align)^)?
+    (`mods` `=` $mods^)?
+    (`score` $score^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    Alignment getAlignment() {
+      return getAlign() ? *getAlign() : Alignment::top_left;
+    }
+    MaskShape getMaskShape();
+  }];
+}
+
+def Attn_FinalizeTileOp : Attn_Op<"finalize_tile", [Pure]> {
+  let summary = "output rows of an online-softmax state: acc / l, 0 if l = 0";
+  let description = [{
+    O[i, c] = l[i] == 0 ? 0 : acc[i, c] / l[i], converted to the element
+    type of the result (that of attn.attention's output). A row that kept
+    no key (l = 0) is 0, never NaN.
+  }];
+  let arguments = (ins Attn_F32Tensor:$acc, Attn_F32Tensor:$sum);
+  let results = (outs Attn_FloatTensor:$output);
+  let assemblyFormat = [{
+    $acc `,` $sum attr-dict `:` type($acc) `,` type($sum) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_YieldOp : Attn_Op<"yield", [
-    Pure, Terminator, ReturnLike, HasParent<"AttentionOp">]> {
+    Pure, Terminator, ReturnLike,
+    ParentOneOf<["AttentionOp", "OnlineAttentionOp"]>]> {
   let summary = "yields the modified score from a score region";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";

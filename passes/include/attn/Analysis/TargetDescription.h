@@ -1,0 +1,61 @@
+//===- TargetDescription.h - what a back end may assume ---------*- C++ -*-===//
+//
+// One description of the machine a lowering targets, so that planning and
+// verification ask the target instead of hard-wiring x86 facts: the vector
+// width and register file of a CPU; the subgroup size, workgroup memory and
+// matrix-multiply shapes of a GPU (filled when GPU back ends land); the
+// element types its lowerings take. The CPU pipeline's `vector-bits` option
+// picks one of the CPU descriptions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_ANALYSIS_TARGETDESCRIPTION_H
+#define ATTN_ANALYSIS_TARGETDESCRIPTION_H
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include <array>
+#include <optional>
+#include <string>
+
+namespace mlir::attn {
+
+struct TargetDescription {
+  enum class Kind { Cpu, Gpu };
+  Kind kind = Kind::Cpu;
+  std::string name;
+
+  // CPU: f32 vector registers of `vectorBits` bits, `vectorRegisters` of
+  // them, and the data caches a tile should stay inside.
+  int64_t vectorBits = 256;
+  int64_t vectorRegisters = 16;
+  int64_t l1DataBytes = 32 << 10;
+  int64_t l2Bytes = 1 << 20;
+
+  // GPU: threads per subgroup, shared memory per workgroup, and the
+  // matrix-multiply shapes (M, N, K) of its matrix units.
+  int64_t subgroupSize = 0;
+  int64_t workgroupMemoryBytes = 0;
+  llvm::SmallVector<std::array<int64_t, 3>> matrixShapes;
+
+  /// Element types of Q, K and V its lowerings take (softmax state is f32
+  /// everywhere).
+  llvm::SmallVector<std::string> elementTypes = {"f32"};
+
+  bool isCpu() const { return kind == Kind::Cpu; }
+  int64_t f32Lanes() const { return vectorBits / 32; }
+  /// Whether the lowerings take Q, K and V of this element type.
+  bool supportsElementType(Type type) const;
+
+  /// x86-64 with AVX2 (16 ymm) or AVX-512 (32 zmm).
+  static TargetDescription cpuAvx2();
+  static TargetDescription cpuAvx512();
+  /// The CPU description for a vector width (256 or 512 bits).
+  static std::optional<TargetDescription> cpuForVectorBits(int64_t bits);
+  /// By name: cpu (= cpu-avx2), cpu-avx2, cpu-avx512.
+  static std::optional<TargetDescription> lookup(llvm::StringRef name);
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_TARGETDESCRIPTION_H

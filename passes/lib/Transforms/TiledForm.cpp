@@ -1,0 +1,111 @@
+//===- TiledForm.cpp - matching and building the tiled form ---------------===//
+#include "attn/Transforms/TiledForm.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// `value` without the tensor.casts canonicalization adds around it.
+static Value skipCasts(Value value) {
+  while (auto cast = value.getDefiningOp<tensor::CastOp>())
+    value = cast.getSource();
+  return value;
+}
+
+/// Whether `state` is a linalg.fill of the constant `expected`.
+static bool isFilledWith(Value state, float expected) {
+  auto fill = skipCasts(state).getDefiningOp<linalg::FillOp>();
+  FloatAttr value;
+  return fill && matchPattern(fill.getInputs()[0], m_Constant(&value)) &&
+         value.getValueAsDouble() == double(expected);
+}
+
+std::optional<TiledAttention>
+mlir::attn::matchTiledAttention(scf::ForallOp forall) {
+  if (forall.getRank() != 3 || forall.getNumResults() != 1 ||
+      !forall.isNormalized())
+    return std::nullopt;
+  OnlineAttentionOp tile;
+  FinalizeTileOp finalize;
+  for (Operation &op : forall.getBody()->without_terminator()) {
+    if (auto online = dyn_cast<OnlineAttentionOp>(op)) {
+      if (tile)
+        return std::nullopt;
+      tile = online;
+    } else if (auto fin = dyn_cast<FinalizeTileOp>(op)) {
+      if (finalize)
+        return std::nullopt;
+      finalize = fin;
+    } else if (!isPure(&op)) {
+      return std::nullopt;
+    }
+  }
+  if (!tile || !finalize)
+    return std::nullopt;
+  ValueRange ivs = forall.getInductionVars();
+  if (tile.getBatchIndex() != ivs[0] || tile.getHeadIndex() != ivs[1] ||
+      tile.getTileIndex() != ivs[2] ||
+      finalize.getAcc() != tile.getNewAcc() ||
+      finalize.getSum() != tile.getNewSum() ||
+      !isFilledWith(tile.getMax(), -INFINITY) ||
+      !isFilledWith(tile.getSum(), 0.0f) || !isFilledWith(tile.getAcc(), 0.0f))
+    return std::nullopt;
+  // The only write: the finalized rows into the shared output at [b, h].
+  auto yields = forall.getTerminator().getYieldingOps();
+  if (!llvm::hasSingleElement(yields))
+    return std::nullopt;
+  auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(*yields.begin());
+  if (!insert || skipCasts(insert.getSource()) != finalize.getOutput() ||
+      insert.getDest() != forall.getRegionIterArgs()[0])
+    return std::nullopt;
+  SmallVector<OpFoldResult> offsets = insert.getMixedOffsets();
+  if (offsets.size() != 4 || offsets[0] != OpFoldResult(ivs[0]) ||
+      offsets[1] != OpFoldResult(ivs[1]))
+    return std::nullopt;
+  return TiledAttention{forall, tile, finalize};
+}
+
+std::pair<Value, Value> mlir::attn::emitQueryTileRows(OpBuilder &b,
+                                                      Location loc,
+                                                      QueryTiling tiling,
+                                                      Value tile,
+                                                      Value queryLen) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value first, end;
+  if (tiling.period) {
+    Value perPeriod = index(tiling.tilesPerPeriod());
+    Value p = arith::DivUIOp::create(b, loc, tile, perPeriod);
+    Value k = arith::RemUIOp::create(b, loc, tile, perPeriod);
+    Value periodStart = arith::MulIOp::create(b, loc, p, index(tiling.period));
+    first = arith::AddIOp::create(
+        b, loc, periodStart, arith::MulIOp::create(b, loc, k, index(tiling.tile)));
+    end = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, first, index(tiling.tile)),
+        arith::AddIOp::create(b, loc, periodStart, index(tiling.period)));
+  } else {
+    first = arith::MulIOp::create(b, loc, tile, index(tiling.tile));
+    end = arith::AddIOp::create(b, loc, first, index(tiling.tile));
+  }
+  first = arith::MinUIOp::create(b, loc, first, queryLen);
+  end = arith::MinUIOp::create(b, loc, end, queryLen);
+  return {first, arith::SubIOp::create(b, loc, end, first)};
+}
+
+Value mlir::attn::emitNumQueryTiles(OpBuilder &b, Location loc,
+                                    QueryTiling tiling, Value queryLen) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  if (!tiling.period)
+    return arith::CeilDivUIOp::create(b, loc, queryLen, index(tiling.tile));
+  Value periods =
+      arith::CeilDivUIOp::create(b, loc, queryLen, index(tiling.period));
+  return arith::MulIOp::create(b, loc, periods,
+                               index(tiling.tilesPerPeriod()));
+}
