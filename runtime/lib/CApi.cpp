@@ -50,9 +50,19 @@ int64_t elementCount(const std::vector<int64_t> &sizes) {
   return count;
 }
 
+/// The dtype of a signature's element type name; -1 when the C API does
+/// not carry it.
+attn_dtype dtypeNamed(const std::string &name) {
+  return name == "f32"    ? ATTN_F32
+         : name == "i32"  ? ATTN_I32
+         : name == "f16"  ? ATTN_F16
+         : name == "bf16" ? ATTN_BF16
+                          : attn_dtype(-1);
+}
+
 /// One operand type of an artifact's signature: "f32[1,8,?,64]".
 struct OperandType {
-  std::string element;        // f32, i32 or other
+  std::string element;        // f32, f16, bf16, i32 or other
   std::vector<int64_t> sizes; // -1: dynamic
 };
 
@@ -98,7 +108,7 @@ bool parseSignature(const char *text, std::vector<OperandType> &inputs,
 /// not. Static sizes must match; dynamic ones only the rank.
 std::string checkCall(const std::string &function, const char *signature,
                       attn_tensor *const *inputs, int64_t numInputs,
-                      int64_t resultRank) {
+                      int64_t resultRank, attn_dtype &resultType) {
   std::vector<OperandType> expected, results;
   if (!parseSignature(signature, expected, results) || results.size() != 1)
     return "attn_run: '" + function + "' has a malformed signature";
@@ -111,9 +121,7 @@ std::string checkCall(const std::string &function, const char *signature,
     attn_tensor *t = inputs[i];
     std::string which =
         "attn_run: input " + std::to_string(i) + " of '" + function + "'";
-    attn_dtype dtype = type.element == "f32"   ? ATTN_F32
-                       : type.element == "i32" ? ATTN_I32
-                                               : attn_dtype(-1);
+    attn_dtype dtype = dtypeNamed(type.element);
     if (dtype == attn_dtype(-1))
       return which + " has an element type the C API does not carry";
     if (t->dtype != dtype)
@@ -131,6 +139,10 @@ std::string checkCall(const std::string &function, const char *signature,
     return "attn_run: '" + function + "' returns a tensor of rank " +
            std::to_string(results.front().sizes.size()) + ", result_rank is " +
            std::to_string(resultRank);
+  resultType = dtypeNamed(results.front().element);
+  if (resultType == attn_dtype(-1))
+    return "attn_run: '" + function +
+           "' returns an element type the C API does not carry";
   return "";
 }
 
@@ -168,24 +180,39 @@ attn_artifact *attn_artifact_load(const char *path) {
 
 void attn_artifact_release(attn_artifact *artifact) { delete artifact; }
 
+int64_t attn_dtype_size(attn_dtype dtype) {
+  switch (dtype) {
+  case ATTN_F32:
+  case ATTN_I32:
+    return 4;
+  case ATTN_F16:
+  case ATTN_BF16:
+    return 2;
+  default:
+    return -1;
+  }
+}
+
 attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
                                 const int64_t *sizes) {
-  if (dtype != ATTN_F32 && dtype != ATTN_I32)
+  int64_t elementBytes = attn_dtype_size(dtype);
+  if (elementBytes < 0)
     return fail<attn_tensor>("attn_tensor_create: unknown dtype");
   if (rank < 1 || rank > 8 || !sizes)
     return fail<attn_tensor>("attn_tensor_create: rank must be 1 to 8");
   for (int64_t d = 0; d < rank; ++d)
     if (sizes[d] < 0)
       return fail<attn_tensor>("attn_tensor_create: negative size");
-  // Both element types are 4 bytes; the size is checked before anything is
-  // allocated, then rounded up to whole cache lines.
+  // The size is checked before anything is allocated, then rounded up to
+  // whole cache lines.
   // Strides multiply the sizes too: with a zero size the element count is
   // 0 whatever the others are, so they are bounded as if each were >= 1.
   int64_t atLeastOne[8];
   for (int64_t d = 0; d < rank; ++d)
     atLeastOne[d] = sizes[d] ? sizes[d] : 1;
-  std::optional<int64_t> bytes = attnrt::tensorBytes(sizes, rank, 4);
-  if (!bytes || !attnrt::tensorBytes(atLeastOne, rank, 4))
+  std::optional<int64_t> bytes =
+      attnrt::tensorBytes(sizes, rank, elementBytes);
+  if (!bytes || !attnrt::tensorBytes(atLeastOne, rank, elementBytes))
     return fail<attn_tensor>("attn_tensor_create: the tensor would exceed " +
                              std::to_string(attnrt::kMaxTensorBytes) +
                              " bytes (or its size overflows)");
@@ -258,11 +285,13 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
   }
   // Artifacts of attn-compile export their signature: a call that does not
   // match it would make the kernel read or write out of bounds.
+  attn_dtype resultType = ATTN_F32;
   if (const auto *signature = static_cast<const char *>(
           dlsym(artifact->handle,
                 (std::string("_attn_signature_") + function).c_str()))) {
     std::string mismatch =
-        checkCall(function, signature, inputs, num_inputs, result_rank);
+        checkCall(function, signature, inputs, num_inputs, result_rank,
+                  resultType);
     if (!mismatch.empty())
       return fail<attn_tensor>(mismatch);
   }
@@ -287,20 +316,22 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
   }
   std::vector<int64_t> sizes(r.begin() + 3, r.begin() + 3 + result_rank);
   attn_tensor *result =
-      attn_tensor_create(ATTN_F32, result_rank, sizes.data());
+      attn_tensor_create(resultType, result_rank, sizes.data());
   if (!result) {
     std::free(reinterpret_cast<void *>(r[0]));
     return nullptr;
   }
-  const float *source = reinterpret_cast<const float *>(r[1]) + r[2];
-  float *target = static_cast<float *>(result->data);
+  int64_t elementBytes = attn_dtype_size(resultType);
+  const char *source = reinterpret_cast<const char *>(r[1]) + r[2] * elementBytes;
+  char *target = static_cast<char *>(result->data);
   int64_t count = elementCount(sizes);
   std::vector<int64_t> index(result_rank, 0);
   for (int64_t e = 0; e < count; ++e) {
     int64_t offset = 0;
     for (int64_t d = 0; d < result_rank; ++d)
       offset += index[d] * r[3 + result_rank + d];
-    target[e] = source[offset];
+    std::memcpy(target + e * elementBytes, source + offset * elementBytes,
+                elementBytes);
     for (int64_t d = result_rank - 1; d >= 0 && ++index[d] == sizes[d]; --d)
       index[d] = 0;
   }

@@ -2,7 +2,7 @@
 // explicit block layouts, document / segment masks. Three ways, as in
 // dense.mlir: the vectorized CPU kernels (tables looked up once per tile and
 // query lane, ids compared lane-wise, id ranges skipping tiles), the same
-// blocked for AVX-512, and the generic attn-tile path (element masks from
+// blocked for AVX-512, and the generic lowering of the tiled form (element masks from
 // constant tables and the id operands). Checked against the f64 reference;
 // tolerance 1e-5 of the output scale, as in dense.mlir.
 // RUN: attn-run %s --entry=bigbird --check --vector-bits=256 | FileCheck %s

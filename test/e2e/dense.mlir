@@ -2,7 +2,7 @@
 // The compiled kernels against the f64 reference, three ways: the
 // vectorized CPU kernels blocked for AVX2 (256-bit) and for AVX-512
 // (run as pairs of AVX2 registers where AVX-512 is missing), and the
-// generic attn-tile path (--generic). Tolerance 1e-5 of the output's scale: f32 has 6e-8 relative
+// generic lowering of the tiled form (--generic). Tolerance 1e-5 of the output's scale: f32 has 6e-8 relative
 // precision, and the dot products (D <= 128 terms) plus the tile-wise
 // rescaling of the online softmax (<= 9 tiles of keys) accumulate well under
 // 1e-6 relative error; 1e-5 leaves room without hiding real bugs, which give

@@ -82,7 +82,7 @@ static cl::opt<std::string>
               cl::desc("print the IR after this pipeline pass to stderr "
                        "(e.g. attn-tile, attn-to-cpu-kernels)"),
               cl::cat(compileCategory));
-static cl::opt<bool> generic("generic", cl::desc("generic attn-tile path only"),
+static cl::opt<bool> generic("generic", cl::desc("generic lowering of the tiled form only"),
                              cl::cat(compileCategory));
 static cl::opt<int64_t> head("head", cl::desc("head drawn by --emit=mask-svg"),
                              cl::init(0), cl::cat(compileCategory));

@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       std::vector<int64_t> sizes(rank);
       for (int64_t &s : sizes)
         s = script.size64();
-      attn_dtype dtype = script.byte() % 3; // 2 is no dtype
+      attn_dtype dtype = script.byte() % 5; // 4 is no dtype
       // Sizes the API accepts are allocated and zeroed: keep those small
       // (the fuzzer's memory limit); the ones it must refuse go through.
       __int128 bytes = 4;

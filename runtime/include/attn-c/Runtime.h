@@ -27,10 +27,12 @@
 extern "C" {
 #endif
 
-/** Element types of kernel operands: f32 for Q, K, V and results, i32 for
- * segment (document) ids. */
+/** Element types of kernel operands: f32, f16 or bf16 for Q, K, V and
+ * results (IEEE binary16 and bfloat16 are stored as their 16-bit patterns,
+ * uint16_t), i32 for segment (document) ids. Kernels of this release take
+ * and return f32; artifacts state what they take in their signature. */
 typedef int32_t attn_dtype;
-enum { ATTN_F32 = 0, ATTN_I32 = 1 };
+enum { ATTN_F32 = 0, ATTN_I32 = 1, ATTN_F16 = 2, ATTN_BF16 = 3 };
 /* An integer, not an enum type: a caller may pass any value and the library
  * refuses the unknown ones (an out-of-range C++ enum value is undefined). */
 
@@ -42,12 +44,15 @@ attn_artifact *attn_artifact_load(const char *path);
 /** Forgets the artifact (the library itself stays loaded in the process). */
 void attn_artifact_release(attn_artifact *artifact);
 
+/** Bytes per element of `dtype` (4 or 2); -1 for an unknown dtype. */
+int64_t attn_dtype_size(attn_dtype dtype);
+
 /** A zero-filled tensor of `rank` (1 to 8) sizes (each >= 0); NULL on
  * error. */
 attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
                                 const int64_t *sizes);
 void attn_tensor_release(attn_tensor *tensor);
-/** The elements (float or int32_t per dtype), row-major. */
+/** The elements (float, int32_t or uint16_t per dtype), row-major. */
 void *attn_tensor_data(attn_tensor *tensor);
 attn_dtype attn_tensor_dtype(const attn_tensor *tensor);
 int64_t attn_tensor_rank(const attn_tensor *tensor);
@@ -56,8 +61,9 @@ int64_t attn_tensor_size(const attn_tensor *tensor, int64_t dim);
 
 /** Calls `function` of the artifact (a function of the compiled module,
  * e.g. the spec's name) on `inputs` in the order of its arguments, and
- * returns its result, an f32 tensor of rank `result_rank` (4 for
- * attention, 3 for attn.fourier_mix); NULL on error. At most 8 inputs.
+ * returns its result, a tensor of rank `result_rank` (4 for attention, 3
+ * for attn.fourier_mix) of the element type the signature gives (f32 when
+ * the library exports none); NULL on error. At most 8 inputs.
  * Artifacts of attn-compile export their signature
  * (`_attn_signature_<function>`): the number of inputs, their element types,
  * ranks and static sizes, and the result's rank are checked against it

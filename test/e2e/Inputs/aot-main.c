@@ -66,6 +66,31 @@ static attn_tensor *runWithCApi(const char *path, const float *data[3]) {
     printf("null input: %s\n", attn_last_error());
   if (attn_tensor_rank(NULL) == -1 && attn_tensor_data(NULL) == NULL)
     printf("null tensor: handled\n");
+  /* 16-bit tensors: two bytes per element; an f16 query for this f32
+   * kernel is refused by its signature, an unknown dtype at creation. */
+  attn_tensor *half = attn_tensor_create(ATTN_F16, 4, shapes[0]);
+  attn_tensor *brain = attn_tensor_create(ATTN_BF16, 1, shapes[0]);
+  printf("16-bit: sizes %lld %lld %lld, dtypes %d %d\n",
+         (long long)attn_dtype_size(ATTN_F16),
+         (long long)attn_dtype_size(ATTN_BF16),
+         (long long)attn_dtype_size(ATTN_I32), (int)attn_tensor_dtype(half),
+         (int)attn_tensor_dtype(brain));
+  if (half && brain) {
+    /* Zero-filled over exactly the elements: write the last one. */
+    uint16_t *h = (uint16_t *)attn_tensor_data(half);
+    int64_t n = 1;
+    for (int d = 0; d < 4; ++d)
+      n *= attn_tensor_size(half, d);
+    h[n - 1] = 0x3c00; /* 1.0 in binary16 */
+    attn_tensor *typed[3] = {half, inputs[1], inputs[2]};
+    if (attn_run(artifact, "aot_causal", typed, 3, 4) == NULL)
+      printf("f16 input: %s\n", attn_last_error());
+  }
+  attn_tensor_release(half);
+  attn_tensor_release(brain);
+  if (attn_tensor_create((attn_dtype)7, 1, shapes[0]) == NULL &&
+      attn_dtype_size((attn_dtype)7) == -1)
+    printf("unknown dtype: %s\n", attn_last_error());
   /* FAVOR+'s omega: rows of a block of D = 4 are orthogonal. */
   float omega[6 * 4];
   if (attn_orthogonal_random_features(6, 4, 1, omega) == 0) {

@@ -9,11 +9,13 @@ namespace mlir::attn {
 
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   Option<int64_t> queryTile{*this, "q-tile",
-                            llvm::cl::desc("rows of queries per tile"),
+                            llvm::cl::desc("rows of queries per tile of the "
+                                           "generic path"),
                             llvm::cl::init(64)};
   Option<int64_t> keyTile{*this, "kv-tile",
                           llvm::cl::desc("rows of keys/values per tile of "
-                                         "the generic path (attn-tile)"),
+                                         "the generic path (attn-tile without "
+                                         "the kernels)"),
                           llvm::cl::init(128)};
   Option<int64_t> cpuKeyTile{
       *this, "cpu-kv-tile",
@@ -28,7 +30,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   Option<bool> cpuKernels{
       *this, "cpu-kernels",
       llvm::cl::desc("use the vectorized kernels where they apply (off: "
-                     "everything takes the generic attn-tile path)"),
+                     "everything takes the generic lowering of the "
+                     "tiled form)"),
       llvm::cl::init(true)};
   Option<bool> countTiles{
       *this, "count-tiles",
