@@ -111,6 +111,7 @@ KernelPlan mlir::attn::planKernel(const AttentionFacts &op,
                                   const TargetDescription &target,
                                   int64_t keyTile, bool countTiles) {
   KernelPlan plan;
+  plan.elementType = op.elementType;
   plan.blocking = Blocking::forTarget(target);
   plan.keyTile = keyTileFor(op.pattern, keyTile);
   std::tie(plan.runtimeSegments, plan.staticPattern) =

@@ -45,9 +45,11 @@ struct AttentionFacts {
   MaskAttrInterface pattern;
   MaskShape shape;
   Alignment align = Alignment::top_left;
+  Type elementType; ///< of Q, K and V
 
   template <typename OpT> static AttentionFacts of(OpT op) {
-    return {op.getPatternAttr(), op.getMaskShape(), op.getAlignment()};
+    return {op.getPatternAttr(), op.getMaskShape(), op.getAlignment(),
+            cast<ShapedType>(op.getQuery().getType()).getElementType()};
   }
 };
 
@@ -96,6 +98,8 @@ std::optional<OpSchedules> buildSchedules(const AttentionFacts &op,
 
 /// What a back end decides for one op before emitting its kernel.
 struct KernelPlan {
+  /// Of Q, K and V; the softmax state is f32 whatever it is.
+  Type elementType;
   Blocking blocking;
   /// Query tiles of blocking.queryTile() rows, aligned to table blocks.
   QueryTiling queryTiling;

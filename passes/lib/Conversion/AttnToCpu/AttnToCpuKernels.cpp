@@ -60,7 +60,8 @@ struct AttnToCpuKernelsPass
       // The kernel's register blocks fix its query tiles; tiles cut for
       // another target go the generic way.
       QueryTiling tiling = attention.queryTiling();
-      if (plan.keyTile != keyTile ||
+      if (!target->supportsElementType(plan.elementType) ||
+          plan.keyTile != keyTile ||
           plan.queryTiling.tile != tiling.tile ||
           plan.queryTiling.period != tiling.period)
         continue;
