@@ -11,6 +11,7 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/InputLimits.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -58,6 +59,7 @@ static bool isRejectedInput(StringRef inputFilename) {
 int main(int argc, char **argv) {
   registerAllPasses();
   attn::registerAttnPasses();
+  attn::registerAttnConversionPasses();
   attn::registerAttnPipelines();
   DialectRegistry registry;
   registerAllDialects(registry);

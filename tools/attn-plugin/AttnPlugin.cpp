@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
@@ -31,6 +32,7 @@ mlirGetDialectPluginInfo() {
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "AttnPasses", LLVM_VERSION_STRING, [] {
             attn::registerAttnPasses();
+            attn::registerAttnConversionPasses();
             attn::registerAttnPipelines();
           }};
 }

@@ -9,13 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Transforms/Passes.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Transforms/RuntimeCall.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNFOURIERMIXTOCALL
-#include "attn/Transforms/Passes.h.inc"
+#include "attn/Conversion/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

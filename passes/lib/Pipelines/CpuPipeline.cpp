@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"

@@ -269,7 +269,6 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
 LogicalResult KernelizedDecomposition::run() {
   if (failed(checkDecomposable(op, "attn-decompose-kernelized")))
     return failure();
-  auto type = cast<RankedTensorType>(op.getType());
   Value phiQ = features(op.getQuery(), /*isQuery=*/true);
   Value phiK = features(op.getKey(), /*isQuery=*/false);
   Value out = op.getCausal() ? causal(phiQ, phiK, op.getValue())

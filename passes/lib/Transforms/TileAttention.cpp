@@ -55,7 +55,7 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
-  ValueRange ivs = forall.getInductionVars();
+  SmallVector<Value> ivs = forall.getInductionVars();
   auto [first, rows] = emitQueryTileRows(b, loc, queryTiling, ivs[2], queryLen);
   auto filled = [&](float value, ArrayRef<Value> sizes) -> Value {
     Value empty =

@@ -46,7 +46,7 @@ mlir::attn::matchTiledAttention(scf::ForallOp forall) {
   }
   if (!tile || !finalize)
     return std::nullopt;
-  ValueRange ivs = forall.getInductionVars();
+  SmallVector<Value> ivs = forall.getInductionVars();
   if (tile.getBatchIndex() != ivs[0] || tile.getHeadIndex() != ivs[1] ||
       tile.getTileIndex() != ivs[2] ||
       finalize.getAcc() != tile.getNewAcc() ||

@@ -7,11 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
-#include "attn/Transforms/Passes.h"
+#include "attn/Conversion/Passes.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTOCPUKERNELS
-#include "attn/Transforms/Passes.h.inc"
+#include "attn/Conversion/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -19,7 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/MaskCodegen.h"
-#include "attn/Transforms/Passes.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "attn/Transforms/TiledForm.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -30,7 +30,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERONLINEATTENTION
-#include "attn/Transforms/Passes.h.inc"
+#include "attn/Conversion/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -1,0 +1,109 @@
+//===- Passes.td - attn conversion passes ------------------*- tablegen -*-===//
+//
+// Conversions out of the attn dialect: the consumers of the tiled form
+// (docs/Design.md), one folder each under passes/lib/Conversion/, and the
+// lowering of attn.fourier_mix to a runtime call.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CONVERSION_PASSES_TD
+#define ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnLowerOnlineAttention
+    : Pass<"attn-lower-online-attention", "ModuleOp"> {
+  let summary = "Lower the tiled form's ops to loops of linalg on tensors";
+  let description = [{
+    The generic lowering of the tiled form, for any target: each
+    `attn.online_attention` becomes an `scf.for` over key tiles carrying
+    the state (m, l, acc) as iter_args; each key tile is classified with
+    the mask algebra at run time, empty ones skipped, full ones computed
+    without mask code. Tile products and the softmax update are
+    `linalg.generic` ops on tensor slices, so the L x L score matrix is
+    never materialized; inputs of other float types are extended to f32.
+    `attn.finalize_tile` becomes acc / l (0 where l = 0).
+
+    Supported: every mask pattern (random blocks need static sizes; random
+    blocks, block layouts and segments are evaluated per element), the
+    dense mask and bias operands, every score mod (static head counts) and
+    the custom score region. Anything else is reported as an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
+  let summary = "Lower the tiled form to vectorized flash kernels for CPUs";
+  let description = [{
+    Consumes attn-tile's output (docs/Design.md, "The tiled form"): each
+    tiled attention it supports, tiled as the CPU plan for `vector-bits`
+    asks, becomes an `scf.forall` over (batch, query head, query tile) on
+    buffers calling a tile function, the lowering of its
+    `attn.online_attention` and `attn.finalize_tile`: the flash loop over
+    key tiles written with register-blocked vector micro-kernels sized to
+    the vector registers:
+
+    - Q^T of the query tile is packed once with the scale folded in, so the
+      scores are computed transposed, S^T = K_tile Q^T, in 6 x 64 blocks
+      held in 24 vector registers;
+    - the online softmax then works on whole vectors of queries: running
+      max, exp and sums are vertical operations, never horizontal ones;
+    - the accumulator is kept transposed, acc^T[Dv][TQ], updated in the
+      same register blocks by acc^T += V_tile^T P^T and rescaled by
+      exp(m_old - m_new).
+
+    Score mods are applied lane-wise to every score tile; the tables of
+    Shaw and T5 relative biases (the rel_table operand, T5's bucket table)
+    are gathered per query lane.
+
+    Mask patterns decide which key tiles run. With static sizes the key
+    tiles of every query tile (and head, for head-dependent patterns) are
+    listed at compile time (a TileSchedule, stored as constant tables) and
+    only those are visited; partial ones evaluate the pattern per element,
+    full ones carry no mask code. Otherwise each key tile is classified at
+    run time. Segment ids (document masks) are tested per tile at run time
+    from their min / max over the tile. Random blocks and block layouts
+    are looked up once per tile and query; the key tile is shrunk to a
+    divisor of their block size for that.
+
+    Tiled attentions using features this fast path lacks (dense mask or
+    bias operands, score regions, non-f32 types) or tiled otherwise are
+    left for attn-lower-online-attention.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
+    Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
+           "call attn_record_tiles(query tile, key tile, visited, partial) "
+           "once per query tile (for attn-run --stats)">,
+    Option<"reportTiles", "report-tiles", "bool", /*default=*/"false",
+           "emit a remark per op with the key tiles its schedule visits">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnFourierMixToCall : Pass<"attn-fourier-mix-to-call", "ModuleOp"> {
+  let summary = "Lower attn.fourier_mix (FNet) to a call of the runtime's FFT";
+  let description = [{
+    Each f32 `attn.fourier_mix` becomes a call of `attn_fourier_mix_f32`
+    (declared private with `llvm.emit_c_interface`; the attn runtime
+    defines it with FFTW's two-dimensional real-to-complex transform) on
+    the input's buffer and a fresh 64-byte-aligned output buffer.
+    O(L Dm log(L Dm)). Kernels that use it need the attn runtime: attn-run's
+    JIT provides it.
+  }];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // ATTN_CONVERSION_PASSES_TD
