@@ -14,7 +14,9 @@
 //===----------------------------------------------------------------------===//
 #include "../ToolOptions.h"
 #include "EfficientOps.h"
+#include "Operands.h"
 #include "ProblemFromIR.h"
+#include "TileStats.h"
 #include "RunLayers.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
@@ -49,6 +51,7 @@
 #include <set>
 
 using namespace mlir;
+using attnrt::Operand;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory runCategory("attn-run options");
@@ -173,37 +176,9 @@ static cl::opt<bool> progress("progress",
                               cl::desc("print each layer and decoding step"),
                               cl::cat(layerCategory));
 
-namespace {
-/// One function argument: its role, type and aligned host buffer.
-struct Operand {
-  Operand(std::string role, RankedTensorType type, int64_t elementBytes)
-      : role(std::move(role)), type(type),
-        tensor(type.getShape(), elementBytes),
-        descriptor(tensor.descriptor()) {}
-
-  std::string role;
-  RankedTensorType type;
-  attnrt::HostTensor tensor;
-  attnrt::MemRefDescriptor descriptor;
-
-  int64_t numElements() const { return type.getNumElements(); }
-  template <typename T> T *as() { return tensor.as<T>(); }
-};
-} // namespace
-
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
   return EXIT_FAILURE;
-}
-
-static int64_t elementBytes(Type type) {
-  if (type.isF32() || type.isInteger(32))
-    return 4;
-  if (type.isInteger(64))
-    return 8;
-  if (type.isInteger(1) || type.isInteger(8))
-    return 1;
-  return 0;
 }
 
 /// The operands of the op attn-run checks, with their role names.
@@ -226,187 +201,6 @@ static std::string roleOf(BlockArgument arg, const RoleList &roles) {
     if (value == arg)
       return role;
   return "arg" + std::to_string(arg.getArgNumber());
-}
-
-/// Seeded inputs: N(0, 1) floats (orthogonal random features for the
-/// omega of attn.kernelized, as Performer draws them), 80 % true masks, and
-/// increasing segment ids that change every 16 positions on average.
-static void generate(Operand &operand, uint64_t streamSeed) {
-  std::mt19937_64 rng(streamSeed);
-  Type element = operand.type.getElementType();
-  int64_t n = operand.numElements();
-  if (operand.role == "omega" && !gaussianOmega &&
-      operand.type.getRank() == 2) {
-    std::vector<float> omega = attnrt::orthogonalRandomFeatures(
-        operand.type.getDimSize(0), operand.type.getDimSize(1), streamSeed);
-    std::copy(omega.begin(), omega.end(), operand.as<float>());
-  } else if (element.isF32()) {
-    // Linformer's projections sum over the key length: N(0, 1 / Lk) keeps
-    // the projected keys at the scale of the keys (as its initialization
-    // does); N(0, 1) would make logits of size sqrt(Lk) and a
-    // needlessly ill-conditioned softmax.
-    bool projection = operand.role == "e_proj" || operand.role == "f_proj";
-    float stddev = projection
-                       ? 1.0f / std::sqrt(float(operand.type.getShape().back()))
-                       : 1.0f;
-    std::normal_distribution<float> normal(0.0f, stddev);
-    for (int64_t e = 0; e < n; ++e)
-      operand.as<float>()[e] = normal(rng);
-  } else if (element.isInteger(1) || element.isInteger(8)) {
-    std::bernoulli_distribution keep(0.8);
-    for (int64_t e = 0; e < n; ++e)
-      operand.as<uint8_t>()[e] = keep(rng) ? 1 : 0;
-  } else {
-    int64_t rowLength = operand.type.getShape().back();
-    std::bernoulli_distribution next(1.0 / 16);
-    int64_t id = 0;
-    for (int64_t e = 0; e < n; ++e) {
-      id = e % rowLength == 0 ? 0 : id + (next(rng) ? 1 : 0);
-      if (element.isInteger(32))
-        operand.as<int32_t>()[e] = int32_t(id);
-      else
-        operand.as<int64_t>()[e] = id;
-    }
-  }
-}
-
-/// Element `e` of an integer operand of any width, sign-extended.
-static int64_t integerAt(Operand &operand, int64_t e) {
-  switch (elementBytes(operand.type.getElementType())) {
-  case 1:
-    return operand.as<int8_t>()[e];
-  case 4:
-    return operand.as<int32_t>()[e];
-  default:
-    return operand.as<int64_t>()[e];
-  }
-}
-
-static std::vector<int64_t> segmentIds(Operand &operand) {
-  std::vector<int64_t> ids(operand.numElements());
-  for (size_t e = 0; e < ids.size(); ++e)
-    ids[e] = integerAt(operand, e);
-  return ids;
-}
-
-/// Copies an .npy array into an operand of the same shape, converting
-/// between integer widths (range-checked) and reading bool / uint8 masks;
-/// an error message when the types do not go together.
-static std::string copyNpy(const attnrt::NpyArray &array, Operand &operand) {
-  Type element = operand.type.getElementType();
-  using attnrt::NpyDtype;
-  int64_t n = operand.numElements();
-  auto mismatch = [&] {
-    return llvm::formatv("operand '{0}' has element type {1}, the file holds "
-                         "{2}",
-                         operand.role, element,
-                         attnrt::npyDtypeName(array.dtype))
-        .str();
-  };
-  if (element.isF32()) {
-    if (array.dtype != NpyDtype::F32)
-      return mismatch();
-    std::memcpy(operand.as<float>(), array.data.data(), n * sizeof(float));
-    return "";
-  }
-  if (element.isInteger(1) || element.isInteger(8)) {
-    bool isMask = element.isInteger(1);
-    if (array.dtype == NpyDtype::Bool || array.dtype == NpyDtype::U8) {
-      for (int64_t e = 0; e < n; ++e)
-        operand.as<uint8_t>()[e] =
-            isMask ? array.bytes[e] != 0 : uint8_t(array.bytes[e]);
-      return "";
-    }
-    if (isMask)
-      return mismatch();
-  }
-  if (array.dtype != NpyDtype::I32 && array.dtype != NpyDtype::I64 &&
-      !(element.isInteger(8) && array.dtype == NpyDtype::U8))
-    return mismatch();
-  int64_t bits = element.getIntOrFloatBitWidth();
-  int64_t lo = -(int64_t(1) << (bits - 1)), hi = (int64_t(1) << (bits - 1)) - 1;
-  if (bits == 64)
-    lo = INT64_MIN, hi = INT64_MAX;
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t v;
-    if (array.dtype == NpyDtype::I32) {
-      int32_t x;
-      std::memcpy(&x, array.bytes.data() + 4 * e, 4);
-      v = x;
-    } else {
-      std::memcpy(&v, array.bytes.data() + 8 * e, 8);
-    }
-    if (v < lo || v > hi)
-      return llvm::formatv("element {0} ({1}) does not fit operand '{2}' of "
-                           "type {3}",
-                           e, v, operand.role, element)
-          .str();
-    if (bits == 8)
-      operand.as<int8_t>()[e] = int8_t(v);
-    else if (bits == 32)
-      operand.as<int32_t>()[e] = int32_t(v);
-    else
-      operand.as<int64_t>()[e] = v;
-  }
-  return "";
-}
-
-/// Key tiles of the kernel's tile grid (`tiling` x key tiles) where the
-/// pattern keeps some element, by the reference's per-element test (cost:
-/// up to every element); `total` receives the grid's tile count.
-static int64_t countNonEmptyTiles(
-    const attnrt::reference::AttentionProblem &p,
-    mlir::attn::QueryTiling tiling, int64_t keyTile, int64_t &total) {
-  int64_t delta = p.bottomRight ? p.keyLen - p.queryLen : 0;
-  int64_t count = 0;
-  total = 0;
-  for (int64_t b = 0; b < p.batch; ++b) {
-    const int64_t *qIds = p.qSegments ? p.qSegments + b * p.queryLen : nullptr;
-    const int64_t *kvIds = p.kvSegments ? p.kvSegments + b * p.keyLen : nullptr;
-    for (int64_t h = 0; h < p.queryHeads; ++h)
-      for (int64_t t = 0; t < tiling.numTiles(p.queryLen); ++t) {
-        auto [i0, i1] = tiling.rows(t, p.queryLen);
-        for (int64_t j0 = 0; j0 < p.keyLen && i0 < i1; j0 += keyTile) {
-          ++total;
-          bool kept = !p.pattern;
-          for (int64_t i = i0; !kept && i < i1; ++i)
-            for (int64_t j = j0; !kept && j < std::min(p.keyLen, j0 + keyTile);
-                 ++j)
-              kept = attnrt::reference::isKept(*p.pattern, i, j, p.queryLen,
-                                               p.keyLen, delta, h, qIds, kvIds);
-          count += kept;
-        }
-      }
-  }
-  return count;
-}
-
-static void printTileStats(
-    const attnrt::TileCounts &counts,
-    const std::optional<attnrt::reference::AttentionProblem> &problem) {
-  if (counts.queryTiles == 0 || !problem) {
-    llvm::outs() << "stats: no vectorized CPU kernel ran (the generic path "
-                    "does not count tiles)\n";
-    return;
-  }
-  int64_t total = 0;
-  int64_t nonEmpty = countNonEmptyTiles(
-      *problem, mlir::attn::QueryTiling{counts.queryTile, counts.queryPeriod},
-      counts.keyTile, total);
-  llvm::outs() << llvm::formatv(
-      "stats: query tile {0}{1}, key tile {2}: visited {3} of {4} key tiles "
-      "({5} full, {6} partial), {7:F1}% skipped\n",
-      counts.queryTile,
-      counts.queryPeriod
-          ? llvm::formatv(" (restarting every {0} rows)", counts.queryPeriod)
-                .str()
-          : std::string(),
-      counts.keyTile, counts.visited, total, counts.visited - counts.partial,
-      counts.partial,
-      total ? 100.0 * double(total - counts.visited) / double(total) : 0.0);
-  llvm::outs() << llvm::formatv(
-      "stats: key tiles the pattern keeps something of (reference): {0}\n",
-      nonEmpty);
 }
 
 /// attn-run on a layer spec: the options in RunLayers' terms.
@@ -469,7 +263,7 @@ static std::string prepareOperands(func::FuncOp entry,
     if (auto tensor = dyn_cast<RankedTensorType>(type);
         tensor && tensor.hasStaticShape())
       needed += double(tensor.getNumElements()) *
-                double(elementBytes(tensor.getElementType()));
+                double(attnrt::elementBytes(tensor.getElementType()));
   if (int64_t memory = attnrt::physicalMemoryBytes();
       memory && needed > double(memory))
     return llvm::formatv("@{0} needs {1:F1} GB of buffers, this machine has "
@@ -479,15 +273,16 @@ static std::string prepareOperands(func::FuncOp entry,
         .str();
   for (BlockArgument arg : entry.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || !type.hasStaticShape() || !elementBytes(type.getElementType()))
+    if (!type || !type.hasStaticShape() || !attnrt::elementBytes(type.getElementType()))
       return llvm::Twine(
                  "argument #" + llvm::Twine(arg.getArgNumber()) +
                  " must be a statically shaped tensor of f32, i1, i32 or "
                  "i64")
           .str();
     operands.emplace_back(roleOf(arg, roles), type,
-                          elementBytes(type.getElementType()));
-    generate(operands.back(), seed * 1000003 + arg.getArgNumber());
+                          attnrt::elementBytes(type.getElementType()));
+    attnrt::generate(operands.back(), seed * 1000003 + arg.getArgNumber(),
+             gaussianOmega);
   }
   std::set<Operand *> given;
   for (const std::string &spec : inputArrays) {
@@ -511,7 +306,7 @@ static std::string prepareOperands(func::FuncOp entry,
       return llvm::Twine(path + ": shape does not match operand '" + role +
                          "' of type " + llvm::formatv("{0}", it->type).str())
           .str();
-    std::string message = copyNpy(*array, *it);
+    std::string message = attnrt::copyNpy(*array, *it);
     if (!message.empty())
       return llvm::Twine(path + ": " + message).str();
     given.insert(&*it);
@@ -702,8 +497,8 @@ int main(int argc, char **argv) {
         return fail("segment ids computed inside @" + entrySymbol +
                     " cannot be checked or counted: pass them as arguments");
     } else {
-      qIds = segmentIds(*qIdOperand);
-      kvIds = segmentIds(*kvIdOperand);
+      qIds = attnrt::segmentIds(*qIdOperand);
+      kvIds = attnrt::segmentIds(*kvIdOperand);
       problem->qSegments = qIds.data();
       problem->kvSegments = kvIds.data();
     }
@@ -728,7 +523,7 @@ int main(int argc, char **argv) {
   if (llvm::Error error = runOnce())
     return fail(llvm::toString(std::move(error)));
   if (stats)
-    printTileStats(attnrt::readTileCounts(), problem);
+    attnrt::printTileStats(attnrt::readTileCounts(), problem);
 
   if (!outputFile.empty())
     if (llvm::Error error =

@@ -1,0 +1,19 @@
+//===- TileStats.h - attn-run --stats ---------------------------*- C++ -*-===//
+#ifndef ATTN_TOOLS_ATTN_RUN_TILESTATS_H
+#define ATTN_TOOLS_ATTN_RUN_TILESTATS_H
+
+#include "attn/Runtime/Reference.h"
+#include "attn/Runtime/TileCounters.h"
+#include <optional>
+
+namespace attnrt {
+
+/// Prints the key tiles the kernel visited against the ones the pattern
+/// keeps something of (by the reference's per-element test).
+void printTileStats(
+    const TileCounts &counts,
+    const std::optional<reference::AttentionProblem> &problem);
+
+} // namespace attnrt
+
+#endif // ATTN_TOOLS_ATTN_RUN_TILESTATS_H
