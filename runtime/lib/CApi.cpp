@@ -210,8 +210,7 @@ attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
   int64_t atLeastOne[8];
   for (int64_t d = 0; d < rank; ++d)
     atLeastOne[d] = sizes[d] ? sizes[d] : 1;
-  std::optional<int64_t> bytes =
-      attnrt::tensorBytes(sizes, rank, elementBytes);
+  std::optional<int64_t> bytes = attnrt::tensorBytes(sizes, rank, elementBytes);
   if (!bytes || !attnrt::tensorBytes(atLeastOne, rank, elementBytes))
     return fail<attn_tensor>("attn_tensor_create: the tensor would exceed " +
                              std::to_string(attnrt::kMaxTensorBytes) +
@@ -289,9 +288,8 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
   if (const auto *signature = static_cast<const char *>(
           dlsym(artifact->handle,
                 (std::string("_attn_signature_") + function).c_str()))) {
-    std::string mismatch =
-        checkCall(function, signature, inputs, num_inputs, result_rank,
-                  resultType);
+    std::string mismatch = checkCall(function, signature, inputs, num_inputs,
+                                     result_rank, resultType);
     if (!mismatch.empty())
       return fail<attn_tensor>(mismatch);
   }
@@ -322,7 +320,8 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
     return nullptr;
   }
   int64_t elementBytes = attn_dtype_size(resultType);
-  const char *source = reinterpret_cast<const char *>(r[1]) + r[2] * elementBytes;
+  const char *source =
+      reinterpret_cast<const char *>(r[1]) + r[2] * elementBytes;
   char *target = static_cast<char *>(result->data);
   int64_t count = elementCount(sizes);
   std::vector<int64_t> index(result_rank, 0);

@@ -82,8 +82,9 @@ static cl::opt<std::string>
               cl::desc("print the IR after this pipeline pass to stderr "
                        "(e.g. attn-tile, attn-to-cpu-kernels)"),
               cl::cat(compileCategory));
-static cl::opt<bool> generic("generic", cl::desc("generic lowering of the tiled form only"),
-                             cl::cat(compileCategory));
+static cl::opt<bool>
+    generic("generic", cl::desc("generic lowering of the tiled form only"),
+            cl::cat(compileCategory));
 static cl::opt<int64_t> head("head", cl::desc("head drawn by --emit=mask-svg"),
                              cl::init(0), cl::cat(compileCategory));
 // LLVM registers --stats itself (its statistics, empty in release builds);
@@ -290,10 +291,10 @@ int main(int argc, char **argv) {
         llvm::sys::getHostCPUFeatures().lookup("avx512f")
             ? attn::TargetDescription::cpuAvx512()
             : attn::TargetDescription::cpuAvx2();
-    attn::KernelPlan plan = attn::planKernel(
-        attn::AttentionFacts::of(attention), target, 0, false);
-    if (failed(attnspec::writeMaskSvg(attention, plan.queryTiling,
-                                      plan.keyTile, head, output->os())))
+    attn::KernelPlan plan =
+        attn::planKernel(attn::AttentionFacts::of(attention), target, 0, false);
+    if (failed(attnspec::writeMaskSvg(attention, plan.queryTiling, plan.keyTile,
+                                      head, output->os())))
       return EXIT_FAILURE;
     return keepOutput(*output);
   }

@@ -8,10 +8,10 @@
 // recursive parser overflows the stack on it.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/InputLimits.h"
-#include "attn/Conversion/Passes.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"

@@ -11,9 +11,9 @@
 // One file serves both flags: it exports both entry points.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
-#include "attn/Conversion/Passes.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"

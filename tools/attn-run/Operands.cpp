@@ -141,4 +141,3 @@ std::string attnrt::copyNpy(const NpyArray &array, Operand &operand) {
   }
   return "";
 }
-

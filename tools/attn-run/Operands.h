@@ -22,8 +22,8 @@ using mlir::Type;
 struct Operand {
   Operand(std::string role, RankedTensorType type, int64_t elementBytes)
       : role(std::move(role)), type(type),
-        tensor(type.getShape(), elementBytes),
-        descriptor(tensor.descriptor()) {}
+        tensor(type.getShape(), elementBytes), descriptor(tensor.descriptor()) {
+  }
 
   std::string role;
   RankedTensorType type;
@@ -33,7 +33,6 @@ struct Operand {
   int64_t numElements() const { return type.getNumElements(); }
   template <typename T> T *as() { return tensor.as<T>(); }
 };
-
 
 /// Bytes per element of the operand types attn-run carries; 0 for others.
 int64_t elementBytes(Type type);

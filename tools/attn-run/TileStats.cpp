@@ -10,9 +10,9 @@ using namespace attnrt;
 /// Key tiles of the kernel's tile grid (`tiling` x key tiles) where the
 /// pattern keeps some element, by the reference's per-element test (cost:
 /// up to every element); `total` receives the grid's tile count.
-static int64_t countNonEmptyTiles(
-    const attnrt::reference::AttentionProblem &p,
-    mlir::attn::QueryTiling tiling, int64_t keyTile, int64_t &total) {
+static int64_t countNonEmptyTiles(const attnrt::reference::AttentionProblem &p,
+                                  mlir::attn::QueryTiling tiling,
+                                  int64_t keyTile, int64_t &total) {
   int64_t delta = p.bottomRight ? p.keyLen - p.queryLen : 0;
   int64_t count = 0;
   total = 0;
@@ -64,4 +64,3 @@ void attnrt::printTileStats(
       "stats: key tiles the pattern keeps something of (reference): {0}\n",
       nonEmpty);
 }
-

@@ -10,9 +10,8 @@ namespace attnrt {
 
 /// Prints the key tiles the kernel visited against the ones the pattern
 /// keeps something of (by the reference's per-element test).
-void printTileStats(
-    const TileCounts &counts,
-    const std::optional<reference::AttentionProblem> &problem);
+void printTileStats(const TileCounts &counts,
+                    const std::optional<reference::AttentionProblem> &problem);
 
 } // namespace attnrt
 

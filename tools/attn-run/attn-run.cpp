@@ -16,8 +16,8 @@
 #include "EfficientOps.h"
 #include "Operands.h"
 #include "ProblemFromIR.h"
-#include "TileStats.h"
 #include "RunLayers.h"
+#include "TileStats.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Runtime/HostCompiler.h"
@@ -273,7 +273,8 @@ static std::string prepareOperands(func::FuncOp entry,
         .str();
   for (BlockArgument arg : entry.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || !type.hasStaticShape() || !attnrt::elementBytes(type.getElementType()))
+    if (!type || !type.hasStaticShape() ||
+        !attnrt::elementBytes(type.getElementType()))
       return llvm::Twine(
                  "argument #" + llvm::Twine(arg.getArgNumber()) +
                  " must be a statically shaped tensor of f32, i1, i32 or "
@@ -282,7 +283,7 @@ static std::string prepareOperands(func::FuncOp entry,
     operands.emplace_back(roleOf(arg, roles), type,
                           attnrt::elementBytes(type.getElementType()));
     attnrt::generate(operands.back(), seed * 1000003 + arg.getArgNumber(),
-             gaussianOmega);
+                     gaussianOmega);
   }
   std::set<Operand *> given;
   for (const std::string &spec : inputArrays) {

@@ -81,9 +81,10 @@ mlir::attn::splitRuntimeSegments(MaskAttrInterface pattern) {
 
 /// The schedules of `pattern` for the op's static sizes, or nothing when a
 /// size is dynamic or the tables would be too large.
-std::optional<OpSchedules>
-mlir::attn::buildSchedules(const AttentionFacts &op, MaskAttrInterface pattern,
-                           QueryTiling queryTiling, int64_t keyTile) {
+std::optional<OpSchedules> mlir::attn::buildSchedules(const AttentionFacts &op,
+                                                      MaskAttrInterface pattern,
+                                                      QueryTiling queryTiling,
+                                                      int64_t keyTile) {
   MaskShape shape = op.shape;
   if (!pattern || ShapedType::isDynamic(shape.lq) ||
       ShapedType::isDynamic(shape.lk) || ShapedType::isDynamic(shape.numHeads))

@@ -8,8 +8,8 @@
 // expression as linalg; a well-kept library runs it in O(L Dm log(L Dm)).
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/RuntimeCall.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 

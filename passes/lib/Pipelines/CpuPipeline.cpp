@@ -7,8 +7,8 @@
 // --dump-pass-pipeline.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Pipelines/Pipelines.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -45,8 +45,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     tile.target = options.vectorBits >= 512 ? "cpu-avx512" : "cpu-avx2";
     pm.addPass(createAttnTile(tile));
   } else {
-    pm.addPass(createAttnTile(AttnTileOptions{
-        options.queryTile.getValue(), options.keyTile.getValue(), ""}));
+    pm.addPass(createAttnTile(AttnTileOptions{options.queryTile.getValue(),
+                                              options.keyTile.getValue(), ""}));
   }
   // The CPU tail: the vectorized kernels lower what they cover, the generic
   // lowering the rest.

@@ -45,9 +45,8 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
   for (int64_t d = 0; d < 4; ++d)
     if (resultType.isDynamicDim(d))
       dynamicSizes.push_back(resultDims[d]);
-  Value out = tensor::EmptyOp::create(b, loc, resultType.getShape(),
-                                      resultType.getElementType(),
-                                      dynamicSizes);
+  Value out = tensor::EmptyOp::create(
+      b, loc, resultType.getShape(), resultType.getElementType(), dynamicSizes);
   Value numQueryTiles = emitNumQueryTiles(b, loc, queryTiling, queryLen);
   auto forall = scf::ForallOp::create(
       b, loc, getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
@@ -71,26 +70,25 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
 
   auto tile = OnlineAttentionOp::create(
       b, loc, TypeRange{m.getType(), l.getType(), acc.getType()}, q,
-      op.getKey(), op.getValue(), op.getMask(), op.getBias(),
-      op.getQSegments(), op.getKvSegments(), op.getRelTable(), ivs[0], ivs[1],
-      ivs[2], m, l, acc, queryTiling.tile, queryTiling.period, keyTile,
-      op.getPatternAttr(), op.getScaleAttr(), op.getAlignAttr(),
-      op.getModsAttr());
+      op.getKey(), op.getValue(), op.getMask(), op.getBias(), op.getQSegments(),
+      op.getKvSegments(), op.getRelTable(), ivs[0], ivs[1], ivs[2], m, l, acc,
+      queryTiling.tile, queryTiling.period, keyTile, op.getPatternAttr(),
+      op.getScaleAttr(), op.getAlignAttr(), op.getModsAttr());
   if (!op.getScore().empty())
     tile.getScore().takeBody(op.getScore());
 
-  auto outTileType = RankedTensorType::get(
-      {ShapedType::kDynamic, resultType.getDimSize(3)},
-      resultType.getElementType());
-  Value outTile = FinalizeTileOp::create(b, loc, outTileType,
-                                         tile.getNewAcc(), tile.getNewSum());
+  auto outTileType =
+      RankedTensorType::get({ShapedType::kDynamic, resultType.getDimSize(3)},
+                            resultType.getElementType());
+  Value outTile = FinalizeTileOp::create(b, loc, outTileType, tile.getNewAcc(),
+                                         tile.getNewSum());
 
   // Only parallel_insert_slice may live in the terminator: every value it
   // uses is created before.
   SmallVector<OpFoldResult> offsets = {ivs[0], ivs[1], first,
                                        b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                     rows, getAsOpFoldResult(valueDim)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
+                                     getAsOpFoldResult(valueDim)};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(b, loc, outTile,
@@ -108,9 +106,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     if (!target.empty()) {
       description = TargetDescription::lookup(target);
       if (!description || !description->isCpu()) {
-        getOperation()->emitError()
-            << "attn-tile: unknown target '" << target
-            << "' (cpu, cpu-avx2 or cpu-avx512)";
+        getOperation()->emitError() << "attn-tile: unknown target '" << target
+                                    << "' (cpu, cpu-avx2 or cpu-avx512)";
         return signalPassFailure();
       }
     }

@@ -48,8 +48,7 @@ mlir::attn::matchTiledAttention(scf::ForallOp forall) {
     return std::nullopt;
   SmallVector<Value> ivs = forall.getInductionVars();
   if (tile.getBatchIndex() != ivs[0] || tile.getHeadIndex() != ivs[1] ||
-      tile.getTileIndex() != ivs[2] ||
-      finalize.getAcc() != tile.getNewAcc() ||
+      tile.getTileIndex() != ivs[2] || finalize.getAcc() != tile.getNewAcc() ||
       finalize.getSum() != tile.getNewSum() ||
       !isFilledWith(tile.getMax(), -INFINITY) ||
       !isFilledWith(tile.getSum(), 0.0f) || !isFilledWith(tile.getAcc(), 0.0f))
@@ -69,11 +68,9 @@ mlir::attn::matchTiledAttention(scf::ForallOp forall) {
   return TiledAttention{forall, tile, finalize};
 }
 
-std::pair<Value, Value> mlir::attn::emitQueryTileRows(OpBuilder &b,
-                                                      Location loc,
-                                                      QueryTiling tiling,
-                                                      Value tile,
-                                                      Value queryLen) {
+std::pair<Value, Value>
+mlir::attn::emitQueryTileRows(OpBuilder &b, Location loc, QueryTiling tiling,
+                              Value tile, Value queryLen) {
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -84,7 +81,8 @@ std::pair<Value, Value> mlir::attn::emitQueryTileRows(OpBuilder &b,
     Value k = arith::RemUIOp::create(b, loc, tile, perPeriod);
     Value periodStart = arith::MulIOp::create(b, loc, p, index(tiling.period));
     first = arith::AddIOp::create(
-        b, loc, periodStart, arith::MulIOp::create(b, loc, k, index(tiling.tile)));
+        b, loc, periodStart,
+        arith::MulIOp::create(b, loc, k, index(tiling.tile)));
     end = arith::MinUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, first, index(tiling.tile)),
         arith::AddIOp::create(b, loc, periodStart, index(tiling.period)));
@@ -106,6 +104,5 @@ Value mlir::attn::emitNumQueryTiles(OpBuilder &b, Location loc,
     return arith::CeilDivUIOp::create(b, loc, queryLen, index(tiling.tile));
   Value periods =
       arith::CeilDivUIOp::create(b, loc, queryLen, index(tiling.period));
-  return arith::MulIOp::create(b, loc, periods,
-                               index(tiling.tilesPerPeriod()));
+  return arith::MulIOp::create(b, loc, periods, index(tiling.tilesPerPeriod()));
 }

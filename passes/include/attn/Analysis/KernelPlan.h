@@ -115,9 +115,8 @@ struct KernelPlan {
 
 /// The plan of `op` for a CPU `target`, from a requested key tile (0:
 /// chosen per pattern).
-KernelPlan planKernel(const AttentionFacts &op,
-                      const TargetDescription &target, int64_t keyTile,
-                      bool countTiles);
+KernelPlan planKernel(const AttentionFacts &op, const TargetDescription &target,
+                      int64_t keyTile, bool countTiles);
 
 } // namespace mlir::attn
 

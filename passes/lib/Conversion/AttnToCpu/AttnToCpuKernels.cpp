@@ -61,8 +61,7 @@ struct AttnToCpuKernelsPass
       // another target go the generic way.
       QueryTiling tiling = attention.queryTiling();
       if (!target->supportsElementType(plan.elementType) ||
-          plan.keyTile != keyTile ||
-          plan.queryTiling.tile != tiling.tile ||
+          plan.keyTile != keyTile || plan.queryTiling.tile != tiling.tile ||
           plan.queryTiling.period != tiling.period)
         continue;
       if (reportTiles)

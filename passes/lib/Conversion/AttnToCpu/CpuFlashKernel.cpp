@@ -393,14 +393,13 @@ void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,
 func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // One query tile per call: the scratch buffers are allocas of the call's
   // frame, so they are released on return (and hoisted once inlined).
-  SmallVector<Type> argTypes = {
-      bufferTypeOf(op.getQuery()),
-      bufferTypeOf(op.getKey()),
-      bufferTypeOf(op.getValue()),
-      MemRefType::get(resultType.getShape(), f32),
-      b.getIndexType(),
-      b.getIndexType(),
-      b.getIndexType()};
+  SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
+                                bufferTypeOf(op.getKey()),
+                                bufferTypeOf(op.getValue()),
+                                MemRefType::get(resultType.getShape(), f32),
+                                b.getIndexType(),
+                                b.getIndexType(),
+                                b.getIndexType()};
   pattern = op.getPatternAttr();
   bool usesSegments = pattern && pattern.usesSegments();
   if (usesSegments) {

@@ -41,8 +41,8 @@ public:
   /// Emits before `tiled.forall`, which the result replaces.
   CpuFlashKernel(TiledAttention tiled, const KernelPlan &plan)
       : op(tiled.tile),
-        resultType(cast<RankedTensorType>(tiled.forall.getType(0))),
-        plan(plan), b(op.getLoc(), tiled.forall), keyTile(plan.keyTile),
+        resultType(cast<RankedTensorType>(tiled.forall.getType(0))), plan(plan),
+        b(op.getLoc(), tiled.forall), keyTile(plan.keyTile),
         kLanes(plan.blocking.lanes), kQueryVectors(plan.blocking.queryVectors),
         kRowBlock(plan.blocking.rows), kQueryTile(plan.blocking.queryTile()),
         f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)),

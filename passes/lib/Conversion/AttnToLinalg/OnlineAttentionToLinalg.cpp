@@ -17,9 +17,9 @@
 // Inputs of other float types are extended to f32 where they are read.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/MaskCodegen.h"
-#include "attn/Conversion/Passes.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "attn/Transforms/TiledForm.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -137,8 +137,8 @@ Value FlashTiler::slice(Value source, ArrayRef<Value> offsets, Value rows,
                                      getAsOpFoldResult(cols)};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   RankedTensorType type =
-      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
-          2, sourceType, sizes);
+      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(2, sourceType,
+                                                                  sizes);
   return tensor::ExtractSliceOp::create(b, loc, type, source, mixedOffsets,
                                         sizes, strides);
 }
@@ -169,13 +169,13 @@ Value FlashTiler::inlineScoreRegion(OpBuilder &nb, Location l, Value x,
 
 Value FlashTiler::broadcastOffset(Value operand, int64_t d, Value offset) {
   Value size = dim(operand, d);
-  Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size,
-                                      index(1));
+  Value isOne =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, index(1));
   return arith::SelectOp::create(b, loc, isOne, index(0), offset);
 }
 
-Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile,
-                              Value j0, Value tq, Value tk, bool masked) {
+Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile, Value j0,
+                              Value tq, Value tk, bool masked) {
   MLIRContext *ctx = b.getContext();
   AffineExpr i, j, c;
   bindDims(ctx, i, j, c);
@@ -186,8 +186,7 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile,
   Value dot = generic(
       {qTile, kTile}, filled(0.0f, {tq, tk}),
       {map3({i, c}), map3({j, c}), map3({i, j})},
-      {IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value prod = arith::MulFOp::create(nb, l, toF32(nb, l, a[0]),
                                            toF32(nb, l, a[1]));
@@ -228,9 +227,9 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile,
           // r = j - (i + delta), the signed distance of docs/Dialect.md.
           Value distance = arith::SubIOp::create(
               nb, l, col, arith::AddIOp::create(nb, l, row, delta));
-          x = emitScoreMods(nb, l, mods, x, distance, headIv, op.getRelTable(),
-                            cast<RankedTensorType>(op.getQuery().getType())
-                                .getDimSize(1));
+          x = emitScoreMods(
+              nb, l, mods, x, distance, headIv, op.getRelTable(),
+              cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1));
         }
         // The custom score function comes last (docs/Dialect.md, step 4).
         if (!op.getScore().empty())
@@ -240,10 +239,13 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile,
         Value kept;
         if (pattern)
           kept = emitElementMask(nb, l, pattern, row, col,
-                                 MaskContext{delta, headIv, batchIv,
+                                 MaskContext{delta,
+                                             headIv,
+                                             batchIv,
                                              op.getQSegments(),
                                              op.getKvSegments(),
-                                             op.getMaskShape(), {}});
+                                             op.getMaskShape(),
+                                             {}});
         if (mask)
           kept = kept ? arith::AndIOp::create(nb, l, kept, a[next]) : a[next];
         return arith::SelectOp::create(nb, l, kept, x,
@@ -256,10 +258,10 @@ SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
                                                Value isFull) {
   MLIRContext *ctx = b.getContext();
   Value m = state[0], l = state[1], acc = state[2];
-  Value kTile = slice(op.getKey(), {batchIv, kvHead, j0, index(0)}, tk,
-                      headDim);
-  Value vTile = slice(op.getValue(), {batchIv, kvHead, j0, index(0)}, tk,
-                      valueDim);
+  Value kTile =
+      slice(op.getKey(), {batchIv, kvHead, j0, index(0)}, tk, headDim);
+  Value vTile =
+      slice(op.getValue(), {batchIv, kvHead, j0, index(0)}, tk, valueDim);
 
   // Full tiles (known from the pattern) take the unmasked path; a dense mask
   // operand always needs the masked one.
@@ -281,8 +283,8 @@ SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
         [&](OpBuilder &nb, Location l) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(
-              b, l, buildScores(qTile, kTile, i0, j0, tq, tk, true));
+          scf::YieldOp::create(b, l,
+                               buildScores(qTile, kTile, i0, j0, tq, tk, true));
         });
     scores = ifOp.getResult(0);
   }
@@ -306,8 +308,8 @@ SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
   // -inf (nothing kept yet) is subtracted as 0 so that exp stays finite.
   auto safeMax = [&](OpBuilder &nb, Location l, Value mx) -> Value {
     Value negInf = f32Const(nb, l, -INFINITY);
-    Value none = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, mx,
-                                       negInf);
+    Value none =
+        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, mx, negInf);
     return arith::SelectOp::create(nb, l, none, f32Const(nb, l, 0.0f), mx);
   };
 
@@ -321,24 +323,23 @@ SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
                               nb, l, a[0], safeMax(nb, l, a[1]));
                           return math::ExpOp::create(nb, l, diff);
                         });
-  Value probs = generic(
-      {scores, mNew}, emptyTensor({tq, tk}, f32),
-      {map2({i, j}), map2({i}), map2({i, j})}, par2,
-      [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value diff = arith::SubFOp::create(nb, l, a[0], safeMax(nb, l, a[1]));
-        return math::ExpOp::create(nb, l, diff);
-      });
+  Value probs = generic({scores, mNew}, emptyTensor({tq, tk}, f32),
+                        {map2({i, j}), map2({i}), map2({i, j})}, par2,
+                        [&](OpBuilder &nb, Location l, ValueRange a) {
+                          Value diff = arith::SubFOp::create(
+                              nb, l, a[0], safeMax(nb, l, a[1]));
+                          return math::ExpOp::create(nb, l, diff);
+                        });
   auto scaleRows = [](OpBuilder &nb, Location l, ValueRange a) -> Value {
     return arith::MulFOp::create(nb, l, a[0], a[1]);
   };
-  Value lScaled =
-      generic({l, alpha}, emptyTensor({tq}, f32), {id1, id1, id1}, par1,
-              scaleRows);
-  Value lNew = generic({probs}, lScaled, {map2({i, j}), map2({i})},
-                       rowReduction,
-                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return arith::AddFOp::create(nb, l, a[1], a[0]);
-                       });
+  Value lScaled = generic({l, alpha}, emptyTensor({tq}, f32), {id1, id1, id1},
+                          par1, scaleRows);
+  Value lNew =
+      generic({probs}, lScaled, {map2({i, j}), map2({i})}, rowReduction,
+              [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                return arith::AddFOp::create(nb, l, a[1], a[0]);
+              });
   Value accScaled = generic({acc, alpha}, emptyTensor({tq, valueDim}, f32),
                             {id2, map2({i}), id2}, par2, scaleRows);
   // acc'[i, c] += sum_j P[i, j] V[j, c]; dims (i, c, j). A dropped key
@@ -393,8 +394,8 @@ SmallVector<Value> FlashTiler::build() {
       [&](OpBuilder &nb, Location l, Value j0, ValueRange state) {
         OpBuilder::InsertionGuard loopGuard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value tk = minIndex(index(keyTile),
-                            arith::SubIOp::create(b, l, keyLen, j0));
+        Value tk =
+            minIndex(index(keyTile), arith::SubIOp::create(b, l, keyLen, j0));
         Value j1 = arith::AddIOp::create(b, l, j0, tk);
         if (!pattern) {
           scf::YieldOp::create(
@@ -429,10 +430,8 @@ Value lowerFinalize(FinalizeTileOp op) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   auto type = cast<RankedTensorType>(op.getType());
-  SmallVector<OpFoldResult> sizes =
-      tensor::getMixedSizes(b, loc, op.getAcc());
-  Value init =
-      tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, op.getAcc());
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   AffineExpr i, c;
   bindDims(ctx, i, c);

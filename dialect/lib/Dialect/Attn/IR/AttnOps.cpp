@@ -252,8 +252,7 @@ MaskShape AttentionOp::getMaskShape() {
 
 /// The checks attn.attention and attn.online_attention share: every operand
 /// but Q, K, V and the result, the pattern and the mods.
-template <typename OpT>
-static LogicalResult verifyScoreOperands(OpT attnOp) {
+template <typename OpT> static LogicalResult verifyScoreOperands(OpT attnOp) {
   Operation *op = attnOp.getOperation();
   Value q = attnOp.getQuery(), k = attnOp.getKey();
   if (failed(checkScale(op, attnOp.getScale())))
@@ -270,24 +269,29 @@ static LogicalResult verifyScoreOperands(OpT attnOp) {
   bool hasSegments = attnOp.getQSegments() || attnOp.getKvSegments();
   if (hasSegments && !(attnOp.getQSegments() && attnOp.getKvSegments()))
     return attnOp.emitOpError() << "needs both q_segments and kv_segments";
-  bool usesSegments = attnOp.getPatternAttr() && attnOp.getPatternAttr().usesSegments();
+  bool usesSegments =
+      attnOp.getPatternAttr() && attnOp.getPatternAttr().usesSegments();
   if (usesSegments && !hasSegments)
     return attnOp.emitOpError() << "pattern uses #attn.segments but no "
-                            "segments(q_ids, kv_ids) operands are given";
+                                   "segments(q_ids, kv_ids) operands are given";
   if (hasSegments && !usesSegments)
-    return attnOp.emitOpError() << "segment ids are given but the pattern does not "
-                            "use #attn.segments";
+    return attnOp.emitOpError()
+           << "segment ids are given but the pattern does not "
+              "use #attn.segments";
   if (hasSegments) {
     int64_t batch = dimOf(q, 0);
-    if (failed(checkRank(op, attnOp.getQSegments(), "q_segments", 2, "[B, Lq]")) ||
-        failed(checkRank(op, attnOp.getKvSegments(), "kv_segments", 2, "[B, Lk]")) ||
-        failed(checkDim(op, attnOp.getQSegments(), "q_segments", 0, batch, "batch")) ||
+    if (failed(
+            checkRank(op, attnOp.getQSegments(), "q_segments", 2, "[B, Lq]")) ||
+        failed(checkRank(op, attnOp.getKvSegments(), "kv_segments", 2,
+                         "[B, Lk]")) ||
+        failed(checkDim(op, attnOp.getQSegments(), "q_segments", 0, batch,
+                        "batch")) ||
         failed(checkDim(op, attnOp.getQSegments(), "q_segments", 1, dimOf(q, 2),
                         "query length")) ||
         failed(checkDim(op, attnOp.getKvSegments(), "kv_segments", 0, batch,
                         "batch")) ||
-        failed(checkDim(op, attnOp.getKvSegments(), "kv_segments", 1, dimOf(k, 2),
-                        "key length")))
+        failed(checkDim(op, attnOp.getKvSegments(), "kv_segments", 1,
+                        dimOf(k, 2), "key length")))
       return failure();
   }
 
@@ -304,8 +308,8 @@ static LogicalResult verifyScoreOperands(OpT attnOp) {
     for (Attribute attr : *mods) {
       auto mod = dyn_cast<ScoreModAttrInterface>(attr);
       if (!mod)
-        return attnOp.emitOpError() << "mods entry " << attr
-                             << " is not a score mod";
+        return attnOp.emitOpError()
+               << "mods entry " << attr << " is not a score mod";
       auto emitError = [&]() { return attnOp.emitOpError(); };
       if (failed(mod.verifyHeads(emitError, hq)))
         return failure();
@@ -313,7 +317,8 @@ static LogicalResult verifyScoreOperands(OpT attnOp) {
       // would have no place in that order.
       if (isa<SoftcapAttr>(attr) &&
           llvm::count_if(*mods, llvm::IsaPred<SoftcapAttr>) > 1)
-        return attnOp.emitOpError() << "at most one #attn.softcap mod is allowed";
+        return attnOp.emitOpError()
+               << "at most one #attn.softcap mod is allowed";
       if (mod.getTableColumns() == 0)
         continue;
       if (tableMod)
@@ -323,8 +328,8 @@ static LogicalResult verifyScoreOperands(OpT attnOp) {
     }
   }
   if (tableMod && !attnOp.getRelTable())
-    return attnOp.emitOpError() << "mod " << tableMod
-                         << " needs a rel_table(...) operand";
+    return attnOp.emitOpError()
+           << "mod " << tableMod << " needs a rel_table(...) operand";
   if (!tableMod && attnOp.getRelTable())
     return attnOp.emitOpError()
            << "rel_table is given but no mod reads a relative-position table";
@@ -393,8 +398,7 @@ LogicalResult OnlineAttentionOp::verify() {
           keyTile = getKeyTileAttr().getInt();
   if (queryTile < 1 || queryTile > kMaxTile || keyTile < 1 ||
       keyTile > kMaxTile)
-    return emitOpError() << "query_tile and key_tile must be 1 to "
-                         << kMaxTile;
+    return emitOpError() << "query_tile and key_tile must be 1 to " << kMaxTile;
   int64_t period = getQueryPeriodAttr().getInt();
   if (period < 0 || period > (int64_t(1) << 40))
     return emitOpError() << "period must be 0 to 2^40";
@@ -409,8 +413,7 @@ LogicalResult OnlineAttentionOp::verify() {
     return failure();
   if (!ShapedType::isDynamic(rows) && rows > queryTile)
     return emitOpError() << "state has " << rows
-                         << " rows, more than query_tile (" << queryTile
-                         << ")";
+                         << " rows, more than query_tile (" << queryTile << ")";
   return verifyScoreOperands(*this);
 }
 
@@ -424,8 +427,8 @@ LogicalResult FinalizeTileOp::verify() {
       failed(checkRank(op, getSum(), "sum", 1, "[rows]")) ||
       failed(checkRank(op, getOutput(), "result", 2, "[rows, Dv]")) ||
       failed(checkDim(op, getSum(), "sum", 0, dimOf(getAcc(), 0), "rows")) ||
-      failed(checkDim(op, getOutput(), "result", 0, dimOf(getAcc(), 0),
-                      "rows")) ||
+      failed(
+          checkDim(op, getOutput(), "result", 0, dimOf(getAcc(), 0), "rows")) ||
       failed(checkDim(op, getOutput(), "result", 1, dimOf(getAcc(), 1),
                       "value head dim")))
     return failure();
