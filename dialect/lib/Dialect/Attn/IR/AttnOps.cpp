@@ -242,12 +242,17 @@ static LogicalResult verifyDenseScoreOperand(Operation *op, Value operand,
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-MaskShape AttentionOp::getMaskShape() {
+/// The mask shape of Q [B, Hq, Lq, D] against K [B, Hkv, Lk, D].
+static MaskShape maskShapeOf(Value q, Value k) {
   MaskShape shape;
-  shape.lq = dimOf(getQuery(), 2);
-  shape.lk = dimOf(getKey(), 2);
-  shape.numHeads = dimOf(getQuery(), 1);
+  shape.lq = dimOf(q, 2);
+  shape.lk = dimOf(k, 2);
+  shape.numHeads = dimOf(q, 1);
   return shape;
+}
+
+MaskShape AttentionOp::getMaskShape() {
+  return maskShapeOf(getQuery(), getKey());
 }
 
 /// The checks attn.attention and attn.online_attention share: every operand
@@ -381,11 +386,7 @@ LogicalResult AttentionOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 MaskShape OnlineAttentionOp::getMaskShape() {
-  MaskShape shape;
-  shape.lq = dimOf(getQuery(), 2);
-  shape.lk = dimOf(getKey(), 2);
-  shape.numHeads = dimOf(getQuery(), 1);
-  return shape;
+  return maskShapeOf(getQuery(), getKey());
 }
 
 LogicalResult OnlineAttentionOp::verify() {
