@@ -96,3 +96,8 @@ func.func @everything(%q: tensor<1x2x8x16xf16>, %mask: tensor<1x1x8x8xi1>,
        tensor<1x1x8x8xi1>, tensor<1x2x8x8xf16>) -> tensor<1x2x8x16xf16>
   return %o : tensor<1x2x8x16xf16>
 }
+
+// With a target the key tile is at most 1024 rows (the CPU kernels' stack
+// tile).
+// RUN: not attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=2048" 2>&1 | FileCheck %s --check-prefix=BIGTILE
+// BIGTILE: error: attn-tile: tile sizes must be 1 to 4096 (kv-tile 0 to 1024 with a target)

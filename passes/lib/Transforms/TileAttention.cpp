@@ -112,11 +112,15 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       }
     }
     // Tiles are buffers of q-tile x kv-tile floats: 4096 x 4096 is 64 MiB.
+    // The CPU kernels keep their score tile on each worker thread's stack:
+    // 1024 key rows are 256 KiB at 512 bits.
     int64_t minKeyTile = description ? 0 : 1;
+    int64_t maxKeyTile = description ? 1024 : 4096;
     if (queryTile < 1 || keyTile < minKeyTile || queryTile > 4096 ||
-        keyTile > 4096) {
-      getOperation()->emitError("attn-tile: tile sizes must be 1 to 4096 "
-                                "(kv-tile 0 with a target)");
+        keyTile > maxKeyTile) {
+      getOperation()->emitError(
+          "attn-tile: tile sizes must be 1 to 4096 (kv-tile 0 to 1024 with "
+          "a target)");
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;

@@ -58,9 +58,10 @@ struct AttnToCpuKernelsPass
       KernelPlan plan =
           planKernel(AttentionFacts::of(op), *target, keyTile, countTiles);
       // The kernel's register blocks fix its query tiles; tiles cut for
-      // another target go the generic way.
+      // another target go the generic way, and so do key tiles past 1024
+      // rows (the score tile lives on each worker thread's stack).
       QueryTiling tiling = attention.queryTiling();
-      if (!target->supportsElementType(plan.elementType) ||
+      if (!target->supportsElementType(plan.elementType) || keyTile > 1024 ||
           plan.keyTile != keyTile || plan.queryTiling.tile != tiling.tile ||
           plan.queryTiling.period != tiling.period)
         continue;
