@@ -180,10 +180,8 @@ int main(int argc, char **argv) {
           dv(v.data(), shape);
       std::vector<float> result(count);
       auto runOurs = [&] {
-        auto out = attnrt::MemRefDescriptor::forResult(4);
-        llvm::cantFail((*kernel)->call("attention", {&out, &dq, &dk, &dv}));
-        std::memcpy(result.data(), out.alignedData(), count * sizeof(float));
-        std::free(out.allocatedData());
+        attnrt::MemRefDescriptor out(result.data(), shape);
+        llvm::cantFail((*kernel)->call("attention", {&dq, &dk, &dv, &out}));
       };
       auto runBaseline = [&] {
         unfusedAttention(q.data(), k.data(), v.data(), expected.data(),

@@ -166,8 +166,10 @@ Measurement measure(mlir::DialectRegistry &registry, const std::string &op,
       x = scale * normal(rng);
   }
   // Lowering replaces the function: read what the call needs first.
-  int64_t resultRank =
-      mlir::cast<mlir::RankedTensorType>(entry.getResultTypes()[0]).getRank();
+  auto resultType =
+      mlir::cast<mlir::RankedTensorType>(entry.getResultTypes()[0]);
+  std::vector<int64_t> resultShape = resultType.getShape().vec();
+  int64_t resultElements = resultType.getNumElements();
   attnrt::HostCompileOptions options;
   options.numThreads = numThreads;
   auto kernel = attnrt::compileForHost(*module, options);
@@ -181,14 +183,13 @@ Measurement measure(mlir::DialectRegistry &registry, const std::string &op,
   std::vector<attnrt::MemRefDescriptor> descriptors;
   for (size_t a = 0; a < buffers.size(); ++a)
     descriptors.emplace_back(buffers[a].data(), shapes[a]);
-  auto run = [&] {
-    auto out = attnrt::MemRefDescriptor::forResult(resultRank);
-    std::vector<attnrt::MemRefDescriptor *> args = {&out};
-    for (auto &d : descriptors)
-      args.push_back(&d);
-    llvm::cantFail((*kernel)->call("bench", args));
-    std::free(out.allocatedData());
-  };
+  std::vector<float> result(resultElements);
+  attnrt::MemRefDescriptor out(result.data(), resultShape);
+  std::vector<attnrt::MemRefDescriptor *> args;
+  for (auto &d : descriptors)
+    args.push_back(&d);
+  args.push_back(&out);
+  auto run = [&] { llvm::cantFail((*kernel)->call("bench", args)); };
   run(); // warm-up
   m.seconds = medianSeconds(repeat, run);
   return m;

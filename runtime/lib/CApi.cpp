@@ -2,7 +2,8 @@
 //
 // Kept free of LLVM and MLIR: the library a C host links is this file, libc
 // and libdl. Artifacts are opened with dlopen and called through their C
-// interface (CInterfaceCall.h).
+// interface (CInterfaceCall.h), destination-passing style: the caller owns
+// every output, the kernel allocates none.
 //
 //===----------------------------------------------------------------------===//
 #include "attn-c/Runtime.h"
@@ -34,20 +35,10 @@ namespace {
 thread_local std::string lastError;
 
 constexpr int64_t kMaxRank = 8;
-/// A descriptor word no kernel writes (pointers, offsets, sizes and strides
-/// of a dense result are never this).
-constexpr int64_t kUnwritten = INT64_MIN + 0x5eed;
 
 template <typename T> T *fail(std::string message) {
   lastError = std::move(message);
   return nullptr;
-}
-
-int64_t elementCount(const std::vector<int64_t> &sizes) {
-  int64_t count = 1;
-  for (int64_t s : sizes)
-    count *= s;
-  return count;
 }
 
 /// The dtype of a signature's element type name; -1 when the C API does
@@ -104,23 +95,20 @@ bool parseSignature(const char *text, std::vector<OperandType> &inputs,
   return into == &results;
 }
 
-/// "" when the call matches the signature the artifact exports, else why
-/// not. Static sizes must match; dynamic ones only the rank.
-std::string checkCall(const std::string &function, const char *signature,
-                      attn_tensor *const *inputs, int64_t numInputs,
-                      int64_t resultRank, attn_dtype &resultType) {
-  std::vector<OperandType> expected, results;
-  if (!parseSignature(signature, expected, results) || results.size() != 1)
-    return "attn_run: '" + function + "' has a malformed signature";
-  if (int64_t(expected.size()) != numInputs)
-    return "attn_run: '" + function + "' takes " +
-           std::to_string(expected.size()) + " inputs, got " +
-           std::to_string(numInputs);
-  for (int64_t i = 0; i < numInputs; ++i) {
+/// "" when `tensors` (inputs or outputs of `function`) match the operand
+/// types `expected` of its signature, else why not. Static sizes must
+/// match; dynamic ones only the rank.
+std::string checkOperands(const std::string &function, const char *what,
+                          const std::vector<OperandType> &expected,
+                          attn_tensor *const *tensors, int64_t count) {
+  if (int64_t(expected.size()) != count)
+    return "'" + function + "' takes " + std::to_string(expected.size()) +
+           " " + what + "s, got " + std::to_string(count);
+  for (int64_t i = 0; i < count; ++i) {
     const OperandType &type = expected[i];
-    attn_tensor *t = inputs[i];
+    attn_tensor *t = tensors[i];
     std::string which =
-        "attn_run: input " + std::to_string(i) + " of '" + function + "'";
+        std::string(what) + " " + std::to_string(i) + " of '" + function + "'";
     attn_dtype dtype = dtypeNamed(type.element);
     if (dtype == attn_dtype(-1))
       return which + " has an element type the C API does not carry";
@@ -135,15 +123,21 @@ std::string checkCall(const std::string &function, const char *signature,
                std::to_string(type.sizes[d]) + ", got " +
                std::to_string(t->sizes[d]);
   }
-  if (int64_t(results.front().sizes.size()) != resultRank)
-    return "attn_run: '" + function + "' returns a tensor of rank " +
-           std::to_string(results.front().sizes.size()) + ", result_rank is " +
-           std::to_string(resultRank);
-  resultType = dtypeNamed(results.front().element);
-  if (resultType == attn_dtype(-1))
-    return "attn_run: '" + function +
-           "' returns an element type the C API does not carry";
   return "";
+}
+
+/// The signature `artifact` exports for `function`; false when it exports
+/// none, an error message in `error` when it is malformed.
+bool signatureOf(attn_artifact *artifact, const std::string &function,
+                 std::vector<OperandType> &inputs,
+                 std::vector<OperandType> &results, std::string &error) {
+  const auto *text = static_cast<const char *>(
+      dlsym(artifact->handle, ("_attn_signature_" + function).c_str()));
+  if (!text)
+    return false;
+  if (!parseSignature(text, inputs, results) || results.empty())
+    error = "'" + function + "' has a malformed signature";
+  return true;
 }
 
 /// The C-interface descriptor words of a contiguous memref:
@@ -255,87 +249,113 @@ int64_t attn_tensor_size(const attn_tensor *tensor, int64_t dim) {
   return tensor->sizes[dim];
 }
 
+int attn_call(attn_artifact *artifact, const char *function,
+              attn_tensor *const *inputs, int64_t num_inputs,
+              attn_tensor *const *outputs, int64_t num_outputs) {
+  auto failCall = [](std::string message) {
+    lastError = "attn_call: " + std::move(message);
+    return -1;
+  };
+  if (!artifact || !function)
+    return failCall("artifact or function is NULL");
+  if (num_inputs < 0 || num_outputs < 1 ||
+      num_inputs + num_outputs > int64_t(attnrt::kMaxCInterfaceArguments))
+    return failCall("need at least one output and at most " +
+                    std::to_string(attnrt::kMaxCInterfaceArguments) +
+                    " inputs and outputs together");
+  if ((num_inputs > 0 && !inputs) || !outputs)
+    return failCall(!outputs ? "outputs is NULL" : "inputs is NULL");
+  for (int64_t i = 0; i < num_inputs + num_outputs; ++i) {
+    bool isInput = i < num_inputs;
+    if (!(isInput ? inputs[i] : outputs[i - num_inputs]))
+      return failCall(std::string(isInput ? "input " : "output ") +
+                      std::to_string(isInput ? i : i - num_inputs) +
+                      " is NULL");
+  }
+  std::string symbol = std::string("_mlir_ciface_") + function;
+  void *address = dlsym(artifact->handle, symbol.c_str());
+  if (!address)
+    return failCall(artifact->path + ": no function '" + function +
+                    "' (symbol " + symbol + ")");
+  // Artifacts of attn-compile export their signature: a call that does not
+  // match it would make the kernel read or write out of bounds.
+  std::vector<OperandType> expectedInputs, expectedResults;
+  std::string error;
+  if (signatureOf(artifact, function, expectedInputs, expectedResults,
+                  error)) {
+    if (error.empty())
+      error = checkOperands(function, "input", expectedInputs, inputs,
+                            num_inputs);
+    if (error.empty())
+      error = checkOperands(function, "output", expectedResults, outputs,
+                            num_outputs);
+    if (!error.empty())
+      return failCall(error);
+  }
+  std::vector<std::vector<int64_t>> descriptors;
+  for (int64_t i = 0; i < num_inputs; ++i)
+    descriptors.push_back(descriptorOf(inputs[i]));
+  for (int64_t i = 0; i < num_outputs; ++i)
+    descriptors.push_back(descriptorOf(outputs[i]));
+  std::vector<void *> pointers;
+  for (std::vector<int64_t> &d : descriptors)
+    pointers.push_back(d.data());
+  attnrt::callCInterface(address, pointers);
+  return 0;
+}
+
 attn_tensor *attn_run(attn_artifact *artifact, const char *function,
                       attn_tensor *const *inputs, int64_t num_inputs,
                       int64_t result_rank) {
   if (!artifact || !function)
     return fail<attn_tensor>("attn_run: artifact or function is NULL");
-  if (num_inputs < 0 || num_inputs + 1 > int64_t(attnrt::kMaxCInterfaceArguments))
-    return fail<attn_tensor>("attn_run: at most 8 inputs");
-  if (num_inputs > 0 && !inputs)
-    return fail<attn_tensor>("attn_run: inputs is NULL");
-  if (result_rank < 1 || result_rank > 8)
+  if (result_rank < 1 || result_rank > kMaxRank)
     return fail<attn_tensor>("attn_run: result_rank must be 1 to 8");
-  std::string symbol = std::string("_mlir_ciface_") + function;
-  void *address = dlsym(artifact->handle, symbol.c_str());
-  if (!address)
-    return fail<attn_tensor>(artifact->path + ": no function '" + function +
-                             "' (symbol " + symbol + ")");
-  // The kernel writes a result descriptor of its own rank, which the caller
-  // may have misstated: room for the largest rank, pre-filled with a value
-  // no descriptor word takes, tells the rank it wrote.
-  std::vector<std::vector<int64_t>> descriptors;
-  descriptors.emplace_back(3 + 2 * kMaxRank, kUnwritten);
-  for (int64_t i = 0; i < num_inputs; ++i) {
-    if (!inputs[i])
-      return fail<attn_tensor>("attn_run: input " + std::to_string(i) +
-                               " is NULL");
-    descriptors.push_back(descriptorOf(inputs[i]));
+  // The result's sizes come from the signature: a kernel writes into
+  // memory its caller provides.
+  std::vector<OperandType> expectedInputs, results;
+  std::string error;
+  if (!signatureOf(artifact, function, expectedInputs, results, error)) {
+    if (!dlsym(artifact->handle,
+               (std::string("_mlir_ciface_") + function).c_str()))
+      return fail<attn_tensor>("attn_run: " + artifact->path +
+                               ": no function '" + function + "' (symbol "
+                               "_mlir_ciface_" + function + ")");
+    return fail<attn_tensor>("attn_run: '" + std::string(function) +
+                             "' exports no signature: create its output and "
+                             "call attn_call");
   }
-  // Artifacts of attn-compile export their signature: a call that does not
-  // match it would make the kernel read or write out of bounds.
-  attn_dtype resultType = ATTN_F32;
-  if (const auto *signature = static_cast<const char *>(
-          dlsym(artifact->handle,
-                (std::string("_attn_signature_") + function).c_str()))) {
-    std::string mismatch = checkCall(function, signature, inputs, num_inputs,
-                                     result_rank, resultType);
-    if (!mismatch.empty())
-      return fail<attn_tensor>(mismatch);
-  }
-  std::vector<void *> pointers;
-  for (std::vector<int64_t> &d : descriptors)
-    pointers.push_back(d.data());
-  attnrt::callCInterface(address, pointers);
-
-  // The kernel allocated the result (malloc) and may have offset or
-  // strided it: copy it into a dense tensor and free its buffer.
-  const std::vector<int64_t> &r = descriptors.front();
-  int64_t written = 3 + 2 * kMaxRank;
-  while (written > 0 && r[written - 1] == kUnwritten)
-    --written;
-  if (written != 3 + 2 * result_rank) {
-    if (written >= 1 && r[0] != kUnwritten)
-      std::free(reinterpret_cast<void *>(r[0]));
+  if (!error.empty())
+    return fail<attn_tensor>("attn_run: " + error);
+  if (results.size() != 1)
+    return fail<attn_tensor>("attn_run: '" + std::string(function) +
+                             "' has " + std::to_string(results.size()) +
+                             " results: call attn_call");
+  const OperandType &result = results.front();
+  if (int64_t(result.sizes.size()) != result_rank)
     return fail<attn_tensor>("attn_run: '" + std::string(function) +
                              "' returns a tensor of rank " +
-                             std::to_string((written - 3) / 2) +
+                             std::to_string(result.sizes.size()) +
                              ", result_rank is " + std::to_string(result_rank));
-  }
-  std::vector<int64_t> sizes(r.begin() + 3, r.begin() + 3 + result_rank);
-  attn_tensor *result =
-      attn_tensor_create(resultType, result_rank, sizes.data());
-  if (!result) {
-    std::free(reinterpret_cast<void *>(r[0]));
+  if (std::count(result.sizes.begin(), result.sizes.end(), -1))
+    return fail<attn_tensor>("attn_run: '" + std::string(function) +
+                             "' returns a tensor of dynamic size: create it "
+                             "and call attn_call");
+  attn_dtype dtype = dtypeNamed(result.element);
+  if (dtype == attn_dtype(-1))
+    return fail<attn_tensor>("attn_run: '" + std::string(function) +
+                             "' returns an element type the C API does not "
+                             "carry");
+  attn_tensor *output =
+      attn_tensor_create(dtype, result_rank, result.sizes.data());
+  if (!output)
+    return nullptr;
+  if (attn_call(artifact, function, inputs, num_inputs, &output, 1) != 0) {
+    attn_tensor_release(output);
+    lastError.replace(0, std::strlen("attn_call"), "attn_run");
     return nullptr;
   }
-  int64_t elementBytes = attn_dtype_size(resultType);
-  const char *source =
-      reinterpret_cast<const char *>(r[1]) + r[2] * elementBytes;
-  char *target = static_cast<char *>(result->data);
-  int64_t count = elementCount(sizes);
-  std::vector<int64_t> index(result_rank, 0);
-  for (int64_t e = 0; e < count; ++e) {
-    int64_t offset = 0;
-    for (int64_t d = 0; d < result_rank; ++d)
-      offset += index[d] * r[3 + result_rank + d];
-    std::memcpy(target + e * elementBytes, source + offset * elementBytes,
-                elementBytes);
-    for (int64_t d = result_rank - 1; d >= 0 && ++index[d] == sizes[d]; --d)
-      index[d] = 0;
-  }
-  std::free(reinterpret_cast<void *>(r[0]));
-  return result;
+  return output;
 }
 
 int attn_orthogonal_random_features(int64_t features, int64_t dim,

@@ -1,6 +1,7 @@
 //===- Jit.cpp - run compiled attn kernels in process ---------------------===//
 #include "attn/Runtime/Jit.h"
 #include "attn/Runtime/FourierMix.h"
+#include "attn/Runtime/MemRefCopy.h"
 #include "attn/Runtime/Selection.h"
 #include "attn/Runtime/TileCounters.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -11,24 +12,6 @@
 #include "llvm/Support/TargetSelect.h"
 
 using namespace attnrt;
-
-MemRefDescriptor::MemRefDescriptor(void *data, llvm::ArrayRef<int64_t> shape) {
-  int64_t rank = shape.size();
-  storage.assign(3 + 2 * rank, 0);
-  storage[0] = storage[1] = reinterpret_cast<int64_t>(data);
-  int64_t stride = 1;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    storage[3 + d] = shape[d];
-    storage[3 + rank + d] = stride;
-    stride *= shape[d];
-  }
-}
-
-MemRefDescriptor MemRefDescriptor::forResult(int64_t rank) {
-  MemRefDescriptor descriptor;
-  descriptor.storage.assign(3 + 2 * rank, 0);
-  return descriptor;
-}
 
 llvm::Expected<std::unique_ptr<JitKernel>>
 JitKernel::create(mlir::ModuleOp module) {
@@ -52,10 +35,9 @@ JitKernel::create(mlir::ModuleOp module) {
                                       hostMachine->get());
   mlir::ExecutionEngineOptions options;
   options.transformer = optimize;
-  // memref.copy lowers to a call into MLIR's C runner utilities; parallel
-  // loops call the OpenMP runtime.
-  llvm::SmallVector<llvm::StringRef> libs = {ATTN_C_RUNNER_UTILS_LIB,
-                                             ATTN_OPENMP_LIB};
+  // Parallel loops call the OpenMP runtime. memref.copy's strided case
+  // calls memrefCopy, which libattn_support provides (registered below).
+  llvm::SmallVector<llvm::StringRef> libs = {ATTN_OPENMP_LIB};
   options.sharedLibPaths = libs;
   // ATTN_JIT_PERF=1 lets `perf record -k 1` + `perf inject --jit` name
   // the compiled functions.
@@ -87,6 +69,7 @@ JitKernel::create(mlir::ModuleOp module) {
         reinterpret_cast<void *>(&_mlir_ciface_attn_counting_sort));
     add("_mlir_ciface_attn_top_k_f32",
         reinterpret_cast<void *>(&_mlir_ciface_attn_top_k_f32));
+    add("memrefCopy", reinterpret_cast<void *>(&memrefCopy));
     return symbols;
   });
   return std::unique_ptr<JitKernel>(new JitKernel(std::move(*engine)));

@@ -112,6 +112,8 @@ static std::string signatureOf(func::FuncOp fn) {
     }
     Type element = tensor.getElementType();
     os << (element.isF32()         ? "f32"
+           : element.isF16()       ? "f16"
+           : element.isBF16()      ? "bf16"
            : element.isInteger(32) ? "i32"
                                    : "other")
        << "[";
@@ -197,13 +199,13 @@ static LogicalResult writeHeader(ModuleOp module, llvm::raw_ostream &os) {
     if (fn.getNumResults() != 1)
       return fn.emitError("attn-compile headers need exactly one result");
     decl << "\n/* @" << fn.getSymName()
-         << ": the result is written to *result; result->allocated comes "
-            "from malloc and is the caller's to free(). */\nvoid _mlir_ciface_"
+         << ": reads arg0... and writes the result into *result, memory the "
+            "caller owns (destination-passing style). */\nvoid _mlir_ciface_"
          << fn.getSymName() << "(";
-    SmallVector<std::pair<Type, std::string>> params = {
-        {fn.getResultTypes()[0], "result"}};
+    SmallVector<std::pair<Type, std::string>> params;
     for (auto [n, type] : llvm::enumerate(fn.getArgumentTypes()))
       params.push_back({type, "arg" + std::to_string(n)});
+    params.push_back({fn.getResultTypes()[0], "result"});
     for (auto [n, param] : llvm::enumerate(params)) {
       auto type = dyn_cast<RankedTensorType>(param.first);
       std::string name = type ? descriptor(type) : "";
@@ -373,10 +375,12 @@ int main(int argc, char **argv) {
         /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
         llvm::ConstantDataArray::getString(llvmContext, signature),
         "_attn_signature_" + name);
-  // Calls of the runtime's support functions (FFT, sort, top-k) need
-  // libattn_support.so: they are the external `_mlir_ciface_attn_*`.
+  // Calls of the runtime's support functions (FFT, sort, top-k, strided
+  // memref copies) need libattn_support.so.
   bool usesSupport = llvm::any_of(llvmModule->functions(), [](auto &f) {
-    return f.isDeclaration() && f.getName().starts_with("_mlir_ciface_attn_");
+    return f.isDeclaration() &&
+           (f.getName().starts_with("_mlir_ciface_attn_") ||
+            f.getName() == "memrefCopy");
   });
   llvmModule->setDataLayout(machine->createDataLayout());
   if (llvm::Error err =
@@ -421,12 +425,11 @@ int main(int argc, char **argv) {
   if (emit == Emit::Obj)
     return EXIT_SUCCESS;
 
-  // Shared library: link against the OpenMP runtime and MLIR's C runner
-  // utilities (memrefCopy), found again at load time through the rpath.
+  // Shared library: link against the OpenMP runtime, found again at load
+  // time through the rpath. Nothing of MLIR or LLVM is needed at run time.
   llvm::SmallVector<llvm::StringRef> args = {
       ATTN_LLD, "-shared", "-o", outputFile, objectPath,
-      "-L" ATTN_LLVM_LIBRARY_DIR, "-lomp", "-lmlir_c_runner_utils",
-      "-rpath", ATTN_LLVM_LIBRARY_DIR};
+      "-L" ATTN_LLVM_LIBRARY_DIR, "-lomp", "-rpath", ATTN_LLVM_LIBRARY_DIR};
   std::string supportDir, supportFlag;
   if (usesSupport) {
     supportDir = supportLibraryDir(argv[0]);

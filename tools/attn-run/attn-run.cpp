@@ -508,17 +508,12 @@ int main(int argc, char **argv) {
   // Run.
   std::vector<float> result(resultType.getNumElements());
   auto runOnce = [&]() -> llvm::Error {
-    attnrt::MemRefDescriptor out =
-        attnrt::MemRefDescriptor::forResult(resultType.getRank());
-    std::vector<attnrt::MemRefDescriptor *> args = {&out};
+    attnrt::MemRefDescriptor out(result.data(), resultType.getShape().vec());
+    std::vector<attnrt::MemRefDescriptor *> args;
     for (Operand &operand : operands)
       args.push_back(&operand.descriptor);
-    if (llvm::Error error = kernel->call(entrySymbol, args))
-      return error;
-    std::memcpy(result.data(), out.alignedData(),
-                result.size() * sizeof(float));
-    std::free(out.allocatedData());
-    return llvm::Error::success();
+    args.push_back(&out);
+    return kernel->call(entrySymbol, args);
   };
   attnrt::resetTileCounts();
   if (llvm::Error error = runOnce())

@@ -75,6 +75,15 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap;
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Destination-passing entry points (docs/Runtime.md, "Calling
+  // convention"): each result becomes a trailing output argument the caller
+  // owns, and the allocation the result was computed in becomes that
+  // argument, so no kernel allocates its result.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.hoistDynamicAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
 
   // Tiles of (batch, head, query block) run on all cores via OpenMP; the

@@ -8,8 +8,9 @@
  *   attn_tensor *q = attn_tensor_create(ATTN_F32, 4, shape);
  *   ... fill attn_tensor_data(q), k, v ...
  *   attn_tensor *in[3] = {q, k, v};
- *   attn_tensor *o = attn_run(a, "causal_gqa", in, 3, 4);
- *   if (!o) fprintf(stderr, "%s\n", attn_last_error());
+ *   attn_tensor *o = attn_tensor_create(ATTN_F32, 4, shape);
+ *   if (attn_call(a, "causal_gqa", in, 3, &o, 1) != 0)
+ *     fprintf(stderr, "%s\n", attn_last_error());
  *
  * Tensors are dense, row-major and 64-byte aligned. Every object a function
  * returns is owned by the caller and released with its *_release function.
@@ -30,7 +31,7 @@ extern "C" {
 /** Element types of kernel operands: f32, f16 or bf16 for Q, K, V and
  * results (IEEE binary16 and bfloat16 are stored as their 16-bit patterns,
  * uint16_t), i32 for segment (document) ids. Kernels of this release take
- * and return f32; artifacts state what they take in their signature. */
+ * and write f32; artifacts state what they take in their signature. */
 typedef int32_t attn_dtype;
 enum { ATTN_F32 = 0, ATTN_I32 = 1, ATTN_F16 = 2, ATTN_BF16 = 3 };
 /* An integer, not an enum type: a caller may pass any value and the library
@@ -60,15 +61,25 @@ int64_t attn_tensor_rank(const attn_tensor *tensor);
 int64_t attn_tensor_size(const attn_tensor *tensor, int64_t dim);
 
 /** Calls `function` of the artifact (a function of the compiled module,
- * e.g. the spec's name) on `inputs` in the order of its arguments, and
- * returns its result, a tensor of rank `result_rank` (4 for attention, 3
- * for attn.fourier_mix) of the element type the signature gives (f32 when
- * the library exports none); NULL on error. At most 8 inputs.
+ * e.g. the spec's name) destination-passing style: the kernel reads
+ * `inputs`, in the order of its arguments, and writes each result into the
+ * tensor of `outputs` the caller created for it (the kernel allocates
+ * nothing; the caller owns every tensor). Returns 0, or -1 on error. At most
+ * 9 inputs and outputs together.
  * Artifacts of attn-compile export their signature
- * (`_attn_signature_<function>`): the number of inputs, their element types,
- * ranks and static sizes, and the result's rank are checked against it
- * before the kernel runs (dynamic sizes only by rank). Libraries without
- * one are called as given. */
+ * (`_attn_signature_<function>`): the number of inputs and outputs, their
+ * element types, ranks and static sizes are checked against it before the
+ * kernel runs (dynamic sizes only by rank). Libraries without one are
+ * called as given. */
+int attn_call(attn_artifact *artifact, const char *function,
+              attn_tensor *const *inputs, int64_t num_inputs,
+              attn_tensor *const *outputs, int64_t num_outputs);
+
+/** attn_call with a result tensor it creates: of rank `result_rank` (4 for
+ * attention, 3 for attn.fourier_mix), the element type and the static
+ * sizes the artifact's signature gives. NULL on error, and for functions
+ * with more than one result, dynamic result sizes or no signature (create
+ * the outputs and call attn_call). */
 attn_tensor *attn_run(attn_artifact *artifact, const char *function,
                       attn_tensor *const *inputs, int64_t num_inputs,
                       int64_t result_rank);

@@ -361,10 +361,13 @@ llvm::Expected<std::vector<float>> TransformerStack::Impl::attention(
       descriptors.emplace_back(it->second.data.data(), it->second.shape);
     }
   }
-  MemRefDescriptor out = MemRefDescriptor::forResult(4);
-  std::vector<MemRefDescriptor *> args = {&out};
+  // The kernel writes into `heads` (destination-passing style).
+  std::vector<float> heads(rows * l.heads * hd);
+  MemRefDescriptor out(heads.data(), {batch, l.heads, length, hd});
+  std::vector<MemRefDescriptor *> args;
   for (MemRefDescriptor &d : descriptors)
     args.push_back(&d);
+  args.push_back(&out);
   auto start = std::chrono::steady_clock::now();
   if (llvm::Error e = (*compiled)->kernel->call(
           self ? "self_attention" : "cross_attention", args))
@@ -373,9 +376,7 @@ llvm::Expected<std::vector<float>> TransformerStack::Impl::attention(
                           std::chrono::steady_clock::now() - start)
                           .count();
   std::vector<float> merged(rows * l.heads * hd), result(rows * l.dModel);
-  lm::mergeHeads(static_cast<const float *>(out.alignedData()), batch, length,
-                 l.heads, hd, merged.data());
-  std::free(out.allocatedData());
+  lm::mergeHeads(heads.data(), batch, length, l.heads, hd, merged.data());
   lm::linear(merged.data(), rows, l.heads * hd, w.o.weight.data(), w.o.bias,
              l.dModel, result.data());
   // Transformer-XL: keep only the last memory_length keys for the next

@@ -15,6 +15,8 @@
 enum { B = 1, HQ = 4, HKV = 2, LQ = 37, LK = 100, D = 40 };
 
 static float q[B][HQ][LQ][D], k[B][HKV][LK][D], v[B][HKV][LK][D];
+/* The kernel writes its result here: outputs are the caller's. */
+static float o[B][HQ][LQ][D];
 
 #ifdef ATTN_C_API
 /* Runs the kernel through the C API; returns the dense [B, HQ, LQ, D]
@@ -32,11 +34,34 @@ static attn_tensor *runWithCApi(const char *path, const float *data[3]) {
     int64_t count = shapes[t][0] * shapes[t][1] * shapes[t][2] * shapes[t][3];
     memcpy(attn_tensor_data(inputs[t]), data[t], count * sizeof(float));
   }
-  attn_tensor *out = attn_run(artifact, "aot_causal", inputs, 3, 4);
-  if (!out) {
+  /* Destination-passing: the caller creates the output. */
+  attn_tensor *out = attn_tensor_create(ATTN_F32, 4, shapes[0]);
+  if (attn_call(artifact, "aot_causal", inputs, 3, &out, 1) != 0) {
     printf("run failed: %s\n", attn_last_error());
     exit(1);
   }
+  /* attn_run creates the output from the signature: same numbers. */
+  attn_tensor *created = attn_run(artifact, "aot_causal", inputs, 3, 4);
+  if (!created) {
+    printf("attn_run failed: %s\n", attn_last_error());
+    exit(1);
+  }
+  printf("attn_run: %s\n",
+         memcmp(attn_tensor_data(created), attn_tensor_data(out),
+                sizeof(o)) == 0
+             ? "same result"
+             : "different result");
+  attn_tensor_release(created);
+  /* Outputs that do not match the signature: refused before the call. */
+  int64_t keyShape[4] = {B, HQ, LK, D};
+  attn_tensor *tooLong = attn_tensor_create(ATTN_F32, 4, keyShape);
+  if (attn_call(artifact, "aot_causal", inputs, 3, &tooLong, 1) != 0)
+    printf("wrong output: %s\n", attn_last_error());
+  attn_tensor_release(tooLong);
+  if (attn_call(artifact, "aot_causal", inputs, 3, NULL, 1) != 0)
+    printf("null outputs: %s\n", attn_last_error());
+  if (attn_call(artifact, "aot_causal", inputs, 3, &out, 0) != 0)
+    printf("no outputs: %s\n", attn_last_error());
   /* Errors come back as NULL and a message, never a crash. */
   if (attn_run(artifact, "no_such_function", inputs, 3, 4) == NULL)
     printf("unknown function: %s\n", attn_last_error());
@@ -149,8 +174,9 @@ int main(int argc, char **argv) {
   (void)argc, (void)argv;
   attn_memref_float_4d mq = describe(&q[0][0][0][0], HQ, LQ),
                        mk = describe(&k[0][0][0][0], HKV, LK),
-                       mv = describe(&v[0][0][0][0], HKV, LK), out;
-  _mlir_ciface_aot_causal(&out, &mq, &mk, &mv);
+                       mv = describe(&v[0][0][0][0], HKV, LK),
+                       out = describe(&o[0][0][0][0], HQ, LQ);
+  _mlir_ciface_aot_causal(&mq, &mk, &mv, &out);
   result = out.aligned + out.offset;
   for (int d = 0; d < 4; ++d)
     sizes[d] = out.sizes[d], strides[d] = out.strides[d];
@@ -189,8 +215,6 @@ int main(int argc, char **argv) {
     }
 #ifdef ATTN_C_API
   attn_tensor_release(out);
-#else
-  free(out.allocated);
 #endif
   /* Same f32 tolerance as the other e2e tests: 1e-5 of the output scale. */
   int pass = maxError <= 1e-5 * scale;

@@ -1,7 +1,7 @@
 //===- CInterfaceCall.h - call a _mlir_ciface_ function by address -*- C++ -*-===//
 //
-// MLIR's C interface passes one descriptor pointer per memref (the result's
-// first). C and C++ cannot call with a run-time arity, so this dispatches
+// MLIR's C interface passes one descriptor pointer per memref (attn's
+// kernels: the inputs, then the caller-owned outputs). C and C++ cannot call with a run-time arity, so this dispatches
 // on the count. Header-only, no LLVM dependency: the C API library uses it
 // too.
 //
@@ -14,7 +14,7 @@
 
 namespace attnrt {
 
-/// The most arguments (result included) callCInterface handles.
+/// The most arguments (outputs included) callCInterface handles.
 constexpr std::size_t kMaxCInterfaceArguments = 9;
 
 /// Calls `address` with the pointers in `p`; false (no call) when there are

@@ -2,7 +2,7 @@
 #ifndef ATTN_RUNTIME_HOSTTENSOR_H
 #define ATTN_RUNTIME_HOSTTENSOR_H
 
-#include "attn/Runtime/Jit.h"
+#include "attn/Runtime/MemRefDescriptor.h"
 #include "llvm/ADT/ArrayRef.h"
 #include <cstdlib>
 #include <memory>

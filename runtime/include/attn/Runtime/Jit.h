@@ -8,6 +8,7 @@
 #ifndef ATTN_RUNTIME_JIT_H
 #define ATTN_RUNTIME_JIT_H
 
+#include "attn/Runtime/MemRefDescriptor.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -18,34 +19,13 @@
 
 namespace attnrt {
 
-/// The C-interface descriptor of a contiguous ranked memref:
-/// {allocated, aligned, offset, sizes[rank], strides[rank]}.
-class MemRefDescriptor {
-public:
-  MemRefDescriptor() = default;
-  MemRefDescriptor(void *data, llvm::ArrayRef<int64_t> shape);
-  /// An empty descriptor of `rank` for a function to fill (results).
-  static MemRefDescriptor forResult(int64_t rank);
-
-  void *get() { return storage.data(); }
-  void *alignedData() const {
-    return reinterpret_cast<void *>(storage[1]);
-  }
-  void *allocatedData() const {
-    return reinterpret_cast<void *>(storage[0]);
-  }
-  int64_t size(int64_t d) const { return storage[3 + d]; }
-
-private:
-  std::vector<int64_t> storage;
-};
-
 /// Compiled attention code that can be called through the C interface.
 class Kernel {
 public:
   virtual ~Kernel() = default;
-  /// Calls `_mlir_ciface_<function>` with pointers to the descriptors (the
-  /// result descriptor first when the function returns a memref).
+  /// Calls `_mlir_ciface_<function>` with pointers to the descriptors: the
+  /// inputs, then one caller-owned output per result of the source function
+  /// (destination-passing style, docs/Runtime.md, "Calling convention").
   virtual llvm::Error call(llvm::StringRef function,
                            llvm::ArrayRef<MemRefDescriptor *> arguments) = 0;
 };
