@@ -12,6 +12,7 @@
 // CHECK-NEXT: attn-lower-online-attention,
 // CHECK: one-shot-bufferize{allow-return-allocs-from-loops=true
 // CHECK-SAME: bufferize-function-boundaries=true
+// CHECK-NEXT: buffer-results-to-out-params{add-result-attr=false hoist-dynamic-allocs=true hoist-static-allocs=true modify-public-functions=true},
 // CHECK: convert-scf-to-openmp{num-threads=2},
 // CHECK-NEXT: attn-inline-alloca-scopes,
 // CHECK: reconcile-unrealized-casts
