@@ -51,11 +51,34 @@ attn_dtype dtypeNamed(const std::string &name) {
                           : attn_dtype(-1);
 }
 
-/// One operand type of an artifact's signature: "f32[1,8,?,64]".
+/// One operand type of an artifact's signature: "f32[1,8,?,64]", or for a
+/// result "f32[1,8,$0.2,64]" (dimension 2 is input 0's dimension 2).
 struct OperandType {
   std::string element;        // f32, f16, bf16, i32 or other
   std::vector<int64_t> sizes; // -1: dynamic
+  /// Per dimension: the (input, dimension) a dynamic size equals, or
+  /// (-1, -1) when the signature does not say.
+  std::vector<std::pair<int64_t, int64_t>> sources;
 };
+
+/// Reads "$a.d" into (a, d); false when `text` is not of that form (up to
+/// 4 digits each).
+bool parseSource(const std::string &text, std::pair<int64_t, int64_t> &source) {
+  size_t dot = text.find('.');
+  auto digits = [&](size_t from, size_t to) {
+    if (to <= from || to - from > 4)
+      return false;
+    for (size_t i = from; i < to; ++i)
+      if (text[i] < '0' || text[i] > '9')
+        return false;
+    return true;
+  };
+  if (text.empty() || text[0] != '$' || dot == std::string::npos ||
+      !digits(1, dot) || !digits(dot + 1, text.size()))
+    return false;
+  source = {std::atoll(text.c_str() + 1), std::atoll(text.c_str() + dot + 1)};
+  return true;
+}
 
 /// Parses `_attn_signature_<function>` (attn-compile's signatureOf):
 /// "T T ... -> T", false when malformed.
@@ -77,13 +100,19 @@ bool parseSignature(const char *text, std::vector<OperandType> &inputs,
       size_t open = word.find('[');
       if (open == std::string::npos || word.back() != ']')
         return false;
-      OperandType type{word.substr(0, open), {}};
+      OperandType type{word.substr(0, open), {}, {}};
       std::string dims = word.substr(open + 1, word.size() - open - 2);
       size_t start = 0;
       while (!dims.empty() && start <= dims.size()) {
         size_t comma = dims.find(',', start);
         std::string dim = dims.substr(start, comma - start);
-        type.sizes.push_back(dim == "?" ? -1 : std::atoll(dim.c_str()));
+        std::pair<int64_t, int64_t> source(-1, -1);
+        if (!dim.empty() && dim[0] == '$' && !parseSource(dim, source))
+          return false;
+        type.sources.push_back(source);
+        type.sizes.push_back(dim == "?" || source.first >= 0
+                                 ? -1
+                                 : std::atoll(dim.c_str()));
         if (comma == std::string::npos)
           break;
         start = comma + 1;
@@ -97,10 +126,15 @@ bool parseSignature(const char *text, std::vector<OperandType> &inputs,
 
 /// "" when `tensors` (inputs or outputs of `function`) match the operand
 /// types `expected` of its signature, else why not. Static sizes must
-/// match; dynamic ones only the rank.
+/// match; dynamic input sizes only the rank. Dynamic output sizes must
+/// equal the input dimension the signature names (`inputs`): a kernel
+/// writes as many rows as its inputs say, so an output whose size the
+/// signature does not give is refused.
 std::string checkOperands(const std::string &function, const char *what,
                           const std::vector<OperandType> &expected,
-                          attn_tensor *const *tensors, int64_t count) {
+                          attn_tensor *const *tensors, int64_t count,
+                          attn_tensor *const *inputs = nullptr,
+                          int64_t numInputs = 0) {
   if (int64_t(expected.size()) != count)
     return "'" + function + "' takes " + std::to_string(expected.size()) +
            " " + what + "s, got " + std::to_string(count);
@@ -117,11 +151,21 @@ std::string checkOperands(const std::string &function, const char *what,
     if (t->sizes.size() != type.sizes.size())
       return which + " must have rank " + std::to_string(type.sizes.size()) +
              ", got " + std::to_string(t->sizes.size());
-    for (size_t d = 0; d < type.sizes.size(); ++d)
-      if (type.sizes[d] >= 0 && type.sizes[d] != t->sizes[d])
+    for (size_t d = 0; d < type.sizes.size(); ++d) {
+      int64_t size = type.sizes[d];
+      if (size < 0 && inputs) {
+        auto [input, inputDim] = type.sources[d];
+        if (input < 0 || input >= numInputs ||
+            inputDim >= int64_t(inputs[input]->sizes.size()))
+          return which + " dimension " + std::to_string(d) +
+                 " has a size the signature does not give: call the "
+                 "kernel through its generated header";
+        size = inputs[input]->sizes[inputDim];
+      }
+      if (size >= 0 && size != t->sizes[d])
         return which + " dimension " + std::to_string(d) + " must be " +
-               std::to_string(type.sizes[d]) + ", got " +
-               std::to_string(t->sizes[d]);
+               std::to_string(size) + ", got " + std::to_string(t->sizes[d]);
+    }
   }
   return "";
 }
@@ -288,7 +332,7 @@ int attn_call(attn_artifact *artifact, const char *function,
                             num_inputs);
     if (error.empty())
       error = checkOperands(function, "output", expectedResults, outputs,
-                            num_outputs);
+                            num_outputs, inputs, num_inputs);
     if (!error.empty())
       return failCall(error);
   }
@@ -337,17 +381,30 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
                              "' returns a tensor of rank " +
                              std::to_string(result.sizes.size()) +
                              ", result_rank is " + std::to_string(result_rank));
-  if (std::count(result.sizes.begin(), result.sizes.end(), -1))
-    return fail<attn_tensor>("attn_run: '" + std::string(function) +
-                             "' returns a tensor of dynamic size: create it "
-                             "and call attn_call");
+  // Dynamic sizes are those of the input dimensions the signature names.
+  std::vector<int64_t> sizes = result.sizes;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] >= 0)
+      continue;
+    auto [input, inputDim] = result.sources[d];
+    if (input < 0)
+      return fail<attn_tensor>("attn_run: '" + std::string(function) +
+                               "' returns a tensor whose size its signature "
+                               "does not give: call the kernel through its "
+                               "generated header");
+    if (input >= num_inputs || !inputs || !inputs[input] ||
+        inputDim >= int64_t(inputs[input]->sizes.size()))
+      break; // attn_call reports the inputs that do not match
+    sizes[d] = inputs[input]->sizes[inputDim];
+  }
+  for (int64_t &size : sizes)
+    size = std::max<int64_t>(size, 0);
   attn_dtype dtype = dtypeNamed(result.element);
   if (dtype == attn_dtype(-1))
     return fail<attn_tensor>("attn_run: '" + std::string(function) +
                              "' returns an element type the C API does not "
                              "carry");
-  attn_tensor *output =
-      attn_tensor_create(dtype, result_rank, result.sizes.data());
+  attn_tensor *output = attn_tensor_create(dtype, result_rank, sizes.data());
   if (!output)
     return nullptr;
   if (attn_call(artifact, function, inputs, num_inputs, &output, 1) != 0) {

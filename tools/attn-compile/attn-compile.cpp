@@ -15,11 +15,13 @@
 #include "MaskSvg.h"
 #include "attn/Analysis/KernelPlan.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Spec/Spec.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -98,11 +100,48 @@ static int fail(const llvm::Twine &message) {
   return EXIT_FAILURE;
 }
 
+/// The argument dimension of `fn` that dimension `dim` of `value` equals,
+/// as "$<argument>.<dimension>", when the ops that compute it say so:
+/// attention results are [B, H, Lq] of the queries and Dv of the values,
+/// attn.fourier_mix keeps its input's shape. "?" otherwise.
+static std::string dimensionSource(func::FuncOp fn, Value value, int64_t dim) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return arg.getOwner() == &fn.getBody().front()
+                 ? llvm::formatv("${0}.{1}", arg.getArgNumber(), dim).str()
+                 : "?";
+    Operation *op = value.getDefiningOp();
+    auto queryOrValue = [&](auto attention) -> Value {
+      return dim < 3 ? attention.getQuery() : attention.getValue();
+    };
+    if (auto cast = dyn_cast<tensor::CastOp>(op))
+      value = cast.getSource();
+    else if (auto a = dyn_cast<attn::AttentionOp>(op))
+      value = queryOrValue(a);
+    else if (auto a = dyn_cast<attn::LinformerOp>(op))
+      value = queryOrValue(a);
+    else if (auto a = dyn_cast<attn::NystromOp>(op))
+      value = queryOrValue(a);
+    else if (auto a = dyn_cast<attn::KernelizedOp>(op))
+      value = queryOrValue(a);
+    else if (auto a = dyn_cast<attn::RoutingOp>(op))
+      value = queryOrValue(a);
+    else if (auto a = dyn_cast<attn::LshOp>(op))
+      value = dim < 3 ? a.getQueryKey() : a.getValue();
+    else if (auto f = dyn_cast<attn::FourierMixOp>(op))
+      value = f.getInput();
+    else
+      return "?";
+  }
+}
+
 /// The operand and result types of an entry point as the C API reads them
-/// (runtime/lib/CApi.cpp): "f32[1,8,?,64] i32[1,?] -> f32[1,8,?,64]", `?`
-/// for a dynamic size.
+/// (runtime/lib/CApi.cpp): "f32[1,8,?,64] i32[1,?] -> f32[1,8,$0.2,64]",
+/// `?` for a dynamic size, `$a.d` for a dynamic result size that equals
+/// dimension d of argument a (the C API checks outputs against it: a kernel
+/// writes as many rows as its inputs say).
 static std::string signatureOf(func::FuncOp fn) {
-  auto typeText = [](Type type) {
+  auto typeText = [](Type type, auto dynamicText) {
     std::string text;
     llvm::raw_string_ostream os(text);
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -117,24 +156,25 @@ static std::string signatureOf(func::FuncOp fn) {
            : element.isInteger(32) ? "i32"
                                    : "other")
        << "[";
-    llvm::interleave(
-        tensor.getShape(), os,
-        [&](int64_t size) {
-          if (ShapedType::isDynamic(size))
-            os << "?";
-          else
-            os << size;
-        },
-        ",");
+    for (auto [d, size] : llvm::enumerate(tensor.getShape())) {
+      os << (d ? "," : "");
+      if (ShapedType::isDynamic(size))
+        os << dynamicText(d);
+      else
+        os << size;
+    }
     os << "]";
     return text;
   };
   std::string signature;
   for (Type input : fn.getArgumentTypes())
-    signature += typeText(input) + " ";
+    signature += typeText(input, [](int64_t) { return "?"; }) + " ";
   signature += "->";
-  for (Type result : fn.getResultTypes())
-    signature += " " + typeText(result);
+  auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+  for (Value result : ret.getOperands())
+    signature += " " + typeText(result.getType(), [&](int64_t d) {
+                   return dimensionSource(fn, result, d);
+                 });
   return signature;
 }
 

@@ -5,8 +5,8 @@
 // tensor creation (ranks, sizes, dtypes), queries on tensors and NULLs,
 // artifact loading (bad paths) and, when ATTN_FUZZ_ARTIFACT names a library
 // from attn-compile --emit=so whose function is ATTN_FUZZ_FUNCTION, calls
-// with fuzzed input lists and result ranks. Every call must return an
-// error or a result, never crash.
+// with fuzzed input and output lists and result ranks. Every call must
+// return an error or a result, never crash.
 //
 //===----------------------------------------------------------------------===//
 #include "attn-c/Runtime.h"
@@ -87,10 +87,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         t = tensors.empty() || !(script.byte() % 8)
                 ? nullptr
                 : tensors[script.byte() % tensors.size()];
-      attn_tensor *out = attn_run(artifact, function,
-                                  script.byte() % 8 ? inputs.data() : nullptr,
-                                  count, int64_t(script.byte() % 10));
-      attn_tensor_release(out);
+      attn_tensor *const *given = script.byte() % 8 ? inputs.data() : nullptr;
+      if (script.byte() % 2) {
+        attn_tensor *out =
+            attn_run(artifact, function, given, count,
+                     int64_t(script.byte() % 10));
+        attn_tensor_release(out);
+        break;
+      }
+      // Destination-passing: fuzzed outputs from the same pool.
+      int64_t outCount = script.byte() % 4;
+      std::vector<attn_tensor *> outputs(outCount);
+      for (attn_tensor *&t : outputs)
+        t = tensors.empty() || !(script.byte() % 8)
+                ? nullptr
+                : tensors[script.byte() % tensors.size()];
+      (void)attn_call(artifact, function, given, count,
+                      script.byte() % 8 ? outputs.data() : nullptr, outCount);
       break;
     }
     case 4: { // random features with fuzzed sizes

@@ -3,7 +3,9 @@
  * attn's runtime). Two ways in:
  *   default          the C header attn-compile generated (-include aot.h);
  *   -DATTN_C_API     the runtime's C API (attn-c/Runtime.h, -lattn_c) on
- *                    the library named by argv[1], plus its error cases. */
+ *                    the library named by argv[1], plus its error cases;
+ *                    argv[2], when given, is the same attention compiled
+ *                    with dynamic sizes (aot-dynamic.mlir). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +21,45 @@ static float q[B][HQ][LQ][D], k[B][HKV][LK][D], v[B][HKV][LK][D];
 static float o[B][HQ][LQ][D];
 
 #ifdef ATTN_C_API
+/* The kernel with dynamic sizes on the same inputs: attn_run sizes its
+ * output from the inputs as the signature says, an output of another size
+ * is refused (the kernel would write past it), and the numbers agree with
+ * the static kernel's within the f32 tolerance used below. */
+static void runDynamic(const char *path, attn_tensor *inputs[3],
+                       attn_tensor *expected) {
+  attn_artifact *artifact = attn_artifact_load(path);
+  attn_tensor *out =
+      artifact ? attn_run(artifact, "aot_dynamic", inputs, 3, 4) : NULL;
+  if (!out) {
+    printf("dynamic failed: %s\n", attn_last_error());
+    exit(1);
+  }
+  const float *got = (const float *)attn_tensor_data(out);
+  const float *want = (const float *)attn_tensor_data(expected);
+  double worst = 0, scale = 0;
+  for (int e = 0; e < B * HQ * LQ * D; ++e) {
+    double diff = fabs((double)got[e] - want[e]);
+    worst = diff > worst || isnan(diff) ? (isnan(diff) ? INFINITY : diff)
+                                        : worst;
+    scale = fabs(want[e]) > scale ? fabs(want[e]) : scale;
+  }
+  printf("dynamic: output [%lld %lld %lld %lld], %s\n",
+         (long long)attn_tensor_size(out, 0), (long long)attn_tensor_size(out, 1),
+         (long long)attn_tensor_size(out, 2), (long long)attn_tensor_size(out, 3),
+         worst <= 1e-5 * scale ? "matches the static kernel" : "MISMATCH");
+  int64_t shorter[4] = {B, HQ, LQ - 1, D};
+  attn_tensor *small = attn_tensor_create(ATTN_F32, 4, shorter);
+  if (attn_call(artifact, "aot_dynamic", inputs, 3, &small, 1) != 0)
+    printf("dynamic short output: %s\n", attn_last_error());
+  attn_tensor_release(small);
+  attn_tensor_release(out);
+  attn_artifact_release(artifact);
+}
+
 /* Runs the kernel through the C API; returns the dense [B, HQ, LQ, D]
  * result (caller frees with attn_tensor_release) or exits. */
-static attn_tensor *runWithCApi(const char *path, const float *data[3]) {
+static attn_tensor *runWithCApi(const char *path, const char *dynamicPath,
+                                const float *data[3]) {
   attn_artifact *artifact = attn_artifact_load(path);
   if (!artifact) {
     printf("load failed: %s\n", attn_last_error());
@@ -135,6 +173,8 @@ static attn_tensor *runWithCApi(const char *path, const float *data[3]) {
   }
   if (attn_orthogonal_random_features(6, 0, 1, omega) != 0)
     printf("bad features: %s\n", attn_last_error());
+  if (dynamicPath)
+    runDynamic(dynamicPath, inputs, out);
   for (int t = 0; t < 3; ++t)
     attn_tensor_release(inputs[t]);
   attn_artifact_release(artifact);
@@ -165,8 +205,9 @@ int main(int argc, char **argv) {
     printf("usage: %s ARTIFACT.so\n", argv[0]);
     return 1;
   }
-  attn_tensor *out = runWithCApi(argv[1], (const float *[3]){all[0], all[1],
-                                                             all[2]});
+  attn_tensor *out =
+      runWithCApi(argv[1], argc > 2 ? argv[2] : NULL,
+                  (const float *[3]){all[0], all[1], all[2]});
   result = (const float *)attn_tensor_data(out);
   for (int d = 3, stride = 1; d >= 0; stride *= sizes[d--])
     sizes[d] = attn_tensor_size(out, d), strides[d] = stride;
