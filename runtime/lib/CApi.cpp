@@ -126,15 +126,15 @@ bool parseSignature(const char *text, std::vector<OperandType> &inputs,
 
 /// "" when `tensors` (inputs or outputs of `function`) match the operand
 /// types `expected` of its signature, else why not. Static sizes must
-/// match; dynamic input sizes only the rank. Dynamic output sizes must
-/// equal the input dimension the signature names (`inputs`): a kernel
-/// writes as many rows as its inputs say, so an output whose size the
-/// signature does not give is refused.
+/// match; a dynamic size must equal the input dimension the signature names
+/// for it (`inputs`, already checked): a kernel reads and writes as many
+/// rows as its inputs say. An output size the signature does not give is
+/// refused; an input one is any size.
 std::string checkOperands(const std::string &function, const char *what,
                           const std::vector<OperandType> &expected,
                           attn_tensor *const *tensors, int64_t count,
-                          attn_tensor *const *inputs = nullptr,
-                          int64_t numInputs = 0) {
+                          attn_tensor *const *inputs, int64_t numInputs,
+                          bool areOutputs) {
   if (int64_t(expected.size()) != count)
     return "'" + function + "' takes " + std::to_string(expected.size()) +
            " " + what + "s, got " + std::to_string(count);
@@ -153,9 +153,10 @@ std::string checkOperands(const std::string &function, const char *what,
              ", got " + std::to_string(t->sizes.size());
     for (size_t d = 0; d < type.sizes.size(); ++d) {
       int64_t size = type.sizes[d];
-      if (size < 0 && inputs) {
-        auto [input, inputDim] = type.sources[d];
-        if (input < 0 || input >= numInputs ||
+      auto [input, inputDim] = type.sources[d];
+      if (size < 0 && (input >= 0 || areOutputs)) {
+        // Inputs name earlier inputs only.
+        if (input < 0 || input >= (areOutputs ? numInputs : int64_t(i)) ||
             inputDim >= int64_t(inputs[input]->sizes.size()))
           return which + " dimension " + std::to_string(d) +
                  " has a size the signature does not give: call the "
@@ -329,10 +330,12 @@ int attn_call(attn_artifact *artifact, const char *function,
                   error)) {
     if (error.empty())
       error = checkOperands(function, "input", expectedInputs, inputs,
-                            num_inputs);
+                            num_inputs, inputs, num_inputs,
+                            /*areOutputs=*/false);
     if (error.empty())
       error = checkOperands(function, "output", expectedResults, outputs,
-                            num_outputs, inputs, num_inputs);
+                            num_outputs, inputs, num_inputs,
+                            /*areOutputs=*/true);
     if (!error.empty())
       return failCall(error);
   }

@@ -51,6 +51,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include <functional>
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -135,10 +137,53 @@ static std::string dimensionSource(func::FuncOp fn, Value value, int64_t dim) {
   }
 }
 
+/// Input dimensions of `fn` that attention requires equal, as a map from
+/// each dynamic (argument, dimension) to the first one of its class: batch
+/// of q, k, v; heads and length of k, v; head dim of q, k. A kernel given
+/// keys and values of different lengths would read past the shorter one.
+static std::map<std::pair<unsigned, int64_t>, std::pair<unsigned, int64_t>>
+inputDimensionSources(func::FuncOp fn) {
+  using Dim = std::pair<unsigned, int64_t>;
+  std::map<Dim, Dim> parent;
+  std::function<Dim(Dim)> find = [&](Dim d) {
+    auto it = parent.find(d);
+    return it == parent.end() || it->second == d ? d : find(it->second);
+  };
+  auto argumentOf = [&](Value v) -> std::optional<unsigned> {
+    while (auto cast = v.getDefiningOp<tensor::CastOp>())
+      v = cast.getSource();
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &fn.getBody().front())
+      return std::nullopt;
+    return arg.getArgNumber();
+  };
+  fn.walk([&](attn::AttentionOp op) {
+    auto q = argumentOf(op.getQuery()), k = argumentOf(op.getKey()),
+         v = argumentOf(op.getValue());
+    auto unite = [&](std::optional<unsigned> a, int64_t da,
+                     std::optional<unsigned> b, int64_t db) {
+      if (!a || !b)
+        return;
+      Dim ra = find({*a, da}), rb = find({*b, db});
+      parent[std::max(ra, rb)] = std::min(ra, rb);
+    };
+    unite(q, 0, k, 0);
+    unite(q, 0, v, 0);
+    unite(k, 1, v, 1);
+    unite(k, 2, v, 2);
+    unite(q, 3, k, 3);
+  });
+  std::map<Dim, Dim> sources;
+  for (auto &[dim, ignored] : parent)
+    if (find(dim) != dim)
+      sources[dim] = find(dim);
+  return sources;
+}
+
 /// The operand and result types of an entry point as the C API reads them
-/// (runtime/lib/CApi.cpp): "f32[1,8,?,64] i32[1,?] -> f32[1,8,$0.2,64]",
-/// `?` for a dynamic size, `$a.d` for a dynamic result size that equals
-/// dimension d of argument a (the C API checks outputs against it: a kernel
+/// (runtime/lib/CApi.cpp): "f32[?,8,?,64] f32[$0.0,8,?,64] -> f32[$0.0,8,$0.2,64]",
+/// `?` for a dynamic size, `$a.d` for a dynamic size that equals dimension
+/// d of argument a (the C API checks calls against it: a kernel reads and
 /// writes as many rows as its inputs say).
 static std::string signatureOf(func::FuncOp fn) {
   auto typeText = [](Type type, auto dynamicText) {
@@ -167,8 +212,17 @@ static std::string signatureOf(func::FuncOp fn) {
     return text;
   };
   std::string signature;
-  for (Type input : fn.getArgumentTypes())
-    signature += typeText(input, [](int64_t) { return "?"; }) + " ";
+  auto inputSources = inputDimensionSources(fn);
+  for (auto [a, input] : llvm::enumerate(fn.getArgumentTypes()))
+    signature += typeText(input, [&, a = unsigned(a)](int64_t d) {
+                   auto it = inputSources.find({a, d});
+                   if (it == inputSources.end())
+                     return std::string("?");
+                   return llvm::formatv("${0}.{1}", it->second.first,
+                                        it->second.second)
+                       .str();
+                 }) +
+                 " ";
   signature += "->";
   auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
   for (Value result : ret.getOperands())

@@ -52,6 +52,13 @@ static void runDynamic(const char *path, attn_tensor *inputs[3],
   if (attn_call(artifact, "aot_dynamic", inputs, 3, &small, 1) != 0)
     printf("dynamic short output: %s\n", attn_last_error());
   attn_tensor_release(small);
+  /* Values shorter than the keys: the kernel would read past them. */
+  int64_t fewer[4] = {B, HKV, LK - 1, D};
+  attn_tensor *shortValues = attn_tensor_create(ATTN_F32, 4, fewer);
+  attn_tensor *mismatched[3] = {inputs[0], inputs[1], shortValues};
+  if (attn_call(artifact, "aot_dynamic", mismatched, 3, &out, 1) != 0)
+    printf("dynamic short values: %s\n", attn_last_error());
+  attn_tensor_release(shortValues);
   attn_tensor_release(out);
   attn_artifact_release(artifact);
 }
