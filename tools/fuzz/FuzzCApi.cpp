@@ -52,7 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       attn_dtype dtype = script.byte() % 5; // 4 is no dtype
       // Sizes the API accepts are allocated and zeroed: keep those small
       // (the fuzzer's memory limit); the ones it must refuse go through.
-      __int128 bytes = 4;
+      // The byte count uses the dtype's own element size, as the API does
+      // (with 4 for every dtype, a 1 TB f16 tensor slipped through).
+      int64_t elementBytes = attn_dtype_size(dtype);
+      __int128 bytes = elementBytes > 0 ? elementBytes : 1;
       for (int64_t s : sizes)
         bytes = s < 0 || bytes > (__int128(1) << 62) ? bytes : bytes * s;
       if (bytes > (64 << 20) && bytes <= (__int128(1) << 40))
