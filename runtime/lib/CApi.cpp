@@ -6,7 +6,7 @@
 // every output, the kernel allocates none.
 //
 //===----------------------------------------------------------------------===//
-#include "attn-c/Runtime.h"
+#include "CApiObjects.h"
 #include "attn/Runtime/CInterfaceCall.h"
 #include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/RandomFeatures.h"
@@ -18,21 +18,15 @@
 #include <string>
 #include <vector>
 
-struct attn_artifact {
-  void *handle;
-  std::string path;
-};
+namespace {
+thread_local std::string lastError;
+} // namespace
 
-struct attn_tensor {
-  attn_dtype dtype;
-  std::vector<int64_t> sizes;
-  void *allocated; // what free() releases
-  void *data;      // 64-byte aligned
-};
+void attnc::setLastError(std::string message) {
+  lastError = std::move(message);
+}
 
 namespace {
-
-thread_local std::string lastError;
 
 constexpr int64_t kMaxRank = 8;
 

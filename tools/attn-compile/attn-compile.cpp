@@ -3,15 +3,19 @@
 //   attn-compile INPUT.{yaml,mlir} [-o OUT]
 //       [--emit=mlir|lowered|llvm|obj|so|header|mask-svg] [--mcpu=native|CPU]
 //       [--dump-after=PASS] [--generic] [--stats] [--head=N]
+//       [--layer-shape=BATCHxLENGTH,...]
 //
 // Like clang: the input is a spec (docs/Spec.md) or attn IR; the output is
 // the IR at a chosen stage, an object file or shared library exporting the
-// C interface `_mlir_ciface_<name>`, or the C header declaring it.
+// C interface `_mlir_ciface_<name>`, or the C header declaring it. A layer
+// spec gives the attention kernels of its stack and a manifest the C API's
+// attn_stack_* runs them from (LayerArtifact.h).
 // --stats reports, per attention op, the key tiles the CPU kernels visit;
 // --emit=mask-svg draws them.
 //
 //===----------------------------------------------------------------------===//
 #include "../ToolOptions.h"
+#include "LayerArtifact.h"
 #include "MaskSvg.h"
 #include "attn/Analysis/KernelPlan.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
@@ -93,6 +97,12 @@ static cl::opt<int64_t> head("head", cl::desc("head drawn by --emit=mask-svg"),
                              cl::init(0), cl::cat(compileCategory));
 // LLVM registers --stats itself (its statistics, empty in release builds);
 // attn-compile reads the same flag.
+static cl::list<std::string> layerShapes(
+    "layer-shape",
+    cl::desc("layer specs whose attention kind needs static sizes (all but "
+             "softmax): BATCHxLENGTH to compile a self-attention kernel for "
+             "(repeatable, comma-separated)"),
+    cl::CommaSeparated, cl::cat(compileCategory));
 static cl::extrahelp statsHelp(
     "\n--stats: report, per attention op, the key tiles the vectorized CPU "
     "kernels visit (a remark)\n");
@@ -332,6 +342,59 @@ static std::string supportLibraryDir(const char *argv0) {
   return ATTN_SUPPORT_LIBRARY_DIR;
 }
 
+/// "BxL" as (B, L), both >= 1.
+static std::optional<std::pair<int64_t, int64_t>>
+parseLayerShape(llvm::StringRef text) {
+  auto [batch, length] = text.split('x');
+  int64_t b, l;
+  if (batch.getAsInteger(10, b) || length.getAsInteger(10, l) || b < 1 ||
+      l < 1 || b > (int64_t(1) << 20) || l > (int64_t(1) << 24))
+    return std::nullopt;
+  return std::make_pair(b, l);
+}
+
+/// The input as attn IR: a spec's module, a layer spec's kernels (and its
+/// manifest), or IR as written.
+static OwningOpRef<ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
+                                       MLIRContext *context,
+                                       std::string &layerManifest) {
+  if (attnspec::isSpecFile(inputFile)) {
+    std::string message;
+    std::unique_ptr<llvm::MemoryBuffer> file =
+        openInputFile(inputFile, &message);
+    if (!file) {
+      fail(message);
+      return nullptr;
+    }
+    llvm::SourceMgr probe;
+    probe.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    if (attnspec::isLayerSpec(probe)) {
+      std::vector<std::pair<int64_t, int64_t>> shapes;
+      for (const std::string &text : layerShapes) {
+        auto shape = parseLayerShape(text);
+        if (!shape) {
+          fail("--layer-shape=" + text + ": expected BATCHxLENGTH, both >= 1");
+          return nullptr;
+        }
+        shapes.push_back(*shape);
+      }
+      sourceMgr.AddNewSourceBuffer(openInputFile(inputFile, &message),
+                                   llvm::SMLoc());
+      std::optional<attnspec::LayerSpec> spec =
+          attnspec::readLayerSpec(sourceMgr);
+      if (!spec)
+        return nullptr;
+      return attntools::buildLayerModule(*spec, shapes, sourceMgr, context,
+                                         layerManifest);
+    }
+  }
+  if (!layerShapes.empty()) {
+    fail("--layer-shape applies to layer specs only");
+    return nullptr;
+  }
+  return attnspec::loadModule(inputFile, sourceMgr, context);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
@@ -352,8 +415,8 @@ int main(int argc, char **argv) {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      attnspec::loadModule(inputFile, sourceMgr, &context);
+  std::string layerManifest; // set for layer specs
+  OwningOpRef<ModuleOp> module = loadInput(sourceMgr, &context, layerManifest);
   if (!module)
     return EXIT_FAILURE;
 
@@ -469,6 +532,15 @@ int main(int argc, char **argv) {
         /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
         llvm::ConstantDataArray::getString(llvmContext, signature),
         "_attn_signature_" + name);
+  // A layer spec's manifest: what attn_stack_create reads.
+  if (!layerManifest.empty())
+    new llvm::GlobalVariable(
+        *llvmModule,
+        llvm::ArrayType::get(llvm::Type::getInt8Ty(llvmContext),
+                             layerManifest.size() + 1),
+        /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+        llvm::ConstantDataArray::getString(llvmContext, layerManifest),
+        "_attn_layer_manifest");
   // Calls of the runtime's support functions (FFT, sort, top-k, strided
   // memref copies) need libattn_support.so.
   bool usesSupport = llvm::any_of(llvmModule->functions(), [](auto &f) {

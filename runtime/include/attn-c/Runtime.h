@@ -84,6 +84,30 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
                       attn_tensor *const *inputs, int64_t num_inputs,
                       int64_t result_rank);
 
+/** A stack of Transformer layers (docs/Transformer.md) from an artifact of
+ * `attn-compile LAYER.yaml --emit=so`: the artifact holds the attention
+ * kernels and the layer's description, the caller gives the weights, f32
+ * tensors by the names of docs/Transformer.md, "Weights"
+ * ("layers.0.self_attn.q_proj.weight", ...). They are copied; the artifact
+ * must outlive the stack. NULL on error (a missing weight or a wrong shape
+ * is named). Projections and feed-forward run on OpenBLAS. */
+typedef struct attn_stack attn_stack;
+attn_stack *attn_stack_create(attn_artifact *artifact,
+                              const char *const *weight_names,
+                              attn_tensor *const *weights,
+                              int64_t num_weights);
+/** Runs the stack on `x` [batch, length, d_model] (f32) into `out`, a
+ * tensor of the same shape the caller created. `memory` is the encoder
+ * output [batch, M, d_model] a decoder's cross-attention reads (kept until
+ * attn_stack_reset), or NULL. An encoder sees `x` alone; a decoder
+ * continues its sequence (its KV cache) until attn_stack_reset. Returns 0,
+ * or -1 on error. */
+int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
+                       attn_tensor *out);
+/** Starts a new sequence: empties the KV cache and the memory. */
+void attn_stack_reset(attn_stack *stack);
+void attn_stack_release(attn_stack *stack);
+
 /** Fills out[features * dim] with Performer's orthogonal random features
  * (blocks of `dim` orthogonal rows, each scaled to the norm of a Gaussian
  * vector), reproducible from `seed`: the omega operand of FAVOR+ and RFA

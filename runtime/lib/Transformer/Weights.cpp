@@ -99,3 +99,40 @@ double attnrt::layerStackFlops(const LayerSpec &spec, int64_t batch,
   double ffn = 2 * rows * d * l.ffnHidden * (l.activation == "swiglu" ? 3 : 2);
   return l.layers * (self + cross + ffn);
 }
+
+LayerConfig attnrt::layerConfig(const LayerSpec &spec) {
+  const attnspec::LayerShape &l = spec.layer;
+  LayerConfig c;
+  c.name = spec.name;
+  c.type = l.type;
+  c.dModel = l.dModel;
+  c.heads = l.heads;
+  c.kvHeads = l.kvHeads;
+  c.headDim = l.headDim;
+  c.ffnHidden = l.ffnHidden;
+  c.activation = l.activation;
+  c.norm = l.norm;
+  c.normPosition = l.normPosition;
+  c.normEps = l.normEps;
+  c.bias = l.bias;
+  c.layers = l.layers;
+  c.sharedWeights = l.sharedWeights;
+  c.crossAttention = l.crossAttention;
+  c.finalNorm = l.finalNorm;
+  c.positions = l.positions;
+  c.maxPositions = l.maxPositions;
+  c.ropeBase = l.ropeBase;
+  c.ropeStyle = l.ropeStyle;
+  c.memoryLength = l.memoryLength;
+  c.attentionKind = l.attention.kind;
+  c.sharesQueryKey = sharesQueryKey(spec);
+  for (auto &[name, shape] : variantOperands(spec, 1))
+    c.variantOperands.push_back(name);
+  return c;
+}
+
+bool attnrt::attentionTakesAnyLength(const LayerSpec &spec,
+                                     attnspec::AttentionRole role) {
+  return role == attnspec::AttentionRole::Cross ||
+         spec.layer.attention.kind == "softmax";
+}

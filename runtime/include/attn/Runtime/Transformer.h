@@ -16,6 +16,7 @@
 #ifndef ATTN_RUNTIME_TRANSFORMER_H
 #define ATTN_RUNTIME_TRANSFORMER_H
 
+#include "attn/Runtime/LayerStack.h"
 #include "attn/Runtime/Safetensors.h"
 #include "attn/Spec/LayerSpec.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -28,22 +29,21 @@
 
 namespace attnrt {
 
-/// Token activations [batch, length, width], row-major f32.
-struct Activations {
-  Activations() = default;
-  Activations(int64_t batch, int64_t length, int64_t width)
-      : batch(batch), length(length), width(width),
-        data(batch * length * width) {}
-  int64_t batch = 0, length = 0, width = 0;
-  std::vector<float> data;
-};
-
 struct TransformerOptions {
   unsigned numThreads = 0; ///< compiled attention's OpenMP threads; 0: all
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
   std::function<void(int64_t, int64_t, double)> onLayer;
 };
+
+/// What the executor (LayerStack.h) and ahead-of-time layer artifacts need
+/// of `spec`.
+LayerConfig layerConfig(const attnspec::LayerSpec &spec);
+
+/// Whether `role`'s attention kernel takes any batch and length (kind
+/// softmax, and every cross-attention); the others are compiled per size.
+bool attentionTakesAnyLength(const attnspec::LayerSpec &spec,
+                             attnspec::AttentionRole role);
 
 /// The tensors a stack reads, with their shapes (docs/Transformer.md,
 /// "Weights"): what a weights file must hold for `spec`. Extra operands of

@@ -1,33 +1,33 @@
 //===- LayerMath.cpp - f32 building blocks of a layer ---------------------===//
 #include "LayerMath.h"
-#include "llvm/Support/Parallel.h"
 #include <cblas.h>
+#include <omp.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 using namespace attnrt;
 
-/// Splits [0, count) into a few chunks run on LLVM's thread pool: the
-/// element-wise steps are memory-bound, two chunks per core is plenty.
+/// Splits [0, count) into a few chunks run on OpenMP threads (the
+/// runtime compiled attention uses too): the element-wise steps are
+/// memory-bound, two chunks per core is plenty.
 template <typename F> static void forChunks(int64_t count, F body) {
   constexpr int64_t kMinChunk = 1 << 14;
-  int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(
-                                            count / kMinChunk,
-                                            2 * llvm::parallel::strategy
-                                                    .compute_thread_count()));
+  int64_t chunks = std::max<int64_t>(
+      1, std::min<int64_t>(count / kMinChunk, 2 * omp_get_max_threads()));
   int64_t step = (count + chunks - 1) / chunks;
-  llvm::parallelFor(0, chunks, [&](size_t c) {
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
     int64_t begin = c * step, end = std::min(count, begin + step);
     if (begin < end)
       body(begin, end);
-  });
+  }
 }
 
 void layermath::linear(const float *x, int64_t rows, int64_t in,
                        const float *weight, const std::vector<float> &bias,
                        int64_t out, float *y) {
-  // Single-threaded sgemm on row blocks, run on LLVM's pool: OpenBLAS's own
+  // Single-threaded sgemm on row blocks, run on OpenMP threads: OpenBLAS's own
   // worker threads spin (sched_yield) for ~0.1 s after each call and would
   // take cores from the compiled attention that runs next (measured in
   // bench/RESULTS.md, "Layers").
@@ -36,16 +36,16 @@ void layermath::linear(const float *x, int64_t rows, int64_t in,
     return true;
   }();
   (void)singleThreaded;
-  int64_t blocks = std::clamp<int64_t>(
-      rows / 64, 1, llvm::parallel::strategy.compute_thread_count());
+  int64_t blocks = std::clamp<int64_t>(rows / 64, 1, omp_get_max_threads());
   int64_t step = (rows + blocks - 1) / blocks;
-  llvm::parallelFor(0, blocks, [&](size_t b) {
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
     int64_t begin = b * step, count = std::min(rows, begin + step) - begin;
     if (count > 0)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, out, in,
                   1.0f, x + begin * in, in, weight, in, 0.0f, y + begin * out,
                   out);
-  });
+  }
   if (bias.empty())
     return;
   forChunks(rows, [&](int64_t begin, int64_t end) {
@@ -57,7 +57,8 @@ void layermath::linear(const float *x, int64_t rows, int64_t in,
 
 void layermath::layerNorm(float *x, int64_t rows, int64_t width,
                           const float *weight, const float *bias, double eps) {
-  llvm::parallelFor(0, rows, [&](size_t r) {
+#pragma omp parallel for schedule(static) if (rows > 1)
+  for (int64_t r = 0; r < rows; ++r) {
     float *row = x + r * width;
     double sum = 0, squares = 0;
     for (int64_t c = 0; c < width; ++c)
@@ -69,12 +70,13 @@ void layermath::layerNorm(float *x, int64_t rows, int64_t width,
     float m = float(mean);
     for (int64_t c = 0; c < width; ++c)
       row[c] = (row[c] - m) * inv * weight[c] + (bias ? bias[c] : 0.0f);
-  });
+  }
 }
 
 void layermath::rmsNorm(float *x, int64_t rows, int64_t width,
                         const float *weight, double eps) {
-  llvm::parallelFor(0, rows, [&](size_t r) {
+#pragma omp parallel for schedule(static) if (rows > 1)
+  for (int64_t r = 0; r < rows; ++r) {
     float *row = x + r * width;
     double squares = 0;
     for (int64_t c = 0; c < width; ++c)
@@ -82,7 +84,7 @@ void layermath::rmsNorm(float *x, int64_t rows, int64_t width,
     float inv = float(1.0 / std::sqrt(squares / width + eps));
     for (int64_t c = 0; c < width; ++c)
       row[c] = row[c] * inv * weight[c];
-  });
+  }
 }
 
 /// erf(x) within 1.5e-7 (Abramowitz and Stegun 7.1.26), in a form the

@@ -1,0 +1,158 @@
+//===- LayerStack.h - the layer-stack executor, free of LLVM ----*- C++ -*-===//
+//
+// What runs a stack of Transformer layers (docs/Transformer.md) once its
+// attention kernels exist: projections and feed-forward on OpenBLAS sgemm,
+// norms, positions, the KV cache, residuals, and a call of a compiled
+// attention kernel per attention block. Where the kernels come from is the
+// caller's: the JIT compiles them on first use (attnrt::TransformerStack,
+// Transformer.h), an ahead-of-time artifact of `attn-compile LAYER.yaml
+// --emit=so` lists them in its manifest (the C API's attn_stack_*). Links
+// OpenBLAS and the OpenMP runtime, nothing of LLVM or MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_LAYERSTACK_H
+#define ATTN_RUNTIME_LAYERSTACK_H
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnrt {
+
+/// Success, or what went wrong.
+class Status {
+public:
+  static Status ok() { return Status(); }
+  static Status error(std::string message) {
+    Status status;
+    status.failure = true;
+    status.text = std::move(message);
+    return status;
+  }
+  bool failed() const { return failure; }
+  const std::string &message() const { return text; }
+
+private:
+  bool failure = false;
+  std::string text;
+};
+
+/// Token activations [batch, length, width], row-major f32.
+struct Activations {
+  Activations() = default;
+  Activations(int64_t batch, int64_t length, int64_t width)
+      : batch(batch), length(length), width(width),
+        data(batch * length * width) {}
+  int64_t batch = 0, length = 0, width = 0;
+  std::vector<float> data;
+};
+
+/// What the executor needs of a layer spec (attnspec::LayerShape, fields of
+/// the same names and meanings; docs/Spec.md, "Layer specs"), with the
+/// defaults already applied (kvHeads, headDim set). Ahead-of-time artifacts
+/// carry it as text (serializeLayerConfig).
+struct LayerConfig {
+  std::string name;
+  std::string type = "encoder";
+  int64_t dModel = 0, heads = 0, kvHeads = 0, headDim = 0, ffnHidden = 0;
+  std::string activation = "gelu";
+  std::string norm = "layernorm";
+  std::string normPosition = "post";
+  double normEps = 1e-5;
+  bool bias = true;
+  int64_t layers = 1;
+  bool sharedWeights = false;
+  bool crossAttention = true;
+  bool finalNorm = false;
+  std::string positions = "none";
+  int64_t maxPositions = 0;
+  double ropeBase = 10000;
+  std::string ropeStyle = "half";
+  int64_t memoryLength = 0;
+  /// The attention variant's kind: softmax kernels take any length and
+  /// continue a KV cache; the others see whole sequences.
+  std::string attentionKind = "softmax";
+  /// Queries and keys share one projection (kind lsh): no k_proj.
+  bool sharesQueryKey = false;
+  /// The variant's extra operands of the self-attention (e_proj, omega,
+  /// rel_table, ...), weights of the layer under these names.
+  std::vector<std::string> variantOperands;
+
+  bool isDecoder() const { return type == "decoder"; }
+  bool hasCrossAttention() const { return isDecoder() && crossAttention; }
+};
+
+/// `config` as "key=value" lines, and back. parseLayerConfig rejects
+/// unknown keys, malformed numbers and sizes a stack cannot have.
+std::string serializeLayerConfig(const LayerConfig &config);
+Status parseLayerConfig(const std::string &text, LayerConfig &config);
+
+/// "layers.<i>." (always "layers.0." with shared weights).
+std::string layerPrefix(const LayerConfig &config, int64_t index);
+
+enum class AttentionBlock { Self, Cross };
+
+/// One operand of a kernel call: dense row-major f32 of `shape`.
+struct KernelOperand {
+  float *data;
+  std::vector<int64_t> shape;
+};
+
+/// A compiled attention kernel: its operands by name (q, k, v, or a variant
+/// operand) and shape (-1 where dynamic), then one output [B, H, Lq, D]
+/// that `call` writes into.
+struct AttentionKernel {
+  std::vector<std::string> argumentNames;
+  std::vector<std::vector<int64_t>> argumentShapes;
+  std::function<Status(const std::vector<KernelOperand> &inputs,
+                       const KernelOperand &output)>
+      call;
+};
+
+/// Finds (or compiles) the kernel of `block` for `batch` sequences of `lq`
+/// queries over `lk` keys; the provider keeps it alive.
+using KernelProvider = std::function<Status(
+    AttentionBlock block, int64_t batch, int64_t lq, int64_t lk,
+    const AttentionKernel *&kernel)>;
+
+/// Reads weight `name` into `data`. With `required` set, the tensor must
+/// have that shape; otherwise its own shape is written to `shape`.
+using WeightReader = std::function<Status(
+    const std::string &name, const std::vector<int64_t> *required,
+    std::vector<int64_t> &shape, std::vector<float> &data)>;
+
+class LayerStack {
+public:
+  /// Reads every weight `config` needs through `weights` (missing tensors
+  /// and wrong shapes are errors naming them).
+  static Status create(const LayerConfig &config, const WeightReader &weights,
+                       KernelProvider kernels,
+                       std::unique_ptr<LayerStack> &stack);
+  ~LayerStack();
+
+  /// Runs the stack on `x` [B, L, d_model] (TransformerStack::forward has
+  /// the semantics: encoders see `x` alone, decoders continue their
+  /// sequence, `memory` feeds cross-attention).
+  Status forward(const Activations &x, const Activations *memory,
+                 Activations &result);
+  /// Starts a new sequence: empties the KV cache and the memory.
+  void reset();
+  /// Tokens seen since reset().
+  int64_t position() const;
+  const LayerConfig &config() const;
+  /// Seconds spent in attention kernels since creation.
+  double attentionSeconds() const;
+  /// Called after each layer with (layer index, layers, seconds).
+  std::function<void(int64_t, int64_t, double)> onLayer;
+
+private:
+  struct Impl;
+  explicit LayerStack(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace attnrt
+
+#endif // ATTN_RUNTIME_LAYERSTACK_H

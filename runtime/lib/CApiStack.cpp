@@ -1,0 +1,221 @@
+//===- CApiStack.cpp - layer stacks from ahead-of-time artifacts ----------===//
+//
+// attn_stack_*: the executor of LayerStack.h with kernels from an artifact
+// of `attn-compile LAYER.yaml --emit=so`. The artifact's manifest
+// (`_attn_layer_manifest`) holds the layer's LayerConfig and one line per
+// kernel: "kernel=<function> <self|cross> <batch> <lq> <lk> <operands>",
+// -1 for sizes the kernel takes any of. Kernels are called through
+// attn_call, which checks every operand against the kernel's signature.
+//
+//===----------------------------------------------------------------------===//
+#include "CApiObjects.h"
+#include "attn/Runtime/LayerStack.h"
+#include <dlfcn.h>
+#include <map>
+#include <new>
+#include <sstream>
+
+using namespace attnrt;
+
+namespace {
+/// One kernel of the manifest.
+struct ManifestKernel {
+  std::string function;
+  AttentionBlock block;
+  int64_t batch, lq, lk; ///< -1: any
+  AttentionKernel kernel;
+};
+
+/// Reads the kernel line after "kernel=".
+bool parseKernelLine(const std::string &text, ManifestKernel &entry) {
+  std::istringstream words(text);
+  std::string role, operands;
+  if (!(words >> entry.function >> role >> entry.batch >> entry.lq >>
+        entry.lk >> operands) ||
+      (role != "self" && role != "cross"))
+    return false;
+  entry.block = role == "self" ? AttentionBlock::Self : AttentionBlock::Cross;
+  std::stringstream names(operands);
+  for (std::string name; std::getline(names, name, ',');)
+    entry.kernel.argumentNames.push_back(name);
+  return !entry.kernel.argumentNames.empty();
+}
+
+/// A tensor over memory the stack owns (released without freeing it).
+attn_tensor borrowed(const KernelOperand &operand) {
+  return attn_tensor{ATTN_F32, operand.shape, nullptr, operand.data};
+}
+
+/// Whether `t` is an f32 tensor of rank 3.
+bool isActivations(const attn_tensor *t) {
+  return t && t->dtype == ATTN_F32 && t->sizes.size() == 3;
+}
+
+Activations activationsOf(const attn_tensor *t) {
+  Activations a(t->sizes[0], t->sizes[1], t->sizes[2]);
+  const auto *data = static_cast<const float *>(t->data);
+  a.data.assign(data, data + a.data.size());
+  return a;
+}
+} // namespace
+
+struct attn_stack {
+  attn_artifact *artifact;
+  std::vector<ManifestKernel> kernels;
+  std::unique_ptr<LayerStack> stack;
+};
+
+extern "C" {
+
+attn_stack *attn_stack_create(attn_artifact *artifact,
+                              const char *const *weight_names,
+                              attn_tensor *const *weights,
+                              int64_t num_weights) {
+  auto fail = [](std::string message) -> attn_stack * {
+    attnc::setLastError("attn_stack_create: " + std::move(message));
+    return nullptr;
+  };
+  if (!artifact)
+    return fail("artifact is NULL");
+  if (num_weights < 0 || (num_weights && (!weight_names || !weights)))
+    return fail("weight_names or weights is NULL");
+  const auto *manifest = static_cast<const char *>(
+      dlsym(artifact->handle, "_attn_layer_manifest"));
+  if (!manifest)
+    return fail(artifact->path + " holds no layer stack (build it with "
+                                 "attn-compile LAYER.yaml --emit=so)");
+  // The manifest: the layer's description, then its kernels.
+  auto stack = std::unique_ptr<attn_stack>(new (std::nothrow) attn_stack{
+      artifact, {}, nullptr});
+  if (!stack)
+    return fail("out of memory");
+  std::string configText;
+  std::istringstream lines(manifest);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("kernel=", 0) != 0) {
+      configText += line + "\n";
+      continue;
+    }
+    ManifestKernel entry;
+    if (!parseKernelLine(line.substr(7), entry))
+      return fail(artifact->path + ": malformed layer manifest line '" +
+                  line + "'");
+    stack->kernels.push_back(std::move(entry));
+  }
+  LayerConfig config;
+  if (Status s = parseLayerConfig(configText, config); s.failed())
+    return fail(artifact->path + ": " + s.message());
+  for (ManifestKernel &entry : stack->kernels) {
+    std::string function = entry.function;
+    entry.kernel.call = [artifact, function](
+                            const std::vector<KernelOperand> &inputs,
+                            const KernelOperand &output) {
+      std::vector<attn_tensor> tensors;
+      for (const KernelOperand &operand : inputs)
+        tensors.push_back(borrowed(operand));
+      attn_tensor out = borrowed(output);
+      std::vector<attn_tensor *> in;
+      for (attn_tensor &t : tensors)
+        in.push_back(&t);
+      attn_tensor *outs[1] = {&out};
+      if (attn_call(artifact, function.c_str(), in.data(), int64_t(in.size()),
+                    outs, 1) != 0)
+        return Status::error(attn_last_error());
+      return Status::ok();
+    };
+  }
+
+  // Weights by name; f32 only.
+  std::map<std::string, const attn_tensor *> byName;
+  for (int64_t i = 0; i < num_weights; ++i) {
+    if (!weight_names[i] || !weights[i])
+      return fail("weight " + std::to_string(i) + " or its name is NULL");
+    byName[weight_names[i]] = weights[i];
+  }
+  WeightReader read = [&](const std::string &name,
+                          const std::vector<int64_t> *required,
+                          std::vector<int64_t> &shape,
+                          std::vector<float> &data) {
+    auto it = byName.find(name);
+    if (it == byName.end())
+      return Status::error("no weight '" + name + "'");
+    const attn_tensor *t = it->second;
+    if (t->dtype != ATTN_F32)
+      return Status::error("weight '" + name + "' must be f32");
+    if (required && *required != t->sizes) {
+      std::string want;
+      for (int64_t s : *required)
+        want += (want.empty() ? "" : ", ") + std::to_string(s);
+      return Status::error("weight '" + name + "' must have shape [" + want +
+                           "]");
+    }
+    shape = t->sizes;
+    int64_t count = 1;
+    for (int64_t s : shape)
+      count *= s;
+    const auto *values = static_cast<const float *>(t->data);
+    data.assign(values, values + count);
+    return Status::ok();
+  };
+  attn_stack *raw = stack.get();
+  KernelProvider kernels = [raw](AttentionBlock block, int64_t batch,
+                                 int64_t lq, int64_t lk,
+                                 const AttentionKernel *&kernel) {
+    auto fits = [](int64_t want, int64_t have) {
+      return want < 0 || want == have;
+    };
+    for (const ManifestKernel &entry : raw->kernels)
+      if (entry.block == block && fits(entry.batch, batch) &&
+          fits(entry.lq, lq) && fits(entry.lk, lk)) {
+        kernel = &entry.kernel;
+        return Status::ok();
+      }
+    return Status::error(
+        raw->artifact->path + " has no " +
+        (block == AttentionBlock::Self ? "self" : "cross") +
+        "-attention kernel for batch " + std::to_string(batch) + ", " +
+        std::to_string(lq) + " queries and " + std::to_string(lk) +
+        " keys (attn-compile --layer-shape=" + std::to_string(batch) + "x" +
+        std::to_string(lq) + " adds one)");
+  };
+  if (Status s = LayerStack::create(config, read, kernels, stack->stack);
+      s.failed())
+    return fail(s.message());
+  return stack.release();
+}
+
+int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
+                       attn_tensor *out) {
+  auto fail = [](std::string message) {
+    attnc::setLastError("attn_stack_forward: " + std::move(message));
+    return -1;
+  };
+  if (!stack || !x || !out)
+    return fail("stack, x or out is NULL");
+  if (!isActivations(x) || !isActivations(out) ||
+      (memory && !isActivations(memory)))
+    return fail("x, memory and out must be f32 tensors [batch, length, "
+                "d_model]");
+  if (out->sizes != x->sizes)
+    return fail("out must have the shape of x");
+  Activations result;
+  Activations mem;
+  if (memory)
+    mem = activationsOf(memory);
+  if (Status s = stack->stack->forward(activationsOf(x),
+                                       memory ? &mem : nullptr, result);
+      s.failed())
+    return fail(s.message());
+  std::copy(result.data.begin(), result.data.end(),
+            static_cast<float *>(out->data));
+  return 0;
+}
+
+void attn_stack_reset(attn_stack *stack) {
+  if (stack)
+    stack->stack->reset();
+}
+
+void attn_stack_release(attn_stack *stack) { delete stack; }
+
+} // extern "C"

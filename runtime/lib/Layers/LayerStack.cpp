@@ -1,0 +1,466 @@
+//===- LayerStack.cpp - the layer-stack executor --------------------------===//
+//
+// One forward call: positions on the input, then per layer the attention
+// blocks (projections on sgemm, RoPE, KV cache, the compiled attention
+// kernel the KernelProvider hands out), residuals and norms, and the
+// feed-forward block. Nothing here knows whether kernels were compiled in
+// process or ahead of time.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Runtime/LayerStack.h"
+#include "LayerMath.h"
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+
+using namespace attnrt;
+namespace lm = attnrt::layermath;
+
+namespace {
+struct LinearWeights {
+  std::vector<float> weight, bias;
+  int64_t out = 0, in = 0;
+};
+struct NormWeights {
+  std::vector<float> weight, bias;
+};
+struct Tensor {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+};
+struct AttentionWeights {
+  LinearWeights q, k, v, o;
+  std::map<std::string, Tensor> extras; ///< variant operands by name
+};
+struct LayerWeights {
+  AttentionWeights self, cross;
+  NormWeights norms[3];
+  LinearWeights up, gate, down;
+};
+/// Keys and values kept for a decoder layer: [B, Hkv, length, D].
+struct LayerCache {
+  std::vector<float> keys, values;
+  int64_t length = 0;
+  std::vector<float> memoryKeys, memoryValues; ///< cross-attention
+  int64_t memoryLength = 0;
+};
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (int64_t s : shape)
+    text += (text.empty() ? "" : ", ") + std::to_string(s);
+  return "[" + text + "]";
+}
+
+/// Appends `fresh` [B, H, n, D] to `kept` [B, H, length, D].
+std::vector<float> appendRows(const std::vector<float> &kept, int64_t length,
+                              const std::vector<float> &fresh, int64_t n,
+                              int64_t batchHeads, int64_t dim) {
+  std::vector<float> result(batchHeads * (length + n) * dim);
+  // std::copy_n, not memcpy on &v[i]: the cache starts empty (no element
+  // to take the address of, and memcpy may not see a null source).
+  for (int64_t bh = 0; bh < batchHeads; ++bh) {
+    std::copy_n(kept.begin() + bh * length * dim, length * dim,
+                result.begin() + bh * (length + n) * dim);
+    std::copy_n(fresh.begin() + bh * n * dim, n * dim,
+                result.begin() + (bh * (length + n) + length) * dim);
+  }
+  return result;
+}
+
+/// Keeps the last `keep` of `length` rows of [B, H, length, D].
+std::vector<float> lastRows(const std::vector<float> &rows, int64_t length,
+                            int64_t keep, int64_t batchHeads, int64_t dim) {
+  std::vector<float> result(batchHeads * keep * dim);
+  for (int64_t bh = 0; bh < batchHeads; ++bh)
+    std::copy_n(rows.begin() + (bh * length + length - keep) * dim, keep * dim,
+                result.begin() + bh * keep * dim);
+  return result;
+}
+} // namespace
+
+struct LayerStack::Impl {
+  LayerConfig config;
+  KernelProvider kernels;
+  std::vector<LayerWeights> layers; ///< one when weights are shared
+  std::vector<float> posEmbedding;
+  NormWeights finalNorm;
+  std::vector<LayerCache> caches;
+  int64_t position = 0;
+  double attentionSeconds = 0;
+
+  Status load(const WeightReader &read);
+  Status attention(AttentionBlock block, AttentionWeights &w,
+                   LayerCache &cache, const float *x,
+                   const Activations *memory, int64_t batch, int64_t length,
+                   std::vector<float> &result);
+  void feedForward(LayerWeights &w, const float *x, int64_t rows,
+                   std::vector<float> &result);
+  void normalize(const NormWeights &n, float *x, int64_t rows);
+  Status layer(int64_t index, std::vector<float> &h, const Activations *memory,
+               int64_t batch, int64_t length);
+};
+
+Status LayerStack::Impl::load(const WeightReader &readWeight) {
+  const LayerConfig &l = config;
+  auto read = [&](const std::string &name, std::vector<int64_t> shape,
+                  std::vector<float> &into) {
+    std::vector<int64_t> actual;
+    return readWeight(name, &shape, actual, into);
+  };
+  auto linear = [&](const std::string &name, int64_t out, int64_t in,
+                    LinearWeights &w) {
+    w.out = out;
+    w.in = in;
+    Status s = read(name + ".weight", {out, in}, w.weight);
+    if (s.failed() || !l.bias)
+      return s;
+    return read(name + ".bias", {out}, w.bias);
+  };
+  auto norm = [&](const std::string &name, NormWeights &n) {
+    Status s = read(name + ".weight", {l.dModel}, n.weight);
+    if (s.failed() || !(l.norm == "layernorm" && l.bias))
+      return s;
+    return read(name + ".bias", {l.dModel}, n.bias);
+  };
+  auto attentionBlock = [&](const std::string &p, AttentionWeights &w,
+                            bool self) {
+    int64_t d = l.dModel, q = l.heads * l.headDim, kv = l.kvHeads * l.headDim;
+    Status s = linear(p + "q_proj", q, d, w.q);
+    if (!s.failed() && !(self && l.sharesQueryKey))
+      s = linear(p + "k_proj", kv, d, w.k);
+    if (!s.failed())
+      s = linear(p + "v_proj", kv, d, w.v);
+    if (!s.failed())
+      s = linear(p + "o_proj", d, q, w.o);
+    if (s.failed() || !self)
+      return s;
+    // Variant operands are read with their own shape: some depend on the
+    // sequence length (Linformer's E, F), checked against the kernel's
+    // operand shapes when it is called.
+    for (const std::string &name : l.variantOperands) {
+      Tensor &t = w.extras[name];
+      s = readWeight(p + name, nullptr, t.shape, t.data);
+      if (s.failed())
+        return s;
+    }
+    return s;
+  };
+  if (l.positions == "learned") {
+    Status s = read("pos_embedding", {l.maxPositions, l.dModel}, posEmbedding);
+    if (s.failed())
+      return s;
+  }
+  layers.resize(l.sharedWeights ? 1 : l.layers);
+  for (int64_t i = 0; i < int64_t(layers.size()); ++i) {
+    std::string p = layerPrefix(l, i);
+    LayerWeights &w = layers[i];
+    Status s = attentionBlock(p + "self_attn.", w.self, true);
+    if (!s.failed() && l.hasCrossAttention())
+      s = attentionBlock(p + "cross_attn.", w.cross, false);
+    for (int n = 0; n < (l.hasCrossAttention() ? 3 : 2) && !s.failed(); ++n)
+      s = norm(p + "norm" + std::to_string(n + 1), w.norms[n]);
+    if (!s.failed())
+      s = linear(p + "linear1", l.ffnHidden, l.dModel, w.up);
+    if (!s.failed() && l.activation == "swiglu")
+      s = linear(p + "linear_gate", l.ffnHidden, l.dModel, w.gate);
+    if (!s.failed())
+      s = linear(p + "linear2", l.dModel, l.ffnHidden, w.down);
+    if (s.failed())
+      return s;
+  }
+  if (l.finalNorm) {
+    Status s = norm("final_norm", finalNorm);
+    if (s.failed())
+      return s;
+  }
+  caches.resize(l.layers);
+  return Status::ok();
+}
+
+Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
+                                   LayerCache &cache, const float *x,
+                                   const Activations *memory, int64_t batch,
+                                   int64_t length, std::vector<float> &result) {
+  const LayerConfig &l = config;
+  int64_t rows = batch * length, hd = l.headDim;
+  bool self = block == AttentionBlock::Self;
+  auto project = [&](const LinearWeights &p, const float *in, int64_t n,
+                     int64_t heads) {
+    std::vector<float> flat(batch * n * heads * hd), split(flat.size());
+    lm::linear(in, batch * n, l.dModel, p.weight.data(), p.bias, p.out,
+               flat.data());
+    lm::splitHeads(flat.data(), batch, n, heads, hd, split.data());
+    return split;
+  };
+  std::vector<float> q = project(w.q, x, length, l.heads);
+  // Keys and values the kernel reads: this call's (encoder) or the cache's.
+  std::vector<float> ownKeys, ownValues;
+  float *keys, *values;
+  int64_t keyLen;
+  if (self) {
+    std::vector<float> k =
+        l.sharesQueryKey ? q : project(w.k, x, length, l.kvHeads);
+    std::vector<float> v = project(w.v, x, length, l.kvHeads);
+    if (l.positions == "rope") {
+      bool interleaved = l.ropeStyle == "interleaved";
+      lm::rope(q.data(), batch, l.heads, length, hd, position, l.ropeBase,
+               interleaved);
+      if (!l.sharesQueryKey)
+        lm::rope(k.data(), batch, l.kvHeads, length, hd, position,
+                 l.ropeBase, interleaved);
+      else
+        k = q;
+    }
+    if (l.isDecoder()) {
+      // Only softmax attention aligns its queries to the end of the keys
+      // (bottom_right); the other kinds' causal forms assume queries and
+      // keys start together.
+      if (cache.length && l.attentionKind != "softmax")
+        return Status::error(
+            "attention kind " + l.attentionKind +
+            " runs whole sequences only: call reset() before each forward "
+            "(incremental decoding needs kind softmax)");
+      // The cache holds rotated keys: a key's position never changes.
+      cache.keys = appendRows(cache.keys, cache.length, k, length,
+                              batch * l.kvHeads, hd);
+      cache.values = appendRows(cache.values, cache.length, v, length,
+                                batch * l.kvHeads, hd);
+      cache.length += length;
+      keys = cache.keys.data();
+      values = cache.values.data();
+      keyLen = cache.length;
+    } else {
+      ownKeys = std::move(k);
+      ownValues = std::move(v);
+      keys = ownKeys.data();
+      values = ownValues.data();
+      keyLen = length;
+    }
+  } else {
+    if (memory) {
+      cache.memoryKeys = project(w.k, memory->data.data(), memory->length,
+                                 l.kvHeads);
+      cache.memoryValues = project(w.v, memory->data.data(), memory->length,
+                                   l.kvHeads);
+      cache.memoryLength = memory->length;
+    }
+    if (!cache.memoryLength)
+      return Status::error("a decoder with cross_attention needs the encoder "
+                           "memory (attn-run --memory)");
+    keys = cache.memoryKeys.data();
+    values = cache.memoryValues.data();
+    keyLen = cache.memoryLength;
+  }
+
+  const AttentionKernel *kernel = nullptr;
+  if (Status s = kernels(block, batch, length, keyLen, kernel); s.failed())
+    return s;
+  std::vector<KernelOperand> operands;
+  for (size_t i = 0; i < kernel->argumentNames.size(); ++i) {
+    const std::string &name = kernel->argumentNames[i];
+    if (name == "q" || name == "qk") {
+      operands.push_back({q.data(), {batch, l.heads, length, hd}});
+    } else if (name == "k" || name == "v") {
+      operands.push_back(
+          {name == "k" ? keys : values, {batch, l.kvHeads, keyLen, hd}});
+    } else {
+      auto it = w.extras.find(name);
+      if (it == w.extras.end())
+        return Status::error("the attention needs operand '" + name +
+                             "', which the layer has no weight for");
+      if (i < kernel->argumentShapes.size() &&
+          it->second.shape != kernel->argumentShapes[i])
+        return Status::error(
+            "self_attn." + name + " has shape " +
+            shapeString(it->second.shape) + ", the attention over " +
+            std::to_string(keyLen) + " keys needs " +
+            shapeString(kernel->argumentShapes[i]));
+      operands.push_back({it->second.data.data(), it->second.shape});
+    }
+  }
+  // The kernel writes into `heads` (destination-passing style).
+  std::vector<float> heads(rows * l.heads * hd);
+  auto start = std::chrono::steady_clock::now();
+  if (Status s = kernel->call(operands,
+                              {heads.data(), {batch, l.heads, length, hd}});
+      s.failed())
+    return s;
+  attentionSeconds += std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  std::vector<float> merged(rows * l.heads * hd);
+  result.assign(rows * l.dModel, 0.0f);
+  lm::mergeHeads(heads.data(), batch, length, l.heads, hd, merged.data());
+  lm::linear(merged.data(), rows, l.heads * hd, w.o.weight.data(), w.o.bias,
+             l.dModel, result.data());
+  // Transformer-XL: keep only the last memory_length keys for the next
+  // segment.
+  if (self && l.memoryLength && cache.length > l.memoryLength) {
+    int64_t bh = batch * l.kvHeads;
+    cache.keys = lastRows(cache.keys, cache.length, l.memoryLength, bh, hd);
+    cache.values =
+        lastRows(cache.values, cache.length, l.memoryLength, bh, hd);
+    cache.length = l.memoryLength;
+  }
+  return Status::ok();
+}
+
+void LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
+                                   int64_t rows, std::vector<float> &result) {
+  const LayerConfig &l = config;
+  std::vector<float> up(rows * l.ffnHidden);
+  result.assign(rows * l.dModel, 0.0f);
+  lm::linear(x, rows, l.dModel, w.up.weight.data(), w.up.bias, l.ffnHidden,
+             up.data());
+  if (l.activation == "swiglu") {
+    std::vector<float> gate(up.size());
+    lm::linear(x, rows, l.dModel, w.gate.weight.data(), w.gate.bias,
+               l.ffnHidden, gate.data());
+    lm::swiglu(up.data(), gate.data(), up.size());
+  } else {
+    lm::activate(l.activation, up.data(), up.size());
+  }
+  lm::linear(up.data(), rows, l.ffnHidden, w.down.weight.data(), w.down.bias,
+             l.dModel, result.data());
+}
+
+void LayerStack::Impl::normalize(const NormWeights &n, float *x,
+                                 int64_t rows) {
+  const LayerConfig &l = config;
+  if (l.norm == "rmsnorm")
+    lm::rmsNorm(x, rows, l.dModel, n.weight.data(), l.normEps);
+  else
+    lm::layerNorm(x, rows, l.dModel, n.weight.data(),
+                  n.bias.empty() ? nullptr : n.bias.data(), l.normEps);
+}
+
+Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
+                               const Activations *memory, int64_t batch,
+                               int64_t length) {
+  const LayerConfig &l = config;
+  LayerWeights &w = layers[l.sharedWeights ? 0 : index];
+  LayerCache &cache = caches[index];
+  int64_t rows = batch * length;
+  bool pre = l.normPosition == "pre";
+  // One residual block: pre-norm h += f(norm(h)), post-norm
+  // h = norm(h + f(h)).
+  auto block = [&](const NormWeights &norm, auto body) {
+    std::vector<float> input = h, r;
+    if (pre)
+      normalize(norm, input.data(), rows);
+    Status s = body(input.data(), r);
+    if (s.failed())
+      return s;
+    lm::add(h.data(), r.data(), h.size());
+    if (!pre)
+      normalize(norm, h.data(), rows);
+    return Status::ok();
+  };
+  Status s = block(w.norms[0], [&](const float *in, std::vector<float> &r) {
+    return attention(AttentionBlock::Self, w.self, cache, in, nullptr, batch,
+                     length, r);
+  });
+  if (!s.failed() && l.hasCrossAttention())
+    s = block(w.norms[1], [&](const float *in, std::vector<float> &r) {
+      return attention(AttentionBlock::Cross, w.cross, cache, in, memory,
+                       batch, length, r);
+    });
+  if (s.failed())
+    return s;
+  return block(w.norms[l.hasCrossAttention() ? 2 : 1],
+               [&](const float *in, std::vector<float> &r) {
+                 feedForward(w, in, rows, r);
+                 return Status::ok();
+               });
+}
+
+LayerStack::LayerStack(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+LayerStack::~LayerStack() = default;
+
+Status LayerStack::create(const LayerConfig &config,
+                          const WeightReader &weights, KernelProvider kernels,
+                          std::unique_ptr<LayerStack> &stack) {
+  // Compiled attention alternates with sgemm and the element-wise steps on
+  // the same cores: OpenMP threads that spin 200 ms after each parallel
+  // region (libomp's default) would slow the rest down. libomp reads this
+  // when it starts; a user's setting wins.
+  setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->kernels = std::move(kernels);
+  if (Status s = impl->load(weights); s.failed())
+    return s;
+  stack.reset(new LayerStack(std::move(impl)));
+  return Status::ok();
+}
+
+Status LayerStack::forward(const Activations &x, const Activations *memory,
+                           Activations &result) {
+  const LayerConfig &l = impl->config;
+  auto dims = [](const Activations &a) {
+    return shapeString({a.batch, a.length, a.width});
+  };
+  if (x.width != l.dModel || x.length < 1 || x.batch < 1 ||
+      int64_t(x.data.size()) != x.batch * x.length * x.width)
+    return Status::error("the input is " + dims(x) +
+                         ", the layer takes [batch, length >= 1, d_model = " +
+                         std::to_string(l.dModel) + "]");
+  if (memory &&
+      (memory->width != l.dModel || memory->batch != x.batch ||
+       memory->length < 1 ||
+       int64_t(memory->data.size()) !=
+           memory->batch * memory->length * memory->width))
+    return Status::error("the memory is " + dims(*memory) +
+                         ", the layer takes [batch = " +
+                         std::to_string(x.batch) +
+                         ", length >= 1, d_model = " +
+                         std::to_string(l.dModel) + "]");
+  if (memory && !l.hasCrossAttention())
+    return Status::error("memory given to a stack without cross-attention");
+  if (!l.isDecoder())
+    reset(); // encoders keep nothing between calls
+  result = x;
+  std::vector<float> &h = result.data;
+  // Absolute positions are added to the stack's input.
+  if (l.positions == "learned" && impl->position + x.length > l.maxPositions)
+    return Status::error("position " +
+                         std::to_string(impl->position + x.length - 1) +
+                         " is past max_positions (" +
+                         std::to_string(l.maxPositions) + ")");
+  if (l.positions == "learned" || l.positions == "sinusoidal")
+    for (int64_t b = 0; b < x.batch; ++b)
+      for (int64_t t = 0; t < x.length; ++t)
+        for (int64_t c = 0; c < l.dModel; ++c) {
+          int64_t pos = impl->position + t;
+          h[(b * x.length + t) * l.dModel + c] +=
+              l.positions == "learned"
+                  ? impl->posEmbedding[pos * l.dModel + c]
+                  : float(lm::sinusoid(pos, c, l.dModel));
+        }
+  for (int64_t i = 0; i < l.layers; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = impl->layer(i, h, memory, x.batch, x.length); s.failed())
+      return s;
+    if (onLayer)
+      onLayer(i, l.layers,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                            start)
+                  .count());
+  }
+  if (l.finalNorm)
+    impl->normalize(impl->finalNorm, h.data(), x.batch * x.length);
+  impl->position += x.length;
+  return Status::ok();
+}
+
+void LayerStack::reset() {
+  for (LayerCache &cache : impl->caches)
+    cache = LayerCache();
+  impl->position = 0;
+}
+
+int64_t LayerStack::position() const { return impl->position; }
+const LayerConfig &LayerStack::config() const { return impl->config; }
+double LayerStack::attentionSeconds() const { return impl->attentionSeconds; }

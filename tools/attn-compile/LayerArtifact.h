@@ -1,0 +1,33 @@
+//===- LayerArtifact.h - the kernels of a layer spec ------------*- C++ -*-===//
+//
+// `attn-compile LAYER.yaml --emit=so` builds what the C API's attn_stack_*
+// needs to run a layer stack without a compiler: the attention kernels of
+// its blocks and a manifest (the layer's description and the kernel table,
+// runtime/lib/CApiStack.cpp) exported as `_attn_layer_manifest`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TOOLS_ATTN_COMPILE_LAYERARTIFACT_H
+#define ATTN_TOOLS_ATTN_COMPILE_LAYERARTIFACT_H
+
+#include "attn/Spec/LayerSpec.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attntools {
+
+/// The module of `spec`'s attention kernels: one taking any batch and
+/// length where the kind allows it (softmax; every cross-attention), else
+/// one per (batch, length) of `shapes`. `manifest` receives the text the
+/// artifact exports. Errors are reported on `sourceMgr`'s buffer.
+mlir::OwningOpRef<mlir::ModuleOp>
+buildLayerModule(const attnspec::LayerSpec &spec,
+                 const std::vector<std::pair<int64_t, int64_t>> &shapes,
+                 llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
+                 std::string &manifest);
+
+} // namespace attntools
+
+#endif // ATTN_TOOLS_ATTN_COMPILE_LAYERARTIFACT_H
