@@ -3,7 +3,8 @@
 //
 // The input is read as a script of C API calls with fuzzed arguments:
 // tensor creation (ranks, sizes, dtypes), queries on tensors and NULLs,
-// artifact loading (bad paths) and, when ATTN_FUZZ_ARTIFACT names a library
+// artifact loading (bad paths), layer stacks refused (NULLs, no manifest)
+// and, when ATTN_FUZZ_ARTIFACT names a library
 // from attn-compile --emit=so whose function is ATTN_FUZZ_FUNCTION, calls
 // with fuzzed input and output lists and result ranks. Every call must
 // return an error or a result, never crash.
@@ -43,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Script script{data, size};
   std::vector<attn_tensor *> tensors;
   while (script.size) {
-    switch (script.byte() % 6) {
+    switch (script.byte() % 7) {
     case 0: {                            // create
       int64_t rank = script.byte() % 11; // 0 and 9, 10 are invalid
       std::vector<int64_t> sizes(rank);
@@ -127,6 +128,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         tensors.pop_back();
       }
       break;
+    case 6: { // layer stacks: NULLs, fuzzed weight lists, no manifest
+      int64_t count = int64_t(script.byte() % 5) - 1; // -1 is invalid
+      std::vector<const char *> names(count > 0 ? count : 0);
+      std::vector<attn_tensor *> weights(names.size());
+      for (size_t i = 0; i < names.size(); ++i) {
+        names[i] = script.byte() % 4 ? "layers.0.norm1.weight" : nullptr;
+        weights[i] = tensors.empty() || !(script.byte() % 4)
+                         ? nullptr
+                         : tensors[script.byte() % tensors.size()];
+      }
+      // The artifact (when given) is a kernel library: no manifest.
+      attn_stack *stack = attn_stack_create(
+          script.byte() % 2 ? artifact : nullptr,
+          script.byte() % 4 ? names.data() : nullptr,
+          script.byte() % 4 ? weights.data() : nullptr, count);
+      attn_tensor *x = tensors.empty() ? nullptr : tensors.front();
+      (void)attn_stack_forward(stack, x, script.byte() % 2 ? x : nullptr, x);
+      attn_stack_reset(stack);
+      attn_stack_release(stack);
+      break;
+    }
     }
   }
   for (attn_tensor *t : tensors)
