@@ -21,6 +21,8 @@ PACKAGES=(
   libgtest-dev libopenblas-dev
   # FFTs of attn.fourier_mix (FNet), called by compiled kernels.
   libfftw3-dev
+  # JSON headers of safetensors weights, read by the runtime (header-only).
+  nlohmann-json3-dev
   python3
 )
 $SUDO apt-get update -qq

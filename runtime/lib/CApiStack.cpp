@@ -1,7 +1,8 @@
 //===- CApiStack.cpp - layer stacks from ahead-of-time artifacts ----------===//
 //
 // attn_stack_*: the executor of LayerStack.h with kernels from an artifact
-// of `attn-compile LAYER.yaml --emit=so`. The artifact's manifest
+// of `attn-compile LAYER.yaml --emit=so` and weights the caller gives as
+// tensors or as a safetensors file. The artifact's manifest
 // (`_attn_layer_manifest`) holds the layer's LayerConfig and one line per
 // kernel: "kernel=<function> <self|cross> <batch> <lq> <lk> <operands>",
 // -1 for sizes the kernel takes any of. Kernels are called through
@@ -10,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "CApiObjects.h"
 #include "attn/Runtime/LayerStack.h"
+#include "attn/Runtime/SafetensorsReader.h"
 #include <dlfcn.h>
 #include <map>
 #include <new>
@@ -65,20 +67,16 @@ struct attn_stack {
   std::unique_ptr<LayerStack> stack;
 };
 
-extern "C" {
+namespace {
 
-attn_stack *attn_stack_create(attn_artifact *artifact,
-                              const char *const *weight_names,
-                              attn_tensor *const *weights,
-                              int64_t num_weights) {
-  auto fail = [](std::string message) -> attn_stack * {
-    attnc::setLastError("attn_stack_create: " + std::move(message));
+/// The stack of `artifact`'s manifest with weights from `read`; NULL and
+/// the error message (prefixed with `caller`) on failure.
+attn_stack *createStack(const char *caller, attn_artifact *artifact,
+                        const WeightReader &read) {
+  auto fail = [caller](std::string message) -> attn_stack * {
+    attnc::setLastError(std::string(caller) + ": " + std::move(message));
     return nullptr;
   };
-  if (!artifact)
-    return fail("artifact is NULL");
-  if (num_weights < 0 || (num_weights && (!weight_names || !weights)))
-    return fail("weight_names or weights is NULL");
   const auto *manifest = static_cast<const char *>(
       dlsym(artifact->handle, "_attn_layer_manifest"));
   if (!manifest)
@@ -124,12 +122,56 @@ attn_stack *attn_stack_create(attn_artifact *artifact,
       return Status::ok();
     };
   }
+  attn_stack *raw = stack.get();
+  KernelProvider kernels = [raw](AttentionBlock block, int64_t batch,
+                                 int64_t lq, int64_t lk,
+                                 const AttentionKernel *&kernel) {
+    auto fits = [](int64_t want, int64_t have) {
+      return want < 0 || want == have;
+    };
+    for (const ManifestKernel &entry : raw->kernels)
+      if (entry.block == block && fits(entry.batch, batch) &&
+          fits(entry.lq, lq) && fits(entry.lk, lk)) {
+        kernel = &entry.kernel;
+        return Status::ok();
+      }
+    return Status::error(
+        raw->artifact->path + " has no " +
+        (block == AttentionBlock::Self ? "self" : "cross") +
+        "-attention kernel for batch " + std::to_string(batch) + ", " +
+        std::to_string(lq) + " queries and " + std::to_string(lk) +
+        " keys (attn-compile --layer-shape=" + std::to_string(batch) + "x" +
+        std::to_string(lq) + " adds one)");
+  };
+  if (Status s = LayerStack::create(config, read, kernels, stack->stack);
+      s.failed())
+    return fail(s.message());
+  return stack.release();
+}
+} // namespace
 
+extern "C" {
+
+attn_stack *attn_stack_create(attn_artifact *artifact,
+                              const char *const *weight_names,
+                              attn_tensor *const *weights,
+                              int64_t num_weights) {
+  const char *caller = "attn_stack_create";
+  if (!artifact || num_weights < 0 ||
+      (num_weights && (!weight_names || !weights))) {
+    attnc::setLastError(std::string(caller) +
+                        ": artifact, weight_names or weights is NULL (or "
+                        "num_weights < 0)");
+    return nullptr;
+  }
   // Weights by name; f32 only.
   std::map<std::string, const attn_tensor *> byName;
   for (int64_t i = 0; i < num_weights; ++i) {
-    if (!weight_names[i] || !weights[i])
-      return fail("weight " + std::to_string(i) + " or its name is NULL");
+    if (!weight_names[i] || !weights[i]) {
+      attnc::setLastError(std::string(caller) + ": weight " +
+                          std::to_string(i) + " or its name is NULL");
+      return nullptr;
+    }
     byName[weight_names[i]] = weights[i];
   }
   WeightReader read = [&](const std::string &name,
@@ -157,31 +199,34 @@ attn_stack *attn_stack_create(attn_artifact *artifact,
     data.assign(values, values + count);
     return Status::ok();
   };
-  attn_stack *raw = stack.get();
-  KernelProvider kernels = [raw](AttentionBlock block, int64_t batch,
-                                 int64_t lq, int64_t lk,
-                                 const AttentionKernel *&kernel) {
-    auto fits = [](int64_t want, int64_t have) {
-      return want < 0 || want == have;
-    };
-    for (const ManifestKernel &entry : raw->kernels)
-      if (entry.block == block && fits(entry.batch, batch) &&
-          fits(entry.lq, lq) && fits(entry.lk, lk)) {
-        kernel = &entry.kernel;
-        return Status::ok();
-      }
-    return Status::error(
-        raw->artifact->path + " has no " +
-        (block == AttentionBlock::Self ? "self" : "cross") +
-        "-attention kernel for batch " + std::to_string(batch) + ", " +
-        std::to_string(lq) + " queries and " + std::to_string(lk) +
-        " keys (attn-compile --layer-shape=" + std::to_string(batch) + "x" +
-        std::to_string(lq) + " adds one)");
+  return createStack(caller, artifact, read);
+}
+
+attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path) {
+  const char *caller = "attn_stack_load";
+  if (!artifact || !weights_path) {
+    attnc::setLastError(std::string(caller) +
+                        ": artifact or weights_path is NULL");
+    return nullptr;
+  }
+  std::unique_ptr<SafetensorsReader> file;
+  if (Status s = SafetensorsReader::open(weights_path, file); s.failed()) {
+    attnc::setLastError(std::string(caller) + ": " + s.message());
+    return nullptr;
+  }
+  WeightReader read = [&](const std::string &name,
+                          const std::vector<int64_t> *required,
+                          std::vector<int64_t> &shape,
+                          std::vector<float> &data) {
+    if (required)
+      shape = *required;
+    else if (const SafetensorsEntry *entry = file->find(name))
+      shape = entry->shape;
+    else
+      return Status::error(file->getPath() + ": no tensor '" + name + "'");
+    return file->read(name, shape, data);
   };
-  if (Status s = LayerStack::create(config, read, kernels, stack->stack);
-      s.failed())
-    return fail(s.message());
-  return stack.release();
+  return createStack(caller, artifact, read);
 }
 
 int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,

@@ -96,6 +96,9 @@ attn_stack *attn_stack_create(attn_artifact *artifact,
                               const char *const *weight_names,
                               attn_tensor *const *weights,
                               int64_t num_weights);
+/** attn_stack_create with the weights of a safetensors file (F32, F16,
+ * BF16 or F64 tensors, read as f32), validated before anything is read. */
+attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path);
 /** Runs the stack on `x` [batch, length, d_model] (f32) into `out`, a
  * tensor of the same shape the caller created. `memory` is the encoder
  * output [batch, M, d_model] a decoder's cross-attention reads (kept until

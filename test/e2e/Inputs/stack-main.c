@@ -4,8 +4,9 @@
  * independent of attn's runtime: sinusoidal positions, then per layer
  * post-norm self-attention (GQA 4:2, non-causal) and a GELU feed-forward,
  * all with biases. argv[1]: the stack's library; argv[2]: a kernel library
- * without a layer manifest (for the error case). Prints the worst error and
- * PASS or FAIL, then the errors the API reports for bad calls. */
+ * without a layer manifest (for the error case); argv[3]: where to write the
+ * weights as a safetensors file for attn_stack_load. Prints the worst error
+ * and PASS or FAIL, then the errors the API reports for bad calls. */
 #include "attn-c/Runtime.h"
 #include <math.h>
 #include <stdio.h>
@@ -159,9 +160,55 @@ static int collectWeights(void) {
   return n;
 }
 
+/* Writes the weights as an F32 safetensors file (8-byte little-endian
+ * header length, JSON header, data), the format's own layout. */
+static int writeSafetensors(const char *path, int count) {
+  static char header[16384];
+  int used = snprintf(header, sizeof header, "{");
+  uint64_t offset = 0;
+  for (int i = 0; i < count; ++i) {
+    int64_t rows = attn_tensor_size(tensors[i], 0);
+    int64_t cols = attn_tensor_rank(tensors[i]) == 2
+                       ? attn_tensor_size(tensors[i], 1)
+                       : 1;
+    uint64_t bytes = (uint64_t)(rows * cols) * 4;
+    char shape[64];
+    if (attn_tensor_rank(tensors[i]) == 2)
+      snprintf(shape, sizeof shape, "[%lld, %lld]", (long long)rows,
+               (long long)cols);
+    else
+      snprintf(shape, sizeof shape, "[%lld]", (long long)rows);
+    used += snprintf(header + used, sizeof header - used,
+                     "%s\"%s\": {\"dtype\": \"F32\", \"shape\": %s, "
+                     "\"data_offsets\": [%llu, %llu]}",
+                     i ? ", " : "", names[i], shape,
+                     (unsigned long long)offset,
+                     (unsigned long long)(offset + bytes));
+    offset += bytes;
+  }
+  used += snprintf(header + used, sizeof header - used, "}");
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return -1;
+  unsigned char length[8];
+  for (int b = 0; b < 8; ++b)
+    length[b] = (unsigned char)(((uint64_t)used >> (8 * b)) & 0xff);
+  fwrite(length, 1, 8, f);
+  fwrite(header, 1, used, f);
+  for (int i = 0; i < count; ++i) {
+    int64_t n = attn_tensor_size(tensors[i], 0) *
+                (attn_tensor_rank(tensors[i]) == 2
+                     ? attn_tensor_size(tensors[i], 1)
+                     : 1);
+    fwrite(attn_tensor_data(tensors[i]), 4, n, f); /* little-endian host */
+  }
+  return fclose(f);
+}
+
 int main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: %s STACK.so KERNEL.so\n", argv[0]);
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s STACK.so KERNEL.so WEIGHTS.safetensors\n",
+            argv[0]);
     return 2;
   }
   for (int i = 0; i < LAYERS; ++i) {
@@ -234,6 +281,23 @@ int main(int argc, char **argv) {
   attn_stack_forward(stack, in, NULL, again);
   printf("repeat: %s\n",
          memcmp(attn_tensor_data(again), y, sizeof x) ? "DIFFERS" : "same");
+
+  /* The same weights from a safetensors file (attn_stack_load): the same
+   * numbers, bit for bit. */
+  attn_stack *loaded = NULL;
+  if (writeSafetensors(argv[3], count) == 0)
+    loaded = attn_stack_load(artifact, argv[3]);
+  attn_tensor *fromFile = attn_tensor_create(ATTN_F32, 3, shape);
+  if (!loaded || attn_stack_forward(loaded, in, NULL, fromFile) != 0)
+    printf("load: %s\n", attn_last_error());
+  else
+    printf("load: %s\n", memcmp(attn_tensor_data(fromFile), y, sizeof x)
+                              ? "DIFFERS from attn_stack_create"
+                              : "same as attn_stack_create");
+  attn_stack_release(loaded);
+  attn_tensor_release(fromFile);
+  if (!attn_stack_load(artifact, "/nonexistent/w.safetensors"))
+    printf("missing file: %s\n", attn_last_error());
 
   /* Errors: a wrong input width, a missing weight, a wrong shape, and a
    * library without a layer manifest. */
