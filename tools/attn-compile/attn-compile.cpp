@@ -395,6 +395,141 @@ static OwningOpRef<ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
   return attnspec::loadModule(inputFile, sourceMgr, context);
 }
 
+/// --emit=mask-svg: the key tiles of the module's first attention.
+static int writeMaskSvg(ModuleOp module, llvm::ToolOutputFile &output) {
+  attn::AttentionOp attention;
+  module->walk([&](attn::AttentionOp op) {
+    if (!attention)
+      attention = op;
+  });
+  if (!attention)
+    return fail("--emit=mask-svg: the input has no attn.attention");
+  attn::TargetDescription target =
+      llvm::sys::getHostCPUFeatures().lookup("avx512f")
+          ? attn::TargetDescription::cpuAvx512()
+          : attn::TargetDescription::cpuAvx2();
+  attn::KernelPlan plan =
+      attn::planKernel(attn::AttentionFacts::of(attention), target, 0, false);
+  if (failed(attnspec::writeMaskSvg(attention, plan.queryTiling, plan.keyTile,
+                                    head, output.os())))
+    return EXIT_FAILURE;
+  return keepOutput(output);
+}
+
+/// The target machine: this CPU, or the one --mcpu names; null after
+/// reporting why not.
+static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
+  std::string error;
+  std::string triple = llvm::sys::getProcessTriple();
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
+  if (!target) {
+    fail(error);
+    return nullptr;
+  }
+  std::string cpu = mcpu == "native" ? llvm::sys::getHostCPUName().str()
+                                     : mcpu.getValue();
+  // An unknown CPU would only warn and then end in LLVM's fatal error.
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(llvm::Triple(triple), "", ""));
+  if (!subtarget || !subtarget->isCPUStringValid(cpu)) {
+    fail("--mcpu=" + cpu + " is not a CPU of " + triple +
+         " (llc -mcpu=help lists them)");
+    return nullptr;
+  }
+  std::string features;
+  if (mcpu == "native")
+    for (auto &feature : llvm::sys::getHostCPUFeatures())
+      features += (feature.second ? "+" : "-") + feature.first().str() + ",";
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      llvm::Triple(triple), cpu, features, llvm::TargetOptions(),
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    fail("cannot create a target machine for --mcpu=" + cpu);
+  return machine;
+}
+
+/// attn IR -> LLVM dialect with the CPU pipeline for `machine`.
+static LogicalResult lowerToLLVMDialect(ModuleOp module,
+                                        llvm::TargetMachine &machine) {
+  attn::CpuPipelineOptions pipeline;
+  pipeline.vectorBits =
+      machine.getMCSubtargetInfo()->checkFeatures("+avx512f") ? 512 : 256;
+  pipeline.cpuKernels = !generic;
+  pipeline.reportTiles = llvm::AreStatisticsEnabled();
+  PassManager pm(module.getContext());
+  attn::buildCpuPipeline(pm, pipeline);
+  if (!dumpAfter.empty()) {
+    module.getContext()->disableMultithreading();
+    pm.enableIRPrinting(
+        [](Pass *, Operation *) { return false; },
+        [&](Pass *pass, Operation *) {
+          return pass->getArgument() == dumpAfter;
+        },
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+  }
+  return pm.run(module);
+}
+
+/// A constant NUL-terminated string the artifact exports as `name`.
+static void exportString(llvm::Module &module, const llvm::Twine &name,
+                         llvm::StringRef text) {
+  llvm::LLVMContext &context = module.getContext();
+  new llvm::GlobalVariable(
+      module,
+      llvm::ArrayType::get(llvm::Type::getInt8Ty(context), text.size() + 1),
+      /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantDataArray::getString(context, text), name);
+}
+
+/// Machine code for `module` into `path`.
+static int writeObject(llvm::Module &module, llvm::TargetMachine &machine,
+                       const std::string &path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write " + path + ": " + ec.message());
+  llvm::legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, os, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile))
+    return fail("the target cannot emit object files");
+  codegen.run(module);
+  os.close();
+  // A full disk is an error like any other, not LLVM's fatal one when the
+  // stream is destroyed with its error unchecked.
+  if (os.has_error()) {
+    std::string message = os.error().message();
+    os.clear_error();
+    llvm::sys::fs::remove(path);
+    return fail("cannot write " + path + ": " + message);
+  }
+  return EXIT_SUCCESS;
+}
+
+/// Links `objectPath` into the shared library -o names, against the OpenMP
+/// runtime (found again at load time through the rpath) and, when the
+/// kernels call it, libattn_support. Nothing of MLIR or LLVM is needed at
+/// run time.
+static int linkSharedLibrary(const std::string &objectPath, bool usesSupport,
+                             const char *argv0) {
+  llvm::SmallVector<llvm::StringRef> args = {
+      ATTN_LLD, "-shared", "-o", outputFile, objectPath,
+      "-L" ATTN_LLVM_LIBRARY_DIR, "-lomp", "-rpath", ATTN_LLVM_LIBRARY_DIR};
+  std::string supportDir, supportFlag;
+  if (usesSupport) {
+    supportDir = supportLibraryDir(argv0);
+    supportFlag = "-L" + supportDir;
+    args.append({supportFlag, "-lattn_support", "-rpath", supportDir});
+  }
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(ATTN_LLD, args, std::nullopt, {}, 0,
+                                         0, &error);
+  llvm::sys::fs::remove(objectPath);
+  if (status != 0)
+    return fail("linking " + outputFile + " failed: " + error);
+  return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
@@ -429,61 +564,21 @@ int main(int argc, char **argv) {
                                &error);
   if (!output)
     return fail(error);
-
-  if (emit == Emit::Mlir || emit == Emit::Header) {
-    if (emit == Emit::Mlir)
-      module->print(output->os());
-    else if (failed(writeHeader(*module, output->os())))
-      return EXIT_FAILURE;
+  if (emit == Emit::Mlir) {
+    module->print(output->os());
     return keepOutput(*output);
   }
+  if (emit == Emit::Header)
+    return failed(writeHeader(*module, output->os())) ? EXIT_FAILURE
+                                                      : keepOutput(*output);
+  if (emit == Emit::MaskSvg)
+    return writeMaskSvg(*module, *output);
 
-  if (emit == Emit::MaskSvg) {
-    attn::AttentionOp attention;
-    module->walk([&](attn::AttentionOp op) {
-      if (!attention)
-        attention = op;
-    });
-    if (!attention)
-      return fail("--emit=mask-svg: the input has no attn.attention");
-    attn::TargetDescription target =
-        llvm::sys::getHostCPUFeatures().lookup("avx512f")
-            ? attn::TargetDescription::cpuAvx512()
-            : attn::TargetDescription::cpuAvx2();
-    attn::KernelPlan plan =
-        attn::planKernel(attn::AttentionFacts::of(attention), target, 0, false);
-    if (failed(attnspec::writeMaskSvg(attention, plan.queryTiling, plan.keyTile,
-                                      head, output->os())))
-      return EXIT_FAILURE;
-    return keepOutput(*output);
-  }
-
-  // The target machine: this CPU, or the one --mcpu names.
-  std::string triple = llvm::sys::getProcessTriple();
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
-  if (!target)
-    return fail(error);
-  std::string cpu = mcpu == "native" ? llvm::sys::getHostCPUName().str()
-                                     : mcpu.getValue();
-  // An unknown CPU would only warn and then end in LLVM's fatal error.
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      target->createMCSubtargetInfo(llvm::Triple(triple), "", ""));
-  if (!subtarget || !subtarget->isCPUStringValid(cpu))
-    return fail("--mcpu=" + cpu + " is not a CPU of " + triple +
-                " (llc -mcpu=help lists them)");
-  std::string features;
-  if (mcpu == "native")
-    for (auto &feature : llvm::sys::getHostCPUFeatures())
-      features += (feature.second ? "+" : "-") + feature.first().str() + ",";
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(triple), cpu, features, llvm::TargetOptions(),
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine();
   if (!machine)
-    return fail("cannot create a target machine for --mcpu=" + cpu);
-
-  // attn IR -> LLVM dialect. The signatures of the entry points are kept
-  // for the artifact (signatureOf).
+    return EXIT_FAILURE;
+  // The signatures of the entry points are kept for the artifact
+  // (signatureOf) before lowering rewrites them.
   std::vector<std::pair<std::string, std::string>> signatures;
   for (auto fn : module->getOps<func::FuncOp>())
     if (fn.isPublic() && !fn.isExternal()) {
@@ -491,29 +586,11 @@ int main(int argc, char **argv) {
                   UnitAttr::get(&context));
       signatures.emplace_back(fn.getSymName().str(), signatureOf(fn));
     }
-  attn::CpuPipelineOptions pipeline;
-  pipeline.vectorBits =
-      machine->getMCSubtargetInfo()->checkFeatures("+avx512f") ? 512 : 256;
-  pipeline.cpuKernels = !generic;
-  pipeline.reportTiles = llvm::AreStatisticsEnabled();
-  PassManager pm(&context);
-  attn::buildCpuPipeline(pm, pipeline);
-  if (!dumpAfter.empty()) {
-    context.disableMultithreading();
-    pm.enableIRPrinting(
-        [](Pass *, Operation *) { return false; },
-        [&](Pass *pass, Operation *) {
-          return pass->getArgument() == dumpAfter;
-        },
-        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
-  }
-  if (failed(pm.run(*module)))
+  if (failed(lowerToLLVMDialect(*module, *machine)))
     return EXIT_FAILURE;
   if (emit == Emit::Lowered) {
     module->print(output->os());
-    if (int status = keepOutput(*output))
-      return status;
-    return EXIT_SUCCESS;
+    return keepOutput(*output);
   }
 
   // LLVM dialect -> LLVM IR, optimized for the target.
@@ -522,25 +599,13 @@ int main(int argc, char **argv) {
       translateModuleToLLVMIR(*module, llvmContext, inputFile);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
-  llvmModule->setTargetTriple(llvm::Triple(triple));
-  // `_attn_signature_<function>`: the C API checks calls against it.
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  // `_attn_signature_<function>`: the C API checks calls against it; a
+  // layer spec's manifest is what attn_stack_create reads.
   for (const auto &[name, signature] : signatures)
-    new llvm::GlobalVariable(
-        *llvmModule,
-        llvm::ArrayType::get(llvm::Type::getInt8Ty(llvmContext),
-                             signature.size() + 1),
-        /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
-        llvm::ConstantDataArray::getString(llvmContext, signature),
-        "_attn_signature_" + name);
-  // A layer spec's manifest: what attn_stack_create reads.
+    exportString(*llvmModule, "_attn_signature_" + name, signature);
   if (!layerManifest.empty())
-    new llvm::GlobalVariable(
-        *llvmModule,
-        llvm::ArrayType::get(llvm::Type::getInt8Ty(llvmContext),
-                             layerManifest.size() + 1),
-        /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
-        llvm::ConstantDataArray::getString(llvmContext, layerManifest),
-        "_attn_layer_manifest");
+    exportString(*llvmModule, "_attn_layer_manifest", layerManifest);
   // Calls of the runtime's support functions (FFT, sort, top-k, strided
   // memref copies) need libattn_support.so.
   bool usesSupport = llvm::any_of(llvmModule->functions(), [](auto &f) {
@@ -554,12 +619,10 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
   if (emit == Emit::Llvm) {
     llvmModule->print(output->os(), nullptr);
-    if (int status = keepOutput(*output))
-      return status;
-    return EXIT_SUCCESS;
+    return keepOutput(*output);
   }
 
-  // Machine code.
+  // Machine code: the object file, or one linked into a shared library.
   std::string objectPath = outputFile;
   if (emit == Emit::So) {
     llvm::SmallString<128> temp;
@@ -568,44 +631,9 @@ int main(int argc, char **argv) {
       return fail("cannot create a temporary file: " + ec.message());
     objectPath = temp.str().str();
   }
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return fail("cannot write " + objectPath + ": " + ec.message());
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return fail("the target cannot emit object files");
-    codegen.run(*llvmModule);
-    os.close();
-    // A full disk is an error like any other, not LLVM's fatal one when
-    // the stream is destroyed with its error unchecked.
-    if (os.has_error()) {
-      std::string message = os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(objectPath);
-      return fail("cannot write " + objectPath + ": " + message);
-    }
-  }
+  if (int status = writeObject(*llvmModule, *machine, objectPath))
+    return status;
   if (emit == Emit::Obj)
     return EXIT_SUCCESS;
-
-  // Shared library: link against the OpenMP runtime, found again at load
-  // time through the rpath. Nothing of MLIR or LLVM is needed at run time.
-  llvm::SmallVector<llvm::StringRef> args = {
-      ATTN_LLD, "-shared", "-o", outputFile, objectPath,
-      "-L" ATTN_LLVM_LIBRARY_DIR, "-lomp", "-rpath", ATTN_LLVM_LIBRARY_DIR};
-  std::string supportDir, supportFlag;
-  if (usesSupport) {
-    supportDir = supportLibraryDir(argv[0]);
-    supportFlag = "-L" + supportDir;
-    args.append({supportFlag, "-lattn_support", "-rpath", supportDir});
-  }
-  int status = llvm::sys::ExecuteAndWait(ATTN_LLD, args, std::nullopt, {}, 0,
-                                         0, &error);
-  llvm::sys::fs::remove(objectPath);
-  if (status != 0)
-    return fail("linking " + outputFile + " failed: " + error);
-  return EXIT_SUCCESS;
+  return linkSharedLibrary(objectPath, usesSupport, argv[0]);
 }

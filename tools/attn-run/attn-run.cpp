@@ -324,41 +324,18 @@ static std::string prepareOperands(func::FuncOp entry,
   return "";
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-  // --help shows the tool's own options; --help-hidden adds LLVM's.
-  attntools::hideForeignOptions({&runCategory, &layerCategory});
-  cl::ParseCommandLineOptions(argc, argv,
-                              "attn-run: compile, run and check attention\n");
-  stats = llvm::AreStatisticsEnabled();
+/// The op attn-run checks in the entry: an attn.attention or one of the
+/// efficient families, with its operands' roles.
+struct CheckedOp {
+  attn::AttentionOp attention;
+  std::optional<attnrt::EfficientOpCheck> efficient;
+  RoleList roles;
+};
 
-  DialectRegistry registry;
-  attnspec::registerToolDialects(registry);
-  MLIRContext context(registry);
-  // Errors point at the spec or IR location; dumping the op adds noise.
-  context.printOpOnDiagnostic(false);
-  context.loadAllAvailableDialects();
-
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  if (attnspec::isSpecFile(inputFile)) {
-    std::string message;
-    std::unique_ptr<llvm::MemoryBuffer> file =
-        mlir::openInputFile(inputFile, &message);
-    if (!file)
-      return fail(message);
-    llvm::SourceMgr layerSource;
-    layerSource.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    if (attnspec::isLayerSpec(layerSource))
-      return runLayerSpec(layerSource);
-  }
-  OwningOpRef<ModuleOp> module =
-      attnspec::loadModule(inputFile, sourceMgr, &context);
-  if (!module)
-    return EXIT_FAILURE;
-
-  // The entry function and its attention op.
-  func::FuncOp entry;
+/// The entry function (--entry, or the first public one) and its checked
+/// op; an error message when there is none or --check has none to check.
+static std::string findEntry(ModuleOp module, func::FuncOp &entry,
+                             CheckedOp &checked) {
   module->walk([&](func::FuncOp f) {
     if (entry || f.isExternal())
       return;
@@ -366,214 +343,141 @@ int main(int argc, char **argv) {
       entry = f;
   });
   if (!entry)
-    return fail(entryName.empty() ? "no public function to run"
-                                  : "no function named '" + entryName + "'");
-  attn::AttentionOp attention;
-  std::optional<attnrt::EfficientOpCheck> efficient;
+    return entryName.empty() ? "no public function to run"
+                             : "no function named '" + entryName + "'";
   int numAttention = 0;
   entry.walk([&](Operation *op) {
     if (auto a = dyn_cast<attn::AttentionOp>(op)) {
-      attention = a;
+      checked.attention = a;
       ++numAttention;
     } else if (auto described = attnrt::describeEfficientOp(op)) {
-      efficient = std::move(described);
+      checked.efficient = std::move(described);
       ++numAttention;
     }
   });
   if (check && numAttention != 1)
-    return fail("--check needs exactly one attention op (attn.attention, or "
-                "attn.linformer, attn.nystrom, attn.kernelized or "
-                "attn.fourier_mix with static shapes) in @" +
-                entry.getSymName() + ", found " + llvm::Twine(numAttention));
-  if (numAttention != 1) {
-    attention = {};
-    efficient.reset();
+    return ("--check needs exactly one attention op (attn.attention, or "
+            "attn.linformer, attn.nystrom, attn.kernelized or "
+            "attn.fourier_mix with static shapes) in @" +
+            entry.getSymName() + ", found " + llvm::Twine(numAttention))
+        .str();
+  if (numAttention != 1)
+    checked = CheckedOp();
+  checked.roles = checked.attention   ? attentionRoles(checked.attention)
+                  : checked.efficient ? checked.efficient->roles
+                                      : RoleList();
+  return "";
+}
+
+/// The entry's one result, a static f32 tensor; null after reporting why
+/// not.
+static RankedTensorType resultTypeOf(func::FuncOp entry) {
+  if (entry.getNumResults() != 1) {
+    fail("@" + entry.getSymName() + " must return one tensor");
+    return {};
   }
-  RoleList roles = attention  ? attentionRoles(attention)
-                   : efficient ? efficient->roles
-                               : RoleList();
-  // Element types the CPU target cannot lower are reported at their op
-  // before the checks below, which assume f32.
-  {
-    PassManager pm(&context);
-    pm.addPass(attn::createAttnVerifyTarget());
-    if (failed(pm.run(*module)))
-      return EXIT_FAILURE;
+  auto type = dyn_cast<RankedTensorType>(entry.getResultTypes()[0]);
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32()) {
+    fail("@" + entry.getSymName() +
+         " must return a statically shaped f32 tensor");
+    return {};
   }
-  if (entry.getNumResults() != 1)
-    return fail("@" + entry.getSymName() + " must return one tensor");
-  auto resultType = dyn_cast<RankedTensorType>(entry.getResultTypes()[0]);
-  if (!resultType || !resultType.hasStaticShape() ||
-      !resultType.getElementType().isF32())
-    return fail("@" + entry.getSymName() +
-                " must return a statically shaped f32 tensor");
+  return type;
+}
 
-  // Operands: generated, or read (stable addresses: descriptors point in).
-  std::list<Operand> operands;
-  std::map<std::string, unsigned> roleArgs;
-  if (std::string message =
-          prepareOperands(entry, resultType, roles, operands, roleArgs);
-      !message.empty())
-    return fail(message);
-
-  // The reference problem and the FLOP count come from the IR before it is
-  // lowered (lowering erases the attention op).
-  std::optional<attnrt::reference::AttentionProblem> problem;
-  if (attention && (check || stats || repeat > 0)) {
-    FailureOr<attnrt::reference::AttentionProblem> pb =
-        attnrt::problemFromAttention(attention);
-    if (failed(pb) && (check || stats))
-      return EXIT_FAILURE;
-    if (succeeded(pb))
-      problem = *pb;
-  }
-  double flops = efficient ? efficient->flops : 0;
-  if (problem) {
-    // 2 FLOPs per multiply-add in Q K^T and in P V.
-    flops = 2.0 * problem->batch * problem->queryHeads * problem->queryLen *
-            problem->keyLen * double(problem->headDim + problem->valueDim);
-    if (problem->pattern &&
-        problem->pattern->kind == attnrt::reference::Pattern::Kind::Causal)
-      flops /= 2; // the usual convention for causal attention
-  }
-
-  // Read before lowering erases the op.
-  bool usesSegmentIds = attention && attention.getQSegments();
-
-  // Compile the entry and what it calls only: the other entries of a test
-  // file would just add LLVM compile time.
-  for (func::FuncOp f :
-       llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
-    if (f != entry && SymbolTable::symbolKnownUseEmpty(f, *module))
-      f.erase();
-
-  // Compile.
-  std::string entrySymbol = entry.getSymName().str();
-  std::unique_ptr<attnrt::Kernel> kernel;
-  if (!loadLibrary.empty()) {
-    auto library = attnrt::SharedLibraryKernel::load(loadLibrary);
-    if (!library)
-      return fail(llvm::toString(library.takeError()));
-    kernel = std::move(*library);
-  } else {
-    if (cpuKeyTile < 0 || cpuKeyTile > 1024 || queryTile < 1 ||
-        queryTile > 4096 || keyTile < 1 || keyTile > 4096 ||
-        (vectorBits != 0 && vectorBits != 256 && vectorBits != 512))
-      return fail("--cpu-kv-tile must be 0 to 1024, --q-tile and --kv-tile "
-                  "1 to 4096, --vector-bits 256 or 512");
-    // Options of the other path would be silently ignored.
-    if (generic && cpuKeyTile.getNumOccurrences())
-      return fail("--cpu-kv-tile applies to the vectorized CPU kernels, not "
-                  "to --generic (use --kv-tile)");
-    if (!generic &&
-        (queryTile.getNumOccurrences() || keyTile.getNumOccurrences()))
-      return fail("--q-tile and --kv-tile apply to the generic path "
-                  "(--generic); the vectorized kernels take --cpu-kv-tile");
-    attnrt::HostCompileOptions options;
-    options.numThreads = threads;
-    options.genericQueryTile = queryTile;
-    options.genericKeyTile = keyTile;
-    options.cpuKeyTile = cpuKeyTile;
-    options.cpuKernels = !generic;
-    options.vectorBits = vectorBits;
-    options.countTiles = stats;
-    auto jit = attnrt::compileForHost(*module, options);
-    if (!jit)
-      return fail(llvm::toString(jit.takeError()));
-    kernel = std::move(*jit);
-  }
-
-  auto operandOf = [&](const char *role) -> Operand * {
-    auto it = roleArgs.find(role);
-    if (it == roleArgs.end())
-      return nullptr;
-    return &*std::next(operands.begin(), it->second);
+/// The kernel: --load's library, or the module compiled for this host.
+static llvm::Expected<std::unique_ptr<attnrt::Kernel>>
+buildKernel(ModuleOp module) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
   };
-  std::vector<int64_t> qIds, kvIds;
-  Operand *qIdOperand = operandOf("q_segments");
-  Operand *kvIdOperand = operandOf("kv_segments");
-  if (problem && usesSegmentIds) {
-    if (!qIdOperand || !kvIdOperand) {
-      if (check || stats)
-        return fail("segment ids computed inside @" + entrySymbol +
-                    " cannot be checked or counted: pass them as arguments");
-    } else {
-      qIds = attnrt::segmentIds(*qIdOperand);
-      kvIds = attnrt::segmentIds(*kvIdOperand);
-      problem->qSegments = qIds.data();
-      problem->kvSegments = kvIds.data();
-    }
+  if (!loadLibrary.empty())
+    return attnrt::SharedLibraryKernel::load(loadLibrary);
+  if (cpuKeyTile < 0 || cpuKeyTile > 1024 || queryTile < 1 ||
+      queryTile > 4096 || keyTile < 1 || keyTile > 4096 ||
+      (vectorBits != 0 && vectorBits != 256 && vectorBits != 512))
+    return error("--cpu-kv-tile must be 0 to 1024, --q-tile and --kv-tile "
+                 "1 to 4096, --vector-bits 256 or 512");
+  // Options of the other path would be silently ignored.
+  if (generic && cpuKeyTile.getNumOccurrences())
+    return error("--cpu-kv-tile applies to the vectorized CPU kernels, not "
+                 "to --generic (use --kv-tile)");
+  if (!generic &&
+      (queryTile.getNumOccurrences() || keyTile.getNumOccurrences()))
+    return error("--q-tile and --kv-tile apply to the generic path "
+                 "(--generic); the vectorized kernels take --cpu-kv-tile");
+  attnrt::HostCompileOptions options;
+  options.numThreads = threads;
+  options.genericQueryTile = queryTile;
+  options.genericKeyTile = keyTile;
+  options.cpuKeyTile = cpuKeyTile;
+  options.cpuKernels = !generic;
+  options.vectorBits = vectorBits;
+  options.countTiles = stats;
+  auto jit = attnrt::compileForHost(module, options);
+  if (!jit)
+    return jit.takeError();
+  return std::unique_ptr<attnrt::Kernel>(std::move(*jit));
+}
+
+/// Times --repeat runs and prints the median (and the rate when the FLOPs
+/// are known).
+static llvm::Error timeRuns(llvm::function_ref<llvm::Error()> runOnce,
+                            double flops,
+                            const attnrt::reference::AttentionProblem *problem) {
+  std::vector<double> seconds;
+  for (unsigned r = 0; r < repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error error = runOnce())
+      return error;
+    seconds.push_back(std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
   }
+  std::sort(seconds.begin(), seconds.end());
+  double median = seconds[seconds.size() / 2];
+  llvm::outs() << llvm::formatv("median of {0} runs: {1:f3} ms", repeat,
+                                median * 1e3);
+  // Rates on kept entries need the kept count of the pattern; only dense
+  // and causal attention have it in closed form.
+  bool sparse =
+      problem && problem->pattern &&
+      problem->pattern->kind != attnrt::reference::Pattern::Kind::Causal;
+  if (flops > 0)
+    llvm::outs() << llvm::formatv(
+        ", {0:f2} GFLOP/s{1}", flops / median * 1e-9,
+        sparse ? " dense-equivalent (the pattern skips work: see "
+                 "bench/attn-sparse-bench for rates on kept entries)"
+               : "");
+  llvm::outs() << "\n";
+  return llvm::Error::success();
+}
 
-  // Run.
-  std::vector<float> result(resultType.getNumElements());
-  auto runOnce = [&]() -> llvm::Error {
-    attnrt::MemRefDescriptor out(result.data(), resultType.getShape().vec());
-    std::vector<attnrt::MemRefDescriptor *> args;
-    for (Operand &operand : operands)
-      args.push_back(&operand.descriptor);
-    args.push_back(&out);
-    return kernel->call(entrySymbol, args);
-  };
-  attnrt::resetTileCounts();
-  if (llvm::Error error = runOnce())
-    return fail(llvm::toString(std::move(error)));
-  if (stats)
-    attnrt::printTileStats(attnrt::readTileCounts(), problem);
-
-  if (!outputFile.empty())
-    if (llvm::Error error =
-            attnrt::writeNpy(outputFile, resultType.getShape(), result))
-      return fail(llvm::toString(std::move(error)));
-
-  if (repeat > 0) {
-    std::vector<double> seconds;
-    for (unsigned r = 0; r < repeat; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      if (llvm::Error error = runOnce())
-        return fail(llvm::toString(std::move(error)));
-      seconds.push_back(std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count());
-    }
-    std::sort(seconds.begin(), seconds.end());
-    double median = seconds[seconds.size() / 2];
-    llvm::outs() << llvm::formatv("median of {0} runs: {1:f3} ms", repeat,
-                                  median * 1e3);
-    // Rates on kept entries need the kept count of the pattern; only dense
-    // and causal attention have it in closed form.
-    bool sparse = problem && problem->pattern &&
-                  problem->pattern->kind !=
-                      attnrt::reference::Pattern::Kind::Causal;
-    if (flops > 0)
-      llvm::outs() << llvm::formatv(
-          ", {0:f2} GFLOP/s{1}", flops / median * 1e-9,
-          sparse ? " dense-equivalent (the pattern skips work: see "
-                   "bench/attn-sparse-bench for rates on kept entries)"
-                 : "");
-    llvm::outs() << "\n";
-  }
-
-  if (!check)
-    return EXIT_SUCCESS;
+/// --check: the f64 reference of the checked op on the same operands,
+/// compared with `result`. Returns the exit status.
+static int checkResult(const CheckedOp &checked,
+                       std::optional<attnrt::reference::AttentionProblem> problem,
+                       llvm::function_ref<Operand *(llvm::StringRef)> operandOf,
+                       llvm::StringRef entrySymbol, std::vector<float> &result) {
   std::vector<double> expected;
-  if (efficient) {
-    for (const auto &[value, role] : efficient->roles)
-      if (!operandOf(role.c_str()))
+  if (checked.efficient) {
+    for (const auto &[value, role] : checked.efficient->roles)
+      if (!operandOf(role))
         return fail("--check needs " + role + " to be an argument of @" +
                     entrySymbol);
-    expected = efficient->reference([&](llvm::StringRef role) -> const float * {
-      Operand *operand = operandOf(role.str().c_str());
-      return operand ? operand->as<float>() : nullptr;
-    });
+    expected = checked.efficient->reference(
+        [&](llvm::StringRef role) -> const float * {
+          Operand *operand = operandOf(role);
+          return operand ? operand->as<float>() : nullptr;
+        });
   } else {
     if (!operandOf("q") || !operandOf("k") || !operandOf("v"))
       return fail("--check needs q, k and v to be arguments of @" +
                   entrySymbol);
     // A mask or bias computed inside the function is not what the
     // reference would read: refuse rather than compare against other data.
-    for (const auto &[value, role] : roles)
-      if (value && !operandOf(role.c_str()))
+    for (const auto &[value, role] : checked.roles)
+      if (value && !operandOf(role))
         return fail("--check needs " + role + " to be an argument of @" +
                     entrySymbol);
     problem->query = operandOf("q")->as<float>();
@@ -610,4 +514,153 @@ int main(int argc, char **argv) {
           : std::string(),
       pass ? "PASS" : "FAIL");
   return pass ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/// The reference problem of the checked attention op and its FLOPs (2 per
+/// multiply-add in Q K^T and P V, halved when causal), read from the IR
+/// before lowering erases the op. False when --check or --stats need it
+/// and it cannot be had (the error is reported at the op).
+static bool describeProblem(
+    const CheckedOp &checked,
+    std::optional<attnrt::reference::AttentionProblem> &problem,
+    double &flops) {
+  flops = checked.efficient ? checked.efficient->flops : 0;
+  if (!checked.attention || !(check || stats || repeat > 0))
+    return true;
+  FailureOr<attnrt::reference::AttentionProblem> pb =
+      attnrt::problemFromAttention(checked.attention);
+  if (failed(pb))
+    return !(check || stats);
+  problem = *pb;
+  flops = 2.0 * problem->batch * problem->queryHeads * problem->queryLen *
+          problem->keyLen * double(problem->headDim + problem->valueDim);
+  if (problem->pattern &&
+      problem->pattern->kind == attnrt::reference::Pattern::Kind::Causal)
+    flops /= 2; // the usual convention for causal attention
+  return true;
+}
+
+/// A layer spec, if the input is one (runLayerSpec runs it).
+static std::optional<int> runIfLayerSpec() {
+  if (!attnspec::isSpecFile(inputFile))
+    return std::nullopt;
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFile, &message);
+  if (!file)
+    return fail(message);
+  llvm::SourceMgr layerSource;
+  layerSource.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  if (!attnspec::isLayerSpec(layerSource))
+    return std::nullopt;
+  return runLayerSpec(layerSource);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  // --help shows the tool's own options; --help-hidden adds LLVM's.
+  attntools::hideForeignOptions({&runCategory, &layerCategory});
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn-run: compile, run and check attention\n");
+  stats = llvm::AreStatisticsEnabled();
+  if (std::optional<int> status = runIfLayerSpec())
+    return *status;
+
+  DialectRegistry registry;
+  attnspec::registerToolDialects(registry);
+  MLIRContext context(registry);
+  // Errors point at the spec or IR location; dumping the op adds noise.
+  context.printOpOnDiagnostic(false);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      attnspec::loadModule(inputFile, sourceMgr, &context);
+  if (!module)
+    return EXIT_FAILURE;
+  func::FuncOp entry;
+  CheckedOp checked;
+  if (std::string message = findEntry(*module, entry, checked);
+      !message.empty())
+    return fail(message);
+  // Element types the CPU target cannot lower are reported at their op
+  // before the steps below, which assume f32.
+  PassManager verify(&context);
+  verify.addPass(attn::createAttnVerifyTarget());
+  if (failed(verify.run(*module)))
+    return EXIT_FAILURE;
+  RankedTensorType resultType = resultTypeOf(entry);
+  if (!resultType)
+    return EXIT_FAILURE;
+
+  // Operands: generated, or read (stable addresses: descriptors point in).
+  std::list<Operand> operands;
+  std::map<std::string, unsigned> roleArgs;
+  if (std::string message = prepareOperands(entry, resultType, checked.roles,
+                                            operands, roleArgs);
+      !message.empty())
+    return fail(message);
+  auto operandOf = [&](llvm::StringRef role) -> Operand * {
+    auto it = roleArgs.find(role.str());
+    return it == roleArgs.end() ? nullptr
+                                : &*std::next(operands.begin(), it->second);
+  };
+  std::optional<attnrt::reference::AttentionProblem> problem;
+  double flops;
+  if (!describeProblem(checked, problem, flops))
+    return EXIT_FAILURE;
+  bool usesSegmentIds = checked.attention && checked.attention.getQSegments();
+
+  // Compile the entry and what it calls only: the other entries of a test
+  // file would just add LLVM compile time.
+  for (func::FuncOp f :
+       llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+    if (f != entry && SymbolTable::symbolKnownUseEmpty(f, *module))
+      f.erase();
+  std::string entrySymbol = entry.getSymName().str();
+  auto kernel = buildKernel(*module);
+  if (!kernel)
+    return fail(llvm::toString(kernel.takeError()));
+
+  // Segment ids the reference and the tile counts read.
+  std::vector<int64_t> qIds, kvIds;
+  if (problem && usesSegmentIds) {
+    Operand *qIdOperand = operandOf("q_segments");
+    Operand *kvIdOperand = operandOf("kv_segments");
+    if (qIdOperand && kvIdOperand) {
+      qIds = attnrt::segmentIds(*qIdOperand);
+      kvIds = attnrt::segmentIds(*kvIdOperand);
+      problem->qSegments = qIds.data();
+      problem->kvSegments = kvIds.data();
+    } else if (check || stats) {
+      return fail("segment ids computed inside @" + entrySymbol +
+                  " cannot be checked or counted: pass them as arguments");
+    }
+  }
+
+  // Run.
+  std::vector<float> result(resultType.getNumElements());
+  auto runOnce = [&]() -> llvm::Error {
+    attnrt::MemRefDescriptor out(result.data(), resultType.getShape().vec());
+    std::vector<attnrt::MemRefDescriptor *> args;
+    for (Operand &operand : operands)
+      args.push_back(&operand.descriptor);
+    args.push_back(&out);
+    return (*kernel)->call(entrySymbol, args);
+  };
+  attnrt::resetTileCounts();
+  if (llvm::Error error = runOnce())
+    return fail(llvm::toString(std::move(error)));
+  if (stats)
+    attnrt::printTileStats(attnrt::readTileCounts(), problem);
+  if (!outputFile.empty())
+    if (llvm::Error error =
+            attnrt::writeNpy(outputFile, resultType.getShape(), result))
+      return fail(llvm::toString(std::move(error)));
+  if (repeat > 0)
+    if (llvm::Error error = timeRuns(runOnce, flops, problem ? &*problem : nullptr))
+      return fail(llvm::toString(std::move(error)));
+  if (!check)
+    return EXIT_SUCCESS;
+  return checkResult(checked, problem, operandOf, entrySymbol, result);
 }
