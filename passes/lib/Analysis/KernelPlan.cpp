@@ -108,6 +108,21 @@ std::optional<OpSchedules> mlir::attn::buildSchedules(const AttentionFacts &op,
   return schedules;
 }
 
+bool mlir::attn::allowsPackedHeads(const AttentionFacts &op) {
+  // Lanes hold queries of several heads: a pattern that depends on the head,
+  // a table or segment ids would need per-lane heads; mods too.
+  if (op.hasScoreMods)
+    return false;
+  if (!op.pattern)
+    return true;
+  bool positional = true;
+  walkMask(op.pattern, [&](MaskAttrInterface m) {
+    if (isTablePattern(m) || isa<SegmentsAttr>(m))
+      positional = false;
+  });
+  return positional && !dependsOnHead(op.pattern);
+}
+
 KernelPlan mlir::attn::planKernel(const AttentionFacts &op,
                                   const TargetDescription &target,
                                   int64_t keyTile, bool countTiles) {
@@ -124,5 +139,12 @@ KernelPlan mlir::attn::planKernel(const AttentionFacts &op,
   if (!plan.schedules)
     plan.queryTiling.period = 0;
   plan.countTiles = countTiles;
+  // One query vector and long row blocks: half the registers hold sums.
+  int64_t lanes = target.f32Lanes();
+  bool mayFit = ShapedType::isDynamic(op.groupSize) ||
+                ShapedType::isDynamic(op.shape.lq) ||
+                op.groupSize * op.shape.lq <= lanes;
+  if (target.isCpu() && mayFit && allowsPackedHeads(op))
+    plan.packedHeads = Blocking{lanes, 1, target.vectorRegisters / 2};
   return plan;
 }

@@ -46,10 +46,19 @@ struct AttentionFacts {
   MaskShape shape;
   Alignment align = Alignment::top_left;
   Type elementType; ///< of Q, K and V
+  /// Query heads per key/value head (kDynamic when a head count is).
+  int64_t groupSize = ShapedType::kDynamic;
+  bool hasScoreMods = false;
 
   template <typename OpT> static AttentionFacts of(OpT op) {
+    auto q = cast<ShapedType>(op.getQuery().getType());
+    auto k = cast<ShapedType>(op.getKey().getType());
+    int64_t group = q.isDynamicDim(1) || k.isDynamicDim(1) || !k.getDimSize(1)
+                        ? ShapedType::kDynamic
+                        : q.getDimSize(1) / k.getDimSize(1);
     return {op.getPatternAttr(), op.getMaskShape(), op.getAlignment(),
-            cast<ShapedType>(op.getQuery().getType()).getElementType()};
+            q.getElementType(),  group,
+            op.getModsAttr() && !op.getModsAttr().empty()};
   }
 };
 
@@ -111,7 +120,18 @@ struct KernelPlan {
   /// Key tile lists, when sizes are static.
   std::optional<OpSchedules> schedules;
   bool countTiles = false;
+  /// Decoding: when the query heads of a key/value group times the queries
+  /// fit one vector (one token of GQA/MQA, a few draft tokens), a kernel
+  /// with this blocking packs them into its lanes and reads each key and
+  /// value row once for the whole group. Set when the op allows it (no
+  /// score mods; a pattern of positions alone) and the sizes may fit; the
+  /// kernel checks the sizes at run time when they are dynamic.
+  std::optional<Blocking> packedHeads;
 };
+
+/// Whether `op`'s pattern and mods allow packing the query heads of a
+/// group into one query tile (planKernel's packedHeads).
+bool allowsPackedHeads(const AttentionFacts &op);
 
 /// The plan of `op` for a CPU `target`, from a requested key tile (0:
 /// chosen per pattern).

@@ -67,7 +67,19 @@ struct AttnToCpuKernelsPass
         continue;
       if (reportTiles)
         reportSchedule(op, plan);
-      Value result = CpuFlashKernel(attention, plan).build(getOperation());
+      // Decoding shapes get a second kernel with the query heads of a
+      // group packed into one vector (chosen at run time when sizes are
+      // dynamic).
+      std::optional<CpuFlashKernel> packed;
+      KernelPlan packedPlan = plan;
+      if (plan.packedHeads && !plan.countTiles) {
+        packedPlan.blocking = *plan.packedHeads;
+        packedPlan.queryTiling = {plan.packedHeads->queryTile(), 0};
+        packedPlan.schedules.reset();
+        packed.emplace(attention, packedPlan, /*packHeads=*/true);
+      }
+      Value result = CpuFlashKernel(attention, plan)
+                         .build(getOperation(), packed ? &*packed : nullptr);
       attention.forall.getResult(0).replaceAllUsesWith(result);
       attention.forall.erase();
     }

@@ -62,6 +62,29 @@ void CpuFlashKernel::packQueries(Value qT, Value tq) {
   });
 }
 
+void CpuFlashKernel::packGroupQueries(Value qT, Value groups) {
+  Value zero = vecConst(0.0f);
+  loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+    storeVec(zero, qT, {c, lane(0)});
+    return SmallVector<Value>{};
+  });
+  loop(index(0), groups, 1, {}, [&](Value g, ValueRange) {
+    Value head = add(mul(kvHead, groups), g);
+    loop(index(0), queryLen, 1, {}, [&](Value i, ValueRange) {
+      Value column = add(mul(g, queryLen), i);
+      loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+        Value x =
+            memref::LoadOp::create(b, query, ValueRange{batchIv, head, i, c});
+        memref::StoreOp::create(b, arith::MulFOp::create(b, x, scale), qT,
+                                ValueRange{c, column});
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
 SmallVector<Value>
 CpuFlashKernel::blockedUpdates(Value ub, ArrayRef<Value> init, int64_t rows,
                                function_ref<Value(Value, int64_t)> vectorAt,
@@ -246,6 +269,30 @@ void CpuFlashKernel::storeOutput(Value accT, Value l, Value tq) {
   });
 }
 
+void CpuFlashKernel::storeGroupOutput(Value accT, Value l, Value groups) {
+  Value zero = f32Const(0.0f), one = f32Const(1.0f);
+  loop(index(0), groups, 1, {}, [&](Value g, ValueRange) {
+    Value head = add(mul(kvHead, groups), g);
+    loop(index(0), queryLen, 1, {}, [&](Value i, ValueRange) {
+      Value column = add(mul(g, queryLen), i);
+      Value sum = memref::LoadOp::create(b, l, ValueRange{column});
+      Value empty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+      // Rows that kept nothing are 0, never NaN.
+      Value inv = arith::SelectOp::create(b, empty, zero,
+                                          arith::DivFOp::create(b, one, sum));
+      loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+        Value a = memref::LoadOp::create(b, accT, ValueRange{c, column});
+        memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
+                                ValueRange{batchIv, head, i, c});
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
 /// The memref a tensor value reads as (identity layout).
 
 static MemRefType bufferTypeOf(Value tensor) {
@@ -295,6 +342,28 @@ memref::GlobalOp CpuFlashKernel::createTable(ModuleOp module, StringRef name,
   return global;
 }
 
+void CpuFlashKernel::prefetchNextKeyTile(Value j0) {
+  // Rows past the end repeat the last one: a prefetch cannot fault, but
+  // the memref access must stay in bounds.
+  Value last = sub(keyLen, index(1));
+  int64_t lineFloats = 64 / 4;
+  loop(index(0), index(keyTile), 1, {}, [&](Value r, ValueRange) {
+    Value row = minIndex(add(add(j0, index(keyTile)), r), last);
+    auto lines = [&](Value buffer, Value width) {
+      loop(index(0), width, lineFloats, {}, [&](Value c, ValueRange) {
+        memref::PrefetchOp::create(b, buffer,
+                                   ValueRange{batchIv, kvHead, row, c},
+                                   /*isWrite=*/false, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
+        return SmallVector<Value>{};
+      });
+    };
+    lines(key, headDim);
+    lines(value, valueDim);
+    return SmallVector<Value>{};
+  });
+}
+
 void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
                                     Value qT, Value sT, Value m, Value l,
                                     Value accT) {
@@ -320,6 +389,8 @@ void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
     return;
   thenIf(negate(isEmpty));
   countTile(0);
+  if (packsHeads)
+    prefetchNextKeyTile(j0);
   computeScores(sT, qT, j0, tk);
   if (op.getModsAttr() && !op.getModsAttr().empty())
     applyMods(sT, j0, tk);
@@ -380,7 +451,7 @@ void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,
       Value tk = minIndex(index(keyTile), sub(keyLen, j0));
       Value isFull;
       std::tie(isEmpty, isFull) =
-          emitTileClass(b, b.getLoc(), plan.staticPattern, i0, add(i0, tq), j0,
+          emitTileClass(b, b.getLoc(), plan.staticPattern, i0, queryEnd, j0,
                         add(j0, tk), delta);
       needsMask = arith::XOrIOp::create(b, isFull,
                                         arith::ConstantIntOp::create(b, 1, 1));
@@ -437,7 +508,10 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   // Named after the caller so that artifacts linked together do not clash.
   auto fn = func::FuncOp::create(
-      b, (parent.getSymName() + "__attn_cpu_flash_tile").str(),
+      b,
+      (parent.getSymName() +
+       (packsHeads ? "__attn_cpu_group_tile" : "__attn_cpu_flash_tile"))
+          .str(),
       b.getFunctionType(argTypes, {}));
   fn.setPrivate();
   SymbolTable(module).insert(fn); // uniquifies the name
@@ -457,16 +531,21 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   if (op.getRelTable())
     relTable = entry->getArgument(nextArg++);
   Value groups = arith::DivUIOp::create(b, dim(query, 1), dim(key, 1));
-  kvHead = arith::DivUIOp::create(b, headIv, groups);
+  // Packed heads: the call is per key/value head, its group in the lanes.
+  kvHead = packsHeads ? headIv : arith::DivUIOp::create(b, headIv, groups);
   if (std::optional<APFloat> attr = op.getScale()) {
     scale = f32Const(attr->convertToFloat());
   } else {
     Value d = arith::IndexCastUIOp::create(b, b.getI64Type(), headDim);
     scale = math::RsqrtOp::create(b, arith::UIToFPOp::create(b, f32, d));
   }
-  // Rows [i0, i0 + tq) of this query tile (QueryTiling::rows).
+  // Rows [i0, i0 + tq) of this query tile (QueryTiling::rows); packed
+  // heads cover every row of the group.
   Value tileEnd;
-  if (int64_t period = plan.queryTiling.period) {
+  if (packsHeads) {
+    i0 = index(0);
+    tileEnd = queryLen;
+  } else if (int64_t period = plan.queryTiling.period) {
     Value perPeriod = index(plan.queryTiling.tilesPerPeriod());
     Value periodStart = mul(
         arith::DivUIOp::create(b, queryTileIndex, perPeriod), index(period));
@@ -482,6 +561,7 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // Tiles past the end (the last period's) have no rows.
   Value tq = arith::MaxSIOp::create(
       b, sub(minIndex(tileEnd, queryLen), minIndex(i0, queryLen)), index(0));
+  queryEnd = add(i0, tq);
 
   // Per-tile scratch, 64-byte aligned for full-width vector accesses.
   IntegerAttr align = b.getI64IntegerAttr(64);
@@ -505,7 +585,10 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   if (plan.runtimeSegments)
     std::tie(queryIdMin, queryIdMax) = idRange(qSegments, i0, tq);
 
-  packQueries(qT, tq);
+  if (packsHeads)
+    packGroupQueries(qT, groups);
+  else
+    packQueries(qT, tq);
   for (int64_t t = 0; t < kQueryVectors; ++t) {
     storeVec(vecConst(-INFINITY), m, {lane(t)});
     storeVec(vecConst(0.0f), l, {lane(t)});
@@ -518,7 +601,10 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
 
   emitKeyTileLoop(queryTileIndex, tq, qT, sT, m, l, accT);
 
-  storeOutput(accT, l, tq);
+  if (packsHeads)
+    storeGroupOutput(accT, l, groups);
+  else
+    storeOutput(accT, l, tq);
   if (counters) {
     Type i64 = b.getI64Type();
     auto asI64 = [&](Value v) -> Value {
@@ -536,9 +622,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   return fn;
 }
 
-Value CpuFlashKernel::build(ModuleOp moduleOp) {
+Value CpuFlashKernel::build(ModuleOp moduleOp, CpuFlashKernel *packed) {
   module = moduleOp;
-  func::FuncOp tileFn = buildTileFunction(module);
 
   auto toBuffer = [&](Value tensor) -> Value {
     return bufferization::ToBufferOp::create(b, bufferTypeOf(tensor), tensor,
@@ -569,16 +654,45 @@ Value CpuFlashKernel::build(ModuleOp moduleOp) {
                       toBuffer(op.getKvSegments())};
   if (op.getRelTable())
     operandBuffers.push_back(toBuffer(op.getRelTable()));
-  auto forall = scf::ForallOp::create(
-      b, getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
-      ValueRange{}, std::nullopt);
-  {
+  // One call per (batch, head, query tile), in parallel.
+  auto emitForall = [&](func::FuncOp fn, ValueRange sizes) {
+    auto forall = scf::ForallOp::create(b, getAsOpFoldResult(sizes),
+                                        ValueRange{}, std::nullopt);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
     SmallVector<Value> args = {q, k, v, result};
     llvm::append_range(args, forall.getInductionVars());
     llvm::append_range(args, operandBuffers);
-    func::CallOp::create(b, tileFn, args);
+    func::CallOp::create(b, fn, args);
+  };
+  // When the group's queries fit the packed kernel's vector, one call per
+  // (batch, key/value head) reads each key and value row once; the sizes
+  // decide at compile time when they are static, else at run time.
+  Value keyHeads = dim(k, 1);
+  Value fits;
+  if (packed) {
+    Value lanes = b.createOrFold<arith::MulIOp>(
+        b.createOrFold<arith::DivUIOp>(queryHeads, keyHeads), dim(q, 2));
+    fits = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::ule, lanes,
+                                         index(packed->kQueryTile));
+  }
+  auto emitGroups = [&] {
+    emitForall(packed->buildTileFunction(module), {batch, keyHeads, index(1)});
+  };
+  auto emitTiles = [&] {
+    emitForall(buildTileFunction(module), {batch, queryHeads, numQueryTiles});
+  };
+  if (!packed || matchPattern(fits, m_Zero())) {
+    emitTiles();
+  } else if (matchPattern(fits, m_One())) {
+    emitGroups();
+  } else {
+    auto ifOp = scf::IfOp::create(b, fits, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitGroups();
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    emitTiles();
   }
   return bufferization::ToTensorOp::create(b, resultType, result,
                                            /*restrict=*/b.getUnitAttr(),

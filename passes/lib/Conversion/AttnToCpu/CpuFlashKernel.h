@@ -38,9 +38,13 @@ namespace mlir::attn {
 
 class CpuFlashKernel {
 public:
-  /// Emits before `tiled.forall`, which the result replaces.
-  CpuFlashKernel(TiledAttention tiled, const KernelPlan &plan)
-      : op(tiled.tile),
+  /// Emits before `tiled.forall`, which the result replaces. With
+  /// `packHeads`, the kernel's one query vector holds the queries of every
+  /// query head of a key/value group (plan.packedHeads): it serves calls
+  /// where those fit (decoding).
+  CpuFlashKernel(TiledAttention tiled, const KernelPlan &plan,
+                 bool packHeads = false)
+      : op(tiled.tile), packsHeads(packHeads),
         resultType(cast<RankedTensorType>(tiled.forall.getType(0))), plan(plan),
         b(op.getLoc(), tiled.forall), keyTile(plan.keyTile),
         kLanes(plan.blocking.lanes), kQueryVectors(plan.blocking.queryVectors),
@@ -50,11 +54,17 @@ public:
                          ? b.getI32Type()
                          : b.getI64Type()) {}
 
-  /// Emits the kernel; returns the result tensor.
-  Value build(ModuleOp module);
+  /// Emits the kernel; returns the result tensor. With `packed` (a kernel
+  /// built with packHeads for the same op), calls whose query heads per
+  /// group times queries fit its query vector run that one instead.
+  Value build(ModuleOp module, CpuFlashKernel *packed = nullptr);
 
 private:
   func::FuncOp buildTileFunction(ModuleOp module);
+  /// packHeads: Q rows of the group into qT lanes (g * Lq + i), and the
+  /// result back out of them.
+  void packGroupQueries(Value qT, Value groups);
+  void storeGroupOutput(Value accT, Value l, Value groups);
   void setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf);
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value f32Const(float v) {
@@ -100,6 +110,10 @@ private:
   void forRowBlocks(Value total, function_ref<void(Value, int64_t)> body);
 
   void packQueries(Value qT, Value tq);
+  /// packHeads: the key and value rows of the key tile after j0 are asked
+  /// for while this one is computed (one group reads each row once, so
+  /// decoding is bound by memory: without it the loads wait on DRAM).
+  void prefetchNextKeyTile(Value j0);
   void computeScores(Value sT, Value qT, Value j0, Value tk);
   void applyMask(Value sT, Value j0, Value tk);
   /// Per query vector, whether table pattern `m` keeps key tile j0 for
@@ -148,6 +162,7 @@ private:
   void storeOutput(Value accT, Value l, Value tq);
 
   OnlineAttentionOp op;
+  bool packsHeads;
   RankedTensorType resultType; // of the whole attention, [B, Hq, Lq, Dv]
   const KernelPlan &plan;
   ImplicitLocOpBuilder b;
@@ -162,6 +177,7 @@ private:
   Value query, key, value, out;
   Value queryLen, headDim, valueDim, keyLen, delta, scale;
   Value batchIv, headIv, kvHead, i0;
+  Value queryEnd; // end of the query rows a tile's lanes cover
   ModuleOp module;
   Value qSegments, kvSegments;  // [B, L] id buffers, when used
   Value relTable;               // [Hq, columns], when a mod reads it

@@ -16,6 +16,9 @@ Value CpuFlashKernel::queryPositions(int64_t t) {
   Value offsets = arith::ConstantOp::create(
       b, DenseElementsAttr::get(VectorType::get({kLanes}, b.getIndexType()),
                                 ArrayRef<int64_t>(iota)));
+  // Packed heads: lane g * Lq + i holds query i of head g.
+  if (packsHeads)
+    return arith::RemUIOp::create(b, offsets, splatIndex(queryLen));
   return arith::AddIOp::create(b, splatIndex(i0), offsets);
 }
 
@@ -31,6 +34,8 @@ Value CpuFlashKernel::queryPositionVector(int64_t t) {
     iota.push_back(APInt(positionType.getIntOrFloatBitWidth(), t * kLanes + n));
   Value offsets = arith::ConstantOp::create(
       b, DenseElementsAttr::get(VectorType::get({kLanes}, positionType), iota));
+  if (packsHeads)
+    return arith::RemUIOp::create(b, offsets, splatPosition(queryLen));
   return arith::AddIOp::create(b, splatPosition(i0), offsets);
 }
 
