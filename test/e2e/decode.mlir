@@ -19,6 +19,10 @@
 // RUN: attn-run %s --entry=no_pattern --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=no_pattern --check --generic | FileCheck %s
 // RUN: attn-run %s --entry=alibi_stays_per_head --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=mqa_split_keys --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=mqa_split_keys --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=split_empty_ranges --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=split_empty_ranges --check --vector-bits=256 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 
 // MQA: 8 query heads on one key/value head, one token at the end of a
@@ -68,4 +72,20 @@ func.func @alibi_stays_per_head(%q: tensor<1x4x1x32xf32>, %k: tensor<1x2x150x32x
       mods = [#attn.alibi<max_bias = 8.0>]
       : (tensor<1x4x1x32xf32>, tensor<1x2x150x32xf32>, tensor<1x2x150x32xf32>) -> tensor<1x4x1x32xf32>
   return %o : tensor<1x4x1x32xf32>
+}
+
+// One key/value head for two threads or more: the keys are split into
+// ranges (at least 4 key tiles each) merged by their log-sum-exp weights.
+func.func @mqa_split_keys(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x3000x64xf32>, %v: tensor<1x1x3000x64xf32>) -> tensor<1x4x1x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x4x1x64xf32>, tensor<1x1x3000x64xf32>, tensor<1x1x3000x64xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}
+
+// Top-left causal over split keys: every range but the first keeps
+// nothing (m = -inf) and must weigh 0 in the merge.
+func.func @split_empty_ranges(%q: tensor<1x2x3x32xf32>, %k: tensor<1x1x2100x32xf32>, %v: tensor<1x1x2100x32xf32>) -> tensor<1x2x3x32xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x2x3x32xf32>, tensor<1x1x2100x32xf32>, tensor<1x1x2100x32xf32>) -> tensor<1x2x3x32xf32>
+  return %o : tensor<1x2x3x32xf32>
 }

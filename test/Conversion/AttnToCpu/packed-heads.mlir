@@ -1,39 +1,76 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=0" --attn-to-cpu-kernels="vector-bits=512" --canonicalize | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx2 kv-tile=0" --attn-to-cpu-kernels="vector-bits=256" --canonicalize | FileCheck %s --check-prefix=AVX2
 
-// Decoding: 4 query heads per key/value head times one query fit one
+// Decoding: 2 query heads per key/value head times one query fit one
 // vector, so the kernel packs the group into its lanes: one call per
 // (batch, key/value head) over a 16-lane query tile, blocks of 16 key rows
 // (half the 32 zmm registers hold sums), the next key tile prefetched.
+// 16 key/value heads give 16 calls: the keys are not split.
 // CHECK-LABEL: func.func private @decode__attn_cpu_group_tile
-// CHECK-SAME: (%{{.*}}: memref<1x8x1x128xf32>, %{{.*}}: memref<1x2x4096x128xf32>, %{{.*}}: memref<1x2x4096x128xf32>, %{{.*}}: memref<1x8x1x128xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
+// CHECK-SAME: (%{{.*}}: memref<1x32x1x128xf32>, %{{.*}}: memref<1x16x4096x128xf32>, %{{.*}}: memref<1x16x4096x128xf32>, %{{.*}}: memref<1x32x1x128xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<128x16xf32>
-// CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x2x4096x128xf32>
-// CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x2x4096x128xf32>
+// CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
+// CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
 // CHECK: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
 // CHECK-COUNT-16: vector.fma
 // The sizes are static and fit: no per-head kernel, no run-time choice.
 // CHECK-NOT: __attn_cpu_flash_tile
 // CHECK-LABEL: func.func @decode(
 // CHECK-NOT: scf.if
-// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: scf.forall (%{{.*}}) in (16)
 // CHECK-NEXT: func.call @decode__attn_cpu_group_tile
 // AVX2-LABEL: func.func private @decode__attn_cpu_group_tile
 // AVX2: memref.alloca() {alignment = 64 : i64} : memref<128x8xf32>
-func.func @decode(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x4096x128xf32>, %v: tensor<1x2x4096x128xf32>) -> tensor<1x8x1x128xf32> {
+func.func @decode(%q: tensor<1x32x1x128xf32>, %k: tensor<1x16x4096x128xf32>, %v: tensor<1x16x4096x128xf32>) -> tensor<1x32x1x128xf32> {
   %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
-      : (tensor<1x8x1x128xf32>, tensor<1x2x4096x128xf32>, tensor<1x2x4096x128xf32>) -> tensor<1x8x1x128xf32>
+      : (tensor<1x32x1x128xf32>, tensor<1x16x4096x128xf32>, tensor<1x16x4096x128xf32>) -> tensor<1x32x1x128xf32>
+  return %o : tensor<1x32x1x128xf32>
+}
+
+// -----
+
+// MQA: one key/value head would be one call. When the OpenMP runtime has
+// more threads (asked per call), its keys are split into up to 8 ranges of
+// 4 key tiles (32 tiles), each leaving (acc, m, l) in a slot of a
+// [ranges x (D + 2) x 16] buffer in the caller's frame; a merge weighs them
+// by exp(m_s - max m) and stores the packed heads.
+// CHECK-LABEL: func.func private @mqa__attn_cpu_group_split_tile
+// CHECK-SAME: memref<?x?x16xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK-LABEL: func.func private @mqa__attn_cpu_group_merge
+// CHECK: memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<?x16xf32>
+// CHECK: math.exp
+// CHECK-LABEL: func.func @mqa(
+// CHECK: %[[THREADS:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[SPLITS:.*]] = arith.maxui
+// CHECK: %[[MANY:.*]] = arith.cmpi ugt, %[[SPLITS]], %c1
+// CHECK: scf.if %[[MANY]]
+// CHECK: memref.alloca_scope
+// CHECK: memref.alloca(%[[SPLITS]]) {alignment = 64 : i64} : memref<?x130x16xf32>
+// CHECK: scf.forall (%[[S:.*]]) in (%[[SPLITS]])
+// CHECK-NEXT: func.call @mqa__attn_cpu_group_split_tile({{.*}}, %[[S]], %[[SPLITS]])
+// CHECK: func.call @mqa__attn_cpu_group_merge({{.*}}, %[[SPLITS]])
+// CHECK: } else {
+// CHECK: func.call @mqa__attn_cpu_group_tile
+func.func @mqa(%q: tensor<1x8x1x128xf32>, %k: tensor<1x1x4096x128xf32>, %v: tensor<1x1x4096x128xf32>) -> tensor<1x8x1x128xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x8x1x128xf32>, tensor<1x1x4096x128xf32>, tensor<1x1x4096x128xf32>) -> tensor<1x8x1x128xf32>
   return %o : tensor<1x8x1x128xf32>
 }
 
 // -----
 
 // Dynamic lengths (a layer's one kernel for prompts and decoding steps):
-// both kernels, chosen per call by whether heads per group times queries
-// fit the vector.
+// every kernel, chosen per call: packed heads when heads per group times
+// queries fit the vector, split keys when the calls are few and the keys
+// many.
 // CHECK-LABEL: func.func @any_length(
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %{{.*}}, %c16
 // CHECK: scf.if %[[FITS]]
+// CHECK: %[[MANY:.*]] = arith.cmpi ugt, %{{.*}}, %c1
+// CHECK: scf.if %[[MANY]]
+// CHECK: func.call @any_length__attn_cpu_group_split_tile
+// CHECK: func.call @any_length__attn_cpu_group_merge
+// CHECK: } else {
 // CHECK: func.call @any_length__attn_cpu_group_tile
 // CHECK: } else {
 // CHECK: func.call @any_length__attn_cpu_flash_tile

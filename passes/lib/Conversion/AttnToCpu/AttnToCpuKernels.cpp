@@ -70,16 +70,19 @@ struct AttnToCpuKernelsPass
       // Decoding shapes get a second kernel with the query heads of a
       // group packed into one vector (chosen at run time when sizes are
       // dynamic).
-      std::optional<CpuFlashKernel> packed;
+      std::optional<CpuFlashKernel> packed, split;
       KernelPlan packedPlan = plan;
       if (plan.packedHeads && !plan.countTiles) {
         packedPlan.blocking = *plan.packedHeads;
         packedPlan.queryTiling = {plan.packedHeads->queryTile(), 0};
         packedPlan.schedules.reset();
         packed.emplace(attention, packedPlan, /*packHeads=*/true);
+        split.emplace(attention, packedPlan, /*packHeads=*/true,
+                      /*splitKeys=*/true);
       }
       Value result = CpuFlashKernel(attention, plan)
-                         .build(getOperation(), packed ? &*packed : nullptr);
+                         .build(getOperation(), packed ? &*packed : nullptr,
+                                split ? &*split : nullptr);
       attention.forall.getResult(0).replaceAllUsesWith(result);
       attention.forall.erase();
     }

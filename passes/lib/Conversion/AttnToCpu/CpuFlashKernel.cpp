@@ -26,6 +26,7 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+
 scf::ForOp
 CpuFlashKernel::loop(Value lb, Value ub, int64_t step, ValueRange init,
                      function_ref<SmallVector<Value>(Value, ValueRange)> body) {
@@ -56,29 +57,6 @@ void CpuFlashKernel::packQueries(Value qT, Value tq) {
           memref::LoadOp::create(b, query, ValueRange{batchIv, headIv, row, c});
       memref::StoreOp::create(b, arith::MulFOp::create(b, x, scale), qT,
                               ValueRange{c, q});
-      return SmallVector<Value>{};
-    });
-    return SmallVector<Value>{};
-  });
-}
-
-void CpuFlashKernel::packGroupQueries(Value qT, Value groups) {
-  Value zero = vecConst(0.0f);
-  loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
-    storeVec(zero, qT, {c, lane(0)});
-    return SmallVector<Value>{};
-  });
-  loop(index(0), groups, 1, {}, [&](Value g, ValueRange) {
-    Value head = add(mul(kvHead, groups), g);
-    loop(index(0), queryLen, 1, {}, [&](Value i, ValueRange) {
-      Value column = add(mul(g, queryLen), i);
-      loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
-        Value x =
-            memref::LoadOp::create(b, query, ValueRange{batchIv, head, i, c});
-        memref::StoreOp::create(b, arith::MulFOp::create(b, x, scale), qT,
-                                ValueRange{c, column});
-        return SmallVector<Value>{};
-      });
       return SmallVector<Value>{};
     });
     return SmallVector<Value>{};
@@ -269,37 +247,6 @@ void CpuFlashKernel::storeOutput(Value accT, Value l, Value tq) {
   });
 }
 
-void CpuFlashKernel::storeGroupOutput(Value accT, Value l, Value groups) {
-  Value zero = f32Const(0.0f), one = f32Const(1.0f);
-  loop(index(0), groups, 1, {}, [&](Value g, ValueRange) {
-    Value head = add(mul(kvHead, groups), g);
-    loop(index(0), queryLen, 1, {}, [&](Value i, ValueRange) {
-      Value column = add(mul(g, queryLen), i);
-      Value sum = memref::LoadOp::create(b, l, ValueRange{column});
-      Value empty =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
-      // Rows that kept nothing are 0, never NaN.
-      Value inv = arith::SelectOp::create(b, empty, zero,
-                                          arith::DivFOp::create(b, one, sum));
-      loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
-        Value a = memref::LoadOp::create(b, accT, ValueRange{c, column});
-        memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
-                                ValueRange{batchIv, head, i, c});
-        return SmallVector<Value>{};
-      });
-      return SmallVector<Value>{};
-    });
-    return SmallVector<Value>{};
-  });
-}
-
-/// The memref a tensor value reads as (identity layout).
-
-static MemRefType bufferTypeOf(Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return MemRefType::get(type.getShape(), type.getElementType());
-}
-
 void CpuFlashKernel::setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf) {
   query = queryBuf;
   key = keyBuf;
@@ -342,32 +289,10 @@ memref::GlobalOp CpuFlashKernel::createTable(ModuleOp module, StringRef name,
   return global;
 }
 
-void CpuFlashKernel::prefetchNextKeyTile(Value j0) {
-  // Rows past the end repeat the last one: a prefetch cannot fault, but
-  // the memref access must stay in bounds.
-  Value last = sub(keyLen, index(1));
-  int64_t lineFloats = 64 / 4;
-  loop(index(0), index(keyTile), 1, {}, [&](Value r, ValueRange) {
-    Value row = minIndex(add(add(j0, index(keyTile)), r), last);
-    auto lines = [&](Value buffer, Value width) {
-      loop(index(0), width, lineFloats, {}, [&](Value c, ValueRange) {
-        memref::PrefetchOp::create(b, buffer,
-                                   ValueRange{batchIv, kvHead, row, c},
-                                   /*isWrite=*/false, /*localityHint=*/3,
-                                   /*isDataCache=*/true);
-        return SmallVector<Value>{};
-      });
-    };
-    lines(key, headDim);
-    lines(value, valueDim);
-    return SmallVector<Value>{};
-  });
-}
-
 void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
                                     Value qT, Value sT, Value m, Value l,
                                     Value accT) {
-  Value tk = minIndex(index(keyTile), sub(keyLen, j0));
+  Value tk = minIndex(index(keyTile), sub(keyEnd, j0));
   Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
   auto negate = [&](Value x) -> Value {
     return arith::XOrIOp::create(b, x, trueValue);
@@ -445,10 +370,10 @@ void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,
     });
     return;
   }
-  loop(index(0), keyLen, keyTile, {}, [&](Value j0, ValueRange) {
+  loop(keyBegin, keyEnd, keyTile, {}, [&](Value j0, ValueRange) {
     Value isEmpty = falseValue, needsMask = falseValue;
     if (plan.staticPattern) {
-      Value tk = minIndex(index(keyTile), sub(keyLen, j0));
+      Value tk = minIndex(index(keyTile), sub(keyEnd, j0));
       Value isFull;
       std::tie(isEmpty, isFull) =
           emitTileClass(b, b.getLoc(), plan.staticPattern, i0, queryEnd, j0,
@@ -479,6 +404,11 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   if (op.getRelTable())
     argTypes.push_back(bufferTypeOf(op.getRelTable()));
+  int64_t dyn = ShapedType::kDynamic;
+  auto partialType = MemRefType::get({dyn, dyn, kLanes}, f32);
+  if (splitsKeys)
+    llvm::append_range(argTypes, TypeRange{partialType, b.getIndexType(),
+                                           b.getIndexType()});
   OpBuilder::InsertionGuard guard(b);
   auto parent = op->getParentOfType<func::FuncOp>();
   b.setInsertionPoint(parent);
@@ -509,8 +439,9 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // Named after the caller so that artifacts linked together do not clash.
   auto fn = func::FuncOp::create(
       b,
-      (parent.getSymName() +
-       (packsHeads ? "__attn_cpu_group_tile" : "__attn_cpu_flash_tile"))
+      (parent.getSymName() + (splitsKeys   ? "__attn_cpu_group_split_tile"
+                               : packsHeads ? "__attn_cpu_group_tile"
+                                            : "__attn_cpu_flash_tile"))
           .str(),
       b.getFunctionType(argTypes, {}));
   fn.setPrivate();
@@ -530,6 +461,19 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   if (op.getRelTable())
     relTable = entry->getArgument(nextArg++);
+  keyBegin = index(0);
+  keyEnd = keyLen;
+  if (splitsKeys) {
+    partial = entry->getArgument(nextArg++);
+    split = entry->getArgument(nextArg++);
+    numSplits = entry->getArgument(nextArg++);
+    // Whole key tiles per range, the last range clipped to the keys.
+    Value keyTiles = arith::CeilDivUIOp::create(b, keyLen, index(keyTile));
+    Value perSplit = mul(arith::CeilDivUIOp::create(b, keyTiles, numSplits),
+                         index(keyTile));
+    keyBegin = minIndex(mul(split, perSplit), keyLen);
+    keyEnd = minIndex(add(keyBegin, perSplit), keyLen);
+  }
   Value groups = arith::DivUIOp::create(b, dim(query, 1), dim(key, 1));
   // Packed heads: the call is per key/value head, its group in the lanes.
   kvHead = packsHeads ? headIv : arith::DivUIOp::create(b, headIv, groups);
@@ -569,7 +513,6 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     return memref::AllocaOp::create(b, MemRefType::get(shape, f32), sizes,
                                     align);
   };
-  int64_t dyn = ShapedType::kDynamic;
   Value qT = scratch({dyn, kQueryTile}, {headDim});
   Value sT = scratch({keyTile, kQueryTile}, {});
   Value accT = scratch({dyn, kQueryTile}, {valueDim});
@@ -601,7 +544,9 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
 
   emitKeyTileLoop(queryTileIndex, tq, qT, sT, m, l, accT);
 
-  if (packsHeads)
+  if (splitsKeys)
+    storePartial(accT, m, l);
+  else if (packsHeads)
     storeGroupOutput(accT, l, groups);
   else
     storeOutput(accT, l, tq);
@@ -622,7 +567,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   return fn;
 }
 
-Value CpuFlashKernel::build(ModuleOp moduleOp, CpuFlashKernel *packed) {
+Value CpuFlashKernel::build(ModuleOp moduleOp, CpuFlashKernel *packed,
+                           CpuFlashKernel *splitter) {
   module = moduleOp;
 
   auto toBuffer = [&](Value tensor) -> Value {
@@ -677,7 +623,67 @@ Value CpuFlashKernel::build(ModuleOp moduleOp, CpuFlashKernel *packed) {
                                          index(packed->kQueryTile));
   }
   auto emitGroups = [&] {
-    emitForall(packed->buildTileFunction(module), {batch, keyHeads, index(1)});
+    Value splits =
+        splitter ? numKeySplits(batch, keyHeads, dim(k, 2), dim(v, 3))
+                 : index(1);
+    auto unsplit = [&] {
+      emitForall(packed->buildTileFunction(module),
+                 {batch, keyHeads, index(1)});
+    };
+    if (matchPattern(splits, m_One())) {
+      unsplit();
+      return;
+    }
+    // Few groups for the threads: each group's keys in `splits` ranges,
+    // then a merge per group. The partial states live in this call's
+    // frame for its duration (an alloca scope).
+    auto emitSplit = [&] {
+      auto scope = memref::AllocaScopeOp::create(b, TypeRange{});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
+      Value slots = mul(mul(batch, keyHeads), splits);
+      Value partialBuf = memref::AllocaOp::create(
+          b, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                              splitter->kLanes},
+                             f32),
+          ValueRange{slots, add(dim(v, 3), index(2))},
+          b.getI64IntegerAttr(64));
+      func::FuncOp splitFn = splitter->buildTileFunction(module);
+      func::FuncOp mergeFn = splitter->buildMergeFunction(module);
+      auto callAll = [&](ValueRange sizes,
+                         function_ref<SmallVector<Value>(ValueRange)> args) {
+        auto forall = scf::ForallOp::create(b, getAsOpFoldResult(sizes),
+                                            ValueRange{}, std::nullopt);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(forall.getBody());
+        return args(forall.getInductionVars());
+      };
+      callAll({batch, keyHeads, splits}, [&](ValueRange iv) {
+        func::CallOp::create(b, splitFn,
+                             ValueRange{q, k, v, result, iv[0], iv[1],
+                                        index(0), partialBuf, iv[2], splits});
+        return SmallVector<Value>{};
+      });
+      callAll({batch, keyHeads}, [&](ValueRange iv) {
+        func::CallOp::create(b, mergeFn,
+                             ValueRange{q, k, v, result, partialBuf, iv[0],
+                                        iv[1], splits});
+        return SmallVector<Value>{};
+      });
+      memref::AllocaScopeReturnOp::create(b, ValueRange{});
+    };
+    Value many = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::ugt,
+                                               splits, index(1));
+    if (matchPattern(many, m_One())) {
+      emitSplit();
+      return;
+    }
+    auto ifOp = scf::IfOp::create(b, many, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitSplit();
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    unsplit();
   };
   auto emitTiles = [&] {
     emitForall(buildTileFunction(module), {batch, queryHeads, numQueryTiles});

@@ -6,7 +6,8 @@
 // its KernelPlan: attn.online_attention and attn.finalize_tile become the
 // tile function, the forall over tiles a forall calling it. Its methods
 // live in CpuFlashKernel.cpp (tiles, products, online softmax, the tile
-// function) and CpuFlashKernelMasks.cpp (masks, score mods, segment ids).
+// function), CpuFlashKernelMasks.cpp (masks, score mods, segment ids) and
+// CpuFlashKernelGroups.cpp (decoding: packed heads, split keys).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CONVERSION_ATTNTOCPU_CPUFLASHKERNEL_H
@@ -36,15 +37,23 @@
 
 namespace mlir::attn {
 
+/// The memref a tensor value reads as (identity layout).
+inline MemRefType bufferTypeOf(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
 class CpuFlashKernel {
 public:
   /// Emits before `tiled.forall`, which the result replaces. With
   /// `packHeads`, the kernel's one query vector holds the queries of every
   /// query head of a key/value group (plan.packedHeads): it serves calls
   /// where those fit (decoding).
+  /// With `splitKeys` as well, each call covers one of several key ranges
+  /// and leaves its (m, l, acc) for a merge (buildMergeFunction).
   CpuFlashKernel(TiledAttention tiled, const KernelPlan &plan,
-                 bool packHeads = false)
-      : op(tiled.tile), packsHeads(packHeads),
+                 bool packHeads = false, bool splitKeys = false)
+      : op(tiled.tile), packsHeads(packHeads), splitsKeys(splitKeys),
         resultType(cast<RankedTensorType>(tiled.forall.getType(0))), plan(plan),
         b(op.getLoc(), tiled.forall), keyTile(plan.keyTile),
         kLanes(plan.blocking.lanes), kQueryVectors(plan.blocking.queryVectors),
@@ -56,11 +65,22 @@ public:
 
   /// Emits the kernel; returns the result tensor. With `packed` (a kernel
   /// built with packHeads for the same op), calls whose query heads per
-  /// group times queries fit its query vector run that one instead.
-  Value build(ModuleOp module, CpuFlashKernel *packed = nullptr);
+  /// group times queries fit its query vector run that one instead; with
+  /// `split` (packHeads and splitKeys) too, when batch x key/value heads
+  /// gives the threads too little to share, each group's keys are split.
+  Value build(ModuleOp module, CpuFlashKernel *packed = nullptr,
+              CpuFlashKernel *split = nullptr);
 
 private:
   func::FuncOp buildTileFunction(ModuleOp module);
+  /// splitKeys: the partial states of a group's key ranges, merged by
+  /// their log-sum-exp weights and stored as packed heads.
+  func::FuncOp buildMergeFunction(ModuleOp module);
+  /// splitKeys: this call's (acc, m, l) into its slot of `partial`.
+  void storePartial(Value accT, Value m, Value l);
+  /// The number of key ranges for a packed call (1: no split), from the
+  /// sizes at run time.
+  Value numKeySplits(Value batch, Value keyHeads, Value keys, Value width);
   /// packHeads: Q rows of the group into qT lanes (g * Lq + i), and the
   /// result back out of them.
   void packGroupQueries(Value qT, Value groups);
@@ -162,7 +182,7 @@ private:
   void storeOutput(Value accT, Value l, Value tq);
 
   OnlineAttentionOp op;
-  bool packsHeads;
+  bool packsHeads, splitsKeys;
   RankedTensorType resultType; // of the whole attention, [B, Hq, Lq, Dv]
   const KernelPlan &plan;
   ImplicitLocOpBuilder b;
@@ -178,6 +198,8 @@ private:
   Value queryLen, headDim, valueDim, keyLen, delta, scale;
   Value batchIv, headIv, kvHead, i0;
   Value queryEnd; // end of the query rows a tile's lanes cover
+  Value keyBegin, keyEnd; // the keys this call visits
+  Value partial, split, numSplits; // splitKeys: [slot][Dv + 2][lanes]
   ModuleOp module;
   Value qSegments, kvSegments;  // [B, L] id buffers, when used
   Value relTable;               // [Hq, columns], when a mod reads it

@@ -1,0 +1,217 @@
+//===- CpuFlashKernelGroups.cpp - decoding: query heads packed per group --===//
+//
+// The parts of the CPU kernel that only its packed-heads variants emit
+// (docs/Pipeline.md, "Decoding"): the query heads of a key/value group in
+// the lanes of one query vector, the next key tile prefetched, and, when
+// the keys of a group are split over threads, the partial states and their
+// log-sum-exp merge.
+//
+//===----------------------------------------------------------------------===//
+#include "CpuFlashKernel.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+void CpuFlashKernel::packGroupQueries(Value qT, Value groups) {
+  Value zero = vecConst(0.0f);
+  loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+    storeVec(zero, qT, {c, lane(0)});
+    return SmallVector<Value>{};
+  });
+  loop(index(0), groups, 1, {}, [&](Value g, ValueRange) {
+    Value head = add(mul(kvHead, groups), g);
+    loop(index(0), queryLen, 1, {}, [&](Value i, ValueRange) {
+      Value column = add(mul(g, queryLen), i);
+      loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+        Value x =
+            memref::LoadOp::create(b, query, ValueRange{batchIv, head, i, c});
+        memref::StoreOp::create(b, arith::MulFOp::create(b, x, scale), qT,
+                                ValueRange{c, column});
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::storeGroupOutput(Value accT, Value l, Value groups) {
+  Value zero = f32Const(0.0f), one = f32Const(1.0f);
+  loop(index(0), groups, 1, {}, [&](Value g, ValueRange) {
+    Value head = add(mul(kvHead, groups), g);
+    loop(index(0), queryLen, 1, {}, [&](Value i, ValueRange) {
+      Value column = add(mul(g, queryLen), i);
+      Value sum = memref::LoadOp::create(b, l, ValueRange{column});
+      Value empty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+      // Rows that kept nothing are 0, never NaN.
+      Value inv = arith::SelectOp::create(b, empty, zero,
+                                          arith::DivFOp::create(b, one, sum));
+      loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+        Value a = memref::LoadOp::create(b, accT, ValueRange{c, column});
+        memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
+                                ValueRange{batchIv, head, i, c});
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::storePartial(Value accT, Value m, Value l) {
+  Value slot =
+      add(mul(add(mul(batchIv, dim(key, 1)), kvHead), numSplits), split);
+  loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+    storeVec(loadVec(accT, {c, index(0)}), partial, {slot, c, index(0)});
+    return SmallVector<Value>{};
+  });
+  storeVec(loadVec(m, {index(0)}), partial, {slot, valueDim, index(0)});
+  storeVec(loadVec(l, {index(0)}), partial,
+           {slot, add(valueDim, index(1)), index(0)});
+}
+
+func::FuncOp CpuFlashKernel::buildMergeFunction(ModuleOp module) {
+  int64_t dyn = ShapedType::kDynamic;
+  SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
+                                bufferTypeOf(op.getKey()),
+                                bufferTypeOf(op.getValue()),
+                                MemRefType::get(resultType.getShape(), f32),
+                                MemRefType::get({dyn, dyn, kLanes}, f32),
+                                b.getIndexType(),
+                                b.getIndexType(),
+                                b.getIndexType()};
+  OpBuilder::InsertionGuard guard(b);
+  auto parent = op->getParentOfType<func::FuncOp>();
+  b.setInsertionPoint(parent);
+  auto fn = func::FuncOp::create(
+      b, (parent.getSymName() + "__attn_cpu_group_merge").str(),
+      b.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  SymbolTable(module).insert(fn);
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  setUpSizes(entry->getArgument(0), entry->getArgument(1),
+             entry->getArgument(2));
+  out = entry->getArgument(3);
+  partial = entry->getArgument(4);
+  batchIv = entry->getArgument(5);
+  kvHead = entry->getArgument(6);
+  numSplits = entry->getArgument(7);
+  Value groups = arith::DivUIOp::create(b, dim(query, 1), dim(key, 1));
+  Value firstSlot = mul(add(mul(batchIv, dim(key, 1)), kvHead), numSplits);
+  Value negInf = vecConst(-INFINITY), zero = vecConst(0.0f);
+  auto isNegInf = [&](Value x) {
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, negInf);
+  };
+  auto slotRow = [&](Value s, Value row) {
+    return loadVec(partial, {add(firstSlot, s), row, index(0)});
+  };
+  // Range s weighs exp(m_s - M), 0 where it kept nothing (m_s = -inf);
+  // M = -inf (no range kept anything) leaves every weight 0.
+  Value top = loop(index(0), numSplits, 1, {negInf},
+                   [&](Value s, ValueRange acc) -> SmallVector<Value> {
+                     return {arith::MaximumFOp::create(
+                         b, acc[0], slotRow(s, valueDim))};
+                   })
+                  .getResult(0);
+  Value shift = arith::SelectOp::create(b, isNegInf(top), zero, top);
+  IntegerAttr align = b.getI64IntegerAttr(64);
+  Value weights = memref::AllocaOp::create(
+      b, MemRefType::get({dyn, kLanes}, f32), ValueRange{numSplits}, align);
+  Value sum = loop(index(0), numSplits, 1, {zero},
+                   [&](Value s, ValueRange acc) -> SmallVector<Value> {
+                     Value ms = slotRow(s, valueDim);
+                     Value w = arith::SelectOp::create(
+                         b, isNegInf(ms), zero,
+                         math::ExpOp::create(
+                             b, arith::SubFOp::create(b, ms, shift)));
+                     storeVec(w, weights, {s, index(0)});
+                     Value ls = slotRow(s, add(valueDim, index(1)));
+                     return {vector::FMAOp::create(b, w, ls, acc[0])};
+                   })
+                  .getResult(0);
+  Value accT = memref::AllocaOp::create(
+      b, MemRefType::get({dyn, kLanes}, f32), ValueRange{valueDim}, align);
+  Value l = memref::AllocaOp::create(b, MemRefType::get({kLanes}, f32),
+                                     ValueRange{}, align);
+  storeVec(sum, l, {index(0)});
+  loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+    Value merged =
+        loop(index(0), numSplits, 1, {zero},
+             [&](Value s, ValueRange acc) -> SmallVector<Value> {
+               return {vector::FMAOp::create(
+                   b, loadVec(weights, {s, index(0)}), slotRow(s, c), acc[0])};
+             })
+            .getResult(0);
+    storeVec(merged, accT, {c, index(0)});
+    return SmallVector<Value>{};
+  });
+  storeGroupOutput(accT, l, groups);
+  func::ReturnOp::create(b);
+  return fn;
+}
+
+Value CpuFlashKernel::numKeySplits(Value batch, Value keyHeads, Value keys,
+                                   Value width) {
+  // As many calls as the OpenMP runtime has threads (asked at run time:
+  // the kernels link it anyway), each over at least 4 key tiles, with the
+  // partial states (the caller's stack) within 256 KB.
+  constexpr int64_t kMinKeyTiles = 4, kMaxPartialBytes = 256 << 10;
+  auto ceilDiv = [&](Value x, Value y) {
+    return b.createOrFold<arith::CeilDivUIOp>(x, y);
+  };
+  auto divide = [&](Value x, Value y) {
+    return b.createOrFold<arith::DivUIOp>(x, y);
+  };
+  auto minimum = [&](Value x, Value y) {
+    return b.createOrFold<arith::MinUIOp>(x, y);
+  };
+  Value calls = b.createOrFold<arith::MulIOp>(batch, keyHeads);
+  Value byKeys = divide(ceilDiv(keys, index(keyTile)), index(kMinKeyTiles));
+  Value slotBytes = b.createOrFold<arith::MulIOp>(
+      b.createOrFold<arith::AddIOp>(width, index(2)), index(kLanes * 4));
+  Value byStack = divide(index(kMaxPartialBytes),
+                         b.createOrFold<arith::MulIOp>(calls, slotBytes));
+  Value bound = minimum(byKeys, byStack);
+  // Too few keys or too much state: no split, whatever the threads.
+  if (matchPattern(bound, m_Zero()) || matchPattern(bound, m_One()))
+    return index(1);
+  if (!module.lookupSymbol("omp_get_max_threads")) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    func::FuncOp::create(b, "omp_get_max_threads",
+                         b.getFunctionType({}, {b.getI32Type()}))
+        .setPrivate();
+  }
+  Value threads = arith::IndexCastUIOp::create(
+      b, b.getIndexType(),
+      func::CallOp::create(b, "omp_get_max_threads", TypeRange{b.getI32Type()},
+                           ValueRange{})
+          .getResult(0));
+  return arith::MaxUIOp::create(b, minimum(ceilDiv(threads, calls), bound),
+                                index(1));
+}
+
+void CpuFlashKernel::prefetchNextKeyTile(Value j0) {
+  // Rows past the end repeat the last one: a prefetch cannot fault, but
+  // the memref access must stay in bounds.
+  Value last = sub(keyLen, index(1));
+  int64_t lineFloats = 64 / 4;
+  loop(index(0), index(keyTile), 1, {}, [&](Value r, ValueRange) {
+    Value row = minIndex(add(add(j0, index(keyTile)), r), last);
+    auto lines = [&](Value buffer, Value width) {
+      loop(index(0), width, lineFloats, {}, [&](Value c, ValueRange) {
+        memref::PrefetchOp::create(b, buffer,
+                                   ValueRange{batchIv, kvHead, row, c},
+                                   /*isWrite=*/false, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
+        return SmallVector<Value>{};
+      });
+    };
+    lines(key, headDim);
+    lines(value, valueDim);
+    return SmallVector<Value>{};
+  });
+}
+
