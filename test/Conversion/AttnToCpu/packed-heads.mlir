@@ -9,10 +9,18 @@
 // CHECK-LABEL: func.func private @decode__attn_cpu_group_tile
 // CHECK-SAME: (%{{.*}}: memref<1x32x1x128xf32>, %{{.*}}: memref<1x16x4096x128xf32>, %{{.*}}: memref<1x16x4096x128xf32>, %{{.*}}: memref<1x32x1x128xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<128x16xf32>
+// acc is kept by query row (lanes over the head dim): P V loads each V
+// vector once for 4 rows instead of broadcasting V per FMA.
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<16x128xf32>
 // CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
 // CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
 // CHECK: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
 // CHECK-COUNT-16: vector.fma
+// P V, one row at a time here (2 rows: no block of 4): 4 vectors of a V
+// row per key, each loaded once for all the block's rows.
+// CHECK: %{{.*}}:4 = scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args(
+// CHECK-COUNT-4: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c{{[0-9]+}}] : memref<1x16x4096x128xf32>, vector<16xf32>
+// CHECK-COUNT-4: vector.fma
 // The sizes are static and fit: no per-head kernel, no run-time choice.
 // CHECK-NOT: __attn_cpu_flash_tile
 // CHECK-LABEL: func.func @decode(

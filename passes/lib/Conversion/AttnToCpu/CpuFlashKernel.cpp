@@ -187,6 +187,11 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   // not multiply V: a NaN or inf there (garbage in an unused KV-cache slot)
   // would make 0 * V = NaN; such tiles guard each lane's update.
   auto accumulate = [&](bool guarded) {
+    if (accByRows) {
+      storeVec(alpha[0], alphaLanes, {index(0)});
+      accumulateByRows(sT, accT, j0, tk, guarded);
+      return;
+    }
     forRowBlocks(valueDim, [&](Value c0, int64_t cols) {
       SmallVector<Value> scaled;
       for (int64_t g = 0; g < cols; ++g)
@@ -515,7 +520,17 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   };
   Value qT = scratch({dyn, kQueryTile}, {headDim});
   Value sT = scratch({keyTile, kQueryTile}, {});
-  Value accT = scratch({dyn, kQueryTile}, {valueDim});
+  // Packed heads with a head dim of whole vectors keep acc by query row
+  // (accumulateByRows); otherwise acc^T, by column.
+  int64_t staticValueDim = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+  accByRows = packsHeads && !ShapedType::isDynamic(staticValueDim) &&
+              staticValueDim % kLanes == 0;
+  Value accT = accByRows ? scratch({kQueryTile, staticValueDim}, {})
+                         : scratch({dyn, kQueryTile}, {valueDim});
+  if (accByRows) {
+    alphaLanes = scratch({kQueryTile}, {});
+    packedRows = mul(groups, queryLen);
+  }
   Value m = scratch({kQueryTile}, {}), l = scratch({kQueryTile}, {});
   if (plan.countTiles) {
     counters =
@@ -536,11 +551,17 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     storeVec(vecConst(-INFINITY), m, {lane(t)});
     storeVec(vecConst(0.0f), l, {lane(t)});
   }
-  loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
-    for (int64_t t = 0; t < kQueryVectors; ++t)
-      storeVec(vecConst(0.0f), accT, {c, lane(t)});
-    return SmallVector<Value>{};
-  });
+  if (accByRows) {
+    for (int64_t row = 0; row < kQueryTile; ++row)
+      for (int64_t c = 0; c < staticValueDim; c += kLanes)
+        storeVec(vecConst(0.0f), accT, {index(row), index(c)});
+  } else {
+    loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+      for (int64_t t = 0; t < kQueryVectors; ++t)
+        storeVec(vecConst(0.0f), accT, {c, lane(t)});
+      return SmallVector<Value>{};
+    });
+  }
 
   emitKeyTileLoop(queryTileIndex, tq, qT, sT, m, l, accT);
 

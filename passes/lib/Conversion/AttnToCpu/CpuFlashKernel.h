@@ -81,6 +81,12 @@ private:
   /// The number of key ranges for a packed call (1: no split), from the
   /// sizes at run time.
   Value numKeySplits(Value batch, Value keyHeads, Value keys, Value width);
+  /// packHeads with acc by query row: acc[g] = alpha[g] acc[g] +
+  /// sum_r P^T[r][g] V[j0 + r], lanes over the head dim, blocks of 4 rows
+  /// x up to 4 vectors (one broadcast of P per row and key, one load of V
+  /// per vector and key, instead of a broadcast of V per FMA).
+  void accumulateByRows(Value sT, Value accT, Value j0, Value tk,
+                        bool guarded);
   /// packHeads: Q rows of the group into qT lanes (g * Lq + i), and the
   /// result back out of them.
   void packGroupQueries(Value qT, Value groups);
@@ -200,6 +206,9 @@ private:
   Value queryEnd; // end of the query rows a tile's lanes cover
   Value keyBegin, keyEnd; // the keys this call visits
   Value partial, split, numSplits; // splitKeys: [slot][Dv + 2][lanes]
+  bool accByRows = false;  // acc[lane][Dv] instead of accT[Dv][lane]
+  Value alphaLanes;        // accByRows: this tile's alpha, per lane
+  Value packedRows;        // accByRows: the lanes in use, G * Lq
   ModuleOp module;
   Value qSegments, kvSegments;  // [B, L] id buffers, when used
   Value relTable;               // [Hq, columns], when a mod reads it

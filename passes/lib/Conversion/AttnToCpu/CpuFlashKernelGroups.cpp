@@ -48,7 +48,8 @@ void CpuFlashKernel::storeGroupOutput(Value accT, Value l, Value groups) {
       Value inv = arith::SelectOp::create(b, empty, zero,
                                           arith::DivFOp::create(b, one, sum));
       loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
-        Value a = memref::LoadOp::create(b, accT, ValueRange{c, column});
+        Value a = memref::LoadOp::create(
+            b, accT, accByRows ? ValueRange{column, c} : ValueRange{c, column});
         memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
                                 ValueRange{batchIv, head, i, c});
         return SmallVector<Value>{};
@@ -62,10 +63,21 @@ void CpuFlashKernel::storeGroupOutput(Value accT, Value l, Value groups) {
 void CpuFlashKernel::storePartial(Value accT, Value m, Value l) {
   Value slot =
       add(mul(add(mul(batchIv, dim(key, 1)), kvHead), numSplits), split);
-  loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
-    storeVec(loadVec(accT, {c, index(0)}), partial, {slot, c, index(0)});
-    return SmallVector<Value>{};
-  });
+  if (accByRows) {
+    // The slot keeps the merge's layout, [Dv][lanes].
+    for (int64_t row = 0; row < kQueryTile; ++row)
+      loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+        memref::StoreOp::create(
+            b, memref::LoadOp::create(b, accT, ValueRange{index(row), c}),
+            partial, ValueRange{slot, c, index(row)});
+        return SmallVector<Value>{};
+      });
+  } else {
+    loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+      storeVec(loadVec(accT, {c, index(0)}), partial, {slot, c, index(0)});
+      return SmallVector<Value>{};
+    });
+  }
   storeVec(loadVec(m, {index(0)}), partial, {slot, valueDim, index(0)});
   storeVec(loadVec(l, {index(0)}), partial,
            {slot, add(valueDim, index(1)), index(0)});
@@ -91,6 +103,7 @@ func::FuncOp CpuFlashKernel::buildMergeFunction(ModuleOp module) {
   SymbolTable(module).insert(fn);
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  accByRows = false; // the merged acc below is [Dv][lanes]
   setUpSizes(entry->getArgument(0), entry->getArgument(1),
              entry->getArgument(2));
   out = entry->getArgument(3);
@@ -215,3 +228,67 @@ void CpuFlashKernel::prefetchNextKeyTile(Value j0) {
   });
 }
 
+
+void CpuFlashKernel::accumulateByRows(Value sT, Value accT, Value j0, Value tk,
+                                      bool guarded) {
+  constexpr int64_t kRows = 4;
+  int64_t columnVectors = kLanes == 16 ? 4 : 3;
+  int64_t width = cast<MemRefType>(accT.getType()).getDimSize(1);
+  Value zero = f32Const(0.0f);
+  auto rowBlock = [&](Value g0, int64_t rows) {
+    for (int64_t c0 = 0; c0 < width; c0 += columnVectors * kLanes) {
+      int64_t vectors = std::min(columnVectors, (width - c0) / kLanes);
+      SmallVector<Value> init;
+      for (int64_t g = 0; g < rows; ++g) {
+        Value row = add(g0, index(g));
+        Value a = vector::BroadcastOp::create(
+            b, vec, memref::LoadOp::create(b, alphaLanes, ValueRange{row}));
+        for (int64_t t = 0; t < vectors; ++t)
+          init.push_back(arith::MulFOp::create(
+              b, loadVec(accT, {row, index(c0 + t * kLanes)}), a));
+      }
+      scf::ForOp keys = loop(
+          index(0), tk, 1, init, [&](Value r, ValueRange acc) {
+            SmallVector<Value> values, next(acc.begin(), acc.end());
+            for (int64_t t = 0; t < vectors; ++t)
+              values.push_back(loadVec(
+                  value, {batchIv, kvHead, add(j0, r), index(c0 + t * kLanes)}));
+            for (int64_t g = 0; g < rows; ++g) {
+              Value p = memref::LoadOp::create(
+                  b, sT, ValueRange{r, add(g0, index(g))});
+              Value weight = vector::BroadcastOp::create(b, vec, p);
+              // A dropped key (p = 0) must not multiply V (NaN or inf in
+              // an unused cache slot).
+              Value kept =
+                  guarded ? arith::CmpFOp::create(b, arith::CmpFPredicate::ONE,
+                                                  p, zero)
+                                .getResult()
+                          : Value();
+              for (int64_t t = 0; t < vectors; ++t) {
+                Value &sum = next[g * vectors + t];
+                Value updated =
+                    vector::FMAOp::create(b, weight, values[t], sum);
+                sum = kept ? arith::SelectOp::create(b, kept, updated, sum)
+                                 .getResult()
+                           : updated;
+              }
+            }
+            return next;
+          });
+      for (int64_t g = 0; g < rows; ++g)
+        for (int64_t t = 0; t < vectors; ++t)
+          storeVec(keys.getResult(g * vectors + t), accT,
+                   {add(g0, index(g)), index(c0 + t * kLanes)});
+    }
+  };
+  Value blocked =
+      mul(arith::DivUIOp::create(b, packedRows, index(kRows)), index(kRows));
+  loop(index(0), blocked, kRows, {}, [&](Value g0, ValueRange) {
+    rowBlock(g0, kRows);
+    return SmallVector<Value>{};
+  });
+  loop(blocked, packedRows, 1, {}, [&](Value g0, ValueRange) {
+    rowBlock(g0, 1);
+    return SmallVector<Value>{};
+  });
+}
