@@ -13,6 +13,7 @@
 #include "../tools/ToolOptions.h"
 #include "Baseline.h"
 #include "PeakProbe.h"
+#include "Compare.h"
 #include "Timing.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/HostCompiler.h"
@@ -191,11 +192,7 @@ int main(int argc, char **argv) {
       runBaseline();
       double ours = medianSeconds(repeat, runOurs);
       double baseline = medianSeconds(repeat, runBaseline);
-      double maxDiff = 0;
-      for (int64_t e = 0; e < count; ++e) {
-        double diff = std::abs(double(result[e]) - double(expected[e]));
-        maxDiff = std::isnan(diff) ? INFINITY : std::max(maxDiff, diff);
-      }
+      double maxDiff = maxAbsDifference(result, expected);
       double flops = 4.0 * heads * double(n) * n * dim / (causal ? 2 : 1);
       Row row{n, causal, ours * 1e3, baseline * 1e3, flops / ours * 1e-9,
               flops / baseline * 1e-9, maxDiff};

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "../tools/ToolOptions.h"
 #include "BandwidthProbe.h"
+#include "Compare.h"
 #include "Timing.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/HostCompiler.h"
@@ -160,11 +161,7 @@ int main(int argc, char **argv) {
     runBaseline();
     double ours = medianSeconds(repeat, runOurs);
     double baseline = medianSeconds(repeat, runBaseline);
-    double maxDiff = 0;
-    for (int64_t e = 0; e < qCount; ++e) {
-      double diff = std::abs(double(result[e]) - double(expected[e]));
-      maxDiff = std::isnan(diff) ? INFINITY : std::max(maxDiff, diff);
-    }
+    double maxDiff = maxAbsDifference(result, expected);
     double bytes = 2.0 * kvCount * sizeof(float);
     llvm::outs() << llvm::formatv(
         "{0,7} | {1,9:f2} {2,7:f1} {3,7:f1}% | {4,9:f2} {5,7:f1} | "

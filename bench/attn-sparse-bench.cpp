@@ -23,6 +23,7 @@
 #include "../tools/ToolOptions.h"
 #include "Baseline.h"
 #include "PeakProbe.h"
+#include "Compare.h"
 #include "Timing.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/Reference.h"
@@ -275,11 +276,7 @@ int main(int argc, char **argv) {
         };
         // The baseline is slow at large N: one run there.
         blasMs = medianSeconds(n > 4096 ? 1 : repeat, runBaseline) * 1e3;
-        maxDiff = 0;
-        for (size_t e = 0; e < result.size(); ++e) {
-          double diff = std::abs(double(result[e]) - double(expected[e]));
-          maxDiff = std::isnan(diff) ? INFINITY : std::max(maxDiff, diff);
-        }
+        maxDiff = maxAbsDifference(result, expected);
       }
       double keptPercent = 100.0 * kept / (double(heads) * n * n);
       llvm::outs() << llvm::formatv(

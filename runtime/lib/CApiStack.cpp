@@ -184,13 +184,9 @@ attn_stack *attn_stack_create(attn_artifact *artifact,
     const attn_tensor *t = it->second;
     if (t->dtype != ATTN_F32)
       return Status::error("weight '" + name + "' must be f32");
-    if (required && *required != t->sizes) {
-      std::string want;
-      for (int64_t s : *required)
-        want += (want.empty() ? "" : ", ") + std::to_string(s);
-      return Status::error("weight '" + name + "' must have shape [" + want +
-                           "]");
-    }
+    if (required && *required != t->sizes)
+      return Status::error("weight '" + name + "' must have shape " +
+                           shapeText(*required));
     shape = t->sizes;
     int64_t count = 1;
     for (int64_t s : shape)

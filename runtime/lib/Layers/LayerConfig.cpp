@@ -173,6 +173,13 @@ Status attnrt::parseLayerConfig(const std::string &text, LayerConfig &config) {
   return Status::ok();
 }
 
+std::string attnrt::shapeText(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (int64_t s : shape)
+    text += (text.empty() ? "" : ", ") + std::to_string(s);
+  return "[" + text + "]";
+}
+
 std::string attnrt::layerPrefix(const LayerConfig &config, int64_t index) {
   return "layers." + std::to_string(config.sharedWeights ? 0 : index) + ".";
 }

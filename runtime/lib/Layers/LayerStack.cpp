@@ -46,13 +46,6 @@ struct LayerCache {
   int64_t memoryLength = 0;
 };
 
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string text;
-  for (int64_t s : shape)
-    text += (text.empty() ? "" : ", ") + std::to_string(s);
-  return "[" + text + "]";
-}
-
 /// Appends `fresh` [B, H, n, D] to `kept` [B, H, length, D].
 std::vector<float> appendRows(const std::vector<float> &kept, int64_t length,
                               const std::vector<float> &fresh, int64_t n,
@@ -274,9 +267,9 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
           it->second.shape != kernel->argumentShapes[i])
         return Status::error(
             "self_attn." + name + " has shape " +
-            shapeString(it->second.shape) + ", the attention over " +
+            shapeText(it->second.shape) + ", the attention over " +
             std::to_string(keyLen) + " keys needs " +
-            shapeString(kernel->argumentShapes[i]));
+            shapeText(kernel->argumentShapes[i]));
       operands.push_back({it->second.data.data(), it->second.shape});
     }
   }
@@ -400,7 +393,7 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
                            Activations &result) {
   const LayerConfig &l = impl->config;
   auto dims = [](const Activations &a) {
-    return shapeString({a.batch, a.length, a.width});
+    return shapeText({a.batch, a.length, a.width});
   };
   if (x.width != l.dModel || x.length < 1 || x.batch < 1 ||
       int64_t(x.data.size()) != x.batch * x.length * x.width)

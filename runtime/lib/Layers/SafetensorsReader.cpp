@@ -41,13 +41,6 @@ uint64_t elementBytes(SafetensorsDtype dtype) {
   return 0;
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s;
-  for (int64_t d : shape)
-    s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return "[" + s + "]";
-}
-
 /// A JSON number that is a non-negative integer (as the format's shapes
 /// and offsets are), read without nlohmann's throwing accessors.
 bool nonNegativeInteger(const json &value, uint64_t &into) {

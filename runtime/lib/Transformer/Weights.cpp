@@ -6,8 +6,9 @@ using namespace attnrt;
 using attnspec::LayerSpec;
 
 std::string attnrt::layerPrefix(const LayerSpec &spec, int64_t index) {
-  return "layers." + std::to_string(spec.layer.sharedWeights ? 0 : index) +
-         ".";
+  LayerConfig config;
+  config.sharedWeights = spec.layer.sharedWeights;
+  return layerPrefix(config, index); // one naming rule (LayerStack.h)
 }
 
 bool attnrt::sharesQueryKey(const LayerSpec &spec) {

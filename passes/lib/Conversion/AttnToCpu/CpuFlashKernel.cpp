@@ -94,11 +94,14 @@ CpuFlashKernel::blockedUpdates(Value ub, ArrayRef<Value> init, int64_t rows,
 }
 
 void CpuFlashKernel::forRowBlocks(Value total,
-                                  function_ref<void(Value, int64_t)> body) {
+                                  function_ref<void(Value, int64_t)> body,
+                                  int64_t block) {
+  if (!block)
+    block = kRowBlock;
   Value blocked =
-      mul(arith::DivUIOp::create(b, total, index(kRowBlock)), index(kRowBlock));
-  loop(index(0), blocked, kRowBlock, {}, [&](Value start, ValueRange) {
-    body(start, kRowBlock);
+      mul(arith::DivUIOp::create(b, total, index(block)), index(block));
+  loop(index(0), blocked, block, {}, [&](Value start, ValueRange) {
+    body(start, block);
     return SmallVector<Value>{};
   });
   loop(blocked, total, 1, {}, [&](Value start, ValueRange) {
@@ -219,35 +222,44 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
                    {add(c0, index(g)), lane(t)});
     });
   };
-  if (matchPattern(mayDropKeys, m_Zero()) ||
-      matchPattern(mayDropKeys, m_One())) {
-    accumulate(matchPattern(mayDropKeys, m_One()));
-    return;
-  }
-  auto ifOp = scf::IfOp::create(b, mayDropKeys, /*withElseRegion=*/true);
+  emitChoice(
+      mayDropKeys, [&] { accumulate(true); }, [&] { accumulate(false); });
+}
+
+void CpuFlashKernel::emitChoice(Value condition, function_ref<void()> then,
+                                function_ref<void()> otherwise) {
+  if (matchPattern(condition, m_One()))
+    return then();
+  if (matchPattern(condition, m_Zero()))
+    return otherwise();
+  auto ifOp = scf::IfOp::create(b, condition, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  accumulate(true);
+  then();
   b.setInsertionPointToStart(ifOp.elseBlock());
-  accumulate(false);
+  otherwise();
+}
+
+void CpuFlashKernel::storeRow(Value accT, Value l, Value column, Value head,
+                              Value row) {
+  Value zero = f32Const(0.0f), one = f32Const(1.0f);
+  Value sum = memref::LoadOp::create(b, l, ValueRange{column});
+  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+  // Rows that kept nothing are 0, never NaN.
+  Value inv = arith::SelectOp::create(b, empty, zero,
+                                      arith::DivFOp::create(b, one, sum));
+  loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+    Value a = memref::LoadOp::create(
+        b, accT, accByRows ? ValueRange{column, c} : ValueRange{c, column});
+    memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
+                            ValueRange{batchIv, head, row, c});
+    return SmallVector<Value>{};
+  });
 }
 
 void CpuFlashKernel::storeOutput(Value accT, Value l, Value tq) {
-  Value zero = f32Const(0.0f), one = f32Const(1.0f);
   loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
-    Value sum = memref::LoadOp::create(b, l, ValueRange{q});
-    Value empty =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
-    // Rows that kept nothing are 0, never NaN.
-    Value inv = arith::SelectOp::create(b, empty, zero,
-                                        arith::DivFOp::create(b, one, sum));
-    Value row = add(i0, q);
-    loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
-      Value a = memref::LoadOp::create(b, accT, ValueRange{c, q});
-      memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
-                              ValueRange{batchIv, headIv, row, c});
-      return SmallVector<Value>{};
-    });
+    storeRow(accT, l, q, headIv, add(i0, q));
     return SmallVector<Value>{};
   });
 }
@@ -693,34 +705,17 @@ Value CpuFlashKernel::build(ModuleOp moduleOp, CpuFlashKernel *packed,
       });
       memref::AllocaScopeReturnOp::create(b, ValueRange{});
     };
-    Value many = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::ugt,
-                                               splits, index(1));
-    if (matchPattern(many, m_One())) {
-      emitSplit();
-      return;
-    }
-    auto ifOp = scf::IfOp::create(b, many, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    emitSplit();
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    unsplit();
+    emitChoice(b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::ugt,
+                                             splits, index(1)),
+               emitSplit, unsplit);
   };
   auto emitTiles = [&] {
     emitForall(buildTileFunction(module), {batch, queryHeads, numQueryTiles});
   };
-  if (!packed || matchPattern(fits, m_Zero())) {
+  if (packed)
+    emitChoice(fits, emitGroups, emitTiles);
+  else
     emitTiles();
-  } else if (matchPattern(fits, m_One())) {
-    emitGroups();
-  } else {
-    auto ifOp = scf::IfOp::create(b, fits, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    emitGroups();
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    emitTiles();
-  }
   return bufferization::ToTensorOp::create(b, resultType, result,
                                            /*restrict=*/b.getUnitAttr(),
                                            /*writable=*/b.getUnitAttr());

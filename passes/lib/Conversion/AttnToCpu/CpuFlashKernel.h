@@ -131,9 +131,14 @@ private:
                  function_ref<Value(Value, int64_t)> vectorAt,
                  function_ref<Value(Value, int64_t)> scalarAt,
                  function_ref<Value(Value)> laneGuard = {});
-  /// body(start, rows) over [0, total) in blocks of kRowBlock rows, then the
-  /// remaining rows one by one.
-  void forRowBlocks(Value total, function_ref<void(Value, int64_t)> body);
+  /// body(start, rows) over [0, total) in blocks of `block` rows (0:
+  /// kRowBlock), then the remaining rows one by one.
+  void forRowBlocks(Value total, function_ref<void(Value, int64_t)> body,
+                    int64_t block = 0);
+  /// then() or otherwise(), chosen at compile time when `condition` is a
+  /// constant, else by an scf.if.
+  void emitChoice(Value condition, function_ref<void()> then,
+                  function_ref<void()> otherwise);
 
   void packQueries(Value qT, Value tq);
   /// packHeads: the key and value rows of the key tile after j0 are asked
@@ -186,6 +191,9 @@ private:
   void updateSoftmaxAndAccumulate(Value sT, Value m, Value l, Value accT,
                                   Value j0, Value tk, Value mayDropKeys);
   void storeOutput(Value accT, Value l, Value tq);
+  /// out[b, head, row, :] = acc of lane `column` / l[column] (0 when l is:
+  /// a row that kept nothing), acc laid out as accByRows says.
+  void storeRow(Value accT, Value l, Value column, Value head, Value row);
 
   OnlineAttentionOp op;
   bool packsHeads, splitsKeys;

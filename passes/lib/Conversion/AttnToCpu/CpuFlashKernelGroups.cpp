@@ -36,24 +36,10 @@ void CpuFlashKernel::packGroupQueries(Value qT, Value groups) {
 }
 
 void CpuFlashKernel::storeGroupOutput(Value accT, Value l, Value groups) {
-  Value zero = f32Const(0.0f), one = f32Const(1.0f);
   loop(index(0), groups, 1, {}, [&](Value g, ValueRange) {
     Value head = add(mul(kvHead, groups), g);
     loop(index(0), queryLen, 1, {}, [&](Value i, ValueRange) {
-      Value column = add(mul(g, queryLen), i);
-      Value sum = memref::LoadOp::create(b, l, ValueRange{column});
-      Value empty =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
-      // Rows that kept nothing are 0, never NaN.
-      Value inv = arith::SelectOp::create(b, empty, zero,
-                                          arith::DivFOp::create(b, one, sum));
-      loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
-        Value a = memref::LoadOp::create(
-            b, accT, accByRows ? ValueRange{column, c} : ValueRange{c, column});
-        memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
-                                ValueRange{batchIv, head, i, c});
-        return SmallVector<Value>{};
-      });
+      storeRow(accT, l, add(mul(g, queryLen), i), head, i);
       return SmallVector<Value>{};
     });
     return SmallVector<Value>{};
@@ -281,14 +267,5 @@ void CpuFlashKernel::accumulateByRows(Value sT, Value accT, Value j0, Value tk,
                    {add(g0, index(g)), index(c0 + t * kLanes)});
     }
   };
-  Value blocked =
-      mul(arith::DivUIOp::create(b, packedRows, index(kRows)), index(kRows));
-  loop(index(0), blocked, kRows, {}, [&](Value g0, ValueRange) {
-    rowBlock(g0, kRows);
-    return SmallVector<Value>{};
-  });
-  loop(blocked, packedRows, 1, {}, [&](Value g0, ValueRange) {
-    rowBlock(g0, 1);
-    return SmallVector<Value>{};
-  });
+  forRowBlocks(packedRows, rowBlock, kRows);
 }

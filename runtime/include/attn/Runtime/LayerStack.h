@@ -89,6 +89,9 @@ struct LayerConfig {
 std::string serializeLayerConfig(const LayerConfig &config);
 Status parseLayerConfig(const std::string &text, LayerConfig &config);
 
+/// "[2, 37, 32]": a shape as errors print it.
+std::string shapeText(const std::vector<int64_t> &shape);
+
 /// "layers.<i>." (always "layers.0." with shared weights).
 std::string layerPrefix(const LayerConfig &config, int64_t index);
 
