@@ -148,3 +148,28 @@ KernelPlan mlir::attn::planKernel(const AttentionFacts &op,
     plan.packedHeads = Blocking{lanes, 1, target.vectorRegisters / 2};
   return plan;
 }
+
+KernelPlan mlir::attn::planGpuKernel(const AttentionFacts &op,
+                                     const TargetDescription &target) {
+  KernelPlan plan;
+  plan.elementType = op.elementType;
+  // One invocation per query row: a "blocking" of workgroupRows rows.
+  plan.blocking = Blocking{1, target.workgroupRows, 1};
+  int64_t rowBytes = 4 * (std::max<int64_t>(op.headDim, 1) +
+                          std::max<int64_t>(op.valueDim, 1));
+  int64_t keyTile = target.maxKeyTile;
+  while (keyTile > 1 && keyTile * rowBytes > target.workgroupMemoryBytes)
+    keyTile /= 2;
+  if (rowBytes > target.workgroupMemoryBytes)
+    keyTile = 0;
+  plan.keyTile = keyTile ? keyTileFor(op.pattern, keyTile) : 0;
+  std::tie(plan.runtimeSegments, plan.staticPattern) =
+      splitRuntimeSegments(op.pattern);
+  plan.queryTiling = queryTilingFor(op.pattern, plan.blocking);
+  if (plan.keyTile)
+    plan.schedules =
+        buildSchedules(op, plan.staticPattern, plan.queryTiling, plan.keyTile);
+  if (!plan.schedules)
+    plan.queryTiling.period = 0;
+  return plan;
+}

@@ -40,11 +40,60 @@ TargetDescription::cpuForVectorBits(int64_t bits) {
   return std::nullopt;
 }
 
+TargetDescription TargetDescription::vulkanLavapipe() {
+  TargetDescription target;
+  target.kind = Kind::Gpu;
+  target.api = Api::Vulkan;
+  target.name = "vulkan-lavapipe";
+  target.subgroupSize = 8;
+  target.workgroupMemoryBytes = 32 << 10;
+  target.workgroupRows = 64;
+  target.maxKeyTile = 32;
+  return target;
+}
+
+TargetDescription TargetDescription::vulkanGeneric() {
+  TargetDescription target = vulkanLavapipe();
+  target.name = "vulkan-generic";
+  // maxComputeSharedMemorySize is at least 16 KiB on every Vulkan device.
+  target.subgroupSize = 32;
+  target.workgroupMemoryBytes = 16 << 10;
+  return target;
+}
+
+TargetDescription TargetDescription::cuda(llvm::StringRef chip) {
+  TargetDescription target;
+  target.kind = Kind::Gpu;
+  target.api = Api::Cuda;
+  target.name = ("cuda-" + chip).str();
+  target.chip = chip.str();
+  target.subgroupSize = 32;
+  // Static shared memory per block without opting in to more.
+  target.workgroupMemoryBytes = 48 << 10;
+  target.workgroupRows = 64;
+  target.maxKeyTile = 32;
+  target.matrixShapes = {{16, 8, 16}};
+  return target;
+}
+
 std::optional<TargetDescription>
 TargetDescription::lookup(llvm::StringRef name) {
   if (name == "cpu" || name == "cpu-avx2")
     return cpuAvx2();
   if (name == "cpu-avx512")
     return cpuAvx512();
+  if (name == "vulkan" || name == "vulkan-lavapipe")
+    return vulkanLavapipe();
+  if (name == "vulkan-generic")
+    return vulkanGeneric();
+  if (name == "cuda" || name == "cuda-sm80")
+    return cuda("sm_80");
+  if (name == "cuda-sm90")
+    return cuda("sm_90");
   return std::nullopt;
+}
+
+llvm::StringRef TargetDescription::knownNames() {
+  return "cpu, cpu-avx2, cpu-avx512, vulkan, vulkan-lavapipe, "
+         "vulkan-generic, cuda, cuda-sm80, cuda-sm90";
 }

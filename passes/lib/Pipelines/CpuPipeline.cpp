@@ -22,12 +22,10 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-void mlir::attn::buildCpuPipeline(OpPassManager &pm,
-                                  const CpuPipelineOptions &options) {
-  // The shared front: what this target cannot lower yet is refused at its
-  // location, and the efficient-attention ops become linalg plus
-  // attn.attention.
-  pm.addPass(createAttnVerifyTarget(AttnVerifyTargetOptions{"cpu"}));
+void mlir::attn::buildSharedFront(OpPassManager &pm, StringRef target) {
+  // What this target cannot lower yet is refused at its location, and the
+  // efficient-attention ops become linalg plus attn.attention.
+  pm.addPass(createAttnVerifyTarget(AttnVerifyTargetOptions{target.str()}));
   pm.addPass(createAttnDecomposeLinformer());
   pm.addPass(createAttnDecomposeNystrom());
   pm.addPass(createAttnDecomposeKernelized());
@@ -36,6 +34,11 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createAttnFourierMixToCall());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void mlir::attn::buildCpuPipeline(OpPassManager &pm,
+                                  const CpuPipelineOptions &options) {
+  buildSharedFront(pm, "cpu");
 
   // The tiled form (docs/Design.md): per op, the tiles of the CPU kernel
   // plan, or the generic tile sizes when the kernels are off.
@@ -115,4 +118,12 @@ void mlir::attn::registerAttnPipelines() {
       "attn-cpu-pipeline",
       "Lower attn IR to the LLVM dialect for the host CPU",
       buildCpuPipeline);
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "attn-gpu-pipeline",
+      "Lower attn IR to GPU kernels in the target's dialect (SPIR-V, or a "
+      "gpu.binary of PTX)",
+      [](OpPassManager &pm, const GpuPipelineOptions &options) {
+        buildGpuKernelPipeline(pm, options);
+        buildGpuLoweringPipeline(pm, options);
+      });
 }

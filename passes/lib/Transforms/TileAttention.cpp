@@ -105,9 +105,10 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     std::optional<TargetDescription> description;
     if (!target.empty()) {
       description = TargetDescription::lookup(target);
-      if (!description || !description->isCpu()) {
-        getOperation()->emitError() << "attn-tile: unknown target '" << target
-                                    << "' (cpu, cpu-avx2 or cpu-avx512)";
+      if (!description) {
+        getOperation()->emitError()
+            << "attn-tile: unknown target '" << target << "' ("
+            << TargetDescription::knownNames() << ")";
         return signalPassFailure();
       }
     }
@@ -130,8 +131,17 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
         tileAttention(op, QueryTiling{queryTile, 0}, keyTile);
         continue;
       }
-      KernelPlan plan = planKernel(AttentionFacts::of(op), *description,
-                                   keyTile, /*countTiles=*/false);
+      KernelPlan plan =
+          description->isCpu()
+              ? planKernel(AttentionFacts::of(op), *description, keyTile,
+                           /*countTiles=*/false)
+              : planGpuKernel(AttentionFacts::of(op), *description);
+      if (!plan.keyTile) {
+        op.emitError() << "attn-tile: one key row of this attention does not "
+                          "fit the workgroup memory of target '"
+                       << target << "'";
+        return signalPassFailure();
+      }
       tileAttention(op, plan.queryTiling, plan.keyTile);
     }
   }

@@ -27,7 +27,8 @@ struct AttnVerifyTargetPass
     if (!description) {
       getOperation()->emitError()
           << "attn-verify-target: unknown target '" << target
-          << "' (this build lowers for: cpu, cpu-avx2, cpu-avx512)";
+          << "' (this build lowers for: "
+          << attn::TargetDescription::knownNames() << ")";
       return signalPassFailure();
     }
     bool ok = true;

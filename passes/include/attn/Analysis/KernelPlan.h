@@ -49,6 +49,7 @@ struct AttentionFacts {
   /// Query heads per key/value head (kDynamic when a head count is).
   int64_t groupSize = ShapedType::kDynamic;
   bool hasScoreMods = false;
+  int64_t headDim = ShapedType::kDynamic, valueDim = ShapedType::kDynamic;
 
   template <typename OpT> static AttentionFacts of(OpT op) {
     auto q = cast<ShapedType>(op.getQuery().getType());
@@ -56,9 +57,15 @@ struct AttentionFacts {
     int64_t group = q.isDynamicDim(1) || k.isDynamicDim(1) || !k.getDimSize(1)
                         ? ShapedType::kDynamic
                         : q.getDimSize(1) / k.getDimSize(1);
-    return {op.getPatternAttr(), op.getMaskShape(), op.getAlignment(),
-            q.getElementType(),  group,
-            op.getModsAttr() && !op.getModsAttr().empty()};
+    auto v = cast<ShapedType>(op.getValue().getType());
+    return {op.getPatternAttr(),
+            op.getMaskShape(),
+            op.getAlignment(),
+            q.getElementType(),
+            group,
+            op.getModsAttr() && !op.getModsAttr().empty(),
+            q.getDimSize(3),
+            v.getDimSize(3)};
   }
 };
 
@@ -137,6 +144,13 @@ bool allowsPackedHeads(const AttentionFacts &op);
 /// chosen per pattern).
 KernelPlan planKernel(const AttentionFacts &op, const TargetDescription &target,
                       int64_t keyTile, bool countTiles);
+
+/// The plan of a GPU target (docs/Gpu.md): query tiles of the workgroup's
+/// rows, and key tiles as long as the target's limit and its workgroup
+/// memory allow for K and V rows of the op's head dims (0 when even one key
+/// row does not fit), shrunk to divide table blocks.
+KernelPlan planGpuKernel(const AttentionFacts &op,
+                         const TargetDescription &target);
 
 } // namespace mlir::attn
 

@@ -3,8 +3,7 @@
 // One description of the machine a lowering targets, so that planning and
 // verification ask the target instead of hard-wiring x86 facts: the vector
 // width and register file of a CPU; the subgroup size, workgroup memory and
-// matrix-multiply shapes of a GPU (filled when GPU back ends land); the
-// element types its lowerings take. The CPU pipeline's `vector-bits` option
+// matrix-multiply shapes of a GPU; the element types its lowerings take. The CPU pipeline's `vector-bits` option
 // picks one of the CPU descriptions.
 //
 //===----------------------------------------------------------------------===//
@@ -37,6 +36,15 @@ struct TargetDescription {
   int64_t subgroupSize = 0;
   int64_t workgroupMemoryBytes = 0;
   llvm::SmallVector<std::array<int64_t, 3>> matrixShapes;
+  // GPU: the API its kernels are written for, the invocations of one
+  // workgroup (one query row each) and the largest key tile staged in
+  // workgroup memory (smaller when K and V rows are long).
+  enum class Api { None, Vulkan, Cuda };
+  Api api = Api::None;
+  int64_t workgroupRows = 0;
+  int64_t maxKeyTile = 0;
+  /// CUDA: the `sm_XX` chip its PTX is for.
+  std::string chip;
 
   /// Element types of Q, K and V its lowerings take (softmax state is f32
   /// everywhere).
@@ -52,8 +60,18 @@ struct TargetDescription {
   static TargetDescription cpuAvx512();
   /// The CPU description for a vector width (256 or 512 bits).
   static std::optional<TargetDescription> cpuForVectorBits(int64_t bits);
-  /// By name: cpu (= cpu-avx2), cpu-avx2, cpu-avx512.
+  /// Vulkan on Mesa's lavapipe (a CPU: subgroups of 8, 32 KiB of
+  /// workgroup memory), on any Vulkan 1.1 device (the limits the Vulkan
+  /// specification guarantees), and CUDA for sm_80 / sm_90.
+  static TargetDescription vulkanLavapipe();
+  static TargetDescription vulkanGeneric();
+  static TargetDescription cuda(llvm::StringRef chip);
+  /// By name: cpu (= cpu-avx2), cpu-avx2, cpu-avx512, vulkan (=
+  /// vulkan-lavapipe), vulkan-lavapipe, vulkan-generic, cuda (= cuda-sm80),
+  /// cuda-sm80, cuda-sm90.
   static std::optional<TargetDescription> lookup(llvm::StringRef name);
+  /// The names lookup takes, for diagnostics.
+  static llvm::StringRef knownNames();
 };
 
 } // namespace mlir::attn

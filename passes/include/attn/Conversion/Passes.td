@@ -90,6 +90,48 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
   ];
 }
 
+def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
+  let summary = "Lower functions of one tiled attention to GPU kernels";
+  let description = [{
+    Consumes attn-tile's output for a GPU target (docs/Design.md, "The tiled
+    form"; docs/Gpu.md): each function whose body is one tiled attention of
+    its arguments becomes a `gpu.func` kernel in the `attn_kernels`
+    `gpu.module` (the module becomes a `gpu.container_module`) and the host
+    function is erased.
+
+    One workgroup per (query tile, query head, batch row), one invocation
+    per query row. Per visited key tile, the workgroup stages K and V rows
+    in workgroup memory; each invocation keeps its scaled query row, the
+    running max and sum and its accumulator row in registers and runs the
+    online softmax over the tile, one exp per score. The key tiles come
+    from the compile-time schedule of the plan (uploaded as a buffer), or
+    from run-time tile classes; full tiles carry no mask code. Mask
+    patterns, segment ids, score mods and score regions use the same
+    codegen helpers as the CPU; constant tables become select chains.
+
+    The launch is recorded on each kernel: `attn.grid` (workgroups in x, y,
+    z), `attn.bindings` (one dictionary per kernel argument: name, access)
+    and `attn.schedule` (the schedule buffer's contents).
+
+    The Vulkan target puts a `spirv.target_env` on the gpu.module and the
+    SPIR-V entry point ABI on each kernel, and stages tiles in `memref.alloc`
+    of address space 3; the CUDA target uses workgroup attributions.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"vulkan\"",
+           "the GPU target (vulkan, vulkan-lavapipe, vulkan-generic, cuda, "
+           "cuda-sm80, cuda-sm90)">,
+    Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
+           "add a buffer that receives, per workgroup, the number of key "
+           "tiles it visited">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::spirv::SPIRVDialect"
+  ];
+}
+
 def AttnFourierMixToCall : Pass<"attn-fourier-mix-to-call", "ModuleOp"> {
   let summary = "Lower attn.fourier_mix (FNet) to a call of the runtime's FFT";
   let description = [{

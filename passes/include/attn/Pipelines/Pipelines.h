@@ -50,12 +50,40 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(0)};
 };
 
+/// The front every target shares: attn-verify-target for `target`, the
+/// decompositions of the efficient-attention families, canonicalization.
+void buildSharedFront(OpPassManager &pm, llvm::StringRef target);
+
 /// attn IR (tensors) -> LLVM dialect for the host CPU: flash tiling,
 /// bufferization, loops, LLVM. Functions keep their tensor signatures as
 /// memref descriptors (identity layouts).
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
-/// Registers `--attn-cpu-pipeline`.
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("GPU target: vulkan (= vulkan-lavapipe), "
+                     "vulkan-generic, cuda (= cuda-sm80), cuda-sm90"),
+      llvm::cl::init("vulkan")};
+  Option<bool> countTiles{
+      *this, "count-tiles",
+      llvm::cl::desc("kernels count the key tiles each workgroup visits "
+                     "(attn-run --stats)"),
+      llvm::cl::init(false)};
+};
+
+/// attn IR (tensors) -> gpu.func kernels for a GPU target (docs/Gpu.md):
+/// the shared front, attn-tile for the target, attn-to-gpu-kernels.
+void buildGpuKernelPipeline(OpPassManager &pm,
+                            const GpuPipelineOptions &options);
+
+/// gpu.func kernels -> the target's dialect: a spirv.module (Vulkan) or a
+/// gpu.binary holding PTX (CUDA).
+void buildGpuLoweringPipeline(OpPassManager &pm,
+                              const GpuPipelineOptions &options);
+
+/// Registers `--attn-cpu-pipeline` and `--attn-gpu-pipeline` (both GPU
+/// steps).
 void registerAttnPipelines();
 
 } // namespace mlir::attn

@@ -1,0 +1,127 @@
+//===- AttnToGpuKernels.cpp - functions of one attention to GPU kernels ---===//
+//
+// The pass: each function whose body is one attention in the tiled form
+// (TiledForm.h), planned for a GPU target (KernelPlan.h, planGpuKernel),
+// becomes a gpu.func kernel in the module's `attn_kernels` gpu.module and
+// the host function goes away: the runtime launches the kernel from the
+// descriptor its attributes carry (docs/Gpu.md). Anything else in a module
+// for a GPU target is an error at its location.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuFlashKernel.h"
+#include "attn/Conversion/Passes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTOGPUKERNELS
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The one tiled attention `host` computes and returns, or nothing.
+std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
+  if (host.isExternal() || !host.getBody().hasOneBlock())
+    return std::nullopt;
+  std::optional<TiledAttention> found;
+  for (Operation &op : host.getBody().front()) {
+    if (auto forall = dyn_cast<scf::ForallOp>(op)) {
+      if (found)
+        return std::nullopt;
+      found = matchTiledAttention(forall);
+      if (!found)
+        return std::nullopt;
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (!found || ret.getNumOperands() != 1 ||
+          ret.getOperand(0) != found->forall.getResult(0))
+        return std::nullopt;
+      continue;
+    }
+    // The forall's destination and the arithmetic of its tile counts.
+    if (!isa<tensor::EmptyOp>(op) &&
+        !(isPure(&op) && op.getNumRegions() == 0 &&
+          isa<arith::ArithDialect>(op.getDialect())))
+      return std::nullopt;
+  }
+  return found;
+}
+
+/// The SPIR-V environment of a Vulkan target: Vulkan 1.1 (SPIR-V 1.3),
+/// 64-bit integers for i64 segment ids, the target's workgroup limits.
+Attribute vulkanTargetEnv(MLIRContext *ctx, const TargetDescription &target) {
+  std::string text =
+      "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64], "
+      "[SPV_KHR_storage_buffer_storage_class]>, api=Vulkan, "
+      "#spirv.resource_limits<max_compute_shared_memory_size = " +
+      std::to_string(target.workgroupMemoryBytes) +
+      ", max_compute_workgroup_invocations = 128, "
+      "max_compute_workgroup_size = [128, 128, 64], subgroup_size = " +
+      std::to_string(target.subgroupSize) + ">>";
+  return parseAttribute(text, ctx);
+}
+
+struct AttnToGpuKernelsPass
+    : attn::impl::AttnToGpuKernelsBase<AttnToGpuKernelsPass> {
+  using AttnToGpuKernelsBase::AttnToGpuKernelsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<TargetDescription> description =
+        TargetDescription::lookup(target);
+    if (!description || description->isCpu()) {
+      module.emitError() << "attn-to-gpu-kernels: unknown GPU target '"
+                         << target << "' (" << TargetDescription::knownNames()
+                         << ")";
+      return signalPassFailure();
+    }
+    OpBuilder b(module.getBodyRegion());
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+    auto kernels = gpu::GPUModuleOp::create(b, module.getLoc(), "attn_kernels");
+    if (description->api == TargetDescription::Api::Vulkan)
+      kernels->setAttr(spirv::getTargetEnvAttrName(),
+                       vulkanTargetEnv(&getContext(), *description));
+
+    bool anyFailed = false;
+    for (auto host : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (host.isExternal())
+        continue;
+      std::optional<TiledAttention> attention = matchAttentionFunction(host);
+      if (!attention) {
+        host.emitError() << "attn-to-gpu-kernels: '" << host.getName()
+                         << "' is not one attention of its arguments; target '"
+                         << target
+                         << "' runs such functions only (families, layers "
+                            "and other ops stay on the CPU for now)";
+        anyFailed = true;
+        continue;
+      }
+      KernelPlan plan =
+          planGpuKernel(AttentionFacts::of(attention->tile), *description);
+      if (failed(checkGpuSupported(host, *attention, plan, *description))) {
+        anyFailed = true;
+        continue;
+      }
+      gpu::GPUFuncOp kernel = buildGpuFlashKernel(
+          host, *attention, plan, *description, kernels, countTiles);
+      if (failed(lowerConstantTableLookups(kernel))) {
+        anyFailed = true;
+        continue;
+      }
+      host.erase();
+    }
+    if (anyFailed)
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,653 @@
+//===- GpuFlashKernel.cpp - one tiled attention as a GPU kernel ------------===//
+//
+// The kernel, per workgroup (t, h, b) of `rows` invocations:
+//
+//   r = thread id; i = first row of tile t + r (clamped; stores are guarded)
+//   q[c] = scale * Q[b, h, i, c]                       // registers
+//   m = -inf, l = 0, acc[c] = 0                         // registers
+//   for each key tile the schedule lists for (h, t):
+//     barrier; K[j0 .. j0+tk), V[...] -> workgroup memory; barrier
+//     for each key j of the tile:
+//       s = q . K[j] (+ soft-cap, mods, score region; -inf where masked)
+//       skip if s == -inf, else with e = exp(-|s - m|):
+//         s > m:  acc = e acc + V[j], l = e l + 1, m = s
+//         else:   acc = acc + e V[j], l = l + e
+//   O[b, h, i, :] = l == 0 ? 0 : acc / l
+//
+// One exp per score: the branch that raises the max rescales by e, the
+// other adds e. Dropped keys (-inf) add nothing even where V holds inf.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuFlashKernel.h"
+#include "attn/Transforms/MaskCodegen.h"
+#include "attn/Transforms/ScoreModCodegen.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Whether `value` is an argument of `host`'s entry block.
+bool isHostArgument(func::FuncOp host, Value value) {
+  auto arg = dyn_cast_or_null<BlockArgument>(value);
+  return arg && arg.getOwner() == &host.getBody().front();
+}
+
+/// The memref type a tensor argument is passed as.
+MemRefType bufferType(Type tensorType) {
+  auto t = cast<RankedTensorType>(tensorType);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+class KernelEmitter {
+public:
+  KernelEmitter(func::FuncOp host, TiledAttention attention,
+                const KernelPlan &plan, const TargetDescription &target,
+                bool countTiles)
+      : host(host), op(attention.tile), plan(plan), target(target),
+        countTiles(countTiles), b(host.getLoc(), host.getContext()) {}
+
+  gpu::GPUFuncOp build(gpu::GPUModuleOp module);
+
+private:
+  // Constants.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value toF32(Value v) {
+    return v.getType().isF32() ? v
+                               : arith::ExtFOp::create(b, b.getF32Type(), v);
+  }
+  /// exp(x): math.exp (GLSL Exp) for SPIR-V; exp2 of x log2(e) for NVVM,
+  /// where math.exp needs libdevice and exp2 is one ex2.approx.
+  Value exp(Value x) {
+    if (target.api == TargetDescription::Api::Vulkan)
+      return math::ExpOp::create(b, x);
+    return math::Exp2Op::create(b, arith::MulFOp::create(b, x, f32(M_LOG2E)));
+  }
+  /// a * b + c: math.fma (GLSL Fma) for SPIR-V; for NVVM, where math.fma
+  /// becomes a libdevice call, a multiply and an add that ptxas contracts.
+  Value fma(Value a, Value x, Value c) {
+    if (target.api == TargetDescription::Api::Vulkan)
+      return math::FmaOp::create(b, a, x, c);
+    return arith::AddFOp::create(b, arith::MulFOp::create(b, a, x), c);
+  }
+  /// The kernel argument that holds host argument `value`.
+  Value argumentFor(Value value) {
+    return kernel.getArgument(cast<BlockArgument>(value).getArgNumber());
+  }
+  Value load(Value memref, ValueRange indices) {
+    return memref::LoadOp::create(b, memref, indices);
+  }
+  /// Workgroup memory of `shape` f32: a workgroup attribution for NVVM, an
+  /// alloc in address space 3 for SPIR-V (docs/Gpu.md, "Memory spaces").
+  Value workgroupBuffer(ArrayRef<int64_t> shape);
+
+  void emitBody();
+  /// The online softmax state after visiting key tile `keyTileIndex`
+  /// (index); `isFull` (i1, or null for "always") says whether the tile
+  /// needs no mask.
+  SmallVector<Value> visitKeyTile(ValueRange state, Value keyTileIndex,
+                                  Value isFull);
+  /// The key loop over the staged tile.
+  SmallVector<Value> keyLoop(ValueRange state, Value j0, Value tk,
+                             bool masked);
+  Value score(Value jj, Value j, bool masked);
+  SmallVector<Value> update(ValueRange state, Value s, Value jj);
+  Value inlineScoreRegion(Value x, Value j);
+  Value elementMask(Value j);
+
+  func::FuncOp host;
+  OnlineAttentionOp op;
+  const KernelPlan &plan;
+  const TargetDescription &target;
+  bool countTiles;
+  ImplicitLocOpBuilder b;
+  gpu::GPUFuncOp kernel;
+
+  // Sizes.
+  int64_t batch = 0, heads = 0, queryLen = 0, keyLen = 0, headDim = 0,
+          valueDim = 0, group = 1, numQueryTiles = 0, numKeyTiles = 0;
+  int64_t keyTile = 0, rows = 0, delta = 0;
+  // Values of the kernel body.
+  Value queryBuf, keyBuf, valueBuf, outBuf, scheduleBuf, countBuf;
+  Value qSegBuf, kvSegBuf;
+  Value tileIv, headIv, batchIv, kvHead, row, first, tileRows, queryRow;
+  Value rowActive, keysShared, valuesShared;
+  SmallVector<Value> q;
+  // Argument positions of the extra buffers.
+  unsigned scheduleArg = 0, countArg = 0;
+  std::vector<int32_t> scheduleWords;
+};
+
+Value KernelEmitter::workgroupBuffer(ArrayRef<int64_t> shape) {
+  if (target.api == TargetDescription::Api::Cuda) {
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    auto type = MemRefType::get(shape, b.getF32Type(), AffineMap(), space);
+    return kernel.addWorkgroupAttribution(type, b.getLoc());
+  }
+  auto type =
+      MemRefType::get(shape, b.getF32Type(), AffineMap(), b.getI64IntegerAttr(3));
+  return memref::AllocOp::create(b, type);
+}
+
+/// The schedule buffer (i32): per schedule (one, or one per head) the
+/// offset of its CSR in the buffer, then each CSR: rowStart[T + 1] and per
+/// entry `keyTile * 2 + isFull`.
+std::vector<int32_t> encodeSchedules(const OpSchedules &schedules) {
+  std::vector<int32_t> words(schedules.perHead.size());
+  for (auto [n, s] : llvm::enumerate(schedules.perHead)) {
+    words[n] = words.size();
+    for (int64_t start : s.rowStart)
+      words.push_back(start);
+    for (auto [tile, cls] : llvm::zip(s.keyTiles, s.classes))
+      words.push_back(tile * 2 + (cls == TileClass::Full ? 1 : 0));
+  }
+  return words;
+}
+
+gpu::GPUFuncOp KernelEmitter::build(gpu::GPUModuleOp module) {
+  MLIRContext *ctx = b.getContext();
+  auto qType = cast<RankedTensorType>(op.getQuery().getType());
+  auto kType = cast<RankedTensorType>(op.getKey().getType());
+  auto vType = cast<RankedTensorType>(op.getValue().getType());
+  batch = qType.getDimSize(0);
+  heads = qType.getDimSize(1);
+  queryLen = qType.getDimSize(2);
+  headDim = qType.getDimSize(3);
+  keyLen = kType.getDimSize(2);
+  valueDim = vType.getDimSize(3);
+  group = heads / kType.getDimSize(1);
+  keyTile = plan.keyTile;
+  rows = plan.queryTiling.tile;
+  numQueryTiles = plan.queryTiling.numTiles(queryLen);
+  numKeyTiles = (keyLen + keyTile - 1) / keyTile;
+  delta = getAlignmentDelta(op.getAlignment(), queryLen, keyLen);
+
+  // Signature: the host's arguments, [schedule], [tile counts], output.
+  SmallVector<Type> argTypes;
+  for (Type t : host.getArgumentTypes())
+    argTypes.push_back(bufferType(t));
+  if (plan.schedules) {
+    scheduleWords = encodeSchedules(*plan.schedules);
+    scheduleArg = argTypes.size();
+    argTypes.push_back(MemRefType::get({int64_t(scheduleWords.size())},
+                                       b.getI32Type()));
+  }
+  int64_t numWorkgroups = numQueryTiles * heads * batch;
+  if (countTiles) {
+    countArg = argTypes.size();
+    argTypes.push_back(MemRefType::get({2 * numWorkgroups}, b.getI32Type()));
+  }
+  auto outType = cast<RankedTensorType>(host.getResultTypes()[0]);
+  argTypes.push_back(bufferType(outType));
+
+  b.setInsertionPointToEnd(module.getBody());
+  kernel = gpu::GPUFuncOp::create(b, host.getName(),
+                                  b.getFunctionType(argTypes, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({int32_t(rows), 1, 1}));
+  if (target.api == TargetDescription::Api::Vulkan)
+    kernel->setAttr(spirv::getEntryPointABIAttrName(),
+                    spirv::getEntryPointABIAttr(ctx, {int32_t(rows), 1, 1}));
+
+  // The launch, for the tools (docs/Gpu.md, "Kernel descriptors").
+  kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr(
+                                   {numQueryTiles, heads, batch}));
+  kernel->setAttr("attn.tiling",
+                  b.getDenseI64ArrayAttr({plan.queryTiling.tile,
+                                          plan.queryTiling.period, keyTile}));
+  SmallVector<Attribute> bindings;
+  auto binding = [&](StringRef name, StringRef access) {
+    bindings.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr(name)),
+         b.getNamedAttr("access", b.getStringAttr(access))}));
+  };
+  for (unsigned a = 0; a < host.getNumArguments(); ++a)
+    binding(("arg" + Twine(a)).str(), "read");
+  if (plan.schedules) {
+    binding("schedule", "read");
+    kernel->setAttr("attn.schedule",
+                    DenseIntElementsAttr::get(
+                        RankedTensorType::get({int64_t(scheduleWords.size())},
+                                              b.getI32Type()),
+                        ArrayRef<int32_t>(scheduleWords)));
+  }
+  if (countTiles)
+    binding("tile_counts", "write");
+  binding("result0", "write");
+  kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
+
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  queryBuf = argumentFor(op.getQuery());
+  keyBuf = argumentFor(op.getKey());
+  valueBuf = argumentFor(op.getValue());
+  if (op.getQSegments()) {
+    qSegBuf = argumentFor(op.getQSegments());
+    kvSegBuf = argumentFor(op.getKvSegments());
+  }
+  if (plan.schedules)
+    scheduleBuf = kernel.getArgument(scheduleArg);
+  if (countTiles)
+    countBuf = kernel.getArgument(countArg);
+  outBuf = kernel.getArguments().back();
+  emitBody();
+  gpu::ReturnOp::create(b);
+  return kernel;
+}
+
+void KernelEmitter::emitBody() {
+  tileIv = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  headIv = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  batchIv = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  row = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  kvHead = arith::DivUIOp::create(b, headIv, idx(group));
+  std::tie(first, tileRows) =
+      emitQueryTileRows(b, b.getLoc(), plan.queryTiling, tileIv, idx(queryLen));
+  rowActive =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, tileRows);
+  // Rows past the tile's end compute on the tile's first row and store
+  // nothing; they still take part in staging and barriers.
+  queryRow = arith::SelectOp::create(
+      b, rowActive, arith::AddIOp::create(b, first, row), first);
+
+  // q with the scale folded in (as the CPU kernels do).
+  float scale = op.getScale() ? op.getScale()->convertToFloat()
+                              : float(1.0 / std::sqrt(double(headDim)));
+  Value scaleValue = f32(scale);
+  for (int64_t c = 0; c < headDim; ++c)
+    q.push_back(arith::MulFOp::create(
+        b, toF32(load(queryBuf, {batchIv, headIv, queryRow, idx(c)})),
+        scaleValue));
+
+  keysShared = workgroupBuffer({keyTile, headDim});
+  valuesShared = workgroupBuffer({keyTile, valueDim});
+
+  SmallVector<Value> state = {f32(-INFINITY), f32(0.0f)};
+  for (int64_t c = 0; c < valueDim; ++c)
+    state.push_back(f32(0.0f));
+  if (countTiles) // visited and partial key tiles
+    state.append({idx(0), idx(0)});
+
+  MaskAttrInterface staticPattern = plan.staticPattern;
+  SmallVector<Value> final;
+  if (plan.schedules) {
+    // Entries [rowStart[t], rowStart[t + 1]) of this head's CSR.
+    Value csr = plan.schedules->sharedByHeads
+                    ? idx(0)
+                    : arith::IndexCastOp::create(
+                          b, b.getIndexType(), load(scheduleBuf, {headIv}));
+    auto word = [&](Value at) {
+      return arith::IndexCastOp::create(b, b.getIndexType(),
+                                        load(scheduleBuf, {at}));
+    };
+    Value start = word(arith::AddIOp::create(b, csr, tileIv));
+    Value end = word(arith::AddIOp::create(
+        b, csr, arith::AddIOp::create(b, tileIv, idx(1))));
+    Value entries = arith::AddIOp::create(b, csr, idx(numQueryTiles + 1));
+    auto loop = scf::ForOp::create(
+        b, start, end, idx(1), state,
+        [&](OpBuilder &nb, Location loc, Value e, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value entry = word(arith::AddIOp::create(b, entries, e));
+          Value tile = arith::ShRUIOp::create(b, entry, idx(1));
+          Value isFull = arith::CmpIOp::create(
+              b, arith::CmpIPredicate::eq,
+              arith::AndIOp::create(b, entry, idx(1)), idx(1));
+          scf::YieldOp::create(b, visitKeyTile(iter, tile, isFull));
+        });
+    final = loop.getResults();
+  } else {
+    auto loop = scf::ForOp::create(
+        b, idx(0), idx(numKeyTiles), idx(1), state,
+        [&](OpBuilder &nb, Location loc, Value tile, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          if (!staticPattern) {
+            scf::YieldOp::create(b, visitKeyTile(iter, tile, Value()));
+            return;
+          }
+          // Run-time tile classes (the schedule would be too large).
+          Value j0 = arith::MulIOp::create(b, tile, idx(keyTile));
+          Value j1 =
+              arith::MinUIOp::create(b, arith::AddIOp::create(b, j0, idx(keyTile)),
+                                     idx(keyLen));
+          auto [isEmpty, isFull] = emitTileClass(
+              b, b.getLoc(), staticPattern, first,
+              arith::AddIOp::create(b, first, tileRows), j0, j1, idx(delta));
+          auto skip = scf::IfOp::create(
+              b, isEmpty,
+              [&](OpBuilder &tb, Location tl) {
+                scf::YieldOp::create(tb, tl, iter);
+              },
+              [&](OpBuilder &eb, Location el) {
+                OpBuilder::InsertionGuard g(b);
+                b.setInsertionPoint(eb.getInsertionBlock(),
+                                    eb.getInsertionPoint());
+                scf::YieldOp::create(b, visitKeyTile(iter, tile, isFull));
+              });
+          scf::YieldOp::create(b, skip.getResults());
+        });
+    final = loop.getResults();
+  }
+
+  // O = acc / l, 0 for rows that kept nothing.
+  Type outElement = cast<MemRefType>(outBuf.getType()).getElementType();
+  auto store = scf::IfOp::create(b, rowActive, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    Value l = final[1];
+    Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l,
+                                       f32(0.0f));
+    Value inverse = arith::DivFOp::create(b, f32(1.0f), l);
+    for (int64_t c = 0; c < valueDim; ++c) {
+      Value o = arith::SelectOp::create(
+          b, none, f32(0.0f), arith::MulFOp::create(b, final[2 + c], inverse));
+      if (!outElement.isF32())
+        o = arith::TruncFOp::create(b, outElement, o);
+      memref::StoreOp::create(b, o, outBuf,
+                              {batchIv, headIv, queryRow, idx(c)});
+    }
+  }
+  if (countTiles) {
+    auto count = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, row, idx(0)),
+        /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(count.thenBlock());
+    Value workgroup = arith::AddIOp::create(
+        b,
+        arith::MulIOp::create(
+            b,
+            arith::AddIOp::create(
+                b, arith::MulIOp::create(b, batchIv, idx(heads)), headIv),
+            idx(numQueryTiles)),
+        tileIv);
+    Value at = arith::MulIOp::create(b, workgroup, idx(2));
+    for (int k = 0; k < 2; ++k)
+      memref::StoreOp::create(
+          b, arith::IndexCastOp::create(b, b.getI32Type(), final[final.size() - 2 + k]),
+          countBuf, {arith::AddIOp::create(b, at, idx(k))});
+  }
+}
+
+SmallVector<Value> KernelEmitter::visitKeyTile(ValueRange state,
+                                               Value keyTileIndex,
+                                               Value isFull) {
+  Value j0 = arith::MulIOp::create(b, keyTileIndex, idx(keyTile));
+  Value tk = arith::MinUIOp::create(b, idx(keyTile),
+                                    arith::SubIOp::create(b, idx(keyLen), j0));
+  // Stage the tile's K and V rows: every invocation copies a strided share.
+  gpu::BarrierOp::create(b);
+  auto stage = [&](Value source, Value shared, int64_t width) {
+    scf::ForOp::create(
+        b, row, idx(keyTile * width), idx(rows), ValueRange{},
+        [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value r = arith::DivUIOp::create(b, e, idx(width));
+          Value c = arith::RemUIOp::create(b, e, idx(width));
+          auto inside = scf::IfOp::create(
+              b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, tk),
+              /*withElse=*/false);
+          {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPointToStart(inside.thenBlock());
+            Value x = toF32(load(
+                source,
+                {batchIv, kvHead, arith::AddIOp::create(b, j0, r), c}));
+            memref::StoreOp::create(b, x, shared, {r, c});
+          }
+          scf::YieldOp::create(b);
+        });
+  };
+  stage(keyBuf, keysShared, headDim);
+  stage(valueBuf, valuesShared, valueDim);
+  gpu::BarrierOp::create(b);
+
+  bool needsMask = plan.staticPattern || plan.runtimeSegments;
+  SmallVector<Value> next;
+  if (!needsMask || !isFull) {
+    next = keyLoop(state, j0, tk, needsMask);
+  } else if (plan.runtimeSegments) {
+    // Segment ids are only known at run time: every tile is masked.
+    next = keyLoop(state, j0, tk, /*masked=*/true);
+  } else {
+    auto branch = scf::IfOp::create(
+        b, isFull,
+        [&](OpBuilder &tb, Location) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+          scf::YieldOp::create(b, keyLoop(state, j0, tk, false));
+        },
+        [&](OpBuilder &eb, Location) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
+          scf::YieldOp::create(b, keyLoop(state, j0, tk, true));
+        });
+    next = branch.getResults();
+  }
+  if (countTiles) {
+    Value &visited = next[next.size() - 2], &partial = next.back();
+    visited = arith::AddIOp::create(b, visited, idx(1));
+    if (needsMask) {
+      Value masked = isFull && !plan.runtimeSegments
+                         ? arith::SelectOp::create(b, isFull, idx(0), idx(1))
+                         : idx(1);
+      partial = arith::AddIOp::create(b, partial, masked);
+    }
+  }
+  return next;
+}
+
+SmallVector<Value> KernelEmitter::keyLoop(ValueRange state, Value j0, Value tk,
+                                          bool masked) {
+  // The tile counters ride along unchanged.
+  SmallVector<Value> softmax(state.begin(), state.begin() + 2 + valueDim);
+  auto loop = scf::ForOp::create(
+      b, idx(0), tk, idx(1), softmax,
+      [&](OpBuilder &nb, Location loc, Value jj, ValueRange iter) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value j = arith::AddIOp::create(b, j0, jj);
+        scf::YieldOp::create(b, update(iter, score(jj, j, masked), jj));
+      });
+  SmallVector<Value> next(loop.getResults());
+  if (countTiles)
+    next.append({state[state.size() - 2], state.back()});
+  return next;
+}
+
+Value KernelEmitter::score(Value jj, Value j, bool masked) {
+  Value s = f32(0.0f);
+  for (int64_t c = 0; c < headDim; ++c)
+    s = fma(q[c], load(keysShared, {jj, idx(c)}), s);
+  ArrayAttr mods = op.getModsAttr();
+  s = emitSoftcap(b, b.getLoc(), mods, s);
+  if (mods && !mods.empty()) {
+    // r = j - (i + delta), the signed distance of docs/Dialect.md.
+    Value distance = arith::SubIOp::create(
+        b, j, arith::AddIOp::create(b, queryRow, idx(delta)));
+    s = emitScoreMods(b, b.getLoc(), mods, s, distance, headIv, Value(),
+                      heads);
+  }
+  if (!op.getScore().empty())
+    s = inlineScoreRegion(s, j);
+  if (!masked)
+    return s;
+  return arith::SelectOp::create(b, elementMask(j), s, f32(-INFINITY));
+}
+
+Value KernelEmitter::elementMask(Value j) {
+  auto segmentsEqual = [&]() -> Value {
+    auto id = [&](Value ids, Value position) -> Value {
+      Value v = load(ids, {batchIv, position});
+      return v.getType().isInteger(64)
+                 ? v
+                 : arith::ExtSIOp::create(b, b.getI64Type(), v);
+    };
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                 id(qSegBuf, queryRow), id(kvSegBuf, j));
+  };
+  MaskAttrInterface pattern = op.getPatternAttr();
+  if (isa<SegmentsAttr>(pattern))
+    return segmentsEqual();
+  auto evaluate = [&](MaskAttrInterface member) -> Value {
+    return isa<SegmentsAttr>(member) ? segmentsEqual() : Value();
+  };
+  MaskContext context{idx(delta),  headIv, batchIv, Value(), Value(),
+                      op.getMaskShape(), evaluate};
+  return emitElementMask(b, b.getLoc(), pattern, queryRow, j, context);
+}
+
+Value KernelEmitter::inlineScoreRegion(Value x, Value j) {
+  Block &body = op.getScore().front();
+  IRMapping mapping;
+  Value args[] = {x, batchIv, headIv, queryRow, j};
+  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
+    mapping.map(arg, value);
+  for (Operation &inner : body.without_terminator())
+    b.clone(inner, mapping);
+  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
+}
+
+SmallVector<Value> KernelEmitter::update(ValueRange state, Value s, Value jj) {
+  Value dropped =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, f32(-INFINITY));
+  auto branch = scf::IfOp::create(
+      b, dropped,
+      [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, state); },
+      [&](OpBuilder &eb, Location) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
+        Value m = state[0], l = state[1];
+        Value diff = arith::SubFOp::create(b, s, m);
+        // -|s - m| as min(d, -d): math.absf is a libdevice call on NVVM.
+        Value e = exp(arith::MinimumFOp::create(
+            b, diff, arith::NegFOp::create(b, diff)));
+        Value raises =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, s, m);
+        Value one = f32(1.0f);
+        Value alpha = arith::SelectOp::create(b, raises, e, one);
+        Value p = arith::SelectOp::create(b, raises, one, e);
+        SmallVector<Value> next = {
+            arith::SelectOp::create(b, raises, s, m),
+            fma(l, alpha, p)};
+        for (int64_t c = 0; c < valueDim; ++c) {
+          Value v = load(valuesShared, {jj, idx(c)});
+          next.push_back(
+              fma(p, v, arith::MulFOp::create(b, state[2 + c], alpha)));
+        }
+        scf::YieldOp::create(b, next);
+      });
+  return branch.getResults();
+}
+
+} // namespace
+
+LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
+                                            TiledAttention attention,
+                                            const KernelPlan &plan,
+                                            const TargetDescription &target) {
+  OnlineAttentionOp op = attention.tile;
+  auto fail = [&](const Twine &why) {
+    return op.emitError() << "attn-to-gpu-kernels: " << why
+                          << " (not supported by target '" << target.name
+                          << "' yet)";
+  };
+  for (Type t : host.getArgumentTypes())
+    if (!isa<RankedTensorType>(t) || !cast<ShapedType>(t).hasStaticShape())
+      return fail("GPU kernels take tensors of static shape");
+  if (host.getNumResults() != 1 ||
+      !cast<ShapedType>(host.getResultTypes()[0]).hasStaticShape())
+    return fail("GPU kernels return one tensor of static shape");
+  Type element = cast<ShapedType>(op.getQuery().getType()).getElementType();
+  if (!target.supportsElementType(element)) {
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    element.print(os);
+    return fail("element type " + name);
+  }
+  if (op.getMask() || op.getBias() || op.getRelTable())
+    return fail("dense mask, bias and rel_table operands");
+  for (Value v : {op.getQuery(), op.getKey(), op.getValue(), op.getQSegments(),
+                  op.getKvSegments()})
+    if (v && !isHostArgument(host, v))
+      return fail("Q, K, V and segment ids must be arguments of the function");
+  std::string reason;
+  if (!isScoreModCodegenSupported(op.getModsAttr(),
+                                  op.getMaskShape().numHeads, reason))
+    return fail(reason);
+  if (MaskAttrInterface pattern = op.getPatternAttr())
+    if (!isMaskCodegenSupported(pattern, op.getMaskShape(),
+                                /*withTensors=*/true, reason))
+      return fail(reason);
+  QueryTiling tiling = attention.queryTiling();
+  if (plan.keyTile != op.getKeyTileAttr().getInt() ||
+      plan.queryTiling.tile != tiling.tile ||
+      plan.queryTiling.period != tiling.period)
+    return op.emitError() << "attn-to-gpu-kernels: the attention is tiled "
+                             "for another target (run attn-tile{target="
+                          << target.name << "})";
+  return success();
+}
+
+gpu::GPUFuncOp mlir::attn::buildGpuFlashKernel(
+    func::FuncOp host, TiledAttention attention, const KernelPlan &plan,
+    const TargetDescription &target, gpu::GPUModuleOp module,
+    bool countTiles) {
+  return KernelEmitter(host, attention, plan, target, countTiles).build(module);
+}
+
+LogicalResult mlir::attn::lowerConstantTableLookups(gpu::GPUFuncOp func) {
+  SmallVector<tensor::ExtractOp> lookups;
+  func.walk([&](tensor::ExtractOp e) { lookups.push_back(e); });
+  for (tensor::ExtractOp lookup : lookups) {
+    DenseElementsAttr table;
+    if (!matchPattern(lookup.getTensor(), m_Constant(&table)))
+      return lookup.emitError("attn-to-gpu-kernels: a table lookup that is "
+                              "not of a constant");
+    if (table.getNumElements() > 1024)
+      return lookup.emitError("attn-to-gpu-kernels: a constant table of ")
+             << table.getNumElements()
+             << " entries (GPU kernels take up to 1024)";
+    ImplicitLocOpBuilder b(lookup.getLoc(), lookup);
+    ArrayRef<int64_t> shape = table.getType().getShape();
+    Value linear = arith::ConstantIndexOp::create(b, 0);
+    for (auto [d, index] : llvm::enumerate(lookup.getIndices()))
+      linear = arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(b, linear,
+                                arith::ConstantIndexOp::create(b, shape[d])),
+          index);
+    auto values = llvm::to_vector(table.getValues<Attribute>());
+    Value result = arith::ConstantOp::create(b, cast<TypedAttr>(values[0]));
+    for (size_t n = 1; n < values.size(); ++n) {
+      if (values[n] == values[n - 1])
+        continue; // equal neighbours share one select
+      Value at = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::uge, linear,
+          arith::ConstantIndexOp::create(b, int64_t(n)));
+      result = arith::SelectOp::create(
+          b, at, arith::ConstantOp::create(b, cast<TypedAttr>(values[n])),
+          result);
+    }
+    lookup.replaceAllUsesWith(result);
+    lookup.erase();
+  }
+  return success();
+}

@@ -1,0 +1,50 @@
+//===- GpuFlashKernel.h - the GPU lowering of one tiled attention -*- C++ -*-===//
+//
+// The emitter behind attn-to-gpu-kernels (AttnToGpuKernels.cpp): turns a
+// function that computes one tiled attention (TiledForm.h) into a `gpu.func`
+// kernel for Vulkan (SPIR-V) or CUDA (NVVM), docs/Gpu.md:
+//
+//   workgroup (t, h, b) = (query tile, query head, batch row), one
+//   invocation per query row; per visited key tile: K and V rows staged in
+//   workgroup memory, then each invocation runs the online softmax of its
+//   row over the tile with q, m, l and acc in registers.
+//
+// The key tiles a workgroup visits come from the compile-time schedule
+// (KernelPlan), uploaded as a buffer, or from run-time tile classes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CONVERSION_ATTNTOGPU_GPUFLASHKERNEL_H
+#define ATTN_CONVERSION_ATTNTOGPU_GPUFLASHKERNEL_H
+
+#include "attn/Analysis/KernelPlan.h"
+#include "attn/Transforms/TiledForm.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir::attn {
+
+/// Why `attention` in `host` has no GPU kernel yet (an error at its
+/// location), or success.
+LogicalResult checkGpuSupported(func::FuncOp host, TiledAttention attention,
+                                const KernelPlan &plan,
+                                const TargetDescription &target);
+
+/// Builds the kernel of `host` (checked by checkGpuSupported) as a gpu.func
+/// named after it in `module`. Its arguments are the host function's
+/// arguments, then the schedule buffer (when the plan has schedules), then
+/// two i32 per workgroup counting visited and partial key tiles
+/// (`countTiles`), then the output. The launch (grid, bindings, schedule contents) is recorded in
+/// attributes of the gpu.func (docs/Gpu.md, "Kernel descriptors").
+gpu::GPUFuncOp buildGpuFlashKernel(func::FuncOp host, TiledAttention attention,
+                                   const KernelPlan &plan,
+                                   const TargetDescription &target,
+                                   gpu::GPUModuleOp module, bool countTiles);
+
+/// Replaces each tensor.extract from a small constant tensor in `func` (the
+/// tables of score mods and mask patterns, which have no GPU lowering) by a
+/// chain of selects; fails at the first table larger than 1024 entries.
+LogicalResult lowerConstantTableLookups(gpu::GPUFuncOp func);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_GPUFLASHKERNEL_H

@@ -1,0 +1,94 @@
+//===- Gpu.h - GPU kernels: descriptors and the Vulkan launcher -*- C++ -*-===//
+//
+// What the runtime needs to launch a GPU kernel attn compiled
+// (docs/Gpu.md): the kernel descriptor attn-compile writes next to the
+// .spv / .ptx (grid, workgroup size, buffer bindings, the tile schedule's
+// contents), and a Vulkan compute launcher. No LLVM or MLIR inside: the
+// Vulkan loader (libvulkan.so.1) is opened with dlopen when a device is
+// first asked for, so programs that never use a GPU do not need it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_GPU_H
+#define ATTN_RUNTIME_GPU_H
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnrt {
+
+/// One storage buffer of a kernel, at the binding of its position.
+struct GpuBinding {
+  /// argN (the Nth argument of the source function), schedule,
+  /// tile_counts, or resultN.
+  std::string name;
+  bool written = false;
+  uint64_t bytes = 0;
+};
+
+/// How to launch one kernel.
+struct GpuKernelDescriptor {
+  std::string name;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> workgroup{1, 1, 1};
+  /// Query tile rows, query period and key tile rows of the kernel's
+  /// schedule, for tile statistics.
+  std::array<int64_t, 3> tiling{0, 0, 0};
+  std::vector<GpuBinding> bindings;
+  /// The contents of the `schedule` binding (docs/Gpu.md, "Schedules").
+  std::vector<int32_t> schedule;
+};
+
+/// The descriptors as JSON text (one object with a "kernels" array), and
+/// back; parse errors say what is wrong in `error`.
+std::string writeGpuDescriptors(const std::vector<GpuKernelDescriptor> &ds);
+bool parseGpuDescriptors(const std::string &text,
+                         std::vector<GpuKernelDescriptor> &ds,
+                         std::string &error);
+
+/// Host memory one binding reads from (before the dispatch) or writes to
+/// (after it).
+struct GpuBufferView {
+  void *data = nullptr;
+  uint64_t bytes = 0;
+  bool written = false;
+};
+
+/// A Vulkan compute device with one queue. Buffers live in host-visible
+/// memory (on discrete GPUs a device-local copy would be faster; docs/Gpu.md
+/// lists it as future work).
+class VulkanDevice {
+public:
+  /// Opens the loader and a device: $ATTN_VULKAN_DEVICE (an index into
+  /// the physical devices) or the first GPU, else the first device (e.g.
+  /// lavapipe). Null with `error` set when none can be opened.
+  static std::unique_ptr<VulkanDevice> open(std::string &error);
+  ~VulkanDevice();
+
+  /// The device's name and type (e.g. "llvmpipe (LLVM 15.0.6, 256 bits),
+  /// cpu").
+  std::string describe() const;
+
+  /// Runs `descriptor`'s entry point of the SPIR-V module `spirv`
+  /// `repeats` times (at least once) with `buffers` at the bindings of the
+  /// descriptor, then copies written buffers back. `milliseconds`, when
+  /// given, receives the time of each dispatch (timestamp queries, or the
+  /// host clock where the queue has none).
+  bool run(const std::vector<uint32_t> &spirv,
+           const GpuKernelDescriptor &descriptor,
+           const std::vector<GpuBufferView> &buffers, unsigned repeats,
+           std::vector<double> *milliseconds, std::string &error);
+
+  struct State;
+
+private:
+  explicit VulkanDevice(std::unique_ptr<State> state);
+  std::unique_ptr<State> state;
+};
+
+} // namespace attnrt
+
+#endif // ATTN_RUNTIME_GPU_H
