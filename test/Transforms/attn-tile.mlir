@@ -7,7 +7,7 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=0" | FileCheck %s --check-prefix=AVX512
 // RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx2 kv-tile=0" | FileCheck %s --check-prefix=AVX2
 // RUN: not attn-opt %s --split-input-file --attn-tile="target=tpu" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: attn-tile: unknown target 'tpu' (cpu, cpu-avx2 or cpu-avx512)
+// UNKNOWN: error: attn-tile: unknown target 'tpu' (cpu, cpu-avx2, cpu-avx512, vulkan,
 
 // GENERIC-LABEL: func @causal
 // GENERIC: %[[EMPTY:.*]] = tensor.empty() : tensor<1x4x97x24xf32>

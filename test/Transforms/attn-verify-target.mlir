@@ -1,6 +1,6 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-verify-target="target=cpu"
 // RUN: not attn-opt %s --attn-verify-target="target=tpu" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: attn-verify-target: unknown target 'tpu' (this build lowers for: cpu, cpu-avx2, cpu-avx512)
+// UNKNOWN: error: attn-verify-target: unknown target 'tpu' (this build lowers for: cpu, cpu-avx2, cpu-avx512, vulkan,
 
 // f16 and bf16 verify in the dialect and are refused by the CPU target, at
 // the op, naming the type and the target.

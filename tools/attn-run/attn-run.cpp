@@ -20,6 +20,7 @@
 #include "TileStats.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
+#include "attn/Runtime/GpuCompiler.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/InputLimits.h"
@@ -121,6 +122,19 @@ static cl::opt<bool>
             cl::desc("compile with the generic path only (no vectorized "
                      "CPU kernels)"),
             cl::cat(runCategory));
+static cl::opt<std::string> device(
+    "device",
+    cl::desc("where the kernel runs: cpu (compiled for this host; the "
+             "default) or vulkan (SPIR-V on the Vulkan device "
+             "$ATTN_VULKAN_DEVICE, else the first GPU, else lavapipe)"),
+    cl::init("cpu"), cl::cat(runCategory));
+static cl::opt<std::string> gpuTarget(
+    "gpu-target",
+    cl::desc("the target --device=vulkan compiles for: vulkan (= "
+             "vulkan-lavapipe) or vulkan-generic"),
+    cl::init("vulkan"), cl::cat(runCategory));
+/// The kernel when --device=vulkan (timed by its own timestamps).
+static attnrt::VulkanKernel *vulkanKernel = nullptr;
 static cl::opt<int64_t> vectorBits(
     "vector-bits",
     cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
@@ -393,6 +407,25 @@ buildKernel(ModuleOp module) {
   };
   if (!loadLibrary.empty())
     return attnrt::SharedLibraryKernel::load(loadLibrary);
+  if (device == "vulkan") {
+    if (!llvm::StringRef(gpuTarget).starts_with("vulkan"))
+      return error("--gpu-target of --device=vulkan must be vulkan, "
+                   "vulkan-lavapipe or vulkan-generic");
+    attnrt::GpuCompileOptions options;
+    options.target = gpuTarget;
+    options.countTiles = stats;
+    auto artifact = attnrt::compileForGpu(module, options);
+    if (!artifact)
+      return artifact.takeError();
+    auto kernel = attnrt::VulkanKernel::create(std::move(*artifact));
+    if (!kernel)
+      return kernel.takeError();
+    vulkanKernel = kernel->get();
+    return std::unique_ptr<attnrt::Kernel>(std::move(*kernel));
+  }
+  if (device != "cpu")
+    return error("--device must be cpu or vulkan (CUDA kernels come from "
+                 "attn-compile --target=cuda; docs/Gpu.md)");
   if (cpuKeyTile < 0 || cpuKeyTile > 1024 || queryTile < 1 ||
       queryTile > 4096 || keyTile < 1 || keyTile > 4096 ||
       (vectorBits != 0 && vectorBits != 256 && vectorBits != 512))
@@ -420,6 +453,9 @@ buildKernel(ModuleOp module) {
   return std::unique_ptr<attnrt::Kernel>(std::move(*jit));
 }
 
+static void printMedian(std::vector<double> milliseconds, double flops,
+                        const attnrt::reference::AttentionProblem *problem);
+
 /// Times --repeat runs and prints the median (and the rate when the FLOPs
 /// are known).
 static llvm::Error timeRuns(llvm::function_ref<llvm::Error()> runOnce,
@@ -434,10 +470,21 @@ static llvm::Error timeRuns(llvm::function_ref<llvm::Error()> runOnce,
                           std::chrono::steady_clock::now() - start)
                           .count());
   }
-  std::sort(seconds.begin(), seconds.end());
-  double median = seconds[seconds.size() / 2];
-  llvm::outs() << llvm::formatv("median of {0} runs: {1:f3} ms", repeat,
-                                median * 1e3);
+  std::vector<double> milliseconds;
+  for (double s : seconds)
+    milliseconds.push_back(s * 1e3);
+  printMedian(milliseconds, flops, problem);
+  return llvm::Error::success();
+}
+
+/// Prints the median of `milliseconds` (and the rate when the FLOPs are
+/// known).
+static void printMedian(std::vector<double> milliseconds, double flops,
+                        const attnrt::reference::AttentionProblem *problem) {
+  std::sort(milliseconds.begin(), milliseconds.end());
+  double median = milliseconds[milliseconds.size() / 2] * 1e-3;
+  llvm::outs() << llvm::formatv("median of {0} runs: {1:f3} ms",
+                                milliseconds.size(), median * 1e3);
   // Rates on kept entries need the kept count of the pattern; only dense
   // and causal attention have it in closed form.
   bool sparse =
@@ -450,7 +497,6 @@ static llvm::Error timeRuns(llvm::function_ref<llvm::Error()> runOnce,
                  "bench/attn-sparse-bench for rates on kept entries)"
                : "");
   llvm::outs() << "\n";
-  return llvm::Error::success();
 }
 
 /// --check: the f64 reference of the checked op on the same operands,
@@ -657,9 +703,18 @@ int main(int argc, char **argv) {
     if (llvm::Error error =
             attnrt::writeNpy(outputFile, resultType.getShape(), result))
       return fail(llvm::toString(std::move(error)));
-  if (repeat > 0)
+  if (repeat > 0 && vulkanKernel) {
+    // Dispatch times from the device's timestamps: a call also creates
+    // the pipeline (lavapipe compiles the shader each time).
+    vulkanKernel->repeats = repeat;
+    if (llvm::Error error = runOnce())
+      return fail(llvm::toString(std::move(error)));
+    printMedian(vulkanKernel->dispatchTimes(), flops,
+                problem ? &*problem : nullptr);
+  } else if (repeat > 0) {
     if (llvm::Error error = timeRuns(runOnce, flops, problem ? &*problem : nullptr))
       return fail(llvm::toString(std::move(error)));
+  }
   if (!check)
     return EXIT_SUCCESS;
   return checkResult(checked, problem, operandOf, entrySymbol, result);

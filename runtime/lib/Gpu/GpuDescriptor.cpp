@@ -7,7 +7,7 @@
 //                 "workgroup": [64, 1, 1],
 //                 "bindings": [{"name": "arg0", "bytes": 1024,
 //                               "written": false}, ...],
-//                 "schedule": [1, 0, 2, ...]}]}
+//                 "constants": {"schedule": [1, 0, 2, ...]}}]}
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Gpu.h"
@@ -30,8 +30,12 @@ attnrt::writeGpuDescriptors(const std::vector<GpuKernelDescriptor> &ds) {
                    {"workgroup", d.workgroup},
                    {"tiling", d.tiling},
                    {"bindings", bindings}};
-    if (!d.schedule.empty())
-      kernel["schedule"] = d.schedule;
+    if (!d.constants.empty()) {
+      json constants = json::object();
+      for (const auto &[name, words] : d.constants)
+        constants[name] = words;
+      kernel["constants"] = constants;
+    }
     kernels.push_back(kernel);
   }
   return json({{"kernels", kernels}}).dump(1) + "\n";
@@ -100,20 +104,28 @@ bool attnrt::parseGpuDescriptors(const std::string &text,
                             b["written"].get<bool>(),
                             b["bytes"].get<uint64_t>()});
     }
-    if (k.contains("schedule")) {
-      const json &s = k["schedule"];
-      if (!s.is_array()) {
-        error = "kernel '" + d.name + "': \"schedule\" must be an array";
+    if (k.contains("constants")) {
+      const json &c = k["constants"];
+      if (!c.is_object()) {
+        error = "kernel '" + d.name + "': \"constants\" must be an object";
         return false;
       }
-      for (const json &w : s) {
-        if (!w.is_number_integer() || w.get<int64_t>() < 0 ||
-            w.get<int64_t>() > INT32_MAX) {
-          error = "kernel '" + d.name +
-                  "': schedule entries are integers 0 to 2^31 - 1";
+      for (const auto &[name, words] : c.items()) {
+        if (!words.is_array()) {
+          error = "kernel '" + d.name + "': constant '" + name +
+                  "' must be an array of 32-bit words";
           return false;
         }
-        d.schedule.push_back(w.get<int32_t>());
+        std::vector<uint32_t> values;
+        for (const json &w : words) {
+          if (!isCount(w)) {
+            error = "kernel '" + d.name + "': constant '" + name +
+                    "' holds a value that is not a 32-bit word";
+            return false;
+          }
+          values.push_back(w.get<uint32_t>());
+        }
+        d.constants.emplace_back(name, std::move(values));
       }
     }
     ds.push_back(std::move(d));

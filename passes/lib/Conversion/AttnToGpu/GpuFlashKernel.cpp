@@ -218,12 +218,14 @@ gpu::GPUFuncOp KernelEmitter::build(gpu::GPUModuleOp module) {
   for (unsigned a = 0; a < host.getNumArguments(); ++a)
     binding(("arg" + Twine(a)).str(), "read");
   if (plan.schedules) {
-    binding("schedule", "read");
-    kernel->setAttr("attn.schedule",
-                    DenseIntElementsAttr::get(
-                        RankedTensorType::get({int64_t(scheduleWords.size())},
-                                              b.getI32Type()),
-                        ArrayRef<int32_t>(scheduleWords)));
+    binding("schedule", "constant");
+    kernel->setAttr(
+        "attn.constants",
+        b.getDictionaryAttr(b.getNamedAttr(
+            "schedule", DenseIntElementsAttr::get(
+                            RankedTensorType::get(
+                                {int64_t(scheduleWords.size())}, b.getI32Type()),
+                            ArrayRef<int32_t>(scheduleWords)))));
   }
   if (countTiles)
     binding("tile_counts", "write");
@@ -285,14 +287,11 @@ void KernelEmitter::emitBody() {
   SmallVector<Value> final;
   if (plan.schedules) {
     // Entries [rowStart[t], rowStart[t + 1]) of this head's CSR.
-    Value csr = plan.schedules->sharedByHeads
-                    ? idx(0)
-                    : arith::IndexCastOp::create(
-                          b, b.getIndexType(), load(scheduleBuf, {headIv}));
     auto word = [&](Value at) {
       return arith::IndexCastOp::create(b, b.getIndexType(),
                                         load(scheduleBuf, {at}));
     };
+    Value csr = word(plan.schedules->sharedByHeads ? idx(0) : headIv);
     Value start = word(arith::AddIOp::create(b, csr, tileIv));
     Value end = word(arith::AddIOp::create(
         b, csr, arith::AddIOp::create(b, tileIv, idx(1))));
@@ -325,11 +324,12 @@ void KernelEmitter::emitBody() {
           Value j1 =
               arith::MinUIOp::create(b, arith::AddIOp::create(b, j0, idx(keyTile)),
                                      idx(keyLen));
-          auto [isEmpty, isFull] = emitTileClass(
+          std::pair<Value, Value> tileClass = emitTileClass(
               b, b.getLoc(), staticPattern, first,
               arith::AddIOp::create(b, first, tileRows), j0, j1, idx(delta));
+          Value isFull = tileClass.second;
           auto skip = scf::IfOp::create(
-              b, isEmpty,
+              b, tileClass.first,
               [&](OpBuilder &tb, Location tl) {
                 scf::YieldOp::create(tb, tl, iter);
               },
@@ -419,7 +419,15 @@ SmallVector<Value> KernelEmitter::visitKeyTile(ValueRange state,
   stage(valueBuf, valuesShared, valueDim);
   gpu::BarrierOp::create(b);
 
-  bool needsMask = plan.staticPattern || plan.runtimeSegments;
+  // Schedules without partial tiles (block patterns cut at their blocks)
+  // need no mask code at all, nor its tables.
+  bool anyPartial = !plan.schedules ||
+                    llvm::any_of(plan.schedules->perHead,
+                                 [](const TileSchedule &s) {
+                                   return s.numFull() != s.numVisited();
+                                 });
+  bool needsMask =
+      (plan.staticPattern && anyPartial) || plan.runtimeSegments;
   SmallVector<Value> next;
   if (!needsMask || !isFull) {
     next = keyLoop(state, j0, tk, needsMask);
@@ -613,18 +621,57 @@ gpu::GPUFuncOp mlir::attn::buildGpuFlashKernel(
   return KernelEmitter(host, attention, plan, target, countTiles).build(module);
 }
 
+/// A constant table as a kernel buffer: a new argument (and binding) whose
+/// contents go in the kernel's `attn.constants`; i1 entries become i32.
+static Value tableBuffer(gpu::GPUFuncOp func, DenseElementsAttr table) {
+  MLIRContext *ctx = func.getContext();
+  Builder b(ctx);
+  Type element = table.getElementType();
+  Type stored = element.isInteger(1) ? b.getI32Type() : element;
+  auto type = RankedTensorType::get({table.getNumElements()}, stored);
+  DenseElementsAttr contents;
+  if (element.isInteger(1)) {
+    SmallVector<int32_t> words;
+    for (bool bit : table.getValues<bool>())
+      words.push_back(bit);
+    contents = DenseIntElementsAttr::get(type, ArrayRef<int32_t>(words));
+  } else {
+    contents = table.reshape(type);
+  }
+  auto bindings = llvm::to_vector(
+      func->getAttrOfType<ArrayAttr>("attn.bindings").getValue());
+  NamedAttrList constants;
+  if (auto existing = func->getAttrOfType<DictionaryAttr>("attn.constants"))
+    constants.append(existing.getValue());
+  std::string name =
+      "table" + std::to_string(llvm::size(constants.getAttrs()));
+  constants.append(name, contents);
+  bindings.push_back(
+      b.getDictionaryAttr({b.getNamedAttr("name", b.getStringAttr(name)),
+                           b.getNamedAttr("access", b.getStringAttr("constant"))}));
+  func->setAttr("attn.constants", constants.getDictionary(ctx));
+  func->setAttr("attn.bindings", b.getArrayAttr(bindings));
+  unsigned index = func.getNumArguments();
+  if (failed(func.insertArgument(
+          index, MemRefType::get({table.getNumElements()}, stored),
+          DictionaryAttr(), func.getLoc())))
+    return Value();
+  return func.getArgument(index);
+}
+
 LogicalResult mlir::attn::lowerConstantTableLookups(gpu::GPUFuncOp func) {
   SmallVector<tensor::ExtractOp> lookups;
   func.walk([&](tensor::ExtractOp e) { lookups.push_back(e); });
+  DenseMap<Attribute, Value> buffers;
   for (tensor::ExtractOp lookup : lookups) {
     DenseElementsAttr table;
     if (!matchPattern(lookup.getTensor(), m_Constant(&table)))
       return lookup.emitError("attn-to-gpu-kernels: a table lookup that is "
                               "not of a constant");
-    if (table.getNumElements() > 1024)
+    Type element = table.getElementType();
+    if (!element.isInteger(1) && !element.isInteger(32) && !element.isF32())
       return lookup.emitError("attn-to-gpu-kernels: a constant table of ")
-             << table.getNumElements()
-             << " entries (GPU kernels take up to 1024)";
+             << element << " (GPU kernels take i1, i32 and f32 tables)";
     ImplicitLocOpBuilder b(lookup.getLoc(), lookup);
     ArrayRef<int64_t> shape = table.getType().getShape();
     Value linear = arith::ConstantIndexOp::create(b, 0);
@@ -634,17 +681,33 @@ LogicalResult mlir::attn::lowerConstantTableLookups(gpu::GPUFuncOp func) {
           arith::MulIOp::create(b, linear,
                                 arith::ConstantIndexOp::create(b, shape[d])),
           index);
-    auto values = llvm::to_vector(table.getValues<Attribute>());
-    Value result = arith::ConstantOp::create(b, cast<TypedAttr>(values[0]));
-    for (size_t n = 1; n < values.size(); ++n) {
-      if (values[n] == values[n - 1])
-        continue; // equal neighbours share one select
-      Value at = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::uge, linear,
-          arith::ConstantIndexOp::create(b, int64_t(n)));
-      result = arith::SelectOp::create(
-          b, at, arith::ConstantOp::create(b, cast<TypedAttr>(values[n])),
-          result);
+    Value result;
+    if (table.getNumElements() <= 64) {
+      // Small tables (per-head slopes, T5 buckets): selects, no memory.
+      auto values = llvm::to_vector(table.getValues<Attribute>());
+      result = arith::ConstantOp::create(b, cast<TypedAttr>(values[0]));
+      for (size_t n = 1; n < values.size(); ++n) {
+        if (values[n] == values[n - 1])
+          continue; // equal neighbours share one select
+        Value at = arith::CmpIOp::create(
+            b, arith::CmpIPredicate::uge, linear,
+            arith::ConstantIndexOp::create(b, int64_t(n)));
+        result = arith::SelectOp::create(
+            b, at, arith::ConstantOp::create(b, cast<TypedAttr>(values[n])),
+            result);
+      }
+    } else {
+      // Larger ones (block tables of random and layout patterns): a buffer.
+      Value &buffer = buffers[table];
+      if (!buffer)
+        buffer = tableBuffer(func, table);
+      if (!buffer)
+        return lookup.emitError("attn-to-gpu-kernels: cannot add a buffer");
+      result = memref::LoadOp::create(b, buffer, ValueRange{linear});
+      if (element.isInteger(1))
+        result = arith::CmpIOp::create(
+            b, arith::CmpIPredicate::ne, result,
+            arith::ConstantIntOp::create(b, b.getI32Type(), 0));
     }
     lookup.replaceAllUsesWith(result);
     lookup.erase();

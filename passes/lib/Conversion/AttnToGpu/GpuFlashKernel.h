@@ -40,9 +40,11 @@ gpu::GPUFuncOp buildGpuFlashKernel(func::FuncOp host, TiledAttention attention,
                                    const TargetDescription &target,
                                    gpu::GPUModuleOp module, bool countTiles);
 
-/// Replaces each tensor.extract from a small constant tensor in `func` (the
-/// tables of score mods and mask patterns, which have no GPU lowering) by a
-/// chain of selects; fails at the first table larger than 1024 entries.
+/// Replaces each tensor.extract from a constant tensor in `func` (the tables
+/// of score mods and mask patterns, which have no GPU lowering): small
+/// tables by a chain of selects, larger ones by loads from a buffer the
+/// kernel gains as its last argument (binding `tableN`, contents in
+/// `attn.constants`).
 LogicalResult lowerConstantTableLookups(gpu::GPUFuncOp func);
 
 } // namespace mlir::attn

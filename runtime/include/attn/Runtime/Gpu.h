@@ -16,14 +16,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnrt {
 
 /// One storage buffer of a kernel, at the binding of its position.
 struct GpuBinding {
-  /// argN (the Nth argument of the source function), schedule,
-  /// tile_counts, or resultN.
+  /// argN (the Nth argument of the source function), resultN,
+  /// tile_counts, or the name of one of the kernel's constants.
   std::string name;
   bool written = false;
   uint64_t bytes = 0;
@@ -38,8 +39,15 @@ struct GpuKernelDescriptor {
   /// schedule, for tile statistics.
   std::array<int64_t, 3> tiling{0, 0, 0};
   std::vector<GpuBinding> bindings;
-  /// The contents of the `schedule` binding (docs/Gpu.md, "Schedules").
-  std::vector<int32_t> schedule;
+  /// The contents of constant bindings (the tile schedule, tables of
+  /// patterns) as 32-bit words, by binding name.
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> constants;
+  const std::vector<uint32_t> *constant(const std::string &name) const {
+    for (const auto &[key, words] : constants)
+      if (key == name)
+        return &words;
+    return nullptr;
+  }
 };
 
 /// The descriptors as JSON text (one object with a "kernels" array), and

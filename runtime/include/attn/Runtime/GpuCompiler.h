@@ -1,0 +1,66 @@
+//===- GpuCompiler.h - compile attn IR for a GPU and run it -----*- C++ -*-===//
+//
+// The compiler side of GPU kernels (docs/Gpu.md): attn IR to SPIR-V or PTX
+// plus the launch descriptors, and a Kernel that runs SPIR-V kernels on a
+// Vulkan device with the calling convention of the CPU kernels, so that
+// attn-run and the tests check both the same way.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_GPUCOMPILER_H
+#define ATTN_RUNTIME_GPUCOMPILER_H
+
+#include "attn/Runtime/Gpu.h"
+#include "attn/Runtime/Jit.h"
+
+namespace attnrt {
+
+struct GpuCompileOptions {
+  /// A GPU target of TargetDescription::lookup (vulkan..., cuda...).
+  std::string target = "vulkan";
+  /// Kernels count the key tiles they visit (TileCounters.h).
+  bool countTiles = false;
+};
+
+/// What compiling for a GPU gives: one SPIR-V module (Vulkan) or one PTX
+/// text (CUDA) holding every kernel, and how to launch each.
+struct GpuArtifact {
+  bool isSpirv = true;
+  std::vector<uint32_t> spirv;
+  std::string ptx;
+  std::vector<GpuKernelDescriptor> kernels;
+};
+
+/// Lowers `module` (attn IR on tensors) with attn-gpu-pipeline for
+/// `options.target`. Diagnostics go to the context's handler.
+llvm::Expected<GpuArtifact> compileForGpu(mlir::ModuleOp module,
+                                          const GpuCompileOptions &options);
+
+/// Runs the kernels of a SPIR-V artifact on a Vulkan device. Arguments are
+/// the inputs of the source function, then its results (the calling
+/// convention of the CPU kernels); the schedule and tile counters are the
+/// kernel's own.
+class VulkanKernel : public Kernel {
+public:
+  static llvm::Expected<std::unique_ptr<VulkanKernel>>
+  create(GpuArtifact artifact);
+
+  llvm::Error call(llvm::StringRef function,
+                   llvm::ArrayRef<MemRefDescriptor *> arguments) override;
+
+  std::string describeDevice() const { return device->describe(); }
+  /// Milliseconds of each dispatch of the last call.
+  const std::vector<double> &dispatchTimes() const { return times; }
+  /// Dispatches per call (timing).
+  unsigned repeats = 1;
+
+private:
+  VulkanKernel(GpuArtifact artifact, std::unique_ptr<VulkanDevice> device)
+      : artifact(std::move(artifact)), device(std::move(device)) {}
+  GpuArtifact artifact;
+  std::unique_ptr<VulkanDevice> device;
+  std::vector<double> times;
+};
+
+} // namespace attnrt
+
+#endif // ATTN_RUNTIME_GPUCOMPILER_H
