@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../ToolOptions.h"
+#include "GpuArtifact.h"
 #include "LayerArtifact.h"
 #include "MaskSvg.h"
 #include "attn/Analysis/KernelPlan.h"
@@ -35,6 +36,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/IR/Constants.h"
@@ -82,6 +84,13 @@ static cl::opt<Emit>
                     clEnumValN(Emit::MaskSvg, "mask-svg",
                                "SVG of the key tiles the CPU kernel visits")),
          cl::cat(compileCategory));
+static cl::opt<std::string> target(
+    "target",
+    cl::desc("what the kernels run on: cpu (this host; the default), "
+             "vulkan (SPIR-V, -o OUT.spv), cuda / cuda-sm90 (PTX, -o "
+             "OUT.ptx, and OUT.cubin when ptxas is found); GPU targets also "
+             "write OUT.json, the launch descriptors (docs/Gpu.md)"),
+    cl::init("cpu"), cl::cat(compileCategory));
 static cl::opt<std::string> mcpu("mcpu",
                                  cl::desc("target CPU (default: this one)"),
                                  cl::init("native"), cl::cat(compileCategory));
@@ -544,6 +553,8 @@ int main(int argc, char **argv) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
+  // CUDA kernels are translated to LLVM IR for the NVPTX back end.
+  registerAllToLLVMIRTranslations(registry);
   MLIRContext context(registry);
   // Remarks and errors name the op by location; the op itself can be huge.
   context.printOpOnDiagnostic(false);
@@ -554,6 +565,13 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = loadInput(sourceMgr, &context, layerManifest);
   if (!module)
     return EXIT_FAILURE;
+
+  if (target != "cpu") {
+    if (emit.getNumOccurrences())
+      return fail("--target=" + target + " writes its own artifacts; "
+                  "--emit applies to --target=cpu");
+    return attntools::writeGpuArtifact(*module, target, outputFile);
+  }
 
   bool binary = emit == Emit::Obj || emit == Emit::So;
   if (binary && outputFile == "-")

@@ -1,0 +1,18 @@
+//===- GpuArtifact.h - attn-compile --target=vulkan|cuda --------*- C++ -*-===//
+#ifndef ATTN_TOOLS_ATTN_COMPILE_GPUARTIFACT_H
+#define ATTN_TOOLS_ATTN_COMPILE_GPUARTIFACT_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace attntools {
+
+/// Compiles `module` for GPU `target` and writes the kernels to
+/// `outputPath` (.spv or .ptx; .cubin beside it when ptxas is found) and
+/// their launch descriptors to the same path with extension .json.
+/// Returns the exit status.
+int writeGpuArtifact(mlir::ModuleOp module, llvm::StringRef target,
+                     llvm::StringRef outputPath);
+
+} // namespace attntools
+
+#endif // ATTN_TOOLS_ATTN_COMPILE_GPUARTIFACT_H
