@@ -23,6 +23,10 @@ PACKAGES=(
   libfftw3-dev
   # JSON headers of safetensors weights, read by the runtime (header-only).
   nlohmann-json3-dev
+  # GPU kernels: Vulkan headers (the loader is opened at run time), the
+  # loader itself, lavapipe (Mesa's Vulkan device on the CPU: the suite runs
+  # every GPU kernel on it) and spirv-val (tests validate the SPIR-V).
+  libvulkan-dev libvulkan1 mesa-vulkan-drivers spirv-tools
   python3
 )
 $SUDO apt-get update -qq

@@ -47,9 +47,8 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
       continue;
     }
     // The forall's destination and the arithmetic of its tile counts.
-    if (!isa<tensor::EmptyOp>(op) &&
-        !(isPure(&op) && op.getNumRegions() == 0 &&
-          isa<arith::ArithDialect>(op.getDialect())))
+    if (!(isPure(&op) && op.getNumRegions() == 0 &&
+          isa<arith::ArithDialect, tensor::TensorDialect>(op.getDialect())))
       return std::nullopt;
   }
   return found;

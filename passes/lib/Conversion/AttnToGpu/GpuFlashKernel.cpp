@@ -528,6 +528,15 @@ Value KernelEmitter::inlineScoreRegion(Value x, Value j) {
   Value args[] = {x, batchIv, headIv, queryRow, j};
   for (auto [arg, value] : llvm::zip(body.getArguments(), args))
     mapping.map(arg, value);
+  // Constants the canonicalizer hoisted out of the region live in the host
+  // function: the kernel gets its own copies (checkGpuSupported refused
+  // any other value from outside).
+  op.getScore().walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (!mapping.contains(operand) &&
+          !op.getScore().isAncestor(operand.getParentRegion()))
+        mapping.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
+  });
   for (Operation &inner : body.without_terminator())
     b.clone(inner, mapping);
   return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
@@ -604,6 +613,16 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
     if (!isMaskCodegenSupported(pattern, op.getMaskShape(),
                                 /*withTensors=*/true, reason))
       return fail(reason);
+  bool capturesOnlyConstants = true;
+  op.getScore().walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (!op.getScore().isAncestor(operand.getParentRegion()) &&
+          !matchPattern(operand, m_Constant()))
+        capturesOnlyConstants = false;
+  });
+  if (!capturesOnlyConstants)
+    return fail("a score region that uses values from outside it (other "
+                "than constants)");
   QueryTiling tiling = attention.queryTiling();
   if (plan.keyTile != op.getKeyTileAttr().getInt() ||
       plan.queryTiling.tile != tiling.tile ||
