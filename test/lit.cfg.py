@@ -59,6 +59,8 @@ if "avx512f" in _cpu_flags():
 if os.path.exists("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json") or \
         lit.util.which("vulkaninfo"):
     config.available_features.add("vulkan")
+if lit.util.which("spirv-val"):
+    config.available_features.add("spirv-tools")
 _cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 if os.path.exists(os.path.join(_cuda, "bin", "ptxas")):
     config.available_features.add("cuda")

@@ -90,9 +90,11 @@ int attntools::writeGpuArtifact(ModuleOp module, llvm::StringRef target,
   std::string arch = "-arch=" + description->chip;
   llvm::StringRef args[] = {*ptxas, arch, outputPath, "-o", cubin};
   std::string message;
-  if (llvm::sys::ExecuteAndWait(*ptxas, args, std::nullopt, {}, 0, 0,
-                                &message) != 0)
-    return fail("ptxas failed on " + outputPath +
+  int status =
+      llvm::sys::ExecuteAndWait(*ptxas, args, std::nullopt, {}, 0, 0, &message);
+  if (status != 0)
+    return fail("ptxas failed on " + outputPath + " (exit status " +
+                llvm::Twine(status) + ")" +
                 (message.empty() ? "" : ": " + message));
   return EXIT_SUCCESS;
 }

@@ -558,6 +558,7 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   // Remarks and errors name the op by location; the op itself can be huge.
   context.printOpOnDiagnostic(false);
+  context.loadAllAvailableDialects();
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);

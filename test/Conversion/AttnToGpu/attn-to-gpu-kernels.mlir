@@ -48,7 +48,7 @@
 // CUDA-NOT: memref.alloc
 // CUDA-NOT: math.exp {{.*}}: f32
 // CUDA-NOT: math.fma
-// CUDA: math.exp2
+// CUDA: llvm.call_intrinsic "llvm.nvvm.ex2.approx"
 // CUDA: gpu.return
 
 // COUNT: gpu.func @causal({{.*}}, %{{.*}}: memref<8xi32>, %{{.*}}: memref<1x2x97x40xf32>) kernel

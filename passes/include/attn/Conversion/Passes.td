@@ -127,7 +127,7 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::spirv::SPIRVDialect"
   ];
 }

@@ -116,6 +116,8 @@ struct AttnToGpuKernelsPass
         anyFailed = true;
         continue;
       }
+      if (description->api == TargetDescription::Api::Cuda)
+        lowerMathForNvvm(kernel);
       host.erase();
     }
     if (anyFailed)

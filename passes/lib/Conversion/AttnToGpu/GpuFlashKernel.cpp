@@ -22,13 +22,17 @@
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Dialect/Math/Transforms/Approximation.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include <cmath>
 
 using namespace mlir;
@@ -68,12 +72,17 @@ private:
     return v.getType().isF32() ? v
                                : arith::ExtFOp::create(b, b.getF32Type(), v);
   }
-  /// exp(x): math.exp (GLSL Exp) for SPIR-V; exp2 of x log2(e) for NVVM,
-  /// where math.exp needs libdevice and exp2 is one ex2.approx.
+  /// exp(x): math.exp (GLSL Exp) for SPIR-V; for NVVM ex2.approx.f32 of
+  /// x log2(e) (math.exp / math.exp2 become libdevice calls unless a CUDA
+  /// toolkit is named at compile time, and libdevice is not always there).
   Value exp(Value x) {
     if (target.api == TargetDescription::Api::Vulkan)
       return math::ExpOp::create(b, x);
-    return math::Exp2Op::create(b, arith::MulFOp::create(b, x, f32(M_LOG2E)));
+    Value scaled = arith::MulFOp::create(b, x, f32(M_LOG2E));
+    return LLVM::CallIntrinsicOp::create(
+               b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx"),
+               ValueRange{scaled})
+        .getResult(0);
   }
   /// a * b + c: math.fma (GLSL Fma) for SPIR-V; for NVVM, where math.fma
   /// becomes a libdevice call, a multiply and an add that ptxas contracts.
@@ -732,4 +741,28 @@ LogicalResult mlir::attn::lowerConstantTableLookups(gpu::GPUFuncOp func) {
     lookup.erase();
   }
   return success();
+}
+
+void mlir::attn::lowerMathForNvvm(gpu::GPUFuncOp func) {
+  // Polynomials for tanh, erf, ... of score mods.
+  RewritePatternSet patterns(func.getContext());
+  populateMathPolynomialApproximationPatterns(patterns);
+  (void)applyPatternsGreedily(func, std::move(patterns));
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<math::FmaOp, math::AbsFOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    ImplicitLocOpBuilder b(op->getLoc(), op);
+    Value result;
+    if (auto fma = dyn_cast<math::FmaOp>(op))
+      result = arith::AddFOp::create(
+          b, arith::MulFOp::create(b, fma.getA(), fma.getB()), fma.getC());
+    else
+      result = arith::MaximumFOp::create(
+          b, op->getOperand(0), arith::NegFOp::create(b, op->getOperand(0)));
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
+  }
 }

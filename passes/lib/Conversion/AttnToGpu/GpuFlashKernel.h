@@ -47,6 +47,12 @@ gpu::GPUFuncOp buildGpuFlashKernel(func::FuncOp host, TiledAttention attention,
 /// `attn.constants`).
 LogicalResult lowerConstantTableLookups(gpu::GPUFuncOp func);
 
+/// For NVVM, whose lowering turns math.tanh, math.fma, math.absf, ... into
+/// libdevice calls (which need a CUDA toolkit at compile time): the
+/// polynomial approximations of MLIR's math dialect, then multiply-add and
+/// max(x, -x).
+void lowerMathForNvvm(gpu::GPUFuncOp func);
+
 } // namespace mlir::attn
 
 #endif // ATTN_CONVERSION_ATTNTOGPU_GPUFLASHKERNEL_H
