@@ -5,6 +5,9 @@
 // rescale per raised running max stay well under 1e-6 relative error;
 // real bugs give errors of order 1e-2 or larger.
 // REQUIRES: vulkan
+// Mesa is not built with the sanitizers: its allocations would be reported
+// as leaks in the sanitizer build (scripts/sanitize.sh).
+// UNSUPPORTED: sanitize
 // RUN: attn-run %s --device=vulkan --check --entry=dense_odd | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=causal_top_left | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=causal_bottom_right_cross | FileCheck %s
