@@ -190,6 +190,10 @@ std::vector<double> attention(const AttentionProblem &pb) {
   const double negInf = -std::numeric_limits<double>::infinity();
   std::vector<double> out(B * Hq * Lq * Dv, 0.0);
   std::vector<double> logits(Lk);
+  // Rounding to the type the naive reference computes in, if any.
+  auto round = [&](double x) {
+    return pb.computeIn ? roundTo(*pb.computeIn, x) : x;
+  };
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h) {
       int64_t hk = h / (Hq / Hkv);
@@ -204,7 +208,7 @@ std::vector<double> attention(const AttentionProblem &pb) {
           double dot = 0;
           for (int64_t c = 0; c < D; ++c)
             dot += double(q[c]) * double(k[c]);
-          double x = softcap(pb, pb.scale * dot);
+          double x = softcap(pb, pb.scale * round(dot));
           if (pb.bias) {
             int64_t bb = pb.biasBatch == 1 ? 0 : b,
                     bh = pb.biasHeads == 1 ? 0 : h;
@@ -220,7 +224,7 @@ std::vector<double> attention(const AttentionProblem &pb) {
             kept = kept &&
                    pb.mask[((mb * pb.maskHeads + mh) * Lq + i) * Lk + j] != 0;
           }
-          logits[j] = kept ? x : negInf;
+          logits[j] = kept ? round(x) : negInf;
           rowIsNaN |= std::isnan(logits[j]);
           maxLogit = std::max(maxLogit, logits[j]);
         }
@@ -231,18 +235,22 @@ std::vector<double> attention(const AttentionProblem &pb) {
         }
         if (maxLogit == negInf)
           continue; // empty row: 0
+        // Unnormalized weights in place of the logits (0 where dropped).
         double sum = 0;
         for (int64_t j = 0; j < Lk; ++j) {
-          if (logits[j] == negInf)
+          logits[j] = logits[j] == negInf ? 0 : std::exp(logits[j] - maxLogit);
+          sum += logits[j];
+        }
+        for (int64_t j = 0; j < Lk; ++j) {
+          if (logits[j] == 0)
             continue;
-          double e = std::exp(logits[j] - maxLogit);
-          sum += e;
+          double p = round(logits[j] / sum);
           const float *v = pb.value + ((b * Hkv + hk) * Lk + j) * Dv;
           for (int64_t c = 0; c < Dv; ++c)
-            o[c] += e * double(v[c]);
+            o[c] += p * double(v[c]);
         }
         for (int64_t c = 0; c < Dv; ++c)
-          o[c] /= sum;
+          o[c] = round(o[c]);
       }
     }
   return out;

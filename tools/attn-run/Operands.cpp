@@ -11,11 +11,29 @@ using namespace attnrt;
 int64_t attnrt::elementBytes(Type type) {
   if (type.isF32() || type.isInteger(32))
     return 4;
+  if (type.isF16() || type.isBF16())
+    return 2;
   if (type.isInteger(64))
     return 8;
   if (type.isInteger(1) || type.isInteger(8))
     return 1;
   return 0;
+}
+
+FloatFormat attnrt::floatFormatOf(Type type) {
+  return type.isF16()    ? FloatFormat::F16
+         : type.isBF16() ? FloatFormat::BF16
+                         : FloatFormat::F32;
+}
+
+void attnrt::setHalfValues(Operand &operand, const std::vector<float> &values) {
+  FloatFormat format = floatFormatOf(operand.type.getElementType());
+  operand.widened.resize(values.size());
+  for (size_t e = 0; e < values.size(); ++e) {
+    uint16_t bits = toBits(format, values[e]);
+    operand.as<uint16_t>()[e] = bits;
+    operand.widened[e] = fromBits(format, bits);
+  }
 }
 
 /// Seeded inputs: N(0, 1) floats (orthogonal random features for the
@@ -31,7 +49,7 @@ void attnrt::generate(Operand &operand, uint64_t streamSeed,
     std::vector<float> omega = attnrt::orthogonalRandomFeatures(
         operand.type.getDimSize(0), operand.type.getDimSize(1), streamSeed);
     std::copy(omega.begin(), omega.end(), operand.as<float>());
-  } else if (element.isF32()) {
+  } else if (mlir::isa<mlir::FloatType>(element)) {
     // Linformer's projections sum over the key length: N(0, 1 / Lk) keeps
     // the projected keys at the scale of the keys (as its initialization
     // does); N(0, 1) would make logits of size sqrt(Lk) and a
@@ -41,8 +59,15 @@ void attnrt::generate(Operand &operand, uint64_t streamSeed,
                        ? 1.0f / std::sqrt(float(operand.type.getShape().back()))
                        : 1.0f;
     std::normal_distribution<float> normal(0.0f, stddev);
-    for (int64_t e = 0; e < n; ++e)
-      operand.as<float>()[e] = normal(rng);
+    if (element.isF32()) {
+      for (int64_t e = 0; e < n; ++e)
+        operand.as<float>()[e] = normal(rng);
+    } else {
+      std::vector<float> values(n);
+      for (float &x : values)
+        x = normal(rng);
+      setHalfValues(operand, values);
+    }
   } else if (element.isInteger(1) || element.isInteger(8)) {
     std::bernoulli_distribution keep(0.8);
     for (int64_t e = 0; e < n; ++e)
@@ -98,6 +123,15 @@ std::string attnrt::copyNpy(const NpyArray &array, Operand &operand) {
     if (array.dtype != NpyDtype::F32)
       return mismatch();
     std::memcpy(operand.as<float>(), array.data.data(), n * sizeof(float));
+    return "";
+  }
+  if (element.isF16() || element.isBF16()) {
+    // .npy has no bf16: 16-bit operands are read from f32 and rounded.
+    if (array.dtype != NpyDtype::F32)
+      return mismatch();
+    std::vector<float> values(n);
+    std::memcpy(values.data(), array.data.data(), n * sizeof(float));
+    setHalfValues(operand, values);
     return "";
   }
   if (element.isInteger(1) || element.isInteger(8)) {

@@ -7,6 +7,7 @@
 #ifndef ATTN_TOOLS_ATTN_RUN_OPERANDS_H
 #define ATTN_TOOLS_ATTN_RUN_OPERANDS_H
 
+#include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Npy.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -32,7 +33,21 @@ struct Operand {
 
   int64_t numElements() const { return type.getNumElements(); }
   template <typename T> T *as() { return tensor.as<T>(); }
+
+  /// The values of a floating-point operand as f32: the buffer itself, or
+  /// for f16 / bf16 operands their widened copy (set by generate/copyNpy).
+  const float *floats() {
+    return widened.empty() ? as<float>() : widened.data();
+  }
+  std::vector<float> widened;
 };
+
+/// The 16-bit float format of `type` (f16, bf16), or F32 for others.
+FloatFormat floatFormatOf(Type type);
+
+/// Stores `values` (rounded to nearest even) into a 16-bit float operand
+/// and keeps their widened values.
+void setHalfValues(Operand &operand, const std::vector<float> &values);
 
 /// Bytes per element of the operand types attn-run carries; 0 for others.
 int64_t elementBytes(Type type);

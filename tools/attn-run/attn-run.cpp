@@ -291,8 +291,8 @@ static std::string prepareOperands(func::FuncOp entry,
         !attnrt::elementBytes(type.getElementType()))
       return llvm::Twine(
                  "argument #" + llvm::Twine(arg.getArgNumber()) +
-                 " must be a statically shaped tensor of f32, i1, i32 or "
-                 "i64")
+                 " must be a statically shaped tensor of f32, f16, bf16, i1, "
+                 "i32 or i64")
           .str();
     operands.emplace_back(roleOf(arg, roles), type,
                           attnrt::elementBytes(type.getElementType()));
@@ -391,9 +391,11 @@ static RankedTensorType resultTypeOf(func::FuncOp entry) {
     return {};
   }
   auto type = dyn_cast<RankedTensorType>(entry.getResultTypes()[0]);
-  if (!type || !type.hasStaticShape() || !type.getElementType().isF32()) {
+  if (!type || !type.hasStaticShape() ||
+      !(type.getElementType().isF32() || type.getElementType().isF16() ||
+        type.getElementType().isBF16())) {
     fail("@" + entry.getSymName() +
-         " must return a statically shaped f32 tensor");
+         " must return a statically shaped f32, f16 or bf16 tensor");
     return {};
   }
   return type;
@@ -504,7 +506,8 @@ static void printMedian(std::vector<double> milliseconds, double flops,
 static int checkResult(const CheckedOp &checked,
                        std::optional<attnrt::reference::AttentionProblem> problem,
                        llvm::function_ref<Operand *(llvm::StringRef)> operandOf,
-                       llvm::StringRef entrySymbol, std::vector<float> &result) {
+                       llvm::StringRef entrySymbol, std::vector<float> &result,
+                       attnrt::FloatFormat resultFormat) {
   std::vector<double> expected;
   if (checked.efficient) {
     for (const auto &[value, role] : checked.efficient->roles)
@@ -514,7 +517,7 @@ static int checkResult(const CheckedOp &checked,
     expected = checked.efficient->reference(
         [&](llvm::StringRef role) -> const float * {
           Operand *operand = operandOf(role);
-          return operand ? operand->as<float>() : nullptr;
+          return operand ? operand->floats() : nullptr;
         });
   } else {
     if (!operandOf("q") || !operandOf("k") || !operandOf("v"))
@@ -526,9 +529,9 @@ static int checkResult(const CheckedOp &checked,
       if (value && !operandOf(role))
         return fail("--check needs " + role + " to be an argument of @" +
                     entrySymbol);
-    problem->query = operandOf("q")->as<float>();
-    problem->key = operandOf("k")->as<float>();
-    problem->value = operandOf("v")->as<float>();
+    problem->query = operandOf("q")->floats();
+    problem->key = operandOf("k")->floats();
+    problem->value = operandOf("v")->floats();
     if (Operand *mask = operandOf("mask"))
       problem->mask = mask->as<uint8_t>();
     if (Operand *bias = operandOf("bias"))
@@ -536,6 +539,28 @@ static int checkResult(const CheckedOp &checked,
     if (Operand *table = operandOf("rel_table"))
       problem->relTable = table->as<float>();
     expected = attnrt::reference::attention(*problem);
+  }
+
+  // 16-bit results: the bar is twice the error of the naive attention
+  // computed in that type (S, P and O rounded), on the same inputs.
+  double bar = tolerance;
+  std::string barSource;
+  if (resultFormat != attnrt::FloatFormat::F32 && problem &&
+      !tolerance.getNumOccurrences()) {
+    attnrt::reference::AttentionProblem naive = *problem;
+    naive.computeIn = resultFormat;
+    std::vector<double> naiveOut = attnrt::reference::attention(naive);
+    std::vector<float> naiveFloats(naiveOut.begin(), naiveOut.end());
+    double naiveError = attnrt::reference::compare(naiveFloats, expected,
+                                                   expected.size())
+                            .scaledError();
+    bar = 2 * naiveError;
+    barSource = llvm::formatv(" = 2 x the naive {0} attention's {1:e2}",
+                              resultFormat == attnrt::FloatFormat::F16
+                                  ? "f16"
+                                  : "bf16",
+                              naiveError)
+                    .str();
   }
 
   if (std::optional<double> amount = perturbAmount()) {
@@ -550,15 +575,15 @@ static int checkResult(const CheckedOp &checked,
   // the reference has none (or another one) fails.
   attnrt::reference::Comparison c =
       attnrt::reference::compare(result, expected, expected.size());
-  bool pass = c.passes(tolerance);
+  bool pass = c.passes(bar);
   llvm::outs() << llvm::formatv(
       "check: max abs error {0:e2}, output scale {1:e2}, scaled error "
-      "{2:e2} (tolerance {3:e1}){4}: {5}\n",
-      c.maxError, c.scale, c.scaledError(), tolerance.getValue(),
+      "{2:e2} (tolerance {3:e1}{6}){4}: {5}\n",
+      c.maxError, c.scale, c.scaledError(), bar,
       c.mismatches
           ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
           : std::string(),
-      pass ? "PASS" : "FAIL");
+      pass ? "PASS" : "FAIL", barSource);
   return pass ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
@@ -632,7 +657,8 @@ int main(int argc, char **argv) {
   // Element types the CPU target cannot lower are reported at their op
   // before the steps below, which assume f32.
   PassManager verify(&context);
-  verify.addPass(attn::createAttnVerifyTarget());
+  verify.addPass(attn::createAttnVerifyTarget(
+      {device == "cpu" ? std::string("cpu") : gpuTarget.getValue()}));
   if (failed(verify.run(*module)))
     return EXIT_FAILURE;
   RankedTensorType resultType = resultTypeOf(entry);
@@ -684,15 +710,25 @@ int main(int argc, char **argv) {
     }
   }
 
-  // Run.
+  // Run. A 16-bit result is widened to f32 after each call.
   std::vector<float> result(resultType.getNumElements());
+  attnrt::FloatFormat resultFormat =
+      attnrt::floatFormatOf(resultType.getElementType());
+  std::vector<uint16_t> narrowResult(
+      resultFormat == attnrt::FloatFormat::F32 ? 0 : result.size());
   auto runOnce = [&]() -> llvm::Error {
-    attnrt::MemRefDescriptor out(result.data(), resultType.getShape().vec());
+    void *data = narrowResult.empty() ? static_cast<void *>(result.data())
+                                      : narrowResult.data();
+    attnrt::MemRefDescriptor out(data, resultType.getShape().vec());
     std::vector<attnrt::MemRefDescriptor *> args;
     for (Operand &operand : operands)
       args.push_back(&operand.descriptor);
     args.push_back(&out);
-    return (*kernel)->call(entrySymbol, args);
+    if (llvm::Error error = (*kernel)->call(entrySymbol, args))
+      return error;
+    for (size_t e = 0; e < narrowResult.size(); ++e)
+      result[e] = attnrt::fromBits(resultFormat, narrowResult[e]);
+    return llvm::Error::success();
   };
   attnrt::resetTileCounts();
   if (llvm::Error error = runOnce())
@@ -717,5 +753,6 @@ int main(int argc, char **argv) {
   }
   if (!check)
     return EXIT_SUCCESS;
-  return checkResult(checked, problem, operandOf, entrySymbol, result);
+  return checkResult(checked, problem, operandOf, entrySymbol, result,
+                     resultFormat);
 }

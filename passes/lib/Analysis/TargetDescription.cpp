@@ -49,6 +49,8 @@ TargetDescription TargetDescription::vulkanLavapipe() {
   target.workgroupMemoryBytes = 32 << 10;
   target.workgroupRows = 64;
   target.maxKeyTile = 32;
+  // 16-bit inputs are widened to f32 as they are loaded.
+  target.elementTypes = {"f32", "f16", "bf16"};
   return target;
 }
 
@@ -73,6 +75,7 @@ TargetDescription TargetDescription::cuda(llvm::StringRef chip) {
   target.workgroupRows = 64;
   target.maxKeyTile = 32;
   target.matrixShapes = {{16, 8, 16}};
+  target.elementTypes = {"f32", "f16", "bf16"};
   return target;
 }
 

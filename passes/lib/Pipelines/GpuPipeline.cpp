@@ -10,6 +10,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
@@ -59,8 +60,14 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
     pm.addPass(createGpuModuleToBinaryPass(binary));
     return;
   }
-  // Vulkan: math.exp has no pattern in convert-gpu-to-spirv itself.
-  pm.nest<gpu::GPUModuleOp>().addPass(createConvertMathToSPIRVPass());
+  // Vulkan: bf16 conversions as integer operations (SPIR-V has no bf16);
+  // math.exp has no pattern in convert-gpu-to-spirv itself.
+  OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  kernelPm.addPass(arith::createArithExpandOpsPass(expand));
+  kernelPm.addPass(createCanonicalizerPass());
+  kernelPm.addPass(createConvertMathToSPIRVPass());
   // 32-bit indices (the pass's default): every buffer is under 2^31 words.
   pm.addPass(createConvertGPUToSPIRVPass(/*mapMemorySpace=*/true));
   OpPassManager &spirvPm = pm.nest<spirv::ModuleOp>();

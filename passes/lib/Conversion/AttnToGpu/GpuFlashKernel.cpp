@@ -46,10 +46,16 @@ bool isHostArgument(func::FuncOp host, Value value) {
   return arg && arg.getOwner() == &host.getBody().front();
 }
 
-/// The memref type a tensor argument is passed as.
-MemRefType bufferType(Type tensorType) {
+/// The memref type a tensor argument is passed as. SPIR-V has no bf16:
+/// Vulkan kernels take bf16 tensors as i16 words and convert them as they
+/// load and store (arith-expand{include-bf16} turns the conversions into
+/// integer operations).
+MemRefType bufferType(Type tensorType, const TargetDescription &target) {
   auto t = cast<RankedTensorType>(tensorType);
-  return MemRefType::get(t.getShape(), t.getElementType());
+  Type element = t.getElementType();
+  if (element.isBF16() && target.api == TargetDescription::Api::Vulkan)
+    element = IntegerType::get(t.getContext(), 16);
+  return MemRefType::get(t.getShape(), element);
 }
 
 class KernelEmitter {
@@ -68,9 +74,21 @@ private:
   Value f32(float v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }
+  /// A loaded element as f32 (f16 and bf16 are widened; i16 holds bf16).
   Value toF32(Value v) {
+    if (v.getType().isInteger(16))
+      v = arith::BitcastOp::create(b, b.getBF16Type(), v);
     return v.getType().isF32() ? v
                                : arith::ExtFOp::create(b, b.getF32Type(), v);
+  }
+  /// An f32 as an element of type `stored` (rounded to nearest even).
+  Value fromF32(Value v, Type stored) {
+    if (stored.isF32())
+      return v;
+    if (stored.isInteger(16))
+      return arith::BitcastOp::create(
+          b, stored, arith::TruncFOp::create(b, b.getBF16Type(), v));
+    return arith::TruncFOp::create(b, stored, v);
   }
   /// exp(x): math.exp (GLSL Exp) for SPIR-V; for NVVM ex2.approx.f32 of
   /// x log2(e) (math.exp / math.exp2 become libdevice calls unless a CUDA
@@ -187,7 +205,7 @@ gpu::GPUFuncOp KernelEmitter::build(gpu::GPUModuleOp module) {
   // Signature: the host's arguments, [schedule], [tile counts], output.
   SmallVector<Type> argTypes;
   for (Type t : host.getArgumentTypes())
-    argTypes.push_back(bufferType(t));
+    argTypes.push_back(bufferType(t, target));
   if (plan.schedules) {
     scheduleWords = encodeSchedules(*plan.schedules);
     scheduleArg = argTypes.size();
@@ -200,7 +218,7 @@ gpu::GPUFuncOp KernelEmitter::build(gpu::GPUModuleOp module) {
     argTypes.push_back(MemRefType::get({2 * numWorkgroups}, b.getI32Type()));
   }
   auto outType = cast<RankedTensorType>(host.getResultTypes()[0]);
-  argTypes.push_back(bufferType(outType));
+  argTypes.push_back(bufferType(outType, target));
 
   b.setInsertionPointToEnd(module.getBody());
   kernel = gpu::GPUFuncOp::create(b, host.getName(),
@@ -366,9 +384,7 @@ void KernelEmitter::emitBody() {
     for (int64_t c = 0; c < valueDim; ++c) {
       Value o = arith::SelectOp::create(
           b, none, f32(0.0f), arith::MulFOp::create(b, final[2 + c], inverse));
-      if (!outElement.isF32())
-        o = arith::TruncFOp::create(b, outElement, o);
-      memref::StoreOp::create(b, o, outBuf,
+      memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
                               {batchIv, headIv, queryRow, idx(c)});
     }
   }

@@ -8,6 +8,7 @@
 #ifndef ATTN_RUNTIME_REFERENCE_H
 #define ATTN_RUNTIME_REFERENCE_H
 
+#include "attn/Runtime/HalfFloat.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -78,6 +79,11 @@ struct AttentionProblem {
   const int64_t *kvSegments = nullptr;
   /// Relative-position table [Hq, columns].
   const float *relTable = nullptr;
+  /// Set: the naive attention of a framework computing in that type, the
+  /// yardstick of 16-bit kernels (docs/Gpu.md, "f16 and bf16"): the
+  /// logits S, the probabilities P and the output O are each rounded to
+  /// it (dot products and sums are exact, as with wide accumulators).
+  std::optional<FloatFormat> computeIn;
 };
 
 /// Whether `pattern` keeps key j for query i of `head` (segment ids of the

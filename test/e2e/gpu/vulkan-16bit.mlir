@@ -1,0 +1,73 @@
+// f16 and bf16 inputs and outputs on the GPU (Vulkan on lavapipe): the
+// kernels widen Q, K and V to f32 as they load them, keep the softmax in
+// f32 and round O once. attn-run --check holds them to twice the error of
+// the naive attention computed in the same type (S, P and O rounded to it;
+// reference::AttentionProblem::computeIn), both measured against the f64
+// reference on the same 16-bit inputs. One rounding of O (2^-11 relative
+// for f16, 2^-8 for bf16) is what a correct kernel adds; the naive one adds
+// roundings of S and P on top, so a correct kernel sits near half the bar
+// and a kernel that drops keys or mis-scales lands far above it.
+// REQUIRES: vulkan
+// UNSUPPORTED: sanitize
+// RUN: attn-run %s --device=vulkan --check --entry=f16_causal_d128 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --check --entry=bf16_window_gqa | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --device=vulkan --check --entry=f16_cross_bottom_right | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --check --entry=bf16_alibi_softcap | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --device=vulkan --check --entry=f16_documents | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-target=vulkan-generic --check --entry=bf16_window_gqa | FileCheck %s --check-prefix=BF16
+// F16: check: {{.*}} = 2 x the naive f16 attention's {{.*}}: PASS
+// BF16: check: {{.*}} = 2 x the naive bf16 attention's {{.*}}: PASS
+// The bar is the naive attention's, not the f32 default of 1e-5.
+// RUN: not attn-run %s --device=vulkan --check --entry=bf16_window_gqa --perturb-output=0.02 | FileCheck %s --check-prefix=PERTURBED
+// PERTURBED: check: {{.*}}: FAIL
+// The CPU target refuses 16-bit attention with a diagnostic.
+// RUN: not attn-run %s --check --entry=f16_causal_d128 2>&1 | FileCheck %s --check-prefix=CPU
+// CPU: error: element type 'f16' is not supported by target 'cpu' yet
+
+// L = 1025, D = 128 (the largest K and V rows staged).
+func.func @f16_causal_d128(%q: tensor<1x2x1025x128xf16>, %k: tensor<1x2x1025x128xf16>,
+                           %v: tensor<1x2x1025x128xf16>) -> tensor<1x2x1025x128xf16> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x2x1025x128xf16>, tensor<1x2x1025x128xf16>, tensor<1x2x1025x128xf16>)
+      -> tensor<1x2x1025x128xf16>
+  return %o : tensor<1x2x1025x128xf16>
+}
+
+// GQA 2:1, D = 80, a sliding window (partial tiles), L = 97.
+func.func @bf16_window_gqa(%q: tensor<1x4x97x80xbf16>, %k: tensor<1x2x97x80xbf16>,
+                           %v: tensor<1x2x97x80xbf16>) -> tensor<1x4x97x80xbf16> {
+  %o = attn.attention %q, %k, %v pattern(#attn.window<left = 20, right = 5>)
+      : (tensor<1x4x97x80xbf16>, tensor<1x2x97x80xbf16>, tensor<1x2x97x80xbf16>)
+      -> tensor<1x4x97x80xbf16>
+  return %o : tensor<1x4x97x80xbf16>
+}
+
+// Lq != Lk, bottom-right causal, D = 40, batch 2.
+func.func @f16_cross_bottom_right(%q: tensor<2x2x97x40xf16>, %k: tensor<2x2x1025x40xf16>,
+                                  %v: tensor<2x2x1025x40xf16>) -> tensor<2x2x97x40xf16> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<2x2x97x40xf16>, tensor<2x2x1025x40xf16>, tensor<2x2x1025x40xf16>)
+      -> tensor<2x2x97x40xf16>
+  return %o : tensor<2x2x97x40xf16>
+}
+
+// ALiBi and soft-capping on bf16 inputs.
+func.func @bf16_alibi_softcap(%q: tensor<1x4x97x64xbf16>, %k: tensor<1x4x97x64xbf16>,
+                              %v: tensor<1x4x97x64xbf16>) -> tensor<1x4x97x64xbf16> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      mods = [#attn.alibi<max_bias = 8.0>, #attn.softcap<cap = 2.0>]
+      : (tensor<1x4x97x64xbf16>, tensor<1x4x97x64xbf16>, tensor<1x4x97x64xbf16>)
+      -> tensor<1x4x97x64xbf16>
+  return %o : tensor<1x4x97x64xbf16>
+}
+
+// Document masks (segment ids read at run time) with f16 inputs.
+func.func @f16_documents(%q: tensor<2x2x97x40xf16>, %k: tensor<2x2x97x40xf16>,
+                         %v: tensor<2x2x97x40xf16>, %qi: tensor<2x97xi32>,
+                         %ki: tensor<2x97xi32>) -> tensor<2x2x97x40xf16> {
+  %o = attn.attention %q, %k, %v segments(%qi, %ki)
+      pattern(#attn.and<[#attn.causal, #attn.segments]>)
+      : (tensor<2x2x97x40xf16>, tensor<2x2x97x40xf16>, tensor<2x2x97x40xf16>,
+         tensor<2x97xi32>, tensor<2x97xi32>) -> tensor<2x2x97x40xf16>
+  return %o : tensor<2x2x97x40xf16>
+}
