@@ -61,6 +61,7 @@ attnrt::compileForGpu(ModuleOp module, const GpuCompileOptions &options) {
   mlir::attn::GpuPipelineOptions pipeline;
   pipeline.target = options.target;
   pipeline.countTiles = options.countTiles;
+  pipeline.emulateMma = options.emulateMma;
   PassManager kernels(ctx);
   mlir::attn::buildGpuKernelPipeline(kernels, pipeline);
   if (failed(kernels.run(module)))

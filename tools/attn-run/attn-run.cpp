@@ -133,6 +133,12 @@ static cl::opt<std::string> gpuTarget(
     cl::desc("the target --device=vulkan compiles for: vulkan (= "
              "vulkan-lavapipe) or vulkan-generic"),
     cl::init("vulkan"), cl::cat(runCategory));
+static cl::opt<bool> emulateMma(
+    "gpu-emulate-mma",
+    cl::desc("--device=vulkan: run f16 / bf16 attention on the tensor-core "
+             "kernel of the CUDA target, each mma emulated in workgroup "
+             "memory (a test of that kernel; slow)"),
+    cl::cat(runCategory));
 /// The kernel when --device=vulkan (timed by its own timestamps).
 static attnrt::VulkanKernel *vulkanKernel = nullptr;
 static cl::opt<int64_t> vectorBits(
@@ -416,6 +422,7 @@ buildKernel(ModuleOp module) {
     attnrt::GpuCompileOptions options;
     options.target = gpuTarget;
     options.countTiles = stats;
+    options.emulateMma = emulateMma;
     auto artifact = attnrt::compileForGpu(module, options);
     if (!artifact)
       return artifact.takeError();

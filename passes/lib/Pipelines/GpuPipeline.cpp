@@ -30,6 +30,7 @@ void mlir::attn::buildGpuKernelPipeline(OpPassManager &pm,
   AttnToGpuKernelsOptions kernels;
   kernels.target = options.target;
   kernels.countTiles = options.countTiles;
+  kernels.emulateMma = options.emulateMma;
   pm.addPass(createAttnToGpuKernels(kernels));
   OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
   kernelPm.addPass(createCanonicalizerPass());

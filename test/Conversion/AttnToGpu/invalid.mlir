@@ -52,13 +52,13 @@ func.func @computed_key(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
 
 // -----
 
-func.func @f16(%q: tensor<1x2x16x40xf16>, %k: tensor<1x2x16x40xf16>,
-               %v: tensor<1x2x16x40xf16>) -> tensor<1x2x16x40xf16> {
-  // expected-error @below {{attn-to-gpu-kernels: element type f16 (not supported by target 'vulkan-lavapipe' yet)}}
+func.func @f64(%q: tensor<1x2x16x40xf64>, %k: tensor<1x2x16x40xf64>,
+               %v: tensor<1x2x16x40xf64>) -> tensor<1x2x16x40xf64> {
+  // expected-error @below {{attn-to-gpu-kernels: element type f64 (not supported by target 'vulkan-lavapipe' yet)}}
   %o = attn.attention %q, %k, %v
-      : (tensor<1x2x16x40xf16>, tensor<1x2x16x40xf16>, tensor<1x2x16x40xf16>)
-      -> tensor<1x2x16x40xf16>
-  return %o : tensor<1x2x16x40xf16>
+      : (tensor<1x2x16x40xf64>, tensor<1x2x16x40xf64>, tensor<1x2x16x40xf64>)
+      -> tensor<1x2x16x40xf64>
+  return %o : tensor<1x2x16x40xf64>
 }
 
 // -----

@@ -14,7 +14,19 @@
 // RUN: attn-run %s --device=vulkan --check --entry=f16_cross_bottom_right | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --check --entry=bf16_alibi_softcap | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --device=vulkan --check --entry=f16_documents | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --check --entry=bf16_short_keys | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --device=vulkan --gpu-target=vulkan-generic --check --entry=bf16_window_gqa | FileCheck %s --check-prefix=BF16
+// The tensor-core kernel of the CUDA target (GpuMmaFlashKernel.cpp), each
+// mma.sync emulated in workgroup memory from PTX's fragment layout: its
+// staging, fragments, quad reductions and P-as-A-operand reuse run here.
+// It also rounds P to the input type (as FlashAttention does), still well
+// inside the bar.
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_causal_d128 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_window_gqa | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_cross_bottom_right | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_alibi_softcap | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_documents | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_short_keys | FileCheck %s --check-prefix=BF16
 // F16: check: {{.*}} = 2 x the naive f16 attention's {{.*}}: PASS
 // BF16: check: {{.*}} = 2 x the naive bf16 attention's {{.*}}: PASS
 // The bar is the naive attention's, not the f32 default of 1e-5.
@@ -70,4 +82,15 @@ func.func @f16_documents(%q: tensor<2x2x97x40xf16>, %k: tensor<2x2x97x40xf16>,
       : (tensor<2x2x97x40xf16>, tensor<2x2x97x40xf16>, tensor<2x2x97x40xf16>,
          tensor<2x97xi32>, tensor<2x97xi32>) -> tensor<2x2x97x40xf16>
   return %o : tensor<2x2x97x40xf16>
+}
+
+// Lk = 37 (a last key tile of 5 keys), D = 24 (padded to 32 in the
+// fragments), Dv = 20 (padded to 24), fully masked rows (bottom-right
+// causal with Lq > Lk).
+func.func @bf16_short_keys(%q: tensor<1x2x70x24xbf16>, %k: tensor<1x2x37x24xbf16>,
+                           %v: tensor<1x2x37x20xbf16>) -> tensor<1x2x70x20xbf16> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x2x70x24xbf16>, tensor<1x2x37x24xbf16>, tensor<1x2x37x20xbf16>)
+      -> tensor<1x2x70x20xbf16>
+  return %o : tensor<1x2x70x20xbf16>
 }

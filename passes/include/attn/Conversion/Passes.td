@@ -109,6 +109,14 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     patterns, segment ids, score mods and score regions use the same
     codegen helpers as the CPU; constant tables become select chains.
 
+    f16 and bf16 attention on CUDA takes the tensor-core kernel instead:
+    one warp per 16 query rows, Q K^T and P V of each key tile as
+    `nvvm.mma.sync` m16n8k16 (f32 accumulators, f32 softmax), the
+    probabilities kept in registers as the A operand of the second product.
+    With `emulate-mma` a Vulkan target gets the same kernel with each mma
+    done through workgroup memory (a test of its fragment bookkeeping on
+    lavapipe, not a fast path).
+
     The launch is recorded on each kernel: `attn.grid` (workgroups in x, y,
     z), `attn.bindings` (one dictionary per kernel argument: name, access)
     and `attn.schedule` (the schedule buffer's contents).
@@ -124,10 +132,14 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "add a buffer that receives, per workgroup, the number of key "
            "tiles it visited">,
+    Option<"emulateMma", "emulate-mma", "bool", /*default=*/"false",
+           "Vulkan: give f16 / bf16 attention the tensor-core kernel, each "
+           "mma carried out through workgroup memory (for testing)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::spirv::SPIRVDialect"
   ];
 }

@@ -70,6 +70,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("kernels count the key tiles each workgroup visits "
                      "(attn-run --stats)"),
       llvm::cl::init(false)};
+  Option<bool> emulateMma{
+      *this, "emulate-mma",
+      llvm::cl::desc("Vulkan: f16 / bf16 attention on the tensor-core "
+                     "kernel with emulated mma (testing)"),
+      llvm::cl::init(false)};
 };
 
 /// attn IR (tensors) -> gpu.func kernels for a GPU target (docs/Gpu.md):

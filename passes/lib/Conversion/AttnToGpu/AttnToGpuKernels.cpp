@@ -56,12 +56,13 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
 
 /// The SPIR-V environment of a Vulkan target: Vulkan 1.1 (SPIR-V 1.3),
 /// 64-bit integers for i64 segment ids, 16-bit storage for f16 and bf16
-/// inputs, the target's workgroup limits. spirv-update-vce keeps only the
+/// inputs, subgroup shuffles (row sums of the tensor-core kernel), the
+/// target's workgroup limits. spirv-update-vce keeps only the
 /// capabilities a kernel uses.
 Attribute vulkanTargetEnv(MLIRContext *ctx, const TargetDescription &target) {
   std::string text =
       "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, Int16, Float16, "
-      "StorageBuffer16BitAccess], [SPV_KHR_storage_buffer_storage_class, "
+      "StorageBuffer16BitAccess, GroupNonUniformShuffle], [SPV_KHR_storage_buffer_storage_class, "
       "SPV_KHR_16bit_storage]>, api=Vulkan, "
       "#spirv.resource_limits<max_compute_shared_memory_size = " +
       std::to_string(target.workgroupMemoryBytes) +
@@ -113,8 +114,9 @@ struct AttnToGpuKernelsPass
         anyFailed = true;
         continue;
       }
-      gpu::GPUFuncOp kernel = buildGpuFlashKernel(
-          host, *attention, plan, *description, kernels, countTiles);
+      gpu::GPUFuncOp kernel =
+          buildGpuFlashKernel(host, *attention, plan, *description, kernels,
+                              countTiles, emulateMma);
       if (failed(lowerConstantTableLookups(kernel))) {
         anyFailed = true;
         continue;

@@ -18,7 +18,7 @@
 // other adds e. Dropped keys (-inf) add nothing even where V holds inf.
 //
 //===----------------------------------------------------------------------===//
-#include "GpuFlashKernel.h"
+#include "GpuKernelEmitter.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -58,117 +58,6 @@ MemRefType bufferType(Type tensorType, const TargetDescription &target) {
   return MemRefType::get(t.getShape(), element);
 }
 
-class KernelEmitter {
-public:
-  KernelEmitter(func::FuncOp host, TiledAttention attention,
-                const KernelPlan &plan, const TargetDescription &target,
-                bool countTiles)
-      : host(host), op(attention.tile), plan(plan), target(target),
-        countTiles(countTiles), b(host.getLoc(), host.getContext()) {}
-
-  gpu::GPUFuncOp build(gpu::GPUModuleOp module);
-
-private:
-  // Constants.
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value f32(float v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  /// A loaded element as f32 (f16 and bf16 are widened; i16 holds bf16).
-  Value toF32(Value v) {
-    if (v.getType().isInteger(16))
-      v = arith::BitcastOp::create(b, b.getBF16Type(), v);
-    return v.getType().isF32() ? v
-                               : arith::ExtFOp::create(b, b.getF32Type(), v);
-  }
-  /// An f32 as an element of type `stored` (rounded to nearest even).
-  Value fromF32(Value v, Type stored) {
-    if (stored.isF32())
-      return v;
-    if (stored.isInteger(16))
-      return arith::BitcastOp::create(
-          b, stored, arith::TruncFOp::create(b, b.getBF16Type(), v));
-    return arith::TruncFOp::create(b, stored, v);
-  }
-  /// exp(x): math.exp (GLSL Exp) for SPIR-V; for NVVM ex2.approx.f32 of
-  /// x log2(e) (math.exp / math.exp2 become libdevice calls unless a CUDA
-  /// toolkit is named at compile time, and libdevice is not always there).
-  Value exp(Value x) {
-    if (target.api == TargetDescription::Api::Vulkan)
-      return math::ExpOp::create(b, x);
-    Value scaled = arith::MulFOp::create(b, x, f32(M_LOG2E));
-    return LLVM::CallIntrinsicOp::create(
-               b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx"),
-               ValueRange{scaled})
-        .getResult(0);
-  }
-  /// a * b + c: math.fma (GLSL Fma) for SPIR-V; for NVVM, where math.fma
-  /// becomes a libdevice call, a multiply and an add that ptxas contracts.
-  Value fma(Value a, Value x, Value c) {
-    if (target.api == TargetDescription::Api::Vulkan)
-      return math::FmaOp::create(b, a, x, c);
-    return arith::AddFOp::create(b, arith::MulFOp::create(b, a, x), c);
-  }
-  /// The kernel argument that holds host argument `value`.
-  Value argumentFor(Value value) {
-    return kernel.getArgument(cast<BlockArgument>(value).getArgNumber());
-  }
-  Value load(Value memref, ValueRange indices) {
-    return memref::LoadOp::create(b, memref, indices);
-  }
-  /// Workgroup memory of `shape` f32: a workgroup attribution for NVVM, an
-  /// alloc in address space 3 for SPIR-V (docs/Gpu.md, "Memory spaces").
-  Value workgroupBuffer(ArrayRef<int64_t> shape);
-
-  void emitBody();
-  /// The online softmax state after visiting key tile `keyTileIndex`
-  /// (index); `isFull` (i1, or null for "always") says whether the tile
-  /// needs no mask.
-  SmallVector<Value> visitKeyTile(ValueRange state, Value keyTileIndex,
-                                  Value isFull);
-  /// The key loop over the staged tile.
-  SmallVector<Value> keyLoop(ValueRange state, Value j0, Value tk,
-                             bool masked);
-  Value score(Value jj, Value j, bool masked);
-  SmallVector<Value> update(ValueRange state, Value s, Value jj);
-  Value inlineScoreRegion(Value x, Value j);
-  Value elementMask(Value j);
-
-  func::FuncOp host;
-  OnlineAttentionOp op;
-  const KernelPlan &plan;
-  const TargetDescription &target;
-  bool countTiles;
-  ImplicitLocOpBuilder b;
-  gpu::GPUFuncOp kernel;
-
-  // Sizes.
-  int64_t batch = 0, heads = 0, queryLen = 0, keyLen = 0, headDim = 0,
-          valueDim = 0, group = 1, numQueryTiles = 0, numKeyTiles = 0;
-  int64_t keyTile = 0, rows = 0, delta = 0;
-  // Values of the kernel body.
-  Value queryBuf, keyBuf, valueBuf, outBuf, scheduleBuf, countBuf;
-  Value qSegBuf, kvSegBuf;
-  Value tileIv, headIv, batchIv, kvHead, row, first, tileRows, queryRow;
-  Value rowActive, keysShared, valuesShared;
-  SmallVector<Value> q;
-  // Argument positions of the extra buffers.
-  unsigned scheduleArg = 0, countArg = 0;
-  std::vector<int32_t> scheduleWords;
-};
-
-Value KernelEmitter::workgroupBuffer(ArrayRef<int64_t> shape) {
-  if (target.api == TargetDescription::Api::Cuda) {
-    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
-                                            gpu::AddressSpace::Workgroup);
-    auto type = MemRefType::get(shape, b.getF32Type(), AffineMap(), space);
-    return kernel.addWorkgroupAttribution(type, b.getLoc());
-  }
-  auto type =
-      MemRefType::get(shape, b.getF32Type(), AffineMap(), b.getI64IntegerAttr(3));
-  return memref::AllocOp::create(b, type);
-}
-
 /// The schedule buffer (i32): per schedule (one, or one per head) the
 /// offset of its CSR in the buffer, then each CSR: rowStart[T + 1] and per
 /// entry `keyTile * 2 + isFull`.
@@ -184,7 +73,71 @@ std::vector<int32_t> encodeSchedules(const OpSchedules &schedules) {
   return words;
 }
 
-gpu::GPUFuncOp KernelEmitter::build(gpu::GPUModuleOp module) {
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// GpuKernelEmitter: what every kernel shares
+//===----------------------------------------------------------------------===//
+
+/// A loaded element as f32 (f16 and bf16 are widened; i16 holds bf16).
+Value GpuKernelEmitter::toF32(Value v) {
+  if (v.getType().isInteger(16))
+    v = arith::BitcastOp::create(b, b.getBF16Type(), v);
+  return v.getType().isF32() ? v : arith::ExtFOp::create(b, b.getF32Type(), v);
+}
+
+/// An f32 as an element of type `stored` (rounded to nearest even).
+Value GpuKernelEmitter::fromF32(Value v, Type stored) {
+  if (stored.isF32())
+    return v;
+  if (stored.isInteger(16))
+    return arith::BitcastOp::create(
+        b, stored, arith::TruncFOp::create(b, b.getBF16Type(), v));
+  return arith::TruncFOp::create(b, stored, v);
+}
+
+/// exp(x): math.exp (GLSL Exp) for SPIR-V; for NVVM ex2.approx.f32 of
+/// x log2(e) (math.exp / math.exp2 become libdevice calls unless a CUDA
+/// toolkit is named at compile time, and libdevice is not always there).
+Value GpuKernelEmitter::exp(Value x) {
+  if (isVulkan())
+    return math::ExpOp::create(b, x);
+  Value scaled = arith::MulFOp::create(b, x, f32(M_LOG2E));
+  return LLVM::CallIntrinsicOp::create(
+             b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx"),
+             ValueRange{scaled})
+      .getResult(0);
+}
+
+/// a * b + c: math.fma (GLSL Fma) for SPIR-V; for NVVM, where math.fma
+/// becomes a libdevice call, a multiply and an add that ptxas contracts.
+Value GpuKernelEmitter::fma(Value a, Value x, Value c) {
+  if (isVulkan())
+    return math::FmaOp::create(b, a, x, c);
+  return arith::AddFOp::create(b, arith::MulFOp::create(b, a, x), c);
+}
+
+/// Workgroup memory of `shape`: a workgroup attribution for NVVM, an alloc
+/// in address space 3 for SPIR-V (docs/Gpu.md, "Memory spaces").
+Value GpuKernelEmitter::workgroupBuffer(ArrayRef<int64_t> shape,
+                                        Type element) {
+  if (target.api == TargetDescription::Api::Cuda) {
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    auto type = MemRefType::get(shape, element, AffineMap(), space);
+    return kernel.addWorkgroupAttribution(type, b.getLoc());
+  }
+  auto type =
+      MemRefType::get(shape, element, AffineMap(), b.getI64IntegerAttr(3));
+  return memref::AllocOp::create(b, type);
+}
+
+float GpuKernelEmitter::scale() {
+  return op.getScale() ? op.getScale()->convertToFloat()
+                       : float(1.0 / std::sqrt(double(headDim)));
+}
+
+gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   MLIRContext *ctx = b.getContext();
   auto qType = cast<RankedTensorType>(op.getQuery().getType());
   auto kType = cast<RankedTensorType>(op.getKey().getType());
@@ -224,11 +177,11 @@ gpu::GPUFuncOp KernelEmitter::build(gpu::GPUModuleOp module) {
   kernel = gpu::GPUFuncOp::create(b, host.getName(),
                                   b.getFunctionType(argTypes, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({int32_t(rows), 1, 1}));
-  if (target.api == TargetDescription::Api::Vulkan)
+  int32_t size = int32_t(invocations());
+  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({size, 1, 1}));
+  if (isVulkan())
     kernel->setAttr(spirv::getEntryPointABIAttrName(),
-                    spirv::getEntryPointABIAttr(ctx, {int32_t(rows), 1, 1}));
+                    spirv::getEntryPointABIAttr(ctx, {size, 1, 1}));
 
   // The launch, for the tools (docs/Gpu.md, "Kernel descriptors").
   kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr(
@@ -277,36 +230,17 @@ gpu::GPUFuncOp KernelEmitter::build(gpu::GPUModuleOp module) {
   return kernel;
 }
 
-void KernelEmitter::emitBody() {
+void GpuKernelEmitter::emitBody() {
   tileIv = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   headIv = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   batchIv = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-  row = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   kvHead = arith::DivUIOp::create(b, headIv, idx(group));
   std::tie(first, tileRows) =
       emitQueryTileRows(b, b.getLoc(), plan.queryTiling, tileIv, idx(queryLen));
-  rowActive =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, tileRows);
-  // Rows past the tile's end compute on the tile's first row and store
-  // nothing; they still take part in staging and barriers.
-  queryRow = arith::SelectOp::create(
-      b, rowActive, arith::AddIOp::create(b, first, row), first);
+  prologue();
 
-  // q with the scale folded in (as the CPU kernels do).
-  float scale = op.getScale() ? op.getScale()->convertToFloat()
-                              : float(1.0 / std::sqrt(double(headDim)));
-  Value scaleValue = f32(scale);
-  for (int64_t c = 0; c < headDim; ++c)
-    q.push_back(arith::MulFOp::create(
-        b, toF32(load(queryBuf, {batchIv, headIv, queryRow, idx(c)})),
-        scaleValue));
-
-  keysShared = workgroupBuffer({keyTile, headDim});
-  valuesShared = workgroupBuffer({keyTile, valueDim});
-
-  SmallVector<Value> state = {f32(-INFINITY), f32(0.0f)};
-  for (int64_t c = 0; c < valueDim; ++c)
-    state.push_back(f32(0.0f));
+  SmallVector<Value> state = initialState();
   if (countTiles) // visited and partial key tiles
     state.append({idx(0), idx(0)});
 
@@ -371,26 +305,10 @@ void KernelEmitter::emitBody() {
     final = loop.getResults();
   }
 
-  // O = acc / l, 0 for rows that kept nothing.
-  Type outElement = cast<MemRefType>(outBuf.getType()).getElementType();
-  auto store = scf::IfOp::create(b, rowActive, /*withElse=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(store.thenBlock());
-    Value l = final[1];
-    Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l,
-                                       f32(0.0f));
-    Value inverse = arith::DivFOp::create(b, f32(1.0f), l);
-    for (int64_t c = 0; c < valueDim; ++c) {
-      Value o = arith::SelectOp::create(
-          b, none, f32(0.0f), arith::MulFOp::create(b, final[2 + c], inverse));
-      memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
-                              {batchIv, headIv, queryRow, idx(c)});
-    }
-  }
+  storeResult(ValueRange(final).drop_back(countTiles ? 2 : 0));
   if (countTiles) {
     auto count = scf::IfOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, row, idx(0)),
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0)),
         /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(count.thenBlock());
@@ -410,17 +328,172 @@ void KernelEmitter::emitBody() {
   }
 }
 
-SmallVector<Value> KernelEmitter::visitKeyTile(ValueRange state,
-                                               Value keyTileIndex,
-                                               Value isFull) {
+SmallVector<Value> GpuKernelEmitter::visitKeyTile(ValueRange state,
+                                                  Value keyTileIndex,
+                                                  Value isFull) {
   Value j0 = arith::MulIOp::create(b, keyTileIndex, idx(keyTile));
   Value tk = arith::MinUIOp::create(b, idx(keyTile),
                                     arith::SubIOp::create(b, idx(keyLen), j0));
-  // Stage the tile's K and V rows: every invocation copies a strided share.
   gpu::BarrierOp::create(b);
+  stageTile(j0, tk);
+  gpu::BarrierOp::create(b);
+
+  // Schedules without partial tiles (block patterns cut at their blocks)
+  // need no mask code at all, nor its tables.
+  bool anyPartial = !plan.schedules ||
+                    llvm::any_of(plan.schedules->perHead,
+                                 [](const TileSchedule &s) {
+                                   return s.numFull() != s.numVisited();
+                                 });
+  bool needsMask =
+      (plan.staticPattern && anyPartial) || plan.runtimeSegments;
+  ValueRange softmax = state.drop_back(countTiles ? 2 : 0);
+  SmallVector<Value> next;
+  if (!needsMask || !isFull) {
+    next = processTile(softmax, j0, tk, needsMask);
+  } else if (plan.runtimeSegments) {
+    // Segment ids are only known at run time: every tile is masked.
+    next = processTile(softmax, j0, tk, /*masked=*/true);
+  } else {
+    auto branch = scf::IfOp::create(
+        b, isFull,
+        [&](OpBuilder &tb, Location) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+          scf::YieldOp::create(b, processTile(softmax, j0, tk, false));
+        },
+        [&](OpBuilder &eb, Location) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
+          scf::YieldOp::create(b, processTile(softmax, j0, tk, true));
+        });
+    next = branch.getResults();
+  }
+  if (countTiles) {
+    Value visited = state[state.size() - 2], partial = state.back();
+    visited = arith::AddIOp::create(b, visited, idx(1));
+    if (needsMask) {
+      Value masked = isFull && !plan.runtimeSegments
+                         ? arith::SelectOp::create(b, isFull, idx(0), idx(1))
+                         : idx(1);
+      partial = arith::AddIOp::create(b, partial, masked);
+    }
+    next.append({visited, partial});
+  }
+  return next;
+}
+
+Value GpuKernelEmitter::finishScore(Value s, Value i, Value j, bool masked) {
+  ArrayAttr mods = op.getModsAttr();
+  s = emitSoftcap(b, b.getLoc(), mods, s);
+  if (mods && !mods.empty()) {
+    // r = j - (i + delta), the signed distance of docs/Dialect.md.
+    Value distance =
+        arith::SubIOp::create(b, j, arith::AddIOp::create(b, i, idx(delta)));
+    s = emitScoreMods(b, b.getLoc(), mods, s, distance, headIv, Value(),
+                      heads);
+  }
+  if (!op.getScore().empty())
+    s = inlineScoreRegion(s, i, j);
+  if (!masked)
+    return s;
+  return arith::SelectOp::create(b, elementMask(i, j), s, f32(-INFINITY));
+}
+
+Value GpuKernelEmitter::elementMask(Value i, Value j) {
+  auto segmentsEqual = [&]() -> Value {
+    auto id = [&](Value ids, Value position) -> Value {
+      Value v = load(ids, {batchIv, position});
+      return v.getType().isInteger(64)
+                 ? v
+                 : arith::ExtSIOp::create(b, b.getI64Type(), v);
+    };
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                 id(qSegBuf, i), id(kvSegBuf, j));
+  };
+  MaskAttrInterface pattern = op.getPatternAttr();
+  if (isa<SegmentsAttr>(pattern))
+    return segmentsEqual();
+  auto evaluate = [&](MaskAttrInterface member) -> Value {
+    return isa<SegmentsAttr>(member) ? segmentsEqual() : Value();
+  };
+  MaskContext context{idx(delta),  headIv, batchIv, Value(), Value(),
+                      op.getMaskShape(), evaluate};
+  return emitElementMask(b, b.getLoc(), pattern, i, j, context);
+}
+
+Value GpuKernelEmitter::inlineScoreRegion(Value x, Value i, Value j) {
+  Block &body = op.getScore().front();
+  IRMapping mapping;
+  Value args[] = {x, batchIv, headIv, i, j};
+  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
+    mapping.map(arg, value);
+  // Constants the canonicalizer hoisted out of the region live in the host
+  // function: the kernel gets its own copies (checkGpuSupported refused
+  // any other value from outside).
+  op.getScore().walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (!mapping.contains(operand) &&
+          !op.getScore().isAncestor(operand.getParentRegion()))
+        mapping.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
+  });
+  for (Operation &inner : body.without_terminator())
+    b.clone(inner, mapping);
+  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
+}
+
+//===----------------------------------------------------------------------===//
+// ScalarFlashEmitter: one invocation per query row
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class ScalarFlashEmitter : public GpuKernelEmitter {
+public:
+  using GpuKernelEmitter::GpuKernelEmitter;
+
+private:
+  int64_t invocations() const override { return rows; }
+  void prologue() override;
+  SmallVector<Value> initialState() override;
+  void stageTile(Value j0, Value tk) override;
+  SmallVector<Value> processTile(ValueRange state, Value j0, Value tk,
+                                 bool masked) override;
+  void storeResult(ValueRange state) override;
+  SmallVector<Value> update(ValueRange state, Value s, Value jj);
+
+  Value rowActive, queryRow, keysShared, valuesShared;
+  SmallVector<Value> q;
+};
+
+void ScalarFlashEmitter::prologue() {
+  rowActive = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, tileRows);
+  // Rows past the tile's end compute on the tile's first row and store
+  // nothing; they still take part in staging and barriers.
+  queryRow = arith::SelectOp::create(
+      b, rowActive, arith::AddIOp::create(b, first, tid), first);
+  // q with the scale folded in (as the CPU kernels do).
+  Value scaleValue = f32(scale());
+  for (int64_t c = 0; c < headDim; ++c)
+    q.push_back(arith::MulFOp::create(
+        b, toF32(load(queryBuf, {batchIv, headIv, queryRow, idx(c)})),
+        scaleValue));
+  keysShared = workgroupBuffer({keyTile, headDim}, b.getF32Type());
+  valuesShared = workgroupBuffer({keyTile, valueDim}, b.getF32Type());
+}
+
+SmallVector<Value> ScalarFlashEmitter::initialState() {
+  SmallVector<Value> state = {f32(-INFINITY), f32(0.0f)};
+  for (int64_t c = 0; c < valueDim; ++c)
+    state.push_back(f32(0.0f));
+  return state;
+}
+
+void ScalarFlashEmitter::stageTile(Value j0, Value tk) {
+  // Every invocation copies a strided share of the tile's K and V rows.
   auto stage = [&](Value source, Value shared, int64_t width) {
     scf::ForOp::create(
-        b, row, idx(keyTile * width), idx(rows), ValueRange{},
+        b, tid, idx(keyTile * width), idx(rows), ValueRange{},
         [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -442,132 +515,27 @@ SmallVector<Value> KernelEmitter::visitKeyTile(ValueRange state,
   };
   stage(keyBuf, keysShared, headDim);
   stage(valueBuf, valuesShared, valueDim);
-  gpu::BarrierOp::create(b);
-
-  // Schedules without partial tiles (block patterns cut at their blocks)
-  // need no mask code at all, nor its tables.
-  bool anyPartial = !plan.schedules ||
-                    llvm::any_of(plan.schedules->perHead,
-                                 [](const TileSchedule &s) {
-                                   return s.numFull() != s.numVisited();
-                                 });
-  bool needsMask =
-      (plan.staticPattern && anyPartial) || plan.runtimeSegments;
-  SmallVector<Value> next;
-  if (!needsMask || !isFull) {
-    next = keyLoop(state, j0, tk, needsMask);
-  } else if (plan.runtimeSegments) {
-    // Segment ids are only known at run time: every tile is masked.
-    next = keyLoop(state, j0, tk, /*masked=*/true);
-  } else {
-    auto branch = scf::IfOp::create(
-        b, isFull,
-        [&](OpBuilder &tb, Location) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
-          scf::YieldOp::create(b, keyLoop(state, j0, tk, false));
-        },
-        [&](OpBuilder &eb, Location) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
-          scf::YieldOp::create(b, keyLoop(state, j0, tk, true));
-        });
-    next = branch.getResults();
-  }
-  if (countTiles) {
-    Value &visited = next[next.size() - 2], &partial = next.back();
-    visited = arith::AddIOp::create(b, visited, idx(1));
-    if (needsMask) {
-      Value masked = isFull && !plan.runtimeSegments
-                         ? arith::SelectOp::create(b, isFull, idx(0), idx(1))
-                         : idx(1);
-      partial = arith::AddIOp::create(b, partial, masked);
-    }
-  }
-  return next;
 }
 
-SmallVector<Value> KernelEmitter::keyLoop(ValueRange state, Value j0, Value tk,
-                                          bool masked) {
-  // The tile counters ride along unchanged.
-  SmallVector<Value> softmax(state.begin(), state.begin() + 2 + valueDim);
+SmallVector<Value> ScalarFlashEmitter::processTile(ValueRange state, Value j0,
+                                                   Value tk, bool masked) {
   auto loop = scf::ForOp::create(
-      b, idx(0), tk, idx(1), softmax,
+      b, idx(0), tk, idx(1), state,
       [&](OpBuilder &nb, Location loc, Value jj, ValueRange iter) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         Value j = arith::AddIOp::create(b, j0, jj);
-        scf::YieldOp::create(b, update(iter, score(jj, j, masked), jj));
+        Value s = f32(0.0f);
+        for (int64_t c = 0; c < headDim; ++c)
+          s = fma(q[c], load(keysShared, {jj, idx(c)}), s);
+        s = finishScore(s, queryRow, j, masked);
+        scf::YieldOp::create(b, update(iter, s, jj));
       });
-  SmallVector<Value> next(loop.getResults());
-  if (countTiles)
-    next.append({state[state.size() - 2], state.back()});
-  return next;
+  return loop.getResults();
 }
 
-Value KernelEmitter::score(Value jj, Value j, bool masked) {
-  Value s = f32(0.0f);
-  for (int64_t c = 0; c < headDim; ++c)
-    s = fma(q[c], load(keysShared, {jj, idx(c)}), s);
-  ArrayAttr mods = op.getModsAttr();
-  s = emitSoftcap(b, b.getLoc(), mods, s);
-  if (mods && !mods.empty()) {
-    // r = j - (i + delta), the signed distance of docs/Dialect.md.
-    Value distance = arith::SubIOp::create(
-        b, j, arith::AddIOp::create(b, queryRow, idx(delta)));
-    s = emitScoreMods(b, b.getLoc(), mods, s, distance, headIv, Value(),
-                      heads);
-  }
-  if (!op.getScore().empty())
-    s = inlineScoreRegion(s, j);
-  if (!masked)
-    return s;
-  return arith::SelectOp::create(b, elementMask(j), s, f32(-INFINITY));
-}
-
-Value KernelEmitter::elementMask(Value j) {
-  auto segmentsEqual = [&]() -> Value {
-    auto id = [&](Value ids, Value position) -> Value {
-      Value v = load(ids, {batchIv, position});
-      return v.getType().isInteger(64)
-                 ? v
-                 : arith::ExtSIOp::create(b, b.getI64Type(), v);
-    };
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                 id(qSegBuf, queryRow), id(kvSegBuf, j));
-  };
-  MaskAttrInterface pattern = op.getPatternAttr();
-  if (isa<SegmentsAttr>(pattern))
-    return segmentsEqual();
-  auto evaluate = [&](MaskAttrInterface member) -> Value {
-    return isa<SegmentsAttr>(member) ? segmentsEqual() : Value();
-  };
-  MaskContext context{idx(delta),  headIv, batchIv, Value(), Value(),
-                      op.getMaskShape(), evaluate};
-  return emitElementMask(b, b.getLoc(), pattern, queryRow, j, context);
-}
-
-Value KernelEmitter::inlineScoreRegion(Value x, Value j) {
-  Block &body = op.getScore().front();
-  IRMapping mapping;
-  Value args[] = {x, batchIv, headIv, queryRow, j};
-  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
-    mapping.map(arg, value);
-  // Constants the canonicalizer hoisted out of the region live in the host
-  // function: the kernel gets its own copies (checkGpuSupported refused
-  // any other value from outside).
-  op.getScore().walk([&](Operation *inner) {
-    for (Value operand : inner->getOperands())
-      if (!mapping.contains(operand) &&
-          !op.getScore().isAncestor(operand.getParentRegion()))
-        mapping.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
-  });
-  for (Operation &inner : body.without_terminator())
-    b.clone(inner, mapping);
-  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
-}
-
-SmallVector<Value> KernelEmitter::update(ValueRange state, Value s, Value jj) {
+SmallVector<Value> ScalarFlashEmitter::update(ValueRange state, Value s,
+                                              Value jj) {
   Value dropped =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, f32(-INFINITY));
   auto branch = scf::IfOp::create(
@@ -599,7 +567,32 @@ SmallVector<Value> KernelEmitter::update(ValueRange state, Value s, Value jj) {
   return branch.getResults();
 }
 
+void ScalarFlashEmitter::storeResult(ValueRange final) {
+  // O = acc / l, 0 for rows that kept nothing.
+  Type outElement = cast<MemRefType>(outBuf.getType()).getElementType();
+  auto store = scf::IfOp::create(b, rowActive, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(store.thenBlock());
+  Value l = final[1];
+  Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l,
+                                     f32(0.0f));
+  Value inverse = arith::DivFOp::create(b, f32(1.0f), l);
+  for (int64_t c = 0; c < valueDim; ++c) {
+    Value o = arith::SelectOp::create(
+        b, none, f32(0.0f), arith::MulFOp::create(b, final[2 + c], inverse));
+    memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
+                            {batchIv, headIv, queryRow, idx(c)});
+  }
+}
+
 } // namespace
+
+std::unique_ptr<GpuKernelEmitter> mlir::attn::makeScalarFlashEmitter(
+    func::FuncOp host, TiledAttention attention, const KernelPlan &plan,
+    const TargetDescription &target, bool countTiles) {
+  return std::make_unique<ScalarFlashEmitter>(host, attention, plan, target,
+                                              countTiles);
+}
 
 LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
                                             TiledAttention attention,
@@ -660,9 +653,13 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
 
 gpu::GPUFuncOp mlir::attn::buildGpuFlashKernel(
     func::FuncOp host, TiledAttention attention, const KernelPlan &plan,
-    const TargetDescription &target, gpu::GPUModuleOp module,
-    bool countTiles) {
-  return KernelEmitter(host, attention, plan, target, countTiles).build(module);
+    const TargetDescription &target, gpu::GPUModuleOp module, bool countTiles,
+    bool emulateMma) {
+  std::unique_ptr<GpuKernelEmitter> emitter =
+      usesMmaKernel(attention, plan, target, emulateMma)
+          ? makeMmaFlashEmitter(host, attention, plan, target, countTiles)
+          : makeScalarFlashEmitter(host, attention, plan, target, countTiles);
+  return emitter->build(module);
 }
 
 /// A constant table as a kernel buffer: a new argument (and binding) whose

@@ -19,6 +19,9 @@ struct GpuCompileOptions {
   std::string target = "vulkan";
   /// Kernels count the key tiles they visit (TileCounters.h).
   bool countTiles = false;
+  /// Vulkan: f16 / bf16 attention on the tensor-core kernel, each mma
+  /// emulated in workgroup memory (tests its fragments on lavapipe).
+  bool emulateMma = false;
 };
 
 /// What compiling for a GPU gives: one SPIR-V module (Vulkan) or one PTX

@@ -1,0 +1,123 @@
+//===- GpuKernelEmitter.h - what the GPU attention kernels share -*- C++ -*-===//
+//
+// The skeleton of every GPU attention kernel (GpuFlashKernel.h): the
+// gpu.func and its launch attributes, the workgroup's (query tile, head,
+// batch), the walk over the key tiles of the schedule (or of run-time tile
+// classes), the choice between masked and mask-free tiles, tile counting,
+// and the score of one (query row, key) with its mods, region and mask.
+// Two kernels fill it in:
+//
+//   ScalarFlashEmitter (GpuFlashKernel.cpp): one invocation per query row,
+//     f32 arithmetic; every target and element type.
+//   MmaFlashEmitter (GpuMmaFlashKernel.cpp): one warp per 16 query rows,
+//     both products of a tile on m16n8k16 tensor-core fragments
+//     (mma.sync) for f16 / bf16 on CUDA; on Vulkan the same kernel with
+//     each mma carried out through workgroup memory, so that the suite
+//     runs its fragment bookkeeping on lavapipe.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CONVERSION_ATTNTOGPU_GPUKERNELEMITTER_H
+#define ATTN_CONVERSION_ATTNTOGPU_GPUKERNELEMITTER_H
+
+#include "GpuFlashKernel.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+
+class GpuKernelEmitter {
+public:
+  GpuKernelEmitter(func::FuncOp host, TiledAttention attention,
+                   const KernelPlan &plan, const TargetDescription &target,
+                   bool countTiles)
+      : host(host), op(attention.tile), plan(plan), target(target),
+        countTiles(countTiles), b(host.getLoc(), host.getContext()) {}
+  virtual ~GpuKernelEmitter() = default;
+
+  gpu::GPUFuncOp build(gpu::GPUModuleOp module);
+
+protected:
+  // The kernel's parts.
+  /// Invocations of one workgroup.
+  virtual int64_t invocations() const = 0;
+  /// Values every tile needs (query fragments, workgroup buffers).
+  virtual void prologue() = 0;
+  /// The online softmax state before the first key tile.
+  virtual SmallVector<Value> initialState() = 0;
+  /// Copies key tile rows [j0, j0 + tk) to workgroup memory.
+  virtual void stageTile(Value j0, Value tk) = 0;
+  /// The state after the staged tile, `masked` or not.
+  virtual SmallVector<Value> processTile(ValueRange state, Value j0, Value tk,
+                                         bool masked) = 0;
+  /// O from the final state.
+  virtual void storeResult(ValueRange state) = 0;
+
+  // Helpers.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value toF32(Value v);
+  Value fromF32(Value v, Type stored);
+  Value exp(Value x);
+  Value fma(Value a, Value x, Value c);
+  Value load(Value memref, ValueRange indices) {
+    return memref::LoadOp::create(b, memref, indices);
+  }
+  Value workgroupBuffer(ArrayRef<int64_t> shape, Type element);
+  /// The score of query row i and key j from the raw q.k (scaled,
+  /// soft-capped, mods, score region; -inf where `masked` and dropped).
+  Value finishScore(Value s, Value i, Value j, bool masked);
+  Value elementMask(Value i, Value j);
+  Value inlineScoreRegion(Value x, Value i, Value j);
+  float scale();
+  bool isVulkan() const {
+    return target.api == TargetDescription::Api::Vulkan;
+  }
+
+  func::FuncOp host;
+  OnlineAttentionOp op;
+  const KernelPlan &plan;
+  const TargetDescription &target;
+  bool countTiles;
+  ImplicitLocOpBuilder b;
+  gpu::GPUFuncOp kernel;
+
+  // Sizes.
+  int64_t batch = 0, heads = 0, queryLen = 0, keyLen = 0, headDim = 0,
+          valueDim = 0, group = 1, numQueryTiles = 0, numKeyTiles = 0;
+  int64_t keyTile = 0, rows = 0, delta = 0;
+  // Values of the kernel body.
+  Value queryBuf, keyBuf, valueBuf, outBuf, scheduleBuf, countBuf;
+  Value qSegBuf, kvSegBuf;
+  Value tileIv, headIv, batchIv, kvHead, tid, first, tileRows;
+
+private:
+  void emitBody();
+  SmallVector<Value> visitKeyTile(ValueRange state, Value keyTileIndex,
+                                  Value isFull);
+  Value argumentFor(Value value) {
+    return kernel.getArgument(cast<BlockArgument>(value).getArgNumber());
+  }
+  unsigned scheduleArg = 0, countArg = 0;
+  std::vector<int32_t> scheduleWords;
+};
+
+/// Whether the tensor-core kernel serves this attention: 16-bit inputs on
+/// CUDA (or Vulkan with `emulateMma`), key tiles a multiple of 16.
+bool usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
+                   const TargetDescription &target, bool emulateMma);
+
+std::unique_ptr<GpuKernelEmitter>
+makeScalarFlashEmitter(func::FuncOp host, TiledAttention attention,
+                       const KernelPlan &plan, const TargetDescription &target,
+                       bool countTiles);
+std::unique_ptr<GpuKernelEmitter>
+makeMmaFlashEmitter(func::FuncOp host, TiledAttention attention,
+                    const KernelPlan &plan, const TargetDescription &target,
+                    bool countTiles);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_GPUKERNELEMITTER_H

@@ -1,0 +1,475 @@
+//===- GpuMmaFlashKernel.cpp - attention on m16n8k16 tensor-core tiles ----===//
+//
+// The f16 / bf16 kernel (GpuKernelEmitter.h), per workgroup (t, h, b) of
+// 4 warps; warp w owns query rows first + 16 w + [0, 16). Lane l of a warp
+// is (g, c) = (l / 4, l % 4), and holds, in the register fragments of PTX's
+// mma.m16n8k16 (A: 16x16 row-major, B: 16x8 column-major, C: 16x8 f32):
+//
+//   A word a0 = row g,   cols 2c, 2c+1     a1 = row g+8, cols 2c, 2c+1
+//     word a2 = row g,   cols 2c+8, 2c+9   a3 = row g+8, cols 2c+8, 2c+9
+//   B word b0 = rows 2c, 2c+1 of col g     b1 = rows 2c+8, 2c+9 of col g
+//   C c0, c1 = row g, cols 2c, 2c+1        c2, c3 = row g+8, same cols
+//
+// (a 16-bit pair per 32-bit word, the lower column in the low half).
+// Per key tile of kt keys:
+//
+//   S[16 x kt] = Q K^T     A = Q (registers, loaded once), B = K rows
+//                          staged in workgroup memory as words
+//   s = scale S (+ mods, region, mask)           in the C fragments, f32
+//   m' = max(m, row max of s)                    quad shuffles (xor 1, 2)
+//   p = exp(s - m'), l = l exp(m - m') + sum p   sums per lane until the end
+//   O = O exp(m - m') + P V   A = P: the C fragments of two adjacent 8-key
+//                          tiles of S are exactly the A fragment of 16 keys;
+//                          B = V staged transposed (words along keys)
+//
+// and at the end O / l (l summed over the quad; rows that kept nothing
+// store 0). Keys past the end of K are -inf and their V rows 0.
+//
+// Unlike the scalar kernel, a dropped key still multiplies its V row by
+// p = 0: an inf or NaN in V poisons the rows whose tile holds it (as in
+// every tensor-core attention).
+//
+// CUDA gets nvvm.mma.sync. On Vulkan (`emulate-mma`) each mma goes through
+// workgroup memory: lanes store their A and B words, and every lane
+// computes its four C entries from PTX's layout above; that runs the same
+// fragment bookkeeping on lavapipe.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuKernelEmitter.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+
+class MmaFlashEmitter : public GpuKernelEmitter {
+public:
+  using GpuKernelEmitter::GpuKernelEmitter;
+
+private:
+  int64_t invocations() const override { return rows / 16 * kWarp; }
+  void prologue() override;
+  SmallVector<Value> initialState() override;
+  void stageTile(Value j0, Value tk) override;
+  SmallVector<Value> processTile(ValueRange state, Value j0, Value tk,
+                                 bool masked) override;
+  void storeResult(ValueRange state) override;
+
+  // 16-bit words.
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, b.getI32Type(), v);
+  }
+  /// The bits of a loaded 16-bit element, zero-extended to i32.
+  Value bitsOf(Value element);
+  /// lo | hi << 16.
+  Value pack(Value lo, Value hi) {
+    return arith::OrIOp::create(b, lo,
+                                arith::ShLIOp::create(b, hi, i32(16)));
+  }
+  /// Two f32 rounded to the input type, as one word.
+  Value packF32(Value lo, Value hi) {
+    auto bits = [&](Value x) {
+      return bitsOf(arith::TruncFOp::create(b, elementType, x));
+    };
+    return pack(bits(lo), bits(hi));
+  }
+  /// Half `high` of a word as f32.
+  Value unpack(Value word, bool high);
+  /// Element (row, col) of a 16-bit tensor as bits, 0 when `valid` is
+  /// false (the indices are clamped, so nothing is read out of bounds).
+  Value loadBits(Value memref, Value head, Value row, Value col, Value valid,
+                 int64_t rowLimit, int64_t colLimit);
+
+  /// D = A B + C on one warp's fragments.
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bWords,
+                         ArrayRef<Value> c);
+  SmallVector<Value> emulatedMma(ArrayRef<Value> a, ArrayRef<Value> bWords,
+                                 ArrayRef<Value> c);
+  /// x combined with the x of lanes l ^ 1 and l ^ 2 (one row's quad).
+  Value quadReduce(Value x, bool sum);
+
+  Type elementType; // f16 or bf16
+  int64_t dChunks = 0, paddedDim = 0, valueTiles = 0, paddedValueDim = 0;
+  Value warp, lane, g, c4, warpRow;
+  Value rowIndex[2], rowActive[2];
+  SmallVector<SmallVector<Value>> qFragments; // [dChunks][4]
+  Value keyWords, valueWords;                 // workgroup memory
+  Value mmaA, mmaB;                           // Vulkan emulation
+};
+
+Value MmaFlashEmitter::bitsOf(Value element) {
+  if (!element.getType().isInteger(16))
+    element = arith::BitcastOp::create(b, b.getI16Type(), element);
+  return arith::ExtUIOp::create(b, b.getI32Type(), element);
+}
+
+Value MmaFlashEmitter::unpack(Value word, bool high) {
+  Value bits = high ? arith::ShRUIOp::create(b, word, i32(16)) : word;
+  if (elementType.isBF16()) // bf16 is the top half of an f32
+    return arith::BitcastOp::create(
+        b, b.getF32Type(),
+        arith::ShLIOp::create(
+            b, arith::AndIOp::create(b, bits, i32(0xffff)), i32(16)));
+  Value half = arith::BitcastOp::create(
+      b, b.getF16Type(), arith::TruncIOp::create(b, b.getI16Type(), bits));
+  return arith::ExtFOp::create(b, b.getF32Type(), half);
+}
+
+Value MmaFlashEmitter::loadBits(Value memref, Value head, Value row, Value col,
+                                Value valid, int64_t rowLimit,
+                                int64_t colLimit) {
+  Value r = arith::MinUIOp::create(b, row, idx(rowLimit - 1));
+  Value c = arith::MinUIOp::create(b, col, idx(colLimit - 1));
+  Value bits = bitsOf(load(memref, {batchIv, head, r, c}));
+  return valid ? arith::SelectOp::create(b, valid, bits, i32(0)) : bits;
+}
+
+void MmaFlashEmitter::prologue() {
+  elementType = cast<ShapedType>(op.getQuery().getType()).getElementType();
+  dChunks = (headDim + 15) / 16;
+  paddedDim = dChunks * 16;
+  valueTiles = (valueDim + 7) / 8;
+  paddedValueDim = valueTiles * 8;
+
+  warp = arith::DivUIOp::create(b, tid, idx(kWarp));
+  lane = arith::RemUIOp::create(b, tid, idx(kWarp));
+  g = arith::DivUIOp::create(b, lane, idx(4));
+  c4 = arith::RemUIOp::create(b, lane, idx(4));
+  warpRow = arith::MulIOp::create(b, warp, idx(16));
+  for (int r = 0; r < 2; ++r) {
+    Value inTile =
+        arith::AddIOp::create(b, warpRow, arith::AddIOp::create(b, g, idx(8 * r)));
+    rowActive[r] =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, inTile, tileRows);
+    // Rows past the tile's end compute on its first row and store nothing.
+    rowIndex[r] = arith::SelectOp::create(
+        b, rowActive[r], arith::AddIOp::create(b, first, inTile), first);
+  }
+
+  // Q's A fragments, once: word k of chunk kc holds row (k % 2 ? g + 8 : g)
+  // and cols 16 kc + 2c (+ 8 for k >= 2), + 1.
+  auto colValid = [&](Value col) -> Value {
+    if (paddedDim == headDim)
+      return Value();
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                 idx(headDim));
+  };
+  for (int64_t kc = 0; kc < dChunks; ++kc) {
+    SmallVector<Value> words;
+    for (int k = 0; k < 4; ++k) {
+      Value col = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, c4, idx(2)),
+          idx(16 * kc + (k >= 2 ? 8 : 0)));
+      Value col1 = arith::AddIOp::create(b, col, idx(1));
+      Value row = rowIndex[k % 2];
+      words.push_back(
+          pack(loadBits(queryBuf, headIv, row, col, colValid(col), queryLen,
+                        headDim),
+               loadBits(queryBuf, headIv, row, col1, colValid(col1), queryLen,
+                        headDim)));
+    }
+    qFragments.push_back(words);
+  }
+
+  keyWords = workgroupBuffer({keyTile, paddedDim / 2}, b.getI32Type());
+  valueWords = workgroupBuffer({paddedValueDim, keyTile / 2}, b.getI32Type());
+  if (isVulkan()) {
+    mmaA = workgroupBuffer({invocations(), 4}, b.getI32Type());
+    mmaB = workgroupBuffer({invocations(), 2}, b.getI32Type());
+  }
+}
+
+SmallVector<Value> MmaFlashEmitter::initialState() {
+  // m and l of rows g and g + 8, then the C fragments of O.
+  SmallVector<Value> state = {f32(-INFINITY), f32(-INFINITY), f32(0.0f),
+                              f32(0.0f)};
+  for (int64_t e = 0; e < 4 * valueTiles; ++e)
+    state.push_back(f32(0.0f));
+  return state;
+}
+
+void MmaFlashEmitter::stageTile(Value j0, Value tk) {
+  // Keys past tk (and columns past D or Dv) are staged as 0.
+  auto forShare = [&](int64_t total,
+                      function_ref<void(Value)> body) {
+    scf::ForOp::create(
+        b, tid, idx(total), idx(invocations()), ValueRange{},
+        [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          body(e);
+          scf::YieldOp::create(b);
+        });
+  };
+  auto lt = [&](Value x, Value limit) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, limit);
+  };
+  auto both = [&](Value x, Value y) { return arith::AndIOp::create(b, x, y); };
+  // K: row r, words along D.
+  int64_t keyRowWords = paddedDim / 2;
+  forShare(keyTile * keyRowWords, [&](Value e) {
+    Value r = arith::DivUIOp::create(b, e, idx(keyRowWords));
+    Value w = arith::RemUIOp::create(b, e, idx(keyRowWords));
+    Value key = arith::AddIOp::create(b, j0, r);
+    Value col = arith::MulIOp::create(b, w, idx(2));
+    Value col1 = arith::AddIOp::create(b, col, idx(1));
+    Value keyValid = lt(r, tk);
+    Value lo = loadBits(keyBuf, kvHead, key, col,
+                        both(keyValid, lt(col, idx(headDim))), keyLen, headDim);
+    Value hi = loadBits(keyBuf, kvHead, key, col1,
+                        both(keyValid, lt(col1, idx(headDim))), keyLen,
+                        headDim);
+    memref::StoreOp::create(b, pack(lo, hi), keyWords, {r, w});
+  });
+  // V transposed: row c (a value column), words along the keys.
+  int64_t valueRowWords = keyTile / 2;
+  forShare(paddedValueDim * valueRowWords, [&](Value e) {
+    Value col = arith::DivUIOp::create(b, e, idx(valueRowWords));
+    Value w = arith::RemUIOp::create(b, e, idx(valueRowWords));
+    Value r = arith::MulIOp::create(b, w, idx(2));
+    Value r1 = arith::AddIOp::create(b, r, idx(1));
+    Value colValid = lt(col, idx(valueDim));
+    Value lo = loadBits(valueBuf, kvHead, arith::AddIOp::create(b, j0, r), col,
+                        both(colValid, lt(r, tk)), keyLen, valueDim);
+    Value hi = loadBits(valueBuf, kvHead, arith::AddIOp::create(b, j0, r1),
+                        col, both(colValid, lt(r1, tk)), keyLen, valueDim);
+    memref::StoreOp::create(b, pack(lo, hi), valueWords, {col, w});
+  });
+}
+
+SmallVector<Value> MmaFlashEmitter::mma(ArrayRef<Value> a,
+                                        ArrayRef<Value> bWords,
+                                        ArrayRef<Value> c) {
+  if (isVulkan())
+    return emulatedMma(a, bWords, c);
+  MLIRContext *ctx = b.getContext();
+  bool isF16 = elementType.isF16();
+  // f16 operands are vector<2xf16> for nvvm.mma.sync, bf16 ones i32.
+  auto operand = [&](Value word) -> Value {
+    if (!isF16)
+      return word;
+    return LLVM::BitcastOp::create(b, VectorType::get({2}, b.getF16Type()),
+                                   word);
+  };
+  SmallVector<Value> aOps, bOps;
+  for (Value w : a)
+    aOps.push_back(operand(w));
+  for (Value w : bWords)
+    bOps.push_back(operand(w));
+  Type f32Type = b.getF32Type();
+  auto result = LLVM::LLVMStructType::getLiteral(
+      ctx, {f32Type, f32Type, f32Type, f32Type});
+  NVVM::MMATypes type = isF16 ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  Value d = NVVM::MmaOp::create(
+      b, result, aOps, bOps, c, ArrayRef<int64_t>{16, 8, 16},
+      /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+      std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+  return out;
+}
+
+SmallVector<Value> MmaFlashEmitter::emulatedMma(ArrayRef<Value> a,
+                                                ArrayRef<Value> bWords,
+                                                ArrayRef<Value> c) {
+  for (auto [k, w] : llvm::enumerate(a))
+    memref::StoreOp::create(b, w, mmaA, {tid, idx(k)});
+  for (auto [k, w] : llvm::enumerate(bWords))
+    memref::StoreOp::create(b, w, mmaB, {tid, idx(k)});
+  gpu::BarrierOp::create(b);
+  Value warpBase = arith::MulIOp::create(b, warp, idx(kWarp));
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i) {
+    // C entry i: row g (+ 8 for i >= 2), col n = 2c + i % 2.
+    Value n = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
+                                    idx(i % 2));
+    Value sum = c[i];
+    for (int64_t k = 0; k < 16; ++k) {
+      // A(row, k) is in lane 4 g + (k % 8) / 2, word (i / 2) + 2 (k / 8);
+      // B(k, n) in lane 4 n + (k % 8) / 2, word k / 8; half k % 2.
+      Value aLane = arith::AddIOp::create(
+          b, warpBase,
+          arith::AddIOp::create(b, arith::MulIOp::create(b, g, idx(4)),
+                                idx((k % 8) / 2)));
+      Value bLane = arith::AddIOp::create(
+          b, warpBase,
+          arith::AddIOp::create(b, arith::MulIOp::create(b, n, idx(4)),
+                                idx((k % 8) / 2)));
+      Value x = unpack(load(mmaA, {aLane, idx(i / 2 + 2 * (k / 8))}), k % 2);
+      Value y = unpack(load(mmaB, {bLane, idx(k / 8)}), k % 2);
+      sum = fma(x, y, sum);
+    }
+    out.push_back(sum);
+  }
+  gpu::BarrierOp::create(b);
+  return out;
+}
+
+Value MmaFlashEmitter::quadReduce(Value x, bool sum) {
+  int64_t width = isVulkan() ? target.subgroupSize : kWarp;
+  for (int64_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, x, i32(offset), i32(width),
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    x = sum ? Value(arith::AddFOp::create(b, x, other))
+            : Value(arith::MaximumFOp::create(b, x, other));
+  }
+  return x;
+}
+
+SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
+                                                Value tk, bool masked) {
+  int64_t keyTiles8 = keyTile / 8;
+  // S = Q K^T, one 16x8 C fragment per 8 keys.
+  SmallVector<SmallVector<Value>> s(keyTiles8);
+  for (int64_t nt = 0; nt < keyTiles8; ++nt) {
+    SmallVector<Value> acc(4, f32(0.0f));
+    Value key = arith::AddIOp::create(b, g, idx(8 * nt));
+    for (int64_t kc = 0; kc < dChunks; ++kc) {
+      Value w0 = arith::AddIOp::create(b, c4, idx(8 * kc));
+      Value w1 = arith::AddIOp::create(b, c4, idx(8 * kc + 4));
+      acc = mma(qFragments[kc],
+                {load(keyWords, {key, w0}), load(keyWords, {key, w1})}, acc);
+    }
+    s[nt] = acc;
+  }
+
+  // Scores: scaled, modded, masked; keys past the end of K dropped.
+  Value scaleValue = f32(scale());
+  bool shortTiles = keyLen % keyTile != 0;
+  for (int64_t nt = 0; nt < keyTiles8; ++nt)
+    for (int64_t i = 0; i < 4; ++i) {
+      Value offset = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, c4, idx(2)), idx(8 * nt + i % 2));
+      Value j = arith::AddIOp::create(b, j0, offset);
+      Value x = arith::MulFOp::create(b, s[nt][i], scaleValue);
+      if (shortTiles) {
+        // Score a real key (segment ids are read at j), then drop it.
+        Value inside =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, offset, tk);
+        x = finishScore(x, rowIndex[i / 2],
+                        arith::MinUIOp::create(b, j, idx(keyLen - 1)), masked);
+        x = arith::SelectOp::create(b, inside, x, f32(-INFINITY));
+      } else {
+        x = finishScore(x, rowIndex[i / 2], j, masked);
+      }
+      s[nt][i] = x;
+    }
+
+  // Online softmax per row r (entries i with i / 2 == r).
+  SmallVector<Value> next(state.begin(), state.end());
+  Value alpha[2];
+  for (int r = 0; r < 2; ++r) {
+    Value rowMax = f32(-INFINITY);
+    for (int64_t nt = 0; nt < keyTiles8; ++nt)
+      for (int i = 2 * r; i < 2 * r + 2; ++i)
+        rowMax = arith::MaximumFOp::create(b, rowMax, s[nt][i]);
+    rowMax = quadReduce(rowMax, /*sum=*/false);
+    Value m = state[r];
+    Value mNew = arith::MaximumFOp::create(b, m, rowMax);
+    // A row that has kept nothing yet subtracts 0 (exp(-inf) = 0).
+    Value reference = arith::SelectOp::create(
+        b,
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew,
+                              f32(-INFINITY)),
+        f32(0.0f), mNew);
+    alpha[r] = exp(arith::SubFOp::create(b, m, reference));
+    Value l = arith::MulFOp::create(b, state[2 + r], alpha[r]);
+    for (int64_t nt = 0; nt < keyTiles8; ++nt)
+      for (int i = 2 * r; i < 2 * r + 2; ++i) {
+        s[nt][i] = exp(arith::SubFOp::create(b, s[nt][i], reference));
+        l = arith::AddFOp::create(b, l, s[nt][i]);
+      }
+    next[r] = mNew;
+    next[2 + r] = l;
+  }
+
+  // O = alpha O + P V: P's A fragment for keys [16 kc, 16 kc + 16) is the
+  // C fragments of 8-key tiles 2 kc and 2 kc + 1.
+  SmallVector<SmallVector<Value>> acc(valueTiles);
+  for (int64_t v = 0; v < valueTiles; ++v)
+    for (int64_t i = 0; i < 4; ++i)
+      acc[v].push_back(
+          arith::MulFOp::create(b, state[4 + 4 * v + i], alpha[i / 2]));
+  for (int64_t kc = 0; kc < keyTile / 16; ++kc) {
+    ArrayRef<Value> s0 = s[2 * kc], s1 = s[2 * kc + 1];
+    SmallVector<Value> p = {packF32(s0[0], s0[1]), packF32(s0[2], s0[3]),
+                            packF32(s1[0], s1[1]), packF32(s1[2], s1[3])};
+    Value w0 = arith::AddIOp::create(b, c4, idx(8 * kc));
+    Value w1 = arith::AddIOp::create(b, c4, idx(8 * kc + 4));
+    for (int64_t v = 0; v < valueTiles; ++v) {
+      Value col = arith::AddIOp::create(b, g, idx(8 * v));
+      acc[v] = mma(p, {load(valueWords, {col, w0}), load(valueWords, {col, w1})},
+                   acc[v]);
+    }
+  }
+  for (int64_t v = 0; v < valueTiles; ++v)
+    for (int64_t i = 0; i < 4; ++i)
+      next[4 + 4 * v + i] = acc[v][i];
+  return next;
+}
+
+void MmaFlashEmitter::storeResult(ValueRange final) {
+  Type outElement = cast<MemRefType>(outBuf.getType()).getElementType();
+  Value inverse[2], none[2];
+  for (int r = 0; r < 2; ++r) {
+    Value l = quadReduce(final[2 + r], /*sum=*/true);
+    none[r] = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0.0f));
+    inverse[r] = arith::DivFOp::create(b, f32(1.0f), l);
+  }
+  for (int64_t v = 0; v < valueTiles; ++v)
+    for (int64_t i = 0; i < 4; ++i) {
+      int r = i / 2;
+      Value col = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, c4, idx(2)), idx(8 * v + i % 2));
+      Value keep = rowActive[r];
+      if (paddedValueDim != valueDim)
+        keep = arith::AndIOp::create(
+            b, keep,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                  idx(valueDim)));
+      auto store = scf::IfOp::create(b, keep, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      Value o = arith::SelectOp::create(
+          b, none[r], f32(0.0f),
+          arith::MulFOp::create(b, final[4 + 4 * v + i], inverse[r]));
+      memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
+                              {batchIv, headIv, rowIndex[r], col});
+    }
+}
+
+} // namespace
+
+bool mlir::attn::usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
+                               const TargetDescription &target,
+                               bool emulateMma) {
+  OnlineAttentionOp op = attention.tile;
+  Type element = cast<ShapedType>(op.getQuery().getType()).getElementType();
+  auto sameType = [&](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType() == element;
+  };
+  bool api = target.api == TargetDescription::Api::Cuda ||
+             (emulateMma && target.api == TargetDescription::Api::Vulkan);
+  return api && (element.isF16() || element.isBF16()) &&
+         sameType(op.getKey()) && sameType(op.getValue()) &&
+         plan.keyTile > 0 && plan.keyTile % 16 == 0 &&
+         plan.queryTiling.tile % 16 == 0;
+}
+
+std::unique_ptr<GpuKernelEmitter> mlir::attn::makeMmaFlashEmitter(
+    func::FuncOp host, TiledAttention attention, const KernelPlan &plan,
+    const TargetDescription &target, bool countTiles) {
+  return std::make_unique<MmaFlashEmitter>(host, attention, plan, target,
+                                           countTiles);
+}
