@@ -65,3 +65,10 @@ _cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 if os.path.exists(os.path.join(_cuda, "bin", "ptxas")):
     config.available_features.add("cuda")
     config.substitutions.append(("%cuda_home", _cuda))
+# A CUDA driver (an NVIDIA GPU): attn-run --device=cuda runs its kernels.
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/SPIRV/Serialization.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -58,6 +59,11 @@ static GpuKernelDescriptor describeKernel(gpu::GPUFuncOp kernel) {
 llvm::Expected<GpuArtifact>
 attnrt::compileForGpu(ModuleOp module, const GpuCompileOptions &options) {
   MLIRContext *ctx = module.getContext();
+  // CUDA kernels go through LLVM IR (gpu-module-to-binary): the context
+  // needs the translations of every dialect in them.
+  DialectRegistry translations;
+  registerAllToLLVMIRTranslations(translations);
+  ctx->appendDialectRegistry(translations);
   mlir::attn::GpuPipelineOptions pipeline;
   pipeline.target = options.target;
   pipeline.countTiles = options.countTiles;
@@ -101,19 +107,20 @@ attnrt::compileForGpu(ModuleOp module, const GpuCompileOptions &options) {
                    "' produced no kernel module");
 }
 
-llvm::Expected<std::unique_ptr<VulkanKernel>>
-VulkanKernel::create(GpuArtifact artifact) {
-  if (!artifact.isSpirv)
-    return makeError("Vulkan runs SPIR-V kernels; this artifact holds PTX");
+llvm::Expected<std::unique_ptr<GpuKernel>>
+GpuKernel::create(GpuArtifact artifact) {
+  std::unique_ptr<GpuKernel> kernel(new GpuKernel(std::move(artifact)));
   std::string error;
-  std::unique_ptr<VulkanDevice> device = VulkanDevice::open(error);
-  if (!device)
+  if (kernel->artifact.isSpirv)
+    kernel->vulkan = VulkanDevice::open(error);
+  else
+    kernel->cuda = CudaDevice::open(error);
+  if (!kernel->vulkan && !kernel->cuda)
     return makeError(error);
-  return std::unique_ptr<VulkanKernel>(
-      new VulkanKernel(std::move(artifact), std::move(device)));
+  return kernel;
 }
 
-llvm::Error VulkanKernel::call(llvm::StringRef function,
+llvm::Error GpuKernel::call(llvm::StringRef function,
                                llvm::ArrayRef<MemRefDescriptor *> arguments) {
   const GpuKernelDescriptor *kernel = nullptr;
   for (const GpuKernelDescriptor &d : artifact.kernels)
@@ -150,7 +157,11 @@ llvm::Error VulkanKernel::call(llvm::StringRef function,
     views.push_back(view);
   }
   std::string error;
-  if (!device->run(artifact.spirv, *kernel, views, repeats, &times, error))
+  bool ran = vulkan ? vulkan->run(artifact.spirv, *kernel, views, repeats,
+                                  &times, error)
+                    : cuda->run(artifact.ptx, *kernel, views, repeats, &times,
+                                error);
+  if (!ran)
     return makeError(error);
   // Per workgroup: visited and partial key tiles.
   for (size_t w = 0; w + 1 < tileCounts.size(); w += 2)

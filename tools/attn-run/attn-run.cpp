@@ -125,22 +125,32 @@ static cl::opt<bool>
 static cl::opt<std::string> device(
     "device",
     cl::desc("where the kernel runs: cpu (compiled for this host; the "
-             "default) or vulkan (SPIR-V on the Vulkan device "
-             "$ATTN_VULKAN_DEVICE, else the first GPU, else lavapipe)"),
+             "default), vulkan (SPIR-V on the Vulkan device "
+             "$ATTN_VULKAN_DEVICE, else the first GPU, else lavapipe) or "
+             "cuda (PTX on CUDA device $ATTN_CUDA_DEVICE, default 0)"),
     cl::init("cpu"), cl::cat(runCategory));
 static cl::opt<std::string> gpuTarget(
     "gpu-target",
-    cl::desc("the target --device=vulkan compiles for: vulkan (= "
-             "vulkan-lavapipe) or vulkan-generic"),
-    cl::init("vulkan"), cl::cat(runCategory));
+    cl::desc("the target a GPU device compiles for: vulkan (= "
+             "vulkan-lavapipe, the default of --device=vulkan) or "
+             "vulkan-generic; cuda (= cuda-sm80, the default of "
+             "--device=cuda; newer GPUs JIT its PTX) or cuda-sm90"),
+    cl::cat(runCategory));
+
+/// --gpu-target, or the default of --device.
+static std::string effectiveGpuTarget() {
+  if (!gpuTarget.empty())
+    return gpuTarget;
+  return device == "cuda" ? "cuda" : "vulkan";
+}
 static cl::opt<bool> emulateMma(
     "gpu-emulate-mma",
     cl::desc("--device=vulkan: run f16 / bf16 attention on the tensor-core "
              "kernel of the CUDA target, each mma emulated in workgroup "
              "memory (a test of that kernel; slow)"),
     cl::cat(runCategory));
-/// The kernel when --device=vulkan (timed by its own timestamps).
-static attnrt::VulkanKernel *vulkanKernel = nullptr;
+/// The kernel when --device=vulkan or cuda (timed by the device).
+static attnrt::GpuKernel *gpuKernel = nullptr;
 static cl::opt<int64_t> vectorBits(
     "vector-bits",
     cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
@@ -415,26 +425,31 @@ buildKernel(ModuleOp module) {
   };
   if (!loadLibrary.empty())
     return attnrt::SharedLibraryKernel::load(loadLibrary);
-  if (device == "vulkan") {
-    if (!llvm::StringRef(gpuTarget).starts_with("vulkan"))
-      return error("--gpu-target of --device=vulkan must be vulkan, "
-                   "vulkan-lavapipe or vulkan-generic");
+  if (device == "vulkan" || device == "cuda") {
+    std::string target = effectiveGpuTarget();
+    if (!llvm::StringRef(target).starts_with(device.getValue()))
+      return error(device == "vulkan"
+                       ? "--gpu-target of --device=vulkan must be vulkan, "
+                         "vulkan-lavapipe or vulkan-generic"
+                       : "--gpu-target of --device=cuda must be cuda, "
+                         "cuda-sm80 or cuda-sm90");
+    if (emulateMma && device != "vulkan")
+      return error("--gpu-emulate-mma applies to --device=vulkan");
     attnrt::GpuCompileOptions options;
-    options.target = gpuTarget;
+    options.target = target;
     options.countTiles = stats;
     options.emulateMma = emulateMma;
     auto artifact = attnrt::compileForGpu(module, options);
     if (!artifact)
       return artifact.takeError();
-    auto kernel = attnrt::VulkanKernel::create(std::move(*artifact));
+    auto kernel = attnrt::GpuKernel::create(std::move(*artifact));
     if (!kernel)
       return kernel.takeError();
-    vulkanKernel = kernel->get();
+    gpuKernel = kernel->get();
     return std::unique_ptr<attnrt::Kernel>(std::move(*kernel));
   }
   if (device != "cpu")
-    return error("--device must be cpu or vulkan (CUDA kernels come from "
-                 "attn-compile --target=cuda; docs/Gpu.md)");
+    return error("--device must be cpu, vulkan or cuda");
   if (cpuKeyTile < 0 || cpuKeyTile > 1024 || queryTile < 1 ||
       queryTile > 4096 || keyTile < 1 || keyTile > 4096 ||
       (vectorBits != 0 && vectorBits != 256 && vectorBits != 512))
@@ -665,7 +680,7 @@ int main(int argc, char **argv) {
   // before the steps below, which assume f32.
   PassManager verify(&context);
   verify.addPass(attn::createAttnVerifyTarget(
-      {device == "cpu" ? std::string("cpu") : gpuTarget.getValue()}));
+      {device == "cpu" ? std::string("cpu") : effectiveGpuTarget()}));
   if (failed(verify.run(*module)))
     return EXIT_FAILURE;
   RankedTensorType resultType = resultTypeOf(entry);
@@ -746,13 +761,13 @@ int main(int argc, char **argv) {
     if (llvm::Error error =
             attnrt::writeNpy(outputFile, resultType.getShape(), result))
       return fail(llvm::toString(std::move(error)));
-  if (repeat > 0 && vulkanKernel) {
+  if (repeat > 0 && gpuKernel) {
     // Dispatch times from the device's timestamps: a call also creates
     // the pipeline (lavapipe compiles the shader each time).
-    vulkanKernel->repeats = repeat;
+    gpuKernel->repeats = repeat;
     if (llvm::Error error = runOnce())
       return fail(llvm::toString(std::move(error)));
-    printMedian(vulkanKernel->dispatchTimes(), flops,
+    printMedian(gpuKernel->dispatchTimes(), flops,
                 problem ? &*problem : nullptr);
   } else if (repeat > 0) {
     if (llvm::Error error = timeRuns(runOnce, flops, problem ? &*problem : nullptr))

@@ -34,6 +34,14 @@
 // at D = 128).
 // RUN: attn-run %s --device=vulkan --gpu-target=vulkan-generic --check --entry=gqa_d128 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
+// The key tiles the GPU workgroups visit (counted by the kernels) are
+// exactly the tiles the pattern keeps something of (counted on the host
+// from the reference mask).
+// RUN: attn-run %s --device=vulkan --stats --entry=sliding_window | FileCheck %s --check-prefix=STATS
+// RUN: attn-run %s --device=vulkan --stats --entry=bigbird | FileCheck %s --check-prefix=STATS
+// RUN: attn-run %s --device=vulkan --stats --entry=causal_top_left | FileCheck %s --check-prefix=STATS
+// STATS: stats: query tile 64, key tile {{[0-9]+}}: visited [[N:[0-9]+]] of
+// STATS-NEXT: stats: key tiles the pattern keeps something of (reference): [[N]]{{$}}
 
 // L = 97 (two query tiles, the second short), D = 40, batch 2.
 func.func @dense_odd(%q: tensor<2x3x97x40xf32>, %k: tensor<2x3x97x40xf32>,

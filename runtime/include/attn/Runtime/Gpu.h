@@ -3,9 +3,10 @@
 // What the runtime needs to launch a GPU kernel attn compiled
 // (docs/Gpu.md): the kernel descriptor attn-compile writes next to the
 // .spv / .ptx (grid, workgroup size, buffer bindings, the tile schedule's
-// contents), and a Vulkan compute launcher. No LLVM or MLIR inside: the
-// Vulkan loader (libvulkan.so.1) is opened with dlopen when a device is
-// first asked for, so programs that never use a GPU do not need it.
+// contents), a Vulkan compute launcher and a CUDA driver-API launcher. No
+// LLVM or MLIR inside: the Vulkan loader (libvulkan.so.1) and the CUDA
+// driver (libcuda.so.1) are opened with dlopen when a device is first
+// asked for, so programs that never use a GPU do not need them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_GPU_H
@@ -94,6 +95,33 @@ public:
 
 private:
   explicit VulkanDevice(std::unique_ptr<State> state);
+  std::unique_ptr<State> state;
+};
+
+/// A CUDA device through the driver API (libcuda.so.1, opened with dlopen
+/// when a device is first asked for).
+class CudaDevice {
+public:
+  /// Opens the driver and device $ATTN_CUDA_DEVICE (default 0) with its
+  /// primary context. Null with `error` set (e.g. no driver on this
+  /// machine) when none can be opened.
+  static std::unique_ptr<CudaDevice> open(std::string &error);
+  ~CudaDevice();
+
+  /// The device's name (e.g. "NVIDIA H100 80GB HBM3, cuda").
+  std::string describe() const;
+
+  /// Runs `descriptor`'s kernel of the PTX (or cubin) `code` `repeats`
+  /// times (at least once) on device copies of `buffers`, then copies the
+  /// written ones back; `milliseconds` receives each launch's time (events).
+  bool run(const std::string &code, const GpuKernelDescriptor &descriptor,
+           const std::vector<GpuBufferView> &buffers, unsigned repeats,
+           std::vector<double> *milliseconds, std::string &error);
+
+  struct State;
+
+private:
+  explicit CudaDevice(std::unique_ptr<State> state);
   std::unique_ptr<State> state;
 };
 

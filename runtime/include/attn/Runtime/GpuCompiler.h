@@ -1,9 +1,9 @@
 //===- GpuCompiler.h - compile attn IR for a GPU and run it -----*- C++ -*-===//
 //
 // The compiler side of GPU kernels (docs/Gpu.md): attn IR to SPIR-V or PTX
-// plus the launch descriptors, and a Kernel that runs SPIR-V kernels on a
-// Vulkan device with the calling convention of the CPU kernels, so that
-// attn-run and the tests check both the same way.
+// plus the launch descriptors, and a Kernel that runs them on a Vulkan or
+// CUDA device with the calling convention of the CPU kernels, so that
+// attn-run and the tests check every device the same way.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_GPUCOMPILER_H
@@ -38,29 +38,32 @@ struct GpuArtifact {
 llvm::Expected<GpuArtifact> compileForGpu(mlir::ModuleOp module,
                                           const GpuCompileOptions &options);
 
-/// Runs the kernels of a SPIR-V artifact on a Vulkan device. Arguments are
-/// the inputs of the source function, then its results (the calling
-/// convention of the CPU kernels); the schedule and tile counters are the
-/// kernel's own.
-class VulkanKernel : public Kernel {
+/// Runs the kernels of an artifact on a GPU: SPIR-V on a Vulkan device,
+/// PTX on a CUDA device. Arguments are the inputs of the source function,
+/// then its results (the calling convention of the CPU kernels); the
+/// schedule and tile counters are the kernel's own.
+class GpuKernel : public Kernel {
 public:
-  static llvm::Expected<std::unique_ptr<VulkanKernel>>
-  create(GpuArtifact artifact);
+  /// Opens the device the artifact's code runs on; an error (e.g. no CUDA
+  /// driver on this machine) when there is none.
+  static llvm::Expected<std::unique_ptr<GpuKernel>> create(GpuArtifact artifact);
 
   llvm::Error call(llvm::StringRef function,
                    llvm::ArrayRef<MemRefDescriptor *> arguments) override;
 
-  std::string describeDevice() const { return device->describe(); }
+  std::string describeDevice() const {
+    return vulkan ? vulkan->describe() : cuda->describe();
+  }
   /// Milliseconds of each dispatch of the last call.
   const std::vector<double> &dispatchTimes() const { return times; }
   /// Dispatches per call (timing).
   unsigned repeats = 1;
 
 private:
-  VulkanKernel(GpuArtifact artifact, std::unique_ptr<VulkanDevice> device)
-      : artifact(std::move(artifact)), device(std::move(device)) {}
+  explicit GpuKernel(GpuArtifact artifact) : artifact(std::move(artifact)) {}
   GpuArtifact artifact;
-  std::unique_ptr<VulkanDevice> device;
+  std::unique_ptr<VulkanDevice> vulkan;
+  std::unique_ptr<CudaDevice> cuda;
   std::vector<double> times;
 };
 
