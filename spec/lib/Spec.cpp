@@ -188,8 +188,12 @@ template <> struct MappingTraits<Spec> {
       return "name must be a C identifier, got '" + s.name + "'";
     if (s.dtype != "f32" && s.dtype != "f16" && s.dtype != "bf16")
       return "dtype must be f32, f16 or bf16, got '" + s.dtype + "'";
-    if (s.target != "cpu")
-      return "target must be cpu (the GPU back ends are not built yet), got '" +
+    static const char *const targets[] = {
+        "cpu",  "vulkan",    "vulkan-lavapipe", "vulkan-generic",
+        "cuda", "cuda-sm80", "cuda-sm90"};
+    if (!llvm::is_contained(targets, s.target))
+      return "target must be cpu, vulkan, vulkan-lavapipe, vulkan-generic, "
+             "cuda, cuda-sm80 or cuda-sm90, got '" +
              s.target + "'";
     return "";
   }
@@ -438,6 +442,11 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
           ->getBufferIdentifier(),
       line, column);
   module->walk([&](mlir::Operation *op) { op->setLoc(loc); });
+  // The spec's target: the default of attn-compile --target and of
+  // attn-run --device / --gpu-target.
+  if (spec.target != "cpu")
+    (*module)->setAttr(kTargetAttrName,
+                       mlir::StringAttr::get(context, spec.target));
   return module;
 }
 

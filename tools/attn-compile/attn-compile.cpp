@@ -567,6 +567,13 @@ int main(int argc, char **argv) {
   if (!module)
     return EXIT_FAILURE;
 
+  // A spec's `target:` is the default of --target.
+  if (auto specTarget =
+          (*module)->getAttrOfType<StringAttr>(attnspec::kTargetAttrName)) {
+    if (!target.getNumOccurrences())
+      target = specTarget.str();
+    (*module)->removeAttr(attnspec::kTargetAttrName);
+  }
   if (target != "cpu") {
     if (emit.getNumOccurrences())
       return fail("--target=" + target + " writes its own artifacts; "

@@ -671,6 +671,17 @@ int main(int argc, char **argv) {
       attnspec::loadModule(inputFile, sourceMgr, &context);
   if (!module)
     return EXIT_FAILURE;
+  // A spec's `target:` is the default of --device and --gpu-target.
+  if (auto specTarget =
+          (*module)->getAttrOfType<StringAttr>(attnspec::kTargetAttrName)) {
+    StringRef name = specTarget.getValue();
+    if (!device.getNumOccurrences() && !name.starts_with("cpu")) {
+      device = name.starts_with("cuda") ? "cuda" : "vulkan";
+      if (!gpuTarget.getNumOccurrences())
+        gpuTarget = name.str();
+    }
+    (*module)->removeAttr(attnspec::kTargetAttrName);
+  }
   func::FuncOp entry;
   CheckedOp checked;
   if (std::string message = findEntry(*module, entry, checked);

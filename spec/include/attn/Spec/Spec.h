@@ -53,6 +53,10 @@ struct AttentionShape {
   int64_t topK = 0;                  ///< routing: members per cluster
 };
 
+/// The module attribute naming a spec's non-CPU `target:` (a
+/// TargetDescription name), read by attn-compile and attn-run.
+inline constexpr llvm::StringLiteral kTargetAttrName = "attn.target";
+
 struct Spec {
   std::string name;
   std::string dtype = "f32";
