@@ -94,3 +94,21 @@ func.func @documents_bigbird(%q: tensor<1x1x200x32xf32>, %k: tensor<1x1x200x32xf
          tensor<1x200xi32>, tensor<1x200xi32>) -> tensor<1x1x200x32xf32>
   return %o : tensor<1x1x200x32xf32>
 }
+
+// -----
+
+// D = Dv = 128 in f32: two invocations per query row, each with half of q
+// and of the accumulator; a shuffle adds the two halves of each score.
+// VK-LABEL: gpu.func @d128(
+// VK-SAME: known_block_size = array<i32: 128, 1, 1>
+// VK: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CUDA-LABEL: gpu.func @d128(
+// CUDA-SAME: known_block_size = array<i32: 128, 1, 1>
+// CUDA: gpu.shuffle xor
+func.func @d128(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>,
+                %v: tensor<1x2x64x128xf32>) -> tensor<1x2x64x128xf32> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>)
+      -> tensor<1x2x64x128xf32>
+  return %o : tensor<1x2x64x128xf32>
+}

@@ -453,7 +453,16 @@ public:
   using GpuKernelEmitter::GpuKernelEmitter;
 
 private:
-  int64_t invocations() const override { return rows; }
+  /// Invocations per query row: 2 when q and the accumulator together
+  /// would not fit in registers (D = Dv = 128 is 256 floats; CUDA spills
+  /// past 255 registers); each holds half of both, and a shuffle adds the
+  /// halves of each score.
+  int64_t lanes() const {
+    return headDim + valueDim > 192 && headDim % 2 == 0 && valueDim % 2 == 0
+               ? 2
+               : 1;
+  }
+  int64_t invocations() const override { return rows * lanes(); }
   void prologue() override;
   SmallVector<Value> initialState() override;
   void stageTile(Value j0, Value tk) override;
@@ -462,21 +471,34 @@ private:
   void storeResult(ValueRange state) override;
   SmallVector<Value> update(ValueRange state, Value s, Value jj);
 
-  Value rowActive, queryRow, keysShared, valuesShared;
+  /// Column c of this invocation's share of a row of `width`.
+  Value column(int64_t width, int64_t c) {
+    if (lanes() == 1)
+      return idx(c);
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, part, idx(width / lanes())), idx(c));
+  }
+
+  Value rowActive, queryRow, part, keysShared, valuesShared;
   SmallVector<Value> q;
 };
 
 void ScalarFlashEmitter::prologue() {
-  rowActive = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, tileRows);
+  Value rowInTile = arith::DivUIOp::create(b, tid, idx(lanes()));
+  part = arith::RemUIOp::create(b, tid, idx(lanes()));
+  rowActive =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowInTile, tileRows);
   // Rows past the tile's end compute on the tile's first row and store
   // nothing; they still take part in staging and barriers.
   queryRow = arith::SelectOp::create(
-      b, rowActive, arith::AddIOp::create(b, first, tid), first);
+      b, rowActive, arith::AddIOp::create(b, first, rowInTile), first);
   // q with the scale folded in (as the CPU kernels do).
   Value scaleValue = f32(scale());
-  for (int64_t c = 0; c < headDim; ++c)
+  for (int64_t c = 0; c < headDim / lanes(); ++c)
     q.push_back(arith::MulFOp::create(
-        b, toF32(load(queryBuf, {batchIv, headIv, queryRow, idx(c)})),
+        b,
+        toF32(load(queryBuf,
+                   {batchIv, headIv, queryRow, column(headDim, c)})),
         scaleValue));
   keysShared = workgroupBuffer({keyTile, headDim}, b.getF32Type());
   valuesShared = workgroupBuffer({keyTile, valueDim}, b.getF32Type());
@@ -484,7 +506,7 @@ void ScalarFlashEmitter::prologue() {
 
 SmallVector<Value> ScalarFlashEmitter::initialState() {
   SmallVector<Value> state = {f32(-INFINITY), f32(0.0f)};
-  for (int64_t c = 0; c < valueDim; ++c)
+  for (int64_t c = 0; c < valueDim / lanes(); ++c)
     state.push_back(f32(0.0f));
   return state;
 }
@@ -493,7 +515,7 @@ void ScalarFlashEmitter::stageTile(Value j0, Value tk) {
   // Every invocation copies a strided share of the tile's K and V rows.
   auto stage = [&](Value source, Value shared, int64_t width) {
     scf::ForOp::create(
-        b, tid, idx(keyTile * width), idx(rows), ValueRange{},
+        b, tid, idx(keyTile * width), idx(invocations()), ValueRange{},
         [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -526,8 +548,19 @@ SmallVector<Value> ScalarFlashEmitter::processTile(ValueRange state, Value j0,
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         Value j = arith::AddIOp::create(b, j0, jj);
         Value s = f32(0.0f);
-        for (int64_t c = 0; c < headDim; ++c)
-          s = fma(q[c], load(keysShared, {jj, idx(c)}), s);
+        for (int64_t c = 0; c < headDim / lanes(); ++c)
+          s = fma(q[c], load(keysShared, {jj, column(headDim, c)}), s);
+        if (lanes() == 2) {
+          // Both invocations of a row take the whole score.
+          int64_t width = isVulkan() ? target.subgroupSize : 32;
+          Value other =
+              gpu::ShuffleOp::create(
+                  b, s, arith::ConstantIntOp::create(b, b.getI32Type(), 1),
+                  arith::ConstantIntOp::create(b, b.getI32Type(), width),
+                  gpu::ShuffleMode::XOR)
+                  .getShuffleResult();
+          s = arith::AddFOp::create(b, s, other);
+        }
         s = finishScore(s, queryRow, j, masked);
         scf::YieldOp::create(b, update(iter, s, jj));
       });
@@ -557,8 +590,8 @@ SmallVector<Value> ScalarFlashEmitter::update(ValueRange state, Value s,
         SmallVector<Value> next = {
             arith::SelectOp::create(b, raises, s, m),
             fma(l, alpha, p)};
-        for (int64_t c = 0; c < valueDim; ++c) {
-          Value v = load(valuesShared, {jj, idx(c)});
+        for (int64_t c = 0; c < valueDim / lanes(); ++c) {
+          Value v = load(valuesShared, {jj, column(valueDim, c)});
           next.push_back(
               fma(p, v, arith::MulFOp::create(b, state[2 + c], alpha)));
         }
@@ -577,11 +610,11 @@ void ScalarFlashEmitter::storeResult(ValueRange final) {
   Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l,
                                      f32(0.0f));
   Value inverse = arith::DivFOp::create(b, f32(1.0f), l);
-  for (int64_t c = 0; c < valueDim; ++c) {
+  for (int64_t c = 0; c < valueDim / lanes(); ++c) {
     Value o = arith::SelectOp::create(
         b, none, f32(0.0f), arith::MulFOp::create(b, final[2 + c], inverse));
     memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
-                            {batchIv, headIv, queryRow, idx(c)});
+                            {batchIv, headIv, queryRow, column(valueDim, c)});
   }
 }
 
