@@ -23,6 +23,9 @@ struct LayerRunOptions {
   /// added to the first output element before it is checked.
   std::optional<double> perturb;
   unsigned repeat = 0, numThreads = 0;
+  /// --device=vulkan|cuda: the GPU target attention compiles for (the
+  /// rest of each layer stays on the host); empty for the CPU.
+  std::string gpuTarget;
 };
 
 /// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.

@@ -264,6 +264,14 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
   options.perturb = perturbAmount();
   options.repeat = repeat;
   options.numThreads = threads;
+  if (device == "vulkan" || device == "cuda") {
+    options.gpuTarget = effectiveGpuTarget();
+    if (!llvm::StringRef(options.gpuTarget).starts_with(device.getValue()))
+      return fail("--gpu-target " + options.gpuTarget + " does not run on "
+                  "--device=" + device);
+  } else if (device != "cpu") {
+    return fail("--device must be cpu, vulkan or cuda");
+  }
   if (options.batch < 1 || options.length < 1 || options.memoryLength < 0 ||
       options.decodeSteps < 0)
     return fail("--batch and --length must be >= 1, --memory-length and "

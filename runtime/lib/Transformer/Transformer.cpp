@@ -4,11 +4,14 @@
 // that compiles attention in process: one kernel per block role and, for
 // kinds that need static sizes, per sequence length; kind softmax (and
 // every cross-attention) compiles once with dynamic sizes and serves full
-// sequences, decoding steps and segments alike.
+// sequences, decoding steps and segments alike. With a GPU target the
+// attention kernels run on that device (static sizes: one per length), the
+// rest of the layer on the host.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Transformer.h"
 #include "Weights.h"
+#include "attn/Runtime/GpuCompiler.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/MemRefDescriptor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,7 +31,7 @@ static llvm::Error error(const llvm::Twine &message) {
 
 namespace {
 struct CompiledAttention {
-  std::unique_ptr<JitKernel> jit;
+  std::unique_ptr<Kernel> compiled; // a JitKernel, or a GpuKernel
   AttentionKernel kernel;
 };
 } // namespace
@@ -57,7 +60,8 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
                                          const AttentionKernel *&kernel) {
   AttentionRole role =
       block == AttentionBlock::Self ? AttentionRole::Self : AttentionRole::Cross;
-  if (attentionTakesAnyLength(spec, role))
+  // GPU kernels take static shapes: one per size there.
+  if (attentionTakesAnyLength(spec, role) && options.gpuTarget.empty())
     batch = lq = lk = mlir::ShapedType::kDynamic;
   auto key = std::make_tuple(int(role), batch, lq, lk);
   auto it = kernels.find(key);
@@ -90,13 +94,25 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   }
   // Read before lowering: compiling rewrites the function.
   std::string function = fn.getSymName().str();
-  HostCompileOptions compileOptions;
-  compileOptions.numThreads = options.numThreads;
-  auto jit = compileForHost(*module, compileOptions);
-  if (!jit)
-    return Status::error(llvm::toString(jit.takeError()));
-  compiled.jit = std::move(*jit);
-  JitKernel *raw = compiled.jit.get();
+  if (options.gpuTarget.empty()) {
+    HostCompileOptions compileOptions;
+    compileOptions.numThreads = options.numThreads;
+    auto jit = compileForHost(*module, compileOptions);
+    if (!jit)
+      return Status::error(llvm::toString(jit.takeError()));
+    compiled.compiled = std::move(*jit);
+  } else {
+    GpuCompileOptions compileOptions;
+    compileOptions.target = options.gpuTarget;
+    auto artifact = compileForGpu(*module, compileOptions);
+    if (!artifact)
+      return Status::error(llvm::toString(artifact.takeError()));
+    auto gpu = GpuKernel::create(std::move(*artifact));
+    if (!gpu)
+      return Status::error(llvm::toString(gpu.takeError()));
+    compiled.compiled = std::move(*gpu);
+  }
+  Kernel *raw = compiled.compiled.get();
   compiled.kernel.call = [raw, function](
                              const std::vector<KernelOperand> &inputs,
                              const KernelOperand &output) {

@@ -31,6 +31,9 @@ namespace attnrt {
 
 struct TransformerOptions {
   unsigned numThreads = 0; ///< compiled attention's OpenMP threads; 0: all
+  /// A GPU target (vulkan..., cuda...): attention runs on that device (the
+  /// projections, norms and feed-forward stay on the host). Empty: CPU.
+  std::string gpuTarget;
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
   std::function<void(int64_t, int64_t, double)> onLayer;
