@@ -49,6 +49,9 @@ TargetDescription TargetDescription::vulkanLavapipe() {
   target.workgroupMemoryBytes = 32 << 10;
   target.workgroupRows = 64;
   target.maxKeyTile = 32;
+  // lavapipe's threads (one per core) are few; the suite's decoding shapes
+  // (16 workgroups) are split in 2 to 4.
+  target.minWorkgroups = 32;
   // 16-bit inputs are widened to f32 as they are loaded.
   target.elementTypes = {"f32", "f16", "bf16"};
   return target;
@@ -60,6 +63,7 @@ TargetDescription TargetDescription::vulkanGeneric() {
   // maxComputeSharedMemorySize is at least 16 KiB on every Vulkan device.
   target.subgroupSize = 32;
   target.workgroupMemoryBytes = 16 << 10;
+  target.minWorkgroups = 128;
   return target;
 }
 
@@ -75,6 +79,8 @@ TargetDescription TargetDescription::cuda(llvm::StringRef chip) {
   target.workgroupRows = 64;
   target.maxKeyTile = 32;
   target.matrixShapes = {{16, 8, 16}};
+  // Two workgroups per SM of an H100 (132 SMs) or A100 (108).
+  target.minWorkgroups = 256;
   target.elementTypes = {"f32", "f16", "bf16"};
   return target;
 }

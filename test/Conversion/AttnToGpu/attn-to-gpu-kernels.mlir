@@ -3,9 +3,11 @@
 // in workgroup memory between barriers, the key tiles of the compile-time
 // schedule (a constant buffer), and the target's spelling of workgroup
 // memory and exp.
-// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan --attn-to-gpu-kernels=target=vulkan | FileCheck %s --check-prefix=VK
-// RUN: attn-opt %s --split-input-file --attn-tile=target=cuda-sm90 --attn-to-gpu-kernels=target=cuda-sm90 | FileCheck %s --check-prefix=CUDA
-// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan "--attn-to-gpu-kernels=target=vulkan count-tiles=true" | FileCheck %s --check-prefix=COUNT
+// Key splits (decoding shapes) are pinned in the last case only.
+// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan "--attn-to-gpu-kernels=target=vulkan max-key-splits=1" | FileCheck %s --check-prefix=VK
+// RUN: attn-opt %s --split-input-file --attn-tile=target=cuda-sm90 "--attn-to-gpu-kernels=target=cuda-sm90 max-key-splits=1" | FileCheck %s --check-prefix=CUDA
+// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan "--attn-to-gpu-kernels=target=vulkan count-tiles=true max-key-splits=1" | FileCheck %s --check-prefix=COUNT
+// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan --attn-to-gpu-kernels=target=vulkan | FileCheck %s --check-prefix=SPLIT
 
 // VK: module attributes {gpu.container_module}
 // VK: gpu.module @attn_kernels attributes {spirv.target_env = #spirv.target_env<
@@ -111,4 +113,33 @@ func.func @d128(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>,
       : (tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>)
       -> tensor<1x2x64x128xf32>
   return %o : tensor<1x2x64x128xf32>
+}
+
+// -----
+
+// Decoding: 2 workgroups (fewer than lavapipe's 32) over 40 key tiles. The
+// key tiles are split over 10 workgroups per query tile (4 tiles each)
+// that write unnormalized O, m and l; @decode_merge combines them by
+// log-sum-exp into the output.
+// SPLIT-LABEL: gpu.func @decode(
+// SPLIT-SAME: %{{.*}}: memref<20x64x66xf32>) kernel
+// SPLIT-SAME: {access = "write", name = "partials"}
+// SPLIT-SAME: attn.grid = array<i64: 10, 2, 1>
+// SPLIT-SAME: attn.key_splits = 10
+// SPLIT: arith.remui
+// SPLIT: arith.divui
+// SPLIT: memref.store %{{.*}} : memref<20x64x66xf32>
+// SPLIT-LABEL: gpu.func @decode_merge(
+// SPLIT-SAME: %{{.*}}: memref<20x64x66xf32>, %{{.*}}: memref<1x2x1x64xf32>) kernel
+// SPLIT-SAME: attn.bindings = [{access = "read", name = "partials"}, {access = "write", name = "result0"}]
+// SPLIT-SAME: attn.grid = array<i64: 1, 2, 1>
+// SPLIT: arith.maximumf
+// SPLIT: math.exp
+// SPLIT: memref.store %{{.*}} : memref<1x2x1x64xf32>
+func.func @decode(%q: tensor<1x2x1x64xf32>, %k: tensor<1x2x1280x64xf32>,
+                  %v: tensor<1x2x1280x64xf32>) -> tensor<1x2x1x64xf32> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x2x1x64xf32>, tensor<1x2x1280x64xf32>, tensor<1x2x1280x64xf32>)
+      -> tensor<1x2x1x64xf32>
+  return %o : tensor<1x2x1x64xf32>
 }

@@ -43,6 +43,11 @@ struct TargetDescription {
   Api api = Api::None;
   int64_t workgroupRows = 0;
   int64_t maxKeyTile = 0;
+  /// GPU: the workgroups a launch needs to fill the device. Launches with
+  /// fewer (decoding: one query tile per head) split each workgroup's key
+  /// tiles over several workgroups and merge their partial softmax results
+  /// by log-sum-exp in a second kernel.
+  int64_t minWorkgroups = 0;
   /// CUDA: the `sm_XX` chip its PTX is for.
   std::string chip;
 

@@ -132,6 +132,9 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "add a buffer that receives, per workgroup, the number of key "
            "tiles it visited">,
+    Option<"maxKeySplits", "max-key-splits", "int64_t", /*default=*/"64",
+           "launches with fewer workgroups than the target wants split each "
+           "workgroup's key tiles over up to this many workgroups (1: never)">,
     Option<"emulateMma", "emulate-mma", "bool", /*default=*/"false",
            "Vulkan: give f16 / bf16 attention the tensor-core kernel, each "
            "mma carried out through workgroup memory (for testing)">,

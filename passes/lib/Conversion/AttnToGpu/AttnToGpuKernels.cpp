@@ -116,7 +116,7 @@ struct AttnToGpuKernelsPass
       }
       gpu::GPUFuncOp kernel =
           buildGpuFlashKernel(host, *attention, plan, *description, kernels,
-                              countTiles, emulateMma);
+                              countTiles, emulateMma, maxKeySplits);
       if (failed(lowerConstantTableLookups(kernel))) {
         anyFailed = true;
         continue;

@@ -154,8 +154,16 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   numQueryTiles = plan.queryTiling.numTiles(queryLen);
   numKeyTiles = (keyLen + keyTile - 1) / keyTile;
   delta = getAlignmentDelta(op.getAlignment(), queryLen, keyLen);
+  int64_t numWorkgroups = numQueryTiles * heads * batch;
+  // Split only long key ranges: each share keeps at least 4 key tiles.
+  if (splitsKeys() && numWorkgroups < target.minWorkgroups &&
+      numKeyTiles >= 8)
+    splits = std::min<int64_t>(
+        {(target.minWorkgroups + numWorkgroups - 1) / numWorkgroups,
+         numKeyTiles / 4, std::max<int64_t>(maxKeySplits, 1)});
 
-  // Signature: the host's arguments, [schedule], [tile counts], output.
+  // Signature: the host's arguments, [schedule], [tile counts], output
+  // (or, split, the partial results).
   SmallVector<Type> argTypes;
   for (Type t : host.getArgumentTypes())
     argTypes.push_back(bufferType(t, target));
@@ -165,13 +173,16 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
     argTypes.push_back(MemRefType::get({int64_t(scheduleWords.size())},
                                        b.getI32Type()));
   }
-  int64_t numWorkgroups = numQueryTiles * heads * batch;
   if (countTiles) {
     countArg = argTypes.size();
-    argTypes.push_back(MemRefType::get({2 * numWorkgroups}, b.getI32Type()));
+    argTypes.push_back(
+        MemRefType::get({2 * numWorkgroups * splits}, b.getI32Type()));
   }
   auto outType = cast<RankedTensorType>(host.getResultTypes()[0]);
-  argTypes.push_back(bufferType(outType, target));
+  argTypes.push_back(splits > 1 ? MemRefType::get({numWorkgroups * splits, rows,
+                                                   valueDim + 2},
+                                                  b.getF32Type())
+                                : bufferType(outType, target));
 
   b.setInsertionPointToEnd(module.getBody());
   kernel = gpu::GPUFuncOp::create(b, host.getName(),
@@ -185,7 +196,9 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
 
   // The launch, for the tools (docs/Gpu.md, "Kernel descriptors").
   kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr(
-                                   {numQueryTiles, heads, batch}));
+                                   {numQueryTiles * splits, heads, batch}));
+  if (splits > 1)
+    kernel->setAttr("attn.key_splits", b.getI64IntegerAttr(splits));
   kernel->setAttr("attn.tiling",
                   b.getDenseI64ArrayAttr({plan.queryTiling.tile,
                                           plan.queryTiling.period, keyTile}));
@@ -209,7 +222,7 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   }
   if (countTiles)
     binding("tile_counts", "write");
-  binding("result0", "write");
+  binding(splits > 1 ? "partials" : "result0", "write");
   kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
 
   b.setInsertionPointToStart(&kernel.getBody().front());
@@ -224,14 +237,120 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
     scheduleBuf = kernel.getArgument(scheduleArg);
   if (countTiles)
     countBuf = kernel.getArgument(countArg);
-  outBuf = kernel.getArguments().back();
+  (splits > 1 ? partialsBuf : outBuf) = kernel.getArguments().back();
   emitBody();
   gpu::ReturnOp::create(b);
+  if (splits > 1)
+    buildMergeKernel(module);
   return kernel;
+}
+
+std::pair<Value, Value> GpuKernelEmitter::splitRange(Value begin, Value end) {
+  if (splits == 1)
+    return {begin, end};
+  // ceil((end - begin) / splits) each; the last shares may be empty.
+  Value count = arith::SubIOp::create(b, end, begin);
+  Value per = arith::DivUIOp::create(
+      b, arith::AddIOp::create(b, count, idx(splits - 1)), idx(splits));
+  Value lo = arith::MinUIOp::create(
+      b, arith::AddIOp::create(b, begin, arith::MulIOp::create(b, splitIv, per)),
+      end);
+  Value hi = arith::MinUIOp::create(b, arith::AddIOp::create(b, lo, per), end);
+  return {lo, hi};
+}
+
+void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  auto partialsType = cast<MemRefType>(partialsBuf.getType());
+  auto outType = bufferType(host.getResultTypes()[0], target);
+  b.setInsertionPointToEnd(module.getBody());
+  auto merge = gpu::GPUFuncOp::create(
+      b, (host.getName() + "_merge").str(),
+      b.getFunctionType({partialsType, outType}, {}));
+  merge->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  merge.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(rows), 1, 1}));
+  if (isVulkan())
+    merge->setAttr(spirv::getEntryPointABIAttrName(),
+                   spirv::getEntryPointABIAttr(ctx, {int32_t(rows), 1, 1}));
+  merge->setAttr("attn.grid", b.getDenseI64ArrayAttr(
+                                  {numQueryTiles, heads, batch}));
+  merge->setAttr("attn.tiling",
+                 b.getDenseI64ArrayAttr({plan.queryTiling.tile,
+                                         plan.queryTiling.period, keyTile}));
+  auto binding = [&](StringRef name, StringRef access) -> Attribute {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr(name)),
+         b.getNamedAttr("access", b.getStringAttr(access))});
+  };
+  merge->setAttr("attn.bindings",
+                 b.getArrayAttr({binding("partials", "read"),
+                                 binding("result0", "write")}));
+
+  b.setInsertionPointToStart(&merge.getBody().front());
+  Value partials = merge.getArgument(0), out = merge.getArgument(1);
+  Value tile = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value batchRow = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  Value row = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  auto [rowStart, count] =
+      emitQueryTileRows(b, b.getLoc(), plan.queryTiling, tile, idx(queryLen));
+  auto active = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, count),
+      /*withElse=*/false);
+  b.setInsertionPointToStart(active.thenBlock());
+  Value firstSplit = arith::MulIOp::create(
+      b,
+      arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(
+              b,
+              arith::AddIOp::create(
+                  b, arith::MulIOp::create(b, batchRow, idx(heads)), head),
+              idx(numQueryTiles)),
+          tile),
+      idx(splits));
+  auto at = [&](int64_t s, int64_t c) {
+    return load(partials,
+                {arith::AddIOp::create(b, firstSplit, idx(s)), row, idx(c)});
+  };
+  // M = max m_s; w_s = exp(m_s - M) (0 for splits that kept nothing);
+  // O = sum w_s acc_s / sum w_s l_s.
+  Value m = f32(-INFINITY);
+  for (int64_t s = 0; s < splits; ++s)
+    m = arith::MaximumFOp::create(b, m, at(s, valueDim));
+  Value reference = arith::SelectOp::create(
+      b, arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, f32(-INFINITY)),
+      f32(0.0f), m);
+  SmallVector<Value> weights;
+  Value l = f32(0.0f);
+  for (int64_t s = 0; s < splits; ++s) {
+    weights.push_back(
+        exp(arith::SubFOp::create(b, at(s, valueDim), reference)));
+    l = fma(weights.back(), at(s, valueDim + 1), l);
+  }
+  Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0.0f));
+  Value inverse = arith::DivFOp::create(b, f32(1.0f), l);
+  Value queryRow = arith::AddIOp::create(b, rowStart, row);
+  for (int64_t c = 0; c < valueDim; ++c) {
+    Value o = f32(0.0f);
+    for (int64_t s = 0; s < splits; ++s)
+      o = fma(weights[s], at(s, c), o);
+    o = arith::SelectOp::create(b, none, f32(0.0f),
+                                arith::MulFOp::create(b, o, inverse));
+    memref::StoreOp::create(b, fromF32(o, outType.getElementType()), out,
+                            {batchRow, head, queryRow, idx(c)});
+  }
+  b.setInsertionPointAfter(active);
+  gpu::ReturnOp::create(b);
 }
 
 void GpuKernelEmitter::emitBody() {
   tileIv = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  if (splits > 1) {
+    splitIv = arith::RemUIOp::create(b, tileIv, idx(splits));
+    tileIv = arith::DivUIOp::create(b, tileIv, idx(splits));
+  }
   headIv = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   batchIv = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
@@ -257,6 +376,7 @@ void GpuKernelEmitter::emitBody() {
     Value end = word(arith::AddIOp::create(
         b, csr, arith::AddIOp::create(b, tileIv, idx(1))));
     Value entries = arith::AddIOp::create(b, csr, idx(numQueryTiles + 1));
+    std::tie(start, end) = splitRange(start, end);
     auto loop = scf::ForOp::create(
         b, start, end, idx(1), state,
         [&](OpBuilder &nb, Location loc, Value e, ValueRange iter) {
@@ -271,8 +391,9 @@ void GpuKernelEmitter::emitBody() {
         });
     final = loop.getResults();
   } else {
+    auto [lo, hi] = splitRange(idx(0), idx(numKeyTiles));
     auto loop = scf::ForOp::create(
-        b, idx(0), idx(numKeyTiles), idx(1), state,
+        b, lo, hi, idx(1), state,
         [&](OpBuilder &nb, Location loc, Value tile, ValueRange iter) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -305,21 +426,29 @@ void GpuKernelEmitter::emitBody() {
     final = loop.getResults();
   }
 
-  storeResult(ValueRange(final).drop_back(countTiles ? 2 : 0));
+  // Workgroups in the order of the grid: query tile (and split) fastest.
+  Value workgroup = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(
+          b,
+          arith::AddIOp::create(
+              b, arith::MulIOp::create(b, batchIv, idx(heads)), headIv),
+          idx(numQueryTiles)),
+      tileIv);
+  if (splits > 1)
+    workgroup = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, workgroup, idx(splits)), splitIv);
+  ValueRange softmax = ValueRange(final).drop_back(countTiles ? 2 : 0);
+  if (splits > 1)
+    storePartials(softmax, workgroup);
+  else
+    storeResult(softmax);
   if (countTiles) {
     auto count = scf::IfOp::create(
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0)),
         /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(count.thenBlock());
-    Value workgroup = arith::AddIOp::create(
-        b,
-        arith::MulIOp::create(
-            b,
-            arith::AddIOp::create(
-                b, arith::MulIOp::create(b, batchIv, idx(heads)), headIv),
-            idx(numQueryTiles)),
-        tileIv);
     Value at = arith::MulIOp::create(b, workgroup, idx(2));
     for (int k = 0; k < 2; ++k)
       memref::StoreOp::create(
@@ -469,6 +598,8 @@ private:
   SmallVector<Value> processTile(ValueRange state, Value j0, Value tk,
                                  bool masked) override;
   void storeResult(ValueRange state) override;
+  bool splitsKeys() const override { return true; }
+  void storePartials(ValueRange state, Value workgroup) override;
   SmallVector<Value> update(ValueRange state, Value s, Value jj);
 
   /// Column c of this invocation's share of a row of `width`.
@@ -479,12 +610,12 @@ private:
         b, arith::MulIOp::create(b, part, idx(width / lanes())), idx(c));
   }
 
-  Value rowActive, queryRow, part, keysShared, valuesShared;
+  Value rowActive, rowInTile, queryRow, part, keysShared, valuesShared;
   SmallVector<Value> q;
 };
 
 void ScalarFlashEmitter::prologue() {
-  Value rowInTile = arith::DivUIOp::create(b, tid, idx(lanes()));
+  rowInTile = arith::DivUIOp::create(b, tid, idx(lanes()));
   part = arith::RemUIOp::create(b, tid, idx(lanes()));
   rowActive =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowInTile, tileRows);
@@ -618,6 +749,20 @@ void ScalarFlashEmitter::storeResult(ValueRange final) {
   }
 }
 
+void ScalarFlashEmitter::storePartials(ValueRange final, Value workgroup) {
+  auto store = scf::IfOp::create(b, rowActive, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(store.thenBlock());
+  for (int64_t c = 0; c < valueDim / lanes(); ++c)
+    memref::StoreOp::create(b, final[2 + c], partialsBuf,
+                            {workgroup, rowInTile, column(valueDim, c)});
+  // m and l: the same in both invocations of a row.
+  memref::StoreOp::create(b, final[0], partialsBuf,
+                          {workgroup, rowInTile, idx(valueDim)});
+  memref::StoreOp::create(b, final[1], partialsBuf,
+                          {workgroup, rowInTile, idx(valueDim + 1)});
+}
+
 } // namespace
 
 std::unique_ptr<GpuKernelEmitter> mlir::attn::makeScalarFlashEmitter(
@@ -687,11 +832,12 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
 gpu::GPUFuncOp mlir::attn::buildGpuFlashKernel(
     func::FuncOp host, TiledAttention attention, const KernelPlan &plan,
     const TargetDescription &target, gpu::GPUModuleOp module, bool countTiles,
-    bool emulateMma) {
+    bool emulateMma, int64_t maxKeySplits) {
   std::unique_ptr<GpuKernelEmitter> emitter =
       usesMmaKernel(attention, plan, target, emulateMma)
           ? makeMmaFlashEmitter(host, attention, plan, target, countTiles)
           : makeScalarFlashEmitter(host, attention, plan, target, countTiles);
+  emitter->maxKeySplits = maxKeySplits;
   return emitter->build(module);
 }
 

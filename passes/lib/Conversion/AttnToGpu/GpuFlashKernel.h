@@ -32,7 +32,10 @@ LogicalResult checkGpuSupported(func::FuncOp host, TiledAttention attention,
 /// Builds the kernel of `host` (checked by checkGpuSupported) as a gpu.func
 /// named after it in `module`: the tensor-core kernel for f16 / bf16 on
 /// CUDA (and on Vulkan with `emulateMma`), else the scalar one
-/// (GpuKernelEmitter.h). Its arguments are the host function's arguments,
+/// (GpuKernelEmitter.h); fewer workgroups than the target wants split
+/// their key tiles over up to `maxKeySplits` workgroups (then a second
+/// kernel, `<name>_merge`, combines the partial results). Its arguments are
+/// the host function's arguments,
 /// then the schedule buffer (when the plan has schedules), then two i32 per
 /// workgroup counting visited and partial key tiles (`countTiles`), then
 /// the output. The launch (grid, bindings, schedule contents) is recorded
@@ -41,7 +44,7 @@ gpu::GPUFuncOp buildGpuFlashKernel(func::FuncOp host, TiledAttention attention,
                                    const KernelPlan &plan,
                                    const TargetDescription &target,
                                    gpu::GPUModuleOp module, bool countTiles,
-                                   bool emulateMma);
+                                   bool emulateMma, int64_t maxKeySplits);
 
 /// Replaces each tensor.extract from a constant tensor in `func` (the tables
 /// of score mods and mask patterns, which have no GPU lowering): small

@@ -36,6 +36,8 @@ public:
   virtual ~GpuKernelEmitter() = default;
 
   gpu::GPUFuncOp build(gpu::GPUModuleOp module);
+  /// The most workgroups one query tile's key tiles are split over.
+  int64_t maxKeySplits = 64;
 
 protected:
   // The kernel's parts.
@@ -52,6 +54,11 @@ protected:
                                          bool masked) = 0;
   /// O from the final state.
   virtual void storeResult(ValueRange state) = 0;
+  /// Whether the kernel can split its key tiles over workgroups, and the
+  /// partial result (unnormalized O, then m and l, per row of the tile) of
+  /// its share into `partials` [workgroup][row][Dv + 2] at `workgroup`.
+  virtual bool splitsKeys() const { return false; }
+  virtual void storePartials(ValueRange state, Value workgroup) {}
 
   // Helpers.
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -92,9 +99,19 @@ protected:
   Value queryBuf, keyBuf, valueBuf, outBuf, scheduleBuf, countBuf;
   Value qSegBuf, kvSegBuf;
   Value tileIv, headIv, batchIv, kvHead, tid, first, tileRows;
+  /// Workgroups per query tile sharing its key tiles (1: no split), this
+  /// workgroup's share, and the partial results' buffer.
+  int64_t splits = 1;
+  Value splitIv, partialsBuf;
 
 private:
   void emitBody();
+  /// The kernel `<name>_merge` of a split launch: per query row, O from
+  /// the splits' partial results.
+  void buildMergeKernel(gpu::GPUModuleOp module);
+  /// [lo, hi) of this workgroup's share of key tiles (or schedule
+  /// entries) [begin, end).
+  std::pair<Value, Value> splitRange(Value begin, Value end);
   SmallVector<Value> visitKeyTile(ValueRange state, Value keyTileIndex,
                                   Value isFull);
   Value argumentFor(Value value) {
