@@ -565,9 +565,9 @@ static int checkResult(const CheckedOp &checked,
     if (Operand *mask = operandOf("mask"))
       problem->mask = mask->as<uint8_t>();
     if (Operand *bias = operandOf("bias"))
-      problem->bias = bias->as<float>();
+      problem->bias = bias->floats();
     if (Operand *table = operandOf("rel_table"))
-      problem->relTable = table->as<float>();
+      problem->relTable = table->floats();
     expected = attnrt::reference::attention(*problem);
   }
 
@@ -695,8 +695,14 @@ int main(int argc, char **argv) {
   if (std::string message = findEntry(*module, entry, checked);
       !message.empty())
     return fail(message);
-  // Element types the CPU target cannot lower are reported at their op
-  // before the steps below, which assume f32.
+  // Compile the entry and what it calls only: the other entries of a test
+  // file would just add compile time (and may be for another target).
+  for (func::FuncOp f :
+       llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+    if (f != entry && SymbolTable::symbolKnownUseEmpty(f, *module))
+      f.erase();
+  // Element types the target cannot lower are reported at their op before
+  // the steps below.
   PassManager verify(&context);
   verify.addPass(attn::createAttnVerifyTarget(
       {device == "cpu" ? std::string("cpu") : effectiveGpuTarget()}));
@@ -724,12 +730,6 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   bool usesSegmentIds = checked.attention && checked.attention.getQSegments();
 
-  // Compile the entry and what it calls only: the other entries of a test
-  // file would just add LLVM compile time.
-  for (func::FuncOp f :
-       llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
-    if (f != entry && SymbolTable::symbolKnownUseEmpty(f, *module))
-      f.erase();
   std::string entrySymbol = entry.getSymName().str();
   auto kernel = buildKernel(*module);
   if (!kernel)

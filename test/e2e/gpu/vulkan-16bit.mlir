@@ -15,6 +15,8 @@
 // RUN: attn-run %s --device=vulkan --check --entry=bf16_alibi_softcap | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --device=vulkan --check --entry=f16_documents | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --check --entry=bf16_short_keys | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --device=vulkan --check --entry=dense_mask_bias_decode | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=dense_mask_bias_decode | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --gpu-target=vulkan-generic --check --entry=bf16_window_gqa | FileCheck %s --check-prefix=BF16
 // The tensor-core kernel of the CUDA target (GpuMmaFlashKernel.cpp), each
 // mma.sync emulated in workgroup memory from PTX's fragment layout: its
@@ -96,4 +98,15 @@ func.func @bf16_short_keys(%q: tensor<1x2x70x24xbf16>, %k: tensor<1x2x37x24xbf16
       : (tensor<1x2x70x24xbf16>, tensor<1x2x37x24xbf16>, tensor<1x2x37x20xbf16>)
       -> tensor<1x2x70x20xbf16>
   return %o : tensor<1x2x70x20xbf16>
+}
+
+// A dense mask (per head) and an f16 bias (broadcast over heads) on a
+// decoding shape: the scalar kernel splits its 19 key tiles.
+func.func @dense_mask_bias_decode(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x600x64xf16>,
+                                  %v: tensor<1x4x600x64xf16>, %m: tensor<1x4x1x600xi1>,
+                                  %bias: tensor<1x1x1x600xf16>) -> tensor<1x4x1x64xf16> {
+  %o = attn.attention %q, %k, %v mask(%m) bias(%bias)
+      : (tensor<1x4x1x64xf16>, tensor<1x4x600x64xf16>, tensor<1x4x600x64xf16>,
+         tensor<1x4x1x600xi1>, tensor<1x1x1x600xf16>) -> tensor<1x4x1x64xf16>
+  return %o : tensor<1x4x1x64xf16>
 }

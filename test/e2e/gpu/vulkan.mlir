@@ -30,6 +30,7 @@
 // RUN: python3 %S/../Inputs/compare-npy.py %t/region.npy %t/halved.npy 1e-5 | FileCheck %s --check-prefix=SAME
 // SAME: max abs difference {{.*}}: SAME
 // RUN: attn-run %s --device=vulkan --check --entry=fully_masked_rows | FileCheck %s
+// RUN: attn-run %s --device=vulkan --check --entry=dense_mask_bias | FileCheck %s
 // The generic Vulkan target (16 KiB of workgroup memory: 16-row key tiles
 // at D = 128).
 // RUN: attn-run %s --device=vulkan --gpu-target=vulkan-generic --check --entry=gqa_d128 | FileCheck %s
@@ -198,3 +199,15 @@ func.func @fully_masked_rows(%q: tensor<1x2x97x64xf32>, %k: tensor<1x2x40x64xf32
       -> tensor<1x2x97x64xf32>
   return %o : tensor<1x2x97x64xf32>
 }
+
+// A dense boolean mask (80 % kept, broadcast over heads) and an additive
+// bias per head on a causal pattern: every tile evaluates the mask.
+func.func @dense_mask_bias(%q: tensor<2x2x97x40xf32>, %k: tensor<2x2x97x40xf32>,
+                           %v: tensor<2x2x97x40xf32>, %m: tensor<2x1x97x97xi1>,
+                           %bias: tensor<1x2x97x97xf32>) -> tensor<2x2x97x40xf32> {
+  %o = attn.attention %q, %k, %v mask(%m) bias(%bias) pattern(#attn.causal)
+      : (tensor<2x2x97x40xf32>, tensor<2x2x97x40xf32>, tensor<2x2x97x40xf32>,
+         tensor<2x1x97x97xi1>, tensor<1x2x97x97xf32>) -> tensor<2x2x97x40xf32>
+  return %o : tensor<2x2x97x40xf32>
+}
+

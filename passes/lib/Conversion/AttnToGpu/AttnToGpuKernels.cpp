@@ -56,14 +56,15 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
 
 /// The SPIR-V environment of a Vulkan target: Vulkan 1.1 (SPIR-V 1.3),
 /// 64-bit integers for i64 segment ids, 16-bit storage for f16 and bf16
-/// inputs, subgroup shuffles (row sums of the tensor-core kernel), the
+/// inputs, 8-bit storage for boolean masks, subgroup shuffles (row sums of the tensor-core kernel), the
 /// target's workgroup limits. spirv-update-vce keeps only the
 /// capabilities a kernel uses.
 Attribute vulkanTargetEnv(MLIRContext *ctx, const TargetDescription &target) {
   std::string text =
-      "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, Int16, Float16, "
-      "StorageBuffer16BitAccess, GroupNonUniformShuffle], [SPV_KHR_storage_buffer_storage_class, "
-      "SPV_KHR_16bit_storage]>, api=Vulkan, "
+      "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, Int16, Int8, "
+      "Float16, StorageBuffer16BitAccess, StorageBuffer8BitAccess, "
+      "GroupNonUniformShuffle], [SPV_KHR_storage_buffer_storage_class, "
+      "SPV_KHR_16bit_storage, SPV_KHR_8bit_storage]>, api=Vulkan, "
       "#spirv.resource_limits<max_compute_shared_memory_size = " +
       std::to_string(target.workgroupMemoryBytes) +
       ", max_compute_workgroup_invocations = 128, "

@@ -55,6 +55,9 @@ MemRefType bufferType(Type tensorType, const TargetDescription &target) {
   Type element = t.getElementType();
   if (element.isBF16() && target.api == TargetDescription::Api::Vulkan)
     element = IntegerType::get(t.getContext(), 16);
+  // Boolean masks arrive as one byte per element.
+  if (element.isInteger(1))
+    element = IntegerType::get(t.getContext(), 8);
   return MemRefType::get(t.getShape(), element);
 }
 
@@ -233,6 +236,10 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
     qSegBuf = argumentFor(op.getQSegments());
     kvSegBuf = argumentFor(op.getKvSegments());
   }
+  if (op.getMask())
+    maskBuf = argumentFor(op.getMask());
+  if (op.getBias())
+    biasBuf = argumentFor(op.getBias());
   if (plan.schedules)
     scheduleBuf = kernel.getArgument(scheduleArg);
   if (countTiles)
@@ -474,14 +481,15 @@ SmallVector<Value> GpuKernelEmitter::visitKeyTile(ValueRange state,
                                  [](const TileSchedule &s) {
                                    return s.numFull() != s.numVisited();
                                  });
-  bool needsMask =
-      (plan.staticPattern && anyPartial) || plan.runtimeSegments;
+  // Segment ids and dense masks are only known at run time.
+  bool runtimeMask = plan.runtimeSegments || maskBuf;
+  bool needsMask = (plan.staticPattern && anyPartial) || runtimeMask;
   ValueRange softmax = state.drop_back(countTiles ? 2 : 0);
   SmallVector<Value> next;
   if (!needsMask || !isFull) {
     next = processTile(softmax, j0, tk, needsMask);
-  } else if (plan.runtimeSegments) {
-    // Segment ids are only known at run time: every tile is masked.
+  } else if (runtimeMask) {
+    // Every tile is masked.
     next = processTile(softmax, j0, tk, /*masked=*/true);
   } else {
     auto branch = scf::IfOp::create(
@@ -502,7 +510,7 @@ SmallVector<Value> GpuKernelEmitter::visitKeyTile(ValueRange state,
     Value visited = state[state.size() - 2], partial = state.back();
     visited = arith::AddIOp::create(b, visited, idx(1));
     if (needsMask) {
-      Value masked = isFull && !plan.runtimeSegments
+      Value masked = isFull && !runtimeMask
                          ? arith::SelectOp::create(b, isFull, idx(0), idx(1))
                          : idx(1);
       partial = arith::AddIOp::create(b, partial, masked);
@@ -512,9 +520,21 @@ SmallVector<Value> GpuKernelEmitter::visitKeyTile(ValueRange state,
   return next;
 }
 
+/// The indices of element (i, j) of a dense [B?, H?, Lq, Lk] operand
+/// (size-1 batch and head dimensions broadcast).
+SmallVector<Value> GpuKernelEmitter::denseIndices(Value buffer, Value i,
+                                                  Value j) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return {type.getDimSize(0) == 1 ? idx(0) : batchIv,
+          type.getDimSize(1) == 1 ? idx(0) : headIv, i, j};
+}
+
 Value GpuKernelEmitter::finishScore(Value s, Value i, Value j, bool masked) {
   ArrayAttr mods = op.getModsAttr();
   s = emitSoftcap(b, b.getLoc(), mods, s);
+  if (biasBuf)
+    s = arith::AddFOp::create(b, s,
+                              toF32(load(biasBuf, denseIndices(biasBuf, i, j))));
   if (mods && !mods.empty()) {
     // r = j - (i + delta), the signed distance of docs/Dialect.md.
     Value distance =
@@ -540,15 +560,26 @@ Value GpuKernelEmitter::elementMask(Value i, Value j) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                  id(qSegBuf, i), id(kvSegBuf, j));
   };
+  Value kept;
   MaskAttrInterface pattern = op.getPatternAttr();
-  if (isa<SegmentsAttr>(pattern))
-    return segmentsEqual();
-  auto evaluate = [&](MaskAttrInterface member) -> Value {
-    return isa<SegmentsAttr>(member) ? segmentsEqual() : Value();
-  };
-  MaskContext context{idx(delta),  headIv, batchIv, Value(), Value(),
-                      op.getMaskShape(), evaluate};
-  return emitElementMask(b, b.getLoc(), pattern, i, j, context);
+  if (isa_and_nonnull<SegmentsAttr>(pattern)) {
+    kept = segmentsEqual();
+  } else if (pattern) {
+    auto evaluate = [&](MaskAttrInterface member) -> Value {
+      return isa<SegmentsAttr>(member) ? segmentsEqual() : Value();
+    };
+    MaskContext context{idx(delta),  headIv, batchIv, Value(), Value(),
+                        op.getMaskShape(), evaluate};
+    kept = emitElementMask(b, b.getLoc(), pattern, i, j, context);
+  }
+  if (maskBuf) {
+    Value byte = load(maskBuf, denseIndices(maskBuf, i, j));
+    Value set = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne, byte,
+        arith::ConstantIntOp::create(b, byte.getType(), 0));
+    kept = kept ? arith::AndIOp::create(b, kept, set) : set;
+  }
+  return kept;
 }
 
 Value GpuKernelEmitter::inlineScoreRegion(Value x, Value i, Value j) {
@@ -795,12 +826,13 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
     element.print(os);
     return fail("element type " + name);
   }
-  if (op.getMask() || op.getBias() || op.getRelTable())
-    return fail("dense mask, bias and rel_table operands");
+  if (op.getRelTable())
+    return fail("the rel_table operand");
   for (Value v : {op.getQuery(), op.getKey(), op.getValue(), op.getQSegments(),
-                  op.getKvSegments()})
+                  op.getKvSegments(), op.getMask(), op.getBias()})
     if (v && !isHostArgument(host, v))
-      return fail("Q, K, V and segment ids must be arguments of the function");
+      return fail("Q, K, V, segment ids, mask and bias must be arguments of "
+                  "the function");
   std::string reason;
   if (!isScoreModCodegenSupported(op.getModsAttr(),
                                   op.getMaskShape().numHeads, reason))

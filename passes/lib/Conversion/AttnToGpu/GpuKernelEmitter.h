@@ -77,6 +77,7 @@ protected:
   /// soft-capped, mods, score region; -inf where `masked` and dropped).
   Value finishScore(Value s, Value i, Value j, bool masked);
   Value elementMask(Value i, Value j);
+  SmallVector<Value> denseIndices(Value buffer, Value i, Value j);
   Value inlineScoreRegion(Value x, Value i, Value j);
   float scale();
   bool isVulkan() const {
@@ -97,7 +98,7 @@ protected:
   int64_t keyTile = 0, rows = 0, delta = 0;
   // Values of the kernel body.
   Value queryBuf, keyBuf, valueBuf, outBuf, scheduleBuf, countBuf;
-  Value qSegBuf, kvSegBuf;
+  Value qSegBuf, kvSegBuf, maskBuf, biasBuf;
   Value tileIv, headIv, batchIv, kvHead, tid, first, tileRows;
   /// Workgroups per query tile sharing its key tiles (1: no split), this
   /// workgroup's share, and the partial results' buffer.
