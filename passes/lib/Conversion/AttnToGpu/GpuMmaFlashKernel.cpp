@@ -29,6 +29,9 @@
 // p = 0: an inf or NaN in V poisons the rows whose tile holds it (as in
 // every tensor-core attention).
 //
+// Decoding shapes split their key tiles like the scalar kernel
+// (GpuKernelEmitter.h): the partial O, m and l go to the `partials` buffer.
+//
 // CUDA gets nvvm.mma.sync. On Vulkan (`emulate-mma`) each mma goes through
 // workgroup memory: lanes store their A and B words, and every lane
 // computes its four C entries from PTX's layout above; that runs the same
@@ -61,6 +64,8 @@ private:
   SmallVector<Value> processTile(ValueRange state, Value j0, Value tk,
                                  bool masked) override;
   void storeResult(ValueRange state) override;
+  bool splitsKeys() const override { return true; }
+  void storePartials(ValueRange state, Value workgroup) override;
 
   // 16-bit words.
   Value i32(int64_t v) {
@@ -98,7 +103,7 @@ private:
   Type elementType; // f16 or bf16
   int64_t dChunks = 0, paddedDim = 0, valueTiles = 0, paddedValueDim = 0;
   Value warp, lane, g, c4, warpRow;
-  Value rowIndex[2], rowActive[2];
+  Value rowIndex[2], rowActive[2], rowInTile[2];
   SmallVector<SmallVector<Value>> qFragments; // [dChunks][4]
   Value keyWords, valueWords;                 // workgroup memory
   Value mmaA, mmaB;                           // Vulkan emulation
@@ -144,13 +149,13 @@ void MmaFlashEmitter::prologue() {
   c4 = arith::RemUIOp::create(b, lane, idx(4));
   warpRow = arith::MulIOp::create(b, warp, idx(16));
   for (int r = 0; r < 2; ++r) {
-    Value inTile =
+    rowInTile[r] =
         arith::AddIOp::create(b, warpRow, arith::AddIOp::create(b, g, idx(8 * r)));
-    rowActive[r] =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, inTile, tileRows);
+    rowActive[r] = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                         rowInTile[r], tileRows);
     // Rows past the tile's end compute on its first row and store nothing.
     rowIndex[r] = arith::SelectOp::create(
-        b, rowActive[r], arith::AddIOp::create(b, first, inTile), first);
+        b, rowActive[r], arith::AddIOp::create(b, first, rowInTile[r]), first);
   }
 
   // Q's A fragments, once: word k of chunk kc holds row (k % 2 ? g + 8 : g)
@@ -447,6 +452,47 @@ void MmaFlashEmitter::storeResult(ValueRange final) {
       memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
                               {batchIv, headIv, rowIndex[r], col});
     }
+}
+
+void MmaFlashEmitter::storePartials(ValueRange final, Value workgroup) {
+  // Unnormalized O from the C fragments; m and l (summed over the quad)
+  // from its first lane.
+  Value l[2] = {quadReduce(final[2], /*sum=*/true),
+                quadReduce(final[3], /*sum=*/true)};
+  Value firstLane =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c4, idx(0));
+  for (int r = 0; r < 2; ++r) {
+    auto store = scf::IfOp::create(b, rowActive[r], /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    for (int64_t v = 0; v < valueTiles; ++v)
+      for (int64_t i = 2 * r; i < 2 * r + 2; ++i) {
+        Value col = arith::AddIOp::create(
+            b, arith::MulIOp::create(b, c4, idx(2)), idx(8 * v + i % 2));
+        // Padded columns past Dv hold zeros; the buffer's rows have room
+        // for Dv + 2 only, so they are not stored.
+        if (8 * v + 8 > valueDim) {
+          auto inside = scf::IfOp::create(
+              b,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                    idx(valueDim)),
+              /*withElse=*/false);
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(inside.thenBlock());
+          memref::StoreOp::create(b, final[4 + 4 * v + i], partialsBuf,
+                                  {workgroup, rowInTile[r], col});
+        } else {
+          memref::StoreOp::create(b, final[4 + 4 * v + i], partialsBuf,
+                                  {workgroup, rowInTile[r], col});
+        }
+      }
+    auto first = scf::IfOp::create(b, firstLane, /*withElse=*/false);
+    b.setInsertionPointToStart(first.thenBlock());
+    memref::StoreOp::create(b, final[r], partialsBuf,
+                            {workgroup, rowInTile[r], idx(valueDim)});
+    memref::StoreOp::create(b, l[r], partialsBuf,
+                            {workgroup, rowInTile[r], idx(valueDim + 1)});
+  }
 }
 
 } // namespace
