@@ -157,6 +157,8 @@ KernelPlan mlir::attn::planGpuKernel(const AttentionFacts &op,
   plan.blocking = Blocking{1, target.workgroupRows, 1};
   int64_t rowBytes = 4 * (std::max<int64_t>(op.headDim, 1) +
                           std::max<int64_t>(op.valueDim, 1));
+  // Every stage of the pipeline holds a key tile.
+  rowBytes *= std::max<int64_t>(target.pipelineDepth, 1);
   int64_t keyTile = target.maxKeyTile;
   while (keyTile > 1 && keyTile * rowBytes > target.workgroupMemoryBytes)
     keyTile /= 2;

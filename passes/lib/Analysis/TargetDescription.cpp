@@ -52,6 +52,7 @@ TargetDescription TargetDescription::vulkanLavapipe() {
   // lavapipe's threads (one per core) are few; the suite's decoding shapes
   // (16 workgroups) are split in 2 to 4.
   target.minWorkgroups = 32;
+  target.pipelineDepth = 2;
   // 16-bit inputs are widened to f32 as they are loaded.
   target.elementTypes = {"f32", "f16", "bf16"};
   return target;
@@ -81,6 +82,7 @@ TargetDescription TargetDescription::cuda(llvm::StringRef chip) {
   target.matrixShapes = {{16, 8, 16}};
   // Two workgroups per SM of an H100 (132 SMs) or A100 (108).
   target.minWorkgroups = 256;
+  target.pipelineDepth = 2;
   target.elementTypes = {"f32", "f16", "bf16"};
   return target;
 }

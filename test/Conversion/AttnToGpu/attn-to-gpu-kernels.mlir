@@ -25,14 +25,21 @@
 // VK-DAG: gpu.block_id y
 // VK-DAG: gpu.block_id z
 // VK-DAG: gpu.thread_id x
-// VK: memref.alloc() : memref<32x40xf32, 3>
-// VK: memref.alloc() : memref<32x40xf32, 3>
-// The schedule's entries of this query tile.
+// Two stages of 32 key rows (the next tile is staged while this one is
+// computed).
+// VK: memref.alloc() : memref<64x40xf32, 3>
+// VK: memref.alloc() : memref<64x40xf32, 3>
+// The first tile of the schedule's entries of this query tile, staged
+// between barriers; then per entry: stage the next (if any), compute,
+// one barrier.
+// VK: gpu.barrier
+// VK: memref.store %{{.*}} : memref<64x40xf32, 3>
+// VK: gpu.barrier
 // VK: scf.for
+// VK: arith.remui %{{.*}}, %c2
+// VK: scf.if
 // VK: memref.load %{{.*}} : memref<10xi32>
-// VK: gpu.barrier
-// VK: memref.store %{{.*}} : memref<32x40xf32, 3>
-// VK: gpu.barrier
+// VK: memref.store %{{.*}} : memref<64x40xf32, 3>
 // Full tiles take the key loop without mask code.
 // VK: scf.if
 // VK: scf.for
@@ -44,7 +51,7 @@
 // VK: gpu.return
 
 // CUDA: gpu.func @causal
-// CUDA-SAME: workgroup(%{{.*}} : memref<32x40xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x40xf32, #gpu.address_space<workgroup>>)
+// CUDA-SAME: workgroup(%{{.*}} : memref<64x40xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x40xf32, #gpu.address_space<workgroup>>)
 // CUDA-SAME: kernel
 // CUDA-NOT: spirv.entry_point_abi
 // CUDA-NOT: memref.alloc

@@ -9,7 +9,9 @@
 // RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan "--attn-to-gpu-kernels=target=vulkan emulate-mma=true" | FileCheck %s --check-prefix=EMU
 
 // CUDA-LABEL: gpu.func @f16_causal(
-// CUDA-SAME: workgroup(%{{.*}} : memref<32x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xi32, #gpu.address_space<workgroup>>)
+// Two stages of 32 keys: K as words along D (64 x 32 words), V transposed
+// (64 columns x 2 x 16 words along the keys).
+// CUDA-SAME: workgroup(%{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>)
 // CUDA-SAME: known_block_size = array<i32: 128, 1, 1>
 // Q's fragments: pairs of f16 bits packed into words.
 // CUDA: arith.bitcast %{{.*}} : f16 to i16
@@ -48,7 +50,7 @@ func.func @f16_causal(%q: tensor<1x2x97x64xf16>, %k: tensor<1x2x97x64xf16>,
 
 // bf16 operands are i32 words; D = 40 pads to 3 k-steps (48 columns).
 // CUDA-LABEL: gpu.func @bf16_dense(
-// CUDA-SAME: workgroup(%{{.*}} : memref<32x24xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<40x16xi32, #gpu.address_space<workgroup>>)
+// CUDA-SAME: workgroup(%{{.*}} : memref<64x24xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<40x32xi32, #gpu.address_space<workgroup>>)
 // CUDA: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // On Vulkan bf16 travels as i16 words.
 // VK-LABEL: gpu.func @bf16_dense(

@@ -48,6 +48,9 @@ struct TargetDescription {
   /// tiles over several workgroups and merge their partial softmax results
   /// by log-sum-exp in a second kernel.
   int64_t minWorkgroups = 0;
+  /// GPU: stages of the K / V tiles in workgroup memory (2: the next tile
+  /// is copied while this one is computed).
+  int64_t pipelineDepth = 1;
   /// CUDA: the `sm_XX` chip its PTX is for.
   std::string chip;
 

@@ -158,6 +158,9 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   numKeyTiles = (keyLen + keyTile - 1) / keyTile;
   delta = getAlignmentDelta(op.getAlignment(), queryLen, keyLen);
   int64_t numWorkgroups = numQueryTiles * heads * batch;
+  // Pipelined staging where the tiles to visit are known in advance.
+  if (plan.schedules || !plan.staticPattern)
+    depth = std::max<int64_t>(target.pipelineDepth, 1);
   // Split only long key ranges: each share keeps at least 4 key tiles.
   if (splitsKeys() && numWorkgroups < target.minWorkgroups &&
       numKeyTiles >= 8)
@@ -384,19 +387,19 @@ void GpuKernelEmitter::emitBody() {
         b, csr, arith::AddIOp::create(b, tileIv, idx(1))));
     Value entries = arith::AddIOp::create(b, csr, idx(numQueryTiles + 1));
     std::tie(start, end) = splitRange(start, end);
-    auto loop = scf::ForOp::create(
-        b, start, end, idx(1), state,
-        [&](OpBuilder &nb, Location loc, Value e, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value entry = word(arith::AddIOp::create(b, entries, e));
-          Value tile = arith::ShRUIOp::create(b, entry, idx(1));
-          Value isFull = arith::CmpIOp::create(
-              b, arith::CmpIPredicate::eq,
-              arith::AndIOp::create(b, entry, idx(1)), idx(1));
-          scf::YieldOp::create(b, visitKeyTile(iter, tile, isFull));
-        });
-    final = loop.getResults();
+    final = visitKeyTiles(state, start, end, [&](Value e) {
+      Value entry = word(arith::AddIOp::create(b, entries, e));
+      Value tile = arith::ShRUIOp::create(b, entry, idx(1));
+      Value isFull = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::eq, arith::AndIOp::create(b, entry, idx(1)),
+          idx(1));
+      return std::make_pair(tile, isFull);
+    });
+  } else if (!staticPattern) {
+    auto [lo, hi] = splitRange(idx(0), idx(numKeyTiles));
+    final = visitKeyTiles(state, lo, hi, [&](Value tile) {
+      return std::make_pair(tile, Value());
+    });
   } else {
     auto [lo, hi] = splitRange(idx(0), idx(numKeyTiles));
     auto loop = scf::ForOp::create(
@@ -404,11 +407,8 @@ void GpuKernelEmitter::emitBody() {
         [&](OpBuilder &nb, Location loc, Value tile, ValueRange iter) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          if (!staticPattern) {
-            scf::YieldOp::create(b, visitKeyTile(iter, tile, Value()));
-            return;
-          }
-          // Run-time tile classes (the schedule would be too large).
+          // Run-time tile classes (the schedule would be too large): one
+          // stage, since the next visited tile is not known in advance.
           Value j0 = arith::MulIOp::create(b, tile, idx(keyTile));
           Value j1 =
               arith::MinUIOp::create(b, arith::AddIOp::create(b, j0, idx(keyTile)),
@@ -464,15 +464,75 @@ void GpuKernelEmitter::emitBody() {
   }
 }
 
-SmallVector<Value> GpuKernelEmitter::visitKeyTile(ValueRange state,
-                                                  Value keyTileIndex,
-                                                  Value isFull) {
+std::pair<Value, Value> GpuKernelEmitter::keyRange(Value keyTileIndex) {
   Value j0 = arith::MulIOp::create(b, keyTileIndex, idx(keyTile));
   Value tk = arith::MinUIOp::create(b, idx(keyTile),
                                     arith::SubIOp::create(b, idx(keyLen), j0));
+  return {j0, tk};
+}
+
+SmallVector<Value> GpuKernelEmitter::visitKeyTile(ValueRange state,
+                                                  Value keyTileIndex,
+                                                  Value isFull) {
+  auto [j0, tk] = keyRange(keyTileIndex);
+  stageSlot = idx(0);
   gpu::BarrierOp::create(b);
   stageTile(j0, tk);
   gpu::BarrierOp::create(b);
+  return computeKeyTile(state, keyTileIndex, isFull);
+}
+
+SmallVector<Value> GpuKernelEmitter::visitKeyTiles(
+    ValueRange state, Value lo, Value hi,
+    function_ref<std::pair<Value, Value>(Value)> tileOf) {
+  if (depth == 1) {
+    auto loop = scf::ForOp::create(
+        b, lo, hi, idx(1), state,
+        [&](OpBuilder &nb, Location loc, Value e, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          auto [tile, isFull] = tileOf(e);
+          scf::YieldOp::create(b, visitKeyTile(iter, tile, isFull));
+        });
+    return loop.getResults();
+  }
+  // Two stages: tile e + 1 is copied into one half of the workgroup
+  // buffers while tile e is computed from the other; one barrier per tile.
+  auto stageEntry = [&](Value e, Value slot) {
+    auto inRange = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e, hi),
+        /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(inRange.thenBlock());
+    auto [j0, tk] = keyRange(tileOf(e).first);
+    stageSlot = slot;
+    stageTile(j0, tk);
+  };
+  gpu::BarrierOp::create(b); // the buffers' last readers are done
+  stageEntry(lo, idx(0));
+  gpu::BarrierOp::create(b);
+  auto loop = scf::ForOp::create(
+      b, lo, hi, idx(1), state,
+      [&](OpBuilder &nb, Location loc, Value e, ValueRange iter) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value slot =
+            arith::RemUIOp::create(b, arith::SubIOp::create(b, e, lo), idx(2));
+        Value other = arith::SubIOp::create(b, idx(1), slot);
+        stageEntry(arith::AddIOp::create(b, e, idx(1)), other);
+        auto [tile, isFull] = tileOf(e);
+        stageSlot = slot;
+        SmallVector<Value> next = computeKeyTile(iter, tile, isFull);
+        gpu::BarrierOp::create(b);
+        scf::YieldOp::create(b, next);
+      });
+  return loop.getResults();
+}
+
+SmallVector<Value> GpuKernelEmitter::computeKeyTile(ValueRange state,
+                                                    Value keyTileIndex,
+                                                    Value isFull) {
+  auto [j0, tk] = keyRange(keyTileIndex);
 
   // Schedules without partial tiles (block patterns cut at their blocks)
   // need no mask code at all, nor its tables.
@@ -662,8 +722,8 @@ void ScalarFlashEmitter::prologue() {
         toF32(load(queryBuf,
                    {batchIv, headIv, queryRow, column(headDim, c)})),
         scaleValue));
-  keysShared = workgroupBuffer({keyTile, headDim}, b.getF32Type());
-  valuesShared = workgroupBuffer({keyTile, valueDim}, b.getF32Type());
+  keysShared = workgroupBuffer({depth * keyTile, headDim}, b.getF32Type());
+  valuesShared = workgroupBuffer({depth * keyTile, valueDim}, b.getF32Type());
 }
 
 SmallVector<Value> ScalarFlashEmitter::initialState() {
@@ -692,7 +752,7 @@ void ScalarFlashEmitter::stageTile(Value j0, Value tk) {
             Value x = toF32(load(
                 source,
                 {batchIv, kvHead, arith::AddIOp::create(b, j0, r), c}));
-            memref::StoreOp::create(b, x, shared, {r, c});
+            memref::StoreOp::create(b, x, shared, {stagedRow(r), c});
           }
           scf::YieldOp::create(b);
         });
@@ -711,7 +771,8 @@ SmallVector<Value> ScalarFlashEmitter::processTile(ValueRange state, Value j0,
         Value j = arith::AddIOp::create(b, j0, jj);
         Value s = f32(0.0f);
         for (int64_t c = 0; c < headDim / lanes(); ++c)
-          s = fma(q[c], load(keysShared, {jj, column(headDim, c)}), s);
+          s = fma(q[c], load(keysShared, {stagedRow(jj), column(headDim, c)}),
+                  s);
         if (lanes() == 2) {
           // Both invocations of a row take the whole score.
           int64_t width = isVulkan() ? target.subgroupSize : 32;
@@ -753,7 +814,7 @@ SmallVector<Value> ScalarFlashEmitter::update(ValueRange state, Value s,
             arith::SelectOp::create(b, raises, s, m),
             fma(l, alpha, p)};
         for (int64_t c = 0; c < valueDim / lanes(); ++c) {
-          Value v = load(valuesShared, {jj, column(valueDim, c)});
+          Value v = load(valuesShared, {stagedRow(jj), column(valueDim, c)});
           next.push_back(
               fma(p, v, arith::MulFOp::create(b, state[2 + c], alpha)));
         }

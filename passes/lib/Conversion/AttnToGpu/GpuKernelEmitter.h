@@ -104,6 +104,17 @@ protected:
   /// workgroup's share, and the partial results' buffer.
   int64_t splits = 1;
   Value splitIv, partialsBuf;
+  /// Stages of the workgroup buffers (1, or 2: the next tile is copied
+  /// while this one is computed) and the one stageTile / processTile use.
+  int64_t depth = 1;
+  Value stageSlot;
+  /// Row r of the staged tile in buffers of depth x keyTile rows.
+  Value stagedRow(Value r) {
+    if (depth == 1)
+      return r;
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, stageSlot, idx(keyTile)), r);
+  }
 
 private:
   void emitBody();
@@ -113,8 +124,19 @@ private:
   /// [lo, hi) of this workgroup's share of key tiles (or schedule
   /// entries) [begin, end).
   std::pair<Value, Value> splitRange(Value begin, Value end);
+  /// The state after key tiles tileOf(e) for e in [lo, hi), staged in
+  /// `depth` stages; tileOf gives (key tile, isFull or null).
+  SmallVector<Value>
+  visitKeyTiles(ValueRange state, Value lo, Value hi,
+                function_ref<std::pair<Value, Value>(Value)> tileOf);
+  /// One tile, staged and computed (one stage).
   SmallVector<Value> visitKeyTile(ValueRange state, Value keyTileIndex,
                                   Value isFull);
+  /// One staged tile: masked or not, and counted.
+  SmallVector<Value> computeKeyTile(ValueRange state, Value keyTileIndex,
+                                    Value isFull);
+  /// j0 and the number of keys of a key tile.
+  std::pair<Value, Value> keyRange(Value keyTileIndex);
   Value argumentFor(Value value) {
     return kernel.getArgument(cast<BlockArgument>(value).getArgNumber());
   }

@@ -92,6 +92,14 @@ private:
   Value loadBits(Value memref, Value head, Value row, Value col, Value valid,
                  int64_t rowLimit, int64_t colLimit);
 
+  /// Word w of a staged V row (words along the keys: depth x keyTile / 2).
+  Value stagedWord(Value w) {
+    if (depth == 1)
+      return w;
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, stageSlot, idx(keyTile / 2)), w);
+  }
+
   /// D = A B + C on one warp's fragments.
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bWords,
                          ArrayRef<Value> c);
@@ -183,8 +191,10 @@ void MmaFlashEmitter::prologue() {
     qFragments.push_back(words);
   }
 
-  keyWords = workgroupBuffer({keyTile, paddedDim / 2}, b.getI32Type());
-  valueWords = workgroupBuffer({paddedValueDim, keyTile / 2}, b.getI32Type());
+  keyWords =
+      workgroupBuffer({depth * keyTile, paddedDim / 2}, b.getI32Type());
+  valueWords =
+      workgroupBuffer({paddedValueDim, depth * keyTile / 2}, b.getI32Type());
   if (isVulkan()) {
     mmaA = workgroupBuffer({invocations(), 4}, b.getI32Type());
     mmaB = workgroupBuffer({invocations(), 2}, b.getI32Type());
@@ -231,7 +241,7 @@ void MmaFlashEmitter::stageTile(Value j0, Value tk) {
     Value hi = loadBits(keyBuf, kvHead, key, col1,
                         both(keyValid, lt(col1, idx(headDim))), keyLen,
                         headDim);
-    memref::StoreOp::create(b, pack(lo, hi), keyWords, {r, w});
+    memref::StoreOp::create(b, pack(lo, hi), keyWords, {stagedRow(r), w});
   });
   // V transposed: row c (a value column), words along the keys.
   int64_t valueRowWords = keyTile / 2;
@@ -245,7 +255,8 @@ void MmaFlashEmitter::stageTile(Value j0, Value tk) {
                         both(colValid, lt(r, tk)), keyLen, valueDim);
     Value hi = loadBits(valueBuf, kvHead, arith::AddIOp::create(b, j0, r1),
                         col, both(colValid, lt(r1, tk)), keyLen, valueDim);
-    memref::StoreOp::create(b, pack(lo, hi), valueWords, {col, w});
+    memref::StoreOp::create(b, pack(lo, hi), valueWords,
+                            {col, stagedWord(w)});
   });
 }
 
@@ -339,7 +350,7 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
   SmallVector<SmallVector<Value>> s(keyTiles8);
   for (int64_t nt = 0; nt < keyTiles8; ++nt) {
     SmallVector<Value> acc(4, f32(0.0f));
-    Value key = arith::AddIOp::create(b, g, idx(8 * nt));
+    Value key = stagedRow(arith::AddIOp::create(b, g, idx(8 * nt)));
     for (int64_t kc = 0; kc < dChunks; ++kc) {
       Value w0 = arith::AddIOp::create(b, c4, idx(8 * kc));
       Value w1 = arith::AddIOp::create(b, c4, idx(8 * kc + 4));
@@ -410,8 +421,8 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
     ArrayRef<Value> s0 = s[2 * kc], s1 = s[2 * kc + 1];
     SmallVector<Value> p = {packF32(s0[0], s0[1]), packF32(s0[2], s0[3]),
                             packF32(s1[0], s1[1]), packF32(s1[2], s1[3])};
-    Value w0 = arith::AddIOp::create(b, c4, idx(8 * kc));
-    Value w1 = arith::AddIOp::create(b, c4, idx(8 * kc + 4));
+    Value w0 = stagedWord(arith::AddIOp::create(b, c4, idx(8 * kc)));
+    Value w1 = stagedWord(arith::AddIOp::create(b, c4, idx(8 * kc + 4)));
     for (int64_t v = 0; v < valueTiles; ++v) {
       Value col = arith::AddIOp::create(b, g, idx(8 * v));
       acc[v] = mma(p, {load(valueWords, {col, w0}), load(valueWords, {col, w1})},
