@@ -2,6 +2,7 @@
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -89,6 +90,10 @@ struct ModBuilder {
   Value relTable(Value tableTensor, Value head, Value column) {
     if (lanes)
       return gathers.relTable(head, column);
+    // GPU kernels pass the table as a buffer.
+    if (isa<MemRefType>(tableTensor.getType()))
+      return memref::LoadOp::create(b, loc, tableTensor,
+                                    ValueRange{head, column});
     return tensor::ExtractOp::create(b, loc, tableTensor,
                                      ValueRange{head, column});
   }

@@ -15,17 +15,6 @@ func.func @dynamic(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
 
 // -----
 
-func.func @rel_table(%q: tensor<1x4x16x8xf32>, %k: tensor<1x4x16x8xf32>,
-                     %v: tensor<1x4x16x8xf32>, %t: tensor<4x9xf32>) -> tensor<1x4x16x8xf32> {
-  // expected-error @below {{attn-to-gpu-kernels: the rel_table operand (not supported by target 'vulkan-lavapipe' yet)}}
-  %o = attn.attention %q, %k, %v rel_table(%t) mods = [#attn.shaw_bias<max_distance = 4>]
-      : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<4x9xf32>)
-      -> tensor<1x4x16x8xf32>
-  return %o : tensor<1x4x16x8xf32>
-}
-
-// -----
-
 // expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention of its arguments; target 'vulkan' runs such functions only}}
 func.func @two_ops(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
                    %v: tensor<1x2x16x40xf32>) -> tensor<1x2x16x40xf32> {
@@ -43,7 +32,7 @@ func.func @two_ops(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
 func.func @computed_key(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
                         %v: tensor<1x2x16x40xf32>) -> tensor<1x2x16x40xf32> {
   %k2 = arith.addf %k, %k : tensor<1x2x16x40xf32>
-  // expected-error @+1 {{attn-to-gpu-kernels: Q, K, V, segment ids, mask and bias must be arguments of the function (not supported by target 'vulkan-lavapipe' yet)}}
+  // expected-error @+1 {{attn-to-gpu-kernels: Q, K, V, segment ids, mask, bias and rel_table must be arguments of the function (not supported by target 'vulkan-lavapipe' yet)}}
   %o = attn.attention %q, %k2, %v
       : (tensor<1x2x16x40xf32>, tensor<1x2x16x40xf32>, tensor<1x2x16x40xf32>)
       -> tensor<1x2x16x40xf32>

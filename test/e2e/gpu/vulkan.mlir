@@ -31,6 +31,8 @@
 // SAME: max abs difference {{.*}}: SAME
 // RUN: attn-run %s --device=vulkan --check --entry=fully_masked_rows | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=dense_mask_bias | FileCheck %s
+// RUN: attn-run %s --device=vulkan --check --entry=shaw | FileCheck %s
+// RUN: attn-run %s --device=vulkan --check --entry=t5_causal_cross | FileCheck %s
 // The generic Vulkan target (16 KiB of workgroup memory: 16-row key tiles
 // at D = 128).
 // RUN: attn-run %s --device=vulkan --gpu-target=vulkan-generic --check --entry=gqa_d128 | FileCheck %s
@@ -211,3 +213,22 @@ func.func @dense_mask_bias(%q: tensor<2x2x97x40xf32>, %k: tensor<2x2x97x40xf32>,
   return %o : tensor<2x2x97x40xf32>
 }
 
+
+// Relative-position tables (rel_table operand): Shaw et al. per distance,
+// and T5 buckets on a bottom-right causal cross attention.
+func.func @shaw(%q: tensor<1x4x97x40xf32>, %k: tensor<1x4x97x40xf32>,
+                %v: tensor<1x4x97x40xf32>, %t: tensor<4x33xf32>) -> tensor<1x4x97x40xf32> {
+  %o = attn.attention %q, %k, %v rel_table(%t) mods = [#attn.shaw_bias<max_distance = 16>]
+      : (tensor<1x4x97x40xf32>, tensor<1x4x97x40xf32>, tensor<1x4x97x40xf32>, tensor<4x33xf32>)
+      -> tensor<1x4x97x40xf32>
+  return %o : tensor<1x4x97x40xf32>
+}
+
+func.func @t5_causal_cross(%q: tensor<1x4x97x40xf32>, %k: tensor<1x4x200x40xf32>,
+                           %v: tensor<1x4x200x40xf32>, %t: tensor<4x16xf32>) -> tensor<1x4x97x40xf32> {
+  %o = attn.attention %q, %k, %v rel_table(%t) pattern(#attn.causal) align = bottom_right
+      mods = [#attn.t5_bias<buckets = 16, max_distance = 40, bidirectional = false>]
+      : (tensor<1x4x97x40xf32>, tensor<1x4x200x40xf32>, tensor<1x4x200x40xf32>, tensor<4x16xf32>)
+      -> tensor<1x4x97x40xf32>
+  return %o : tensor<1x4x97x40xf32>
+}

@@ -40,7 +40,7 @@ Value emitSoftcap(OpBuilder &b, Location loc, ArrayAttr mods, Value x);
 
 /// x after every other mod of `mods`, in order. `distance` is r = j - (i +
 /// delta) as an index, `head` the query head, `relTable` the rel_table operand
-/// (or null). With `x` a vector of f32 and `distance` a vector of index (same
+/// (a tensor, or a memref in GPU kernels; or null). With `x` a vector of f32 and `distance` a vector of index (same
 /// lanes), mods are applied lane-wise; tables per lane go through `lanes`.
 Value emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods, Value x,
                     Value distance, Value head, Value relTable,

@@ -243,6 +243,8 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
     maskBuf = argumentFor(op.getMask());
   if (op.getBias())
     biasBuf = argumentFor(op.getBias());
+  if (op.getRelTable())
+    relTableBuf = argumentFor(op.getRelTable());
   if (plan.schedules)
     scheduleBuf = kernel.getArgument(scheduleArg);
   if (countTiles)
@@ -599,7 +601,7 @@ Value GpuKernelEmitter::finishScore(Value s, Value i, Value j, bool masked) {
     // r = j - (i + delta), the signed distance of docs/Dialect.md.
     Value distance =
         arith::SubIOp::create(b, j, arith::AddIOp::create(b, i, idx(delta)));
-    s = emitScoreMods(b, b.getLoc(), mods, s, distance, headIv, Value(),
+    s = emitScoreMods(b, b.getLoc(), mods, s, distance, headIv, relTableBuf,
                       heads);
   }
   if (!op.getScore().empty())
@@ -887,13 +889,12 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
     element.print(os);
     return fail("element type " + name);
   }
-  if (op.getRelTable())
-    return fail("the rel_table operand");
   for (Value v : {op.getQuery(), op.getKey(), op.getValue(), op.getQSegments(),
-                  op.getKvSegments(), op.getMask(), op.getBias()})
+                  op.getKvSegments(), op.getMask(), op.getBias(),
+                  op.getRelTable()})
     if (v && !isHostArgument(host, v))
-      return fail("Q, K, V, segment ids, mask and bias must be arguments of "
-                  "the function");
+      return fail("Q, K, V, segment ids, mask, bias and rel_table must be "
+                  "arguments of the function");
   std::string reason;
   if (!isScoreModCodegenSupported(op.getModsAttr(),
                                   op.getMaskShape().numHeads, reason))

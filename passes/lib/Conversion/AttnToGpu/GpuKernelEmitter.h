@@ -98,7 +98,7 @@ protected:
   int64_t keyTile = 0, rows = 0, delta = 0;
   // Values of the kernel body.
   Value queryBuf, keyBuf, valueBuf, outBuf, scheduleBuf, countBuf;
-  Value qSegBuf, kvSegBuf, maskBuf, biasBuf;
+  Value qSegBuf, kvSegBuf, maskBuf, biasBuf, relTableBuf;
   Value tileIv, headIv, batchIv, kvHead, tid, first, tileRows;
   /// Workgroups per query tile sharing its key tiles (1: no split), this
   /// workgroup's share, and the partial results' buffer.
