@@ -104,8 +104,10 @@ struct AttnToGpuKernelsPass
         host.emitError() << "attn-to-gpu-kernels: '" << host.getName()
                          << "' is not one attention of its arguments; target '"
                          << target
-                         << "' runs such functions only (families, layers "
-                            "and other ops stay on the CPU for now)";
+                         << "' runs such functions only (the families and "
+                            "other ops stay on the CPU for now; layer specs "
+                            "run their attention here and the rest on the "
+                            "host)";
         anyFailed = true;
         continue;
       }
