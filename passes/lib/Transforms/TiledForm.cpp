@@ -3,6 +3,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include <cmath>
 
@@ -105,4 +106,25 @@ Value mlir::attn::emitNumQueryTiles(OpBuilder &b, Location loc,
   Value periods =
       arith::CeilDivUIOp::create(b, loc, queryLen, index(tiling.period));
   return arith::MulIOp::create(b, loc, periods, index(tiling.tilesPerPeriod()));
+}
+
+Value mlir::attn::emitScoreRegion(OpBuilder &b, OnlineAttentionOp op, Value x,
+                                  Value batch, Value head, Value row,
+                                  Value col, bool copyCapturedConstants) {
+  Block &body = op.getScore().front();
+  IRMapping mapping;
+  Value args[] = {x, batch, head, row, col};
+  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
+    mapping.map(arg, value);
+  if (copyCapturedConstants)
+    op.getScore().walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (!mapping.contains(operand) &&
+            !op.getScore().isAncestor(operand.getParentRegion()))
+          mapping.map(operand,
+                      b.clone(*operand.getDefiningOp())->getResult(0));
+    });
+  for (Operation &inner : body.without_terminator())
+    b.clone(inner, mapping);
+  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
 }

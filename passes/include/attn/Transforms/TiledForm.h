@@ -55,6 +55,14 @@ std::pair<Value, Value> emitQueryTileRows(OpBuilder &b, Location loc,
 Value emitNumQueryTiles(OpBuilder &b, Location loc, QueryTiling tiling,
                         Value queryLen);
 
+/// The score region of `op` inlined at `b`'s insertion point for score `x`
+/// of (batch, head, row, col); returns the score it yields. With
+/// `copyCapturedConstants` (kernels outside the op's function), constants
+/// the region uses from outside it are cloned too.
+Value emitScoreRegion(OpBuilder &b, OnlineAttentionOp op, Value x,
+                      Value batch, Value head, Value row, Value col,
+                      bool copyCapturedConstants);
+
 } // namespace mlir::attn
 
 #endif // ATTN_TRANSFORMS_TILEDFORM_H

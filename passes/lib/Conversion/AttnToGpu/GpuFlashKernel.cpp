@@ -605,7 +605,11 @@ Value GpuKernelEmitter::finishScore(Value s, Value i, Value j, bool masked) {
                       heads);
   }
   if (!op.getScore().empty())
-    s = inlineScoreRegion(s, i, j);
+    // Constants the canonicalizer hoisted out of the region live in the
+    // host function: the kernel gets its own copies (checkGpuSupported
+    // refused any other value from outside).
+    s = emitScoreRegion(b, op, s, batchIv, headIv, i, j,
+                        /*copyCapturedConstants=*/true);
   if (!masked)
     return s;
   return arith::SelectOp::create(b, elementMask(i, j), s, f32(-INFINITY));
@@ -642,26 +646,6 @@ Value GpuKernelEmitter::elementMask(Value i, Value j) {
     kept = kept ? arith::AndIOp::create(b, kept, set) : set;
   }
   return kept;
-}
-
-Value GpuKernelEmitter::inlineScoreRegion(Value x, Value i, Value j) {
-  Block &body = op.getScore().front();
-  IRMapping mapping;
-  Value args[] = {x, batchIv, headIv, i, j};
-  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
-    mapping.map(arg, value);
-  // Constants the canonicalizer hoisted out of the region live in the host
-  // function: the kernel gets its own copies (checkGpuSupported refused
-  // any other value from outside).
-  op.getScore().walk([&](Operation *inner) {
-    for (Value operand : inner->getOperands())
-      if (!mapping.contains(operand) &&
-          !op.getScore().isAncestor(operand.getParentRegion()))
-        mapping.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
-  });
-  for (Operation &inner : body.without_terminator())
-    b.clone(inner, mapping);
-  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
 }
 
 //===----------------------------------------------------------------------===//

@@ -78,7 +78,6 @@ protected:
   Value finishScore(Value s, Value i, Value j, bool masked);
   Value elementMask(Value i, Value j);
   SmallVector<Value> denseIndices(Value buffer, Value i, Value j);
-  Value inlineScoreRegion(Value x, Value i, Value j);
   float scale();
   bool isVulkan() const {
     return target.api == TargetDescription::Api::Vulkan;

@@ -108,10 +108,6 @@ private:
   /// S = scale * Q K^T (+ bias), with masked entries at -inf when `masked`.
   Value buildScores(Value qTile, Value kTile, Value i0, Value j0, Value tq,
                     Value tk, bool masked);
-  /// Clones the op's score region at the builder's position with (x, b, h,
-  /// i, j) bound to its arguments; returns the yielded score.
-  Value inlineScoreRegion(OpBuilder &nb, Location l, Value x, Value row,
-                          Value col);
   /// One kv tile of the online softmax; returns {m', l', acc'}.
   SmallVector<Value> buildTileUpdate(ValueRange state, Value qTile, Value j0,
                                      Value tk, Value tq, Value isFull);
@@ -153,18 +149,6 @@ Value FlashTiler::generic(ValueRange inputs, Value init,
                                 ValueRange{body(nested, nestedLoc, args)});
       });
   return genericOp.getResult(0);
-}
-
-Value FlashTiler::inlineScoreRegion(OpBuilder &nb, Location l, Value x,
-                                    Value row, Value col) {
-  Block &body = op.getScore().front();
-  IRMapping mapping;
-  Value args[] = {x, batchIv, headIv, row, col};
-  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
-    mapping.map(arg, value);
-  for (Operation &inner : body.without_terminator())
-    nb.clone(inner, mapping);
-  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
 }
 
 Value FlashTiler::broadcastOffset(Value operand, int64_t d, Value offset) {
@@ -233,7 +217,8 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile, Value j0,
         }
         // The custom score function comes last (docs/Dialect.md, step 4).
         if (!op.getScore().empty())
-          x = inlineScoreRegion(nb, l, x, row, col);
+          x = emitScoreRegion(nb, op, x, batchIv, headIv, row, col,
+                              /*copyCapturedConstants=*/false);
         if (!masked)
           return x;
         Value kept;
