@@ -155,8 +155,15 @@ KernelPlan mlir::attn::planGpuKernel(const AttentionFacts &op,
   plan.elementType = op.elementType;
   // One invocation per query row: a "blocking" of workgroupRows rows.
   plan.blocking = Blocking{1, target.workgroupRows, 1};
-  int64_t rowBytes = 4 * (std::max<int64_t>(op.headDim, 1) +
-                          std::max<int64_t>(op.valueDim, 1));
+  // Staged K and V elements: f32, except 16-bit inputs on CUDA, which the
+  // tensor-core kernel stages as they are.
+  int64_t elementBytes = target.api == TargetDescription::Api::Cuda &&
+                                 op.elementType &&
+                                 op.elementType.getIntOrFloatBitWidth() == 16
+                             ? 2
+                             : 4;
+  int64_t rowBytes = elementBytes * (std::max<int64_t>(op.headDim, 1) +
+                                     std::max<int64_t>(op.valueDim, 1));
   // Every stage of the pipeline holds a key tile.
   rowBytes *= std::max<int64_t>(target.pipelineDepth, 1);
   int64_t keyTile = target.maxKeyTile;
