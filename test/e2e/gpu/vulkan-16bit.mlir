@@ -29,6 +29,7 @@
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_alibi_softcap | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_documents | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_short_keys | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_tiny | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --stats --entry=bf16_window_gqa | FileCheck %s --check-prefix=STATS
 // STATS: stats: query tile 64, key tile {{[0-9]+}}: visited [[N:[0-9]+]] of
 // STATS-NEXT: stats: key tiles the pattern keeps something of (reference): [[N]]{{$}}
@@ -109,4 +110,13 @@ func.func @dense_mask_bias_decode(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x600x6
       : (tensor<1x4x1x64xf16>, tensor<1x4x600x64xf16>, tensor<1x4x600x64xf16>,
          tensor<1x4x1x600xi1>, tensor<1x1x1x600xf16>) -> tensor<1x4x1x64xf16>
   return %o : tensor<1x4x1x64xf16>
+}
+
+// Three keys, D = 8 (one half-filled k-step), Dv = 3, batch 3.
+func.func @f16_tiny(%q: tensor<3x1x5x8xf16>, %k: tensor<3x1x3x8xf16>,
+                    %v: tensor<3x1x3x3xf16>) -> tensor<3x1x5x3xf16> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<3x1x5x8xf16>, tensor<3x1x3x8xf16>, tensor<3x1x3x3xf16>)
+      -> tensor<3x1x5x3xf16>
+  return %o : tensor<3x1x5x3xf16>
 }

@@ -32,6 +32,8 @@
 // RUN: attn-run %s --device=vulkan --check --entry=fully_masked_rows | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=dense_mask_bias | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=shaw | FileCheck %s
+// RUN: attn-run %s --device=vulkan --check --entry=one_of_each | FileCheck %s
+// RUN: attn-run %s --device=vulkan --check --entry=d256_dv100 | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=t5_causal_cross | FileCheck %s
 // The generic Vulkan target (16 KiB of workgroup memory: 16-row key tiles
 // at D = 128).
@@ -231,4 +233,22 @@ func.func @t5_causal_cross(%q: tensor<1x4x97x40xf32>, %k: tensor<1x4x200x40xf32>
       : (tensor<1x4x97x40xf32>, tensor<1x4x200x40xf32>, tensor<1x4x200x40xf32>, tensor<4x16xf32>)
       -> tensor<1x4x97x40xf32>
   return %o : tensor<1x4x97x40xf32>
+}
+
+// Sizes of 1 everywhere.
+func.func @one_of_each(%q: tensor<1x1x1x1xf32>, %k: tensor<1x1x1x1xf32>,
+                       %v: tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>)
+      -> tensor<1x1x1x1xf32>
+  return %o : tensor<1x1x1x1xf32>
+}
+
+// D = 256 with Dv = 100: two invocations per row, 8-key tiles.
+func.func @d256_dv100(%q: tensor<1x1x70x256xf32>, %k: tensor<1x1x300x256xf32>,
+                      %v: tensor<1x1x300x100xf32>) -> tensor<1x1x70x100xf32> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x1x70x256xf32>, tensor<1x1x300x256xf32>, tensor<1x1x300x100xf32>)
+      -> tensor<1x1x70x100xf32>
+  return %o : tensor<1x1x70x100xf32>
 }
