@@ -27,6 +27,9 @@ PACKAGES=(
   # loader itself, lavapipe (Mesa's Vulkan device on the CPU: the suite runs
   # every GPU kernel on it) and spirv-val (tests validate the SPIR-V).
   libvulkan-dev libvulkan1 mesa-vulkan-drivers spirv-tools
+  # Distributed attention: Open MPI (libattn_mpi; tests run mpirun -np 2..4
+  # on this machine).
+  libopenmpi-dev openmpi-bin
   python3
 )
 $SUDO apt-get update -qq

@@ -72,3 +72,12 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+# MPI (Debian's Open MPI): the communicator and distributed tests run under
+# mpirun on this machine alone (plm isolated: no ssh needed), oversubscribed,
+# as root where CI is. Only when the build found MPI (the test exists).
+if lit.util.which("mpirun") and os.path.exists(
+        os.path.join(config.attn_tools_dir, "AttnCommunicatorTest")):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "mpirun --oversubscribe --allow-run-as-root "
+                    "--mca plm isolated"))
