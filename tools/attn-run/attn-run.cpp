@@ -149,6 +149,22 @@ static cl::opt<bool> emulateMma(
              "kernel of the CUDA target, each mma emulated in workgroup "
              "memory (a test of that kernel; slow)"),
     cl::cat(runCategory));
+
+/// Why --device, --gpu-target and --gpu-emulate-mma do not go together, or
+/// "".
+static std::string checkDeviceOptions() {
+  if (device != "cpu" && device != "vulkan" && device != "cuda")
+    return "--device must be cpu, vulkan or cuda";
+  if (device != "cpu" &&
+      !llvm::StringRef(effectiveGpuTarget()).starts_with(device.getValue()))
+    return device == "vulkan" ? "--gpu-target of --device=vulkan must be "
+                                "vulkan, vulkan-lavapipe or vulkan-generic"
+                              : "--gpu-target of --device=cuda must be cuda, "
+                                "cuda-sm80 or cuda-sm90";
+  if (emulateMma && device != "vulkan")
+    return "--gpu-emulate-mma applies to --device=vulkan";
+  return "";
+}
 /// The kernel when --device=vulkan or cuda (timed by the device).
 static attnrt::GpuKernel *gpuKernel = nullptr;
 static cl::opt<int64_t> vectorBits(
@@ -264,14 +280,10 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
   options.perturb = perturbAmount();
   options.repeat = repeat;
   options.numThreads = threads;
-  if (device == "vulkan" || device == "cuda") {
+  if (std::string message = checkDeviceOptions(); !message.empty())
+    return fail(message);
+  if (device != "cpu")
     options.gpuTarget = effectiveGpuTarget();
-    if (!llvm::StringRef(options.gpuTarget).starts_with(device.getValue()))
-      return fail("--gpu-target " + options.gpuTarget + " does not run on "
-                  "--device=" + device);
-  } else if (device != "cpu") {
-    return fail("--device must be cpu, vulkan or cuda");
-  }
   if (options.batch < 1 || options.length < 1 || options.memoryLength < 0 ||
       options.decodeSteps < 0)
     return fail("--batch and --length must be >= 1, --memory-length and "
@@ -433,18 +445,9 @@ buildKernel(ModuleOp module) {
   };
   if (!loadLibrary.empty())
     return attnrt::SharedLibraryKernel::load(loadLibrary);
-  if (device == "vulkan" || device == "cuda") {
-    std::string target = effectiveGpuTarget();
-    if (!llvm::StringRef(target).starts_with(device.getValue()))
-      return error(device == "vulkan"
-                       ? "--gpu-target of --device=vulkan must be vulkan, "
-                         "vulkan-lavapipe or vulkan-generic"
-                       : "--gpu-target of --device=cuda must be cuda, "
-                         "cuda-sm80 or cuda-sm90");
-    if (emulateMma && device != "vulkan")
-      return error("--gpu-emulate-mma applies to --device=vulkan");
+  if (device != "cpu") { // checked by checkDeviceOptions
     attnrt::GpuCompileOptions options;
-    options.target = target;
+    options.target = effectiveGpuTarget();
     options.countTiles = stats;
     options.emulateMma = emulateMma;
     auto artifact = attnrt::compileForGpu(module, options);
@@ -456,8 +459,6 @@ buildKernel(ModuleOp module) {
     gpuKernel = kernel->get();
     return std::unique_ptr<attnrt::Kernel>(std::move(*kernel));
   }
-  if (device != "cpu")
-    return error("--device must be cpu, vulkan or cuda");
   if (cpuKeyTile < 0 || cpuKeyTile > 1024 || queryTile < 1 ||
       queryTile > 4096 || keyTile < 1 || keyTile > 4096 ||
       (vectorBits != 0 && vectorBits != 256 && vectorBits != 512))
@@ -690,6 +691,8 @@ int main(int argc, char **argv) {
     }
     (*module)->removeAttr(attnspec::kTargetAttrName);
   }
+  if (std::string message = checkDeviceOptions(); !message.empty())
+    return fail(message);
   func::FuncOp entry;
   CheckedOp checked;
   if (std::string message = findEntry(*module, entry, checked);

@@ -66,6 +66,9 @@ private:
   void storeResult(ValueRange state) override;
   bool splitsKeys() const override { return true; }
   void storePartials(ValueRange state, Value workgroup) override;
+  /// Calls `store(e, r, col)` for C entry e (of 4 per 8 value columns) of
+  /// row r at column col, where that entry is a real output element.
+  void forEachOutputEntry(function_ref<void(int64_t e, int r, Value col)> store);
 
   // 16-bit words.
   Value i32(int64_t v) {
@@ -435,6 +438,26 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
   return next;
 }
 
+void MmaFlashEmitter::forEachOutputEntry(
+    function_ref<void(int64_t e, int r, Value col)> store) {
+  for (int64_t v = 0; v < valueTiles; ++v)
+    for (int64_t i = 0; i < 4; ++i) {
+      int r = i / 2;
+      Value col = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, c4, idx(2)), idx(8 * v + i % 2));
+      Value keep = rowActive[r];
+      if (paddedValueDim != valueDim) // padded columns hold zeros
+        keep = arith::AndIOp::create(
+            b, keep,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                  idx(valueDim)));
+      auto guarded = scf::IfOp::create(b, keep, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(guarded.thenBlock());
+      store(4 * v + i, r, col);
+    }
+}
+
 void MmaFlashEmitter::storeResult(ValueRange final) {
   Type outElement = cast<MemRefType>(outBuf.getType()).getElementType();
   Value inverse[2], none[2];
@@ -443,65 +466,33 @@ void MmaFlashEmitter::storeResult(ValueRange final) {
     none[r] = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0.0f));
     inverse[r] = arith::DivFOp::create(b, f32(1.0f), l);
   }
-  for (int64_t v = 0; v < valueTiles; ++v)
-    for (int64_t i = 0; i < 4; ++i) {
-      int r = i / 2;
-      Value col = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, c4, idx(2)), idx(8 * v + i % 2));
-      Value keep = rowActive[r];
-      if (paddedValueDim != valueDim)
-        keep = arith::AndIOp::create(
-            b, keep,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
-                                  idx(valueDim)));
-      auto store = scf::IfOp::create(b, keep, /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(store.thenBlock());
-      Value o = arith::SelectOp::create(
-          b, none[r], f32(0.0f),
-          arith::MulFOp::create(b, final[4 + 4 * v + i], inverse[r]));
-      memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
-                              {batchIv, headIv, rowIndex[r], col});
-    }
+  forEachOutputEntry([&](int64_t e, int r, Value col) {
+    Value o = arith::SelectOp::create(
+        b, none[r], f32(0.0f), arith::MulFOp::create(b, final[4 + e], inverse[r]));
+    memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
+                            {batchIv, headIv, rowIndex[r], col});
+  });
 }
 
 void MmaFlashEmitter::storePartials(ValueRange final, Value workgroup) {
   // Unnormalized O from the C fragments; m and l (summed over the quad)
-  // from its first lane.
-  Value l[2] = {quadReduce(final[2], /*sum=*/true),
-                quadReduce(final[3], /*sum=*/true)};
+  // from the first lane of each quad.
+  forEachOutputEntry([&](int64_t e, int r, Value col) {
+    memref::StoreOp::create(b, final[4 + e], partialsBuf,
+                            {workgroup, rowInTile[r], col});
+  });
   Value firstLane =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c4, idx(0));
   for (int r = 0; r < 2; ++r) {
-    auto store = scf::IfOp::create(b, rowActive[r], /*withElse=*/false);
+    Value l = quadReduce(final[2 + r], /*sum=*/true);
+    auto store = scf::IfOp::create(
+        b, arith::AndIOp::create(b, rowActive[r], firstLane),
+        /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(store.thenBlock());
-    for (int64_t v = 0; v < valueTiles; ++v)
-      for (int64_t i = 2 * r; i < 2 * r + 2; ++i) {
-        Value col = arith::AddIOp::create(
-            b, arith::MulIOp::create(b, c4, idx(2)), idx(8 * v + i % 2));
-        // Padded columns past Dv hold zeros; the buffer's rows have room
-        // for Dv + 2 only, so they are not stored.
-        if (8 * v + 8 > valueDim) {
-          auto inside = scf::IfOp::create(
-              b,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
-                                    idx(valueDim)),
-              /*withElse=*/false);
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPointToStart(inside.thenBlock());
-          memref::StoreOp::create(b, final[4 + 4 * v + i], partialsBuf,
-                                  {workgroup, rowInTile[r], col});
-        } else {
-          memref::StoreOp::create(b, final[4 + 4 * v + i], partialsBuf,
-                                  {workgroup, rowInTile[r], col});
-        }
-      }
-    auto first = scf::IfOp::create(b, firstLane, /*withElse=*/false);
-    b.setInsertionPointToStart(first.thenBlock());
     memref::StoreOp::create(b, final[r], partialsBuf,
                             {workgroup, rowInTile[r], idx(valueDim)});
-    memref::StoreOp::create(b, l[r], partialsBuf,
+    memref::StoreOp::create(b, l, partialsBuf,
                             {workgroup, rowInTile[r], idx(valueDim + 1)});
   }
 }
