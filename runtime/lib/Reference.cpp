@@ -182,13 +182,17 @@ static double applyMods(const AttentionProblem &pb, double x, int64_t h,
   return x;
 }
 
-std::vector<double> attention(const AttentionProblem &pb) {
+std::vector<double> attention(const AttentionProblem &pb,
+                              std::vector<double> *lse) {
   const int64_t B = pb.batch, Hq = pb.queryHeads, Hkv = pb.keyHeads;
   const int64_t Lq = pb.queryLen, Lk = pb.keyLen, D = pb.headDim,
                 Dv = pb.valueDim;
-  const int64_t delta = pb.bottomRight ? Lk - Lq : 0;
+  const int64_t delta =
+      (pb.bottomRight ? Lk - Lq : 0) + pb.queryOffset - pb.keyOffset;
   const double negInf = -std::numeric_limits<double>::infinity();
   std::vector<double> out(B * Hq * Lq * Dv, 0.0);
+  if (lse)
+    lse->assign(B * Hq * Lq, negInf);
   std::vector<double> logits(Lk);
   // Rounding to the type the naive reference computes in, if any.
   auto round = [&](double x) {
@@ -231,6 +235,9 @@ std::vector<double> attention(const AttentionProblem &pb) {
         double *o = out.data() + ((b * Hq + h) * Lq + i) * Dv;
         if (rowIsNaN) { // a kept NaN score makes the softmax NaN
           std::fill(o, o + Dv, std::numeric_limits<double>::quiet_NaN());
+          if (lse)
+            (*lse)[(b * Hq + h) * Lq + i] =
+                std::numeric_limits<double>::quiet_NaN();
           continue;
         }
         if (maxLogit == negInf)
@@ -241,6 +248,8 @@ std::vector<double> attention(const AttentionProblem &pb) {
           logits[j] = logits[j] == negInf ? 0 : std::exp(logits[j] - maxLogit);
           sum += logits[j];
         }
+        if (lse)
+          (*lse)[(b * Hq + h) * Lq + i] = maxLogit + std::log(sum);
         for (int64_t j = 0; j < Lk; ++j) {
           if (logits[j] == 0)
             continue;

@@ -97,6 +97,28 @@ func.func @everything(%q: tensor<1x2x8x16xf16>, %mask: tensor<1x1x8x8xi1>,
   return %o : tensor<1x2x8x16xf16>
 }
 
+// The lse result: a second shared output written from attn.tile_lse of the
+// final state, at the tile's rows; the offsets travel to the tile op.
+// GENERIC-LABEL: func @lse_offsets
+// GENERIC: scf.forall (%[[H:.*]], %[[T:.*]]) in (4, 4) shared_outs(%[[OUT:.*]] = %{{.*}}, %[[LSE:.*]] = %{{.*}}) -> (tensor<1x4x97x24xf32>, tensor<1x4x97xf32>)
+// GENERIC:   %[[MAX:.*]], %[[SUM:.*]], %[[ACC:.*]] = attn.online_attention
+// GENERIC-SAME: pattern(#attn.window<left = 40, right = 0>) query_offset = 100 key_offset = 70
+// GENERIC:   attn.finalize_tile %[[ACC]], %[[SUM]]
+// GENERIC:   %[[ROWLSE:.*]] = attn.tile_lse %[[MAX]], %[[SUM]] : tensor<?xf32>
+// GENERIC:   tensor.parallel_insert_slice %{{.*}} into %[[OUT]]
+// GENERIC:   tensor.parallel_insert_slice %[[ROWLSE]] into %[[LSE]][0, %[[H]], %{{.*}}] [1, 1, %{{.*}}] [1, 1, 1] : tensor<?xf32> into tensor<1x4x97xf32>
+func.func @lse_offsets(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x100x40xf32>,
+                       %v: tensor<1x2x100x24xf32>)
+    -> (tensor<1x4x97x24xf32>, tensor<1x4x97xf32>) {
+  %o, %l = attn.attention %q, %k, %v
+      pattern(#attn.window<left = 40, right = 0>) query_offset = 100 key_offset = 70
+      : (tensor<1x4x97x40xf32>, tensor<1x2x100x40xf32>, tensor<1x2x100x24xf32>)
+      -> (tensor<1x4x97x24xf32>, tensor<1x4x97xf32>)
+  return %o, %l : tensor<1x4x97x24xf32>, tensor<1x4x97xf32>
+}
+
+// -----
+
 // With a target the key tile is at most 1024 rows (the CPU kernels' stack
 // tile).
 // RUN: not attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=2048" 2>&1 | FileCheck %s --check-prefix=BIGTILE

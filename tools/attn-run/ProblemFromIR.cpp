@@ -134,6 +134,10 @@ attnrt::problemFromAttention(AttentionOp op) {
   pb.scale = op.getScale() ? op.getScale()->convertToDouble()
                            : 1.0 / std::sqrt(double(pb.headDim));
   pb.bottomRight = op.getAlignment() == Alignment::bottom_right;
+  if (IntegerAttr offset = op.getQueryOffsetAttr())
+    pb.queryOffset = offset.getInt();
+  if (IntegerAttr offset = op.getKeyOffsetAttr())
+    pb.keyOffset = offset.getInt();
   if (MaskAttrInterface pattern = op.getPatternAttr())
     pb.pattern = patternFromAttr(pattern);
   if (std::optional<ArrayAttr> mods = op.getMods())

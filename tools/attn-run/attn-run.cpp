@@ -419,11 +419,23 @@ static std::string findEntry(ModuleOp module, func::FuncOp &entry,
   return "";
 }
 
-/// The entry's one result, a static f32 tensor; null after reporting why
-/// not.
-static RankedTensorType resultTypeOf(func::FuncOp entry) {
-  if (entry.getNumResults() != 1) {
-    fail("@" + entry.getSymName() + " must return one tensor");
+/// The entry's first result, a static f32 tensor; null after reporting why
+/// not. A second result must be the log-sum-exp of its attention: a static
+/// f32 [B, Hq, Lq] tensor, set in `lseType`.
+static RankedTensorType resultTypeOf(func::FuncOp entry,
+                                     RankedTensorType &lseType) {
+  if (entry.getNumResults() == 2) {
+    lseType = dyn_cast<RankedTensorType>(entry.getResultTypes()[1]);
+    if (!lseType || !lseType.hasStaticShape() || lseType.getRank() != 3 ||
+        !lseType.getElementType().isF32()) {
+      fail("@" + entry.getSymName() +
+           "'s second result must be an attention's lse, a statically "
+           "shaped f32 [B, Hq, Lq] tensor");
+      return {};
+    }
+  } else if (entry.getNumResults() != 1) {
+    fail("@" + entry.getSymName() +
+         " must return one tensor (or an attention's output and lse)");
     return {};
   }
   auto type = dyn_cast<RankedTensorType>(entry.getResultTypes()[0]);
@@ -538,8 +550,12 @@ static int checkResult(const CheckedOp &checked,
                        std::optional<attnrt::reference::AttentionProblem> problem,
                        llvm::function_ref<Operand *(llvm::StringRef)> operandOf,
                        llvm::StringRef entrySymbol, std::vector<float> &result,
-                       attnrt::FloatFormat resultFormat) {
-  std::vector<double> expected;
+                       attnrt::FloatFormat resultFormat,
+                       const std::vector<float> *lse) {
+  std::vector<double> expected, expectedLse;
+  if (lse && !checked.attention)
+    return fail("--check of an lse result needs attn.attention in @" +
+                entrySymbol);
   if (checked.efficient) {
     for (const auto &[value, role] : checked.efficient->roles)
       if (!operandOf(role))
@@ -569,7 +585,8 @@ static int checkResult(const CheckedOp &checked,
       problem->bias = bias->floats();
     if (Operand *table = operandOf("rel_table"))
       problem->relTable = table->floats();
-    expected = attnrt::reference::attention(*problem);
+    expected = attnrt::reference::attention(*problem,
+                                            lse ? &expectedLse : nullptr);
   }
 
   // 16-bit results: the bar is twice the error of the naive attention
@@ -615,6 +632,22 @@ static int checkResult(const CheckedOp &checked,
           ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
           : std::string(),
       pass ? "PASS" : "FAIL", barSource);
+  if (lse) {
+    // The log-sum-exp, judged like the output: errors scaled by max |lse|
+    // (f32 rounding of m + log l is ~1e-7 of it); -inf rows must match.
+    attnrt::reference::Comparison l =
+        attnrt::reference::compare(*lse, expectedLse, expectedLse.size());
+    bool lsePass = l.passes(bar);
+    llvm::outs() << llvm::formatv(
+        "check lse: max abs error {0:e2}, scale {1:e2}, scaled error {2:e2} "
+        "(tolerance {3:e1}){4}: {5}\n",
+        l.maxError, l.scale, l.scaledError(), bar,
+        l.mismatches
+            ? llvm::formatv(", {0} NON-FINITE MISMATCHES", l.mismatches).str()
+            : std::string(),
+        lsePass ? "PASS" : "FAIL");
+    pass = pass && lsePass;
+  }
   return pass ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
@@ -711,7 +744,8 @@ int main(int argc, char **argv) {
       {device == "cpu" ? std::string("cpu") : effectiveGpuTarget()}));
   if (failed(verify.run(*module)))
     return EXIT_FAILURE;
-  RankedTensorType resultType = resultTypeOf(entry);
+  RankedTensorType lseType;
+  RankedTensorType resultType = resultTypeOf(entry, lseType);
   if (!resultType)
     return EXIT_FAILURE;
 
@@ -760,6 +794,7 @@ int main(int argc, char **argv) {
       attnrt::floatFormatOf(resultType.getElementType());
   std::vector<uint16_t> narrowResult(
       resultFormat == attnrt::FloatFormat::F32 ? 0 : result.size());
+  std::vector<float> lseResult(lseType ? lseType.getNumElements() : 0);
   auto runOnce = [&]() -> llvm::Error {
     void *data = narrowResult.empty() ? static_cast<void *>(result.data())
                                       : narrowResult.data();
@@ -768,6 +803,11 @@ int main(int argc, char **argv) {
     for (Operand &operand : operands)
       args.push_back(&operand.descriptor);
     args.push_back(&out);
+    std::optional<attnrt::MemRefDescriptor> lseOut;
+    if (lseType) {
+      lseOut.emplace(lseResult.data(), lseType.getShape().vec());
+      args.push_back(&*lseOut);
+    }
     if (llvm::Error error = (*kernel)->call(entrySymbol, args))
       return error;
     for (size_t e = 0; e < narrowResult.size(); ++e)
@@ -798,5 +838,5 @@ int main(int argc, char **argv) {
   if (!check)
     return EXIT_SUCCESS;
   return checkResult(checked, problem, operandOf, entrySymbol, result,
-                     resultFormat);
+                     resultFormat, lseType ? &lseResult : nullptr);
 }

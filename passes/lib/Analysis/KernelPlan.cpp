@@ -94,7 +94,7 @@ std::optional<OpSchedules> mlir::attn::buildSchedules(const AttentionFacts &op,
   MaskQuery q;
   q.lq = shape.lq;
   q.lk = shape.lk;
-  q.delta = getAlignmentDelta(op.align, shape.lq, shape.lk);
+  q.delta = getAlignmentDelta(op.align, shape.lq, shape.lk) + shape.shift;
   int64_t heads = schedules.sharedByHeads ? 1 : shape.numHeads;
   for (int64_t h = 0; h < heads; ++h) {
     q.head = h;

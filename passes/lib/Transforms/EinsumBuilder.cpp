@@ -218,9 +218,10 @@ Value mlir::attn::createSoftmaxAttention(OpBuilder &b, Location loc,
                                          Type resultType, Value query,
                                          Value key, Value value,
                                          FloatAttr scale, Attribute pattern) {
-  return AttentionOp::create(b, loc, resultType, query, key, value, Value(),
-                             Value(), Value(), Value(), Value(),
+  return AttentionOp::create(b, loc, resultType, /*lse=*/Type(), query, key,
+                             value, Value(), Value(), Value(), Value(), Value(),
                              cast_or_null<MaskAttrInterface>(pattern), scale,
-                             AlignmentAttr(), ArrayAttr())
-      .getResult();
+                             AlignmentAttr(), ArrayAttr(), IntegerAttr(),
+                             IntegerAttr())
+      .getOutput();
 }

@@ -50,7 +50,7 @@ bool mlir::attn::positionsFitInI32(MaskAttrInterface pattern,
   constexpr int64_t kLimit = int64_t(1) << 30;
   auto fits = [&](int64_t v) { return v > -kLimit && v < kLimit; };
   if (ShapedType::isDynamic(shape.lq) || ShapedType::isDynamic(shape.lk) ||
-      !fits(shape.lq) || !fits(shape.lk))
+      !fits(shape.lq) || !fits(shape.lk) || !fits(shape.shift))
     return false;
   if (!pattern)
     return true;

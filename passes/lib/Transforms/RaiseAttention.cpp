@@ -584,11 +584,13 @@ LogicalResult Raiser::raise(Operation *root) {
        cast<RankedTensorType>(v.getType()).getDimSize(3)},
       qType.getElementType());
   auto attention = AttentionOp::create(
-      rewriter, loc, resultType, q, k, v, mask, bias, Value(), Value(), Value(),
+      rewriter, loc, resultType, /*lse=*/Type(), q, k, v, mask, bias, Value(),
+      Value(), Value(),
       m.causal ? cast<MaskAttrInterface>(CausalAttr::get(rewriter.getContext()))
                : MaskAttrInterface(),
-      rewriter.getF32FloatAttr(float(m.scale)), AlignmentAttr(), ArrayAttr());
-  Value result = attention.getResult();
+      rewriter.getF32FloatAttr(float(m.scale)), AlignmentAttr(), ArrayAttr(),
+      IntegerAttr(), IntegerAttr());
+  Value result = attention.getOutput();
   auto rootType = cast<RankedTensorType>(root->getResult(0).getType());
   if (unflatten)
     result = tensor::CollapseShapeOp::create(

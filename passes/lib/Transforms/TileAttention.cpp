@@ -39,7 +39,7 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
   Value batch = dim(q, 0), queryHeads = dim(q, 1), queryLen = dim(q, 2);
   Value valueDim = dim(op.getValue(), 3);
 
-  auto resultType = cast<RankedTensorType>(op.getType());
+  auto resultType = cast<RankedTensorType>(op.getOutput().getType());
   SmallVector<Value> dynamicSizes;
   Value resultDims[4] = {batch, queryHeads, queryLen, valueDim};
   for (int64_t d = 0; d < 4; ++d)
@@ -47,10 +47,21 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
       dynamicSizes.push_back(resultDims[d]);
   Value out = tensor::EmptyOp::create(
       b, loc, resultType.getShape(), resultType.getElementType(), dynamicSizes);
+  SmallVector<Value> outs = {out};
+  if (Value lse = op.getLse()) {
+    auto lseType = cast<RankedTensorType>(lse.getType());
+    SmallVector<Value> lseSizes;
+    for (int64_t d = 0; d < 3; ++d)
+      if (lseType.isDynamicDim(d))
+        lseSizes.push_back(resultDims[d]);
+    outs.push_back(tensor::EmptyOp::create(b, loc, lseType.getShape(),
+                                           lseType.getElementType(),
+                                           lseSizes));
+  }
   Value numQueryTiles = emitNumQueryTiles(b, loc, queryTiling, queryLen);
   auto forall = scf::ForallOp::create(
       b, loc, getAsOpFoldResult(ValueRange{batch, queryHeads, numQueryTiles}),
-      ValueRange{out}, std::nullopt);
+      outs, std::nullopt);
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
@@ -73,7 +84,8 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
       op.getKey(), op.getValue(), op.getMask(), op.getBias(), op.getQSegments(),
       op.getKvSegments(), op.getRelTable(), ivs[0], ivs[1], ivs[2], m, l, acc,
       queryTiling.tile, queryTiling.period, keyTile, op.getPatternAttr(),
-      op.getScaleAttr(), op.getAlignAttr(), op.getModsAttr());
+      op.getScaleAttr(), op.getAlignAttr(), op.getModsAttr(),
+      op.getQueryOffsetAttr(), op.getKeyOffsetAttr());
   if (!op.getScore().empty())
     tile.getScore().takeBody(op.getScore());
 
@@ -82,6 +94,10 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
                             resultType.getElementType());
   Value outTile = FinalizeTileOp::create(b, loc, outTileType, tile.getNewAcc(),
                                          tile.getNewSum());
+  Value lseTile;
+  if (op.getLse())
+    lseTile = TileLseOp::create(b, loc, tile.getNewMax().getType(),
+                                tile.getNewMax(), tile.getNewSum());
 
   // Only parallel_insert_slice may live in the terminator: every value it
   // uses is created before.
@@ -94,7 +110,13 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
   tensor::ParallelInsertSliceOp::create(b, loc, outTile,
                                         forall.getRegionIterArgs()[0], offsets,
                                         sizes, strides);
-  op.replaceAllUsesWith(forall.getResult(0));
+  if (lseTile)
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, lseTile, forall.getRegionIterArgs()[1],
+        ArrayRef<OpFoldResult>(offsets).take_front(3),
+        ArrayRef<OpFoldResult>(sizes).take_front(3),
+        ArrayRef<OpFoldResult>(strides).take_front(3));
+  op.replaceAllUsesWith(forall.getResults());
   op.erase();
 }
 

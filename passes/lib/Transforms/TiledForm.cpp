@@ -27,11 +27,12 @@ static bool isFilledWith(Value state, float expected) {
 
 std::optional<TiledAttention>
 mlir::attn::matchTiledAttention(scf::ForallOp forall) {
-  if (forall.getRank() != 3 || forall.getNumResults() != 1 ||
-      !forall.isNormalized())
+  if (forall.getRank() != 3 || forall.getNumResults() < 1 ||
+      forall.getNumResults() > 2 || !forall.isNormalized())
     return std::nullopt;
   OnlineAttentionOp tile;
   FinalizeTileOp finalize;
+  TileLseOp lse;
   for (Operation &op : forall.getBody()->without_terminator()) {
     if (auto online = dyn_cast<OnlineAttentionOp>(op)) {
       if (tile)
@@ -41,11 +42,15 @@ mlir::attn::matchTiledAttention(scf::ForallOp forall) {
       if (finalize)
         return std::nullopt;
       finalize = fin;
+    } else if (auto rowLse = dyn_cast<TileLseOp>(op)) {
+      if (lse)
+        return std::nullopt;
+      lse = rowLse;
     } else if (!isPure(&op)) {
       return std::nullopt;
     }
   }
-  if (!tile || !finalize)
+  if (!tile || !finalize || bool(lse) != (forall.getNumResults() == 2))
     return std::nullopt;
   SmallVector<Value> ivs = forall.getInductionVars();
   if (tile.getBatchIndex() != ivs[0] || tile.getHeadIndex() != ivs[1] ||
@@ -54,19 +59,29 @@ mlir::attn::matchTiledAttention(scf::ForallOp forall) {
       !isFilledWith(tile.getMax(), -INFINITY) ||
       !isFilledWith(tile.getSum(), 0.0f) || !isFilledWith(tile.getAcc(), 0.0f))
     return std::nullopt;
-  // The only write: the finalized rows into the shared output at [b, h].
-  auto yields = forall.getTerminator().getYieldingOps();
-  if (!llvm::hasSingleElement(yields))
+  if (lse && (lse.getMax() != tile.getNewMax() ||
+              lse.getSum() != tile.getNewSum()))
     return std::nullopt;
-  auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(*yields.begin());
-  if (!insert || skipCasts(insert.getSource()) != finalize.getOutput() ||
-      insert.getDest() != forall.getRegionIterArgs()[0])
+  // The only writes: the finalized rows into the shared output at [b, h]
+  // (and their log-sum-exp into the second one).
+  SmallVector<Operation *> yields;
+  for (Operation &yield : forall.getTerminator().getYieldingOps())
+    yields.push_back(&yield);
+  if (yields.size() != forall.getNumResults())
     return std::nullopt;
-  SmallVector<OpFoldResult> offsets = insert.getMixedOffsets();
-  if (offsets.size() != 4 || offsets[0] != OpFoldResult(ivs[0]) ||
-      offsets[1] != OpFoldResult(ivs[1]))
-    return std::nullopt;
-  return TiledAttention{forall, tile, finalize};
+  Value sources[2] = {finalize.getOutput(), lse ? lse.getLse() : Value()};
+  for (auto [index, yield] : llvm::enumerate(yields)) {
+    auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(yield);
+    if (!insert || skipCasts(insert.getSource()) != sources[index] ||
+        insert.getDest() != forall.getRegionIterArgs()[index])
+      return std::nullopt;
+    SmallVector<OpFoldResult> offsets = insert.getMixedOffsets();
+    if (offsets.size() != (index ? 3 : 4) ||
+        offsets[0] != OpFoldResult(ivs[0]) ||
+        offsets[1] != OpFoldResult(ivs[1]))
+      return std::nullopt;
+  }
+  return TiledAttention{forall, tile, finalize, lse};
 }
 
 std::pair<Value, Value>

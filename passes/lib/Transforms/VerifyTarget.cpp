@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Analysis/TargetDescription.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
 
 namespace mlir::attn {
@@ -36,6 +37,15 @@ struct AttnVerifyTargetPass
       if (!isa<attn::AttnDialect>(op->getDialect()) ||
           op->getNumOperands() == 0)
         return;
+      // The GPU kernels write output rows only (docs/Gpu.md).
+      if (auto attention = dyn_cast<attn::AttentionOp>(op);
+          attention && attention.getLse() && !description->isCpu()) {
+        op->emitError() << "the lse result of attn.attention is not supported "
+                           "by target '"
+                        << target << "' yet (CPU targets only)";
+        ok = false;
+        return;
+      }
       // The first operand (Q, or the input) carries the element type.
       auto type = dyn_cast<ShapedType>(op->getOperand(0).getType());
       if (!type || description->supportsElementType(type.getElementType()))

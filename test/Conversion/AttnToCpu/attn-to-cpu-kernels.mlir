@@ -280,3 +280,26 @@ func.func @causal_guard(%q: tensor<1x1x100x64xf32>, %k: tensor<1x1x100x64xf32>,
       -> tensor<1x1x100x64xf32>
   return %o : tensor<1x1x100x64xf32>
 }
+
+// -----
+
+// The lse result: the tile function takes the [B, Hq, Lq] buffer last and
+// stores m + log l per row (-inf where l = 0); no packed-head kernel, even
+// for a decoding shape.
+// CHECK-LABEL: func.func private @lse_decode__attn_cpu_flash_tile
+// CHECK-SAME: %[[LSE:[a-z0-9]+]]: memref<1x8x1xf32>)
+// CHECK: %[[LOG:.*]] = math.log
+// CHECK: %[[ROW:.*]] = arith.addf %{{.*}}, %[[LOG]] : f32
+// CHECK: %[[VAL:.*]] = arith.select %{{.*}}, %{{.*}}, %[[ROW]] : f32
+// CHECK: memref.store %[[VAL]], %[[LSE]]
+// CHECK-LABEL: func.func @lse_decode
+// CHECK-NOT: __attn_cpu_group_tile
+// CHECK: return
+func.func @lse_decode(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x300x64xf32>,
+                      %v: tensor<1x2x300x64xf32>)
+    -> (tensor<1x8x1x64xf32>, tensor<1x8x1xf32>) {
+  %o, %l = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x8x1x64xf32>, tensor<1x2x300x64xf32>, tensor<1x2x300x64xf32>)
+      -> (tensor<1x8x1x64xf32>, tensor<1x8x1xf32>)
+  return %o, %l : tensor<1x8x1x64xf32>, tensor<1x8x1xf32>
+}

@@ -1250,3 +1250,69 @@ func.func @f(%a: tensor<4x8x2xf32>, %l: tensor<4xf32>) {
   %o = attn.finalize_tile %a, %l : tensor<4x8x2xf32>, tensor<4xf32> -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+// lse: a result of the wrong rank
+func.func @f(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{lse must have rank 3 [B, Hq, Lq], got 'tensor<1x2x8x1xf32>'}}
+  %o, %l = attn.attention %q, %k, %v : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x1xf32>)
+  return
+}
+
+// -----
+
+// lse: rows that are not the query rows
+func.func @f(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{lse dimension 2 (query length) is 9, expected 8}}
+  %o, %l = attn.attention %q, %k, %v : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x9xf32>)
+  return
+}
+
+// -----
+
+// lse: f32 only, whatever the element type
+func.func @f(%q: tensor<1x2x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v: tensor<1x2x8x16xf16>) {
+  // expected-error @+1 {{result #1 must be ranked tensor of 32-bit float values}}
+  %o, %l = attn.attention %q, %k, %v : (tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>) -> (tensor<1x2x8x16xf16>, tensor<1x2x8xf16>)
+  return
+}
+
+// -----
+
+// offsets: negative
+func.func @f(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{query_offset and key_offset must be 0 to 2^40}}
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) query_offset = -8 : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// offsets: with a bottom-right alignment
+func.func @f(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{query_offset / key_offset need align = top_left}}
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right key_offset = 8 : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// offsets: a pattern that reads absolute positions
+func.func @f(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{query_offset / key_offset need a pattern that depends on j - i alone}}
+  %o = attn.attention %q, %k, %v pattern(#attn.or<[#attn.causal, #attn.global<[0]>]>) query_offset = 8 : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// offsets: with a score region (it sees local positions)
+func.func @f(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{query_offset / key_offset cannot be combined with a score region}}
+  %o = attn.attention %q, %k, %v query_offset = 8 score {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    attn.yield %x : f32
+  } : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}

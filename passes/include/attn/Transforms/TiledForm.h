@@ -31,6 +31,9 @@ struct TiledAttention {
   scf::ForallOp forall;
   OnlineAttentionOp tile;
   FinalizeTileOp finalize;
+  /// The rows' log-sum-exp, written to the forall's second result, when
+  /// attn.attention had an `lse` result; null otherwise.
+  TileLseOp lse;
 
   QueryTiling queryTiling() {
     return {tile.getQueryTileAttr().getInt(),
@@ -41,7 +44,8 @@ struct TiledAttention {
 /// `forall` as one attention in the tiled form: its induction variables are
 /// the tile coordinates of its only attn.online_attention, which starts
 /// from an empty state (-inf, 0, 0) and runs over every key tile, and the
-/// finalized rows are its only output, written at the tile's rows.
+/// finalized rows are its output, written at the tile's rows (and, as a
+/// second output, the log-sum-exp of those rows).
 /// Anything else (a forall rewritten since attn-tile) does not match.
 std::optional<TiledAttention> matchTiledAttention(scf::ForallOp forall);
 

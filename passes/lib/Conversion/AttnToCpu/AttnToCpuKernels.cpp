@@ -72,7 +72,8 @@ struct AttnToCpuKernelsPass
       // dynamic).
       std::optional<CpuFlashKernel> packed, split;
       KernelPlan packedPlan = plan;
-      if (plan.packedHeads && !plan.countTiles) {
+      // The log-sum-exp comes from the per-query-tile kernel only.
+      if (plan.packedHeads && !plan.countTiles && !attention.lse) {
         packedPlan.blocking = *plan.packedHeads;
         packedPlan.queryTiling = {plan.packedHeads->queryTile(), 0};
         packedPlan.schedules.reset();
@@ -80,10 +81,11 @@ struct AttnToCpuKernelsPass
         split.emplace(attention, packedPlan, /*packHeads=*/true,
                       /*splitKeys=*/true);
       }
-      Value result = CpuFlashKernel(attention, plan)
-                         .build(getOperation(), packed ? &*packed : nullptr,
-                                split ? &*split : nullptr);
-      attention.forall.getResult(0).replaceAllUsesWith(result);
+      SmallVector<Value, 2> results =
+          CpuFlashKernel(attention, plan)
+              .build(getOperation(), packed ? &*packed : nullptr,
+                     split ? &*split : nullptr);
+      attention.forall.replaceAllUsesWith(results);
       attention.forall.erase();
     }
   }

@@ -257,9 +257,21 @@ void CpuFlashKernel::storeRow(Value accT, Value l, Value column, Value head,
   });
 }
 
-void CpuFlashKernel::storeOutput(Value accT, Value l, Value tq) {
+void CpuFlashKernel::storeOutput(Value accT, Value m, Value l, Value tq) {
   loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
     storeRow(accT, l, q, headIv, add(i0, q));
+    if (lseOut) {
+      // lse = m + log l; -inf for a row that kept nothing (l = 0).
+      Value sum = memref::LoadOp::create(b, l, ValueRange{q});
+      Value max = memref::LoadOp::create(b, m, ValueRange{q});
+      Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum,
+                                          f32Const(0.0f));
+      Value lse = arith::SelectOp::create(
+          b, empty, f32Const(-INFINITY),
+          arith::AddFOp::create(b, max, math::LogOp::create(b, sum)));
+      memref::StoreOp::create(b, lse, lseOut,
+                              ValueRange{batchIv, headIv, add(i0, q)});
+    }
     return SmallVector<Value>{};
   });
 }
@@ -274,6 +286,8 @@ void CpuFlashKernel::setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf) {
   valueDim = dim(value, 3);
   delta = op.getAlignment() == Alignment::bottom_right ? sub(keyLen, queryLen)
                                                        : index(0);
+  if (int64_t shift = op.getPositionShift())
+    delta = add(delta, index(shift));
 }
 
 memref::GlobalOp CpuFlashKernel::createF32Table(StringRef name,
@@ -426,6 +440,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   if (splitsKeys)
     llvm::append_range(argTypes, TypeRange{partialType, b.getIndexType(),
                                            b.getIndexType()});
+  if (lseType)
+    argTypes.push_back(MemRefType::get(lseType.getShape(), f32));
   OpBuilder::InsertionGuard guard(b);
   auto parent = op->getParentOfType<func::FuncOp>();
   b.setInsertionPoint(parent);
@@ -491,6 +507,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     keyBegin = minIndex(mul(split, perSplit), keyLen);
     keyEnd = minIndex(add(keyBegin, perSplit), keyLen);
   }
+  if (lseType)
+    lseOut = entry->getArgument(nextArg++);
   Value groups = arith::DivUIOp::create(b, dim(query, 1), dim(key, 1));
   // Packed heads: the call is per key/value head, its group in the lanes.
   kvHead = packsHeads ? headIv : arith::DivUIOp::create(b, headIv, groups);
@@ -582,7 +600,7 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   else if (packsHeads)
     storeGroupOutput(accT, l, groups);
   else
-    storeOutput(accT, l, tq);
+    storeOutput(accT, m, l, tq);
   if (counters) {
     Type i64 = b.getI64Type();
     auto asI64 = [&](Value v) -> Value {
@@ -600,8 +618,11 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   return fn;
 }
 
-Value CpuFlashKernel::build(ModuleOp moduleOp, CpuFlashKernel *packed,
-                           CpuFlashKernel *splitter) {
+SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
+                                            CpuFlashKernel *packed,
+                                            CpuFlashKernel *splitter) {
+  assert((!lseType || (!packed && !splitter)) &&
+         "lse results come from the per-query-tile kernel only");
   module = moduleOp;
 
   auto toBuffer = [&](Value tensor) -> Value {
@@ -633,6 +654,17 @@ Value CpuFlashKernel::build(ModuleOp moduleOp, CpuFlashKernel *packed,
                       toBuffer(op.getKvSegments())};
   if (op.getRelTable())
     operandBuffers.push_back(toBuffer(op.getRelTable()));
+  Value lseResult;
+  if (lseType) {
+    SmallVector<Value> lseSizes;
+    for (int64_t d = 0; d < 3; ++d)
+      if (lseType.isDynamicDim(d))
+        lseSizes.push_back(resultDims[d]);
+    lseResult =
+        memref::AllocOp::create(b, MemRefType::get(lseType.getShape(), f32),
+                                lseSizes, b.getI64IntegerAttr(64));
+    operandBuffers.push_back(lseResult);
+  }
   // One call per (batch, head, query tile), in parallel.
   auto emitForall = [&](func::FuncOp fn, ValueRange sizes) {
     auto forall = scf::ForallOp::create(b, getAsOpFoldResult(sizes),
@@ -716,7 +748,12 @@ Value CpuFlashKernel::build(ModuleOp moduleOp, CpuFlashKernel *packed,
     emitChoice(fits, emitGroups, emitTiles);
   else
     emitTiles();
-  return bufferization::ToTensorOp::create(b, resultType, result,
-                                           /*restrict=*/b.getUnitAttr(),
-                                           /*writable=*/b.getUnitAttr());
+  SmallVector<Value, 2> results = {bufferization::ToTensorOp::create(
+      b, resultType, result, /*restrict=*/b.getUnitAttr(),
+      /*writable=*/b.getUnitAttr())};
+  if (lseResult)
+    results.push_back(bufferization::ToTensorOp::create(
+        b, lseType, lseResult, /*restrict=*/b.getUnitAttr(),
+        /*writable=*/b.getUnitAttr()));
+  return results;
 }

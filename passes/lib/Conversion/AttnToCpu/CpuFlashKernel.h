@@ -54,7 +54,10 @@ public:
   CpuFlashKernel(TiledAttention tiled, const KernelPlan &plan,
                  bool packHeads = false, bool splitKeys = false)
       : op(tiled.tile), packsHeads(packHeads), splitsKeys(splitKeys),
-        resultType(cast<RankedTensorType>(tiled.forall.getType(0))), plan(plan),
+        resultType(cast<RankedTensorType>(tiled.forall.getType(0))),
+        lseType(tiled.lse ? cast<RankedTensorType>(tiled.forall.getType(1))
+                          : RankedTensorType()),
+        plan(plan),
         b(op.getLoc(), tiled.forall), keyTile(plan.keyTile),
         kLanes(plan.blocking.lanes), kQueryVectors(plan.blocking.queryVectors),
         kRowBlock(plan.blocking.rows), kQueryTile(plan.blocking.queryTile()),
@@ -63,13 +66,15 @@ public:
                          ? b.getI32Type()
                          : b.getI64Type()) {}
 
-  /// Emits the kernel; returns the result tensor. With `packed` (a kernel
+  /// Emits the kernel; returns the result tensor (and the rows' log-sum-exp
+  /// when the attention has one; `packed` and `split` must be null then).
+  /// With `packed` (a kernel
   /// built with packHeads for the same op), calls whose query heads per
   /// group times queries fit its query vector run that one instead; with
   /// `split` (packHeads and splitKeys) too, when batch x key/value heads
   /// gives the threads too little to share, each group's keys are split.
-  Value build(ModuleOp module, CpuFlashKernel *packed = nullptr,
-              CpuFlashKernel *split = nullptr);
+  SmallVector<Value, 2> build(ModuleOp module, CpuFlashKernel *packed = nullptr,
+                              CpuFlashKernel *split = nullptr);
 
 private:
   func::FuncOp buildTileFunction(ModuleOp module);
@@ -190,7 +195,7 @@ private:
   /// whose value rows must then not be read into the sum at all.
   void updateSoftmaxAndAccumulate(Value sT, Value m, Value l, Value accT,
                                   Value j0, Value tk, Value mayDropKeys);
-  void storeOutput(Value accT, Value l, Value tq);
+  void storeOutput(Value accT, Value m, Value l, Value tq);
   /// out[b, head, row, :] = acc of lane `column` / l[column] (0 when l is:
   /// a row that kept nothing), acc laid out as accByRows says.
   void storeRow(Value accT, Value l, Value column, Value head, Value row);
@@ -198,6 +203,7 @@ private:
   OnlineAttentionOp op;
   bool packsHeads, splitsKeys;
   RankedTensorType resultType; // of the whole attention, [B, Hq, Lq, Dv]
+  RankedTensorType lseType;    // [B, Hq, Lq], or null without an lse result
   const KernelPlan &plan;
   ImplicitLocOpBuilder b;
   int64_t keyTile;
@@ -208,7 +214,7 @@ private:
 
   // Values of the tile function being built.
   MaskAttrInterface pattern;
-  Value query, key, value, out;
+  Value query, key, value, out, lseOut;
   Value queryLen, headDim, valueDim, keyLen, delta, scale;
   Value batchIv, headIv, kvHead, i0;
   Value queryEnd; // end of the query rows a tile's lanes cover

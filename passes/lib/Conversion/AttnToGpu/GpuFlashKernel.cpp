@@ -156,7 +156,8 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   rows = plan.queryTiling.tile;
   numQueryTiles = plan.queryTiling.numTiles(queryLen);
   numKeyTiles = (keyLen + keyTile - 1) / keyTile;
-  delta = getAlignmentDelta(op.getAlignment(), queryLen, keyLen);
+  delta = getAlignmentDelta(op.getAlignment(), queryLen, keyLen) +
+          op.getPositionShift();
   int64_t numWorkgroups = numQueryTiles * heads * batch;
   // Pipelined staging where the tiles to visit are known in advance.
   if (plan.schedules || !plan.staticPattern)

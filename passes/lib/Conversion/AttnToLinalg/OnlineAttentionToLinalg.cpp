@@ -354,6 +354,8 @@ SmallVector<Value> FlashTiler::build() {
   delta = op.getAlignment() == Alignment::bottom_right
               ? arith::SubIOp::create(b, loc, keyLen, queryLen).getResult()
               : index(0);
+  if (int64_t shift = op.getPositionShift())
+    delta = arith::AddIOp::create(b, loc, delta, index(shift));
   if (std::optional<APFloat> attr = op.getScale()) {
     scale = f32Const(b, loc, attr->convertToFloat());
   } else {
@@ -441,6 +443,35 @@ Value lowerFinalize(FinalizeTileOp op) {
   return result;
 }
 
+/// lse = m + log l, or -inf for rows that kept nothing (l = 0).
+Value lowerTileLse(TileLseOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, op.getSum());
+  Value init = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
+  AffineMap id1 = b.getMultiDimIdentityMap(1);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{op.getMax(), op.getSum()},
+      ValueRange{init}, {id1, id1, id1}, {IteratorType::parallel},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value zero =
+            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0f));
+        Value negInf =
+            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(-INFINITY));
+        Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                            a[1], zero);
+        Value lse = arith::AddFOp::create(nb, nl, a[0],
+                                          math::LogOp::create(nb, nl, a[1]));
+        linalg::YieldOp::create(
+            nb, nl, ValueRange{arith::SelectOp::create(nb, nl, empty, negInf,
+                                                       lse)});
+      });
+  Value result = generic.getResult(0);
+  if (result.getType() != op.getType())
+    result = tensor::CastOp::create(b, loc, op.getType(), result);
+  return result;
+}
+
 struct AttnLowerOnlineAttentionPass
     : attn::impl::AttnLowerOnlineAttentionBase<AttnLowerOnlineAttentionPass> {
   void runOnOperation() override {
@@ -457,6 +488,12 @@ struct AttnLowerOnlineAttentionPass
     getOperation()->walk([&](FinalizeTileOp op) { finals.push_back(op); });
     for (FinalizeTileOp op : finals) {
       op.replaceAllUsesWith(lowerFinalize(op));
+      op.erase();
+    }
+    SmallVector<TileLseOp> lses;
+    getOperation()->walk([&](TileLseOp op) { lses.push_back(op); });
+    for (TileLseOp op : lses) {
+      op.replaceAllUsesWith(lowerTileLse(op));
       op.erase();
     }
   }

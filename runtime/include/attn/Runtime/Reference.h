@@ -63,6 +63,9 @@ struct AttentionProblem {
   int64_t queryLen = 1, keyLen = 1, headDim = 1, valueDim = 1;
   double scale = 1.0;
   bool bottomRight = false;
+  /// A block of a larger attention (query_offset / key_offset): query i and
+  /// key j sit at positions queryOffset + i and keyOffset + j.
+  int64_t queryOffset = 0, keyOffset = 0;
   std::optional<Pattern> pattern;
   std::vector<ScoreMod> mods;
   const float *query = nullptr; // [B, Hq, Lq, D]
@@ -92,8 +95,10 @@ bool isKept(const Pattern &pattern, int64_t i, int64_t j, int64_t lq,
             int64_t lk, int64_t delta, int64_t head, const int64_t *qSegments,
             const int64_t *kvSegments);
 
-/// O [B, Hq, Lq, Dv] in double precision.
-std::vector<double> attention(const AttentionProblem &problem);
+/// O [B, Hq, Lq, Dv] in double precision; with `lse`, also each row's
+/// log-sum-exp of kept scores [B, Hq, Lq] (-inf for a row keeping none).
+std::vector<double> attention(const AttentionProblem &problem,
+                              std::vector<double> *lse = nullptr);
 
 /// The key blocks BigBird random blocks keep (the documented recipe).
 std::vector<int64_t> randomBlocks(int64_t seed, int64_t count, int64_t qb,

@@ -243,8 +243,9 @@ static LogicalResult verifyDenseScoreOperand(Operation *op, Value operand,
 //===----------------------------------------------------------------------===//
 
 /// The mask shape of Q [B, Hq, Lq, D] against K [B, Hkv, Lk, D].
-static MaskShape maskShapeOf(Value q, Value k) {
+static MaskShape maskShapeOf(Value q, Value k, int64_t shift) {
   MaskShape shape;
+  shape.shift = shift;
   shape.lq = dimOf(q, 2);
   shape.lk = dimOf(k, 2);
   shape.numHeads = dimOf(q, 1);
@@ -252,7 +253,44 @@ static MaskShape maskShapeOf(Value q, Value k) {
 }
 
 MaskShape AttentionOp::getMaskShape() {
-  return maskShapeOf(getQuery(), getKey());
+  return maskShapeOf(getQuery(), getKey(), getPositionShift());
+}
+
+/// Whether `pattern` keeps (i, j) by j - (i + delta) alone (or by segment
+/// ids), so that a block of a larger attention is the same pattern with
+/// delta shifted by query_offset - key_offset.
+static bool dependsOnDistanceOnly(Attribute pattern) {
+  if (auto orAttr = dyn_cast<OrAttr>(pattern))
+    return llvm::all_of(orAttr.getMembers(), dependsOnDistanceOnly);
+  if (auto andAttr = dyn_cast<AndAttr>(pattern))
+    return llvm::all_of(andAttr.getMembers(), dependsOnDistanceOnly);
+  return isa<CausalAttr, WindowAttr, DilatedAttr, StridedAttr, SegmentsAttr>(
+      pattern);
+}
+
+/// query_offset / key_offset: positions of a block of a larger attention.
+static LogicalResult verifyOffsets(Operation *op, IntegerAttr queryOffset,
+                                   IntegerAttr keyOffset, Alignment align,
+                                   MaskAttrInterface pattern, Region &score) {
+  if (!queryOffset && !keyOffset)
+    return success();
+  constexpr int64_t kMaxPosition = int64_t(1) << 40;
+  for (IntegerAttr offset : {queryOffset, keyOffset})
+    if (offset && (offset.getInt() < 0 || offset.getInt() > kMaxPosition))
+      return op->emitOpError() << "query_offset and key_offset must be 0 to 2^40";
+  if (align != Alignment::top_left)
+    return op->emitOpError()
+           << "query_offset / key_offset need align = top_left (fold a "
+              "bottom-right alignment into query_offset)";
+  if (pattern && !dependsOnDistanceOnly(pattern))
+    return op->emitOpError()
+           << "query_offset / key_offset need a pattern that depends on j - i "
+              "alone (causal, window, dilated, strided, segments and their "
+              "or/and)";
+  if (!score.empty())
+    return op->emitOpError()
+           << "query_offset / key_offset cannot be combined with a score region";
+  return success();
 }
 
 /// The checks attn.attention and attn.online_attention share: every operand
@@ -260,7 +298,10 @@ MaskShape AttentionOp::getMaskShape() {
 template <typename OpT> static LogicalResult verifyScoreOperands(OpT attnOp) {
   Operation *op = attnOp.getOperation();
   Value q = attnOp.getQuery(), k = attnOp.getKey();
-  if (failed(checkScale(op, attnOp.getScale())))
+  if (failed(checkScale(op, attnOp.getScale())) ||
+      failed(verifyOffsets(op, attnOp.getQueryOffsetAttr(),
+                           attnOp.getKeyOffsetAttr(), attnOp.getAlignment(),
+                           attnOp.getPatternAttr(), attnOp.getScore())))
     return failure();
   if (attnOp.getMask() &&
       failed(verifyDenseScoreOperand(op, attnOp.getMask(), "mask", q, k)))
@@ -374,6 +415,14 @@ LogicalResult AttentionOp::verify() {
   if (failed(verifyQueryKeyValue(*this, getQuery(), getKey(), getValue(),
                                  getOutput())))
     return failure();
+  if (Value lse = getLse()) {
+    Value q = getQuery();
+    if (failed(checkRank(*this, lse, "lse", 3, "[B, Hq, Lq]")) ||
+        failed(checkDim(*this, lse, "lse", 0, dimOf(q, 0), "batch")) ||
+        failed(checkDim(*this, lse, "lse", 1, dimOf(q, 1), "query heads")) ||
+        failed(checkDim(*this, lse, "lse", 2, dimOf(q, 2), "query length")))
+      return failure();
+  }
   return verifyScoreOperands(*this);
 }
 
@@ -386,7 +435,7 @@ LogicalResult AttentionOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 MaskShape OnlineAttentionOp::getMaskShape() {
-  return maskShapeOf(getQuery(), getKey());
+  return maskShapeOf(getQuery(), getKey(), getPositionShift());
 }
 
 LogicalResult OnlineAttentionOp::verify() {

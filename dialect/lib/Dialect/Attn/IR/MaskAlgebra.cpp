@@ -386,7 +386,7 @@ static bool keepsEverything(MaskAttrInterface mask, const MaskShape &shape,
   MaskQuery q;
   q.lq = shape.lq;
   q.lk = shape.lk;
-  q.delta = getAlignmentDelta(align, shape.lq, shape.lk);
+  q.delta = getAlignmentDelta(align, shape.lq, shape.lk) + shape.shift;
   for (int64_t h = 0; h < shape.numHeads; ++h) {
     q.head = h;
     if (mask.classifyTile(q, Tile{0, shape.lq, 0, shape.lk}) !=

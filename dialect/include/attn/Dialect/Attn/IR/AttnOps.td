@@ -9,6 +9,7 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 def Attn_FloatTensor : RankedTensorOf<[AnyFloat]>;
 def Attn_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
 def Attn_BoolTensor : RankedTensorOf<[I1]>;
+def Attn_F32Tensor : RankedTensorOf<[F32]>;
 
 //===----------------------------------------------------------------------===//
 // Softmax family
@@ -33,6 +34,17 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Positional patterns and mods place query i at key position
     p = i + delta, delta = 0 for `align = top_left` (default) and Lk - Lq for
     `align = bottom_right` (decoding against a cache).
+
+    `query_offset = a key_offset = c` make the op one block of a larger
+    attention: query row i and key row j sit at positions a + i and c + j,
+    so delta = a - c (top_left only). Only patterns and mods that depend on
+    j - p are allowed with offsets (causal, window, dilated, strided,
+    segments, their or/and; every mod), and no score region.
+
+    The optional second result `lse` [B, Hq, Lq] (f32) is the log-sum-exp of
+    each row's kept scores, log sum_{j in S} exp(x[b,h,i,j]), -inf for a row
+    that keeps nothing: attention over disjoint key sets merges exactly from
+    (output, lse) pairs (docs/Distributed.md).
 
     Example (Longformer with ALiBi, bottom-right causal decoding):
 
@@ -67,8 +79,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     OptionalAttr<Attn_MaskAttrInterface>:$pattern,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_AlignmentAttr>:$align,
-    OptionalAttr<ArrayAttr>:$mods);
-  let results = (outs Attn_FloatTensor:$output);
+    OptionalAttr<ArrayAttr>:$mods,
+    OptionalAttr<I64Attr>:$query_offset,
+    OptionalAttr<I64Attr>:$key_offset);
+  let results = (outs Attn_FloatTensor:$output, Optional<Attn_F32Tensor>:$lse);
   let regions = (region MaxSizedRegion<1>:$score);
   let assemblyFormat = [{
     $query `,` $key `,` $value
@@ -79,6 +93,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`pattern` `(` custom<MaskPattern>($pattern)^ `)`)?
     (`scale` `=` $scale^)?
     (`align` `=` custom<AlignmentKeyword>($align)^)?
+    (`query_offset` `=` $query_offset^)?
+    (`key_offset` `=` $key_offset^)?
     (`mods` `=` $mods^)?
     (`score` $score^)?
     attr-dict `:` functional-type(operands, results)
@@ -91,6 +107,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Alignment getAlignment() {
       return getAlign() ? *getAlign() : Alignment::top_left;
     }
+    /// query_offset - key_offset: added to the alignment's delta.
+    int64_t getPositionShift() {
+      return (getQueryOffsetAttr() ? getQueryOffsetAttr().getInt() : 0) -
+             (getKeyOffsetAttr() ? getKeyOffsetAttr().getInt() : 0);
+    }
     /// Static shape facts the mask pattern is checked and simplified with.
     MaskShape getMaskShape();
   }];
@@ -100,7 +121,6 @@ def Attn_AttentionOp : Attn_Op<"attention", [
 // The tiled form (docs/Design.md, "The tiled form")
 //===----------------------------------------------------------------------===//
 
-def Attn_F32Tensor : RankedTensorOf<[F32]>;
 
 def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     AttrSizedOperandSegments, RecursiveMemoryEffects,
@@ -145,7 +165,9 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     OptionalAttr<Attn_MaskAttrInterface>:$pattern,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_AlignmentAttr>:$align,
-    OptionalAttr<ArrayAttr>:$mods);
+    OptionalAttr<ArrayAttr>:$mods,
+    OptionalAttr<I64Attr>:$query_offset,
+    OptionalAttr<I64Attr>:$key_offset);
   let results = (outs Attn_F32Tensor:$new_max, Attn_F32Tensor:$new_sum,
                       Attn_F32Tensor:$new_acc);
   let regions = (region MaxSizedRegion<1>:$score);
@@ -165,6 +187,8 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     (`pattern` `(` custom<MaskPattern>($pattern)^ `)`)?
     (`scale` `=` $scale^)?
     (`align` `=` custom<AlignmentKeyword>($align)^)?
+    (`query_offset` `=` $query_offset^)?
+    (`key_offset` `=` $key_offset^)?
     (`mods` `=` $mods^)?
     (`score` $score^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
@@ -175,7 +199,25 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     Alignment getAlignment() {
       return getAlign() ? *getAlign() : Alignment::top_left;
     }
+    int64_t getPositionShift() {
+      return (getQueryOffsetAttr() ? getQueryOffsetAttr().getInt() : 0) -
+             (getKeyOffsetAttr() ? getKeyOffsetAttr().getInt() : 0);
+    }
     MaskShape getMaskShape();
+  }];
+}
+
+def Attn_TileLseOp : Attn_Op<"tile_lse", [
+    Pure, AllTypesMatch<["max", "sum", "lse"]>]> {
+  let summary = "log-sum-exp of an online-softmax state: m + log l";
+  let description = [{
+    lse[i] = l[i] == 0 ? -inf : m[i] + log(l[i]): the log-sum-exp of the
+    scores a tile's rows kept, for the `lse` result of attn.attention.
+  }];
+  let arguments = (ins Attn_F32Tensor:$max, Attn_F32Tensor:$sum);
+  let results = (outs Attn_F32Tensor:$lse);
+  let assemblyFormat = [{
+    $max `,` $sum attr-dict `:` type($lse)
   }];
 }
 

@@ -41,6 +41,9 @@ struct MaskShape {
   int64_t lq = ShapedType::kDynamic;
   int64_t lk = ShapedType::kDynamic;
   int64_t numHeads = ShapedType::kDynamic;
+  /// query_offset - key_offset of the op (a block of a larger attention):
+  /// added to the alignment's delta.
+  int64_t shift = 0;
 };
 
 } // namespace mlir::attn
