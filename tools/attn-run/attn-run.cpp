@@ -16,6 +16,7 @@
 #include "EfficientOps.h"
 #include "Operands.h"
 #include "ProblemFromIR.h"
+#include "RunContextParallel.h"
 #include "RunLayers.h"
 #include "TileStats.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
@@ -111,6 +112,13 @@ static cl::opt<unsigned> threads("num-threads",
                                  cl::desc("threads to run on (default: all "
                                           "cores)"),
                                  cl::init(0), cl::cat(runCategory));
+static cl::opt<std::string> contextParallel(
+    "context-parallel",
+    cl::desc("under mpirun: split the sequence over the ranks, ring | "
+             "zigzag (ring, causal-balanced layout) | ulysses "
+             "(docs/Distributed.md); rank 0 checks and compares with a "
+             "single-process run"),
+    cl::value_desc("scheme"), cl::cat(runCategory));
 static cl::opt<std::string> loadLibrary(
     "load",
     cl::desc("run this shared library from attn-compile --emit=so instead of "
@@ -767,6 +775,30 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   bool usesSegmentIds = checked.attention && checked.attention.getQSegments();
 
+  // Context parallel: every rank runs its share; rank 0 goes on to run the
+  // whole attention in this process, to compare and to check.
+  std::unique_ptr<attnrt::Communicator> ranks;
+  std::vector<float> distributed;
+  if (!contextParallel.empty()) {
+    if (!checked.attention)
+      return fail("--context-parallel needs one attn.attention in @" +
+                  entry.getSymName());
+    if (device != "cpu" || !loadLibrary.empty() || generic || stats)
+      return fail("--context-parallel runs JIT-compiled CPU kernels: no "
+                  "--device, --load, --generic or --stats");
+    std::string message;
+    ranks = attnrt::connectRanks(message);
+    if (!ranks)
+      return fail(message);
+    message = attnrt::runContextParallel(*ranks, contextParallel,
+                                         checked.attention, threads,
+                                         operandOf, distributed);
+    if (!message.empty())
+      return fail(message);
+    if (ranks->rank() != 0)
+      return EXIT_SUCCESS;
+  }
+
   std::string entrySymbol = entry.getSymName().str();
   auto kernel = buildKernel(*module);
   if (!kernel)
@@ -817,6 +849,25 @@ int main(int argc, char **argv) {
   attnrt::resetTileCounts();
   if (llvm::Error error = runOnce())
     return fail(llvm::toString(std::move(error)));
+  if (ranks) {
+    // The gathered output against this process's own run of the whole
+    // attention: both are f32 flash attention, merged in another order.
+    attnrt::reference::Comparison c = attnrt::reference::compare(
+        distributed, std::vector<double>(result.begin(), result.end()),
+        result.size());
+    llvm::outs() << llvm::formatv(
+        "context parallel vs one process: max abs difference {0:e2}, scaled "
+        "{1:e2}{2}\n",
+        c.maxError, c.scaledError(),
+        c.mismatches ? llvm::formatv(", {0} NON-FINITE MISMATCHES",
+                                     c.mismatches)
+                           .str()
+                     : std::string());
+    if (!c.passes(tolerance))
+      return fail("the context-parallel output differs from the "
+                  "single-process one beyond --tolerance");
+    result = std::move(distributed);
+  }
   if (stats)
     attnrt::printTileStats(attnrt::readTileCounts(), problem);
   if (!outputFile.empty())

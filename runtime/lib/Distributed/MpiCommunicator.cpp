@@ -69,6 +69,13 @@ public:
     if (!countFits(sendBytes, error) || !countFits(receiveBytes, error))
       return nullptr;
     auto exchange = std::make_unique<MpiExchange>();
+    // A negative rank skips that direction (MPI_PROC_NULL: no transfer).
+    if (source < 0)
+      source = MPI_PROC_NULL;
+    if (destination < 0) {
+      destination = MPI_PROC_NULL;
+      sendBytes = 0;
+    }
     int code = MPI_Irecv(receive, int(receiveBytes), MPI_BYTE, source, 0,
                          MPI_COMM_WORLD, &exchange->requests[0]);
     if (code != MPI_SUCCESS) {

@@ -30,7 +30,8 @@ public:
 
   /// A send to `destination` and a receive from `source` started together
   /// (both directions of a ring step), to be completed by wait(): compute
-  /// can overlap the transfer in between.
+  /// can overlap the transfer in between. A negative rank skips that
+  /// direction.
   class Exchange {
   public:
     virtual ~Exchange() = default;
