@@ -53,15 +53,18 @@ std::string attnrt::runContextParallel(
                           vShape = shape(operandOf("v"));
   AttentionDims dims{qShape[0], qShape[1], kShape[1], qShape[3], vShape[3]};
   int64_t tokens = qShape[2];
-  std::vector<int64_t> ids;
-  if (Operand *qIds = operandOf("q_segments"))
-    ids = segmentIds(*qIds); // self-attention: the same ids for the keys
+  std::vector<int64_t> queryIds, keyIds;
+  if (Operand *ids = operandOf("q_segments"))
+    queryIds = segmentIds(*ids);
+  if (Operand *ids = operandOf("kv_segments"))
+    keyIds = segmentIds(*ids);
   const float *relTable =
       operandOf("rel_table") ? operandOf("rel_table")->floats() : nullptr;
   HostCompileOptions options;
   options.numThreads = numThreads;
   auto blocks = CompiledBlockAttention::create(
-      attention, options, ids.empty() ? nullptr : ids.data(), relTable);
+      attention, options, queryIds.empty() ? nullptr : queryIds.data(),
+      keyIds.empty() ? nullptr : keyIds.data(), relTable);
   if (!blocks)
     return llvm::toString(blocks.takeError());
   if (tokens < comm.size())

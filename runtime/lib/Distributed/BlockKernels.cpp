@@ -49,7 +49,7 @@ struct CompiledBlockAttention::Impl {
   MaskAttrInterface pattern; // in `context`
   ArrayAttr mods;
   float scale = 1;
-  const int64_t *segmentIds = nullptr;
+  const int64_t *querySegments = nullptr, *keySegments = nullptr;
   const float *relTable = nullptr;
   std::vector<int64_t> relTableShape;
   /// (query rows, key rows, query heads, key heads, masked, shift).
@@ -69,7 +69,8 @@ CompiledBlockAttention::~CompiledBlockAttention() = default;
 llvm::Expected<std::unique_ptr<CompiledBlockAttention>>
 CompiledBlockAttention::create(AttentionOp op,
                                const HostCompileOptions &options,
-                               const int64_t *segmentIds,
+                               const int64_t *querySegments,
+                               const int64_t *keySegments,
                                const float *relTable) {
   auto q = cast<RankedTensorType>(op.getQuery().getType());
   auto k = cast<RankedTensorType>(op.getKey().getType());
@@ -116,9 +117,11 @@ CompiledBlockAttention::create(AttentionOp op,
     impl->mods = cast<ArrayAttr>(reparse(op.getModsAttr()));
   impl->scale = op.getScale() ? op.getScale()->convertToFloat()
                               : float(1.0 / std::sqrt(double(impl->headDim)));
-  if (impl->pattern && impl->pattern.usesSegments() && !segmentIds)
+  if (impl->pattern && impl->pattern.usesSegments() &&
+      (!querySegments || !keySegments))
     return error("the segments pattern needs the segment ids");
-  impl->segmentIds = segmentIds;
+  impl->querySegments = querySegments;
+  impl->keySegments = keySegments;
   if (Value table = op.getRelTable()) {
     if (!relTable)
       return error("the mods need their rel_table operand");
@@ -140,10 +143,13 @@ BlockClass CompiledBlockAttention::classify(TokenChunk queries,
   query.lq = query.lk = impl->tokens;
   Tile tile{queries.start, queries.end(), keys.start, keys.end()};
   bool anyKept = false, allFull = true;
-  for (int64_t b = 0; b < (impl->segmentIds ? impl->batch : 1); ++b) {
-    if (impl->segmentIds) {
-      query.qSegments = query.kvSegments = llvm::ArrayRef<int64_t>(
-          impl->segmentIds + b * impl->tokens, impl->tokens);
+  bool withIds = impl->pattern.usesSegments();
+  for (int64_t b = 0; b < (withIds ? impl->batch : 1); ++b) {
+    if (withIds) {
+      query.qSegments = llvm::ArrayRef<int64_t>(
+          impl->querySegments + b * impl->tokens, impl->tokens);
+      query.kvSegments = llvm::ArrayRef<int64_t>(
+          impl->keySegments + b * impl->tokens, impl->tokens);
     }
     TileClass cls = impl->pattern.classifyTile(query, tile);
     anyKept |= cls != TileClass::Empty;
@@ -239,10 +245,11 @@ bool CompiledBlockAttention::run(TokenChunk queries, TokenChunk keys,
   std::vector<int64_t> queryIds, keyIds;
   if (masked && impl->pattern.usesSegments()) {
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t *row = impl->segmentIds + b * impl->tokens;
-      queryIds.insert(queryIds.end(), row + queries.start,
-                      row + queries.end());
-      keyIds.insert(keyIds.end(), row + keys.start, row + keys.end());
+      const int64_t *queryRow = impl->querySegments + b * impl->tokens;
+      const int64_t *keyRow = impl->keySegments + b * impl->tokens;
+      queryIds.insert(queryIds.end(), queryRow + queries.start,
+                      queryRow + queries.end());
+      keyIds.insert(keyIds.end(), keyRow + keys.start, keyRow + keys.end());
     }
     descriptors.push_back({queryIds.data(), {B, queries.length}});
     descriptors.push_back({keyIds.data(), {B, keys.length}});

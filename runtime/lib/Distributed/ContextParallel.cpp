@@ -192,7 +192,7 @@ bool attnrt::ringAttention(Communicator &comm, SequenceLayout layout,
     Step &step = steps[t];
     if (step.source < 0 && step.destination < 0)
       return true;
-    int slot = t % 2;
+    int slot = (t - 1) % 2;
     int64_t sourceRows = step.source < 0 ? 0 : rowsOf(chunks[step.source]);
     bool sending = step.destination >= 0;
     step.keys = comm.startExchange(
@@ -222,8 +222,8 @@ bool attnrt::ringAttention(Communicator &comm, SequenceLayout layout,
       return false;
     if (step.source >= 0) {
       stats.blocksFrom.push_back(step.source);
-      if (!computeBlock(step.source, slotKeys[t % 2].data(),
-                        slotValues[t % 2].data()))
+      if (!computeBlock(step.source, slotKeys[(t - 1) % 2].data(),
+                        slotValues[(t - 1) % 2].data()))
         return false;
     }
   }

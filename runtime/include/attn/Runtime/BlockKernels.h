@@ -28,12 +28,14 @@ public:
   /// `attention` is the whole self-attention (Lq = Lk = the tokens), f32,
   /// with a pattern that depends on j - i alone (or segment ids) and no
   /// mask, bias or score region: anything else is an error saying why.
-  /// `segmentIds` [B, tokens] (for a segments pattern) and `relTable` (for
-  /// the mods that read one) are the whole attention's and must outlive
-  /// this object.
+  /// `querySegments` / `keySegments` [B, tokens] (for a segments pattern)
+  /// and `relTable` (for the mods that read one) are the whole attention's
+  /// and must outlive this object.
   static llvm::Expected<std::unique_ptr<CompiledBlockAttention>>
   create(mlir::attn::AttentionOp attention, const HostCompileOptions &options,
-         const int64_t *segmentIds = nullptr, const float *relTable = nullptr);
+         const int64_t *querySegments = nullptr,
+         const int64_t *keySegments = nullptr,
+         const float *relTable = nullptr);
   ~CompiledBlockAttention() override;
 
   BlockClass classify(TokenChunk queries, TokenChunk keys) override;
