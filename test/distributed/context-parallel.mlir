@@ -39,8 +39,13 @@
 // WINDOW: rank 3/4 ring: rows [768, 1024); K/V blocks from ranks [2] (1 received); 0 bytes sent
 //
 // Document mask (packed documents, causal within each): attn-run's ids
-// increase along the sequence, so later ranks skip early documents' blocks.
-// RUN: %mpirun -np 4 attn-run %s --entry=documents --context-parallel=ring --check --num-threads=1 | FileCheck %s
+// start a new document every 16 tokens on average, so a rank's queries
+// share documents with the rank before it (the document across the
+// boundary) and no other: rank 3 gets rank 2's block only, where plain
+// causal attention needs ranks 0, 1 and 2.
+// RUN: %mpirun -np 4 attn-run %s --entry=documents --context-parallel=ring --check --num-threads=1 | FileCheck %s --check-prefixes=CHECK,DOCS
+// DOCS: rank 2/4 ring: rows [300, 450); K/V blocks from ranks [1] (1 received)
+// DOCS: rank 3/4 ring: rows [450, 600); K/V blocks from ranks [2] (1 received)
 // RUN: %mpirun -np 2 attn-run %s --entry=documents --context-parallel=zigzag --check --num-threads=1 | FileCheck %s
 //
 // Uneven splits: 1001 tokens over 4 ranks (251, 250, 250, 250) and 3 ranks.
@@ -89,9 +94,9 @@ func.func @window(%q: tensor<1x4x1024x64xf32>, %k: tensor<1x4x1024x64xf32>,
 }
 
 func.func @documents(%q: tensor<2x2x600x32xf32>, %k: tensor<2x2x600x32xf32>,
-                     %v: tensor<2x2x600x32xf32>, %q_segments: tensor<2x600xi32>,
-                     %kv_segments: tensor<2x600xi32>) -> tensor<2x2x600x32xf32> {
-  %o = attn.attention %q, %k, %v segments(%q_segments, %kv_segments)
+                     %v: tensor<2x2x600x32xf32>, %ids: tensor<2x600xi32>)
+    -> tensor<2x2x600x32xf32> {
+  %o = attn.attention %q, %k, %v segments(%ids, %ids)
       pattern(#attn.and<[#attn.causal, #attn.segments]>)
       : (tensor<2x2x600x32xf32>, tensor<2x2x600x32xf32>, tensor<2x2x600x32xf32>,
          tensor<2x600xi32>, tensor<2x600xi32>) -> tensor<2x2x600x32xf32>
