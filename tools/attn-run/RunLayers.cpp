@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RunLayers.h"
+#include "RunContextParallel.h"
+#include "attn/Runtime/ContextParallel.h"
 #include "EfficientOps.h"
 #include "ProblemFromIR.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -321,6 +323,71 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
     return fail(llvm::toString(full.takeError()));
   Activations y = std::move(*full);
   bool ok = true;
+
+  if (!options.contextParallel.empty()) {
+    // Sequence parallel: this rank's tokens through a stack whose
+    // self-attention spans the ranks; the shares are gathered and rank 0
+    // holds them against the single-process run above.
+    if (options.contextParallel != "ring" &&
+        options.contextParallel != "ulysses")
+      return fail("--context-parallel for layer specs must be ring or "
+                  "ulysses (tokens stay contiguous: positions are)");
+    if (options.decodeSteps || options.repeat || !options.gpuTarget.empty())
+      return fail("--context-parallel runs one whole-sequence pass on the "
+                  "CPU: no --decode-steps, --repeat or --device");
+    std::string message;
+    std::unique_ptr<Communicator> ranks = connectRanks(message);
+    if (!ranks)
+      return fail(message);
+    if (x->length < ranks->size())
+      return fail(llvm::formatv("{0} tokens cannot be split over {1} ranks",
+                                x->length, ranks->size()));
+    TokenChunk mine = rankChunks(SequenceLayout::Contiguous, x->length,
+                                 ranks->size(), ranks->rank())[0];
+    TransformerOptions parallelOptions = stackOptions;
+    parallelOptions.contextRanks = ranks.get();
+    parallelOptions.contextScheme = options.contextParallel;
+    parallelOptions.contextTokens = x->length;
+    auto parallel = TransformerStack::create(*spec, *weights, parallelOptions);
+    if (!parallel)
+      return fail(llvm::toString(parallel.takeError()));
+    (*parallel)->reset(mine.start);
+    auto share = (*parallel)->forward(slice(*x, mine.start, mine.length), mem);
+    if (!share)
+      return fail(llvm::formatv("rank {0}: {1}", ranks->rank(),
+                                llvm::toString(share.takeError())));
+    // Shares padded to the longest, gathered on every rank.
+    int64_t longest = (x->length + ranks->size() - 1) / ranks->size();
+    Activations padded(x->batch, longest, x->width), all;
+    place(padded, *share, 0);
+    all = Activations(x->batch, longest * ranks->size(), x->width);
+    if (!ranks->allGather(padded.data.data(), all.data.data(),
+                          sizeof(float) * padded.data.size(), message))
+      return fail(message);
+    if (ranks->rank() != 0)
+      return EXIT_SUCCESS;
+    Activations gathered(x->batch, x->length, x->width);
+    for (int r = 0; r < ranks->size(); ++r) {
+      TokenChunk c =
+          rankChunks(SequenceLayout::Contiguous, x->length, ranks->size(), r)[0];
+      Activations part(x->batch, c.length, x->width);
+      for (int64_t b = 0; b < x->batch; ++b)
+        std::copy_n(all.data.data() +
+                        ((r * x->batch + b) * longest) * x->width,
+                    c.length * x->width,
+                    part.data.data() + b * c.length * x->width);
+      place(gathered, part, c.start);
+    }
+    double difference = scaledError(gathered.data, y.data);
+    bool same = difference <= options.tolerance;
+    llvm::outs() << llvm::formatv(
+        "sequence parallel ({0}, {1} ranks) vs one process: max |diff| / max "
+        "|out| = {2:e2} ({3})\n",
+        options.contextParallel, ranks->size(), difference,
+        same ? "SAME" : "DIFFERENT");
+    ok &= same;
+    y = std::move(gathered);
+  }
 
   if (options.decodeSteps) {
     if (!l.isDecoder())

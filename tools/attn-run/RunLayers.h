@@ -26,6 +26,9 @@ struct LayerRunOptions {
   /// --device=vulkan|cuda: the GPU target attention compiles for (the
   /// rest of each layer stays on the host); empty for the CPU.
   std::string gpuTarget;
+  /// --context-parallel: under mpirun, each rank runs its contiguous share
+  /// of the tokens, self-attention ring or ulysses across the ranks.
+  std::string contextParallel;
 };
 
 /// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.

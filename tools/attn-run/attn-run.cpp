@@ -296,6 +296,7 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
       options.decodeSteps < 0)
     return fail("--batch and --length must be >= 1, --memory-length and "
                 "--decode-steps >= 0");
+  options.contextParallel = contextParallel;
   return attnrt::runLayerSpec(sourceMgr, options);
 }
 

@@ -269,6 +269,10 @@ bool CompiledBlockAttention::run(TokenChunk queries, TokenChunk keys,
   return true;
 }
 
+void CompiledBlockAttention::setRelTable(const float *relTable) {
+  impl->relTable = relTable;
+}
+
 int64_t CompiledBlockAttention::kernelsCompiled() const {
   return impl->kernels.size();
 }

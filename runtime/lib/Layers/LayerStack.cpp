@@ -81,6 +81,7 @@ struct LayerStack::Impl {
   NormWeights finalNorm;
   std::vector<LayerCache> caches;
   int64_t position = 0;
+  int64_t firstPosition = 0; ///< of reset(): where this process's tokens start
   double attentionSeconds = 0;
 
   Status load(const WeightReader &read);
@@ -413,7 +414,7 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
   if (memory && !l.hasCrossAttention())
     return Status::error("memory given to a stack without cross-attention");
   if (!l.isDecoder())
-    reset(); // encoders keep nothing between calls
+    reset(impl->firstPosition); // encoders keep nothing between calls
   result = x;
   std::vector<float> &h = result.data;
   // Absolute positions are added to the stack's input.
@@ -448,10 +449,10 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
   return Status::ok();
 }
 
-void LayerStack::reset() {
+void LayerStack::reset(int64_t firstPosition) {
   for (LayerCache &cache : impl->caches)
     cache = LayerCache();
-  impl->position = 0;
+  impl->position = impl->firstPosition = firstPosition;
 }
 
 int64_t LayerStack::position() const { return impl->position; }

@@ -11,6 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Transformer.h"
 #include "Weights.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runtime/BlockKernels.h"
+#include "attn/Runtime/ContextParallel.h"
 #include "attn/Runtime/GpuCompiler.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/MemRefDescriptor.h"
@@ -32,6 +35,7 @@ static llvm::Error error(const llvm::Twine &message) {
 namespace {
 struct CompiledAttention {
   std::unique_ptr<Kernel> compiled; // a JitKernel, or a GpuKernel
+  std::unique_ptr<CompiledBlockAttention> blocks; // context parallel
   AttentionKernel kernel;
 };
 } // namespace
@@ -53,13 +57,112 @@ struct TransformerStack::Impl {
 
   Status kernelFor(AttentionBlock block, int64_t batch, int64_t lq,
                    int64_t lk, const AttentionKernel *&kernel);
+  Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
 };
+
+/// Self-attention over this rank's share of the sequence: ring or Ulysses
+/// over the ranks (ContextParallel.h), blocks compiled from the attention
+/// of the whole sequence.
+Status TransformerStack::Impl::contextParallelKernel(
+    int64_t batch, CompiledAttention &compiled) {
+  const attnspec::LayerShape &l = spec.layer;
+  if (l.attention.kind != "softmax")
+    return Status::error("sequence parallelism needs attention kind softmax, "
+                         "not " + l.attention.kind);
+  int64_t tokens = options.contextTokens;
+  attnspec::Spec attentionSpec =
+      attnspec::attentionSpec(spec, AttentionRole::Self, batch, tokens, tokens);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer("attention:",
+                                       "<layer " + spec.name + ">"),
+      llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module = attnspec::buildModule(
+      attentionSpec, sourceMgr, &context, &compiled.kernel.argumentNames);
+  if (!module)
+    return Status::error("cannot build the self-attention of layer spec '" +
+                         spec.name + "'");
+  mlir::attn::AttentionOp attention;
+  module->walk([&](mlir::attn::AttentionOp op) { attention = op; });
+  for (const std::string &name : compiled.kernel.argumentNames)
+    if (name != "q" && name != "k" && name != "v" && name != "rel_table")
+      return Status::error("sequence parallelism does not take the "
+                           "attention operand '" + name + "'");
+  // The rel_table is each layer's weight: set per call below.
+  static const float noTable = 0;
+  HostCompileOptions compileOptions;
+  compileOptions.numThreads = options.numThreads;
+  auto blocks = CompiledBlockAttention::create(
+      attention, compileOptions, nullptr, nullptr,
+      attention.getRelTable() ? &noTable : nullptr);
+  if (!blocks)
+    return Status::error(llvm::toString(blocks.takeError()));
+  compiled.blocks = std::move(*blocks);
+  auto fn = *module->getOps<mlir::func::FuncOp>().begin();
+  for (mlir::Type type : fn.getArgumentTypes()) {
+    llvm::ArrayRef<int64_t> shape =
+        mlir::cast<mlir::ShapedType>(type).getShape();
+    compiled.kernel.argumentShapes.emplace_back(shape.begin(), shape.end());
+  }
+  CompiledBlockAttention *raw = compiled.blocks.get();
+  Communicator *ranks = options.contextRanks;
+  std::string scheme = options.contextScheme;
+  std::vector<std::string> names = compiled.kernel.argumentNames;
+  compiled.kernel.call = [=](const std::vector<KernelOperand> &inputs,
+                             const KernelOperand &output) {
+    const float *q = nullptr, *k = nullptr, *v = nullptr;
+    AttentionDims dims;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (names[i] == "q") {
+        q = inputs[i].data;
+        dims.batch = inputs[i].shape[0];
+        dims.queryHeads = inputs[i].shape[1];
+        dims.headDim = inputs[i].shape[3];
+      } else if (names[i] == "k") {
+        k = inputs[i].data;
+        dims.keyHeads = inputs[i].shape[1];
+      } else if (names[i] == "v") {
+        v = inputs[i].data;
+        dims.valueDim = inputs[i].shape[3];
+      } else {
+        raw->setRelTable(inputs[i].data);
+      }
+    }
+    ContextParallelStats stats;
+    std::string message;
+    bool ok = scheme == "ulysses"
+                  ? ulyssesAttention(*ranks, SequenceLayout::Contiguous,
+                                     tokens, dims, *raw, q, k, v, output.data,
+                                     stats, message)
+                  : ringAttention(*ranks, SequenceLayout::Contiguous, tokens,
+                                  dims, *raw, q, k, v, output.data, stats,
+                                  message);
+    return ok ? Status::ok() : Status::error(message);
+  };
+  return Status::ok();
+}
 
 Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
                                          int64_t lq, int64_t lk,
                                          const AttentionKernel *&kernel) {
   AttentionRole role =
       block == AttentionBlock::Self ? AttentionRole::Self : AttentionRole::Cross;
+  // Sequence parallel: one kernel per batch size, whatever the rank's share.
+  if (options.contextRanks && role == AttentionRole::Self) {
+    if (lq != lk)
+      return Status::error("sequence parallelism runs whole sequences: "
+                           "no KV cache across calls (call reset() first)");
+    auto key = std::make_tuple(int(role), batch, int64_t(-1), int64_t(-1));
+    auto it = kernels.find(key);
+    if (it == kernels.end()) {
+      CompiledAttention compiled;
+      if (Status s = contextParallelKernel(batch, compiled); s.failed())
+        return s;
+      it = kernels.emplace(key, std::move(compiled)).first;
+    }
+    kernel = &it->second.kernel;
+    return Status::ok();
+  }
   // GPU kernels take static shapes: one per size there.
   if (attentionTakesAnyLength(spec, role) && options.gpuTarget.empty())
     batch = lq = lk = mlir::ShapedType::kDynamic;
@@ -185,7 +288,9 @@ TransformerStack::forward(const Activations &x, const Activations *memory) {
   return result;
 }
 
-void TransformerStack::reset() { impl->stack->reset(); }
+void TransformerStack::reset(int64_t firstPosition) {
+  impl->stack->reset(firstPosition);
+}
 int64_t TransformerStack::position() const { return impl->stack->position(); }
 const LayerSpec &TransformerStack::getSpec() const { return impl->spec; }
 double TransformerStack::attentionSeconds() const {

@@ -44,6 +44,9 @@ public:
            const float *k, const float *v, float *o, float *lse,
            std::string &error) override;
 
+  /// The rel_table of the calls that follow (a layer's own weight).
+  void setRelTable(const float *relTable);
+
   /// Kernels compiled so far.
   int64_t kernelsCompiled() const;
 

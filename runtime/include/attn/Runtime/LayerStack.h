@@ -141,8 +141,10 @@ public:
   Status forward(const Activations &x, const Activations *memory,
                  Activations &result);
   /// Starts a new sequence: empties the KV cache and the memory.
-  void reset();
-  /// Tokens seen since reset().
+  /// `firstPosition`: where this process's tokens start in the sequence
+  /// (its share of a sequence-parallel run; positions continue from it).
+  void reset(int64_t firstPosition = 0);
+  /// Tokens seen since reset() (plus its first position).
   int64_t position() const;
   const LayerConfig &config() const;
   /// Seconds spent in attention kernels since creation.

@@ -16,6 +16,7 @@
 #ifndef ATTN_RUNTIME_TRANSFORMER_H
 #define ATTN_RUNTIME_TRANSFORMER_H
 
+#include "attn/Runtime/Communicator.h"
 #include "attn/Runtime/LayerStack.h"
 #include "attn/Runtime/Safetensors.h"
 #include "attn/Spec/LayerSpec.h"
@@ -34,6 +35,15 @@ struct TransformerOptions {
   /// A GPU target (vulkan..., cuda...): attention runs on that device (the
   /// projections, norms and feed-forward stay on the host). Empty: CPU.
   std::string gpuTarget;
+  /// Sequence parallelism (docs/Distributed.md): this process holds a
+  /// contiguous share of a sequence of `contextTokens` tokens split over
+  /// the ranks of `contextRanks` (start it with reset(first position));
+  /// norms, projections and feed-forward run on its tokens, self-attention
+  /// (kind softmax) runs context-parallel by `contextScheme` (ring or
+  /// ulysses). Null: one process.
+  Communicator *contextRanks = nullptr;
+  std::string contextScheme = "ring";
+  int64_t contextTokens = 0;
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
   std::function<void(int64_t, int64_t, double)> onLayer;
@@ -83,8 +93,9 @@ public:
                                       const Activations *memory = nullptr);
 
   /// Starts a new sequence: empties the KV cache and the cross-attention
-  /// memory.
-  void reset();
+  /// memory. `firstPosition`: where this process's tokens start (sequence
+  /// parallelism).
+  void reset(int64_t firstPosition = 0);
 
   /// Tokens seen since reset() (the position of the next token).
   int64_t position() const;
