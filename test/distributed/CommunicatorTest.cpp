@@ -80,13 +80,24 @@ int main(int argc, char **argv) {
   size_t expectedSent = (ringLength(r) + (block + 4) * size_t(p - 1)) *
                         sizeof(float);
   expect(comm->bytesSent() == expectedSent, "bytes sent");
+
+  // All-reduce: rank s contributes (s + 1) * (i + 1) to element i, so the
+  // sum is (i + 1) p (p + 1) / 2 (exact in f32 at these sizes).
+  std::vector<float> partial(5);
+  for (size_t i = 0; i < partial.size(); ++i)
+    partial[i] = float((r + 1) * (i + 1));
+  expect(comm->allReduceSum(partial.data(), partial.size(), error),
+         "all-reduce");
+  for (size_t i = 0; i < partial.size(); ++i)
+    if (partial[i] != float((i + 1) * p * (p + 1) / 2))
+      expect(false, "all-reduce contents");
   expect(comm->barrier(error), "barrier");
   if (!error.empty())
     std::printf("rank %d of %d: %s\n", r, p, error.c_str());
   if (ok)
-    std::printf("rank %d of %d: ring ok, all-to-all ok, all-gather ok, %zu "
-                "bytes sent\n",
-                r, p, comm->bytesSent());
+    std::printf("rank %d of %d: ring ok, all-to-all ok, all-gather ok, "
+                "all-reduce ok, %zu bytes sent\n",
+                r, p, expectedSent);
   std::fflush(stdout);
   return ok ? 0 : 1;
 }

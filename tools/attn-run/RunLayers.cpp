@@ -324,6 +324,53 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   Activations y = std::move(*full);
   bool ok = true;
 
+  if (options.tensorParallel) {
+    // Tensor parallel: every rank runs every token on its slice of the
+    // weights; the blocks' partial outputs are summed across the ranks, so
+    // every rank ends with the whole output.
+    if (!options.contextParallel.empty() || options.decodeSteps ||
+        options.repeat || !options.gpuTarget.empty())
+      return fail("--tensor-parallel runs one whole-sequence pass on the "
+                  "CPU: no --context-parallel, --decode-steps, --repeat or "
+                  "--device");
+    std::string message;
+    std::unique_ptr<Communicator> ranks = connectRanks(message);
+    if (!ranks)
+      return fail(message);
+    TransformerOptions parallelOptions = stackOptions;
+    parallelOptions.tensorRanks = ranks.get();
+    auto parallel = TransformerStack::create(*spec, *weights, parallelOptions);
+    if (!parallel)
+      return fail(llvm::formatv("rank {0}: {1}", ranks->rank(),
+                                llvm::toString(parallel.takeError())));
+    auto out = (*parallel)->forward(*x, mem);
+    if (!out)
+      return fail(llvm::formatv("rank {0}: {1}", ranks->rank(),
+                                llvm::toString(out.takeError())));
+    std::string line = llvm::formatv(
+        "rank {0}/{1} tensor parallel: {2:f2} MiB of weights (one process: "
+        "{3:f2} MiB), {4} bytes sent",
+        ranks->rank(), ranks->size(), (*parallel)->weightBytes() / 1048576.0,
+        (*stack)->weightBytes() / 1048576.0, ranks->bytesSent());
+    constexpr size_t kLine = 256;
+    line.resize(kLine, '\0');
+    std::vector<char> lines(kLine * ranks->size());
+    if (!ranks->allGather(line.data(), lines.data(), kLine, message))
+      return fail(message);
+    if (ranks->rank() != 0)
+      return EXIT_SUCCESS;
+    for (int r = 0; r < ranks->size(); ++r)
+      llvm::outs() << (lines.data() + r * kLine) << "\n";
+    double difference = scaledError(out->data, y.data);
+    bool same = difference <= options.tolerance;
+    llvm::outs() << llvm::formatv(
+        "tensor parallel ({0} ranks) vs one process: max |diff| / max |out| "
+        "= {1:e2} ({2})\n",
+        ranks->size(), difference, same ? "SAME" : "DIFFERENT");
+    ok &= same;
+    y = std::move(*out);
+  }
+
   if (!options.contextParallel.empty()) {
     // Sequence parallel: this rank's tokens through a stack whose
     // self-attention spans the ranks; the shares are gathered and rank 0

@@ -29,6 +29,9 @@ struct LayerRunOptions {
   /// --context-parallel: under mpirun, each rank runs its contiguous share
   /// of the tokens, self-attention ring or ulysses across the ranks.
   std::string contextParallel;
+  /// --tensor-parallel: under mpirun, each rank holds a slice of the heads
+  /// and feed-forward units and every token.
+  bool tensorParallel = false;
 };
 
 /// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.

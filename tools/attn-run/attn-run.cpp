@@ -119,6 +119,12 @@ static cl::opt<std::string> contextParallel(
              "(docs/Distributed.md); rank 0 checks and compares with a "
              "single-process run"),
     cl::value_desc("scheme"), cl::cat(runCategory));
+static cl::opt<bool> tensorParallel(
+    "tensor-parallel",
+    cl::desc("layer specs under mpirun: each rank holds a slice of every "
+             "layer's heads and feed-forward units; rank 0 checks and "
+             "compares with a single-process run"),
+    cl::cat(runCategory));
 static cl::opt<std::string> loadLibrary(
     "load",
     cl::desc("run this shared library from attn-compile --emit=so instead of "
@@ -297,6 +303,7 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
     return fail("--batch and --length must be >= 1, --memory-length and "
                 "--decode-steps >= 0");
   options.contextParallel = contextParallel;
+  options.tensorParallel = tensorParallel;
   return attnrt::runLayerSpec(sourceMgr, options);
 }
 

@@ -120,6 +120,20 @@ public:
     return true;
   }
 
+  bool allReduceSum(float *data, size_t count, std::string &error) override {
+    if (!countFits(count * sizeof(float), error))
+      return false;
+    int code = MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_FLOAT,
+                             MPI_SUM, MPI_COMM_WORLD);
+    if (code != MPI_SUCCESS) {
+      error = mpiError("MPI_Allreduce", code);
+      return false;
+    }
+    // A ring all-reduce sends 2 (P - 1) / P of the buffer per rank.
+    sent += 2 * count * sizeof(float) * size_t(sizeValue - 1) /
+            size_t(sizeValue);
+    return true;
+  }
   bool barrier(std::string &error) override {
     int code = MPI_Barrier(MPI_COMM_WORLD);
     if (code == MPI_SUCCESS)

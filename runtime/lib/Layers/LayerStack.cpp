@@ -83,6 +83,7 @@ struct LayerStack::Impl {
   int64_t position = 0;
   int64_t firstPosition = 0; ///< of reset(): where this process's tokens start
   double attentionSeconds = 0;
+  std::function<Status(std::vector<float> &)> sumAcrossRanks;
 
   Status load(const WeightReader &read);
   Status attention(AttentionBlock block, AttentionWeights &w,
@@ -345,6 +346,8 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
     if (pre)
       normalize(norm, input.data(), rows);
     Status s = body(input.data(), r);
+    if (!s.failed() && sumAcrossRanks)
+      s = sumAcrossRanks(r);
     if (s.failed())
       return s;
     lm::add(h.data(), r.data(), h.size());
@@ -456,5 +459,31 @@ void LayerStack::reset(int64_t firstPosition) {
 }
 
 int64_t LayerStack::position() const { return impl->position; }
+
+void LayerStack::setSumAcrossRanks(
+    std::function<Status(std::vector<float> &)> sum) {
+  impl->sumAcrossRanks = std::move(sum);
+}
+
+int64_t LayerStack::weightBytes() const {
+  int64_t floats = impl->posEmbedding.size() + impl->finalNorm.weight.size() +
+                   impl->finalNorm.bias.size();
+  auto linear = [&](const LinearWeights &w) {
+    floats += w.weight.size() + w.bias.size();
+  };
+  for (const LayerWeights &w : impl->layers) {
+    for (const AttentionWeights *a : {&w.self, &w.cross}) {
+      for (const LinearWeights *p : {&a->q, &a->k, &a->v, &a->o})
+        linear(*p);
+      for (const auto &[name, t] : a->extras)
+        floats += t.data.size();
+    }
+    for (const NormWeights &n : w.norms)
+      floats += n.weight.size() + n.bias.size();
+    for (const LinearWeights *p : {&w.up, &w.gate, &w.down})
+      linear(*p);
+  }
+  return floats * int64_t(sizeof(float));
+}
 const LayerConfig &LayerStack::config() const { return impl->config; }
 double LayerStack::attentionSeconds() const { return impl->attentionSeconds; }

@@ -235,6 +235,52 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   return Status::ok();
 }
 
+/// Rank `rank` of `ranks`'s slice of weight `name` (Transformer.h,
+/// TransformerOptions::tensorRanks), read whole and cut: q/k/v_proj,
+/// linear1 and linear_gate by output rows, o_proj and linear2 by input
+/// columns (their bias once, on rank 0: the block sums the ranks' parts).
+static Status readTensorSlice(const WeightReader &readWhole, int rank,
+                              int ranks, const std::string &name,
+                              const std::vector<int64_t> *required,
+                              std::vector<int64_t> &shape,
+                              std::vector<float> &data) {
+  llvm::StringRef n(name);
+  auto endsWithAny = [&](std::initializer_list<llvm::StringRef> suffixes) {
+    return llvm::any_of(suffixes, [&](llvm::StringRef s) {
+      return n.ends_with(s);
+    });
+  };
+  bool byRows = endsWithAny({"q_proj.weight", "q_proj.bias", "k_proj.weight",
+                             "k_proj.bias", "v_proj.weight", "v_proj.bias",
+                             "linear1.weight", "linear1.bias",
+                             "linear_gate.weight", "linear_gate.bias"});
+  bool byColumns = endsWithAny({"o_proj.weight", "linear2.weight"});
+  bool onceBias = endsWithAny({"o_proj.bias", "linear2.bias"});
+  if (!required || !(byRows || byColumns || onceBias))
+    return readWhole(name, required, shape, data);
+  std::vector<int64_t> whole = *required;
+  if (byRows)
+    whole[0] *= ranks;
+  else if (byColumns)
+    whole[1] *= ranks;
+  std::vector<float> all;
+  std::vector<int64_t> ignored;
+  if (Status s = readWhole(name, &whole, ignored, all); s.failed())
+    return s;
+  shape = *required;
+  if (onceBias) {
+    data = rank == 0 ? std::move(all) : std::vector<float>(all.size(), 0.0f);
+    return Status::ok();
+  }
+  int64_t rows = (*required)[0], cols = required->size() > 1 ? (*required)[1] : 1;
+  data.resize(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      data[i * cols + j] = byRows ? all[(rank * rows + i) * cols + j]
+                                  : all[i * whole[1] + rank * cols + j];
+  return Status::ok();
+}
+
 TransformerStack::TransformerStack(std::unique_ptr<Impl> impl)
     : impl(std::move(impl)) {}
 TransformerStack::~TransformerStack() = default;
@@ -245,11 +291,37 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
   impl->options = std::move(options);
+  Communicator *tensorRanks = impl->options.tensorRanks;
+  if (tensorRanks) {
+    LayerConfig config = layerConfig(spec);
+    int64_t ranks = tensorRanks->size();
+    if (config.heads % ranks || config.kvHeads % ranks ||
+        config.ffnHidden % ranks)
+      return error(llvm::formatv(
+          "tensor parallelism over {0} ranks needs them to divide the heads "
+          "({1}), key/value heads ({2}) and ffn_hidden ({3})",
+          ranks, config.heads, config.kvHeads, config.ffnHidden));
+    const attnspec::LayerShape &l = spec.layer;
+    if (l.attention.kind != "softmax" || !l.attention.mods.empty() ||
+        l.positions == "alibi" || l.positions == "relative" ||
+        !config.variantOperands.empty())
+      return error("tensor parallelism splits heads: it takes softmax "
+                   "attention without per-head score mods (alibi, relative "
+                   "positions) or variant operands");
+    if (!impl->options.gpuTarget.empty() || impl->options.contextRanks)
+      return error("tensor parallelism runs on the CPU, without sequence "
+                   "parallelism");
+    // The stack of one rank is the stack of its slice.
+    impl->spec.layer.heads = config.heads / ranks;
+    impl->spec.layer.kvHeads = config.kvHeads / ranks;
+    impl->spec.layer.headDim = config.headDim;
+    impl->spec.layer.ffnHidden = config.ffnHidden / ranks;
+  }
   Impl *raw = impl.get();
-  WeightReader read = [&weights](const std::string &name,
-                                 const std::vector<int64_t> *required,
-                                 std::vector<int64_t> &shape,
-                                 std::vector<float> &data) {
+  WeightReader readWhole = [&weights](const std::string &name,
+                                      const std::vector<int64_t> *required,
+                                      std::vector<int64_t> &shape,
+                                      std::vector<float> &data) {
     if (required) {
       shape = *required;
     } else if (std::optional<std::vector<int64_t>> actual =
@@ -266,16 +338,32 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
     data = std::move(*tensor);
     return Status::ok();
   };
+  WeightReader read = readWhole;
+  if (tensorRanks)
+    read = [readWhole, tensorRanks](const std::string &name,
+                                    const std::vector<int64_t> *required,
+                                    std::vector<int64_t> &shape,
+                                    std::vector<float> &data) {
+      return readTensorSlice(readWhole, tensorRanks->rank(),
+                             tensorRanks->size(), name, required, shape, data);
+    };
   KernelProvider kernels = [raw](AttentionBlock block, int64_t batch,
                                  int64_t lq, int64_t lk,
                                  const AttentionKernel *&kernel) {
     return raw->kernelFor(block, batch, lq, lk, kernel);
   };
-  if (Status s = LayerStack::create(layerConfig(spec), read, kernels,
+  if (Status s = LayerStack::create(layerConfig(impl->spec), read, kernels,
                                     impl->stack);
       s.failed())
     return error(s.message());
   impl->stack->onLayer = impl->options.onLayer;
+  if (tensorRanks)
+    impl->stack->setSumAcrossRanks([tensorRanks](std::vector<float> &partial) {
+      std::string message;
+      if (!tensorRanks->allReduceSum(partial.data(), partial.size(), message))
+        return Status::error(message);
+      return Status::ok();
+    });
   return std::unique_ptr<TransformerStack>(
       new TransformerStack(std::move(impl)));
 }
@@ -293,6 +381,9 @@ void TransformerStack::reset(int64_t firstPosition) {
 }
 int64_t TransformerStack::position() const { return impl->stack->position(); }
 const LayerSpec &TransformerStack::getSpec() const { return impl->spec; }
+int64_t TransformerStack::weightBytes() const {
+  return impl->stack->weightBytes();
+}
 double TransformerStack::attentionSeconds() const {
   return impl->stack->attentionSeconds();
 }

@@ -49,6 +49,9 @@ public:
   /// Every rank's `bytesPerRank` of `send`, in rank order, into `receive`.
   virtual bool allGather(const void *send, void *receive, size_t bytesPerRank,
                          std::string &error) = 0;
+  /// `data[0, count)` summed over the ranks, in place on every rank
+  /// (tensor-parallel projections).
+  virtual bool allReduceSum(float *data, size_t count, std::string &error) = 0;
   virtual bool barrier(std::string &error) = 0;
 
   /// Bytes this rank has sent so far (for the benchmarks' volume figures).

@@ -151,6 +151,13 @@ public:
   double attentionSeconds() const;
   /// Called after each layer with (layer index, layers, seconds).
   std::function<void(int64_t, int64_t, double)> onLayer;
+  /// Tensor parallelism: each rank holds a slice of the heads and of the
+  /// feed-forward's hidden units, so the output of each attention and
+  /// feed-forward block is a partial sum; this sums it across the ranks in
+  /// place (null: one process).
+  void setSumAcrossRanks(std::function<Status(std::vector<float> &)> sum);
+  /// Bytes of weights this stack holds.
+  int64_t weightBytes() const;
 
 private:
   struct Impl;

@@ -44,6 +44,13 @@ struct TransformerOptions {
   Communicator *contextRanks = nullptr;
   std::string contextScheme = "ring";
   int64_t contextTokens = 0;
+  /// Tensor parallelism (Megatron-style): rank r of `tensorRanks` holds
+  /// query / key / value heads and feed-forward hidden units [r n / P,
+  /// (r + 1) n / P) of every layer (column slices of q/k/v_proj and
+  /// linear1, row slices of o_proj and linear2), sees every token, and the
+  /// partial outputs of each block are summed across the ranks. P must
+  /// divide the heads, key/value heads and ffn_hidden. Null: one process.
+  Communicator *tensorRanks = nullptr;
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
   std::function<void(int64_t, int64_t, double)> onLayer;
@@ -102,6 +109,8 @@ public:
 
   const attnspec::LayerSpec &getSpec() const;
 
+  /// Bytes of weights this stack holds (a tensor-parallel rank: its slice).
+  int64_t weightBytes() const;
   /// The time spent in attention kernels and in the rest since creation.
   double attentionSeconds() const;
 
