@@ -637,33 +637,28 @@ static int checkResult(const CheckedOp &checked,
   // Errors are judged relative to the output's magnitude (absolute when the
   // output is all zeros, e.g. every row masked); a non-finite value where
   // the reference has none (or another one) fails.
-  attnrt::reference::Comparison c =
-      attnrt::reference::compare(result, expected, expected.size());
-  bool pass = c.passes(bar);
-  llvm::outs() << llvm::formatv(
-      "check: max abs error {0:e2}, output scale {1:e2}, scaled error "
-      "{2:e2} (tolerance {3:e1}{6}){4}: {5}\n",
-      c.maxError, c.scale, c.scaledError(), bar,
-      c.mismatches
-          ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
-          : std::string(),
-      pass ? "PASS" : "FAIL", barSource);
-  if (lse) {
-    // The log-sum-exp, judged like the output: errors scaled by max |lse|
-    // (f32 rounding of m + log l is ~1e-7 of it); -inf rows must match.
-    attnrt::reference::Comparison l =
-        attnrt::reference::compare(*lse, expectedLse, expectedLse.size());
-    bool lsePass = l.passes(bar);
+  auto judge = [&](llvm::StringRef what, const std::vector<float> &out,
+                   const std::vector<double> &ref) {
+    attnrt::reference::Comparison c =
+        attnrt::reference::compare(out, ref, ref.size());
+    bool pass = c.passes(bar);
     llvm::outs() << llvm::formatv(
-        "check lse: max abs error {0:e2}, scale {1:e2}, scaled error {2:e2} "
-        "(tolerance {3:e1}){4}: {5}\n",
-        l.maxError, l.scale, l.scaledError(), bar,
-        l.mismatches
-            ? llvm::formatv(", {0} NON-FINITE MISMATCHES", l.mismatches).str()
+        "check{0}: max abs error {1:e2}, {2} scale {3:e2}, scaled error "
+        "{4:e2} (tolerance {5:e1}{6}){7}: {8}\n",
+        what.empty() ? "" : " " + what.str(), c.maxError,
+        what.empty() ? "output" : what, c.scale, c.scaledError(), bar,
+        barSource,
+        c.mismatches
+            ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
             : std::string(),
-        lsePass ? "PASS" : "FAIL");
-    pass = pass && lsePass;
-  }
+        pass ? "PASS" : "FAIL");
+    return pass;
+  };
+  bool pass = judge("", result, expected);
+  // The log-sum-exp is judged like the output, scaled by max |lse| (f32
+  // rounding of m + log l is ~1e-7 of it); -inf rows must match.
+  if (lse)
+    pass = judge("lse", *lse, expectedLse) && pass;
   return pass ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 

@@ -1,6 +1,7 @@
 //===- BlockKernels.cpp - compiled blocks of one attention ----------------===//
 #include "attn/Runtime/BlockKernels.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/MaskAlgebra.h"
 #include "attn/Runtime/MemRefDescriptor.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,17 +23,6 @@ namespace {
 
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// Whether `pattern` keeps (i, j) by j - i alone or by segment ids: a block
-/// is then the same pattern with offsets (the verifier's rule too).
-bool dependsOnDistanceOnly(Attribute pattern) {
-  if (auto orAttr = dyn_cast<OrAttr>(pattern))
-    return llvm::all_of(orAttr.getMembers(), dependsOnDistanceOnly);
-  if (auto andAttr = dyn_cast<AndAttr>(pattern))
-    return llvm::all_of(andAttr.getMembers(), dependsOnDistanceOnly);
-  return isa<CausalAttr, WindowAttr, DilatedAttr, StridedAttr, SegmentsAttr>(
-      pattern);
 }
 
 struct BlockKernel {

@@ -256,18 +256,6 @@ MaskShape AttentionOp::getMaskShape() {
   return maskShapeOf(getQuery(), getKey(), getPositionShift());
 }
 
-/// Whether `pattern` keeps (i, j) by j - (i + delta) alone (or by segment
-/// ids), so that a block of a larger attention is the same pattern with
-/// delta shifted by query_offset - key_offset.
-static bool dependsOnDistanceOnly(Attribute pattern) {
-  if (auto orAttr = dyn_cast<OrAttr>(pattern))
-    return llvm::all_of(orAttr.getMembers(), dependsOnDistanceOnly);
-  if (auto andAttr = dyn_cast<AndAttr>(pattern))
-    return llvm::all_of(andAttr.getMembers(), dependsOnDistanceOnly);
-  return isa<CausalAttr, WindowAttr, DilatedAttr, StridedAttr, SegmentsAttr>(
-      pattern);
-}
-
 /// query_offset / key_offset: positions of a block of a larger attention.
 static LogicalResult verifyOffsets(Operation *op, IntegerAttr queryOffset,
                                    IntegerAttr keyOffset, Alignment align,

@@ -434,3 +434,12 @@ MaskAttrInterface mlir::attn::simplifyMask(MaskAttrInterface mask,
            : MaskAttrInterface(AndAttr::get(ctx, newMembers));
   return keepsEverything(result, shape, align) ? MaskAttrInterface() : result;
 }
+
+bool mlir::attn::dependsOnDistanceOnly(Attribute pattern) {
+  if (auto orAttr = dyn_cast<OrAttr>(pattern))
+    return llvm::all_of(orAttr.getMembers(), dependsOnDistanceOnly);
+  if (auto andAttr = dyn_cast<AndAttr>(pattern))
+    return llvm::all_of(andAttr.getMembers(), dependsOnDistanceOnly);
+  return isa<CausalAttr, WindowAttr, DilatedAttr, StridedAttr, SegmentsAttr>(
+      pattern);
+}

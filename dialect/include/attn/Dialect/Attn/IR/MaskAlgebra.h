@@ -21,6 +21,12 @@ llvm::SmallVector<int64_t> getRandomBlocks(int64_t seed, int64_t count,
                                            int64_t qb, int64_t head,
                                            int64_t numKeyBlocks);
 
+/// Whether `pattern` keeps (i, j) by j - (i + delta) alone or by segment
+/// ids (causal, window, dilated, strided, segments and their or/and): a
+/// block of a larger attention is then the same pattern with delta shifted
+/// by its query_offset - key_offset.
+bool dependsOnDistanceOnly(Attribute pattern);
+
 /// Flattens nested or/and, removes duplicate members and unwraps singletons.
 /// With static sizes it also drops what keeps everything: returns a null
 /// attribute when the whole pattern keeps every (i, j) of every head.
