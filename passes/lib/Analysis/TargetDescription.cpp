@@ -18,6 +18,7 @@ TargetDescription TargetDescription::cpuAvx2() {
   target.name = "cpu-avx2";
   target.vectorBits = 256;
   target.vectorRegisters = 16;
+  target.elementTypes = {"f32", "f16", "bf16"};
   return target;
 }
 
@@ -28,6 +29,7 @@ TargetDescription TargetDescription::cpuAvx512() {
   target.vectorRegisters = 32;
   target.l1DataBytes = 48 << 10;
   target.l2Bytes = 2 << 20;
+  target.elementTypes = {"f32", "f16", "bf16"};
   return target;
 }
 

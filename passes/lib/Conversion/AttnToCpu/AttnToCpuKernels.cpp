@@ -22,8 +22,10 @@ namespace {
 /// Whether the fast path covers `op`.
 bool isSupported(OnlineAttentionOp op) {
   auto type = cast<RankedTensorType>(op.getQuery().getType());
-  if (!type.getElementType().isF32() || op.getMask() || op.getBias() ||
-      !op.getScore().empty())
+  if (!type.getElementType().isF32() && !type.getElementType().isF16() &&
+      !type.getElementType().isBF16())
+    return false;
+  if (op.getMask() || op.getBias() || !op.getScore().empty())
     return false;
   std::string reason;
   if (!areScoreModsVectorizable(op.getModsAttr(), /*withGathers=*/true) ||
@@ -72,8 +74,10 @@ struct AttnToCpuKernelsPass
       // dynamic).
       std::optional<CpuFlashKernel> packed, split;
       KernelPlan packedPlan = plan;
-      // The log-sum-exp comes from the per-query-tile kernel only.
-      if (plan.packedHeads && !plan.countTiles && !attention.lse) {
+      // The log-sum-exp and 16-bit inputs (widened on load) take the
+      // per-query-tile kernel only.
+      if (plan.packedHeads && !plan.countTiles && !attention.lse &&
+          plan.elementType.isF32()) {
         packedPlan.blocking = *plan.packedHeads;
         packedPlan.queryTiling = {plan.packedHeads->queryTile(), 0};
         packedPlan.schedules.reset();

@@ -53,8 +53,7 @@ void CpuFlashKernel::packQueries(Value qT, Value tq) {
   loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
     Value row = add(i0, q);
     loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
-      Value x =
-          memref::LoadOp::create(b, query, ValueRange{batchIv, headIv, row, c});
+      Value x = loadAsF32(query, ValueRange{batchIv, headIv, row, c});
       memref::StoreOp::create(b, arith::MulFOp::create(b, x, scale), qT,
                               ValueRange{c, q});
       return SmallVector<Value>{};
@@ -121,8 +120,7 @@ void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
         },
         [&](Value c, int64_t g) -> Value {
           Value row = add(add(j0, r0), index(g));
-          return memref::LoadOp::create(b, key,
-                                        ValueRange{batchIv, kvHead, row, c});
+          return loadAsF32(key, ValueRange{batchIv, kvHead, row, c});
         });
     for (int64_t g = 0; g < rows; ++g)
       for (int64_t t = 0; t < kQueryVectors; ++t)
@@ -210,8 +208,8 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
             return loadVec(sT, {r, lane(t)});
           },
           [&](Value r, int64_t g) -> Value {
-            return memref::LoadOp::create(
-                b, value,
+            return loadAsF32(
+                value,
                 ValueRange{batchIv, kvHead, add(j0, r), add(c0, index(g))});
           },
           guarded ? function_ref<Value(Value)>(keptLanes)
@@ -251,8 +249,12 @@ void CpuFlashKernel::storeRow(Value accT, Value l, Value column, Value head,
   loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
     Value a = memref::LoadOp::create(
         b, accT, accByRows ? ValueRange{column, c} : ValueRange{c, column});
-    memref::StoreOp::create(b, arith::MulFOp::create(b, a, inv), out,
-                            ValueRange{batchIv, head, row, c});
+    Value o = arith::MulFOp::create(b, a, inv);
+    // 16-bit outputs are rounded once, here (f32 state throughout).
+    Type outType = cast<MemRefType>(out.getType()).getElementType();
+    if (outType != f32)
+      o = arith::TruncFOp::create(b, outType, o);
+    memref::StoreOp::create(b, o, out, ValueRange{batchIv, head, row, c});
     return SmallVector<Value>{};
   });
 }
@@ -423,7 +425,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
                                 bufferTypeOf(op.getKey()),
                                 bufferTypeOf(op.getValue()),
-                                MemRefType::get(resultType.getShape(), f32),
+                                MemRefType::get(resultType.getShape(),
+                                                resultType.getElementType()),
                                 b.getIndexType(),
                                 b.getIndexType(),
                                 b.getIndexType()};
@@ -642,9 +645,9 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
   for (int64_t d = 0; d < 4; ++d)
     if (resultType.isDynamicDim(d))
       dynamicSizes.push_back(resultDims[d]);
-  Value result =
-      memref::AllocOp::create(b, MemRefType::get(resultType.getShape(), f32),
-                              dynamicSizes, b.getI64IntegerAttr(64));
+  Value result = memref::AllocOp::create(
+      b, MemRefType::get(resultType.getShape(), resultType.getElementType()),
+      dynamicSizes, b.getI64IntegerAttr(64));
 
   // Segment ids and the relative-position table, as the tile function takes
   // them after its index arguments.

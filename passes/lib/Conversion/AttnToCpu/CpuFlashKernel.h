@@ -109,6 +109,11 @@ private:
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
   Value minIndex(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+  /// An element of Q, K or V as f32 (f16 / bf16 inputs widen on load).
+  Value loadAsF32(Value memref, ValueRange indices) {
+    Value x = memref::LoadOp::create(b, memref, indices);
+    return x.getType().isF32() ? x : arith::ExtFOp::create(b, f32, x);
+  }
   Value dim(Value memref, int64_t d) {
     return b.createOrFold<memref::DimOp>(memref, d);
   }

@@ -78,5 +78,5 @@ write("long-causal.yaml", "name: long\nattention:\n  q_heads: 1\n  q_len: 107374
 # Buffers of 687 GB: more than any machine here holds.
 write("more-than-memory.yaml", "name: bigmem\nattention:\n  q_heads: 16\n  q_len: 268435456\n  head_dim: 8\n  pattern: causal\n")
 
-# An f16 spec: refused by the CPU target at the spec's attention mapping.
+# An f16 spec: the CPU target takes it (widened to f32 on load).
 write("f16.yaml", GOOD.replace("name: ok", "name: half\ndtype: f16"))
