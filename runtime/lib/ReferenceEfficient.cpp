@@ -391,3 +391,26 @@ attnrt::reference::fourierMix(const FourierMixProblem &p) {
   }
   return out;
 }
+
+std::vector<double> attnrt::reference::rope(const RopeProblem &p) {
+  std::vector<double> out(p.batch * p.heads * p.length * p.dim);
+  const int64_t half = p.dim / 2;
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.heads; ++h)
+      for (int64_t l = 0; l < p.length; ++l) {
+        double t = p.positions.empty() ? double(l)
+                   : int64_t(p.positions.size()) == p.length
+                       ? double(p.positions[l])
+                       : double(p.positions[b * p.length + l]);
+        const float *x = p.input + ((b * p.heads + h) * p.length + l) * p.dim;
+        double *y = out.data() + ((b * p.heads + h) * p.length + l) * p.dim;
+        for (int64_t n = 0; n < half; ++n) {
+          double theta = t * std::pow(p.base, -2.0 * double(n) / p.dim);
+          int64_t a = p.interleaved ? 2 * n : n;
+          int64_t c = p.interleaved ? 2 * n + 1 : n + half;
+          y[a] = x[a] * std::cos(theta) - x[c] * std::sin(theta);
+          y[c] = x[a] * std::sin(theta) + x[c] * std::cos(theta);
+        }
+      }
+  return out;
+}

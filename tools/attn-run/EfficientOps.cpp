@@ -212,6 +212,48 @@ std::optional<attnrt::EfficientOpCheck> describe(FourierMixOp op) {
   return check;
 }
 
+std::optional<attnrt::EfficientOpCheck> describe(RopeOp op) {
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  if (!type.hasStaticShape() || !type.getElementType().isF32())
+    return std::nullopt;
+  ref::RopeProblem p;
+  p.batch = type.getDimSize(0);
+  p.heads = type.getDimSize(1);
+  p.length = type.getDimSize(2);
+  p.dim = type.getDimSize(3);
+  p.base = op.getBase().convertToDouble();
+  p.interleaved = op.getStyle() == RopeStyle::interleaved;
+  attnrt::EfficientOpCheck check;
+  check.roles = {{op.getInput(), "x"}};
+  unsigned positionBits = 0;
+  int64_t positionCount = 0;
+  if (Value positions = op.getPositions()) {
+    auto positionType = cast<RankedTensorType>(positions.getType());
+    positionBits = positionType.getElementTypeBitWidth();
+    positionCount = positionType.getNumElements();
+    if (positionBits != 32 && positionBits != 64)
+      return std::nullopt;
+    check.roles.push_back({positions, "positions"});
+  }
+  // Two multiplies and an add per element (the angles are O(L D / 2)).
+  check.flops = 3.0 * double(type.getNumElements());
+  check.reference = [p, positionBits, positionCount](auto buffer) mutable {
+    p.input = buffer("x");
+    // The positions buffer holds integers (the lookup is by role, typed as
+    // floats): read it as the op's integer type.
+    if (positionBits) {
+      const void *raw = buffer("positions");
+      p.positions.resize(positionCount);
+      for (int64_t e = 0; e < positionCount; ++e)
+        p.positions[e] =
+            positionBits == 32 ? static_cast<const int32_t *>(raw)[e]
+                               : static_cast<const int64_t *>(raw)[e];
+    }
+    return ref::rope(p);
+  };
+  return check;
+}
+
 } // namespace
 
 std::optional<attnrt::EfficientOpCheck>
@@ -223,5 +265,6 @@ attnrt::describeEfficientOp(Operation *op) {
       .Case([](LshOp o) { return describe(o); })
       .Case([](RoutingOp o) { return describe(o); })
       .Case([](FourierMixOp o) { return describe(o); })
+      .Case([](RopeOp o) { return describe(o); })
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -27,6 +27,7 @@ void mlir::attn::buildSharedFront(OpPassManager &pm, StringRef target) {
   // efficient-attention ops become linalg plus attn.attention.
   pm.addPass(createAttnVerifyTarget(AttnVerifyTargetOptions{target.str()}));
   pm.addPass(createAttnDecomposeLinformer());
+  pm.addPass(createAttnDecomposeRope());
   pm.addPass(createAttnDecomposeNystrom());
   pm.addPass(createAttnDecomposeKernelized());
   pm.addPass(createAttnDecomposeLsh());

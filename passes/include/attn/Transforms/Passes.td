@@ -119,6 +119,16 @@ def AttnDecomposeLinformer : Pass<"attn-decompose-linformer"> {
   let dependentDialects = DecompositionDialects;
 }
 
+def AttnDecomposeRope : Pass<"attn-decompose-rope"> {
+  let summary = "Rewrite attn.rope as one element-wise linalg.generic";
+  let description = [{
+    Each output element is its input times cos(theta) plus or minus its
+    pair partner (read with tensor.extract) times sin(theta), theta =
+    position * base^(-2n / D) computed in f64 (docs/Dialect.md).
+  }];
+  let dependentDialects = DecompositionDialects;
+}
+
 def AttnDecomposeNystrom : Pass<"attn-decompose-nystrom"> {
   let summary = "Rewrite attn.nystrom as landmarks, pseudo-inverse, attention";
   let description = [{

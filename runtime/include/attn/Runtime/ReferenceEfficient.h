@@ -82,6 +82,16 @@ struct FourierMixProblem {
 };
 std::vector<double> fourierMix(const FourierMixProblem &problem);
 
+/// attn.rope on x [B, H, L, D]: positions [L] or [B, L] (or l when absent).
+struct RopeProblem {
+  int64_t batch = 1, heads = 1, length = 1, dim = 2;
+  double base = 10000;
+  bool interleaved = false;
+  const float *input = nullptr;
+  std::vector<int64_t> positions; ///< empty, L or B * L entries
+};
+std::vector<double> rope(const RopeProblem &problem);
+
 } // namespace attnrt::reference
 
 #endif // ATTN_RUNTIME_REFERENCEEFFICIENT_H
