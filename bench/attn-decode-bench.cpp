@@ -2,7 +2,7 @@
 //
 //   attn-decode-bench [--kv-lens=4096,32768] [--q-heads=32] [--kv-heads=8]
 //                     [--dim=128] [--queries=1] [--repeat=7]
-//                     [--num-threads=N]
+//                     [--num-threads=N] [--kv-tile=K]
 //
 // One decoding step (--queries new tokens, bottom-right causal, GQA) against
 // a KV cache of each length, in one process: compiles attn.attention for
@@ -37,6 +37,9 @@ namespace cl = llvm::cl;
 static cl::OptionCategory benchCategory("attn-decode-bench options");
 static cl::list<int64_t> kvLens("kv-lens", cl::desc("KV cache lengths"),
                                 cl::CommaSeparated, cl::cat(benchCategory));
+static cl::opt<int64_t> keyTile("kv-tile", cl::init(0),
+                               cl::desc("key rows per tile (0: the plan's)"),
+                               cl::cat(benchCategory));
 static cl::opt<int64_t> queryHeads("q-heads", cl::init(32),
                                    cl::cat(benchCategory));
 static cl::opt<int64_t> keyHeads("kv-heads", cl::init(8),
@@ -141,6 +144,7 @@ int main(int argc, char **argv) {
         mlir::parseSourceString<mlir::ModuleOp>(decodeModule(lk), &context);
     attnrt::HostCompileOptions options;
     options.numThreads = numThreads;
+    options.cpuKeyTile = keyTile;
     auto kernel = attnrt::compileForHost(*module, options);
     if (!kernel) {
       llvm::errs() << llvm::toString(kernel.takeError()) << "\n";
