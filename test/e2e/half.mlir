@@ -18,6 +18,8 @@
 // RUN: attn-run %s --check --entry=bf16_short_keys --vector-bits=512 | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --check --entry=dense_mask_bias_decode | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --check --entry=bf16_gqa_decode --vector-bits=512 | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --check --entry=f16_mqa_split --vector-bits=512 --num-threads=2 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --check --entry=f16_mqa_split --vector-bits=256 --num-threads=2 | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --check --entry=f16_tiny --vector-bits=256 | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --check --entry=f16_tiny --generic | FileCheck %s --check-prefix=F16
 // F16: check: {{.*}} = 2 x the naive f16 attention's {{.*}}: PASS
@@ -31,6 +33,13 @@
 // KERNEL-SAME: memref<1x4x97x80xbf16>
 // KERNEL: arith.extf %{{.*}} : bf16 to f32
 // KERNEL: arith.truncf %{{.*}} : f32 to bf16
+// Decoding shapes: packed heads, the value rows widened a vector at a time,
+// the keys split over threads and merged.
+// KERNEL-LABEL: func.func private @f16_mqa_split__attn_cpu_group_split_tile
+// KERNEL: %[[NARROW:.*]] = vector.load %{{.*}} : memref<1x1x5000x64xf16>, vector<16xf16>
+// KERNEL: arith.extf %[[NARROW]] : vector<16xf16> to vector<16xf32>
+// KERNEL-LABEL: func.func private @f16_mqa_split__attn_cpu_group_merge
+// KERNEL: arith.truncf %{{.*}} : f32 to f16
 
 func.func @f16_causal_d128(%q: tensor<1x2x1025x128xf16>, %k: tensor<1x2x1025x128xf16>,
                            %v: tensor<1x2x1025x128xf16>) -> tensor<1x2x1025x128xf16> {
@@ -110,12 +119,23 @@ func.func @f16_tiny(%q: tensor<3x1x5x8xf16>, %k: tensor<3x1x3x8xf16>,
   return %o : tensor<3x1x5x3xf16>
 }
 
-// Decoding with GQA 4:1 on bf16: the per-query-tile kernel (16-bit inputs
-// do not take the packed-heads kernel).
+// Decoding with GQA 4:1 on bf16: the packed-heads kernel (the four query
+// heads of a group in the lanes of one vector).
 func.func @bf16_gqa_decode(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x700x64xbf16>,
                            %v: tensor<1x2x700x64xbf16>) -> tensor<1x8x1x64xbf16> {
   %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
       : (tensor<1x8x1x64xbf16>, tensor<1x2x700x64xbf16>, tensor<1x2x700x64xbf16>)
       -> tensor<1x8x1x64xbf16>
   return %o : tensor<1x8x1x64xbf16>
+}
+
+// MQA on f16 with 5000 cached keys: one key/value head for two threads, so
+// its keys are split and the partial states merged (the split and merge
+// kernels of the packed-heads path).
+func.func @f16_mqa_split(%q: tensor<1x8x1x64xf16>, %k: tensor<1x1x5000x64xf16>,
+                         %v: tensor<1x1x5000x64xf16>) -> tensor<1x8x1x64xf16> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x8x1x64xf16>, tensor<1x1x5000x64xf16>, tensor<1x1x5000x64xf16>)
+      -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
 }

@@ -74,10 +74,8 @@ struct AttnToCpuKernelsPass
       // dynamic).
       std::optional<CpuFlashKernel> packed, split;
       KernelPlan packedPlan = plan;
-      // The log-sum-exp and 16-bit inputs (widened on load) take the
-      // per-query-tile kernel only.
-      if (plan.packedHeads && !plan.countTiles && !attention.lse &&
-          plan.elementType.isF32()) {
+      // The log-sum-exp comes from the per-query-tile kernel only.
+      if (plan.packedHeads && !plan.countTiles && !attention.lse) {
         packedPlan.blocking = *plan.packedHeads;
         packedPlan.queryTiling = {plan.packedHeads->queryTile(), 0};
         packedPlan.schedules.reset();

@@ -120,6 +120,15 @@ private:
   Value loadVec(Value memref, ValueRange indices) {
     return vector::LoadOp::create(b, vec, memref, indices);
   }
+  /// A vector of K or V as f32 (16-bit rows widen lane by lane).
+  Value loadVecAsF32(Value memref, ValueRange indices) {
+    Type element = cast<MemRefType>(memref.getType()).getElementType();
+    if (element == f32)
+      return loadVec(memref, indices);
+    Value narrow = vector::LoadOp::create(
+        b, VectorType::get({kLanes}, element), memref, indices);
+    return arith::ExtFOp::create(b, vec, narrow);
+  }
   void storeVec(Value value, Value memref, ValueRange indices) {
     vector::StoreOp::create(b, value, memref, indices);
   }

@@ -23,8 +23,7 @@ void CpuFlashKernel::packGroupQueries(Value qT, Value groups) {
     loop(index(0), queryLen, 1, {}, [&](Value i, ValueRange) {
       Value column = add(mul(g, queryLen), i);
       loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
-        Value x =
-            memref::LoadOp::create(b, query, ValueRange{batchIv, head, i, c});
+        Value x = loadAsF32(query, ValueRange{batchIv, head, i, c});
         memref::StoreOp::create(b, arith::MulFOp::create(b, x, scale), qT,
                                 ValueRange{c, column});
         return SmallVector<Value>{};
@@ -74,7 +73,8 @@ func::FuncOp CpuFlashKernel::buildMergeFunction(ModuleOp module) {
   SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
                                 bufferTypeOf(op.getKey()),
                                 bufferTypeOf(op.getValue()),
-                                MemRefType::get(resultType.getShape(), f32),
+                                MemRefType::get(resultType.getShape(),
+                                                resultType.getElementType()),
                                 MemRefType::get({dyn, dyn, kLanes}, f32),
                                 b.getIndexType(),
                                 b.getIndexType(),
@@ -196,11 +196,13 @@ void CpuFlashKernel::prefetchNextKeyTile(Value j0) {
   // Rows past the end repeat the last one: a prefetch cannot fault, but
   // the memref access must stay in bounds.
   Value last = sub(keyLen, index(1));
-  int64_t lineFloats = 64 / 4;
+  int64_t elementBytes =
+      cast<MemRefType>(key.getType()).getElementTypeBitWidth() / 8;
+  int64_t lineElements = 64 / elementBytes;
   loop(index(0), index(keyTile), 1, {}, [&](Value r, ValueRange) {
     Value row = minIndex(add(add(j0, index(keyTile)), r), last);
     auto lines = [&](Value buffer, Value width) {
-      loop(index(0), width, lineFloats, {}, [&](Value c, ValueRange) {
+      loop(index(0), width, lineElements, {}, [&](Value c, ValueRange) {
         memref::PrefetchOp::create(b, buffer,
                                    ValueRange{batchIv, kvHead, row, c},
                                    /*isWrite=*/false, /*localityHint=*/3,
@@ -237,7 +239,7 @@ void CpuFlashKernel::accumulateByRows(Value sT, Value accT, Value j0, Value tk,
           index(0), tk, 1, init, [&](Value r, ValueRange acc) {
             SmallVector<Value> values, next(acc.begin(), acc.end());
             for (int64_t t = 0; t < vectors; ++t)
-              values.push_back(loadVec(
+              values.push_back(loadVecAsF32(
                   value, {batchIv, kvHead, add(j0, r), index(c0 + t * kLanes)}));
             for (int64_t g = 0; g < rows; ++g) {
               Value p = memref::LoadOp::create(
