@@ -24,6 +24,9 @@
 // query chunk r sees key chunks 0..r, chunk 7 - r sees 0..7 - r.
 // RUN: %mpirun -np 4 attn-run %s --entry=causal_gqa --context-parallel=zigzag --check --num-threads=1 | FileCheck %s --check-prefixes=CHECK,ZIGZAG
 // RUN: %mpirun -np 2 attn-run %s --entry=causal_gqa --context-parallel=ring --check --num-threads=1 | FileCheck %s
+// Ulysses with fewer key/value heads (2) than ranks (4): ranks 0-1 and 2-3
+// get the same key/value head, each its own query head.
+// RUN: %mpirun -np 4 attn-run %s --entry=causal_gqa --context-parallel=ulysses --check --num-threads=1 | FileCheck %s
 // ZIGZAG: rank 0/4 zigzag: rows [0, 125) + [875, 1000); {{.*}}; 9 block pairs computed, 7 skipped
 // ZIGZAG: rank 1/4 zigzag: rows [125, 250) + [750, 875); {{.*}}; 9 block pairs computed, 7 skipped
 // ZIGZAG: rank 2/4 zigzag: rows [250, 375) + [625, 750); {{.*}}; 9 block pairs computed, 7 skipped
@@ -61,8 +64,8 @@
 // What cannot be split is refused, on every rank, with the reason.
 // RUN: not %mpirun -np 2 attn-run %s --entry=alibi --context-parallel=ulysses --num-threads=1 2>&1 | FileCheck %s --check-prefix=ULYSSES-MODS
 // ULYSSES-MODS: score mods are per head: they cannot run on a slice of the heads (Ulysses); use the ring
-// RUN: not %mpirun -np 4 attn-run %s --entry=causal_gqa --context-parallel=ulysses --num-threads=1 2>&1 | FileCheck %s --check-prefix=ULYSSES-HEADS
-// ULYSSES-HEADS: Ulysses needs the number of ranks (4) to divide the query heads (4) and the key/value heads (2); use the ring
+// RUN: not %mpirun -np 3 attn-run %s --entry=causal_gqa --context-parallel=ulysses --num-threads=1 2>&1 | FileCheck %s --check-prefix=ULYSSES-HEADS
+// ULYSSES-HEADS: Ulysses needs the number of ranks (3) to divide the query heads (4) and to divide or be a multiple of the key/value heads (2); use the ring
 // RUN: not %mpirun -np 2 attn-run %s --entry=global --context-parallel=ring --num-threads=1 2>&1 | FileCheck %s --check-prefix=GLOBAL
 // GLOBAL: context-parallel attention needs a pattern that depends on j - i alone
 //

@@ -240,11 +240,14 @@ bool attnrt::ulyssesAttention(Communicator &comm, SequenceLayout layout,
   const int ranks = comm.size(), rank = comm.rank();
   const int64_t B = dims.batch, Hq = dims.queryHeads, Hkv = dims.keyHeads,
                 D = dims.headDim, Dv = dims.valueDim;
-  if (Hq % ranks || Hkv % ranks) {
+  // Each rank gets Hq / P query heads and their key/value heads: Hkv / P
+  // of them, or, with fewer key/value heads than ranks (GQA), the one its
+  // query heads share (sent to every rank of the group).
+  if (Hq % ranks || (Hkv % ranks && ranks % Hkv)) {
     error = "Ulysses needs the number of ranks (" + std::to_string(ranks) +
             ") to divide the query heads (" + std::to_string(Hq) +
-            ") and the key/value heads (" + std::to_string(Hkv) +
-            "); use the ring";
+            ") and to divide or be a multiple of the key/value heads (" +
+            std::to_string(Hkv) + "); use the ring";
     return false;
   }
   std::vector<std::vector<TokenChunk>> chunks(ranks);
@@ -260,13 +263,17 @@ bool attnrt::ulyssesAttention(Communicator &comm, SequenceLayout layout,
   // block d of the send buffer is [B, H / P, maxRows, W] (rows padded).
   auto toHeads = [&](const float *local, int64_t heads, int64_t width,
                      std::vector<float> &whole) {
-    int64_t share = heads / ranks, block = B * share * maxRows * width;
+    int64_t share = std::max<int64_t>(heads / ranks, 1),
+            block = B * share * maxRows * width;
+    // The first head rank d gets (d * heads / P: with fewer heads than
+    // ranks, several ranks get the same one).
+    auto firstHead = [&](int d) { return d * heads / ranks; };
     std::vector<float> send(ranks * block, 0.0f), receive(ranks * block);
     for (int d = 0; d < ranks; ++d)
       for (int64_t b = 0; b < B; ++b)
         for (int64_t h = 0; h < share; ++h)
           std::memcpy(send.data() + d * block + (b * share + h) * maxRows * width,
-                      local + (b * heads + d * share + h) * n * width,
+                      local + (b * heads + firstHead(d) + h) * n * width,
                       sizeof(float) * n * width);
     if (!comm.allToAll(send.data(), receive.data(), sizeof(float) * block,
                        error))
@@ -290,7 +297,7 @@ bool attnrt::ulyssesAttention(Communicator &comm, SequenceLayout layout,
     return false;
   stats.peakKeyValueBytes = sizeof(float) * (kAll.size() + vAll.size());
 
-  const int64_t hq = Hq / ranks, hk = Hkv / ranks;
+  const int64_t hq = Hq / ranks, hk = std::max<int64_t>(Hkv / ranks, 1);
   TokenChunk all{0, tokens};
   std::vector<float> oAll(B * hq * tokens * Dv), lseAll(B * hq * tokens);
   auto start = Clock::now();
