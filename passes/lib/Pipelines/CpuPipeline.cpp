@@ -90,6 +90,11 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
 
+  // Matrix products (layer projections) on buffers: the blocked GEMM.
+  if (options.cpuKernels)
+    pm.addPass(createAttnMatmulToCpuGemm(
+        AttnMatmulToCpuGemmOptions{options.vectorBits.getValue()}));
+
   // Tiles of (batch, head, query block) run on all cores via OpenMP; the
   // alloca scopes scf-to-openmp adds would block scf-to-cf.
   pm.addPass(createConvertLinalgToLoopsPass());

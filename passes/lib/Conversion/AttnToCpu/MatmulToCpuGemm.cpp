@@ -1,0 +1,454 @@
+//===- MatmulToCpuGemm.cpp - linalg.matmul to a register-blocked GEMM -----===//
+//
+// attn-matmul-to-cpu-gemm: every f32 `linalg.matmul` on buffers, C += A B
+// with B stored [K, N] or transposed [N, K], becomes the blocked GEMM CPUs
+// run near their FMA peak (the BLIS loop nest, written as vector IR):
+//
+//   pack A as [row block][k][R] and B as [panel][k][2V] (zeros past M and
+//     N), each in a parallel loop; B may come packed (a linalg.generic
+//     reading B[n floordiv 2V, k, n mod 2V]: weights packed once)
+//   forall (group of kGroupPanels panels, row chunk)           -- OpenMP
+//     for each block of kKeyBlock k's, each block of kRowBlocks row blocks,
+//     each panel of the group, each row block: the R x 2 vectors of C stay
+//       in registers across the k-block; per k two B loads, R broadcasts
+//       of A and 2R FMAs (R = 12 on AVX-512, 6 on AVX2)
+//
+// Packing makes every read of the micro-kernel sequential (no cache-set
+// conflicts between rows of A strided by K) and keeps the B panel in L1,
+// the A block in L2. Columns past N are masked, rows past M neither loaded
+// nor stored, so any M, N, K (static or dynamic) is covered.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNMATMULTOCPUGEMM
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// How B is stored: [K, N], [N, K], or already in the panels the
+/// micro-kernels read ([ceil(N / 2V)][K][2V], zeros past N: weights packed
+/// once, e.g. by the layer runtime).
+enum class BLayout { KN, NK, Packed };
+
+/// The register blocking for a vector width: rows x 2 accumulator vectors
+/// plus two B vectors and one broadcast must fit the register file (32
+/// registers on AVX-512: 24 + 3; 16 on AVX2: 12 + 3).
+struct GemmBlocking {
+  int64_t lanes; ///< f32 lanes per vector
+  int64_t rows;  ///< rows of the micro-kernel (R)
+  static constexpr int64_t kPanelVectors = 2;
+  /// k's per packed block: a B panel is 2 x lanes x 256 x 4 B = 32 KiB
+  /// (AVX-512) or 16 KiB (AVX2), within L1.
+  static constexpr int64_t kKeyBlock = 256;
+  /// Panels per forall iteration: a k-block of them is 256 KiB on AVX-512.
+  static constexpr int64_t kGroupPanels = 8;
+  /// Row blocks per A block: 16 x 12 x 256 x 4 B = 192 KiB, in L2.
+  static constexpr int64_t kRowBlocks = 16;
+
+  static GemmBlocking forVectorBits(int64_t bits) {
+    return bits >= 512 ? GemmBlocking{16, 12} : GemmBlocking{8, 6};
+  }
+  int64_t panelWidth() const { return kPanelVectors * lanes; }
+  int64_t groupWidth() const { return kGroupPanels * panelWidth(); }
+};
+
+/// Row chunks are added until groups x chunks reaches this: enough forall
+/// iterations for the cores when N is narrow.
+constexpr int64_t kMinParallelTiles = 16;
+
+/// The matmul's B layout, or nothing when the pass does not cover it.
+std::optional<BLayout> classify(linalg::MatmulOp op) {
+  if (!op.hasPureBufferSemantics())
+    return std::nullopt;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.getElementType().isF32() || type.getRank() != 2 ||
+        !type.isLastDimUnitStride())
+      return std::nullopt;
+  }
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    return AffineMap::get(3, 0, {a, b}, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != map(m, k) || maps[2] != map(m, n))
+    return std::nullopt;
+  if (maps[1] == map(k, n))
+    return BLayout::KN;
+  if (maps[1] == map(n, k))
+    return BLayout::NK;
+  return std::nullopt;
+}
+
+/// Whether `op` is C += A B with B in panels of `panelWidth` columns:
+/// maps (m, k), (n floordiv W, k, n mod W), (m, n) and a multiply-add body.
+bool isPackedMatmul(linalg::GenericOp op, int64_t panelWidth) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
+    return false;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (iterators[0] != utils::IteratorType::parallel ||
+      iterators[1] != utils::IteratorType::parallel ||
+      iterators[2] != utils::IteratorType::reduction)
+    return false;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.getElementType().isF32() ||
+        !type.isLastDimUnitStride())
+      return false;
+  }
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != AffineMap::get(3, 0, {m, k}, ctx) ||
+      maps[1] != AffineMap::get(3, 0,
+                                {n.floorDiv(panelWidth), k, n % panelWidth},
+                                ctx) ||
+      maps[2] != AffineMap::get(3, 0, {m, n}, ctx))
+    return false;
+  // yield (out + in0 * in1), in either operand order.
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto sum = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!sum || body.getOperations().size() != 3)
+    return false;
+  Value acc = body.getArgument(2);
+  Value product = sum.getLhs() == acc ? sum.getRhs() : sum.getLhs();
+  auto mulOp = product.getDefiningOp<arith::MulFOp>();
+  if (!mulOp || (sum.getLhs() != acc && sum.getRhs() != acc))
+    return false;
+  Value x = body.getArgument(0), w = body.getArgument(1);
+  return (mulOp.getLhs() == x && mulOp.getRhs() == w) ||
+         (mulOp.getLhs() == w && mulOp.getRhs() == x);
+}
+
+class GemmEmitter {
+public:
+  /// Emits before `op`, which the caller erases.
+  GemmEmitter(linalg::LinalgOp op, BLayout layout, GemmBlocking blocking)
+      : b(op.getLoc(), op), layout(layout), blk(blocking),
+        f32(b.getF32Type()), vec(VectorType::get({blocking.lanes}, f32)),
+        maskType(VectorType::get({blocking.lanes}, b.getI1Type())) {}
+
+  void emit(linalg::LinalgOp op);
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value minI(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+  Value maxI(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value ceilDiv(Value x, Value y) {
+    return arith::CeilDivSIOp::create(b, x, y);
+  }
+  Value less(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
+  }
+  /// An scf.for whose body returns the values it yields.
+  scf::ForOp loop(Value lb, Value ub, Value step, ValueRange init,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body);
+  /// for (i = lb; i < ub; i += step) body(i).
+  void forEach(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
+    loop(lb, ub, step, {}, [&](Value i, ValueRange) {
+      body(i);
+      return SmallVector<Value>{};
+    });
+  }
+  void forEach(Value count, function_ref<void(Value)> body) {
+    forEach(index(0), count, index(1), body);
+  }
+  /// scf.forall over `counts` (on all cores).
+  void parallel(ArrayRef<OpFoldResult> counts,
+                function_ref<void(ValueRange)> body);
+  /// if (condition) then() else otherwise().
+  void ifElse(Value condition, function_ref<void()> then,
+              function_ref<void()> otherwise);
+  /// The lane masks of columns [n0, n0 + 2V) that are < N.
+  SmallVector<Value> columnMasks(Value n0);
+
+  /// packedB[p, k, :] = B[k, 2Vp : 2V(p + 1)], zeros past N.
+  void packB(Value packedB, Value p);
+  /// packedA[rb, k, r] = A[R rb + r, k], zeros past M.
+  void packA(Value packedA, Value rb);
+  /// C[R rb : R rb + R, 2Vp : 2V(p + 1)] += packedA[rb] packedB[p] over
+  /// k in [k0, k0 + kLen); rows past M are skipped.
+  void microKernel(Value packedA, Value rb, Value packedB, Value p, Value k0,
+                   Value kLen);
+
+  ImplicitLocOpBuilder b;
+  BLayout layout;
+  GemmBlocking blk;
+  Type f32;
+  VectorType vec, maskType;
+  Value a, bMat, c; // the matmul's operands
+  Value m, n, k;    // and its sizes
+};
+
+scf::ForOp
+GemmEmitter::loop(Value lb, Value ub, Value step, ValueRange init,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto forOp = scf::ForOp::create(b, lb, ub, step, init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forOp.getBody());
+  SmallVector<Value> results =
+      body(forOp.getInductionVar(), forOp.getRegionIterArgs());
+  if (forOp.getBody()->empty() ||
+      !forOp.getBody()->back().hasTrait<OpTrait::IsTerminator>())
+    scf::YieldOp::create(b, results);
+  else
+    forOp.getBody()->back().setOperands(results);
+  return forOp;
+}
+
+void GemmEmitter::parallel(ArrayRef<OpFoldResult> counts,
+                           function_ref<void(ValueRange)> body) {
+  auto forall =
+      scf::ForallOp::create(b, counts, ValueRange{}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  body(forall.getInductionVars());
+}
+
+void GemmEmitter::ifElse(Value condition, function_ref<void()> then,
+                         function_ref<void()> otherwise) {
+  auto ifOp = scf::IfOp::create(b, condition, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  then();
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  otherwise();
+}
+
+SmallVector<Value> GemmEmitter::columnMasks(Value n0) {
+  SmallVector<Value> masks;
+  Value left = sub(n, n0);
+  for (int64_t v = 0; v < GemmBlocking::kPanelVectors; ++v) {
+    Value lanes = minI(index(blk.lanes),
+                       maxI(sub(left, index(v * blk.lanes)), index(0)));
+    masks.push_back(vector::CreateMaskOp::create(b, maskType, lanes));
+  }
+  return masks;
+}
+
+void GemmEmitter::packB(Value packedB, Value p) {
+  Value n0 = mul(p, index(blk.panelWidth()));
+  if (layout == BLayout::KN) {
+    // Rows of B are contiguous in n: masked vector loads.
+    Value zero = arith::ConstantOp::create(b, vec, b.getZeroAttr(vec));
+    SmallVector<Value> masks = columnMasks(n0);
+    forEach(k, [&](Value kk) {
+      for (int64_t v = 0; v < GemmBlocking::kPanelVectors; ++v) {
+        Value col = index(v * blk.lanes);
+        Value x = vector::MaskedLoadOp::create(
+            b, vec, bMat, ValueRange{kk, add(n0, col)}, masks[v], zero);
+        vector::StoreOp::create(b, x, packedB, ValueRange{p, kk, col});
+      }
+    });
+    return;
+  }
+  // B is [N, K]: a transposing copy, contiguous reads along k.
+  Value zero = arith::ConstantOp::create(b, f32, b.getF32FloatAttr(0));
+  forEach(index(blk.panelWidth()), [&](Value col) {
+    Value nIndex = add(n0, col);
+    ifElse(
+        less(nIndex, n),
+        [&] {
+          forEach(k, [&](Value kk) {
+            Value x = memref::LoadOp::create(b, bMat, ValueRange{nIndex, kk});
+            memref::StoreOp::create(b, x, packedB, ValueRange{p, kk, col});
+          });
+        },
+        [&] {
+          forEach(k, [&](Value kk) {
+            memref::StoreOp::create(b, zero, packedB, ValueRange{p, kk, col});
+          });
+        });
+  });
+}
+
+void GemmEmitter::packA(Value packedA, Value rb) {
+  Value zero = arith::ConstantOp::create(b, f32, b.getF32FloatAttr(0));
+  forEach(index(blk.rows), [&](Value r) {
+    Value row = add(mul(rb, index(blk.rows)), r);
+    ifElse(
+        less(row, m),
+        [&] {
+          forEach(k, [&](Value kk) {
+            Value x = memref::LoadOp::create(b, a, ValueRange{row, kk});
+            memref::StoreOp::create(b, x, packedA, ValueRange{rb, kk, r});
+          });
+        },
+        [&] {
+          forEach(k, [&](Value kk) {
+            memref::StoreOp::create(b, zero, packedA, ValueRange{rb, kk, r});
+          });
+        });
+  });
+}
+
+void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
+                              Value k0, Value kLen) {
+  constexpr int64_t kVectors = GemmBlocking::kPanelVectors;
+  Value zero = arith::ConstantOp::create(b, vec, b.getZeroAttr(vec));
+  Value i = mul(rb, index(blk.rows));
+  Value n0 = mul(p, index(blk.panelWidth()));
+  SmallVector<Value> masks = columnMasks(n0), rowIndex, colIndex, rowValid;
+  for (int64_t r = 0; r < blk.rows; ++r) {
+    rowIndex.push_back(add(i, index(r)));
+    rowValid.push_back(less(rowIndex.back(), m));
+  }
+  for (int64_t v = 0; v < kVectors; ++v)
+    colIndex.push_back(add(n0, index(v * blk.lanes)));
+  // C's rows, or zeros for rows past M.
+  SmallVector<Value> acc;
+  SmallVector<Type> rowTypes(kVectors, vec);
+  for (int64_t r = 0; r < blk.rows; ++r) {
+    auto load = scf::IfOp::create(b, rowTypes, rowValid[r], /*else=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(load.thenBlock());
+    SmallVector<Value> loaded;
+    for (int64_t v = 0; v < kVectors; ++v)
+      loaded.push_back(vector::MaskedLoadOp::create(
+          b, vec, c, ValueRange{rowIndex[r], colIndex[v]}, masks[v], zero));
+    scf::YieldOp::create(b, loaded);
+    b.setInsertionPointToStart(load.elseBlock());
+    scf::YieldOp::create(b, SmallVector<Value>(kVectors, zero));
+    llvm::append_range(acc, load.getResults());
+  }
+  Value kEnd = add(k0, kLen);
+  scf::ForOp kLoop =
+      loop(k0, kEnd, index(1), acc, [&](Value kk, ValueRange sums) {
+        SmallVector<Value> bv, next;
+        for (int64_t v = 0; v < kVectors; ++v)
+          bv.push_back(vector::LoadOp::create(
+              b, vec, packedB, ValueRange{p, kk, index(v * blk.lanes)}));
+        for (int64_t r = 0; r < blk.rows; ++r) {
+          Value x = memref::LoadOp::create(b, packedA,
+                                           ValueRange{rb, kk, index(r)});
+          Value xs = vector::BroadcastOp::create(b, vec, x);
+          for (int64_t v = 0; v < kVectors; ++v)
+            next.push_back(
+                vector::FMAOp::create(b, xs, bv[v], sums[r * kVectors + v]));
+        }
+        return next;
+      });
+  for (int64_t r = 0; r < blk.rows; ++r) {
+    auto store = scf::IfOp::create(b, rowValid[r]);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    for (int64_t v = 0; v < kVectors; ++v)
+      vector::MaskedStoreOp::create(b, c, ValueRange{rowIndex[r], colIndex[v]},
+                                    masks[v],
+                                    kLoop.getResult(r * kVectors + v));
+  }
+}
+
+void GemmEmitter::emit(linalg::LinalgOp op) {
+  a = op.getDpsInputs()[0];
+  bMat = op.getDpsInputs()[1];
+  c = op.getDpsInits()[0];
+  m = memref::DimOp::create(b, a, 0);
+  k = memref::DimOp::create(b, a, 1);
+  n = memref::DimOp::create(b, c, 1);
+  Value rowBlocks = ceilDiv(m, index(blk.rows));
+  Value panels = ceilDiv(n, index(blk.panelWidth()));
+
+  // A (and B unless it comes packed) packed once, in parallel: every
+  // later read is sequential.
+  Value packedA = memref::AllocOp::create(
+      b,
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic, blk.rows},
+                      f32),
+      ValueRange{rowBlocks, k}, b.getI64IntegerAttr(64));
+  parallel({rowBlocks}, [&](ValueRange ivs) { packA(packedA, ivs[0]); });
+  Value packedB = bMat;
+  if (layout != BLayout::Packed) {
+    packedB = memref::AllocOp::create(
+        b,
+        MemRefType::get(
+            {ShapedType::kDynamic, ShapedType::kDynamic, blk.panelWidth()},
+            f32),
+        ValueRange{panels, k}, b.getI64IntegerAttr(64));
+    parallel({panels}, [&](ValueRange ivs) { packB(packedB, ivs[0]); });
+  }
+
+  // Row chunks: enough forall iterations for the cores when N is narrow,
+  // whole row blocks each.
+  Value groupPanels = index(GemmBlocking::kGroupPanels);
+  Value groups = ceilDiv(panels, groupPanels);
+  Value wanted = ceilDiv(index(kMinParallelTiles), maxI(groups, index(1)));
+  Value chunks = minI(maxI(wanted, index(1)), maxI(rowBlocks, index(1)));
+  Value chunkBlocks = ceilDiv(rowBlocks, chunks);
+  parallel({groups, chunks}, [&](ValueRange ivs) {
+    Value firstPanel = mul(ivs[0], groupPanels);
+    Value endPanel = minI(add(firstPanel, groupPanels), panels);
+    Value firstBlock = minI(mul(ivs[1], chunkBlocks), rowBlocks);
+    Value endBlock = minI(add(firstBlock, chunkBlocks), rowBlocks);
+    // The BLIS order: a k-block of B's group stays in L2 / L3, the A
+    // blocks of kRowBlocks rows in L2, each B panel in L1.
+    Value keyBlock = index(GemmBlocking::kKeyBlock);
+    Value rowStep = index(GemmBlocking::kRowBlocks);
+    forEach(index(0), k, keyBlock, [&](Value k0) {
+      Value kLen = minI(keyBlock, sub(k, k0));
+      forEach(firstBlock, endBlock, rowStep, [&](Value mb) {
+        Value mbEnd = minI(add(mb, rowStep), endBlock);
+        forEach(firstPanel, endPanel, index(1), [&](Value p) {
+          forEach(mb, mbEnd, index(1), [&](Value rb) {
+            microKernel(packedA, rb, packedB, p, k0, kLen);
+          });
+        });
+      });
+    });
+  });
+  memref::DeallocOp::create(b, packedA);
+  if (packedB != bMat)
+    memref::DeallocOp::create(b, packedB);
+}
+
+struct AttnMatmulToCpuGemmPass
+    : attn::impl::AttnMatmulToCpuGemmBase<AttnMatmulToCpuGemmPass> {
+  using AttnMatmulToCpuGemmBase::AttnMatmulToCpuGemmBase;
+
+  void runOnOperation() override {
+    if (vectorBits != 256 && vectorBits != 512) {
+      getOperation()->emitError(
+          "attn-matmul-to-cpu-gemm: vector-bits must be 256 or 512");
+      return signalPassFailure();
+    }
+    GemmBlocking blocking = GemmBlocking::forVectorBits(vectorBits);
+    SmallVector<std::pair<linalg::LinalgOp, BLayout>> matmuls;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
+        if (std::optional<BLayout> layout = classify(matmul))
+          matmuls.push_back({op, *layout});
+      } else if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+                 generic && isPackedMatmul(generic, blocking.panelWidth())) {
+        matmuls.push_back({op, BLayout::Packed});
+      }
+    });
+    for (auto [op, layout] : matmuls) {
+      GemmEmitter(op, layout, blocking).emit(op);
+      op.erase();
+    }
+  }
+};
+
+} // namespace

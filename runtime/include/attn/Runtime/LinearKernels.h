@@ -1,0 +1,59 @@
+//===- LinearKernels.h - matrix products compiled by attn -------*- C++ -*-===//
+//
+// The projections and feed-forward products of a layer as attn compiles
+// them for this CPU: a `linalg.matmul` that attn-matmul-to-cpu-gemm lowers
+// to its register-blocked GEMM, JIT-compiled once per (in, out) and run on
+// any number of rows.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_LINEARKERNELS_H
+#define ATTN_RUNTIME_LINEARKERNELS_H
+
+#include "attn/Runtime/HostCompiler.h"
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace attnrt {
+
+/// How the weight of a product is stored.
+enum class WeightLayout {
+  OutByIn, ///< [out, in]: PyTorch's nn.Linear, safetensors files
+  InByOut, ///< [in, out]: the GEMM packs it with vector loads
+  Packed,  ///< pack()'s panels: nothing to pack per call (constant weights)
+};
+
+class CompiledLinear {
+public:
+  static llvm::Expected<std::unique_ptr<CompiledLinear>>
+  create(int64_t in, int64_t out, WeightLayout layout,
+         const HostCompileOptions &options);
+  ~CompiledLinear();
+
+  /// The panels a Packed kernel reads, from W stored [out, in]:
+  /// [ceil(out / width)][in][width], zeros past `out`, width = panelWidth().
+  std::vector<float> pack(const float *outByIn) const;
+  /// Columns per panel: two vectors of this CPU (32 with AVX-512, else 16).
+  int64_t panelWidth() const { return width; }
+
+  /// y[rows, out] += x[rows, in] * W (W^T for OutByIn; pack()'s result for
+  /// Packed).
+  llvm::Error accumulate(const float *x, int64_t rows, const float *weight,
+                         float *y) const;
+
+  int64_t in() const { return inFeatures; }
+  int64_t out() const { return outFeatures; }
+  WeightLayout layout() const { return weightLayout; }
+
+private:
+  struct Impl;
+  CompiledLinear(std::unique_ptr<Impl> impl, int64_t in, int64_t out,
+                 WeightLayout layout, int64_t width);
+  std::unique_ptr<Impl> impl;
+  int64_t inFeatures, outFeatures, width;
+  WeightLayout weightLayout;
+};
+
+} // namespace attnrt
+
+#endif // ATTN_RUNTIME_LINEARKERNELS_H

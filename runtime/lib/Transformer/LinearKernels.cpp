@@ -1,0 +1,111 @@
+//===- LinearKernels.cpp - matrix products compiled by attn ---------------===//
+#include "attn/Runtime/LinearKernels.h"
+#include "attn/Spec/Spec.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace attnrt;
+
+struct CompiledLinear::Impl {
+  mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
+  std::unique_ptr<JitKernel> jit;
+};
+
+CompiledLinear::CompiledLinear(std::unique_ptr<Impl> impl, int64_t in,
+                               int64_t out, WeightLayout layout, int64_t width)
+    : impl(std::move(impl)), inFeatures(in), outFeatures(out), width(width),
+      weightLayout(layout) {}
+CompiledLinear::~CompiledLinear() = default;
+
+llvm::Expected<std::unique_ptr<CompiledLinear>>
+CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
+                       const HostCompileOptions &options) {
+  if (in <= 0 || out <= 0)
+    return llvm::createStringError("a linear map needs positive sizes");
+  auto impl = std::make_unique<Impl>();
+  mlir::DialectRegistry registry;
+  attnspec::registerToolDialects(registry);
+  impl->context.appendDialectRegistry(registry);
+  // The GEMM's panels are two vectors of the CPU it is compiled for
+  // (attn-matmul-to-cpu-gemm).
+  int64_t vectorBits =
+      options.vectorBits
+          ? options.vectorBits
+          : (llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256);
+  int64_t width = 2 * vectorBits / 32;
+  // The weight's layout picks the product's indexing maps.
+  std::string weightType, maps;
+  switch (layout) {
+  case WeightLayout::OutByIn:
+    weightType = llvm::formatv("memref<{0}x{1}xf32>", out, in);
+    maps = "indexing_maps = [affine_map<(m, n, k) -> (m, k)>, "
+           "affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]";
+    break;
+  case WeightLayout::InByOut:
+    weightType = llvm::formatv("memref<{0}x{1}xf32>", in, out);
+    break;
+  case WeightLayout::Packed:
+    weightType = llvm::formatv("memref<{0}x{1}x{2}xf32>",
+                               (out + width - 1) / width, in, width);
+    break;
+  }
+  std::string product =
+      layout == WeightLayout::Packed
+          ? llvm::formatv(
+                "  linalg.generic {{indexing_maps = [affine_map<(m, n, k) -> "
+                "(m, k)>, affine_map<(m, n, k) -> (n floordiv {2}, k, n mod "
+                "{2})>, affine_map<(m, n, k) -> (m, n)>], iterator_types = "
+                "[\"parallel\", \"parallel\", \"reduction\"]} "
+                "ins(%x, %w : memref<?x{0}xf32>, {1}) "
+                "outs(%y : memref<?x{3}xf32>) {{\n"
+                "  ^bb0(%a: f32, %b: f32, %c: f32):\n"
+                "    %p = arith.mulf %a, %b : f32\n"
+                "    %s = arith.addf %c, %p : f32\n"
+                "    linalg.yield %s : f32\n  }\n",
+                in, weightType, width, out)
+                .str()
+          : llvm::formatv("  linalg.matmul {0} ins(%x, %w : memref<?x{1}xf32>, "
+                          "{2}) outs(%y : memref<?x{3}xf32>)\n",
+                          maps, in, weightType, out)
+                .str();
+  std::string source = llvm::formatv(
+      "func.func @linear(%x: memref<?x{0}xf32>, %w: {1}, "
+      "%y: memref<?x{2}xf32>) {{\n{3}  return\n}\n",
+      in, weightType, out, product);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, &impl->context);
+  if (!module)
+    return llvm::createStringError("internal error: the linear map's IR");
+  auto jit = compileForHost(*module, options);
+  if (!jit)
+    return jit.takeError();
+  impl->jit = std::move(*jit);
+  return std::unique_ptr<CompiledLinear>(
+      new CompiledLinear(std::move(impl), in, out, layout, width));
+}
+
+std::vector<float> CompiledLinear::pack(const float *outByIn) const {
+  int64_t panels = (outFeatures + width - 1) / width;
+  std::vector<float> packed(panels * inFeatures * width, 0.0f);
+  for (int64_t n = 0; n < outFeatures; ++n)
+    for (int64_t k = 0; k < inFeatures; ++k)
+      packed[((n / width) * inFeatures + k) * width + n % width] =
+          outByIn[n * inFeatures + k];
+  return packed;
+}
+
+llvm::Error CompiledLinear::accumulate(const float *x, int64_t rows,
+                                       const float *weight, float *y) const {
+  // The kernel only reads x and the weight; descriptors take void *.
+  MemRefDescriptor xd(const_cast<float *>(x), {rows, inFeatures});
+  std::vector<int64_t> weightShape = {outFeatures, inFeatures};
+  if (weightLayout == WeightLayout::InByOut)
+    weightShape = {inFeatures, outFeatures};
+  else if (weightLayout == WeightLayout::Packed)
+    weightShape = {(outFeatures + width - 1) / width, inFeatures, width};
+  MemRefDescriptor wd(const_cast<float *>(weight), weightShape);
+  MemRefDescriptor yd(y, {rows, outFeatures});
+  return impl->jit->call("linear", {&xd, &wd, &yd});
+}
