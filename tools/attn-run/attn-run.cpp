@@ -112,6 +112,11 @@ static cl::opt<unsigned> threads("num-threads",
                                  cl::desc("threads to run on (default: all "
                                           "cores)"),
                                  cl::init(0), cl::cat(runCategory));
+static cl::opt<std::string> linearBackend(
+    "linear",
+    cl::desc("layer specs: the projections' and feed-forward's GEMM, attn "
+             "(compiled by attn, weights packed once; default) | openblas"),
+    cl::value_desc("backend"), cl::init("attn"), cl::cat(runCategory));
 static cl::opt<std::string> contextParallel(
     "context-parallel",
     cl::desc("under mpirun: split the sequence over the ranks, ring | "
@@ -304,6 +309,10 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
                 "--decode-steps >= 0");
   options.contextParallel = contextParallel;
   options.tensorParallel = tensorParallel;
+  if (linearBackend != "attn" && linearBackend != "openblas")
+    return fail("--linear must be attn or openblas, not '" + linearBackend +
+                "'");
+  options.compiledLinears = linearBackend == "attn";
   return attnrt::runLayerSpec(sourceMgr, options);
 }
 

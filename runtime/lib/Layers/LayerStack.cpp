@@ -84,14 +84,20 @@ struct LayerStack::Impl {
   int64_t firstPosition = 0; ///< of reset(): where this process's tokens start
   double attentionSeconds = 0;
   std::function<Status(std::vector<float> &)> sumAcrossRanks;
+  std::shared_ptr<LinearBackend> linearBackend; ///< null: OpenBLAS
 
   Status load(const WeightReader &read);
+  /// Hands every weight of a product to the linear backend's prepare().
+  Status prepareLinears();
+  /// y[rows, out] = x[rows, in] W^T + bias.
+  Status linear(const LinearWeights &w, const float *x, int64_t rows,
+                float *y);
   Status attention(AttentionBlock block, AttentionWeights &w,
                    LayerCache &cache, const float *x,
                    const Activations *memory, int64_t batch, int64_t length,
                    std::vector<float> &result);
-  void feedForward(LayerWeights &w, const float *x, int64_t rows,
-                   std::vector<float> &result);
+  Status feedForward(LayerWeights &w, const float *x, int64_t rows,
+                     std::vector<float> &result);
   void normalize(const NormWeights &n, float *x, int64_t rows);
   Status layer(int64_t index, std::vector<float> &h, const Activations *memory,
                int64_t batch, int64_t length);
@@ -181,11 +187,12 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   const LayerConfig &l = config;
   int64_t rows = batch * length, hd = l.headDim;
   bool self = block == AttentionBlock::Self;
+  Status status = Status::ok();
   auto project = [&](const LinearWeights &p, const float *in, int64_t n,
                      int64_t heads) {
     std::vector<float> flat(batch * n * heads * hd), split(flat.size());
-    lm::linear(in, batch * n, l.dModel, p.weight.data(), p.bias, p.out,
-               flat.data());
+    if (Status s = linear(p, in, batch * n, flat.data()); s.failed())
+      status = s;
     lm::splitHeads(flat.data(), batch, n, heads, hd, split.data());
     return split;
   };
@@ -249,6 +256,8 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
     keyLen = cache.memoryLength;
   }
 
+  if (status.failed())
+    return status;
   const AttentionKernel *kernel = nullptr;
   if (Status s = kernels(block, batch, length, keyLen, kernel); s.failed())
     return s;
@@ -288,8 +297,8 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   std::vector<float> merged(rows * l.heads * hd);
   result.assign(rows * l.dModel, 0.0f);
   lm::mergeHeads(heads.data(), batch, length, l.heads, hd, merged.data());
-  lm::linear(merged.data(), rows, l.heads * hd, w.o.weight.data(), w.o.bias,
-             l.dModel, result.data());
+  if (Status s = linear(w.o, merged.data(), rows, result.data()); s.failed())
+    return s;
   // Transformer-XL: keep only the last memory_length keys for the next
   // segment.
   if (self && l.memoryLength && cache.length > l.memoryLength) {
@@ -302,23 +311,55 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   return Status::ok();
 }
 
-void LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
-                                   int64_t rows, std::vector<float> &result) {
+Status LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
+                                     int64_t rows,
+                                     std::vector<float> &result) {
   const LayerConfig &l = config;
   std::vector<float> up(rows * l.ffnHidden);
   result.assign(rows * l.dModel, 0.0f);
-  lm::linear(x, rows, l.dModel, w.up.weight.data(), w.up.bias, l.ffnHidden,
-             up.data());
+  if (Status s = linear(w.up, x, rows, up.data()); s.failed())
+    return s;
   if (l.activation == "swiglu") {
     std::vector<float> gate(up.size());
-    lm::linear(x, rows, l.dModel, w.gate.weight.data(), w.gate.bias,
-               l.ffnHidden, gate.data());
+    if (Status s = linear(w.gate, x, rows, gate.data()); s.failed())
+      return s;
     lm::swiglu(up.data(), gate.data(), up.size());
   } else {
     lm::activate(l.activation, up.data(), up.size());
   }
-  lm::linear(up.data(), rows, l.ffnHidden, w.down.weight.data(), w.down.bias,
-             l.dModel, result.data());
+  return linear(w.down, up.data(), rows, result.data());
+}
+
+Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
+                                int64_t rows, float *y) {
+  if (!linearBackend) {
+    lm::linear(x, rows, w.in, w.weight.data(), w.bias, w.out, y);
+    return Status::ok();
+  }
+  // The backend accumulates: y starts as the bias.
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = y + r * w.out;
+    if (w.bias.empty())
+      std::fill(row, row + w.out, 0.0f);
+    else
+      std::copy(w.bias.begin(), w.bias.end(), row);
+  }
+  return linearBackend->accumulate(x, rows, w.in, w.weight, w.out, y);
+}
+
+Status LayerStack::Impl::prepareLinears() {
+  if (!linearBackend)
+    return Status::ok();
+  for (LayerWeights &layer : layers)
+    for (LinearWeights *w :
+         {&layer.self.q, &layer.self.k, &layer.self.v, &layer.self.o,
+          &layer.cross.q, &layer.cross.k, &layer.cross.v, &layer.cross.o,
+          &layer.up, &layer.gate, &layer.down})
+      if (!w->weight.empty())
+        if (Status s = linearBackend->prepare(w->out, w->in, w->weight);
+            s.failed())
+          return s;
+  return Status::ok();
 }
 
 void LayerStack::Impl::normalize(const NormWeights &n, float *x,
@@ -368,8 +409,7 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
     return s;
   return block(w.norms[l.hasCrossAttention() ? 2 : 1],
                [&](const float *in, std::vector<float> &r) {
-                 feedForward(w, in, rows, r);
-                 return Status::ok();
+                 return feedForward(w, in, rows, r);
                });
 }
 
@@ -378,7 +418,8 @@ LayerStack::~LayerStack() = default;
 
 Status LayerStack::create(const LayerConfig &config,
                           const WeightReader &weights, KernelProvider kernels,
-                          std::unique_ptr<LayerStack> &stack) {
+                          std::unique_ptr<LayerStack> &stack,
+                          std::shared_ptr<LinearBackend> linear) {
   // Compiled attention alternates with sgemm and the element-wise steps on
   // the same cores: OpenMP threads that spin 200 ms after each parallel
   // region (libomp's default) would slow the rest down. libomp reads this
@@ -387,7 +428,10 @@ Status LayerStack::create(const LayerConfig &config,
   auto impl = std::make_unique<Impl>();
   impl->config = config;
   impl->kernels = std::move(kernels);
+  impl->linearBackend = std::move(linear);
   if (Status s = impl->load(weights); s.failed())
+    return s;
+  if (Status s = impl->prepareLinears(); s.failed())
     return s;
   stack.reset(new LayerStack(std::move(impl)));
   return Status::ok();

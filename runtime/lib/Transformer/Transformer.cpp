@@ -6,7 +6,9 @@
 // every cross-attention) compiles once with dynamic sizes and serves full
 // sequences, decoding steps and segments alike. With a GPU target the
 // attention kernels run on that device (static sizes: one per length), the
-// rest of the layer on the host.
+// rest of the layer on the host. Projections and feed-forward run on
+// attn's GEMM (CompiledLinearBackend: weights packed once) unless
+// TransformerOptions::compiledLinears is off.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Transformer.h"
@@ -16,6 +18,7 @@
 #include "attn/Runtime/ContextParallel.h"
 #include "attn/Runtime/GpuCompiler.h"
 #include "attn/Runtime/HostCompiler.h"
+#include "attn/Runtime/LinearKernels.h"
 #include "attn/Runtime/MemRefDescriptor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -281,6 +284,53 @@ static Status readTensorSlice(const WeightReader &readWhole, int rank,
   return Status::ok();
 }
 
+namespace {
+/// The layers' products on attn's GEMM: one kernel per (in, out), compiled
+/// when the first weight of that shape is prepared; weights kept packed.
+class CompiledLinearBackend : public LinearBackend {
+public:
+  explicit CompiledLinearBackend(HostCompileOptions options)
+      : options(options) {}
+
+  Status prepare(int64_t out, int64_t in,
+                 std::vector<float> &weight) override {
+    auto kernel = kernelFor(in, out);
+    if (!kernel)
+      return Status::error(llvm::toString(kernel.takeError()));
+    weight = (*kernel)->pack(weight.data());
+    return Status::ok();
+  }
+
+  Status accumulate(const float *x, int64_t rows, int64_t in,
+                    const std::vector<float> &weight, int64_t out,
+                    float *y) override {
+    auto kernel = kernelFor(in, out);
+    if (!kernel)
+      return Status::error(llvm::toString(kernel.takeError()));
+    if (llvm::Error e = (*kernel)->accumulate(x, rows, weight.data(), y))
+      return Status::error(llvm::toString(std::move(e)));
+    return Status::ok();
+  }
+
+private:
+  llvm::Expected<CompiledLinear *> kernelFor(int64_t in, int64_t out) {
+    std::unique_ptr<CompiledLinear> &kernel = kernels[{in, out}];
+    if (!kernel) {
+      auto compiled =
+          CompiledLinear::create(in, out, WeightLayout::Packed, options);
+      if (!compiled)
+        return compiled.takeError();
+      kernel = std::move(*compiled);
+    }
+    return kernel.get();
+  }
+
+  HostCompileOptions options;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CompiledLinear>>
+      kernels;
+};
+} // namespace
+
 TransformerStack::TransformerStack(std::unique_ptr<Impl> impl)
     : impl(std::move(impl)) {}
 TransformerStack::~TransformerStack() = default;
@@ -352,8 +402,14 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
                                  const AttentionKernel *&kernel) {
     return raw->kernelFor(block, batch, lq, lk, kernel);
   };
+  std::shared_ptr<LinearBackend> linear;
+  if (impl->options.compiledLinears) {
+    HostCompileOptions compileOptions;
+    compileOptions.numThreads = impl->options.numThreads;
+    linear = std::make_shared<CompiledLinearBackend>(compileOptions);
+  }
   if (Status s = LayerStack::create(layerConfig(impl->spec), read, kernels,
-                                    impl->stack);
+                                    impl->stack, linear);
       s.failed())
     return error(s.message());
   impl->stack->onLayer = impl->options.onLayer;

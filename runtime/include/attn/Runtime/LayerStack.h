@@ -126,13 +126,31 @@ using WeightReader = std::function<Status(
     const std::string &name, const std::vector<int64_t> *required,
     std::vector<int64_t> &shape, std::vector<float> &data)>;
 
+/// The matrix products of the layers (projections and feed-forward).
+/// Without one, the stack runs them on OpenBLAS sgemm; Transformer.h
+/// supplies attn's own GEMM (LinearKernels.h).
+class LinearBackend {
+public:
+  virtual ~LinearBackend() = default;
+  /// Turns `weight`, stored [out, in], into the form run() reads (e.g. the
+  /// GEMM's packed panels), in place; called once per weight at creation.
+  virtual Status prepare(int64_t out, int64_t in,
+                         std::vector<float> &weight) = 0;
+  /// y[rows, out] += x[rows, in] W^T, W as prepare() left it.
+  virtual Status accumulate(const float *x, int64_t rows, int64_t in,
+                            const std::vector<float> &weight, int64_t out,
+                            float *y) = 0;
+};
+
 class LayerStack {
 public:
   /// Reads every weight `config` needs through `weights` (missing tensors
-  /// and wrong shapes are errors naming them).
+  /// and wrong shapes are errors naming them). `linear` runs the matrix
+  /// products (null: OpenBLAS).
   static Status create(const LayerConfig &config, const WeightReader &weights,
                        KernelProvider kernels,
-                       std::unique_ptr<LayerStack> &stack);
+                       std::unique_ptr<LayerStack> &stack,
+                       std::shared_ptr<LinearBackend> linear = nullptr);
   ~LayerStack();
 
   /// Runs the stack on `x` [B, L, d_model] (TransformerStack::forward has

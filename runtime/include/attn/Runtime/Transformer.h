@@ -51,6 +51,10 @@ struct TransformerOptions {
   /// partial outputs of each block are summed across the ranks. P must
   /// divide the heads, key/value heads and ffn_hidden. Null: one process.
   Communicator *tensorRanks = nullptr;
+  /// Projections and feed-forward on attn's own GEMM (LinearKernels.h:
+  /// weights packed once at creation, one kernel per product shape);
+  /// false: OpenBLAS sgemm (the baseline).
+  bool compiledLinears = true;
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
   std::function<void(int64_t, int64_t, double)> onLayer;
