@@ -29,6 +29,9 @@ static llvm::cl::opt<std::string>
                                 "2048:768:768,2048:3072:768,2048:768:3072,"
                                 "1:768:768,1:3072:768"));
 static llvm::cl::opt<unsigned> repeat("repeat", llvm::cl::init(9));
+static llvm::cl::opt<bool>
+    cold("cold", llvm::cl::desc("evict the caches before each run, as a "
+                                "layer's weights are evicted between uses"));
 static llvm::cl::opt<unsigned> threadsOption("gemm-threads", llvm::cl::init(0));
 
 int main(int argc, char **argv) {
@@ -80,6 +83,11 @@ int main(int argc, char **argv) {
     std::vector<float> yAttn(m * n), yKN(m * n), yPacked(m * n),
         yBlas(m * n);
     // Timed runs accumulate (y += x W); the check runs once from zeros.
+    std::vector<char> evict(cold ? 256 << 20 : 0);
+    auto evictCaches = [&] {
+      for (size_t i = 0; i < evict.size(); i += 64)
+        evict[i]++;
+    };
     auto runAttn = [&](CompiledLinear &linear, const float *w,
                        std::vector<float> &y) {
       if (llvm::Error e = linear.accumulate(x.data(), m, w, y.data())) {
@@ -91,11 +99,20 @@ int main(int argc, char **argv) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
                   x.data(), k, wNK.data(), k, 0.0f, yBlas.data(), n);
     };
-    double tNK = medianSeconds(repeat, [&] { runAttn(**nk, wNK.data(), yAttn); });
-    double tKN = medianSeconds(repeat, [&] { runAttn(**kn, wKN.data(), yKN); });
-    double tPacked = medianSeconds(
-        repeat, [&] { runAttn(**packed, wPacked.data(), yPacked); });
-    double tBlas = medianSeconds(repeat, runBlas);
+    auto median = [&](auto run) {
+      std::vector<double> times;
+      for (unsigned r = 0; r < repeat; ++r) {
+        evictCaches();
+        times.push_back(medianSeconds(1, run));
+      }
+      std::sort(times.begin(), times.end());
+      return times[times.size() / 2];
+    };
+    double tNK = median([&] { runAttn(**nk, wNK.data(), yAttn); });
+    double tKN = median([&] { runAttn(**kn, wKN.data(), yKN); });
+    double tPacked =
+        median([&] { runAttn(**packed, wPacked.data(), yPacked); });
+    double tBlas = median(runBlas);
     std::fill(yAttn.begin(), yAttn.end(), 0.0f);
     std::fill(yKN.begin(), yKN.end(), 0.0f);
     std::fill(yPacked.begin(), yPacked.end(), 0.0f);

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """One BERT-base encoder layer (768 / 12 heads / 3072, GELU, post-norm), B = 1,
-attn-run against PyTorch's nn.TransformerEncoderLayer (eval, inference mode,
-same threads, same weights) in one run:
+attn-run (projections on attn's GEMM, and with --linear=openblas) against
+PyTorch's nn.TransformerEncoderLayer (eval, inference mode) and ONNX Runtime
+running that layer exported to ONNX (same threads, same weights) in one run;
+attn's output is compared with PyTorch's (max abs difference):
 
     bench/.venv/bin/python bench/layer_vs_pytorch.py [--sizes 512,2048] [--repeat 7]
 
-Prints per N the medians of both, GFLOP/s (2 per multiply-add: projections,
+Prints per N the medians, attn's GFLOP/s (2 per multiply-add: projections,
 attention 4 N^2 d, feed-forward) and % of the FMA peak attn-bench measures at
-the start. Results: bench/RESULTS.md, "Layers".
+the start, ONNX Runtime's GFLOP/s, and the ratios. Results: bench/RESULTS.md, "Layers".
 """
 import argparse
 import os
@@ -20,6 +22,11 @@ import time
 
 import numpy as np
 import torch
+
+try:
+    import onnxruntime
+except ImportError:  # the ONNX Runtime column is left out
+    onnxruntime = None
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
 from torch_compat import export_encoder, layer_spec  # noqa: E402
@@ -43,8 +50,10 @@ def main():
          f"--num-threads={args.threads}"], capture_output=True, text=True).stdout).group(1))
         for _ in range(3))
     print(f"threads {args.threads}, measured FP32 FMA peak {peak:.1f} GFLOP/s, torch {torch.__version__}")
-    print("|    N | attn ms | GFLOP/s | % peak | PyTorch ms | GFLOP/s | % peak | PyTorch / attn |")
-    print("|-----:|--------:|--------:|-------:|-----------:|--------:|-------:|---------------:|")
+    print("|    N | attn ms | GFLOP/s | % peak | attn+OpenBLAS ms | PyTorch ms | "
+          "ONNX Runtime ms | GFLOP/s | OpenBLAS / attn | PyTorch / attn | "
+          "ORT / attn | max abs diff vs PyTorch |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         torch.manual_seed(0)
         layer = torch.nn.TransformerEncoderLayer(
@@ -54,28 +63,54 @@ def main():
             f.write(layer_spec("encoder", 768, 12, 3072, "gelu", False, 1e-5))
         weights = os.path.join(tmp, "w.safetensors")
         export_encoder([layer], weights)
+        def ort_session(x):
+            """The layer exported for x's shape (torch.export), on ORT's CPU
+            provider with all graph optimizations (attention fusion)."""
+            if onnxruntime is None:
+                return None
+            model = os.path.join(tmp, "layer.onnx")
+            torch.onnx.export(layer, (x,), model, input_names=["x"],
+                              output_names=["y"], dynamo=True, verbose=False)
+            so = onnxruntime.SessionOptions()
+            so.intra_op_num_threads = args.threads
+            return onnxruntime.InferenceSession(
+                model, so, providers=["CPUExecutionProvider"])
+
+        def median_of(run):
+            run()
+            times = []
+            for _ in range(args.repeat):
+                start = time.perf_counter()
+                run()
+                times.append(time.perf_counter() - start)
+            return statistics.median(times)
+
         for n in [int(s) for s in args.sizes.split(",")]:
             x = torch.randn(1, n, 768)
             np.save(os.path.join(tmp, "x.npy"), x.numpy())
             with torch.inference_mode():
-                layer(x)
-                times = []
-                for _ in range(args.repeat):
-                    start = time.perf_counter()
-                    layer(x)
-                    times.append(time.perf_counter() - start)
-            torch_s = statistics.median(times)
-            out = subprocess.run(
-                [f"{args.build}/bin/attn-run", spec, "--weights", weights,
-                 "--input", os.path.join(tmp, "x.npy"), f"--repeat={args.repeat}",
-                 f"--num-threads={args.threads}"],
-                capture_output=True, text=True, check=True).stdout
-            attn_s = float(re.search(r"runs ([0-9.]+) ms", out).group(1)) / 1e3
+                torch_s = median_of(lambda: layer(x))
+                expected = layer(x).numpy()
+            session = ort_session(x)
+            ort_s = (median_of(lambda: session.run(None, {"x": x.numpy()}))
+                     if session else float("nan"))
+
+            def attn_run(*extra):
+                out = subprocess.run(
+                    [f"{args.build}/bin/attn-run", spec, "--weights", weights,
+                     "--input", os.path.join(tmp, "x.npy"),
+                     f"--repeat={args.repeat}", f"--num-threads={args.threads}",
+                     *extra], capture_output=True, text=True, check=True).stdout
+                return float(re.search(r"runs ([0-9.]+) ms", out).group(1)) / 1e3
+            attn_s = attn_run("--output", os.path.join(tmp, "y.npy"))
+            blas_s = attn_run("--linear=openblas")
+            diff = float(np.abs(np.load(os.path.join(tmp, "y.npy")) - expected).max())
             f = flops(n)
             print(f"| {n:4d} | {attn_s * 1e3:7.1f} | {f / attn_s * 1e-9:7.1f} | "
-                  f"{100 * f / attn_s * 1e-9 / peak:5.1f}% | {torch_s * 1e3:10.1f} | "
-                  f"{f / torch_s * 1e-9:7.1f} | {100 * f / torch_s * 1e-9 / peak:5.1f}% | "
-                  f"{torch_s / attn_s:13.2f}x |")
+                  f"{100 * f / attn_s * 1e-9 / peak:5.1f}% | {blas_s * 1e3:.1f} | "
+                  f"{torch_s * 1e3:.1f} | {ort_s * 1e3:.1f} | "
+                  f"{f / ort_s * 1e-9:.1f} | {blas_s / attn_s:.2f}x | "
+                  f"{torch_s / attn_s:.2f}x | {ort_s / attn_s:.2f}x | {diff:.1e} |")
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ struct LayerRunOptions {
   /// --tensor-parallel: under mpirun, each rank holds a slice of the heads
   /// and feed-forward units and every token.
   bool tensorParallel = false;
-  /// --linear=attn (default) | openblas: TransformerOptions::compiledLinears.
-  bool compiledLinears = true;
+  /// --linear=attn | openblas (default): TransformerOptions::compiledLinears.
+  bool compiledLinears = false;
 };
 
 /// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.

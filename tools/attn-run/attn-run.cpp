@@ -114,9 +114,10 @@ static cl::opt<unsigned> threads("num-threads",
                                  cl::init(0), cl::cat(runCategory));
 static cl::opt<std::string> linearBackend(
     "linear",
-    cl::desc("layer specs: the projections' and feed-forward's GEMM, attn "
-             "(compiled by attn, weights packed once; default) | openblas"),
-    cl::value_desc("backend"), cl::init("attn"), cl::cat(runCategory));
+    cl::desc("layer specs: the projections' and feed-forward's GEMM, "
+             "openblas (default) | attn (compiled by attn, weights packed "
+             "once)"),
+    cl::value_desc("backend"), cl::init("openblas"), cl::cat(runCategory));
 static cl::opt<std::string> contextParallel(
     "context-parallel",
     cl::desc("under mpirun: split the sequence over the ranks, ring | "

@@ -91,9 +91,14 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
 
   // Matrix products (layer projections) on buffers: the blocked GEMM.
-  if (options.cpuKernels)
-    pm.addPass(createAttnMatmulToCpuGemm(
-        AttnMatmulToCpuGemmOptions{options.vectorBits.getValue()}));
+  // Two forall iterations per thread when the count is known.
+  if (options.cpuKernels) {
+    AttnMatmulToCpuGemmOptions gemm;
+    gemm.vectorBits = options.vectorBits;
+    if (options.numThreads > 0)
+      gemm.parallelTiles = 2 * options.numThreads;
+    pm.addPass(createAttnMatmulToCpuGemm(gemm));
+  }
 
   // Tiles of (batch, head, query block) run on all cores via OpenMP; the
   // alloca scopes scf-to-openmp adds would block scf-to-cf.

@@ -5,6 +5,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/TargetParser/Host.h"
+#include <thread>
 
 using namespace attnrt;
 
@@ -78,7 +79,13 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
       mlir::parseSourceString<mlir::ModuleOp>(source, &impl->context);
   if (!module)
     return llvm::createStringError("internal error: the linear map's IR");
-  auto jit = compileForHost(*module, options);
+  // The GEMM splits its work for a known thread count (two iterations per
+  // thread): all cores unless told otherwise.
+  HostCompileOptions compileOptions = options;
+  if (!compileOptions.numThreads)
+    compileOptions.numThreads =
+        std::max(1u, std::thread::hardware_concurrency());
+  auto jit = compileForHost(*module, compileOptions);
   if (!jit)
     return jit.takeError();
   impl->jit = std::move(*jit);

@@ -109,6 +109,9 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
            "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
+    Option<"parallelTiles", "parallel-tiles", "int64_t", /*default=*/"16",
+           "forall iterations to aim for (2 per thread balances; more "
+           "re-read B more often)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",

@@ -54,8 +54,9 @@ struct GemmBlocking {
   /// k's per packed block: a B panel is 2 x lanes x 256 x 4 B = 32 KiB
   /// (AVX-512) or 16 KiB (AVX2), within L1.
   static constexpr int64_t kKeyBlock = 256;
-  /// Panels per forall iteration: a k-block of them is 256 KiB on AVX-512.
-  static constexpr int64_t kGroupPanels = 8;
+  /// Panels per forall iteration: groups of few panels spread N over the
+  /// threads without splitting M (which would read B once per split).
+  static constexpr int64_t kGroupPanels = 2;
   /// Row blocks per A block: 16 x 12 x 256 x 4 B = 192 KiB, in L2.
   static constexpr int64_t kRowBlocks = 16;
 
@@ -65,10 +66,6 @@ struct GemmBlocking {
   int64_t panelWidth() const { return kPanelVectors * lanes; }
   int64_t groupWidth() const { return kGroupPanels * panelWidth(); }
 };
-
-/// Row chunks are added until groups x chunks reaches this: enough forall
-/// iterations for the cores when N is narrow.
-constexpr int64_t kMinParallelTiles = 16;
 
 /// The matmul's B layout, or nothing when the pass does not cover it.
 std::optional<BLayout> classify(linalg::MatmulOp op) {
@@ -142,8 +139,13 @@ bool isPackedMatmul(linalg::GenericOp op, int64_t panelWidth) {
 class GemmEmitter {
 public:
   /// Emits before `op`, which the caller erases.
-  GemmEmitter(linalg::LinalgOp op, BLayout layout, GemmBlocking blocking)
+  /// Row chunks are added until column groups x chunks reaches
+  /// `parallelTiles`: enough forall iterations for the cores when N is
+  /// narrow, no more (each chunk reads its groups' B again).
+  GemmEmitter(linalg::LinalgOp op, BLayout layout, GemmBlocking blocking,
+              int64_t parallelTiles)
       : b(op.getLoc(), op), layout(layout), blk(blocking),
+        parallelTiles(parallelTiles),
         f32(b.getF32Type()), vec(VectorType::get({blocking.lanes}, f32)),
         maskType(VectorType::get({blocking.lanes}, b.getI1Type())) {}
 
@@ -196,6 +198,7 @@ private:
   ImplicitLocOpBuilder b;
   BLayout layout;
   GemmBlocking blk;
+  int64_t parallelTiles;
   Type f32;
   VectorType vec, maskType;
   Value a, bMat, c; // the matmul's operands
@@ -390,11 +393,10 @@ void GemmEmitter::emit(linalg::LinalgOp op) {
     parallel({panels}, [&](ValueRange ivs) { packB(packedB, ivs[0]); });
   }
 
-  // Row chunks: enough forall iterations for the cores when N is narrow,
-  // whole row blocks each.
+  // Row chunks of whole row blocks.
   Value groupPanels = index(GemmBlocking::kGroupPanels);
   Value groups = ceilDiv(panels, groupPanels);
-  Value wanted = ceilDiv(index(kMinParallelTiles), maxI(groups, index(1)));
+  Value wanted = ceilDiv(index(parallelTiles), maxI(groups, index(1)));
   Value chunks = minI(maxI(wanted, index(1)), maxI(rowBlocks, index(1)));
   Value chunkBlocks = ceilDiv(rowBlocks, chunks);
   parallel({groups, chunks}, [&](ValueRange ivs) {
@@ -445,7 +447,8 @@ struct AttnMatmulToCpuGemmPass
       }
     });
     for (auto [op, layout] : matmuls) {
-      GemmEmitter(op, layout, blocking).emit(op);
+      GemmEmitter(op, layout, blocking, std::max<int64_t>(parallelTiles, 1))
+          .emit(op);
       op.erase();
     }
   }

@@ -52,9 +52,10 @@ struct TransformerOptions {
   /// divide the heads, key/value heads and ffn_hidden. Null: one process.
   Communicator *tensorRanks = nullptr;
   /// Projections and feed-forward on attn's own GEMM (LinearKernels.h:
-  /// weights packed once at creation, one kernel per product shape);
-  /// false: OpenBLAS sgemm (the baseline).
-  bool compiledLinears = true;
+  /// weights packed once at creation, one kernel per product shape)
+  /// instead of OpenBLAS sgemm. Off by default until it is as fast
+  /// (bench/RESULTS.md, "attn's GEMM").
+  bool compiledLinears = false;
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
   std::function<void(int64_t, int64_t, double)> onLayer;

@@ -1,0 +1,105 @@
+// RUN: attn-opt %s --attn-matmul-to-cpu-gemm=vector-bits=512 --canonicalize | FileCheck %s
+// RUN: attn-opt %s --attn-matmul-to-cpu-gemm=vector-bits=256 --canonicalize | FileCheck %s --check-prefix=AVX2
+
+// B stored [K, N]: A and B are packed in parallel loops (B with masked
+// vector loads: N need not fill a panel), then a forall over (column
+// group, row chunk) runs 12 x 32 register blocks: per k two B vectors, 12
+// broadcasts of packed A, 24 FMAs carried across the k-block.
+// CHECK-LABEL: func.func @kn
+// CHECK: %[[PA:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x768x12xf32>
+// CHECK: scf.forall
+// CHECK: memref.store {{.*}}, %[[PA]]
+// 94 panels of 32 columns hold N = 3000.
+// CHECK: %[[PB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<94x768x32xf32>
+// CHECK: scf.forall
+// CHECK: vector.maskedload %arg1
+// CHECK: vector.store {{.*}}, %[[PB]]
+// The groups of 2 panels: 47.
+// CHECK: scf.forall ({{.*}}, {{.*}}) in (47, 
+// CHECK: scf.for {{.*}} step %c256
+// CHECK: vector.maskedload %arg2
+// CHECK: %{{.*}}:24 = scf.for {{.*}} -> (vector<16xf32>
+// CHECK-COUNT-2: vector.load %[[PB]]
+// CHECK: memref.load %[[PA]]
+// CHECK: vector.broadcast
+// CHECK-COUNT-2: vector.fma
+// CHECK: vector.maskedstore %arg2
+// CHECK: memref.dealloc %[[PA]]
+// CHECK: memref.dealloc %[[PB]]
+// CHECK-NOT: linalg.matmul
+// AVX2-LABEL: func.func @kn
+// AVX2: memref<?x768x6xf32>
+// AVX2: memref<188x768x16xf32>
+// AVX2: %{{.*}}:12 = scf.for {{.*}} -> (vector<8xf32>
+func.func @kn(%x: memref<?x768xf32>, %w: memref<768x3000xf32>, %y: memref<?x3000xf32>) {
+  linalg.matmul ins(%x, %w : memref<?x768xf32>, memref<768x3000xf32>) outs(%y : memref<?x3000xf32>)
+  return
+}
+
+// B stored [N, K] (nn.Linear's weight): the packing copy transposes,
+// zeros past N.
+// CHECK-LABEL: func.func @nk
+// CHECK: scf.forall
+// CHECK: scf.if
+// CHECK: memref.load %arg1
+// CHECK: else
+// CHECK: memref.store %cst
+// CHECK: vector.fma
+// CHECK-NOT: linalg.matmul
+func.func @nk(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%x, %w : memref<?x?xf32>, memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+// B already in panels of 32 columns (weights packed once): only A is
+// packed; the micro-kernel reads the operand itself.
+#x = affine_map<(m, n, k) -> (m, k)>
+#w32 = affine_map<(m, n, k) -> (n floordiv 32, k, n mod 32)>
+#y = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @packed
+// CHECK-COUNT-1: memref.alloc
+// CHECK: vector.load %arg1
+// CHECK: vector.fma
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// AVX2-LABEL: func.func @packed
+// AVX2: linalg.generic
+func.func @packed(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: memref<?x70xf32>) {
+  linalg.generic {indexing_maps = [#x, #w32, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%x, %w : memref<?x64xf32>, memref<3x64x32xf32>) outs(%y : memref<?x70xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Left alone: a product on tensors, f16 elements, and a body that is not
+// a multiply-add.
+// CHECK-LABEL: func.func @tensors
+// CHECK: linalg.matmul
+func.func @tensors(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %y: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %r = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%y : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
+// CHECK-LABEL: func.func @half
+// CHECK: linalg.matmul
+func.func @half(%x: memref<4x8xf16>, %w: memref<8x16xf16>, %y: memref<4x16xf16>) {
+  linalg.matmul ins(%x, %w : memref<4x8xf16>, memref<8x16xf16>) outs(%y : memref<4x16xf16>)
+  return
+}
+// CHECK-LABEL: func.func @not_multiply_add
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+func.func @not_multiply_add(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: memref<?x70xf32>) {
+  linalg.generic {indexing_maps = [#x, #w32, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%x, %w : memref<?x64xf32>, memref<3x64x32xf32>) outs(%y : memref<?x70xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.maximumf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
