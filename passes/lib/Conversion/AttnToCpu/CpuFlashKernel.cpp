@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
+#include "LoopBuilder.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -30,17 +31,7 @@ using namespace mlir::attn;
 scf::ForOp
 CpuFlashKernel::loop(Value lb, Value ub, int64_t step, ValueRange init,
                      function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto forOp = scf::ForOp::create(b, lb, ub, index(step), init);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(forOp.getBody());
-  SmallVector<Value> results =
-      body(forOp.getInductionVar(), forOp.getRegionIterArgs());
-  if (forOp.getBody()->empty() ||
-      !forOp.getBody()->back().hasTrait<OpTrait::IsTerminator>())
-    scf::YieldOp::create(b, results);
-  else
-    forOp.getBody()->back().setOperands(results);
-  return forOp;
+  return buildLoop(b, lb, ub, index(step), init, body);
 }
 
 void CpuFlashKernel::packQueries(Value qT, Value tq) {

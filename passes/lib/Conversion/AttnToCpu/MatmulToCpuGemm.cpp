@@ -19,6 +19,7 @@
 // nor stored, so any M, N, K (static or dynamic) is covered.
 //
 //===----------------------------------------------------------------------===//
+#include "LoopBuilder.h"
 #include "attn/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -208,17 +209,7 @@ private:
 scf::ForOp
 GemmEmitter::loop(Value lb, Value ub, Value step, ValueRange init,
                   function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto forOp = scf::ForOp::create(b, lb, ub, step, init);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(forOp.getBody());
-  SmallVector<Value> results =
-      body(forOp.getInductionVar(), forOp.getRegionIterArgs());
-  if (forOp.getBody()->empty() ||
-      !forOp.getBody()->back().hasTrait<OpTrait::IsTerminator>())
-    scf::YieldOp::create(b, results);
-  else
-    forOp.getBody()->back().setOperands(results);
-  return forOp;
+  return buildLoop(b, lb, ub, step, init, body);
 }
 
 void GemmEmitter::parallel(ArrayRef<OpFoldResult> counts,
