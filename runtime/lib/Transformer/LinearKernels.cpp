@@ -1,5 +1,6 @@
 //===- LinearKernels.cpp - matrix products compiled by attn ---------------===//
 #include "attn/Runtime/LinearKernels.h"
+#include "attn/Conversion/CpuGemm.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -29,13 +30,12 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   mlir::DialectRegistry registry;
   attnspec::registerToolDialects(registry);
   impl->context.appendDialectRegistry(registry);
-  // The GEMM's panels are two vectors of the CPU it is compiled for
-  // (attn-matmul-to-cpu-gemm).
+  // The GEMM's panels depend on the vector width it is compiled for.
   int64_t vectorBits =
       options.vectorBits
           ? options.vectorBits
           : (llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256);
-  int64_t width = 2 * vectorBits / 32;
+  int64_t width = mlir::attn::cpuGemmPanelWidth(vectorBits);
   // The weight's layout picks the product's indexing maps.
   std::string weightType, maps;
   switch (layout) {

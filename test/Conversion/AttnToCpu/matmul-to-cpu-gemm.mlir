@@ -1,22 +1,22 @@
 // RUN: attn-opt %s --attn-matmul-to-cpu-gemm=vector-bits=512 --canonicalize | FileCheck %s
 // RUN: attn-opt %s --attn-matmul-to-cpu-gemm=vector-bits=256 --canonicalize | FileCheck %s --check-prefix=AVX2
 
-// B stored [K, N]: A and B are packed in parallel loops (B with masked
-// vector loads: N need not fill a panel), then a forall over (column
-// group, row chunk) runs 12 x 32 register blocks: per k two B vectors, 12
-// broadcasts of packed A, 24 FMAs carried across the k-block.
+// B stored [K, N]: B is packed in a parallel loop (masked vector loads: N
+// need not fill a panel; 94 panels of 32 columns hold N = 3000), then per
+// block of 256 k's A is packed (parallel over row blocks) and a forall over
+// (column group, row chunk) runs 12 x 32 register blocks: per k two B
+// vectors, 12 broadcasts of packed A, 24 FMAs carried across the k-block.
 // CHECK-LABEL: func.func @kn
-// CHECK: %[[PA:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x768x12xf32>
-// CHECK: scf.forall
-// CHECK: memref.store {{.*}}, %[[PA]]
-// 94 panels of 32 columns hold N = 3000.
 // CHECK: %[[PB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<94x768x32xf32>
 // CHECK: scf.forall
 // CHECK: vector.maskedload %arg1
 // CHECK: vector.store {{.*}}, %[[PB]]
-// The groups of 2 panels: 47.
-// CHECK: scf.forall ({{.*}}, {{.*}}) in (47, 
-// CHECK: scf.for {{.*}} step %c256
+// CHECK: %[[PA:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x256x12xf32>
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
+// CHECK: scf.forall
+// CHECK: memref.store {{.*}}, %[[PA]]
+// 16 groups of 6 panels (one per parallel tile).
+// CHECK: scf.forall ({{.*}}, {{.*}}) in (16, 
 // CHECK: vector.maskedload %arg2
 // CHECK: %{{.*}}:24 = scf.for {{.*}} -> (vector<16xf32>
 // CHECK-COUNT-2: vector.load %[[PB]]
@@ -28,8 +28,8 @@
 // CHECK: memref.dealloc %[[PB]]
 // CHECK-NOT: linalg.matmul
 // AVX2-LABEL: func.func @kn
-// AVX2: memref<?x768x6xf32>
 // AVX2: memref<188x768x16xf32>
+// AVX2: memref<?x256x6xf32>
 // AVX2: %{{.*}}:12 = scf.for {{.*}} -> (vector<8xf32>
 func.func @kn(%x: memref<?x768xf32>, %w: memref<768x3000xf32>, %y: memref<?x3000xf32>) {
   linalg.matmul ins(%x, %w : memref<?x768xf32>, memref<768x3000xf32>) outs(%y : memref<?x3000xf32>)

@@ -94,16 +94,18 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
   let summary = "Lower f32 linalg.matmul on buffers to a register-blocked GEMM";
   let description = [{
     Each f32 `linalg.matmul` on buffers whose B is stored [K, N] (the
-    default maps) or [N, K] (transposed B: `indexing_maps` with (n, k))
-    becomes an `scf.forall` over (group of 4 column panels of two vectors,
-    row chunk) calling a private block function (one per B layout): per
-    block of 256 k's it packs the B group ([panel][k][2V], zeros past N)
-    and, per block of 12 row blocks, A ([row block][k][R], zeros past M),
-    then runs micro-kernels that hold an R x 2V block of C in registers
-    (12 x 32 on AVX-512, 6 x 16 on AVX2): one broadcast of A per row and
-    two FMAs per k. Columns past N are masked and rows past M skipped, so
-    any M, N, K (static or dynamic) is covered. Matmuls of other element
-    types, on tensors or with a non-unit inner stride are left for
+    default maps) or [N, K] (transposed B: `indexing_maps` with (n, k)),
+    and each `linalg.generic` multiply-add that reads B already packed in
+    the GEMM's panels (maps (m, k), (n floordiv 2V, k, n mod 2V), (m, n):
+    weights packed once), becomes a packed, register-blocked GEMM: A is
+    packed as [row block][k][R] and B as [panel][k][2V] (zeros past M and
+    N) in parallel loops, then an `scf.forall` over (group of column
+    panels, row chunk) runs, per block of 256 k's and of 16 row blocks,
+    micro-kernels that hold an R x 2V block of C in registers (12 x 32 on
+    AVX-512, 6 x 16 on AVX2): one broadcast of A per row and two FMAs per
+    k. Columns past N are masked and rows past M skipped, so any M, N, K
+    (static or dynamic) is covered. Products of other element types, on
+    tensors or with a non-unit inner stride are left for
     convert-linalg-to-loops.
   }];
   let options = [

@@ -7,7 +7,7 @@
 //   pack A as [row block][k][R] and B as [panel][k][2V] (zeros past M and
 //     N), each in a parallel loop; B may come packed (a linalg.generic
 //     reading B[n floordiv 2V, k, n mod 2V]: weights packed once)
-//   forall (group of kGroupPanels panels, row chunk)           -- OpenMP
+//   forall (group of panels, row chunk)                        -- OpenMP
 //     for each block of kKeyBlock k's, each block of kRowBlocks row blocks,
 //     each panel of the group, each row block: the R x 2 vectors of C stay
 //       in registers across the k-block; per k two B loads, R broadcasts
@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LoopBuilder.h"
+#include "attn/Conversion/CpuGemm.h"
 #include "attn/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,23 +50,22 @@ enum class BLayout { KN, NK, Packed };
 /// plus two B vectors and one broadcast must fit the register file (32
 /// registers on AVX-512: 24 + 3; 16 on AVX2: 12 + 3).
 struct GemmBlocking {
-  int64_t lanes; ///< f32 lanes per vector
-  int64_t rows;  ///< rows of the micro-kernel (R)
-  static constexpr int64_t kPanelVectors = 2;
+  int64_t lanes;        ///< f32 lanes per vector
+  int64_t rows;         ///< rows of the micro-kernel (R)
+  int64_t panelVectors; ///< vectors of C per row of the micro-kernel
   /// k's per packed block: a B panel is 2 x lanes x 256 x 4 B = 32 KiB
   /// (AVX-512) or 16 KiB (AVX2), within L1.
   static constexpr int64_t kKeyBlock = 256;
-  /// Panels per forall iteration: groups of few panels spread N over the
-  /// threads without splitting M (which would read B once per split).
-  static constexpr int64_t kGroupPanels = 2;
+  /// Panels per forall iteration at least. Each group reads all of A
+  /// again, so groups are as wide as the parallel tiles allow.
+  static constexpr int64_t kMinGroupPanels = 2;
   /// Row blocks per A block: 16 x 12 x 256 x 4 B = 192 KiB, in L2.
   static constexpr int64_t kRowBlocks = 16;
 
   static GemmBlocking forVectorBits(int64_t bits) {
-    return bits >= 512 ? GemmBlocking{16, 12} : GemmBlocking{8, 6};
+    return bits >= 512 ? GemmBlocking{16, 12, 2} : GemmBlocking{8, 6, 2};
   }
-  int64_t panelWidth() const { return kPanelVectors * lanes; }
-  int64_t groupWidth() const { return kGroupPanels * panelWidth(); }
+  int64_t panelWidth() const { return panelVectors * lanes; }
 };
 
 /// The matmul's B layout, or nothing when the pass does not cover it.
@@ -189,10 +189,10 @@ private:
 
   /// packedB[p, k, :] = B[k, 2Vp : 2V(p + 1)], zeros past N.
   void packB(Value packedB, Value p);
-  /// packedA[rb, k, r] = A[R rb + r, k], zeros past M.
-  void packA(Value packedA, Value rb);
-  /// C[R rb : R rb + R, 2Vp : 2V(p + 1)] += packedA[rb] packedB[p] over
-  /// k in [k0, k0 + kLen); rows past M are skipped.
+  /// packedA[rb, kk, r] = A[R rb + r, k0 + kk] for kk < kLen, zeros past M.
+  void packA(Value packedA, Value rb, Value k0, Value kLen);
+  /// C[R rb : R rb + R, 2Vp : 2V(p + 1)] += packedA[rb, 0 : kLen]
+  /// packedB[p, k0 : k0 + kLen]; rows past M are skipped.
   void microKernel(Value packedA, Value rb, Value packedB, Value p, Value k0,
                    Value kLen);
 
@@ -234,7 +234,7 @@ void GemmEmitter::ifElse(Value condition, function_ref<void()> then,
 SmallVector<Value> GemmEmitter::columnMasks(Value n0) {
   SmallVector<Value> masks;
   Value left = sub(n, n0);
-  for (int64_t v = 0; v < GemmBlocking::kPanelVectors; ++v) {
+  for (int64_t v = 0; v < blk.panelVectors; ++v) {
     Value lanes = minI(index(blk.lanes),
                        maxI(sub(left, index(v * blk.lanes)), index(0)));
     masks.push_back(vector::CreateMaskOp::create(b, maskType, lanes));
@@ -249,7 +249,7 @@ void GemmEmitter::packB(Value packedB, Value p) {
     Value zero = arith::ConstantOp::create(b, vec, b.getZeroAttr(vec));
     SmallVector<Value> masks = columnMasks(n0);
     forEach(k, [&](Value kk) {
-      for (int64_t v = 0; v < GemmBlocking::kPanelVectors; ++v) {
+      for (int64_t v = 0; v < blk.panelVectors; ++v) {
         Value col = index(v * blk.lanes);
         Value x = vector::MaskedLoadOp::create(
             b, vec, bMat, ValueRange{kk, add(n0, col)}, masks[v], zero);
@@ -278,20 +278,21 @@ void GemmEmitter::packB(Value packedB, Value p) {
   });
 }
 
-void GemmEmitter::packA(Value packedA, Value rb) {
+void GemmEmitter::packA(Value packedA, Value rb, Value k0, Value kLen) {
   Value zero = arith::ConstantOp::create(b, f32, b.getF32FloatAttr(0));
   forEach(index(blk.rows), [&](Value r) {
     Value row = add(mul(rb, index(blk.rows)), r);
     ifElse(
         less(row, m),
         [&] {
-          forEach(k, [&](Value kk) {
-            Value x = memref::LoadOp::create(b, a, ValueRange{row, kk});
+          forEach(kLen, [&](Value kk) {
+            Value x =
+                memref::LoadOp::create(b, a, ValueRange{row, add(k0, kk)});
             memref::StoreOp::create(b, x, packedA, ValueRange{rb, kk, r});
           });
         },
         [&] {
-          forEach(k, [&](Value kk) {
+          forEach(kLen, [&](Value kk) {
             memref::StoreOp::create(b, zero, packedA, ValueRange{rb, kk, r});
           });
         });
@@ -300,7 +301,7 @@ void GemmEmitter::packA(Value packedA, Value rb) {
 
 void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
                               Value k0, Value kLen) {
-  constexpr int64_t kVectors = GemmBlocking::kPanelVectors;
+  int64_t kVectors = blk.panelVectors;
   Value zero = arith::ConstantOp::create(b, vec, b.getZeroAttr(vec));
   Value i = mul(rb, index(blk.rows));
   Value n0 = mul(p, index(blk.panelWidth()));
@@ -327,13 +328,13 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
     scf::YieldOp::create(b, SmallVector<Value>(kVectors, zero));
     llvm::append_range(acc, load.getResults());
   }
-  Value kEnd = add(k0, kLen);
   scf::ForOp kLoop =
-      loop(k0, kEnd, index(1), acc, [&](Value kk, ValueRange sums) {
+      loop(index(0), kLen, index(1), acc, [&](Value kk, ValueRange sums) {
         SmallVector<Value> bv, next;
+        Value k = add(k0, kk);
         for (int64_t v = 0; v < kVectors; ++v)
           bv.push_back(vector::LoadOp::create(
-              b, vec, packedB, ValueRange{p, kk, index(v * blk.lanes)}));
+              b, vec, packedB, ValueRange{p, k, index(v * blk.lanes)}));
         for (int64_t r = 0; r < blk.rows; ++r) {
           Value x = memref::LoadOp::create(b, packedA,
                                            ValueRange{rb, kk, index(r)});
@@ -365,14 +366,8 @@ void GemmEmitter::emit(linalg::LinalgOp op) {
   Value rowBlocks = ceilDiv(m, index(blk.rows));
   Value panels = ceilDiv(n, index(blk.panelWidth()));
 
-  // A (and B unless it comes packed) packed once, in parallel: every
-  // later read is sequential.
-  Value packedA = memref::AllocOp::create(
-      b,
-      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic, blk.rows},
-                      f32),
-      ValueRange{rowBlocks, k}, b.getI64IntegerAttr(64));
-  parallel({rowBlocks}, [&](ValueRange ivs) { packA(packedA, ivs[0]); });
+  // B packed once unless it comes packed, in parallel: every later read is
+  // sequential.
   Value packedB = bMat;
   if (layout != BLayout::Packed) {
     packedB = memref::AllocOp::create(
@@ -383,24 +378,38 @@ void GemmEmitter::emit(linalg::LinalgOp op) {
         ValueRange{panels, k}, b.getI64IntegerAttr(64));
     parallel({panels}, [&](ValueRange ivs) { packB(packedB, ivs[0]); });
   }
+  // A is packed one k-block at a time: a buffer of M x kKeyBlock floats
+  // (allocated once per call, small enough for malloc to reuse heap pages
+  // instead of mapping fresh ones each call).
+  int64_t kb = GemmBlocking::kKeyBlock;
+  Value packedA = memref::AllocOp::create(
+      b,
+      MemRefType::get({ShapedType::kDynamic, kb, blk.rows}, f32),
+      ValueRange{rowBlocks}, b.getI64IntegerAttr(64));
 
-  // Row chunks of whole row blocks.
-  Value groupPanels = index(GemmBlocking::kGroupPanels);
+  // Column groups: one per parallel tile while they stay kMinGroupPanels
+  // wide (each group reads the A block again), then row chunks of whole
+  // row blocks (each chunk reads its groups' B again).
+  Value groupPanels =
+      maxI(ceilDiv(panels, index(parallelTiles)),
+           index(GemmBlocking::kMinGroupPanels));
   Value groups = ceilDiv(panels, groupPanels);
   Value wanted = ceilDiv(index(parallelTiles), maxI(groups, index(1)));
   Value chunks = minI(maxI(wanted, index(1)), maxI(rowBlocks, index(1)));
   Value chunkBlocks = ceilDiv(rowBlocks, chunks);
-  parallel({groups, chunks}, [&](ValueRange ivs) {
-    Value firstPanel = mul(ivs[0], groupPanels);
-    Value endPanel = minI(add(firstPanel, groupPanels), panels);
-    Value firstBlock = minI(mul(ivs[1], chunkBlocks), rowBlocks);
-    Value endBlock = minI(add(firstBlock, chunkBlocks), rowBlocks);
-    // The BLIS order: a k-block of B's group stays in L2 / L3, the A
-    // blocks of kRowBlocks rows in L2, each B panel in L1.
-    Value keyBlock = index(GemmBlocking::kKeyBlock);
-    Value rowStep = index(GemmBlocking::kRowBlocks);
-    forEach(index(0), k, keyBlock, [&](Value k0) {
-      Value kLen = minI(keyBlock, sub(k, k0));
+  Value keyBlock = index(kb);
+  forEach(index(0), k, keyBlock, [&](Value k0) {
+    Value kLen = minI(keyBlock, sub(k, k0));
+    parallel({rowBlocks},
+             [&](ValueRange ivs) { packA(packedA, ivs[0], k0, kLen); });
+    parallel({groups, chunks}, [&](ValueRange ivs) {
+      Value firstPanel = mul(ivs[0], groupPanels);
+      Value endPanel = minI(add(firstPanel, groupPanels), panels);
+      Value firstBlock = minI(mul(ivs[1], chunkBlocks), rowBlocks);
+      Value endBlock = minI(add(firstBlock, chunkBlocks), rowBlocks);
+      // The BLIS order: the group's B k-block stays in L2, the A blocks of
+      // kRowBlocks row blocks in L2, each B panel in L1.
+      Value rowStep = index(GemmBlocking::kRowBlocks);
       forEach(firstBlock, endBlock, rowStep, [&](Value mb) {
         Value mbEnd = minI(add(mb, rowStep), endBlock);
         forEach(firstPanel, endPanel, index(1), [&](Value p) {
@@ -446,3 +455,7 @@ struct AttnMatmulToCpuGemmPass
 };
 
 } // namespace
+
+int64_t mlir::attn::cpuGemmPanelWidth(int64_t vectorBits) {
+  return GemmBlocking::forVectorBits(vectorBits).panelWidth();
+}

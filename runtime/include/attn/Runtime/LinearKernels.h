@@ -33,7 +33,7 @@ public:
   /// The panels a Packed kernel reads, from W stored [out, in]:
   /// [ceil(out / width)][in][width], zeros past `out`, width = panelWidth().
   std::vector<float> pack(const float *outByIn) const;
-  /// Columns per panel: two vectors of this CPU (32 with AVX-512, else 16).
+  /// Columns per panel (mlir::attn::cpuGemmPanelWidth of the vector width).
   int64_t panelWidth() const { return width; }
 
   /// y[rows, out] += x[rows, in] * W (W^T for OutByIn; pack()'s result for
