@@ -130,6 +130,14 @@ void layermath::swiglu(float *up, const float *gate, int64_t count) {
   });
 }
 
+void layermath::broadcastRows(float *y, int64_t rows, const float *row,
+                              int64_t width) {
+  forChunks(rows * width, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = row ? row[i % width] : 0.0f;
+  });
+}
+
 void layermath::add(float *x, const float *y, int64_t count) {
   forChunks(count, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)

@@ -31,6 +31,10 @@ void activate(const std::string &activation, float *x, int64_t count);
 /// up[i] *= silu(gate[i]) (SwiGLU).
 void swiglu(float *up, const float *gate, int64_t count);
 
+/// Every row of y[rows, width] = `row` (zeros when null), on the OpenMP
+/// threads: the start of a product that accumulates.
+void broadcastRows(float *y, int64_t rows, const float *row, int64_t width);
+
 /// x += y.
 void add(float *x, const float *y, int64_t count);
 

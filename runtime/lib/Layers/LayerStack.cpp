@@ -337,13 +337,7 @@ Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
     return Status::ok();
   }
   // The backend accumulates: y starts as the bias.
-  for (int64_t r = 0; r < rows; ++r) {
-    float *row = y + r * w.out;
-    if (w.bias.empty())
-      std::fill(row, row + w.out, 0.0f);
-    else
-      std::copy(w.bias.begin(), w.bias.end(), row);
-  }
+  lm::broadcastRows(y, rows, w.bias.empty() ? nullptr : w.bias.data(), w.out);
   return linearBackend->accumulate(x, rows, w.in, w.weight, w.out, y);
 }
 
