@@ -68,7 +68,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createAttnDecomposeAggregatedOps());
   pm.addPass(createAttnApproximateMath());
   // The decompositions' linalg ops: (batch, head) loops on all cores.
-  pm.addPass(createAttnParallelizeLinalg());
+  // Contractions stay whole for the GEMM (below) when the kernels are on.
+  pm.addPass(createAttnParallelizeLinalg(
+      AttnParallelizeLinalgOptions{options.cpuKernels.getValue()}));
   pm.addPass(createCanonicalizerPass());
 
   // Loop-carried tile state is re-allocated per step for now; the

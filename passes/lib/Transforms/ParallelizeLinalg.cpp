@@ -9,6 +9,7 @@
 // vectorizes the contiguous innermost dimension.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Transforms/ContractionMatch.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -51,11 +52,18 @@ SmallVector<OpFoldResult> leadingTileSizes(OpBuilder &b,
 
 struct AttnParallelizeLinalgPass
     : attn::impl::AttnParallelizeLinalgBase<AttnParallelizeLinalgPass> {
+  using AttnParallelizeLinalgBase::AttnParallelizeLinalgBase;
+
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> ops;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (op.hasPureTensorSemantics() && !op->getParentOfType<scf::ForallOp>())
-        ops.push_back(op);
+      if (!op.hasPureTensorSemantics() || op->getParentOfType<scf::ForallOp>())
+        return;
+      // attn-matmul-to-cpu-gemm takes whole contractions (and splits them
+      // over the cores itself).
+      if (keepContractions && matchContraction(op))
+        return;
+      ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : ops) {

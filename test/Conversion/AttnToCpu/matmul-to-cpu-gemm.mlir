@@ -103,3 +103,64 @@ func.func @not_multiply_add(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: m
   }
   return
 }
+
+// A decomposition's batched contraction (Linformer's E^T K: a shared E
+// stored [n, k'], so A is transposed; K per (batch, head)): with 12 batch
+// indices (enough for the cores), a forall over them, each a GEMM on
+// rank-reduced views; A is packed from its transposed layout.
+#eA = affine_map<(b, h, m, d, n) -> (n, m)>
+#eB = affine_map<(b, h, m, d, n) -> (b, h, n, d)>
+#eC = affine_map<(b, h, m, d, n) -> (b, h, m, d)>
+// CHECK-LABEL: func.func @batched
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]]) in (2, 6)
+// CHECK: memref.subview %arg1[%[[B]], %[[H]], 0, 0] [1, 1, 1025, 64] [1, 1, 1, 1] : memref<2x6x1025x64xf32> to memref<1025x64xf32, strided<[64, 1], offset: ?>>
+// CHECK: memref.subview %arg2[%[[B]], %[[H]], 0, 0] [1, 1, 16, 64]
+// CHECK: memref.load %arg0[{{.*}}, {{.*}}] : memref<1025x16xf32>
+// CHECK: vector.fma
+// CHECK-NOT: linalg.generic
+func.func @batched(%e: memref<1025x16xf32>, %k: memref<2x6x1025x64xf32>, %o: memref<2x6x16x64xf32>) {
+  linalg.generic {indexing_maps = [#eA, #eB, #eC], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+    ins(%e, %k : memref<1025x16xf32>, memref<2x6x1025x64xf32>) outs(%o : memref<2x6x16x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Few (or unknown) batch indices: one after the other, each GEMM split
+// over the cores.
+// CHECK-LABEL: func.func @batched_dynamic
+// CHECK: scf.for
+// CHECK: memref.subview
+// CHECK: scf.forall
+// CHECK: vector.fma
+func.func @batched_dynamic(%e: memref<1025x16xf32>, %k: memref<?x1x1025x64xf32>, %o: memref<?x1x16x64xf32>) {
+  linalg.generic {indexing_maps = [#eA, #eB, #eC], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+    ins(%e, %k : memref<1025x16xf32>, memref<?x1x1025x64xf32>) outs(%o : memref<?x1x16x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Inside a parallel loop (a tile attn-parallelize-linalg made), the
+// contraction is left as it is.
+// CHECK-LABEL: func.func @inside_forall
+// CHECK: scf.forall
+// CHECK: linalg.generic
+func.func @inside_forall(%e: memref<1025x16xf32>, %k: memref<2x6x1025x64xf32>, %o: memref<2x6x16x64xf32>) {
+  scf.forall (%i) in (2) {
+    linalg.generic {indexing_maps = [#eA, #eB, #eC], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%e, %k : memref<1025x16xf32>, memref<2x6x1025x64xf32>) outs(%o : memref<2x6x16x64xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %c, %p : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}

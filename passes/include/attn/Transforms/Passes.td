@@ -197,7 +197,15 @@ def AttnParallelizeLinalg : Pass<"attn-parallelize-linalg"> {
     counts multiply to at least 8) into an `scf.forall`, which the CPU
     pipeline maps to OpenMP. Meant for the linalg code the decompositions
     leave (batch and head loops first, by EinsumBuilder's loop order).
+    With `keep-contractions`, f32 contractions (ContractionMatch.h) stay
+    whole for attn-matmul-to-cpu-gemm.
   }];
+  let options = [
+    Option<"keepContractions", "keep-contractions", "bool",
+           /*default=*/"false",
+           "leave C[batch, m, n] += A B generics whole (the CPU GEMM takes "
+           "them)">,
+  ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect"

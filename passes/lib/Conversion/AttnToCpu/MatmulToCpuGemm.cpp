@@ -22,6 +22,7 @@
 #include "LoopBuilder.h"
 #include "attn/Conversion/CpuGemm.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/ContractionMatch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -121,20 +122,7 @@ bool isPackedMatmul(linalg::GenericOp op, int64_t panelWidth) {
                                 ctx) ||
       maps[2] != AffineMap::get(3, 0, {m, n}, ctx))
     return false;
-  // yield (out + in0 * in1), in either operand order.
-  Block &body = op.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto sum = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
-  if (!sum || body.getOperations().size() != 3)
-    return false;
-  Value acc = body.getArgument(2);
-  Value product = sum.getLhs() == acc ? sum.getRhs() : sum.getLhs();
-  auto mulOp = product.getDefiningOp<arith::MulFOp>();
-  if (!mulOp || (sum.getLhs() != acc && sum.getRhs() != acc))
-    return false;
-  Value x = body.getArgument(0), w = body.getArgument(1);
-  return (mulOp.getLhs() == x && mulOp.getRhs() == w) ||
-         (mulOp.getLhs() == w && mulOp.getRhs() == x);
+  return hasMultiplyAddBody(op);
 }
 
 class GemmEmitter {
@@ -143,14 +131,17 @@ public:
   /// Row chunks are added until column groups x chunks reaches
   /// `parallelTiles`: enough forall iterations for the cores when N is
   /// narrow, no more (each chunk reads its groups' B again).
-  GemmEmitter(linalg::LinalgOp op, BLayout layout, GemmBlocking blocking,
-              int64_t parallelTiles)
-      : b(op.getLoc(), op), layout(layout), blk(blocking),
-        parallelTiles(parallelTiles),
+  GemmEmitter(Operation *op, GemmBlocking blocking, int64_t parallelTiles)
+      : b(op->getLoc(), op), blk(blocking), parallelTiles(parallelTiles),
         f32(b.getF32Type()), vec(VectorType::get({blocking.lanes}, f32)),
         maskType(VectorType::get({blocking.lanes}, b.getI1Type())) {}
 
-  void emit(linalg::LinalgOp op);
+  /// C[M, N] += A B on 2-D buffers: A [M, K] ([K, M] when `aTransposed`),
+  /// B as `layout` says.
+  void emit(Value aBuffer, Value bBuffer, Value cBuffer, BLayout layout,
+            bool aTransposed = false);
+  /// The same per batch index of a contraction linalg.generic on buffers.
+  void emitBatched(linalg::GenericOp op, const ContractionMatch &match);
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -197,7 +188,8 @@ private:
                    Value kLen);
 
   ImplicitLocOpBuilder b;
-  BLayout layout;
+  BLayout layout = BLayout::KN;
+  bool aTransposed = false;
   GemmBlocking blk;
   int64_t parallelTiles;
   Type f32;
@@ -286,8 +278,10 @@ void GemmEmitter::packA(Value packedA, Value rb, Value k0, Value kLen) {
         less(row, m),
         [&] {
           forEach(kLen, [&](Value kk) {
-            Value x =
-                memref::LoadOp::create(b, a, ValueRange{row, add(k0, kk)});
+            Value kIndex = add(k0, kk);
+            Value x = memref::LoadOp::create(
+                b, a,
+                aTransposed ? ValueRange{kIndex, row} : ValueRange{row, kIndex});
             memref::StoreOp::create(b, x, packedA, ValueRange{rb, kk, r});
           });
         },
@@ -356,12 +350,15 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
   }
 }
 
-void GemmEmitter::emit(linalg::LinalgOp op) {
-  a = op.getDpsInputs()[0];
-  bMat = op.getDpsInputs()[1];
-  c = op.getDpsInits()[0];
-  m = memref::DimOp::create(b, a, 0);
-  k = memref::DimOp::create(b, a, 1);
+void GemmEmitter::emit(Value aBuffer, Value bBuffer, Value cBuffer,
+                       BLayout bLayout, bool aIsTransposed) {
+  a = aBuffer;
+  bMat = bBuffer;
+  c = cBuffer;
+  layout = bLayout;
+  aTransposed = aIsTransposed;
+  m = memref::DimOp::create(b, a, aTransposed ? 1 : 0);
+  k = memref::DimOp::create(b, a, aTransposed ? 0 : 1);
   n = memref::DimOp::create(b, c, 1);
   Value rowBlocks = ceilDiv(m, index(blk.rows));
   Value panels = ceilDiv(n, index(blk.panelWidth()));
@@ -425,6 +422,88 @@ void GemmEmitter::emit(linalg::LinalgOp op) {
     memref::DeallocOp::create(b, packedB);
 }
 
+void GemmEmitter::emitBatched(linalg::GenericOp op,
+                              const ContractionMatch &match) {
+  SmallVector<Range, 4> ranges =
+      cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, b.getLoc());
+  // One 2-D product per batch index: rank-reducing views of the operands
+  // at that index, in the order each operand stores its two other dims.
+  // With enough batch indices for the cores (known at compile time), they
+  // run in parallel and each product on one thread (its own foralls nest
+  // inside, where OpenMP runs them serially); otherwise one after the other,
+  // each product split over the cores.
+  SmallVector<OpFoldResult> batchSizes;
+  int64_t staticBatch = 1;
+  for (unsigned dim : match.batchDims) {
+    batchSizes.push_back(ranges[dim].size);
+    std::optional<int64_t> size = getConstantIntValue(ranges[dim].size);
+    staticBatch = size ? staticBatch * *size : 0;
+  }
+  SmallVector<Value> batchIndex;
+  std::function<void(size_t)> nest;
+  auto product = [&] {
+    auto view = [&](Value operand, AffineMap map) {
+      auto type = cast<MemRefType>(operand.getType());
+      SmallVector<OpFoldResult> offsets, sizes,
+          strides(map.getNumResults(), b.getIndexAttr(1));
+      SmallVector<int64_t> shape;
+      for (auto [i, e] : llvm::enumerate(map.getResults())) {
+        unsigned dim = cast<AffineDimExpr>(e).getPosition();
+        auto batch = llvm::find(match.batchDims, dim);
+        if (batch != match.batchDims.end()) {
+          offsets.push_back(batchIndex[batch - match.batchDims.begin()]);
+          sizes.push_back(b.getIndexAttr(1));
+        } else {
+          offsets.push_back(b.getIndexAttr(0));
+          sizes.push_back(memref::getMixedSize(b, b.getLoc(), operand, i));
+          shape.push_back(type.getDimSize(i));
+        }
+      }
+      auto viewType = memref::SubViewOp::inferRankReducedResultType(
+          shape, type, offsets, sizes, strides);
+      return memref::SubViewOp::create(b, cast<MemRefType>(viewType), operand,
+                                       offsets, sizes, strides)
+          .getResult();
+    };
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    unsigned aInput = match.swapped ? 1 : 0, bInput = 1 - aInput;
+    emit(view(op.getDpsInputs()[aInput], maps[aInput]),
+         view(op.getDpsInputs()[bInput], maps[bInput]),
+         view(op.getDpsInits()[0], maps[2]),
+         match.bTransposed ? BLayout::NK : BLayout::KN, match.aTransposed);
+  };
+  if (!match.batchDims.empty() && staticBatch * 2 >= parallelTiles) {
+    parallel(batchSizes, [&](ValueRange ivs) {
+      batchIndex.assign(ivs.begin(), ivs.end());
+      product();
+    });
+    return;
+  }
+  nest = [&](size_t depth) {
+    if (depth == match.batchDims.size())
+      return product();
+    forEach(getValueOrCreateConstantIndexOp(b, b.getLoc(),
+                                            batchSizes[depth]),
+            [&](Value iv) {
+              batchIndex.push_back(iv);
+              nest(depth + 1);
+              batchIndex.pop_back();
+            });
+  };
+  nest(0);
+}
+
+/// Whether the batched contraction's 2-D views read as the GEMM needs:
+/// unit stride along C's rows and, when B is packed with vector loads, B's.
+bool hasGemmStrides(linalg::GenericOp op, const ContractionMatch &match) {
+  auto unitInner = [](Value v) {
+    return cast<MemRefType>(v.getType()).isLastDimUnitStride();
+  };
+  Value bOperand = op.getDpsInputs()[match.swapped ? 0 : 1];
+  return unitInner(op.getDpsInits()[0]) &&
+         (match.bTransposed || unitInner(bOperand));
+}
+
 struct AttnMatmulToCpuGemmPass
     : attn::impl::AttnMatmulToCpuGemmBase<AttnMatmulToCpuGemmPass> {
   using AttnMatmulToCpuGemmBase::AttnMatmulToCpuGemmBase;
@@ -436,20 +515,36 @@ struct AttnMatmulToCpuGemmPass
       return signalPassFailure();
     }
     GemmBlocking blocking = GemmBlocking::forVectorBits(vectorBits);
-    SmallVector<std::pair<linalg::LinalgOp, BLayout>> matmuls;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
-        if (std::optional<BLayout> layout = classify(matmul))
-          matmuls.push_back({op, *layout});
-      } else if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-                 generic && isPackedMatmul(generic, blocking.panelWidth())) {
-        matmuls.push_back({op, BLayout::Packed});
+    int64_t tiles = std::max<int64_t>(parallelTiles, 1);
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    for (Operation *op : ops) {
+      GemmEmitter emitter(op, blocking, tiles);
+      if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
+        std::optional<BLayout> layout = classify(matmul);
+        if (!layout)
+          continue;
+        emitter.emit(matmul.getDpsInputs()[0], matmul.getDpsInputs()[1],
+                     matmul.getDpsInits()[0], *layout);
+      } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+        if (isPackedMatmul(generic, blocking.panelWidth())) {
+          emitter.emit(generic.getDpsInputs()[0], generic.getDpsInputs()[1],
+                       generic.getDpsInits()[0], BLayout::Packed);
+        } else {
+          // The decompositions' contractions (batch loops around C[m, n] +=
+          // A B), outside any parallel loop: inside one (a tile of
+          // attn-parallelize-linalg) they are too small to split again.
+          std::optional<ContractionMatch> match = matchContraction(generic);
+          if (!match || !generic.hasPureBufferSemantics() ||
+              !hasGemmStrides(generic, *match) ||
+              op->getParentOfType<scf::ForallOp>())
+            continue;
+          emitter.emitBatched(generic, *match);
+        }
+      } else {
+        continue;
       }
-    });
-    for (auto [op, layout] : matmuls) {
-      GemmEmitter(op, layout, blocking, std::max<int64_t>(parallelTiles, 1))
-          .emit(op);
-      op.erase();
+      op->erase();
     }
   }
 };

@@ -1,0 +1,34 @@
+//===- ContractionMatch.h - C[batch, m, n] += A B ---------------*- C++ -*-===//
+//
+// The contractions attn's GEMM (attn-matmul-to-cpu-gemm) takes from the
+// decompositions' linalg.generic ops: f32, a multiply-add body, one
+// reduction loop k, C's last two dims m and n, every other loop a batch
+// loop that C indexes (A and B may or may not). Matched on tensors (so
+// that attn-parallelize-linalg leaves them whole) and on buffers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TRANSFORMS_CONTRACTIONMATCH_H
+#define ATTN_TRANSFORMS_CONTRACTIONMATCH_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include <optional>
+
+namespace mlir::attn {
+
+struct ContractionMatch {
+  unsigned m, n, k;                 ///< loop dims
+  SmallVector<unsigned> batchDims;  ///< C's other dims, outermost first
+  bool aTransposed = false;         ///< A stores k before m
+  bool bTransposed = false;         ///< B stores n before k ([N, K])
+  bool swapped = false;             ///< A is the op's second input
+};
+
+/// Whether `op` computes C += A B (with batch loops) and in which layout.
+std::optional<ContractionMatch> matchContraction(linalg::GenericOp op);
+
+/// Whether the body of `op` (two inputs, one output) yields out + in0 * in1.
+bool hasMultiplyAddBody(linalg::GenericOp op);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TRANSFORMS_CONTRACTIONMATCH_H

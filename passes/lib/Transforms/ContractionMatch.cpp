@@ -1,0 +1,98 @@
+//===- ContractionMatch.cpp - C[batch, m, n] += A B as a linalg.generic ---===//
+#include "attn/Transforms/ContractionMatch.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+bool mlir::attn::hasMultiplyAddBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
+    return false;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto sum = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!sum)
+    return false;
+  Value acc = body.getArgument(2);
+  if (sum.getLhs() != acc && sum.getRhs() != acc)
+    return false;
+  auto product = (sum.getLhs() == acc ? sum.getRhs() : sum.getLhs())
+                     .getDefiningOp<arith::MulFOp>();
+  if (!product)
+    return false;
+  Value x = body.getArgument(0), w = body.getArgument(1);
+  return (product.getLhs() == x && product.getRhs() == w) ||
+         (product.getLhs() == w && product.getRhs() == x);
+}
+
+/// The positions of `map`'s results as loop dims (it is a projected
+/// permutation).
+static SmallVector<unsigned> resultDims(AffineMap map) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults())
+    dims.push_back(cast<AffineDimExpr>(e).getPosition());
+  return dims;
+}
+
+static int position(ArrayRef<unsigned> dims, unsigned dim) {
+  auto it = llvm::find(dims, dim);
+  return it == dims.end() ? -1 : int(it - dims.begin());
+}
+
+std::optional<ContractionMatch>
+mlir::attn::matchContraction(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.getType());
+    if (!type || !type.getElementType().isF32())
+      return std::nullopt;
+  }
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps, [](AffineMap map) {
+        return map.isProjectedPermutation(/*allowZeroInResults=*/false);
+      }))
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (llvm::count(iterators, utils::IteratorType::reduction) != 1)
+    return std::nullopt;
+  ContractionMatch match;
+  match.k = llvm::find(iterators, utils::IteratorType::reduction) -
+            iterators.begin();
+  SmallVector<unsigned> a = resultDims(maps[0]), b = resultDims(maps[1]),
+                        c = resultDims(maps[2]);
+  // C indexes every parallel loop, n innermost, m next.
+  if (c.size() < 2 || c.size() + 1 != iterators.size())
+    return std::nullopt;
+  match.n = c.back();
+  match.m = c[c.size() - 2];
+  match.batchDims.assign(c.begin(), c.end() - 2);
+  auto isBatch = [&](unsigned d) {
+    return llvm::is_contained(match.batchDims, d);
+  };
+  // A holds m and k (not n), B holds k and n (not m), plus batch dims.
+  auto holds = [&](ArrayRef<unsigned> dims, unsigned x, unsigned y,
+                   unsigned absent) {
+    return position(dims, x) >= 0 && position(dims, y) >= 0 &&
+           position(dims, absent) < 0 &&
+           llvm::all_of(dims, [&](unsigned d) {
+             return d == x || d == y || isBatch(d);
+           });
+  };
+  // The product commutes: A is whichever input holds m.
+  if (!holds(a, match.m, match.k, match.n)) {
+    std::swap(a, b);
+    match.swapped = true;
+  }
+  if (!holds(a, match.m, match.k, match.n) ||
+      !holds(b, match.k, match.n, match.m))
+    return std::nullopt;
+  match.aTransposed = position(a, match.k) < position(a, match.m);
+  match.bTransposed = position(b, match.n) < position(b, match.k);
+  // B's innermost dim is n or k (the packing reads along it).
+  if (b.back() != match.n && b.back() != match.k)
+    return std::nullopt;
+  if (!hasMultiplyAddBody(op))
+    return std::nullopt;
+  return match;
+}
