@@ -68,6 +68,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createAttnDecomposeAggregatedOps());
   pm.addPass(createAttnApproximateMath());
   // The decompositions' linalg ops: (batch, head) loops on all cores.
+  // Sums over a strided dim become contiguous vector updates.
+  pm.addPass(createAttnInterchangeReductions());
   // Contractions stay whole for the GEMM (below) when the kernels are on.
   pm.addPass(createAttnParallelizeLinalg(
       AttnParallelizeLinalgOptions{options.cpuKernels.getValue()}));

@@ -189,6 +189,19 @@ def AttnDecomposeRouting : Pass<"attn-decompose-routing"> {
   ]);
 }
 
+def AttnInterchangeReductions : Pass<"attn-interchange-reductions"> {
+  let summary = "Put the output's innermost loop innermost in reductions";
+  let description = [{
+    For each `linalg.generic` on tensors whose innermost loop is a
+    reduction while its output's innermost dim is another loop that some
+    input is also laid out along (e.g. out[b, h, r] = sum_n phi[b, h, n,
+    r]), moves that loop innermost, so the loops convert-linalg-to-loops
+    emits read and write contiguously (vectors, not gathers). Generics with
+    an input read contiguously along the reduction are left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def AttnParallelizeLinalg : Pass<"attn-parallelize-linalg"> {
   let summary = "Run the leading parallel loops of linalg ops on all cores";
   let description = [{
