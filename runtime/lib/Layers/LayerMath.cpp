@@ -146,12 +146,15 @@ void layermath::add(float *x, const float *y, int64_t count) {
 }
 
 void layermath::splitHeads(const float *x, int64_t batch, int64_t length,
-                           int64_t heads, int64_t dim, float *out) {
+                           int64_t heads, int64_t dim, float *out,
+                           int64_t rowStride) {
+  if (!rowStride)
+    rowStride = heads * dim;
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t l = 0; l < length; ++l)
         std::memcpy(out + ((b * heads + h) * length + l) * dim,
-                    x + ((b * length + l) * heads + h) * dim,
+                    x + (b * length + l) * rowStride + h * dim,
                     dim * sizeof(float));
 }
 

@@ -38,9 +38,10 @@ void broadcastRows(float *y, int64_t rows, const float *row, int64_t width);
 /// x += y.
 void add(float *x, const float *y, int64_t count);
 
-/// [B, L, H * D] -> [B, H, L, D] and back.
+/// [B, L, H * D] -> [B, H, L, D] and back. `rowStride` (0: H * D) lets
+/// split read H heads out of wider rows (a fused Q/K/V projection).
 void splitHeads(const float *x, int64_t batch, int64_t length, int64_t heads,
-                int64_t dim, float *out);
+                int64_t dim, float *out, int64_t rowStride = 0);
 void mergeHeads(const float *x, int64_t batch, int64_t length, int64_t heads,
                 int64_t dim, float *out);
 

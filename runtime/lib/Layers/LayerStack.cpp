@@ -31,6 +31,9 @@ struct Tensor {
 };
 struct AttentionWeights {
   LinearWeights q, k, v, o;
+  /// Self-attention's q, k and v projections as one product (their weight
+  /// rows stacked; q, k and v then hold no weights).
+  LinearWeights qkv;
   std::map<std::string, Tensor> extras; ///< variant operands by name
 };
 struct LayerWeights {
@@ -87,6 +90,8 @@ struct LayerStack::Impl {
   std::shared_ptr<LinearBackend> linearBackend; ///< null: OpenBLAS
 
   Status load(const WeightReader &read);
+  /// Stacks each self-attention's q, k and v weights into one product.
+  void fuseQkv();
   /// Hands every weight of a product to the linear backend's prepare().
   Status prepareLinears();
   /// y[rows, out] = x[rows, in] W^T + bias.
@@ -196,15 +201,35 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
     lm::splitHeads(flat.data(), batch, n, heads, hd, split.data());
     return split;
   };
-  std::vector<float> q = project(w.q, x, length, l.heads);
+  // Self-attention projects q, k and v in one product when they are fused.
+  std::vector<float> q, fusedK, fusedV;
+  bool fused = self && !w.qkv.weight.empty();
+  if (fused) {
+    std::vector<float> flat(rows * w.qkv.out);
+    if (Status s = linear(w.qkv, x, rows, flat.data()); s.failed())
+      return s;
+    q.resize(rows * l.heads * hd);
+    fusedK.resize(rows * l.kvHeads * hd);
+    fusedV.resize(fusedK.size());
+    lm::splitHeads(flat.data(), batch, length, l.heads, hd, q.data(),
+                   w.qkv.out);
+    lm::splitHeads(flat.data() + l.heads * hd, batch, length, l.kvHeads, hd,
+                   fusedK.data(), w.qkv.out);
+    lm::splitHeads(flat.data() + (l.heads + l.kvHeads) * hd, batch, length,
+                   l.kvHeads, hd, fusedV.data(), w.qkv.out);
+  } else {
+    q = project(w.q, x, length, l.heads);
+  }
   // Keys and values the kernel reads: this call's (encoder) or the cache's.
   std::vector<float> ownKeys, ownValues;
   float *keys, *values;
   int64_t keyLen;
   if (self) {
-    std::vector<float> k =
-        l.sharesQueryKey ? q : project(w.k, x, length, l.kvHeads);
-    std::vector<float> v = project(w.v, x, length, l.kvHeads);
+    std::vector<float> k = l.sharesQueryKey ? q
+                           : fused          ? std::move(fusedK)
+                                   : project(w.k, x, length, l.kvHeads);
+    std::vector<float> v =
+        fused ? std::move(fusedV) : project(w.v, x, length, l.kvHeads);
     if (l.positions == "rope") {
       bool interleaved = l.ropeStyle == "interleaved";
       lm::rope(q.data(), batch, l.heads, length, hd, position, l.ropeBase,
@@ -341,12 +366,29 @@ Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
   return linearBackend->accumulate(x, rows, w.in, w.weight, w.out, y);
 }
 
+void LayerStack::Impl::fuseQkv() {
+  if (config.sharesQueryKey)
+    return;
+  for (LayerWeights &layer : layers) {
+    AttentionWeights &a = layer.self;
+    LinearWeights &f = a.qkv;
+    f.in = a.q.in;
+    f.out = a.q.out + a.k.out + a.v.out;
+    for (LinearWeights *p : {&a.q, &a.k, &a.v}) {
+      f.weight.insert(f.weight.end(), p->weight.begin(), p->weight.end());
+      f.bias.insert(f.bias.end(), p->bias.begin(), p->bias.end());
+      *p = LinearWeights{{}, {}, p->out, p->in};
+    }
+  }
+}
+
 Status LayerStack::Impl::prepareLinears() {
   if (!linearBackend)
     return Status::ok();
   for (LayerWeights &layer : layers)
     for (LinearWeights *w :
-         {&layer.self.q, &layer.self.k, &layer.self.v, &layer.self.o,
+         {&layer.self.qkv, &layer.self.q, &layer.self.k, &layer.self.v,
+          &layer.self.o,
           &layer.cross.q, &layer.cross.k, &layer.cross.v, &layer.cross.o,
           &layer.up, &layer.gate, &layer.down})
       if (!w->weight.empty())
@@ -429,6 +471,7 @@ Status LayerStack::create(const LayerConfig &config,
   impl->linearBackend = std::move(linear);
   if (Status s = impl->load(weights); s.failed())
     return s;
+  impl->fuseQkv();
   if (Status s = impl->prepareLinears(); s.failed())
     return s;
   stack.reset(new LayerStack(std::move(impl)));
@@ -515,7 +558,7 @@ int64_t LayerStack::weightBytes() const {
   };
   for (const LayerWeights &w : impl->layers) {
     for (const AttentionWeights *a : {&w.self, &w.cross}) {
-      for (const LinearWeights *p : {&a->q, &a->k, &a->v, &a->o})
+      for (const LinearWeights *p : {&a->qkv, &a->q, &a->k, &a->v, &a->o})
         linear(*p);
       for (const auto &[name, t] : a->extras)
         floats += t.data.size();
