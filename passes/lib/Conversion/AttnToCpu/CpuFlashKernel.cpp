@@ -217,16 +217,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
 
 void CpuFlashKernel::emitChoice(Value condition, function_ref<void()> then,
                                 function_ref<void()> otherwise) {
-  if (matchPattern(condition, m_One()))
-    return then();
-  if (matchPattern(condition, m_Zero()))
-    return otherwise();
-  auto ifOp = scf::IfOp::create(b, condition, /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  then();
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  otherwise();
+  buildIfElse(b, condition, then, otherwise);
 }
 
 void CpuFlashKernel::storeRow(Value accT, Value l, Value column, Value head,

@@ -1,7 +1,8 @@
-//===- LoopBuilder.h - scf.for from a body callback --------------*- C++ -*-===//
+//===- LoopBuilder.h - scf.for and scf.if from callbacks ---------*- C++ -*-===//
 //
-// The loop helper the CPU emitters share: the body builds its ops at the
-// start of the loop and returns what the iteration yields.
+// The control-flow helpers the CPU emitters share: a loop body builds its
+// ops at the start of the loop and returns what the iteration yields; a
+// choice builds one branch, or only the one a constant condition picks.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CONVERSION_ATTNTOCPU_LOOPBUILDER_H
@@ -9,6 +10,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::attn {
 
@@ -28,6 +30,23 @@ buildLoop(ImplicitLocOpBuilder &b, Value lb, Value ub, Value step,
   else
     forOp.getBody()->back().setOperands(results);
   return forOp;
+}
+
+/// if (condition) then() else otherwise(), folded when the condition is a
+/// constant.
+inline void buildIfElse(ImplicitLocOpBuilder &b, Value condition,
+                        function_ref<void()> then,
+                        function_ref<void()> otherwise) {
+  if (matchPattern(condition, m_One()))
+    return then();
+  if (matchPattern(condition, m_Zero()))
+    return otherwise();
+  auto ifOp = scf::IfOp::create(b, condition, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  then();
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  otherwise();
 }
 
 } // namespace mlir::attn

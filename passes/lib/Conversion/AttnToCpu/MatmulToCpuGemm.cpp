@@ -215,12 +215,7 @@ void GemmEmitter::parallel(ArrayRef<OpFoldResult> counts,
 
 void GemmEmitter::ifElse(Value condition, function_ref<void()> then,
                          function_ref<void()> otherwise) {
-  auto ifOp = scf::IfOp::create(b, condition, /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  then();
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  otherwise();
+  buildIfElse(b, condition, then, otherwise);
 }
 
 SmallVector<Value> GemmEmitter::columnMasks(Value n0) {
