@@ -1,22 +1,28 @@
 //===- MatmulToCpuGemm.cpp - linalg.matmul to a register-blocked GEMM -----===//
 //
 // attn-matmul-to-cpu-gemm: every f32 `linalg.matmul` on buffers, C += A B
-// with B stored [K, N] or transposed [N, K], becomes the blocked GEMM CPUs
-// run near their FMA peak (the BLIS loop nest, written as vector IR):
+// with B stored [K, N] or transposed [N, K], every contraction generic of
+// the decompositions (C[batch, m, n] += A B, ContractionMatch.h: one GEMM
+// per batch index on rank-reduced views) and every generic reading B
+// already packed (B[n floordiv 2V, k, n mod 2V]: weights packed once)
+// becomes the blocked GEMM CPUs run near their FMA peak (the BLIS loop
+// nest, written as vector IR):
 //
-//   pack A as [row block][k][R] and B as [panel][k][2V] (zeros past M and
-//     N), each in a parallel loop; B may come packed (a linalg.generic
-//     reading B[n floordiv 2V, k, n mod 2V]: weights packed once)
-//   forall (group of panels, row chunk)                        -- OpenMP
-//     for each block of kKeyBlock k's, each block of kRowBlocks row blocks,
-//     each panel of the group, each row block: the R x 2 vectors of C stay
-//       in registers across the k-block; per k two B loads, R broadcasts
-//       of A and 2R FMAs (R = 12 on AVX-512, 6 on AVX2)
+//   pack B as [panel][k][2V] (zeros past N) in a parallel loop, unless it
+//     comes packed
+//   for each block of kKeyBlock k's:
+//     pack A's k-block as [row block][k][R] (zeros past M), in parallel
+//     forall (group of panels, row chunk)                      -- OpenMP
+//       for each block of kRowBlocks row blocks, each panel of the group,
+//       each row block: the R x 2 vectors of C stay in registers across
+//       the k-block; per k two B loads, R broadcasts of A and 2R FMAs
+//       (R = 12 on AVX-512, 6 on AVX2)
 //
 // Packing makes every read of the micro-kernel sequential (no cache-set
 // conflicts between rows of A strided by K) and keeps the B panel in L1,
-// the A block in L2. Columns past N are masked, rows past M neither loaded
-// nor stored, so any M, N, K (static or dynamic) is covered.
+// the A block in L2; A's buffer holds one k-block, small enough for malloc
+// to reuse between calls. Columns past N are masked, rows past M neither
+// loaded nor stored, so any M, N, K (static or dynamic) is covered.
 //
 //===----------------------------------------------------------------------===//
 #include "LoopBuilder.h"
