@@ -1,6 +1,7 @@
 //===- Jit.cpp - run compiled attn kernels in process ---------------------===//
 #include "attn/Runtime/Jit.h"
 #include "attn/Runtime/FourierMix.h"
+#include "attn/Runtime/KernelAllocator.h"
 #include "attn/Runtime/MemRefCopy.h"
 #include "attn/Runtime/Selection.h"
 #include "attn/Runtime/TileCounters.h"
@@ -70,6 +71,13 @@ JitKernel::create(mlir::ModuleOp module) {
     add("_mlir_ciface_attn_top_k_f32",
         reinterpret_cast<void *>(&_mlir_ciface_attn_top_k_f32));
     add("memrefCopy", reinterpret_cast<void *>(&memrefCopy));
+    // memref.alloc / dealloc (KernelAllocator.h).
+    add("_mlir_memref_to_llvm_alloc",
+        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
+    add("_mlir_memref_to_llvm_aligned_alloc",
+        reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
+    add("_mlir_memref_to_llvm_free",
+        reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
     return symbols;
   });
   return std::unique_ptr<JitKernel>(new JitKernel(std::move(*engine)));

@@ -633,10 +633,11 @@ int main(int argc, char **argv) {
   if (!layerManifest.empty())
     exportString(*llvmModule, "_attn_layer_manifest", layerManifest);
   // Calls of the runtime's support functions (FFT, sort, top-k, strided
-  // memref copies) need libattn_support.so.
+  // memref copies, the kernels' heap) need libattn_support.so.
   bool usesSupport = llvm::any_of(llvmModule->functions(), [](auto &f) {
     return f.isDeclaration() &&
            (f.getName().starts_with("_mlir_ciface_attn_") ||
+            f.getName().starts_with("_mlir_memref_to_llvm_") ||
             f.getName() == "memrefCopy");
   });
   llvmModule->setDataLayout(machine->createDataLayout());
