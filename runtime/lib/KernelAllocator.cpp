@@ -55,7 +55,9 @@ void *allocate(size_t alignment, size_t size) {
       return base + prefix;
     }
   }
-  char *base = static_cast<char *>(std::aligned_alloc(alignment, prefix + bytes));
+  // aligned_alloc takes sizes that are multiples of the alignment.
+  size_t total = (prefix + bytes + alignment - 1) / alignment * alignment;
+  char *base = static_cast<char *>(std::aligned_alloc(alignment, total));
   if (!base)
     return nullptr;
   char *ptr = base + prefix;
