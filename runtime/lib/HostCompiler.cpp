@@ -5,8 +5,27 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/TargetParser/Host.h"
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 using namespace attnrt;
+
+bool attnrt::enableAmxTiles() {
+#if defined(__linux__) && defined(__x86_64__)
+  static const bool granted = [] {
+    if (!llvm::sys::getHostCPUFeatures().lookup("amx-bf16"))
+      return false;
+    constexpr long kRequestPermission = 0x1023; // ARCH_REQ_XCOMP_PERM
+    constexpr long kTileData = 18;              // XFEATURE_XTILEDATA
+    return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  }();
+  return granted;
+#else
+  return false;
+#endif
+}
 
 llvm::Expected<std::unique_ptr<JitKernel>>
 attnrt::compileForHost(mlir::ModuleOp module,
@@ -27,6 +46,7 @@ attnrt::compileForHost(mlir::ModuleOp module,
                             ? options.vectorBits
                             : (features.lookup("avx512f") ? 512 : 256);
   pipeline.cpuKernels = options.cpuKernels;
+  pipeline.amx = options.amx && pipeline.vectorBits == 512 && enableAmxTiles();
   pipeline.numThreads = options.numThreads;
   pipeline.countTiles = options.countTiles;
   mlir::PassManager pm(ctx);

@@ -192,6 +192,11 @@ static cl::opt<int64_t> vectorBits(
     cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
              "CPU's)"),
     cl::init(0), cl::cat(runCategory));
+static cl::opt<bool> useAmx(
+    "amx",
+    cl::desc("bf16 attention products on AMX tiles where this CPU has them "
+             "(default: on; --amx=false widens bf16 to f32 vectors)"),
+    cl::init(true), cl::cat(runCategory));
 // LLVM itself registers --stats (its statistics, empty in release builds);
 // attn-run reads the same flag: --stats prints the key tiles the vectorized
 // kernels visited and how many the pattern keeps something of.
@@ -518,6 +523,7 @@ buildKernel(ModuleOp module) {
   options.cpuKernels = !generic;
   options.vectorBits = vectorBits;
   options.countTiles = stats;
+  options.amx = useAmx;
   auto jit = attnrt::compileForHost(module, options);
   if (!jit)
     return jit.takeError();

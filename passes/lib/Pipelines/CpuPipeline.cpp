@@ -57,6 +57,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   if (options.cpuKernels) {
     AttnToCpuKernelsOptions kernels;
     kernels.vectorBits = options.vectorBits;
+    kernels.amx = options.amx && options.vectorBits >= 512;
     kernels.countTiles = options.countTiles;
     kernels.reportTiles = options.reportTiles;
     pm.addPass(createAttnToCpuKernels(kernels));
@@ -122,7 +123,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  pm.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.amx = options.amx;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -2,6 +2,7 @@
 #ifndef ATTN_CONVERSION_PASSES_H
 #define ATTN_CONVERSION_PASSES_H
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

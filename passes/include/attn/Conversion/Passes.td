@@ -76,6 +76,9 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
            "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "bf16 products on AMX tiles (vector-bits=512): S^T = K Q^T and "
+           "acc^T += V^T P^T by tdpbf16ps">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "call attn_record_tiles(query tile, key tile, visited, partial) "
            "once per query tile (for attn-run --stats)">,
@@ -83,6 +86,7 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
            "emit a remark per op with the key tiles its schedule visits">,
   ];
   let dependentDialects = [
+    "::mlir::amx::AMXDialect",
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",

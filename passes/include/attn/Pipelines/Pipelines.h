@@ -33,6 +33,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "everything takes the generic lowering of the "
                      "tiled form)"),
       llvm::cl::init(true)};
+  Option<bool> amx{
+      *this, "amx",
+      llvm::cl::desc("bf16 attention products on AMX tiles (tdpbf16ps; "
+                     "vector-bits=512 only). The process running the code "
+                     "must have the OS's permission to use AMX "
+                     "(attnrt::enableAmxTiles)"),
+      llvm::cl::init(false)};
   Option<bool> countTiles{
       *this, "count-tiles",
       llvm::cl::desc("the vectorized kernels report the key tiles they "

@@ -84,7 +84,8 @@ struct AttnToCpuKernelsPass
                       /*splitKeys=*/true);
       }
       SmallVector<Value, 2> results =
-          CpuFlashKernel(attention, plan)
+          CpuFlashKernel(attention, plan, /*packHeads=*/false,
+                         /*splitKeys=*/false, amx)
               .build(getOperation(), packed ? &*packed : nullptr,
                      split ? &*split : nullptr);
       attention.forall.replaceAllUsesWith(results);

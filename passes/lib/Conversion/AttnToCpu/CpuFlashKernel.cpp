@@ -101,6 +101,8 @@ void CpuFlashKernel::forRowBlocks(Value total,
 }
 
 void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
+  if (usesAmx)
+    return computeScoresAmx(sT, j0, tk);
   // sT[r0 + g] = sum_c K[j0 + r0 + g][c] qT[c], rows of K in blocks.
   forRowBlocks(tk, [&](Value r0, int64_t rows) {
     SmallVector<Value> zeros(rows * kQueryVectors, vecConst(0.0f));
@@ -179,6 +181,8 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   // not multiply V: a NaN or inf there (garbage in an unused KV-cache slot)
   // would make 0 * V = NaN; such tiles guard each lane's update.
   auto accumulate = [&](bool guarded) {
+    if (usesAmx && !guarded)
+      return accumulateAmx(sT, accT, j0, tk, alpha);
     if (accByRows) {
       storeVec(alpha[0], alphaLanes, {index(0)});
       accumulateByRows(sT, accT, j0, tk, guarded);
@@ -427,6 +431,9 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
                                            b.getIndexType()});
   if (lseType)
     argTypes.push_back(MemRefType::get(lseType.getShape(), f32));
+  if (usesAmx)
+    argTypes.push_back(MemRefType::get(
+        {dyn, dyn, valueDimStatic(), dyn}, b.getBF16Type()));
   OpBuilder::InsertionGuard guard(b);
   auto parent = op->getParentOfType<func::FuncOp>();
   b.setInsertionPoint(parent);
@@ -494,6 +501,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   if (lseType)
     lseOut = entry->getArgument(nextArg++);
+  if (usesAmx)
+    valuesT = entry->getArgument(nextArg++);
   Value groups = arith::DivUIOp::create(b, dim(query, 1), dim(key, 1));
   // Packed heads: the call is per key/value head, its group in the lanes.
   kvHead = packsHeads ? headIv : arith::DivUIOp::create(b, headIv, groups);
@@ -529,11 +538,20 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
 
   // Per-tile scratch, 64-byte aligned for full-width vector accesses.
   IntegerAttr align = b.getI64IntegerAttr(64);
-  auto scratch = [&](ArrayRef<int64_t> shape, ValueRange sizes) {
-    return memref::AllocaOp::create(b, MemRefType::get(shape, f32), sizes,
-                                    align);
+  auto scratch = [&](ArrayRef<int64_t> shape, ValueRange sizes,
+                     Type element = nullptr) {
+    return memref::AllocaOp::create(
+        b, MemRefType::get(shape, element ? element : f32), sizes, align);
   };
-  Value qT = scratch({dyn, kQueryTile}, {headDim});
+  Value qT;
+  if (usesAmx) {
+    Type bf16 = b.getBF16Type();
+    qPairs = scratch({headDimStatic() / 2, 2 * kQueryTile}, {}, bf16);
+    pPairs = scratch({keyTile / 2, 2 * kQueryTile}, {}, bf16);
+    keyTail = scratch({kLanes, headDimStatic()}, {}, bf16);
+  } else {
+    qT = scratch({dyn, kQueryTile}, {headDim});
+  }
   Value sT = scratch({keyTile, kQueryTile}, {});
   // Packed heads with a head dim of whole vectors keep acc by query row
   // (accumulateByRows); otherwise acc^T, by column.
@@ -560,6 +578,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
 
   if (packsHeads)
     packGroupQueries(qT, groups);
+  else if (usesAmx)
+    packQueryPairs(tq);
   else
     packQueries(qT, tq);
   for (int64_t t = 0; t < kQueryVectors; ++t) {
@@ -727,6 +747,9 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
                emitSplit, unsplit);
   };
   auto emitTiles = [&] {
+    // AMX reads V transposed (CpuFlashKernelAmx.cpp), written once here.
+    if (usesAmx)
+      operandBuffers.push_back(transposeValues(v));
     emitForall(buildTileFunction(module), {batch, queryHeads, numQueryTiles});
   };
   if (packed)

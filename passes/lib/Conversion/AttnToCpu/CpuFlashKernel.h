@@ -51,8 +51,11 @@ public:
   /// where those fit (decoding).
   /// With `splitKeys` as well, each call covers one of several key ranges
   /// and leaves its (m, l, acc) for a merge (buildMergeFunction).
+  /// With `amx`, bf16 attentions whose head dims are whole AMX tiles
+  /// compute both products on AMX tiles (CpuFlashKernelAmx.cpp).
   CpuFlashKernel(TiledAttention tiled, const KernelPlan &plan,
-                 bool packHeads = false, bool splitKeys = false)
+                 bool packHeads = false, bool splitKeys = false,
+                 bool amx = false)
       : op(tiled.tile), packsHeads(packHeads), splitsKeys(splitKeys),
         resultType(cast<RankedTensorType>(tiled.forall.getType(0))),
         lseType(tiled.lse ? cast<RankedTensorType>(tiled.forall.getType(1))
@@ -64,7 +67,9 @@ public:
         f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)),
         positionType(positionsFitInI32(op.getPatternAttr(), op.getMaskShape())
                          ? b.getI32Type()
-                         : b.getI64Type()) {}
+                         : b.getI64Type()) {
+    usesAmx = amx && amxCovers();
+  }
 
   /// Emits the kernel; returns the result tensor (and the rows' log-sum-exp
   /// when the attention has one; `packed` and `split` must be null then).
@@ -160,6 +165,29 @@ private:
                   function_ref<void()> otherwise);
 
   void packQueries(Value qT, Value tq);
+
+  // AMX (CpuFlashKernelAmx.cpp).
+  /// Whether this kernel's products fit AMX tiles (bf16, static head dims
+  /// of whole tiles, the per-query-tile kernel).
+  bool amxCovers();
+  int64_t headDimStatic() {
+    return cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
+  }
+  int64_t valueDimStatic() {
+    return cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+  }
+  /// V transposed, [B][Hkv][Dv][keys padded to whole key tiles], in
+  /// parallel; emitted before the forall over tiles.
+  Value transposeValues(Value valueBuf);
+  /// qPairs = scale Q^T of the tile in bf16, as pairs of dims.
+  void packQueryPairs(Value tq);
+  /// sT = K_tile qPairs on AMX tiles.
+  void computeScoresAmx(Value sT, Value j0, Value tk);
+  /// pPairs = P^T of sT in bf16, as pairs of keys (rows past tk zero).
+  void packProbabilityPairs(Value sT, Value tk);
+  /// accT = alpha accT + vT_tile pPairs on AMX tiles.
+  void accumulateAmx(Value sT, Value accT, Value j0, Value tk,
+                     ArrayRef<Value> alpha);
   /// packHeads: the key and value rows of the key tile after j0 are asked
   /// for while this one is computed (one group reads each row once, so
   /// decoding is bound by memory: without it the loads wait on DRAM).
@@ -216,6 +244,7 @@ private:
 
   OnlineAttentionOp op;
   bool packsHeads, splitsKeys;
+  bool usesAmx = false;
   RankedTensorType resultType; // of the whole attention, [B, Hq, Lq, Dv]
   RankedTensorType lseType;    // [B, Hq, Lq], or null without an lse result
   const KernelPlan &plan;
@@ -243,6 +272,7 @@ private:
   SmallVector<Value> queryIds;  // per query vector, vector of i64
   Value queryIdMin, queryIdMax; // over the real queries of the tile
   Value counters;               // memref<2xindex>, when counting
+  Value qPairs, pPairs, keyTail, valuesT; // AMX operands (bf16)
   memref::GlobalOp rowStartTable, entryTable;
 };
 

@@ -14,7 +14,15 @@ struct HostCompileOptions {
   bool cpuKernels = true;        ///< false: generic path only
   int64_t vectorBits = 0;        ///< 0: this CPU's (256 or 512)
   bool countTiles = false;       ///< report key tiles (TileCounters.h)
+  /// bf16 attention products on AMX tiles where this CPU has them and the
+  /// OS lets this process use them (enableAmxTiles).
+  bool amx = true;
 };
+
+/// Asks Linux for this process's permission to use AMX tile data
+/// (arch_prctl ARCH_REQ_XCOMP_PERM); true when granted. Once per process,
+/// for all its threads; false on other systems and CPUs.
+bool enableAmxTiles();
 
 /// Marks every public function for the C interface, lowers `module` (attn IR
 /// on tensors) with attn-cpu-pipeline blocked for this CPU's vector

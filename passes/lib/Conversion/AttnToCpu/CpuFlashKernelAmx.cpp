@@ -1,0 +1,222 @@
+//===- CpuFlashKernelAmx.cpp - bf16 tile products on AMX -----------------===//
+//
+// With bf16 Q, K and V on a CPU with AMX (attn-to-cpu-kernels{amx}), both
+// products of a key tile run on the tile unit (tdpbf16ps: a 16 x 16 f32
+// block += 16 x 32 bf16 times 32 x 16 bf16, the latter stored as pairs)
+// while the online softmax stays as it is, on f32 vectors:
+//
+//   sT[r][q]   = sum_c K[j0 + r][c] qPairs[c / 2][q][c % 2]
+//                  A = 16 key rows x 32 dims, read from K in place
+//                  B = qPairs: scale * Q^T rounded to bf16, as dim pairs
+//   accT[d][q] = alpha[q] accT[d][q] + sum_r vT[d][j0 + r] pPairs[r / 2][q][r % 2]
+//                  A = 16 dims x 32 keys of V^T (vT: V transposed once per
+//                      call, keys padded to whole key tiles with zeros)
+//                  B = pPairs: P^T rounded to bf16, as key pairs
+//
+// These are the layouts the f32 kernel already keeps (keys or dims in
+// rows, queries in lanes), so the softmax code is shared. Tiles that may
+// drop keys keep the f32 update of P V (a dropped key's V may be NaN, and
+// 0 x NaN would reach the sum through a pair product).
+//
+//===----------------------------------------------------------------------===//
+#include "CpuFlashKernel.h"
+#include "LoopBuilder.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+// One tdpbf16ps: C (16 x 16 f32) += A (16 x 32 bf16) B (16 pairs x 16).
+constexpr int64_t kTileRows = 16, kTileDepth = 32;
+} // namespace
+
+bool CpuFlashKernel::amxCovers() {
+  auto shapeOf = [](Value v) { return cast<ShapedType>(v.getType()); };
+  ShapedType q = shapeOf(op.getQuery()), k = shapeOf(op.getKey()),
+             v = shapeOf(op.getValue());
+  int64_t headDim = q.getDimSize(3), valueDim = v.getDimSize(3);
+  return !packsHeads && kLanes == kTileRows && q.getElementType().isBF16() &&
+         k.getElementType().isBF16() && v.getElementType().isBF16() &&
+         !ShapedType::isDynamic(headDim) && headDim % kTileDepth == 0 &&
+         !ShapedType::isDynamic(valueDim) && valueDim % kTileRows == 0 &&
+         keyTile % kTileDepth == 0 && kQueryTile % kTileRows == 0;
+}
+
+Value CpuFlashKernel::transposeValues(Value valueBuf) {
+  // vT[b][h][d][j] = V[b][h][j][d], zeros past the keys up to whole key
+  // tiles, so every A tile of the P V product lies inside it.
+  Value batch = dim(valueBuf, 0), heads = dim(valueBuf, 1),
+        keys = dim(valueBuf, 2), dims = dim(valueBuf, 3);
+  Value padded = mul(arith::CeilDivUIOp::create(b, keys, index(keyTile)),
+                     index(keyTile));
+  int64_t dyn = ShapedType::kDynamic;
+  Type bf16 = b.getBF16Type();
+  Value vT = memref::AllocOp::create(
+      b, MemRefType::get({dyn, dyn, valueDimStatic(), dyn}, bf16),
+      ValueRange{batch, heads, padded}, b.getI64IntegerAttr(64));
+  auto forall = scf::ForallOp::create(
+      b, getAsOpFoldResult(ValueRange{batch, heads, dims}), ValueRange{},
+      std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value bi = forall.getInductionVars()[0], hi = forall.getInductionVars()[1],
+        d = forall.getInductionVars()[2];
+  loop(index(0), keys, 1, {}, [&](Value j, ValueRange) {
+    Value x = memref::LoadOp::create(b, valueBuf, ValueRange{bi, hi, j, d});
+    memref::StoreOp::create(b, x, vT, ValueRange{bi, hi, d, j});
+    return SmallVector<Value>{};
+  });
+  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(bf16));
+  loop(keys, padded, 1, {}, [&](Value j, ValueRange) {
+    memref::StoreOp::create(b, zero, vT, ValueRange{bi, hi, d, j});
+    return SmallVector<Value>{};
+  });
+  return vT;
+}
+
+void CpuFlashKernel::packQueryPairs(Value tq) {
+  // qPairs[c / 2][2 q + c % 2] = bf16(scale Q[i0 + q][c]); zero for padded
+  // queries.
+  Type bf16 = b.getBF16Type();
+  auto pairVec = VectorType::get({2 * kLanes}, bf16);
+  Value zero = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(pairVec, b.getZeroAttr(bf16)));
+  int64_t pairRows = headDimStatic() / 2;
+  for (int64_t c2 = 0; c2 < pairRows; ++c2)
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      storeVec(zero, qPairs, {index(c2), index(2 * t * kLanes)});
+  loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
+    Value row = add(i0, q);
+    loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+      Value x = loadAsF32(query, ValueRange{batchIv, headIv, row, c});
+      Value scaled = arith::TruncFOp::create(
+          b, bf16, arith::MulFOp::create(b, x, scale));
+      Value pairRow = arith::ShRUIOp::create(b, c, index(1));
+      Value column = add(mul(q, index(2)), arith::AndIOp::create(b, c, index(1)));
+      memref::StoreOp::create(b, scaled, qPairs, ValueRange{pairRow, column});
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::computeScoresAmx(Value sT, Value j0, Value tk) {
+  Type bf16 = b.getBF16Type();
+  auto aType = amx::TileType::get({kTileRows, kTileDepth}, bf16);
+  auto cType = amx::TileType::get({kTileRows, kTileRows}, f32);
+  int64_t depthSteps = headDimStatic() / kTileDepth;
+  // One 16 x 16 block of sT from 16 rows of `keys` (a [rows][D] memref
+  // read at `row0`).
+  auto scoreBlock = [&](Value keys, ValueRange row0, Value r0, Value q0) {
+    Value acc = amx::TileZeroOp::create(b, cType);
+    for (int64_t s = 0; s < depthSteps; ++s) {
+      SmallVector<Value> at(row0);
+      at.push_back(index(s * kTileDepth));
+      Value a = amx::TileLoadOp::create(b, aType, keys, at);
+      Value bt = amx::TileLoadOp::create(
+          b, aType, qPairs,
+          ValueRange{index(s * kTileRows), mul(q0, index(2))});
+      acc = amx::TileMulFOp::create(b, cType, a, bt, acc);
+    }
+    amx::TileStoreOp::create(b, sT, ValueRange{r0, q0}, acc);
+  };
+  // Blocks of 16 key rows while they lie inside K; the last, partial one
+  // from a copy padded with zero rows (the rows past tk are never read).
+  Value blocks = arith::CeilDivUIOp::create(b, tk, index(kTileRows));
+  loop(index(0), blocks, 1, {}, [&](Value kb, ValueRange) {
+    Value r0 = mul(kb, index(kTileRows));
+    Value row = add(j0, r0);
+    Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                         add(row, index(kTileRows)), keyLen);
+    auto overQueries = [&](function_ref<void(Value)> body) {
+      loop(index(0), index(kQueryTile), kTileRows, {}, [&](Value q0, ValueRange) {
+        body(q0);
+        return SmallVector<Value>{};
+      });
+    };
+    emitChoice(
+        inside,
+        [&] {
+          overQueries([&](Value q0) {
+            scoreBlock(key, ValueRange{batchIv, kvHead, row}, r0, q0);
+          });
+        },
+        [&] {
+          // Rows past the keys read the last key (in bounds) and store 0.
+          Value zero = arith::ConstantOp::create(b, b.getZeroAttr(bf16));
+          Value last = sub(keyLen, index(1));
+          loop(index(0), index(kTileRows), 1, {}, [&](Value r, ValueRange) {
+            Value kept = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                               add(row, r), keyLen);
+            Value from = minIndex(add(row, r), last);
+            loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
+              Value x = memref::LoadOp::create(
+                  b, key, ValueRange{batchIv, kvHead, from, c});
+              memref::StoreOp::create(b,
+                                      arith::SelectOp::create(b, kept, x, zero),
+                                      keyTail, ValueRange{r, c});
+              return SmallVector<Value>{};
+            });
+            return SmallVector<Value>{};
+          });
+          overQueries([&](Value q0) {
+            scoreBlock(keyTail, ValueRange{index(0)}, r0, q0);
+          });
+        });
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::packProbabilityPairs(Value sT, Value tk) {
+  // Rows past tk weigh nothing; then pPairs[r / 2][2 q + r % 2] = P[r][q]
+  // in bf16, two rows interleaved per vector.
+  Value zero = vecConst(0.0f);
+  loop(tk, index(keyTile), 1, {}, [&](Value r, ValueRange) {
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      storeVec(zero, sT, {r, lane(t)});
+    return SmallVector<Value>{};
+  });
+  auto half = VectorType::get({kLanes}, b.getBF16Type());
+  loop(index(0), index(keyTile / 2), 1, {}, [&](Value r2, ValueRange) {
+    Value even = mul(r2, index(2)), odd = add(even, index(1));
+    for (int64_t t = 0; t < kQueryVectors; ++t) {
+      Value lo = arith::TruncFOp::create(b, half, loadVec(sT, {even, lane(t)}));
+      Value hi = arith::TruncFOp::create(b, half, loadVec(sT, {odd, lane(t)}));
+      storeVec(vector::InterleaveOp::create(b, lo, hi), pPairs,
+               {r2, index(2 * t * kLanes)});
+    }
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashKernel::accumulateAmx(Value sT, Value accT, Value j0, Value tk,
+                                   ArrayRef<Value> alpha) {
+  packProbabilityPairs(sT, tk);
+  loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      storeVec(arith::MulFOp::create(b, loadVec(accT, {c, lane(t)}), alpha[t]),
+               accT, {c, lane(t)});
+    return SmallVector<Value>{};
+  });
+  Type bf16 = b.getBF16Type();
+  auto aType = amx::TileType::get({kTileRows, kTileDepth}, bf16);
+  auto cType = amx::TileType::get({kTileRows, kTileRows}, f32);
+  loop(index(0), valueDim, kTileRows, {}, [&](Value d0, ValueRange) {
+    loop(index(0), index(kQueryTile), kTileRows, {}, [&](Value q0, ValueRange) {
+      Value acc = amx::TileLoadOp::create(b, cType, accT, ValueRange{d0, q0});
+      for (int64_t s = 0; s < keyTile / kTileDepth; ++s) {
+        Value a = amx::TileLoadOp::create(
+            b, aType, valuesT,
+            ValueRange{batchIv, kvHead, d0, add(j0, index(s * kTileDepth))});
+        Value bt = amx::TileLoadOp::create(
+            b, aType, pPairs,
+            ValueRange{index(s * kTileRows), mul(q0, index(2))});
+        acc = amx::TileMulFOp::create(b, cType, a, bt, acc);
+      }
+      amx::TileStoreOp::create(b, accT, ValueRange{d0, q0}, acc);
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
