@@ -56,6 +56,10 @@ def _cpu_flags():
 
 if "avx512f" in _cpu_flags():
     config.available_features.add("avx512")
+# AMX tiles with bf16 products (Sapphire Rapids and later): attn-run's bf16
+# kernels use them.
+if {"amx_tile", "amx_bf16"} <= _cpu_flags():
+    config.available_features.add("amx")
 if os.path.exists("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json") or \
         lit.util.which("vulkaninfo"):
     config.available_features.add("vulkan")
