@@ -1,13 +1,16 @@
 //===- attn-bench.cpp - fused attn kernels vs. unfused OpenBLAS -----------===//
 //
 //   attn-bench [--sizes=512,1024,...] [--heads=12] [--dim=64] [--repeat=5]
-//              [--num-threads=N] [--csv=FILE] [--svg=FILE]
+//              [--num-threads=N] [--csv=FILE] [--svg=FILE] [--bf16]
 //
 // For each sequence length and causal/non-causal, in one process: compiles
 // attn.attention for this machine, times it (median of --repeat runs), times
 // the unfused OpenBLAS baseline on the same inputs and threads, checks the
 // two agree, and reports ms, GFLOP/s (4 H N^2 D, halved when causal), % of
 // the FMA peak measured at start-up, and the speed-up over the baseline.
+// With --bf16, the same attention on the inputs rounded to bf16 is timed
+// too (AMX tiles where the CPU has them), with its speed over attn's f32
+// and its max |difference| from the f32 result.
 //
 //===----------------------------------------------------------------------===//
 #include "../tools/ToolOptions.h"
@@ -16,6 +19,7 @@
 #include "Compare.h"
 #include "Timing.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/IR/MLIRContext.h"
@@ -50,17 +54,28 @@ static cl::opt<std::string> csvFile("csv", cl::desc("write results as CSV"),
                                     cl::cat(benchCategory));
 static cl::opt<std::string> svgFile("svg", cl::desc("plot GFLOP/s as SVG"),
                                     cl::cat(benchCategory));
+static cl::opt<bool> bf16("bf16",
+                          cl::desc("also time bf16 inputs (AMX where the CPU "
+                                   "has it)"),
+                          cl::init(false), cl::cat(benchCategory));
+static cl::opt<bool> amx("amx",
+                         cl::desc("bf16 products on AMX tiles where the CPU "
+                                  "has them (default on)"),
+                         cl::init(true), cl::cat(benchCategory));
 
 namespace {
 struct Row {
   int64_t n;
   bool causal;
   double oursMs, baselineMs, oursGflops, baselineGflops, maxDiff;
+  double bf16Ms = 0, bf16MaxDiff = 0;
 };
 
-std::string attentionModule(int64_t n, bool causal) {
-  std::string t = llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", heads.getValue(),
-                                n, dim.getValue());
+std::string attentionModule(int64_t n, bool causal,
+                            llvm::StringRef element = "f32") {
+  std::string t =
+      llvm::formatv("tensor<1x{0}x{1}x{2}x{3}>", heads.getValue(), n,
+                    dim.getValue(), element);
   return llvm::formatv("func.func @attention(%q: {0}, %k: {0}, %v: {0}) -> {0} "
                        "{{\n  %o = attn.attention %q, %k, %v {1}: ({0}, {0}, "
                        "{0}) -> {0}\n  return %o : {0}\n}\n",
@@ -148,9 +163,13 @@ int main(int argc, char **argv) {
       "threads {0}, measured FP32 FMA peak {1:f1} GFLOP/s\n", numThreads,
       peak);
   llvm::outs() << llvm::formatv("{0,6} {1,6} | {2,10} {3,9} {4,7} | {5,10} "
-                                "{6,9} | {7,7} {8,9}\n",
+                                "{6,9} | {7,7} {8,9}",
                                 "N", "causal", "attn ms", "GFLOP/s", "% peak",
                                 "BLAS ms", "GFLOP/s", "speedup", "max diff");
+  if (bf16)
+    llvm::outs() << llvm::formatv(" | {0,10} {1,9} {2,7} {3,9}", "bf16 ms",
+                                  "GFLOP/s", "vs f32", "diff f32");
+  llvm::outs() << "\n";
 
   mlir::DialectRegistry registry;
   attnspec::registerToolDialects(registry);
@@ -164,6 +183,11 @@ int main(int argc, char **argv) {
     for (auto *buffer : {&q, &k, &v})
       for (float &x : *buffer)
         x = normal(rng);
+    std::vector<uint16_t> q16, k16, v16;
+    if (bf16)
+      for (auto [from, to] : {std::pair{&q, &q16}, {&k, &k16}, {&v, &v16}})
+        for (float x : *from)
+          to->push_back(attnrt::floatToBFloat16Bits(x));
     for (bool causal : {false, true}) {
       mlir::MLIRContext context(registry);
       auto module = mlir::parseSourceString<mlir::ModuleOp>(
@@ -196,13 +220,45 @@ int main(int argc, char **argv) {
       double flops = 4.0 * heads * double(n) * n * dim / (causal ? 2 : 1);
       Row row{n, causal, ours * 1e3, baseline * 1e3, flops / ours * 1e-9,
               flops / baseline * 1e-9, maxDiff};
+      if (bf16) {
+        mlir::MLIRContext context16(registry);
+        auto module16 = mlir::parseSourceString<mlir::ModuleOp>(
+            attentionModule(n, causal, "bf16"), &context16);
+        options.amx = amx;
+        auto kernel16 = attnrt::compileForHost(*module16, options);
+        if (!kernel16) {
+          llvm::errs() << llvm::toString(kernel16.takeError()) << "\n";
+          return 1;
+        }
+        attnrt::MemRefDescriptor dq16(q16.data(), shape),
+            dk16(k16.data(), shape), dv16(v16.data(), shape);
+        std::vector<uint16_t> result16(count);
+        auto run16 = [&] {
+          attnrt::MemRefDescriptor out(result16.data(), shape);
+          llvm::cantFail(
+              (*kernel16)->call("attention", {&dq16, &dk16, &dv16, &out}));
+        };
+        run16();
+        row.bf16Ms = medianSeconds(repeat, run16) * 1e3;
+        for (int64_t i = 0; i < count; ++i)
+          row.bf16MaxDiff = std::max(
+              row.bf16MaxDiff,
+              double(std::fabs(attnrt::bfloat16BitsToFloat(result16[i]) -
+                               result[i])));
+      }
       rows.push_back(row);
       llvm::outs() << llvm::formatv(
           "{0,6} {1,6} | {2,10:f2} {3,9:f1} {4,6:f1}% | {5,10:f2} {6,9:f1} | "
-          "{7,6:f2}x {8,9:e1}\n",
+          "{7,6:f2}x {8,9:e1}",
           n, causal ? "yes" : "no", row.oursMs, row.oursGflops,
           row.oursGflops / peak * 100, row.baselineMs, row.baselineGflops,
           baseline / ours, maxDiff);
+      if (bf16)
+        llvm::outs() << llvm::formatv(
+            " | {0,10:f2} {1,9:f1} {2,6:f2}x {3,9:e1}", row.bf16Ms,
+            flops / row.bf16Ms * 1e-6, row.oursMs / row.bf16Ms,
+            row.bf16MaxDiff);
+      llvm::outs() << "\n";
       llvm::outs().flush();
     }
   }

@@ -22,8 +22,10 @@
 // CHECK: memref.load %[[K]]
 // CHECK: vector.broadcast
 // CHECK: vector.fma
-// Online softmax: vertical max, exp with exact zeros for -inf, sums.
-// CHECK: arith.maximumf {{.*}} : vector<{{8|16}}xf32>
+// Online softmax: vertical max (x > max ? x : max, one vmaxps; NaN scores
+// reach the row through exp), exp with exact zeros for -inf, sums.
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[X:.*]], %[[MX:.*]] : vector<{{8|16}}xf32>
+// CHECK: arith.select %[[GT]], %[[X]], %[[MX]]
 // CHECK: math.exp {{.*}} : vector<{{8|16}}xf32>
 // CHECK: arith.select
 // The accumulator update reads V.

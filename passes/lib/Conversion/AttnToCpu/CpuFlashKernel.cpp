@@ -142,14 +142,30 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
     return arith::SelectOp::create(b, isNegInf(x), zero, e);
   };
 
+  // AMX packs P in pairs of whole key tiles: rows past tk become dropped
+  // scores (exp gives exact zeros) so the loops below need no bounds.
+  Value rows = tk;
+  if (usesAmx) {
+    loop(tk, index(keyTile), 1, {}, [&](Value r, ValueRange) {
+      for (int64_t t = 0; t < kQueryVectors; ++t)
+        storeVec(negInf, sT, {r, lane(t)});
+      return SmallVector<Value>{};
+    });
+    rows = index(keyTile);
+  }
   SmallVector<Value> mOld, mSafe, alpha;
   for (int64_t t = 0; t < kQueryVectors; ++t)
     mOld.push_back(loadVec(m, {lane(t)}));
-  scf::ForOp maxLoop = loop(index(0), tk, 1, mOld, [&](Value r, ValueRange mx) {
+  // The max skips NaN scores (x > max is false for them: one vmaxps); a NaN
+  // still reaches its row through exp(NaN - m) in the sums.
+  scf::ForOp maxLoop = loop(index(0), rows, 1, mOld, [&](Value r, ValueRange mx) {
     SmallVector<Value> next;
-    for (int64_t t = 0; t < kQueryVectors; ++t)
-      next.push_back(
-          arith::MaximumFOp::create(b, mx[t], loadVec(sT, {r, lane(t)})));
+    for (int64_t t = 0; t < kQueryVectors; ++t) {
+      Value x = loadVec(sT, {r, lane(t)});
+      Value greater =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, mx[t]);
+      next.push_back(arith::SelectOp::create(b, greater, x, mx[t]));
+    }
     return next;
   });
   for (int64_t t = 0; t < kQueryVectors; ++t) {
@@ -161,12 +177,28 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   }
 
   SmallVector<Value> zeros(kQueryVectors, zero);
-  scf::ForOp sumLoop = loop(index(0), tk, 1, zeros, [&](Value r, ValueRange s) {
-    SmallVector<Value> next;
+  // P in place of the scores; with AMX also as bf16 key pairs (pPairs),
+  // two rows at a time.
+  int64_t step = usesAmx ? 2 : 1;
+  auto half = VectorType::get({kLanes}, b.getBF16Type());
+  scf::ForOp sumLoop = loop(index(0), rows, step, zeros, [&](Value r, ValueRange s) {
+    SmallVector<Value> next(s.begin(), s.end());
     for (int64_t t = 0; t < kQueryVectors; ++t) {
-      Value p = expShifted(loadVec(sT, {r, lane(t)}), mSafe[t]);
-      storeVec(p, sT, {r, lane(t)});
-      next.push_back(arith::AddFOp::create(b, s[t], p));
+      SmallVector<Value, 2> pair;
+      for (int64_t i = 0; i < step; ++i) {
+        Value row = add(r, index(i));
+        Value p = expShifted(loadVec(sT, {row, lane(t)}), mSafe[t]);
+        storeVec(p, sT, {row, lane(t)});
+        next[t] = arith::AddFOp::create(b, next[t], p);
+        pair.push_back(p);
+      }
+      if (usesAmx) {
+        Value lo = arith::TruncFOp::create(b, half, pair[0]);
+        Value hi = arith::TruncFOp::create(b, half, pair[1]);
+        storeVec(vector::InterleaveOp::create(b, lo, hi), pPairs,
+                 {arith::ShRUIOp::create(b, r, index(1)),
+                  index(2 * t * kLanes)});
+      }
     }
     return next;
   });

@@ -183,9 +183,8 @@ private:
   void packQueryPairs(Value tq);
   /// sT = K_tile qPairs on AMX tiles.
   void computeScoresAmx(Value sT, Value j0, Value tk);
-  /// pPairs = P^T of sT in bf16, as pairs of keys (rows past tk zero).
-  void packProbabilityPairs(Value sT, Value tk);
-  /// accT = alpha accT + vT_tile pPairs on AMX tiles.
+  /// accT = alpha accT + vT_tile pPairs on AMX tiles (pPairs: P^T in
+  /// bf16 as pairs of keys, written by updateSoftmaxAndAccumulate).
   void accumulateAmx(Value sT, Value accT, Value j0, Value tk,
                      ArrayRef<Value> alpha);
   /// packHeads: the key and value rows of the key tile after j0 are asked

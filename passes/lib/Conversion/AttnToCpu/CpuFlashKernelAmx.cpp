@@ -11,7 +11,8 @@
 //   accT[d][q] = alpha[q] accT[d][q] + sum_r vT[d][j0 + r] pPairs[r / 2][q][r % 2]
 //                  A = 16 dims x 32 keys of V^T (vT: V transposed once per
 //                      call, keys padded to whole key tiles with zeros)
-//                  B = pPairs: P^T rounded to bf16, as key pairs
+//                  B = pPairs: P^T rounded to bf16, as key pairs (the
+//                      softmax writes them with P)
 //
 // These are the layouts the f32 kernel already keeps (keys or dims in
 // rows, queries in lanes), so the softmax code is shared. Tiles that may
@@ -168,37 +169,31 @@ void CpuFlashKernel::computeScoresAmx(Value sT, Value j0, Value tk) {
   });
 }
 
-void CpuFlashKernel::packProbabilityPairs(Value sT, Value tk) {
-  // Rows past tk weigh nothing; then pPairs[r / 2][2 q + r % 2] = P[r][q]
-  // in bf16, two rows interleaved per vector.
-  Value zero = vecConst(0.0f);
-  loop(tk, index(keyTile), 1, {}, [&](Value r, ValueRange) {
-    for (int64_t t = 0; t < kQueryVectors; ++t)
-      storeVec(zero, sT, {r, lane(t)});
-    return SmallVector<Value>{};
-  });
-  auto half = VectorType::get({kLanes}, b.getBF16Type());
-  loop(index(0), index(keyTile / 2), 1, {}, [&](Value r2, ValueRange) {
-    Value even = mul(r2, index(2)), odd = add(even, index(1));
-    for (int64_t t = 0; t < kQueryVectors; ++t) {
-      Value lo = arith::TruncFOp::create(b, half, loadVec(sT, {even, lane(t)}));
-      Value hi = arith::TruncFOp::create(b, half, loadVec(sT, {odd, lane(t)}));
-      storeVec(vector::InterleaveOp::create(b, lo, hi), pPairs,
-               {r2, index(2 * t * kLanes)});
-    }
-    return SmallVector<Value>{};
-  });
-}
-
 void CpuFlashKernel::accumulateAmx(Value sT, Value accT, Value j0, Value tk,
                                    ArrayRef<Value> alpha) {
-  packProbabilityPairs(sT, tk);
-  loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
-    for (int64_t t = 0; t < kQueryVectors; ++t)
-      storeVec(arith::MulFOp::create(b, loadVec(accT, {c, lane(t)}), alpha[t]),
-               accT, {c, lane(t)});
-    return SmallVector<Value>{};
-  });
+  // acc^T *= alpha, skipped when no lane's max moved (alpha = 1: the
+  // common case once the first key tiles have set the rows' maxima).
+  Value moved = arith::ConstantIntOp::create(b, 0, 1);
+  Value one = vecConst(1.0f);
+  for (int64_t t = 0; t < kQueryVectors; ++t) {
+    Value lanes = arith::CmpFOp::create(b, arith::CmpFPredicate::UNE,
+                                        alpha[t], one);
+    moved = arith::OrIOp::create(
+        b, moved,
+        vector::ReductionOp::create(b, vector::CombiningKind::OR, lanes));
+  }
+  auto ifMoved = scf::IfOp::create(b, moved, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifMoved.thenBlock());
+    loop(index(0), valueDim, 1, {}, [&](Value c, ValueRange) {
+      for (int64_t t = 0; t < kQueryVectors; ++t)
+        storeVec(
+            arith::MulFOp::create(b, loadVec(accT, {c, lane(t)}), alpha[t]),
+            accT, {c, lane(t)});
+      return SmallVector<Value>{};
+    });
+  }
   Type bf16 = b.getBF16Type();
   auto aType = amx::TileType::get({kTileRows, kTileDepth}, bf16);
   auto cType = amx::TileType::get({kTileRows, kTileRows}, f32);
