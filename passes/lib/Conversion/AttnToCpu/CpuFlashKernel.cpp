@@ -129,6 +129,40 @@ void CpuFlashKernel::countTile(int64_t which) {
                           ValueRange{index(which)});
 }
 
+Value CpuFlashKernel::softmaxExp(Value x, Value shift) {
+  // 2^y, y = (x - shift) log2 e <= 0, as 2^n 2^f with n = round(y) and
+  // f = y - n in [-1/2, 1/2]: adding 1.5 * 2^23 + 127 rounds y to an integer
+  // held in the low mantissa bits, n + 127, which shifted by 23 are the
+  // exponent bits of 2^n. 2^f is a degree-5 minimax polynomial (relative
+  // error 7.5e-8, under half an f32 ulp). y is clamped at -127, whose 2^n
+  // has zero bits: x = -inf (a dropped score) gives an exact 0 and no
+  // denormals arise. NaN stays NaN. Replaces math.exp's general expansion
+  // (range checks for both signs) with 11 vector operations.
+  auto splat = [&](float v) { return vecConst(v); };
+  VectorType ints = VectorType::get({kLanes}, b.getI32Type());
+  Value y = vector::FMAOp::create(
+      b, x, splat(float(M_LOG2E)),
+      arith::MulFOp::create(b, shift, splat(-float(M_LOG2E))));
+  Value floor = splat(-127.0f);
+  Value below =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, y, floor);
+  y = arith::SelectOp::create(b, below, floor, y);
+  Value magic = splat(12582912.0f + 127.0f); // 1.5 * 2^23 + 127
+  Value shifted = arith::AddFOp::create(b, y, magic);
+  Value n = arith::SubFOp::create(b, shifted, magic);
+  Value f = arith::SubFOp::create(b, y, n);
+  const float coefficients[] = {1.3276472e-3f, 9.6755413e-3f, 5.5507133e-2f,
+                                2.4022120e-1f, 6.9314697e-1f, 1.0000001f};
+  Value poly = splat(coefficients[0]);
+  for (float c : ArrayRef<float>(coefficients).drop_front())
+    poly = vector::FMAOp::create(b, poly, f, splat(c));
+  Value bits = arith::ShLIOp::create(
+      b, arith::BitcastOp::create(b, ints, shifted),
+      arith::ConstantOp::create(
+          b, DenseElementsAttr::get(ints, b.getI32IntegerAttr(23))));
+  return arith::MulFOp::create(b, poly, arith::BitcastOp::create(b, vec, bits));
+}
+
 void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
                                                 Value accT, Value j0, Value tk,
                                                 Value mayDropKeys) {
@@ -138,8 +172,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   };
   // exp(x - shift) with exact zeros for x = -inf (dropped scores).
   auto expShifted = [&](Value x, Value shift) {
-    Value e = math::ExpOp::create(b, arith::SubFOp::create(b, x, shift));
-    return arith::SelectOp::create(b, isNegInf(x), zero, e);
+    return softmaxExp(x, shift);
   };
 
   // AMX packs P in pairs of whole key tiles: rows past tk become dropped

@@ -232,6 +232,9 @@ private:
     return vector::BroadcastOp::create(
         b, VectorType::get({kLanes}, b.getIndexType()), v);
   }
+  /// exp(x - shift) lane-wise for x <= shift (softmax weights): exact 0
+  /// at x = -inf, NaN kept, relative error under 1e-7.
+  Value softmaxExp(Value x, Value shift);
   /// `mayDropKeys` (i1): whether the tile may hold dropped (-inf) scores,
   /// whose value rows must then not be read into the sum at all.
   void updateSoftmaxAndAccumulate(Value sT, Value m, Value l, Value accT,
