@@ -30,6 +30,36 @@ using namespace mlir::attn;
 namespace {
 // One tdpbf16ps: C (16 x 16 f32) += A (16 x 32 bf16) B (16 pairs x 16).
 constexpr int64_t kTileRows = 16, kTileDepth = 32;
+
+/// C[i][j] = init(i, j) + sum_{s < steps} A(i, s) B(s, j) for i < rows,
+/// j < cols, then store(i, j, C[i][j]). Each step loads rows + cols operand
+/// tiles for rows x cols products: 2 x 2 blocks fill AMX's 8 tile
+/// registers (4 accumulators, 4 operands) with one load per product.
+void tileProducts(ImplicitLocOpBuilder &b, int64_t rows, int64_t cols,
+                  int64_t steps, function_ref<Value(int64_t, int64_t)> init,
+                  function_ref<Value(int64_t, int64_t)> loadA,
+                  function_ref<Value(int64_t, int64_t)> loadB,
+                  function_ref<void(int64_t, int64_t, Value)> store) {
+  auto cType = amx::TileType::get({kTileRows, kTileRows}, b.getF32Type());
+  SmallVector<Value> acc;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      acc.push_back(init(i, j));
+  for (int64_t s = 0; s < steps; ++s) {
+    SmallVector<Value> as, bs;
+    for (int64_t i = 0; i < rows; ++i)
+      as.push_back(loadA(i, s));
+    for (int64_t j = 0; j < cols; ++j)
+      bs.push_back(loadB(s, j));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        acc[i * cols + j] =
+            amx::TileMulFOp::create(b, cType, as[i], bs[j], acc[i * cols + j]);
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      store(i, j, acc[i * cols + j]);
+}
 } // namespace
 
 bool CpuFlashKernel::amxCovers() {
@@ -41,7 +71,7 @@ bool CpuFlashKernel::amxCovers() {
          k.getElementType().isBF16() && v.getElementType().isBF16() &&
          !ShapedType::isDynamic(headDim) && headDim % kTileDepth == 0 &&
          !ShapedType::isDynamic(valueDim) && valueDim % kTileRows == 0 &&
-         keyTile % kTileDepth == 0 && kQueryTile % kTileRows == 0;
+         keyTile % kTileDepth == 0 && kQueryTile % (2 * kTileRows) == 0;
 }
 
 Value CpuFlashKernel::transposeValues(Value valueBuf) {
@@ -107,40 +137,60 @@ void CpuFlashKernel::computeScoresAmx(Value sT, Value j0, Value tk) {
   auto aType = amx::TileType::get({kTileRows, kTileDepth}, bf16);
   auto cType = amx::TileType::get({kTileRows, kTileRows}, f32);
   int64_t depthSteps = headDimStatic() / kTileDepth;
-  // One 16 x 16 block of sT from 16 rows of `keys` (a [rows][D] memref
-  // read at `row0`).
-  auto scoreBlock = [&](Value keys, ValueRange row0, Value r0, Value q0) {
-    Value acc = amx::TileZeroOp::create(b, cType);
-    for (int64_t s = 0; s < depthSteps; ++s) {
-      SmallVector<Value> at(row0);
-      at.push_back(index(s * kTileDepth));
-      Value a = amx::TileLoadOp::create(b, aType, keys, at);
-      Value bt = amx::TileLoadOp::create(
-          b, aType, qPairs,
-          ValueRange{index(s * kTileRows), mul(q0, index(2))});
-      acc = amx::TileMulFOp::create(b, cType, a, bt, acc);
-    }
-    amx::TileStoreOp::create(b, sT, ValueRange{r0, q0}, acc);
+  // sT[r0 + 16 i][q0 + 16 j] blocks from `rows` x 16 rows of `keys` (a
+  // [rows][D] memref read from `row0`) and 2 x 16 queries.
+  auto scoreBlocks = [&](int64_t rows, Value keys, ValueRange row0, Value r0,
+                         Value q0) {
+    tileProducts(
+        b, rows, 2, depthSteps,
+        [&](int64_t, int64_t) { return amx::TileZeroOp::create(b, cType); },
+        [&](int64_t i, int64_t s) -> Value {
+          SmallVector<Value> at(row0);
+          at.back() = add(at.back(), index(i * kTileRows));
+          at.push_back(index(s * kTileDepth));
+          return amx::TileLoadOp::create(b, aType, keys, at);
+        },
+        [&](int64_t s, int64_t j) -> Value {
+          return amx::TileLoadOp::create(
+              b, aType, qPairs,
+              ValueRange{index(s * kTileRows),
+                         mul(add(q0, index(j * kTileRows)), index(2))});
+        },
+        [&](int64_t i, int64_t j, Value c) {
+          amx::TileStoreOp::create(b, sT,
+                                   ValueRange{add(r0, index(i * kTileRows)),
+                                              add(q0, index(j * kTileRows))},
+                                   c);
+        });
   };
-  // Blocks of 16 key rows while they lie inside K; the last, partial one
-  // from a copy padded with zero rows (the rows past tk are never read).
-  Value blocks = arith::CeilDivUIOp::create(b, tk, index(kTileRows));
-  loop(index(0), blocks, 1, {}, [&](Value kb, ValueRange) {
-    Value r0 = mul(kb, index(kTileRows));
+  auto overQueryPairs = [&](function_ref<void(Value)> body) {
+    loop(index(0), index(kQueryTile), 2 * kTileRows, {},
+         [&](Value q0, ValueRange) {
+           body(q0);
+           return SmallVector<Value>{};
+         });
+  };
+  // The tile's rows lie inside K (tk = min(key tile, keys - j0)): pairs
+  // of 16-row blocks, then a last block of 16, which, when it runs past
+  // the keys, reads a copy padded with zero rows (the rows past tk are
+  // never read).
+  Value pairEnd = mul(arith::DivUIOp::create(b, tk, index(2 * kTileRows)),
+                      index(2 * kTileRows));
+  loop(index(0), pairEnd, 2 * kTileRows, {}, [&](Value r0, ValueRange) {
+    overQueryPairs([&](Value q0) {
+      scoreBlocks(2, key, ValueRange{batchIv, kvHead, add(j0, r0)}, r0, q0);
+    });
+    return SmallVector<Value>{};
+  });
+  loop(pairEnd, tk, kTileRows, {}, [&](Value r0, ValueRange) {
     Value row = add(j0, r0);
     Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
                                          add(row, index(kTileRows)), keyLen);
-    auto overQueries = [&](function_ref<void(Value)> body) {
-      loop(index(0), index(kQueryTile), kTileRows, {}, [&](Value q0, ValueRange) {
-        body(q0);
-        return SmallVector<Value>{};
-      });
-    };
     emitChoice(
         inside,
         [&] {
-          overQueries([&](Value q0) {
-            scoreBlock(key, ValueRange{batchIv, kvHead, row}, r0, q0);
+          overQueryPairs([&](Value q0) {
+            scoreBlocks(1, key, ValueRange{batchIv, kvHead, row}, r0, q0);
           });
         },
         [&] {
@@ -161,8 +211,8 @@ void CpuFlashKernel::computeScoresAmx(Value sT, Value j0, Value tk) {
             });
             return SmallVector<Value>{};
           });
-          overQueries([&](Value q0) {
-            scoreBlock(keyTail, ValueRange{index(0)}, r0, q0);
+          overQueryPairs([&](Value q0) {
+            scoreBlocks(1, keyTail, ValueRange{index(0)}, r0, q0);
           });
         });
     return SmallVector<Value>{};
@@ -194,24 +244,41 @@ void CpuFlashKernel::accumulateAmx(Value sT, Value accT, Value j0, Value tk,
       return SmallVector<Value>{};
     });
   }
+  // Blocks of 2 x 16 dims (1 x 16 when Dv is an odd number of 16s) by
+  // 2 x 16 queries.
   Type bf16 = b.getBF16Type();
   auto aType = amx::TileType::get({kTileRows, kTileDepth}, bf16);
   auto cType = amx::TileType::get({kTileRows, kTileRows}, f32);
-  loop(index(0), valueDim, kTileRows, {}, [&](Value d0, ValueRange) {
-    loop(index(0), index(kQueryTile), kTileRows, {}, [&](Value q0, ValueRange) {
-      Value acc = amx::TileLoadOp::create(b, cType, accT, ValueRange{d0, q0});
-      for (int64_t s = 0; s < keyTile / kTileDepth; ++s) {
-        Value a = amx::TileLoadOp::create(
-            b, aType, valuesT,
-            ValueRange{batchIv, kvHead, d0, add(j0, index(s * kTileDepth))});
-        Value bt = amx::TileLoadOp::create(
-            b, aType, pPairs,
-            ValueRange{index(s * kTileRows), mul(q0, index(2))});
-        acc = amx::TileMulFOp::create(b, cType, a, bt, acc);
-      }
-      amx::TileStoreOp::create(b, accT, ValueRange{d0, q0}, acc);
-      return SmallVector<Value>{};
-    });
+  int64_t dimBlocks = valueDimStatic() % (2 * kTileRows) == 0 ? 2 : 1;
+  loop(index(0), valueDim, dimBlocks * kTileRows, {}, [&](Value d0, ValueRange) {
+    loop(index(0), index(kQueryTile), 2 * kTileRows, {},
+         [&](Value q0, ValueRange) {
+           auto at = [&](int64_t i, int64_t j) -> SmallVector<Value> {
+             return {add(d0, index(i * kTileRows)),
+                     add(q0, index(j * kTileRows))};
+           };
+           tileProducts(
+               b, dimBlocks, 2, keyTile / kTileDepth,
+               [&](int64_t i, int64_t j) -> Value {
+                 return amx::TileLoadOp::create(b, cType, accT, at(i, j));
+               },
+               [&](int64_t i, int64_t s) -> Value {
+                 return amx::TileLoadOp::create(
+                     b, aType, valuesT,
+                     ValueRange{batchIv, kvHead, add(d0, index(i * kTileRows)),
+                                add(j0, index(s * kTileDepth))});
+               },
+               [&](int64_t s, int64_t j) -> Value {
+                 return amx::TileLoadOp::create(
+                     b, aType, pPairs,
+                     ValueRange{index(s * kTileRows),
+                                mul(add(q0, index(j * kTileRows)), index(2))});
+               },
+               [&](int64_t i, int64_t j, Value c) {
+                 amx::TileStoreOp::create(b, accT, at(i, j), c);
+               });
+           return SmallVector<Value>{};
+         });
     return SmallVector<Value>{};
   });
 }
