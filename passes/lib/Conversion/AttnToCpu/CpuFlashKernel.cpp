@@ -88,14 +88,27 @@ void CpuFlashKernel::forRowBlocks(Value total,
                                   int64_t block) {
   if (!block)
     block = kRowBlock;
-  Value blocked =
-      mul(arith::DivUIOp::create(b, total, index(block)), index(block));
-  loop(index(0), blocked, block, {}, [&](Value start, ValueRange) {
-    body(start, block);
-    return SmallVector<Value>{};
-  });
-  loop(blocked, total, 1, {}, [&](Value start, ValueRange) {
-    body(start, 1);
+  // Whole blocks, then the rest in blocks of 4 and 2 (at most one each)
+  // and single rows: a row alone carries only kQueryVectors dependent
+  // accumulator chains, too few to keep both FMA pipes busy, so e.g. the 4
+  // columns left of Dv = 64 by blocks of 6 cost a third of P V one by one.
+  SmallVector<int64_t, 3> sizes = {block};
+  for (int64_t size : {4, 2})
+    if (size < block)
+      sizes.push_back(size);
+  Value start = index(0);
+  for (int64_t size : sizes) {
+    Value rest = sub(total, start);
+    Value end =
+        add(start, mul(arith::DivUIOp::create(b, rest, index(size)), index(size)));
+    loop(start, end, size, {}, [&](Value r0, ValueRange) {
+      body(r0, size);
+      return SmallVector<Value>{};
+    });
+    start = end;
+  }
+  loop(start, total, 1, {}, [&](Value r0, ValueRange) {
+    body(r0, 1);
     return SmallVector<Value>{};
   });
 }

@@ -156,7 +156,7 @@ private:
                  function_ref<Value(Value, int64_t)> scalarAt,
                  function_ref<Value(Value)> laneGuard = {});
   /// body(start, rows) over [0, total) in blocks of `block` rows (0:
-  /// kRowBlock), then the remaining rows one by one.
+  /// kRowBlock), then the rest in blocks of 4 and 2 and single rows.
   void forRowBlocks(Value total, function_ref<void(Value, int64_t)> body,
                     int64_t block = 0);
   /// then() or otherwise(), chosen at compile time when `condition` is a
