@@ -104,6 +104,8 @@ def main():
         for n in sizes:
             ms, diffs[n] = time_ort(n, args)
             ort.setdefault(n, []).append(ms)
+        # The peers' thread pools may still spin after their last call.
+        time.sleep(1.0)
         peak, rows = run_attn(args)
         peaks.append(peak)
         for n, (f32, bf16) in rows.items():
