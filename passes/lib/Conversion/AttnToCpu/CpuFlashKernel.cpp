@@ -260,7 +260,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   // would make 0 * V = NaN; such tiles guard each lane's update.
   auto accumulate = [&](bool guarded) {
     if (usesAmx && !guarded)
-      return accumulateAmx(sT, accT, j0, tk, alpha);
+      return accumulateAmx(accT, j0, alpha);
     if (accByRows) {
       storeVec(alpha[0], alphaLanes, {index(0)});
       accumulateByRows(sT, accT, j0, tk, guarded);

@@ -185,8 +185,7 @@ private:
   void computeScoresAmx(Value sT, Value j0, Value tk);
   /// accT = alpha accT + vT_tile pPairs on AMX tiles (pPairs: P^T in
   /// bf16 as pairs of keys, written by updateSoftmaxAndAccumulate).
-  void accumulateAmx(Value sT, Value accT, Value j0, Value tk,
-                     ArrayRef<Value> alpha);
+  void accumulateAmx(Value accT, Value j0, ArrayRef<Value> alpha);
   /// packHeads: the key and value rows of the key tile after j0 are asked
   /// for while this one is computed (one group reads each row once, so
   /// decoding is bound by memory: without it the loads wait on DRAM).

@@ -219,7 +219,7 @@ void CpuFlashKernel::computeScoresAmx(Value sT, Value j0, Value tk) {
   });
 }
 
-void CpuFlashKernel::accumulateAmx(Value sT, Value accT, Value j0, Value tk,
+void CpuFlashKernel::accumulateAmx(Value accT, Value j0,
                                    ArrayRef<Value> alpha) {
   // acc^T *= alpha, skipped when no lane's max moved (alpha = 1: the
   // common case once the first key tiles have set the rows' maxima).
