@@ -10,8 +10,10 @@
 // The shapes cover what the tiles meet at their edges: key counts that are
 // not whole key tiles or 16-row blocks (the last block read from a
 // zero-padded copy), query tiles with padded rows, head dims of 2, 3, 4 and
-// 8 tiles, Dv != D, GQA, partial tiles of patterns (whose P V stays on f32
-// vectors), segment ids, and NaN in keys that a pattern drops.
+// 8 tiles, Dv != D, GQA, partial tiles of patterns (on the tiles when
+// their values are finite), segment ids, and NaN in keys that a pattern
+// drops (their tile's P V on guarded f32 vectors: a zero weight times NaN
+// would reach the sum; the cache case fails when that guard is skipped).
 // REQUIRES: amx
 // RUN: attn-run %s --check --entry=cross | FileCheck %s
 // RUN: attn-run %s --check --entry=causal_d128 | FileCheck %s

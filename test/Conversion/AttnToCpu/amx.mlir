@@ -10,7 +10,7 @@
 
 // CHECK-LABEL: func.func private @dense_bf16__attn_cpu_flash_tile
 // CHECK-SAME: %[[K:[a-z0-9]+]]: memref<1x2x300x64xbf16>, %{{.*}}: memref<1x2x300x64xbf16>
-// CHECK-SAME: %[[VT:[a-z0-9]+]]: memref<?x?x64x?xbf16>)
+// CHECK-SAME: %[[VT:[a-z0-9]+]]: memref<?x?x64x?xbf16>, %{{[a-z0-9]+}}: memref<?x?x?xi8>)
 // Scores: 16 key rows x 32 dims of K in place, times Q's dim pairs.
 // CHECK: %[[S0:.*]] = amx.tile_zero : !amx.tile<16x16xf32>
 // CHECK: %[[A:.*]] = amx.tile_load %[[K]][{{.*}}] : memref<1x2x300x64xbf16> into !amx.tile<16x32xbf16>
@@ -27,16 +27,25 @@
 // CHECK: %[[VA:.*]] = amx.tile_load %[[VT]][{{.*}}] : memref<?x?x64x?xbf16> into !amx.tile<16x32xbf16>
 // CHECK: amx.tile_mulf %[[VA]], %{{.*}}, %[[ACC]]
 // CHECK: amx.tile_store %{{.*}} : memref<?x64xf32>, !amx.tile<16x16xf32>
+// V^T and, per key tile, whether its values are all finite, written in a
+// forall over (batch, head, key tile) before the tiles run.
 // CHECK-LABEL: func.func @dense_bf16(
 // CHECK: %[[T:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x?x64x?xbf16>
+// CHECK: %[[F:.*]] = memref.alloc({{.*}}) : memref<?x?x?xi8>
 // CHECK: scf.forall
+// CHECK: arith.cmpf olt, %{{.*}} : vector<16xf32>
+// CHECK: vector.reduction <and>
+// CHECK: memref.store %{{.*}}, %[[F]]
 // CHECK: memref.store %{{.*}}, %[[T]]
 // CHECK: scf.forall
-// CHECK: func.call @dense_bf16__attn_cpu_flash_tile({{.*}}, %[[T]])
+// CHECK: func.call @dense_bf16__attn_cpu_flash_tile({{.*}}, %[[T]], %[[F]])
 
-// Partial tiles of a pattern keep the f32 update of P V, guarded per lane.
+// Partial tiles of a pattern whose values are not all finite keep the f32
+// update of P V, guarded per lane (0 x NaN would reach the sum).
 // CHECK-LABEL: func.func private @causal_bf16__attn_cpu_flash_tile
 // CHECK: amx.tile_mulf
+// CHECK: %[[FLAG:.*]] = memref.load %{{.*}} : memref<?x?x?xi8>
+// CHECK: arith.cmpi ne, %[[FLAG]]
 // CHECK: scf.if
 // CHECK: arith.cmpf one
 // CHECK: amx.tile_mulf

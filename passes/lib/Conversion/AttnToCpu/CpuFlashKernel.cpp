@@ -293,8 +293,23 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
                    {add(c0, index(g)), lane(t)});
     });
   };
+  // With AMX, tiles whose values are all finite need no guard: a dropped
+  // key's zero weight times a finite value adds exactly 0.
+  Value guarded = mayDropKeys;
+  if (usesAmx && !matchPattern(mayDropKeys, m_Zero())) {
+    Value flag = memref::LoadOp::create(
+        b, finiteValueTiles,
+        ValueRange{batchIv, kvHead,
+                   arith::DivUIOp::create(b, j0, index(keyTile))});
+    Value finite = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne, flag,
+        arith::ConstantIntOp::create(b, b.getI8Type(), 0));
+    guarded = arith::AndIOp::create(
+        b, mayDropKeys,
+        arith::XOrIOp::create(b, finite, arith::ConstantIntOp::create(b, 1, 1)));
+  }
   emitChoice(
-      mayDropKeys, [&] { accumulate(true); }, [&] { accumulate(false); });
+      guarded, [&] { accumulate(true); }, [&] { accumulate(false); });
 }
 
 void CpuFlashKernel::emitChoice(Value condition, function_ref<void()> then,
@@ -509,9 +524,11 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
                                            b.getIndexType()});
   if (lseType)
     argTypes.push_back(MemRefType::get(lseType.getShape(), f32));
-  if (usesAmx)
+  if (usesAmx) {
     argTypes.push_back(MemRefType::get(
         {dyn, dyn, valueDimStatic(), dyn}, b.getBF16Type()));
+    argTypes.push_back(MemRefType::get({dyn, dyn, dyn}, b.getI8Type()));
+  }
   OpBuilder::InsertionGuard guard(b);
   auto parent = op->getParentOfType<func::FuncOp>();
   b.setInsertionPoint(parent);
@@ -579,8 +596,10 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   if (lseType)
     lseOut = entry->getArgument(nextArg++);
-  if (usesAmx)
+  if (usesAmx) {
     valuesT = entry->getArgument(nextArg++);
+    finiteValueTiles = entry->getArgument(nextArg++);
+  }
   Value groups = arith::DivUIOp::create(b, dim(query, 1), dim(key, 1));
   // Packed heads: the call is per key/value head, its group in the lanes.
   kvHead = packsHeads ? headIv : arith::DivUIOp::create(b, headIv, groups);
@@ -826,8 +845,10 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
   };
   auto emitTiles = [&] {
     // AMX reads V transposed (CpuFlashKernelAmx.cpp), written once here.
-    if (usesAmx)
-      operandBuffers.push_back(transposeValues(v));
+    if (usesAmx) {
+      auto [vT, finite] = transposeValues(v);
+      operandBuffers.append({vT, finite});
+    }
     emitForall(buildTileFunction(module), {batch, queryHeads, numQueryTiles});
   };
   if (packed)

@@ -176,9 +176,10 @@ private:
   int64_t valueDimStatic() {
     return cast<ShapedType>(op.getValue().getType()).getDimSize(3);
   }
-  /// V transposed, [B][Hkv][Dv][keys padded to whole key tiles], in
-  /// parallel; emitted before the forall over tiles.
-  Value transposeValues(Value valueBuf);
+  /// V transposed, [B][Hkv][Dv][keys padded to whole key tiles], and per
+  /// (batch, head, key tile) an i8 that is 1 when all its values are
+  /// finite; in parallel, emitted before the forall over tiles.
+  std::pair<Value, Value> transposeValues(Value valueBuf);
   /// qPairs = scale Q^T of the tile in bf16, as pairs of dims.
   void packQueryPairs(Value tq);
   /// sT = K_tile qPairs on AMX tiles.
@@ -274,6 +275,7 @@ private:
   Value queryIdMin, queryIdMax; // over the real queries of the tile
   Value counters;               // memref<2xindex>, when counting
   Value qPairs, pPairs, keyTail, valuesT; // AMX operands (bf16)
+  Value finiteValueTiles;                 // AMX: [B][Hkv][key tiles] i8
   memref::GlobalOp rowStartTable, entryTable;
 };
 

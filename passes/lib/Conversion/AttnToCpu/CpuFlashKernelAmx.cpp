@@ -74,36 +74,74 @@ bool CpuFlashKernel::amxCovers() {
          keyTile % kTileDepth == 0 && kQueryTile % (2 * kTileRows) == 0;
 }
 
-Value CpuFlashKernel::transposeValues(Value valueBuf) {
+std::pair<Value, Value> CpuFlashKernel::transposeValues(Value valueBuf) {
   // vT[b][h][d][j] = V[b][h][j][d], zeros past the keys up to whole key
-  // tiles, so every A tile of the P V product lies inside it.
+  // tiles, so every A tile of the P V product lies inside it; and per key
+  // tile whether all its values are finite (then a pair product with a
+  // dropped key's zero weight adds exactly 0 and partial tiles may use the
+  // tiles too). One (batch, head, key tile) per iteration.
   Value batch = dim(valueBuf, 0), heads = dim(valueBuf, 1),
         keys = dim(valueBuf, 2), dims = dim(valueBuf, 3);
-  Value padded = mul(arith::CeilDivUIOp::create(b, keys, index(keyTile)),
-                     index(keyTile));
+  Value tiles = arith::CeilDivUIOp::create(b, keys, index(keyTile));
+  Value padded = mul(tiles, index(keyTile));
   int64_t dyn = ShapedType::kDynamic;
-  Type bf16 = b.getBF16Type();
+  Type bf16 = b.getBF16Type(), i8 = b.getI8Type();
   Value vT = memref::AllocOp::create(
       b, MemRefType::get({dyn, dyn, valueDimStatic(), dyn}, bf16),
       ValueRange{batch, heads, padded}, b.getI64IntegerAttr(64));
+  Value finite = memref::AllocOp::create(
+      b, MemRefType::get({dyn, dyn, dyn}, i8), ValueRange{batch, heads, tiles},
+      IntegerAttr());
   auto forall = scf::ForallOp::create(
-      b, getAsOpFoldResult(ValueRange{batch, heads, dims}), ValueRange{},
+      b, getAsOpFoldResult(ValueRange{batch, heads, tiles}), ValueRange{},
       std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
   Value bi = forall.getInductionVars()[0], hi = forall.getInductionVars()[1],
-        d = forall.getInductionVars()[2];
-  loop(index(0), keys, 1, {}, [&](Value j, ValueRange) {
-    Value x = memref::LoadOp::create(b, valueBuf, ValueRange{bi, hi, j, d});
-    memref::StoreOp::create(b, x, vT, ValueRange{bi, hi, d, j});
-    return SmallVector<Value>{};
-  });
+        tile = forall.getInductionVars()[2];
+  Value first = mul(tile, index(keyTile));
+  Value end = add(first, index(keyTile));
+  Value kept = minIndex(end, keys);
+  // Whether the tile's values are finite, a vector of 16 at a time.
+  VectorType lanes = VectorType::get({kLanes}, b.getI1Type());
+  Value infinity = vecConst(INFINITY);
+  Value allLanes = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(lanes, b.getBoolAttr(true)));
+  Value finiteLanes =
+      loop(first, kept, 1, {allLanes}, [&](Value j, ValueRange acc) {
+        Value all = acc[0];
+        for (int64_t d = 0; d < valueDimStatic(); d += kLanes) {
+          Value x = vector::LoadOp::create(b, VectorType::get({kLanes}, bf16),
+                                           valueBuf,
+                                           ValueRange{bi, hi, j, index(d)});
+          Value magnitude =
+              math::AbsFOp::create(b, arith::ExtFOp::create(b, vec, x));
+          all = arith::AndIOp::create(
+              b, all,
+              arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, magnitude,
+                                    infinity));
+        }
+        return SmallVector<Value>{all};
+      }).getResult(0);
+  Value allFinite =
+      vector::ReductionOp::create(b, vector::CombiningKind::AND, finiteLanes);
+  memref::StoreOp::create(b, arith::ExtUIOp::create(b, i8, allFinite), finite,
+                          ValueRange{bi, hi, tile});
+  // The transpose: contiguous stores along the keys.
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(bf16));
-  loop(keys, padded, 1, {}, [&](Value j, ValueRange) {
-    memref::StoreOp::create(b, zero, vT, ValueRange{bi, hi, d, j});
+  loop(index(0), dims, 1, {}, [&](Value d, ValueRange) {
+    loop(first, kept, 1, {}, [&](Value j, ValueRange) {
+      Value x = memref::LoadOp::create(b, valueBuf, ValueRange{bi, hi, j, d});
+      memref::StoreOp::create(b, x, vT, ValueRange{bi, hi, d, j});
+      return SmallVector<Value>{};
+    });
+    loop(kept, end, 1, {}, [&](Value j, ValueRange) {
+      memref::StoreOp::create(b, zero, vT, ValueRange{bi, hi, d, j});
+      return SmallVector<Value>{};
+    });
     return SmallVector<Value>{};
   });
-  return vT;
+  return {vT, finite};
 }
 
 void CpuFlashKernel::packQueryPairs(Value tq) {
