@@ -58,10 +58,15 @@ static cl::opt<bool> bf16("bf16",
                           cl::desc("also time bf16 inputs (AMX where the CPU "
                                    "has it)"),
                           cl::init(false), cl::cat(benchCategory));
-static cl::opt<bool> amx("amx",
-                         cl::desc("bf16 products on AMX tiles where the CPU "
-                                  "has them (default on)"),
-                         cl::init(true), cl::cat(benchCategory));
+static cl::opt<attnrt::Bf16Products> bf16Products(
+    "bf16-products", cl::desc("how bf16 products run (with --bf16)"),
+    cl::values(clEnumValN(attnrt::Bf16Products::Auto, "auto",
+                          "AMX, else vdpbf16ps, else widened (default)"),
+               clEnumValN(attnrt::Bf16Products::Amx, "amx", "AMX tiles"),
+               clEnumValN(attnrt::Bf16Products::Dot, "dot", "vdpbf16ps"),
+               clEnumValN(attnrt::Bf16Products::Widen, "widen",
+                          "widened to f32 vectors")),
+    cl::init(attnrt::Bf16Products::Auto), cl::cat(benchCategory));
 
 namespace {
 struct Row {
@@ -224,7 +229,7 @@ int main(int argc, char **argv) {
         mlir::MLIRContext context16(registry);
         auto module16 = mlir::parseSourceString<mlir::ModuleOp>(
             attentionModule(n, causal, "bf16"), &context16);
-        options.amx = amx;
+        options.bf16Products = bf16Products;
         auto kernel16 = attnrt::compileForHost(*module16, options);
         if (!kernel16) {
           llvm::errs() << llvm::toString(kernel16.takeError()) << "\n";

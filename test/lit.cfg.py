@@ -60,6 +60,9 @@ if "avx512f" in _cpu_flags():
 # kernels use them.
 if {"amx_tile", "amx_bf16"} <= _cpu_flags():
     config.available_features.add("amx")
+# vdpbf16ps (Cooper Lake, Sapphire Rapids, Zen 4 and later).
+if "avx512_bf16" in _cpu_flags():
+    config.available_features.add("avx512bf16")
 if os.path.exists("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json") or \
         lit.util.which("vulkaninfo"):
     config.available_features.add("vulkan")

@@ -46,7 +46,33 @@ attnrt::compileForHost(mlir::ModuleOp module,
                             ? options.vectorBits
                             : (features.lookup("avx512f") ? 512 : 256);
   pipeline.cpuKernels = options.cpuKernels;
-  pipeline.amx = options.amx && pipeline.vectorBits == 512 && enableAmxTiles();
+  // bf16 products: AMX where the OS grants the tile state, else vdpbf16ps
+  // (AVX-512 BF16), else widened (docs/Pipeline.md).
+  bool wide = pipeline.vectorBits == 512;
+  bool amxUsable = wide && enableAmxTiles();
+  bool dotUsable = wide && features.lookup("avx512bf16");
+  switch (options.bf16Products) {
+  case Bf16Products::Auto:
+    pipeline.amx = amxUsable;
+    pipeline.bf16Dot = !amxUsable && dotUsable;
+    break;
+  case Bf16Products::Amx:
+    if (!amxUsable)
+      return llvm::createStringError(
+          "bf16 products on AMX: this CPU, its 512-bit blocking or the OS "
+          "does not allow AMX tiles");
+    pipeline.amx = true;
+    break;
+  case Bf16Products::Dot:
+    if (!dotUsable)
+      return llvm::createStringError(
+          "bf16 products by vdpbf16ps need AVX-512 BF16 and 512-bit "
+          "blocking");
+    pipeline.bf16Dot = true;
+    break;
+  case Bf16Products::Widen:
+    break;
+  }
   pipeline.numThreads = options.numThreads;
   pipeline.countTiles = options.countTiles;
   mlir::PassManager pm(ctx);

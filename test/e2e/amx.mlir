@@ -7,24 +7,25 @@
 // and P are rounded to bf16 once each, as the naive attention rounds S and
 // P, so a correct kernel stays under the bar while a dropped or doubled key
 // tile, a misplaced pair or an unscaled accumulator lands far above it.
-// The shapes cover what the tiles meet at their edges: key counts that are
-// not whole key tiles or 16-row blocks (the last block read from a
-// zero-padded copy), query tiles with padded rows, head dims of 2, 3, 4 and
-// 8 tiles, Dv != D, GQA, partial tiles of patterns (on the tiles when
-// their values are finite), segment ids, and NaN in keys that a pattern
-// drops (their tile's P V on guarded f32 vectors: a zero weight times NaN
-// would reach the sum; the cache case fails when that guard is skipped).
+// The shapes (Inputs/bf16-products.mlir) cover what the tiles meet at their
+// edges: key counts that are not whole key tiles or 16-row blocks (the last
+// block read from a zero-padded copy), query tiles with padded rows, head
+// dims of 2, 3, 4 and 8 tiles, Dv != D, GQA, partial tiles of patterns (on
+// the tiles when their values are finite), segment ids, and NaN in keys
+// that a pattern drops (their tile's P V on guarded f32 vectors: a zero
+// weight times NaN would reach the sum; the cache case fails when that
+// guard is skipped).
 // REQUIRES: amx
-// RUN: attn-run %s --check --entry=cross | FileCheck %s
-// RUN: attn-run %s --check --entry=causal_d128 | FileCheck %s
-// RUN: attn-run %s --check --entry=window_gqa_d96 | FileCheck %s
-// RUN: attn-run %s --check --entry=documents | FileCheck %s
-// RUN: attn-run %s --check --entry=bottom_right_d256 | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=cross | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=causal_d128 | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=window_gqa_d96 | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=documents | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=bottom_right_d256 | FileCheck %s
 // The same without AMX (bf16 widened to f32 vectors) passes the same bar.
-// RUN: attn-run %s --check --entry=cross --amx=false | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --check --entry=cross --bf16-products=widen | FileCheck %s
 // CHECK: check: {{.*}} = 2 x the naive bf16 attention's {{.*}}: PASS
 // The bar catches an output 2 % off.
-// RUN: not attn-run %s --check --entry=cross --perturb-output=0.02 | FileCheck %s --check-prefix=PERTURBED
+// RUN: not attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=cross --perturb-output=0.02 | FileCheck %s --check-prefix=PERTURBED
 // PERTURBED: check: {{.*}}: FAIL
 //
 // A KV cache of 300 slots, the last 20 holding NaN: the 40 new queries at
@@ -32,57 +33,5 @@
 // tiles, where 0 x NaN must not reach the sums).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: python3 %S/Inputs/plant-nonfinite.py %t 1 2 40 300 64 nan 280 281 282 283 284 285 286 287 288 289 290 291 292 293 294 295 296 297 298 299
-// RUN: attn-run %s --entry=cache --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --check | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --entry=cache --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --check | FileCheck %s
 
-// Lq = 300 (4 full query tiles and a padded one), Lk = 333 (the last key
-// tile has 77 keys, its last 16-row block 13), D = 64.
-func.func @cross(%q: tensor<2x2x300x64xbf16>, %k: tensor<2x2x333x64xbf16>,
-                 %v: tensor<2x2x333x64xbf16>) -> tensor<2x2x300x64xbf16> {
-  %o = attn.attention %q, %k, %v
-      : (tensor<2x2x300x64xbf16>, tensor<2x2x333x64xbf16>, tensor<2x2x333x64xbf16>)
-      -> tensor<2x2x300x64xbf16>
-  return %o : tensor<2x2x300x64xbf16>
-}
-
-func.func @causal_d128(%q: tensor<1x2x257x128xbf16>, %k: tensor<1x2x257x128xbf16>,
-                       %v: tensor<1x2x257x128xbf16>) -> tensor<1x2x257x128xbf16> {
-  %o = attn.attention %q, %k, %v pattern(#attn.causal)
-      : (tensor<1x2x257x128xbf16>, tensor<1x2x257x128xbf16>, tensor<1x2x257x128xbf16>)
-      -> tensor<1x2x257x128xbf16>
-  return %o : tensor<1x2x257x128xbf16>
-}
-
-// Four query heads on two key/value heads, D = 96 (3 tiles), Dv = 48.
-func.func @window_gqa_d96(%q: tensor<1x4x200x96xbf16>, %k: tensor<1x2x200x96xbf16>,
-                          %v: tensor<1x2x200x48xbf16>) -> tensor<1x4x200x48xbf16> {
-  %o = attn.attention %q, %k, %v pattern(#attn.window<left = 70, right = 10>)
-      : (tensor<1x4x200x96xbf16>, tensor<1x2x200x96xbf16>, tensor<1x2x200x48xbf16>)
-      -> tensor<1x4x200x48xbf16>
-  return %o : tensor<1x4x200x48xbf16>
-}
-
-func.func @documents(%q: tensor<2x2x150x64xbf16>, %k: tensor<2x2x150x64xbf16>,
-                     %v: tensor<2x2x150x64xbf16>, %qi: tensor<2x150xi32>,
-                     %ki: tensor<2x150xi32>) -> tensor<2x2x150x64xbf16> {
-  %o = attn.attention %q, %k, %v segments(%qi, %ki) pattern(#attn.segments)
-      : (tensor<2x2x150x64xbf16>, tensor<2x2x150x64xbf16>, tensor<2x2x150x64xbf16>,
-         tensor<2x150xi32>, tensor<2x150xi32>) -> tensor<2x2x150x64xbf16>
-  return %o : tensor<2x2x150x64xbf16>
-}
-
-// D = 256 (8 tiles), Lq < Lk, bottom-right causal.
-func.func @bottom_right_d256(%q: tensor<1x2x70x256xbf16>, %k: tensor<1x2x190x256xbf16>,
-                             %v: tensor<1x2x190x256xbf16>) -> tensor<1x2x70x256xbf16> {
-  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
-      : (tensor<1x2x70x256xbf16>, tensor<1x2x190x256xbf16>, tensor<1x2x190x256xbf16>)
-      -> tensor<1x2x70x256xbf16>
-  return %o : tensor<1x2x70x256xbf16>
-}
-
-func.func @cache(%q: tensor<1x2x40x64xbf16>, %k: tensor<1x2x300x64xbf16>,
-                 %v: tensor<1x2x300x64xbf16>) -> tensor<1x2x40x64xbf16> {
-  %o = attn.attention %q, %k, %v pattern(#attn.causal) query_offset = 240
-      : (tensor<1x2x40x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>)
-      -> tensor<1x2x40x64xbf16>
-  return %o : tensor<1x2x40x64xbf16>
-}

@@ -192,11 +192,16 @@ static cl::opt<int64_t> vectorBits(
     cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
              "CPU's)"),
     cl::init(0), cl::cat(runCategory));
-static cl::opt<bool> useAmx(
-    "amx",
-    cl::desc("bf16 attention products on AMX tiles where this CPU has them "
-             "(default: on; --amx=false widens bf16 to f32 vectors)"),
-    cl::init(true), cl::cat(runCategory));
+static cl::opt<attnrt::Bf16Products> bf16Products(
+    "bf16-products", cl::desc("how bf16 attention products run on the CPU"),
+    cl::values(clEnumValN(attnrt::Bf16Products::Auto, "auto",
+                          "AMX tiles, else vdpbf16ps, else widened (default)"),
+               clEnumValN(attnrt::Bf16Products::Amx, "amx", "AMX tiles"),
+               clEnumValN(attnrt::Bf16Products::Dot, "dot",
+                          "vdpbf16ps (AVX-512 BF16)"),
+               clEnumValN(attnrt::Bf16Products::Widen, "widen",
+                          "widened to f32 vectors")),
+    cl::init(attnrt::Bf16Products::Auto), cl::cat(runCategory));
 // LLVM itself registers --stats (its statistics, empty in release builds);
 // attn-run reads the same flag: --stats prints the key tiles the vectorized
 // kernels visited and how many the pattern keeps something of.
@@ -523,7 +528,7 @@ buildKernel(ModuleOp module) {
   options.cpuKernels = !generic;
   options.vectorBits = vectorBits;
   options.countTiles = stats;
-  options.amx = useAmx;
+  options.bf16Products = bf16Products;
   auto jit = attnrt::compileForHost(module, options);
   if (!jit)
     return jit.takeError();

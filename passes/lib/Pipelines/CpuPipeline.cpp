@@ -58,6 +58,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     AttnToCpuKernelsOptions kernels;
     kernels.vectorBits = options.vectorBits;
     kernels.amx = options.amx && options.vectorBits >= 512;
+    kernels.bf16Dot = options.bf16Dot && options.vectorBits >= 512;
     kernels.countTiles = options.countTiles;
     kernels.reportTiles = options.reportTiles;
     pm.addPass(createAttnToCpuKernels(kernels));
@@ -125,6 +126,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.amx = options.amx;
+  vectorToLLVM.x86Vector = options.bf16Dot;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());

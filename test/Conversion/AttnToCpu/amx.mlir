@@ -7,6 +7,11 @@
 // RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels="vector-bits=512 amx=true" | FileCheck %s
 // RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels="vector-bits=512" | FileCheck %s --check-prefix=OFF
 // RUN: attn-opt %s --attn-cpu-pipeline="vector-bits=512 amx=true" | FileCheck %s --check-prefix=LLVM
+// bf16-dot (vdpbf16ps, for CPUs without AMX) on the same pair layouts; AMX
+// wins when both are asked for.
+// RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels="vector-bits=512 bf16-dot=true" | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels="vector-bits=512 amx=true bf16-dot=true" | FileCheck %s
+// RUN: attn-opt %s --attn-cpu-pipeline="vector-bits=512 bf16-dot=true" | FileCheck %s --check-prefix=DOTLLVM
 
 // CHECK-LABEL: func.func private @dense_bf16__attn_cpu_flash_tile
 // CHECK-SAME: %[[K:[a-z0-9]+]]: memref<1x2x300x64xbf16>, %{{.*}}: memref<1x2x300x64xbf16>
@@ -62,6 +67,24 @@
 
 // OFF-NOT: amx.
 // OFF-NOT: vector.interleave
+
+// DOT-LABEL: func.func private @dense_bf16__attn_cpu_flash_tile
+// DOT-NOT: amx.
+// Scores: a K pair broadcast to every 32-bit lane, dotted with Q's pairs.
+// DOT: %[[PAIR:.*]] = vector.load %{{.*}} : memref<1x2x300x64xbf16>, vector<2xbf16>
+// DOT: vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// DOT: %[[KB:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
+// DOT: x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[KB]] : vector<32xbf16> -> vector<16xf32>
+// DOT: vector.interleave
+// P V: pairs of V^T.
+// DOT: vector.load %{{.*}} : memref<?x?x64x?xbf16>, vector<2xbf16>
+// DOT: x86vector.avx512.dot
+// DOT-LABEL: func.func @dense_bf16(
+// DOT-LABEL: func.func private @d80_bf16__attn_cpu_flash_tile
+// DOT-NOT: x86vector
+// DOT-LABEL: func.func @d80_bf16(
+
+// DOTLLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
 
 // LLVM: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
 // LLVM: llvm.call_intrinsic "llvm.x86.tilestored64.internal"

@@ -79,6 +79,9 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
     Option<"amx", "amx", "bool", /*default=*/"false",
            "bf16 products on AMX tiles (vector-bits=512): S^T = K Q^T and "
            "acc^T += V^T P^T by tdpbf16ps">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "without amx: bf16 products by vdpbf16ps (AVX-512 BF16) on the "
+           "same pair layouts (vector-bits=512)">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "call attn_record_tiles(query tile, key tile, visited, partial) "
            "once per query tile (for attn-run --stats)">,
@@ -90,7 +93,8 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

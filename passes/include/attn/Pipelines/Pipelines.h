@@ -40,6 +40,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "must have the OS's permission to use AMX "
                      "(attnrt::enableAmxTiles)"),
       llvm::cl::init(false)};
+  Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("without amx: bf16 attention products by vdpbf16ps "
+                     "(AVX-512 BF16; vector-bits=512 only)"),
+      llvm::cl::init(false)};
   Option<bool> countTiles{
       *this, "count-tiles",
       llvm::cl::desc("the vectorized kernels report the key tiles they "

@@ -85,7 +85,7 @@ struct AttnToCpuKernelsPass
       }
       SmallVector<Value, 2> results =
           CpuFlashKernel(attention, plan, /*packHeads=*/false,
-                         /*splitKeys=*/false, amx)
+                         /*splitKeys=*/false, amx, bf16Dot)
               .build(getOperation(), packed ? &*packed : nullptr,
                      split ? &*split : nullptr);
       attention.forall.replaceAllUsesWith(results);

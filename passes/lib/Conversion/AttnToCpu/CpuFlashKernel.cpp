@@ -116,6 +116,8 @@ void CpuFlashKernel::forRowBlocks(Value total,
 void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
   if (usesAmx)
     return computeScoresAmx(sT, j0, tk);
+  if (usesDot)
+    return computeScoresDot(sT, j0, tk);
   // sT[r0 + g] = sum_c K[j0 + r0 + g][c] qT[c], rows of K in blocks.
   forRowBlocks(tk, [&](Value r0, int64_t rows) {
     SmallVector<Value> zeros(rows * kQueryVectors, vecConst(0.0f));
@@ -191,7 +193,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   // AMX packs P in pairs of whole key tiles: rows past tk become dropped
   // scores (exp gives exact zeros) so the loops below need no bounds.
   Value rows = tk;
-  if (usesAmx) {
+  if (usesPairs()) {
     loop(tk, index(keyTile), 1, {}, [&](Value r, ValueRange) {
       for (int64_t t = 0; t < kQueryVectors; ++t)
         storeVec(negInf, sT, {r, lane(t)});
@@ -225,7 +227,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   SmallVector<Value> zeros(kQueryVectors, zero);
   // P in place of the scores; with AMX also as bf16 key pairs (pPairs),
   // two rows at a time.
-  int64_t step = usesAmx ? 2 : 1;
+  int64_t step = usesPairs() ? 2 : 1;
   auto half = VectorType::get({kLanes}, b.getBF16Type());
   scf::ForOp sumLoop = loop(index(0), rows, step, zeros, [&](Value r, ValueRange s) {
     SmallVector<Value> next(s.begin(), s.end());
@@ -238,7 +240,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
         next[t] = arith::AddFOp::create(b, next[t], p);
         pair.push_back(p);
       }
-      if (usesAmx) {
+      if (usesPairs()) {
         Value lo = arith::TruncFOp::create(b, half, pair[0]);
         Value hi = arith::TruncFOp::create(b, half, pair[1]);
         storeVec(vector::InterleaveOp::create(b, lo, hi), pPairs,
@@ -261,6 +263,8 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   auto accumulate = [&](bool guarded) {
     if (usesAmx && !guarded)
       return accumulateAmx(accT, j0, alpha);
+    if (usesDot && !guarded)
+      return accumulateDot(accT, j0, tk, alpha);
     if (accByRows) {
       storeVec(alpha[0], alphaLanes, {index(0)});
       accumulateByRows(sT, accT, j0, tk, guarded);
@@ -296,7 +300,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   // With AMX, tiles whose values are all finite need no guard: a dropped
   // key's zero weight times a finite value adds exactly 0.
   Value guarded = mayDropKeys;
-  if (usesAmx && !matchPattern(mayDropKeys, m_Zero())) {
+  if (usesPairs() && !matchPattern(mayDropKeys, m_Zero())) {
     Value flag = memref::LoadOp::create(
         b, finiteValueTiles,
         ValueRange{batchIv, kvHead,
@@ -524,7 +528,7 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
                                            b.getIndexType()});
   if (lseType)
     argTypes.push_back(MemRefType::get(lseType.getShape(), f32));
-  if (usesAmx) {
+  if (usesPairs()) {
     argTypes.push_back(MemRefType::get(
         {dyn, dyn, valueDimStatic(), dyn}, b.getBF16Type()));
     argTypes.push_back(MemRefType::get({dyn, dyn, dyn}, b.getI8Type()));
@@ -596,7 +600,7 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   if (lseType)
     lseOut = entry->getArgument(nextArg++);
-  if (usesAmx) {
+  if (usesPairs()) {
     valuesT = entry->getArgument(nextArg++);
     finiteValueTiles = entry->getArgument(nextArg++);
   }
@@ -641,11 +645,12 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
         b, MemRefType::get(shape, element ? element : f32), sizes, align);
   };
   Value qT;
-  if (usesAmx) {
+  if (usesPairs()) {
     Type bf16 = b.getBF16Type();
     qPairs = scratch({headDimStatic() / 2, 2 * kQueryTile}, {}, bf16);
     pPairs = scratch({keyTile / 2, 2 * kQueryTile}, {}, bf16);
-    keyTail = scratch({kLanes, headDimStatic()}, {}, bf16);
+    if (usesAmx)
+      keyTail = scratch({kLanes, headDimStatic()}, {}, bf16);
   } else {
     qT = scratch({dyn, kQueryTile}, {headDim});
   }
@@ -675,7 +680,7 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
 
   if (packsHeads)
     packGroupQueries(qT, groups);
-  else if (usesAmx)
+  else if (usesPairs())
     packQueryPairs(tq);
   else
     packQueries(qT, tq);
@@ -844,8 +849,9 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
                emitSplit, unsplit);
   };
   auto emitTiles = [&] {
-    // AMX reads V transposed (CpuFlashKernelAmx.cpp), written once here.
-    if (usesAmx) {
+    // bf16 pair products read V transposed (CpuFlashKernelAmx.cpp),
+    // written once here.
+    if (usesPairs()) {
       auto [vT, finite] = transposeValues(v);
       operandBuffers.append({vT, finite});
     }

@@ -52,10 +52,11 @@ public:
   /// With `splitKeys` as well, each call covers one of several key ranges
   /// and leaves its (m, l, acc) for a merge (buildMergeFunction).
   /// With `amx`, bf16 attentions whose head dims are whole AMX tiles
-  /// compute both products on AMX tiles (CpuFlashKernelAmx.cpp).
+  /// compute both products on AMX tiles (CpuFlashKernelAmx.cpp); else with
+  /// `bf16Dot`, with vdpbf16ps on vectors (CpuFlashKernelDot.cpp).
   CpuFlashKernel(TiledAttention tiled, const KernelPlan &plan,
                  bool packHeads = false, bool splitKeys = false,
-                 bool amx = false)
+                 bool amx = false, bool bf16Dot = false)
       : op(tiled.tile), packsHeads(packHeads), splitsKeys(splitKeys),
         resultType(cast<RankedTensorType>(tiled.forall.getType(0))),
         lseType(tiled.lse ? cast<RankedTensorType>(tiled.forall.getType(1))
@@ -69,6 +70,7 @@ public:
                          ? b.getI32Type()
                          : b.getI64Type()) {
     usesAmx = amx && amxCovers();
+    usesDot = !usesAmx && bf16Dot && amxCovers();
   }
 
   /// Emits the kernel; returns the result tensor (and the rows' log-sum-exp
@@ -166,10 +168,13 @@ private:
 
   void packQueries(Value qT, Value tq);
 
-  // AMX (CpuFlashKernelAmx.cpp).
+  // bf16 pair products: AMX (CpuFlashKernelAmx.cpp) or vdpbf16ps
+  // (CpuFlashKernelDot.cpp). Both read Q, P and V^T as pairs along the sum.
   /// Whether this kernel's products fit AMX tiles (bf16, static head dims
-  /// of whole tiles, the per-query-tile kernel).
+  /// of whole tiles, the per-query-tile kernel); the dot path covers the
+  /// same.
   bool amxCovers();
+  bool usesPairs() const { return usesAmx || usesDot; }
   int64_t headDimStatic() {
     return cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
   }
@@ -187,6 +192,15 @@ private:
   /// accT = alpha accT + vT_tile pPairs on AMX tiles (pPairs: P^T in
   /// bf16 as pairs of keys, written by updateSoftmaxAndAccumulate).
   void accumulateAmx(Value accT, Value j0, ArrayRef<Value> alpha);
+  /// The same products with vdpbf16ps: register blocks as blockedUpdates,
+  /// each update a dot of a pair vector with a broadcast pair.
+  void computeScoresDot(Value sT, Value j0, Value tk);
+  void accumulateDot(Value accT, Value j0, Value tk, ArrayRef<Value> alpha);
+  SmallVector<Value> blockedDots(Value ub, ArrayRef<Value> init, int64_t rows,
+                                 function_ref<Value(Value, int64_t)> pairsAt,
+                                 function_ref<Value(Value, int64_t)> pairAt);
+  /// The two bf16 at `indices` (and the next) in every 32-bit lane.
+  Value broadcastPair(Value memref, ValueRange indices);
   /// packHeads: the key and value rows of the key tile after j0 are asked
   /// for while this one is computed (one group reads each row once, so
   /// decoding is bound by memory: without it the loads wait on DRAM).
@@ -246,7 +260,7 @@ private:
 
   OnlineAttentionOp op;
   bool packsHeads, splitsKeys;
-  bool usesAmx = false;
+  bool usesAmx = false, usesDot = false;
   RankedTensorType resultType; // of the whole attention, [B, Hq, Lq, Dv]
   RankedTensorType lseType;    // [B, Hq, Lq], or null without an lse result
   const KernelPlan &plan;

@@ -6,6 +6,14 @@
 
 namespace attnrt {
 
+/// How bf16 attention products run on the CPU kernels.
+enum class Bf16Products {
+  Auto,  ///< AMX where usable, else vdpbf16ps where the CPU has it, else Widen
+  Amx,   ///< AMX tiles (an error where the CPU or OS does not allow them)
+  Dot,   ///< vdpbf16ps (an error without AVX-512 BF16)
+  Widen, ///< bf16 widened to f32 vectors
+};
+
 struct HostCompileOptions {
   unsigned numThreads = 0;      ///< 0: all cores
   int64_t genericQueryTile = 64; ///< attn-tile (generic path)
@@ -14,9 +22,7 @@ struct HostCompileOptions {
   bool cpuKernels = true;        ///< false: generic path only
   int64_t vectorBits = 0;        ///< 0: this CPU's (256 or 512)
   bool countTiles = false;       ///< report key tiles (TileCounters.h)
-  /// bf16 attention products on AMX tiles where this CPU has them and the
-  /// OS lets this process use them (enableAmxTiles).
-  bool amx = true;
+  Bf16Products bf16Products = Bf16Products::Auto;
 };
 
 /// Asks Linux for this process's permission to use AMX tile data
