@@ -23,7 +23,10 @@
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=bottom_right_d256 | FileCheck %s
 // The same without AMX (bf16 widened to f32 vectors) passes the same bar.
 // RUN: attn-run %S/Inputs/bf16-products.mlir --check --entry=cross --bf16-products=widen | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=alibi_causal | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=window_block_lse | FileCheck %s --check-prefixes=CHECK,LSE
 // CHECK: check: {{.*}} = 2 x the naive bf16 attention's {{.*}}: PASS
+// LSE: check lse: {{.*}}: PASS
 // The bar catches an output 2 % off.
 // RUN: not attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=cross --perturb-output=0.02 | FileCheck %s --check-prefix=PERTURBED
 // PERTURBED: check: {{.*}}: FAIL

@@ -17,7 +17,10 @@
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=window_gqa_d96 | FileCheck %s
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=documents | FileCheck %s
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=bottom_right_d256 | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=alibi_causal | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=window_block_lse | FileCheck %s --check-prefixes=CHECK,LSE
 // CHECK: check: {{.*}} = 2 x the naive bf16 attention's {{.*}}: PASS
+// LSE: check lse: {{.*}}: PASS
 // The bar catches an output 2 % off.
 // RUN: not attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=cross --perturb-output=0.02 | FileCheck %s --check-prefix=PERTURBED
 // PERTURBED: check: {{.*}}: FAIL

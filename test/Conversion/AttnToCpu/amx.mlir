@@ -16,6 +16,9 @@
 // CHECK-LABEL: func.func private @dense_bf16__attn_cpu_flash_tile
 // CHECK-SAME: %[[K:[a-z0-9]+]]: memref<1x2x300x64xbf16>, %{{.*}}: memref<1x2x300x64xbf16>
 // CHECK-SAME: %[[VT:[a-z0-9]+]]: memref<?x?x64x?xbf16>, %{{[a-z0-9]+}}: memref<?x?x?xi8>)
+// Q's dim pairs copied as they are (32-bit words; exp applies the scale).
+// CHECK: %[[QP:.*]] = vector.load %{{.*}} : memref<1x2x200x64xbf16>, vector<2xbf16>
+// CHECK: vector.store %[[QP]], %{{.*}} : memref<32x128xbf16>, vector<2xbf16>
 // Scores: 16 key rows x 32 dims of K in place, times Q's dim pairs.
 // CHECK: %[[S0:.*]] = amx.tile_zero : !amx.tile<16x16xf32>
 // CHECK: %[[A:.*]] = amx.tile_load %[[K]][{{.*}}] : memref<1x2x300x64xbf16> into !amx.tile<16x32xbf16>

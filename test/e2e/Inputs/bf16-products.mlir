@@ -57,3 +57,25 @@ func.func @cache(%q: tensor<1x2x40x64xbf16>, %k: tensor<1x2x300x64xbf16>,
       -> tensor<1x2x40x64xbf16>
   return %o : tensor<1x2x40x64xbf16>
 }
+
+// An lse result with query / key offsets (a block of a larger attention):
+// the pair kernels keep scores unscaled and fold the scale into exp, so
+// the lse must scale the running max back.
+func.func @window_block_lse(%q: tensor<2x4x97x64xbf16>, %k: tensor<2x2x130x64xbf16>,
+                            %v: tensor<2x2x130x48xbf16>)
+    -> (tensor<2x4x97x48xbf16>, tensor<2x4x97xf32>) {
+  %o, %l = attn.attention %q, %k, %v
+      pattern(#attn.window<left = 40, right = 0>) query_offset = 100 key_offset = 70
+      : (tensor<2x4x97x64xbf16>, tensor<2x2x130x64xbf16>, tensor<2x2x130x48xbf16>)
+      -> (tensor<2x4x97x48xbf16>, tensor<2x4x97xf32>)
+  return %o, %l : tensor<2x4x97x48xbf16>, tensor<2x4x97xf32>
+}
+
+// A score mod (ALiBi) sees scaled scores: Q keeps the scale there.
+func.func @alibi_causal(%q: tensor<1x4x130x64xbf16>, %k: tensor<1x4x130x64xbf16>,
+                        %v: tensor<1x4x130x64xbf16>) -> tensor<1x4x130x64xbf16> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) mods = [#attn.alibi<max_bias = 8.0>]
+      : (tensor<1x4x130x64xbf16>, tensor<1x4x130x64xbf16>, tensor<1x4x130x64xbf16>)
+      -> tensor<1x4x130x64xbf16>
+  return %o : tensor<1x4x130x64xbf16>
+}

@@ -155,9 +155,11 @@ Value CpuFlashKernel::softmaxExp(Value x, Value shift) {
   // (range checks for both signs) with 11 vector operations.
   auto splat = [&](float v) { return vecConst(v); };
   VectorType ints = VectorType::get({kLanes}, b.getI32Type());
+  // log2 e, times the attention's scale when the scores are unscaled.
+  Value log2e = vector::BroadcastOp::create(b, vec, exponentScale);
   Value y = vector::FMAOp::create(
-      b, x, splat(float(M_LOG2E)),
-      arith::MulFOp::create(b, shift, splat(-float(M_LOG2E))));
+      b, x, log2e,
+      arith::MulFOp::create(b, shift, arith::NegFOp::create(b, log2e)));
   Value floor = splat(-127.0f);
   Value below =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, y, floor);
@@ -349,6 +351,8 @@ void CpuFlashKernel::storeOutput(Value accT, Value m, Value l, Value tq) {
       // lse = m + log l; -inf for a row that kept nothing (l = 0).
       Value sum = memref::LoadOp::create(b, l, ValueRange{q});
       Value max = memref::LoadOp::create(b, m, ValueRange{q});
+      if (scoresUnscaled)
+        max = arith::MulFOp::create(b, max, scale);
       Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum,
                                           f32Const(0.0f));
       Value lse = arith::SelectOp::create(
@@ -613,6 +617,16 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     Value d = arith::IndexCastUIOp::create(b, b.getI64Type(), headDim);
     scale = math::RsqrtOp::create(b, arith::UIToFPOp::create(b, f32, d));
   }
+  // Pair products (AMX, vdpbf16ps) read Q in bf16 as it is and fold the
+  // scale into exp's multiplier instead: one rounding less, and the running
+  // max of unscaled scores is the same key's (the scale is positive). Score
+  // mods see scaled scores, so they keep the scale in Q.
+  std::optional<APFloat> scaleAttr = op.getScale();
+  scoresUnscaled = usesPairs() && (!op.getModsAttr() || op.getModsAttr().empty()) &&
+                   (!scaleAttr || scaleAttr->convertToFloat() > 0);
+  exponentScale = f32Const(float(M_LOG2E));
+  if (scoresUnscaled)
+    exponentScale = arith::MulFOp::create(b, scale, exponentScale);
   // Rows [i0, i0 + tq) of this query tile (QueryTiling::rows); packed
   // heads cover every row of the group.
   Value tileEnd;

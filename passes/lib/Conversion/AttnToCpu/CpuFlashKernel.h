@@ -290,6 +290,9 @@ private:
   Value counters;               // memref<2xindex>, when counting
   Value qPairs, pPairs, keyTail, valuesT; // AMX operands (bf16)
   Value finiteValueTiles;                 // AMX: [B][Hkv][key tiles] i8
+  /// Whether sT holds unscaled scores (the scale is in exponentScale).
+  bool scoresUnscaled = false;
+  Value exponentScale; // f32: log2 e, times the scale when scoresUnscaled
   memref::GlobalOp rowStartTable, entryTable;
 };
 

@@ -145,8 +145,8 @@ std::pair<Value, Value> CpuFlashKernel::transposeValues(Value valueBuf) {
 }
 
 void CpuFlashKernel::packQueryPairs(Value tq) {
-  // qPairs[c / 2][2 q + c % 2] = bf16(scale Q[i0 + q][c]); zero for padded
-  // queries.
+  // qPairs[c / 2][2 q + c % 2] = Q[i0 + q][c] (times the scale unless exp
+  // applies it); zero for padded queries.
   Type bf16 = b.getBF16Type();
   auto pairVec = VectorType::get({2 * kLanes}, bf16);
   Value zero = arith::ConstantOp::create(
@@ -155,6 +155,23 @@ void CpuFlashKernel::packQueryPairs(Value tq) {
   for (int64_t c2 = 0; c2 < pairRows; ++c2)
     for (int64_t t = 0; t < kQueryVectors; ++t)
       storeVec(zero, qPairs, {index(c2), index(2 * t * kLanes)});
+  if (scoresUnscaled) {
+    // Pairs stay together: a copy of 32-bit words.
+    auto pair = VectorType::get({2}, bf16);
+    loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
+      Value row = add(i0, q);
+      loop(index(0), index(pairRows), 1, {}, [&](Value c2, ValueRange) {
+        Value x = vector::LoadOp::create(
+            b, pair, query,
+            ValueRange{batchIv, headIv, row, mul(c2, index(2))});
+        vector::StoreOp::create(b, x, qPairs,
+                                ValueRange{c2, mul(q, index(2))});
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+    return;
+  }
   loop(index(0), tq, 1, {}, [&](Value q, ValueRange) {
     Value row = add(i0, q);
     loop(index(0), headDim, 1, {}, [&](Value c, ValueRange) {
