@@ -273,11 +273,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
       return;
     }
     forRowBlocks(valueDim, [&](Value c0, int64_t cols) {
-      SmallVector<Value> scaled;
-      for (int64_t g = 0; g < cols; ++g)
-        for (int64_t t = 0; t < kQueryVectors; ++t)
-          scaled.push_back(arith::MulFOp::create(
-              b, loadVec(accT, {add(c0, index(g)), lane(t)}), alpha[t]));
+      SmallVector<Value> scaled = loadScaledAccumulators(accT, c0, cols, alpha);
       auto keptLanes = [&](Value p) -> Value {
         return arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, p, zero);
       };
@@ -293,10 +289,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
           },
           guarded ? function_ref<Value(Value)>(keptLanes)
                   : function_ref<Value(Value)>());
-      for (int64_t g = 0; g < cols; ++g)
-        for (int64_t t = 0; t < kQueryVectors; ++t)
-          storeVec(products[g * kQueryVectors + t], accT,
-                   {add(c0, index(g)), lane(t)});
+      storeAccumulators(products, accT, c0, cols);
     });
   };
   // With AMX, tiles whose values are all finite need no guard: a dropped
@@ -316,6 +309,25 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   }
   emitChoice(
       guarded, [&] { accumulate(true); }, [&] { accumulate(false); });
+}
+
+SmallVector<Value>
+CpuFlashKernel::loadScaledAccumulators(Value accT, Value c0, int64_t cols,
+                                       ArrayRef<Value> alpha) {
+  SmallVector<Value> scaled;
+  for (int64_t g = 0; g < cols; ++g)
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      scaled.push_back(arith::MulFOp::create(
+          b, loadVec(accT, {add(c0, index(g)), lane(t)}), alpha[t]));
+  return scaled;
+}
+
+void CpuFlashKernel::storeAccumulators(ArrayRef<Value> sums, Value accT,
+                                       Value c0, int64_t cols) {
+  for (int64_t g = 0; g < cols; ++g)
+    for (int64_t t = 0; t < kQueryVectors; ++t)
+      storeVec(sums[g * kQueryVectors + t], accT,
+               {add(c0, index(g)), lane(t)});
 }
 
 void CpuFlashKernel::emitChoice(Value condition, function_ref<void()> then,

@@ -157,6 +157,12 @@ private:
                  function_ref<Value(Value, int64_t)> vectorAt,
                  function_ref<Value(Value, int64_t)> scalarAt,
                  function_ref<Value(Value)> laneGuard = {});
+  /// acc^T rows [c0, c0 + cols) times alpha, as register-block
+  /// accumulators (cols x kQueryVectors), and their store back.
+  SmallVector<Value> loadScaledAccumulators(Value accT, Value c0, int64_t cols,
+                                            ArrayRef<Value> alpha);
+  void storeAccumulators(ArrayRef<Value> sums, Value accT, Value c0,
+                         int64_t cols);
   /// body(start, rows) over [0, total) in blocks of `block` rows (0:
   /// kRowBlock), then the rest in blocks of 4 and 2 and single rows.
   void forRowBlocks(Value total, function_ref<void(Value, int64_t)> body,

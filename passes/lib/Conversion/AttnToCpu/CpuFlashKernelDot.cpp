@@ -83,11 +83,7 @@ void CpuFlashKernel::accumulateDot(Value accT, Value j0, Value tk,
   auto pairVec = VectorType::get({2 * kLanes}, b.getBF16Type());
   Value pairs = arith::CeilDivUIOp::create(b, tk, index(2));
   forRowBlocks(valueDim, [&](Value c0, int64_t cols) {
-    SmallVector<Value> scaled;
-    for (int64_t g = 0; g < cols; ++g)
-      for (int64_t t = 0; t < kQueryVectors; ++t)
-        scaled.push_back(arith::MulFOp::create(
-            b, loadVec(accT, {add(c0, index(g)), lane(t)}), alpha[t]));
+    SmallVector<Value> scaled = loadScaledAccumulators(accT, c0, cols, alpha);
     SmallVector<Value> sums = blockedDots(
         pairs, scaled, cols,
         [&](Value r2, int64_t t) -> Value {
@@ -98,9 +94,6 @@ void CpuFlashKernel::accumulateDot(Value accT, Value j0, Value tk,
           return broadcastPair(valuesT, {batchIv, kvHead, add(c0, index(g)),
                                          add(j0, mul(r2, index(2)))});
         });
-    for (int64_t g = 0; g < cols; ++g)
-      for (int64_t t = 0; t < kQueryVectors; ++t)
-        storeVec(sums[g * kQueryVectors + t], accT,
-                 {add(c0, index(g)), lane(t)});
+    storeAccumulators(sums, accT, c0, cols);
   });
 }
