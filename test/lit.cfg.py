@@ -58,7 +58,18 @@ if "avx512f" in _cpu_flags():
     config.available_features.add("avx512")
 # AMX tiles with bf16 products (Sapphire Rapids and later): attn-run's bf16
 # kernels use them.
-if {"amx_tile", "amx_bf16"} <= _cpu_flags():
+def _amx_permitted():
+    # Linux grants AMX tile state on request (arch_prctl
+    # ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), as attnrt::enableAmxTiles
+    # asks; kernels before 5.16 refuse.
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(158, 0x1023, 18) == 0  # SYS_arch_prctl on x86-64
+    except (OSError, AttributeError):
+        return False
+
+if {"amx_tile", "amx_bf16"} <= _cpu_flags() and _amx_permitted():
     config.available_features.add("amx")
 # vdpbf16ps (Cooper Lake, Sapphire Rapids, Zen 4 and later).
 if "avx512_bf16" in _cpu_flags():
