@@ -99,8 +99,8 @@ void CpuFlashKernel::forRowBlocks(Value total,
   Value start = index(0);
   for (int64_t size : sizes) {
     Value rest = sub(total, start);
-    Value end =
-        add(start, mul(arith::DivUIOp::create(b, rest, index(size)), index(size)));
+    Value whole = mul(arith::DivUIOp::create(b, rest, index(size)), index(size));
+    Value end = add(start, whole);
     loop(start, end, size, {}, [&](Value r0, ValueRange) {
       body(r0, size);
       return SmallVector<Value>{};
@@ -145,7 +145,8 @@ void CpuFlashKernel::countTile(int64_t which) {
 }
 
 Value CpuFlashKernel::softmaxExp(Value x, Value shift) {
-  // 2^y, y = (x - shift) log2 e <= 0, as 2^n 2^f with n = round(y) and
+  // 2^y, y = (x - shift) log2 e <= 0 (times the scale when scoresUnscaled),
+  // as 2^n 2^f with n = round(y) and
   // f = y - n in [-1/2, 1/2]: adding 1.5 * 2^23 + 127 rounds y to an integer
   // held in the low mantissa bits, n + 127, which shifted by 23 are the
   // exponent bits of 2^n. 2^f is a degree-5 minimax polynomial (relative
@@ -187,13 +188,9 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
   auto isNegInf = [&](Value x) {
     return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, negInf);
   };
-  // exp(x - shift) with exact zeros for x = -inf (dropped scores).
-  auto expShifted = [&](Value x, Value shift) {
-    return softmaxExp(x, shift);
-  };
-
-  // AMX packs P in pairs of whole key tiles: rows past tk become dropped
-  // scores (exp gives exact zeros) so the loops below need no bounds.
+  // Pair products pack P in pairs of whole key tiles: rows past tk become
+  // dropped scores (exp gives exact zeros) so the loops below need no
+  // bounds.
   Value rows = tk;
   if (usesPairs()) {
     loop(tk, index(keyTile), 1, {}, [&](Value r, ValueRange) {
@@ -208,7 +205,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
     mOld.push_back(loadVec(m, {lane(t)}));
   // The max skips NaN scores (x > max is false for them: one vmaxps); a NaN
   // still reaches its row through exp(NaN - m) in the sums.
-  scf::ForOp maxLoop = loop(index(0), rows, 1, mOld, [&](Value r, ValueRange mx) {
+  auto maxOfRows = [&](Value r, ValueRange mx) {
     SmallVector<Value> next;
     for (int64_t t = 0; t < kQueryVectors; ++t) {
       Value x = loadVec(sT, {r, lane(t)});
@@ -217,27 +214,28 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
       next.push_back(arith::SelectOp::create(b, greater, x, mx[t]));
     }
     return next;
-  });
+  };
+  scf::ForOp maxLoop = loop(index(0), rows, 1, mOld, maxOfRows);
   for (int64_t t = 0; t < kQueryVectors; ++t) {
     Value mNew = maxLoop.getResult(t);
     // A max of -inf means nothing kept yet: subtract 0 instead.
     mSafe.push_back(arith::SelectOp::create(b, isNegInf(mNew), zero, mNew));
-    alpha.push_back(expShifted(mOld[t], mSafe[t]));
+    alpha.push_back(softmaxExp(mOld[t], mSafe[t]));
     storeVec(mNew, m, {lane(t)});
   }
 
   SmallVector<Value> zeros(kQueryVectors, zero);
-  // P in place of the scores; with AMX also as bf16 key pairs (pPairs),
-  // two rows at a time.
+  // P in place of the scores; with pair products also as bf16 key pairs
+  // (pPairs), two rows at a time.
   int64_t step = usesPairs() ? 2 : 1;
   auto half = VectorType::get({kLanes}, b.getBF16Type());
-  scf::ForOp sumLoop = loop(index(0), rows, step, zeros, [&](Value r, ValueRange s) {
+  auto expAndSum = [&](Value r, ValueRange s) {
     SmallVector<Value> next(s.begin(), s.end());
     for (int64_t t = 0; t < kQueryVectors; ++t) {
       SmallVector<Value, 2> pair;
       for (int64_t i = 0; i < step; ++i) {
         Value row = add(r, index(i));
-        Value p = expShifted(loadVec(sT, {row, lane(t)}), mSafe[t]);
+        Value p = softmaxExp(loadVec(sT, {row, lane(t)}), mSafe[t]);
         storeVec(p, sT, {row, lane(t)});
         next[t] = arith::AddFOp::create(b, next[t], p);
         pair.push_back(p);
@@ -251,7 +249,8 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
       }
     }
     return next;
-  });
+  };
+  scf::ForOp sumLoop = loop(index(0), rows, step, zeros, expAndSum);
   for (int64_t t = 0; t < kQueryVectors; ++t) {
     Value lOld = loadVec(l, {lane(t)});
     storeVec(vector::FMAOp::create(b, lOld, alpha[t], sumLoop.getResult(t)), l,
@@ -292,8 +291,8 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
       storeAccumulators(products, accT, c0, cols);
     });
   };
-  // With AMX, tiles whose values are all finite need no guard: a dropped
-  // key's zero weight times a finite value adds exactly 0.
+  // With pair products, tiles whose values are all finite need no guard: a
+  // dropped key's zero weight times a finite value adds exactly 0.
   Value guarded = mayDropKeys;
   if (usesPairs() && !matchPattern(mayDropKeys, m_Zero())) {
     Value flag = memref::LoadOp::create(
@@ -305,7 +304,8 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
         arith::ConstantIntOp::create(b, b.getI8Type(), 0));
     guarded = arith::AndIOp::create(
         b, mayDropKeys,
-        arith::XOrIOp::create(b, finite, arith::ConstantIntOp::create(b, 1, 1)));
+        arith::XOrIOp::create(b, finite,
+                              arith::ConstantIntOp::create(b, 1, 1)));
   }
   emitChoice(
       guarded, [&] { accumulate(true); }, [&] { accumulate(false); });
@@ -634,7 +634,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // max of unscaled scores is the same key's (the scale is positive). Score
   // mods see scaled scores, so they keep the scale in Q.
   std::optional<APFloat> scaleAttr = op.getScale();
-  scoresUnscaled = usesPairs() && (!op.getModsAttr() || op.getModsAttr().empty()) &&
+  bool hasMods = op.getModsAttr() && !op.getModsAttr().empty();
+  scoresUnscaled = usesPairs() && !hasMods &&
                    (!scaleAttr || scaleAttr->convertToFloat() > 0);
   exponentScale = f32Const(float(M_LOG2E));
   if (scoresUnscaled)
@@ -683,7 +684,7 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   Value sT = scratch({keyTile, kQueryTile}, {});
   // Packed heads with a head dim of whole vectors keep acc by query row
   // (accumulateByRows); otherwise acc^T, by column.
-  int64_t staticValueDim = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+  int64_t staticValueDim = valueDimStatic();
   accByRows = packsHeads && !ShapedType::isDynamic(staticValueDim) &&
               staticValueDim % kLanes == 0;
   Value accT = accByRows ? scratch({kQueryTile, staticValueDim}, {})

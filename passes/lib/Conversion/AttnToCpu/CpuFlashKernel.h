@@ -191,7 +191,8 @@ private:
   /// (batch, head, key tile) an i8 that is 1 when all its values are
   /// finite; in parallel, emitted before the forall over tiles.
   std::pair<Value, Value> transposeValues(Value valueBuf);
-  /// qPairs = scale Q^T of the tile in bf16, as pairs of dims.
+  /// qPairs = Q^T of the tile in bf16 as pairs of dims (times the scale
+  /// unless scoresUnscaled).
   void packQueryPairs(Value tq);
   /// sT = K_tile qPairs on AMX tiles.
   void computeScoresAmx(Value sT, Value j0, Value tk);
@@ -294,8 +295,9 @@ private:
   SmallVector<Value> queryIds;  // per query vector, vector of i64
   Value queryIdMin, queryIdMax; // over the real queries of the tile
   Value counters;               // memref<2xindex>, when counting
-  Value qPairs, pPairs, keyTail, valuesT; // AMX operands (bf16)
-  Value finiteValueTiles;                 // AMX: [B][Hkv][key tiles] i8
+  Value qPairs, pPairs, valuesT; // pair products' operands (bf16)
+  Value keyTail;                 // AMX: the last 16 key rows, zero-padded
+  Value finiteValueTiles;        // pair products: [B][Hkv][key tiles] i8
   /// Whether sT holds unscaled scores (the scale is in exponentScale).
   bool scoresUnscaled = false;
   Value exponentScale; // f32: log2 e, times the scale when scoresUnscaled

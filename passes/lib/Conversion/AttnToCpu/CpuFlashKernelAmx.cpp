@@ -7,8 +7,11 @@
 //
 //   sT[r][q]   = sum_c K[j0 + r][c] qPairs[c / 2][q][c % 2]
 //                  A = 16 key rows x 32 dims, read from K in place
-//                  B = qPairs: scale * Q^T rounded to bf16, as dim pairs
-//   accT[d][q] = alpha[q] accT[d][q] + sum_r vT[d][j0 + r] pPairs[r / 2][q][r % 2]
+//                  B = qPairs: Q^T as dim pairs (the scale is applied
+//                      by exp, or folded in first when score mods need
+//                      scaled scores)
+//   accT[d][q] = alpha[q] accT[d][q]
+//                + sum_r vT[d][j0 + r] pPairs[r / 2][q][r % 2]
 //                  A = 16 dims x 32 keys of V^T (vT: V transposed once per
 //                      call, keys padded to whole key tiles with zeros)
 //                  B = pPairs: P^T rounded to bf16, as key pairs (the
@@ -16,8 +19,9 @@
 //
 // These are the layouts the f32 kernel already keeps (keys or dims in
 // rows, queries in lanes), so the softmax code is shared. Tiles that may
-// drop keys keep the f32 update of P V (a dropped key's V may be NaN, and
-// 0 x NaN would reach the sum through a pair product).
+// drop keys and whose values are not all finite keep the f32 update of P V
+// (a dropped key's V may be NaN, and 0 x NaN would reach the sum through a
+// pair product).
 //
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
@@ -179,7 +183,8 @@ void CpuFlashKernel::packQueryPairs(Value tq) {
       Value scaled = arith::TruncFOp::create(
           b, bf16, arith::MulFOp::create(b, x, scale));
       Value pairRow = arith::ShRUIOp::create(b, c, index(1));
-      Value column = add(mul(q, index(2)), arith::AndIOp::create(b, c, index(1)));
+      Value column =
+          add(mul(q, index(2)), arith::AndIOp::create(b, c, index(1)));
       memref::StoreOp::create(b, scaled, qPairs, ValueRange{pairRow, column});
       return SmallVector<Value>{};
     });
@@ -305,7 +310,8 @@ void CpuFlashKernel::accumulateAmx(Value accT, Value j0,
   auto aType = amx::TileType::get({kTileRows, kTileDepth}, bf16);
   auto cType = amx::TileType::get({kTileRows, kTileRows}, f32);
   int64_t dimBlocks = valueDimStatic() % (2 * kTileRows) == 0 ? 2 : 1;
-  loop(index(0), valueDim, dimBlocks * kTileRows, {}, [&](Value d0, ValueRange) {
+  int64_t dimStep = dimBlocks * kTileRows;
+  loop(index(0), valueDim, dimStep, {}, [&](Value d0, ValueRange) {
     loop(index(0), index(kQueryTile), 2 * kTileRows, {},
          [&](Value q0, ValueRange) {
            auto at = [&](int64_t i, int64_t j) -> SmallVector<Value> {
