@@ -216,7 +216,8 @@ std::vector<double> attention(const AttentionProblem &pb,
           if (pb.bias) {
             int64_t bb = pb.biasBatch == 1 ? 0 : b,
                     bh = pb.biasHeads == 1 ? 0 : h;
-            x += pb.bias[((bb * pb.biasHeads + bh) * Lq + i) * Lk + j];
+            int64_t rows = pb.biasPerKey ? 1 : Lq, bi = pb.biasPerKey ? 0 : i;
+            x += pb.bias[((bb * pb.biasHeads + bh) * rows + bi) * Lk + j];
           }
           x = applyMods(pb, x, h, j - (i + delta));
           bool kept = true;

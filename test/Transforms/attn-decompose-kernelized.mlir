@@ -66,3 +66,35 @@ func.func @rfa(%q: tensor<1x1x8x16xf32>, %w: tensor<8x16xf32>)
          tensor<8x16xf32>) -> tensor<1x1x8x16xf32>
   return %o : tensor<1x1x8x16xf32>
 }
+
+// -----
+
+// Non-causal FAVOR+ is two softmax attentions (scale D^(-1/4) = 0.5): the
+// m = 32 rows of omega, broadcast to (batch, kv head), attend over the keys
+// with the per-key bias -|k'|^2 / 2 (sum of squares times -1/8), giving
+// (V', lse); the queries attend over the same rows with values V' and the
+// per-key bias lse repeated to the 4 query heads (h -> h floordiv 2). No
+// [L, m] feature map and no exp outside the attentions.
+// CHECK-DAG: #[[REPEAT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 2, d2)>
+// CHECK-LABEL: func.func @favor_gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x10x16xf32>, %[[K:.*]]: tensor<1x2x12x16xf32>, %[[V:.*]]: tensor<1x2x12x8xf32>, %[[W:.*]]: tensor<32x16xf32>)
+// CHECK-DAG: %[[EIGHTH:.*]] = arith.constant -1.250000e-01 : f32
+// CHECK: %[[ROWS:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<32x16xf32>) outs(%{{.*}} : tensor<1x2x32x16xf32>)
+// CHECK: %[[SQUARES:.*]] = linalg.generic {{.*}} ins(%[[K]], %[[K]] : {{.*}}) outs(%{{.*}} : tensor<1x2x12xf32>)
+// CHECK: %[[HALF:.*]] = linalg.generic {{.*}} ins(%[[SQUARES]] : tensor<1x2x12xf32>)
+// CHECK: arith.mulf %{{.*}}, %[[EIGHTH]]
+// CHECK: %[[KBIAS:.*]] = tensor.expand_shape %[[HALF]] {{.*}} into tensor<1x2x1x12xf32>
+// CHECK: %[[STATE:.*]], %[[LSE:.*]] = attn.attention %[[ROWS]], %[[K]], %[[V]] bias(%[[KBIAS]]) scale = 5.000000e-01 : {{.*}} -> (tensor<1x2x32x8xf32>, tensor<1x2x32xf32>)
+// CHECK: %[[REPEATED:.*]] = linalg.generic {indexing_maps = [#[[REPEAT]], {{.*}} ins(%[[LSE]] : tensor<1x2x32xf32>) outs(%{{.*}} : tensor<1x4x32xf32>)
+// CHECK: %[[FBIAS:.*]] = tensor.expand_shape %[[REPEATED]] {{.*}} into tensor<1x4x1x32xf32>
+// CHECK: %[[OUT:.*]] = attn.attention %[[Q]], %[[ROWS]], %[[STATE]] bias(%[[FBIAS]]) scale = 5.000000e-01 :
+// CHECK-NOT: math.exp
+// CHECK: return %[[OUT]]
+func.func @favor_gqa(%q: tensor<1x4x10x16xf32>, %k: tensor<1x2x12x16xf32>,
+                     %v: tensor<1x2x12x8xf32>, %w: tensor<32x16xf32>)
+    -> tensor<1x4x10x8xf32> {
+  %o = attn.kernelized %q, %k, %v omega(%w) feature_map = favor
+      : (tensor<1x4x10x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x8xf32>,
+         tensor<32x16xf32>) -> tensor<1x4x10x8xf32>
+  return %o : tensor<1x4x10x8xf32>
+}

@@ -5,7 +5,15 @@
 // prefix-sum form against the quadratic causal form of the same feature
 // map. Tolerance 1e-4 of the output scale: features and their sums over up
 // to 1025 keys round in f32 (observed: up to 1.1e-6).
+// Non-causal FAVOR+ runs as two softmax attentions with per-key biases
+// (DecomposeKernelized.cpp): on both vector widths and the generic path,
+// and with 256 features, cross lengths (key tiles of 64 and 1024 rows end
+// mid-tile) and Dv != D.
 // RUN: attn-run %s --entry=favor_gqa --check --tolerance=1e-4 | FileCheck %s
+// RUN: attn-run %s --entry=favor_gqa --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=favor_gqa --check --tolerance=1e-4 --generic | FileCheck %s
+// RUN: attn-run %s --entry=favor_cross --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=favor_cross --check --tolerance=1e-4 --generic | FileCheck %s
 // RUN: attn-run %s --entry=favor_causal --check --tolerance=1e-4 | FileCheck %s
 // RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 | FileCheck %s
 // RUN: attn-run %s --entry=relu --check --tolerance=1e-4 | FileCheck %s
@@ -30,6 +38,16 @@ func.func @favor_gqa(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x97x40xf32>,
       : (tensor<1x4x97x40xf32>, tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>,
          tensor<32x40xf32>) -> tensor<1x4x97x40xf32>
   return %o : tensor<1x4x97x40xf32>
+}
+
+// FAVOR+ with 256 features, Lq = 300 queries on Lk = 1100 keys, Dv = 48.
+func.func @favor_cross(%q: tensor<1x2x300x64xf32>, %k: tensor<1x2x1100x64xf32>,
+                       %v: tensor<1x2x1100x48xf32>, %w: tensor<256x64xf32>)
+    -> tensor<1x2x300x48xf32> {
+  %o = attn.kernelized %q, %k, %v omega(%w) feature_map = favor
+      : (tensor<1x2x300x64xf32>, tensor<1x2x1100x64xf32>,
+         tensor<1x2x1100x48xf32>, tensor<256x64xf32>) -> tensor<1x2x300x48xf32>
+  return %o : tensor<1x2x300x48xf32>
 }
 
 // Causal FAVOR+, L = 1025 (16 chunks of 64 and one padded), D = 64.

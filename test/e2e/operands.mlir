@@ -1,9 +1,28 @@
 // Dense mask and bias operands (the escape hatch front ends hand us), with
-// size-1 batch / head dimensions broadcast. They take the generic path.
+// size-1 batch / head dimensions broadcast. Masks and [Lq, Lk] biases take
+// the generic path.
 // Tolerance as in dense.mlir: 1e-5 of the output's scale.
 // RUN: attn-run %s --entry=mask_broadcast --check | FileCheck %s
 // RUN: attn-run %s --entry=bias_per_head --check | FileCheck %s
 // RUN: attn-run %s --entry=mask_bias_causal --check | FileCheck %s
+//
+// Per-key biases [B|1, Hq|1, 1, Lk] run on the vectorized kernels (AVX2 and
+// AVX-512 blocking) as well as the generic path: with GQA and a batch of
+// biases; per head on a causal pattern after a softcap and before ALiBi
+// (docs/Dialect.md's order); and as a padding mask (-inf on slots 90-99,
+// whose values hold NaN: their zero weights must not reach the sum; a NaN
+// key would make its score NaN, which no bias drops).
+// RUN: attn-run %s --entry=bias_per_key --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=bias_per_key --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=bias_per_key --check --generic | FileCheck %s
+// RUN: attn-run %s --entry=bias_per_key_mods --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=bias_per_key_mods --check --generic | FileCheck %s
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: python3 %S/Inputs/plant-nonfinite.py --values-only %t 1 2 7 100 64 nan 90 91 92 93 94 95 96 97 98 99
+// RUN: python3 %S/Inputs/make-key-bias.py %t/bias.npy 1 1 100 90 91 92 93 94 95 96 97 98 99
+// RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 
 func.func @mask_broadcast(%q: tensor<2x2x97x64xf32>, %k: tensor<2x2x100x64xf32>,
@@ -31,4 +50,34 @@ func.func @mask_bias_causal(%q: tensor<1x2x97x64xf32>, %k: tensor<1x2x97x64xf32>
       : (tensor<1x2x97x64xf32>, tensor<1x2x97x64xf32>, tensor<1x2x97x64xf32>,
          tensor<1x2x97x97xi1>, tensor<1x1x97x97xf32>) -> tensor<1x2x97x64xf32>
   return %o : tensor<1x2x97x64xf32>
+}
+
+func.func @bias_per_key(%q: tensor<2x4x97x64xf32>, %k: tensor<2x2x100x64xf32>,
+                        %v: tensor<2x2x100x64xf32>, %b: tensor<2x1x1x100xf32>)
+    -> tensor<2x4x97x64xf32> {
+  %o = attn.attention %q, %k, %v bias(%b)
+      : (tensor<2x4x97x64xf32>, tensor<2x2x100x64xf32>, tensor<2x2x100x64xf32>,
+         tensor<2x1x1x100xf32>) -> tensor<2x4x97x64xf32>
+  return %o : tensor<2x4x97x64xf32>
+}
+
+func.func @bias_per_key_mods(%q: tensor<1x4x130x32xf32>,
+                             %k: tensor<1x4x130x32xf32>,
+                             %v: tensor<1x4x130x32xf32>,
+                             %b: tensor<1x4x1x130xf32>)
+    -> tensor<1x4x130x32xf32> {
+  %o = attn.attention %q, %k, %v bias(%b) pattern(#attn.causal)
+      mods = [#attn.softcap<cap = 2.0>, #attn.alibi<max_bias = 8.0>]
+      : (tensor<1x4x130x32xf32>, tensor<1x4x130x32xf32>, tensor<1x4x130x32xf32>,
+         tensor<1x4x1x130xf32>) -> tensor<1x4x130x32xf32>
+  return %o : tensor<1x4x130x32xf32>
+}
+
+func.func @bias_padding(%q: tensor<1x2x7x64xf32>, %k: tensor<1x2x100x64xf32>,
+                        %v: tensor<1x2x100x64xf32>, %b: tensor<1x1x1x100xf32>)
+    -> tensor<1x2x7x64xf32> {
+  %o = attn.attention %q, %k, %v bias(%b)
+      : (tensor<1x2x7x64xf32>, tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>,
+         tensor<1x1x1x100xf32>) -> tensor<1x2x7x64xf32>
+  return %o : tensor<1x2x7x64xf32>
 }

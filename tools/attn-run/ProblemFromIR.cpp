@@ -153,6 +153,7 @@ attnrt::problemFromAttention(AttentionOp op) {
   if (Value bias = op.getBias()) {
     pb.biasBatch = dim(bias, 0);
     pb.biasHeads = dim(bias, 1);
+    pb.biasPerKey = dim(bias, 2) == 1 && dim(op.getQuery(), 2) != 1;
   }
   return pb;
 }

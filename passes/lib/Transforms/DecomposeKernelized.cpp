@@ -15,6 +15,22 @@
 // in the quotient but keep exp() in range. Key-side tensors of GQA are
 // repeated to the query heads.
 //
+// Non-causal FAVOR+ is two softmax attentions instead (favorAsAttention):
+// with x' = s x, s = D^(-1/4), and t_fj = w_f . k'_j - |k'_j|^2 / 2,
+//
+//   S_f = sum_j exp(t_fj) v_j = exp(lse_f) V'_f,  z_f = exp(lse_f)
+//
+// where (V'_f, lse_f) is softmax attention (scale s) of "query" w_f over
+// the keys with the per-key bias -|k'_j|^2 / 2, and
+//
+//   O_i = sum_f exp(w_f . q'_i) S_f / sum_f exp(w_f . q'_i) z_f
+//       = softmax_f(w_f . q'_i + lse_f) V'_f
+//
+// is softmax attention of q_i over m "keys" w_f with the per-key bias
+// lse_f (the query's per-row factors exp(-|q'|^2 / 2 - max) / sqrt(m)
+// cancel). Both run on the attention kernels, no [L, m] feature map is
+// stored, and the online softmax replaces the maxima.
+//
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/EinsumBuilder.h"
@@ -52,6 +68,7 @@ private:
   Value add(StringRef spec, Value x, Value y);
   Value nonCausal(Value phiQ, Value phiK, Value value);
   Value causal(Value phiQ, Value phiK, Value value);
+  Value favorAsAttention();
 
   KernelizedOp op;
   OpBuilder b;
@@ -266,9 +283,66 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
       loop.getResult(2), offsetsAt(b.getIndexAttr(0)), sizes, unit);
 }
 
+/// Non-causal FAVOR+ as two attentions (see the file comment).
+Value KernelizedDecomposition::favorAsAttention() {
+  Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+  Value omega = op.getOmega();
+  int64_t batch = dimOf(query, 0), heads = dimOf(query, 1),
+          kvHeads = dimOf(key, 1);
+  int64_t d = dimOf(query, 3), m = dimOf(omega, 0);
+  double s = std::pow(double(d), -0.25);
+  Type f32 = b.getF32Type();
+  FloatAttr scale = b.getF32FloatAttr(float(s));
+  auto perKey = [&](Value x) {
+    auto type = cast<RankedTensorType>(x.getType());
+    auto shape = type.getShape();
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({shape[0], shape[1], 1, shape[2]}, f32),
+        x, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  };
+
+  // w_f for every (batch, kv head): the "queries" of the key side and the
+  // "keys" of the query side.
+  Value features = eb.map(
+      "fd->bhfd", omega,
+      [](OpBuilder &, Location, ValueRange a, IndexFn) { return a[0]; },
+      {{'b', eb.index(batch)}, {'h', eb.index(kvHeads)}});
+
+  // Key side: s w_f . k_j - s^2 |k_j|^2 / 2, the second term a per-key bias.
+  Value halfSquare = eb.map(
+      "bhl->bhl", eb.contract("bhld,bhld->bhl", {key, key}),
+      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+        return arith::MulFOp::create(nb, l, a[0], eb.f32(-s * s / 2))
+            .getResult();
+      });
+  auto stateType =
+      RankedTensorType::get({batch, kvHeads, m, dimOf(value, 3)}, f32);
+  auto lseType = RankedTensorType::get({batch, kvHeads, m}, f32);
+  auto state = AttentionOp::create(
+      b, loc, stateType, lseType, features, key, value, Value(),
+      perKey(halfSquare), Value(), Value(), Value(), MaskAttrInterface(),
+      scale, AlignmentAttr(), ArrayAttr(), IntegerAttr(), IntegerAttr());
+
+  // Query side: s q_i . w_f + lse_f, lse_f a per-key bias of each query
+  // head's kv head.
+  Value lse = perKey(eb.repeatHeads(state.getLse(), heads));
+  return AttentionOp::create(b, loc, op.getResult().getType(), Type(), query,
+                             features, state.getOutput(), Value(), lse,
+                             Value(), Value(), Value(), MaskAttrInterface(),
+                             scale, AlignmentAttr(), ArrayAttr(),
+                             IntegerAttr(), IntegerAttr())
+      .getOutput();
+}
+
 LogicalResult KernelizedDecomposition::run() {
   if (failed(checkDecomposable(op, "attn-decompose-kernelized")))
     return failure();
+  if (op.getFeatureMap() == FeatureMap::favor && !op.getCausal()) {
+    Value out = favorAsAttention();
+    op.replaceAllUsesWith(out);
+    op.erase();
+    return success();
+  }
   Value phiQ = features(op.getQuery(), /*isQuery=*/true);
   Value phiK = features(op.getKey(), /*isQuery=*/false);
   Value out = op.getCausal() ? causal(phiQ, phiK, op.getValue())

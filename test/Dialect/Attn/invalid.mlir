@@ -514,6 +514,26 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // -----
 
+// mask rows do not broadcast (only a bias has a per-key form)
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %m: tensor<1x1x1x32xi1>) -> tensor<1x4x16x8xf32> {
+  // expected-error @+1 {{mask dimension 2 (query length) is 1, expected 16}}
+  %o = attn.attention %q, %k, %v mask(%m)
+      : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x1x1x32xi1>) -> tensor<1x4x16x8xf32>
+  return %o : tensor<1x4x16x8xf32>
+}
+
+// -----
+
+// bias rank
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %b: tensor<4x32xf32>) -> tensor<1x4x16x8xf32> {
+  // expected-error @+1 {{bias must have rank 4 [B or 1, Hq or 1, Lq or 1, Lk], got 'tensor<4x32xf32>'}}
+  %o = attn.attention %q, %k, %v bias(%b)
+      : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<4x32xf32>) -> tensor<1x4x16x8xf32>
+  return %o : tensor<1x4x16x8xf32>
+}
+
+// -----
+
 // mask key length
 func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %m: tensor<1x1x16x16xi1>) -> tensor<1x4x16x8xf32> {
   // expected-error @+1 {{mask dimension 3 (key length) is 16, expected 32}}
@@ -526,7 +546,7 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // bias query length
 func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %b: tensor<1x4x8x32xf32>) -> tensor<1x4x16x8xf32> {
-  // expected-error @+1 {{bias dimension 2 (query length) is 8, expected 16}}
+  // expected-error @+1 {{bias dimension 2 (query length) is 8, expected 1 or 16}}
   %o = attn.attention %q, %k, %v bias(%b)
       : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x4x8x32xf32>) -> tensor<1x4x16x8xf32>
   return %o : tensor<1x4x16x8xf32>

@@ -1,17 +1,21 @@
 """Writes q, k, v .npy files [B, H, L, D] of seeded values in [-1, 1) and
 plants a non-finite value in chosen rows of k and v (standard library only):
 
-  plant-nonfinite.py OUT_DIR B H LQ LK D VALUE ROW [ROW ...]
+  plant-nonfinite.py [--values-only] OUT_DIR B H LQ LK D VALUE ROW [ROW ...]
 
 VALUE is nan, inf or -inf; every element of the listed key rows of k and v
-(all batches and heads) gets it."""
+(all batches and heads) gets it, or of v only with --values-only."""
 import os
 import random
 import struct
 import sys
 
-out, b, h, lq, lk, d, value = sys.argv[1], *map(int, sys.argv[2:7]), sys.argv[7]
-rows = set(int(r) for r in sys.argv[8:])
+args = sys.argv[1:]
+values_only = args[0] == "--values-only"
+if values_only:
+    args = args[1:]
+out, b, h, lq, lk, d, value = args[0], *map(int, args[1:6]), args[6]
+rows = set(int(r) for r in args[7:])
 planted = float(value)
 rng = random.Random(1234)
 
@@ -32,5 +36,5 @@ def write(name, length, plant):
 
 
 write("q.npy", lq, False)
-write("k.npy", lk, True)
+write("k.npy", lk, not values_only)
 write("v.npy", lk, True)

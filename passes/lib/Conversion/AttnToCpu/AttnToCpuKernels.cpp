@@ -25,8 +25,16 @@ bool isSupported(OnlineAttentionOp op) {
   if (!type.getElementType().isF32() && !type.getElementType().isF16() &&
       !type.getElementType().isBF16())
     return false;
-  if (op.getMask() || op.getBias() || !op.getScore().empty())
+  if (op.getMask() || !op.getScore().empty())
     return false;
+  // Of biases, the per-key [B|1, Hq|1, 1, Lk] form (one value per key row
+  // of a tile), with static broadcast dims.
+  if (Value bias = op.getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getDimSize(2) != 1 || biasType.isDynamicDim(0) ||
+        biasType.isDynamicDim(1))
+      return false;
+  }
   std::string reason;
   if (!areScoreModsVectorizable(op.getModsAttr(), /*withGathers=*/true) ||
       !isScoreModCodegenSupported(op.getModsAttr(), type.getDimSize(1), reason))
@@ -74,8 +82,10 @@ struct AttnToCpuKernelsPass
       // dynamic).
       std::optional<CpuFlashKernel> packed, split;
       KernelPlan packedPlan = plan;
-      // The log-sum-exp comes from the per-query-tile kernel only.
-      if (plan.packedHeads && !plan.countTiles && !attention.lse) {
+      // The log-sum-exp comes from the per-query-tile kernel only; so does
+      // a bias (the packed lanes mix query heads).
+      if (plan.packedHeads && !plan.countTiles && !attention.lse &&
+          !op.getBias()) {
         packedPlan.blocking = *plan.packedHeads;
         packedPlan.queryTiling = {plan.packedHeads->queryTile(), 0};
         packedPlan.schedules.reset();

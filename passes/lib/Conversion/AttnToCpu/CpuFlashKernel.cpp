@@ -449,8 +449,9 @@ void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
   if (packsHeads)
     prefetchNextKeyTile(j0);
   computeScores(sT, qT, j0, tk);
-  if (op.getModsAttr() && !op.getModsAttr().empty())
-    applyMods(sT, j0, tk);
+  Value biasDropsKeys;
+  if (bias || (op.getModsAttr() && !op.getModsAttr().empty()))
+    biasDropsKeys = applyMods(sT, j0, tk);
   // Only partial tiles evaluate the pattern per element.
   bool masks = pattern && !matchPattern(needsMask, m_Zero());
   if (masks) {
@@ -468,6 +469,8 @@ void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
   Value mayDropKeys = modsDropKeys ? arith::ConstantIntOp::create(b, 1, 1)
                       : masks      ? needsMask
                                    : arith::ConstantIntOp::create(b, 0, 1);
+  if (biasDropsKeys)
+    mayDropKeys = arith::OrIOp::create(b, mayDropKeys, biasDropsKeys);
   updateSoftmaxAndAccumulate(sT, m, l, accT, j0, tk, mayDropKeys);
 }
 
@@ -537,6 +540,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   if (op.getRelTable())
     argTypes.push_back(bufferTypeOf(op.getRelTable()));
+  if (op.getBias())
+    argTypes.push_back(bufferTypeOf(op.getBias()));
   int64_t dyn = ShapedType::kDynamic;
   auto partialType = MemRefType::get({dyn, dyn, kLanes}, f32);
   if (splitsKeys)
@@ -601,6 +606,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   }
   if (op.getRelTable())
     relTable = entry->getArgument(nextArg++);
+  if (op.getBias())
+    bias = entry->getArgument(nextArg++);
   keyBegin = index(0);
   keyEnd = keyLen;
   if (splitsKeys) {
@@ -632,10 +639,10 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // Pair products (AMX, vdpbf16ps) read Q in bf16 as it is and fold the
   // scale into exp's multiplier instead: one rounding less, and the running
   // max of unscaled scores is the same key's (the scale is positive). Score
-  // mods see scaled scores, so they keep the scale in Q.
+  // mods and a bias see scaled scores, so they keep the scale in Q.
   std::optional<APFloat> scaleAttr = op.getScale();
   bool hasMods = op.getModsAttr() && !op.getModsAttr().empty();
-  scoresUnscaled = usesPairs() && !hasMods &&
+  scoresUnscaled = usesPairs() && !hasMods && !op.getBias() &&
                    (!scaleAttr || scaleAttr->convertToFloat() > 0);
   exponentScale = f32Const(float(M_LOG2E));
   if (scoresUnscaled)
@@ -788,6 +795,8 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
                       toBuffer(op.getKvSegments())};
   if (op.getRelTable())
     operandBuffers.push_back(toBuffer(op.getRelTable()));
+  if (op.getBias())
+    operandBuffers.push_back(toBuffer(op.getBias()));
   Value lseResult;
   if (lseType) {
     SmallVector<Value> lseSizes;

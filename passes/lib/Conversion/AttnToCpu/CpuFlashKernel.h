@@ -241,8 +241,11 @@ private:
   /// The f32 table `data` as a constant global before the op's function.
   memref::GlobalOp createF32Table(StringRef name, ArrayRef<float> data);
   std::map<std::vector<float>, memref::GlobalOp> f32Tables;
-  /// The op's score mods on every score of the tile, lane-wise.
-  void applyMods(Value sT, Value j0, Value tk);
+  /// The op's per-key bias and score mods on every score of the tile,
+  /// lane-wise, in the order of docs/Dialect.md (softcap, bias, the other
+  /// mods). Returns whether the bias dropped a key (an i1: some bias of the
+  /// tile is -inf), or null without a bias.
+  Value applyMods(Value sT, Value j0, Value tk);
   /// Query positions i0 + t * lanes + [0, lanes) as a vector of index.
   Value queryPositions(int64_t t);
   /// The same in positionType: i32 lanes (twice as many per register as
@@ -292,6 +295,7 @@ private:
   ModuleOp module;
   Value qSegments, kvSegments;  // [B, L] id buffers, when used
   Value relTable;               // [Hq, columns], when a mod reads it
+  Value bias;                   // [B|1, Hq|1, 1, Lk], when the op has one
   SmallVector<Value> queryIds;  // per query vector, vector of i64
   Value queryIdMin, queryIdMax; // over the real queries of the tile
   Value counters;               // memref<2xindex>, when counting

@@ -153,7 +153,7 @@ std::pair<Value, Value> CpuFlashKernel::segmentTileClass(Value j0, Value tk) {
   return {isEmpty, isFull};
 }
 
-void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
+Value CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
   ArrayAttr mods = op.getModsAttr();
   int64_t numHeads =
       cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1);
@@ -179,17 +179,46 @@ void CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
                                     indices, allLanes, zeros, IntegerAttr());
   };
   ScoreModLanes lanes{gatherRelTable, gatherConstant};
-  loop(index(0), tk, 1, {}, [&](Value r, ValueRange) {
-    Value key = splatIndex(add(j0, r));
-    for (int64_t t = 0; t < kQueryVectors; ++t) {
-      // r = j - (i + delta) for each query lane.
-      Value distance = arith::SubIOp::create(
-          b, key, arith::AddIOp::create(b, queryPositions(t), deltaLanes));
-      Value x = emitSoftcap(b, b.getLoc(), mods, loadVec(sT, {r, lane(t)}));
-      x = emitScoreMods(b, b.getLoc(), mods, x, distance, headIv, Value(),
-                        numHeads, lanes);
-      storeVec(x, sT, {r, lane(t)});
-    }
-    return SmallVector<Value>{};
-  });
+  // The bias row of this (batch, head): size-1 dims broadcast.
+  Value biasBatch, biasHead;
+  if (bias) {
+    auto biasType = cast<MemRefType>(bias.getType());
+    biasBatch = biasType.getDimSize(0) == 1 ? index(0) : batchIv;
+    biasHead = biasType.getDimSize(1) == 1 ? index(0) : headIv;
+  }
+  // The loop carries the smallest bias seen: -inf drops a key.
+  Value init = f32Const(INFINITY);
+  scf::ForOp rows = loop(
+      index(0), tk, 1, bias ? ValueRange{init} : ValueRange{},
+      [&](Value r, ValueRange minBias) {
+        Value key = add(j0, r);
+        Value keyLanes = splatIndex(key);
+        Value biasValue, biasLanes;
+        if (bias) {
+          biasValue = loadAsF32(bias, {biasBatch, biasHead, index(0), key});
+          biasLanes = vector::BroadcastOp::create(b, vec, biasValue);
+        }
+        for (int64_t t = 0; t < kQueryVectors; ++t) {
+          Value x = emitSoftcap(b, b.getLoc(), mods, loadVec(sT, {r, lane(t)}));
+          if (bias)
+            x = arith::AddFOp::create(b, x, biasLanes);
+          if (mods && !mods.empty()) {
+            // r = j - (i + delta) for each query lane.
+            Value distance = arith::SubIOp::create(
+                b, keyLanes,
+                arith::AddIOp::create(b, queryPositions(t), deltaLanes));
+            x = emitScoreMods(b, b.getLoc(), mods, x, distance, headIv,
+                              Value(), numHeads, lanes);
+          }
+          storeVec(x, sT, {r, lane(t)});
+        }
+        if (!bias)
+          return SmallVector<Value>{};
+        return SmallVector<Value>{
+            arith::MinimumFOp::create(b, minBias[0], biasValue)};
+      });
+  if (!bias)
+    return Value();
+  return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, rows.getResult(0),
+                               f32Const(-INFINITY));
 }

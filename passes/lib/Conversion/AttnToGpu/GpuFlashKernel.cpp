@@ -588,8 +588,10 @@ SmallVector<Value> GpuKernelEmitter::computeKeyTile(ValueRange state,
 SmallVector<Value> GpuKernelEmitter::denseIndices(Value buffer, Value i,
                                                   Value j) {
   auto type = cast<MemRefType>(buffer.getType());
+  // Size-1 dims broadcast (a per-key bias has one row for every query).
   return {type.getDimSize(0) == 1 ? idx(0) : batchIv,
-          type.getDimSize(1) == 1 ? idx(0) : headIv, i, j};
+          type.getDimSize(1) == 1 ? idx(0) : headIv,
+          type.getDimSize(2) == 1 ? idx(0) : i, j};
 }
 
 Value GpuKernelEmitter::finishScore(Value s, Value i, Value j, bool masked) {

@@ -180,11 +180,15 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile, Value j0,
   // Scale, bias and mask, elementwise.
   SmallVector<Value> inputs = {dot};
   Value bias = op.getBias(), mask = op.getMask();
+  // A per-key bias [., ., 1, Lk] reads its one row for every query.
+  bool biasPerKey =
+      bias && cast<RankedTensorType>(bias.getType()).getDimSize(2) == 1;
   if (bias)
     inputs.push_back(slice(bias,
                            {broadcastOffset(bias, 0, batchIv),
-                            broadcastOffset(bias, 1, headIv), i0Tile, j0},
-                           tq, tk));
+                            broadcastOffset(bias, 1, headIv),
+                            biasPerKey ? index(0) : i0Tile, j0},
+                           biasPerKey ? index(1) : tq, tk));
   if (masked && mask) {
     Value maskTile = slice(mask,
                            {broadcastOffset(mask, 0, batchIv),
@@ -194,6 +198,8 @@ Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile, Value j0,
   }
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   SmallVector<AffineMap> maps(inputs.size() + 1, id2);
+  if (biasPerKey)
+    maps[1] = AffineMap::get(2, 0, {b.getAffineConstantExpr(0), j}, ctx);
   return generic(
       inputs, emptyTensor({tq, tk}, f32), maps,
       {IteratorType::parallel, IteratorType::parallel},

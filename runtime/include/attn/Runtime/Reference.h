@@ -74,9 +74,11 @@ struct AttentionProblem {
   /// Dense mask [maskBatch, maskHeads, Lq, Lk] (sizes 1 broadcast).
   const uint8_t *mask = nullptr;
   int64_t maskBatch = 1, maskHeads = 1;
-  /// Dense bias [biasBatch, biasHeads, Lq, Lk] (sizes 1 broadcast).
+  /// Dense bias [biasBatch, biasHeads, Lq, Lk] (sizes 1 broadcast), or
+  /// [biasBatch, biasHeads, 1, Lk] with biasPerKey.
   const float *bias = nullptr;
   int64_t biasBatch = 1, biasHeads = 1;
+  bool biasPerKey = false;
   /// Segment ids [B, Lq] and [B, Lk].
   const int64_t *qSegments = nullptr;
   const int64_t *kvSegments = nullptr;

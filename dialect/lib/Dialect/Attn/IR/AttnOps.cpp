@@ -218,11 +218,14 @@ static LogicalResult verifyQueryKeyValue(Operation *op, Value q, Value k,
   return success();
 }
 
-/// A dense [B|1, Hq|1, Lq, Lk] operand (mask or bias).
+/// A dense [B|1, Hq|1, Lq, Lk] operand (mask or bias); a bias may also be
+/// [B|1, Hq|1, 1, Lk], one value per key (`perKey`).
 static LogicalResult verifyDenseScoreOperand(Operation *op, Value operand,
-                                             StringRef name, Value q,
-                                             Value k) {
-  if (failed(checkRank(op, operand, name, 4, "[B or 1, Hq or 1, Lq, Lk]")))
+                                             StringRef name, Value q, Value k,
+                                             bool perKey = false) {
+  if (failed(checkRank(op, operand, name, 4,
+                       perKey ? "[B or 1, Hq or 1, Lq or 1, Lk]"
+                              : "[B or 1, Hq or 1, Lq, Lk]")))
     return failure();
   for (auto [dim, meaning] :
        {std::pair<int64_t, StringRef>{0, "batch"}, {1, "query heads"}}) {
@@ -232,7 +235,12 @@ static LogicalResult verifyDenseScoreOperand(Operation *op, Value operand,
              << name << " dimension " << dim << " (" << meaning << ") is "
              << size << ", expected 1 or " << expected;
   }
-  if (failed(checkDim(op, operand, name, 2, dimOf(q, 2), "query length")) ||
+  int64_t rows = dimOf(operand, 2), lq = dimOf(q, 2);
+  if (perKey && rows != 1 && mismatch(rows, lq))
+    return op->emitOpError() << name << " dimension 2 (query length) is "
+                             << rows << ", expected 1 or " << lq;
+  if ((!perKey &&
+       failed(checkDim(op, operand, name, 2, lq, "query length"))) ||
       failed(checkDim(op, operand, name, 3, dimOf(k, 2), "key length")))
     return failure();
   return success();
@@ -295,7 +303,8 @@ template <typename OpT> static LogicalResult verifyScoreOperands(OpT attnOp) {
       failed(verifyDenseScoreOperand(op, attnOp.getMask(), "mask", q, k)))
     return failure();
   if (attnOp.getBias() &&
-      (failed(verifyDenseScoreOperand(op, attnOp.getBias(), "bias", q, k)) ||
+      (failed(verifyDenseScoreOperand(op, attnOp.getBias(), "bias", q, k,
+                                       /*perKey=*/true)) ||
        failed(checkElementType(op, attnOp.getBias(), "bias", q))))
     return failure();
 
