@@ -107,7 +107,9 @@ func.func @not_multiply_add(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: m
 // A decomposition's batched contraction (Linformer's E^T K: a shared E
 // stored [n, k'], so A is transposed; K per (batch, head)): with 12 batch
 // indices (enough for the cores), a forall over them, each a GEMM on
-// rank-reduced views; A is packed from its transposed layout.
+// rank-reduced views; A is packed from its transposed layout: a whole
+// block of 12 rows is one contiguous vector per k, rows past M (16 = 12 +
+// 4) one at a time.
 #eA = affine_map<(b, h, m, d, n) -> (n, m)>
 #eB = affine_map<(b, h, m, d, n) -> (b, h, n, d)>
 #eC = affine_map<(b, h, m, d, n) -> (b, h, m, d)>
@@ -115,6 +117,9 @@ func.func @not_multiply_add(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: m
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]]) in (2, 6)
 // CHECK: memref.subview %arg1[%[[B]], %[[H]], 0, 0] [1, 1, 1025, 64] [1, 1, 1, 1] : memref<2x6x1025x64xf32> to memref<1025x64xf32, strided<[64, 1], offset: ?>>
 // CHECK: memref.subview %arg2[%[[B]], %[[H]], 0, 0] [1, 1, 16, 64]
+// CHECK: %[[ROWS:.*]] = vector.load %arg0[{{.*}}, {{.*}}] : memref<1025x16xf32>, vector<12xf32>
+// CHECK: vector.store %[[ROWS]], %{{.*}}[{{.*}}, {{.*}}, %c0] : memref<2x256x12xf32>, vector<12xf32>
+// CHECK: } else {
 // CHECK: memref.load %arg0[{{.*}}, {{.*}}] : memref<1025x16xf32>
 // CHECK: vector.fma
 // CHECK-NOT: linalg.generic

@@ -31,6 +31,7 @@
 // SAME: max abs difference {{.*}}: SAME
 // RUN: attn-run %s --device=vulkan --check --entry=fully_masked_rows | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=dense_mask_bias | FileCheck %s
+// RUN: attn-run %s --device=vulkan --check --entry=key_bias | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=shaw | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=one_of_each | FileCheck %s
 // RUN: attn-run %s --device=vulkan --check --entry=d256_dv100 | FileCheck %s
@@ -215,6 +216,15 @@ func.func @dense_mask_bias(%q: tensor<2x2x97x40xf32>, %k: tensor<2x2x97x40xf32>,
   return %o : tensor<2x2x97x40xf32>
 }
 
+// A per-key bias [B, 1, 1, Lk]: one row read for every query.
+func.func @key_bias(%q: tensor<2x2x97x40xf32>, %k: tensor<2x2x120x40xf32>,
+                    %v: tensor<2x2x120x40xf32>, %bias: tensor<2x1x1x120xf32>)
+    -> tensor<2x2x97x40xf32> {
+  %o = attn.attention %q, %k, %v bias(%bias)
+      : (tensor<2x2x97x40xf32>, tensor<2x2x120x40xf32>, tensor<2x2x120x40xf32>,
+         tensor<2x1x1x120xf32>) -> tensor<2x2x97x40xf32>
+  return %o : tensor<2x2x97x40xf32>
+}
 
 // Relative-position tables (rel_table operand): Shaw et al. per distance,
 // and T5 buckets on a bottom-right causal cross attention.

@@ -188,6 +188,8 @@ private:
   void packB(Value packedB, Value p);
   /// packedA[rb, kk, r] = A[R rb + r, k0 + kk] for kk < kLen, zeros past M.
   void packA(Value packedA, Value rb, Value k0, Value kLen);
+  /// The same row by row, rows past M as zeros.
+  void packARows(Value packedA, Value rb, Value k0, Value kLen);
   /// C[R rb : R rb + R, 2Vp : 2V(p + 1)] += packedA[rb, 0 : kLen]
   /// packedB[p, k0 : k0 + kLen]; rows past M are skipped.
   void microKernel(Value packedA, Value rb, Value packedB, Value p, Value k0,
@@ -271,7 +273,40 @@ void GemmEmitter::packB(Value packedB, Value p) {
   });
 }
 
+/// Whether `memref`'s last dim is contiguous (vector loads along it).
+static bool hasUnitInnerStride(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
+}
+
 void GemmEmitter::packA(Value packedA, Value rb, Value k0, Value kLen) {
+  Value row0 = mul(rb, index(blk.rows));
+  if (aTransposed && hasUnitInnerStride(a)) {
+    // A^T is [K, M]: a whole row block is R contiguous floats per k, copied
+    // as one vector; the row-by-row copy below would read and write with
+    // strides (gathers and scatters).
+    auto rowVector = VectorType::get({blk.rows}, f32);
+    ifElse(
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                              add(row0, index(blk.rows)), m),
+        [&] {
+          forEach(kLen, [&](Value kk) {
+            Value x = vector::LoadOp::create(b, rowVector, a,
+                                             ValueRange{add(k0, kk), row0});
+            vector::StoreOp::create(b, x, packedA,
+                                    ValueRange{rb, kk, index(0)});
+          });
+        },
+        [&] { packARows(packedA, rb, k0, kLen); });
+    return;
+  }
+  packARows(packedA, rb, k0, kLen);
+}
+
+void GemmEmitter::packARows(Value packedA, Value rb, Value k0, Value kLen) {
   Value zero = arith::ConstantOp::create(b, f32, b.getF32FloatAttr(0));
   forEach(index(blk.rows), [&](Value r) {
     Value row = add(mul(rb, index(blk.rows)), r);
