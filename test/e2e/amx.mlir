@@ -10,9 +10,9 @@
 // The shapes (Inputs/bf16-products.mlir) cover what the tiles meet at their
 // edges: key counts that are not whole key tiles or 16-row blocks (the last
 // block read from a zero-padded copy), query tiles with padded rows, head
-// dims of 2, 3, 4 and 8 tiles, Dv != D, GQA, partial tiles of patterns (on
-// the tiles when their values are finite), segment ids, and NaN in keys
-// that a pattern drops (their tile's P V on guarded f32 vectors: a zero
+// dims of 2, 3, 4 and 8 tiles, Dv != D, GQA, a per-key bias, partial tiles
+// of patterns (on the tiles when their values are finite), segment ids,
+// and NaN in keys that a pattern drops (their tile's P V on guarded f32 vectors: a zero
 // weight times NaN would reach the sum; the cache case fails when that
 // guard is skipped).
 // REQUIRES: amx
@@ -24,6 +24,7 @@
 // The same without AMX (bf16 widened to f32 vectors) passes the same bar.
 // RUN: attn-run %S/Inputs/bf16-products.mlir --check --entry=cross --bf16-products=widen | FileCheck %s
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=alibi_causal | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=key_bias | FileCheck %s
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=window_block_lse | FileCheck %s --check-prefixes=CHECK,LSE
 // CHECK: check: {{.*}} = 2 x the naive bf16 attention's {{.*}}: PASS
 // LSE: check lse: {{.*}}: PASS

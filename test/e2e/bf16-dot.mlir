@@ -18,6 +18,7 @@
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=documents | FileCheck %s
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=bottom_right_d256 | FileCheck %s
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=alibi_causal | FileCheck %s
+// RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=key_bias | FileCheck %s
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=dot --check --entry=window_block_lse | FileCheck %s --check-prefixes=CHECK,LSE
 // CHECK: check: {{.*}} = 2 x the naive bf16 attention's {{.*}}: PASS
 // LSE: check lse: {{.*}}: PASS

@@ -79,3 +79,15 @@ func.func @alibi_causal(%q: tensor<1x4x130x64xbf16>, %k: tensor<1x4x130x64xbf16>
       -> tensor<1x4x130x64xbf16>
   return %o : tensor<1x4x130x64xbf16>
 }
+
+// A per-key bias per (batch, head) on GQA: added to the scaled scores
+// after the tile products (Q keeps its scale).
+func.func @key_bias(%q: tensor<2x4x150x64xbf16>, %k: tensor<2x2x333x64xbf16>,
+                    %v: tensor<2x2x333x64xbf16>, %b: tensor<2x4x1x333xbf16>)
+    -> tensor<2x4x150x64xbf16> {
+  %o = attn.attention %q, %k, %v bias(%b)
+      : (tensor<2x4x150x64xbf16>, tensor<2x2x333x64xbf16>,
+         tensor<2x2x333x64xbf16>, tensor<2x4x1x333xbf16>)
+      -> tensor<2x4x150x64xbf16>
+  return %o : tensor<2x4x150x64xbf16>
+}
