@@ -12,9 +12,9 @@
 // block read from a zero-padded copy), query tiles with padded rows, head
 // dims of 2, 3, 4 and 8 tiles, Dv != D, GQA, a per-key bias, partial tiles
 // of patterns (on the tiles when their values are finite), segment ids,
-// and NaN in keys that a pattern drops (their tile's P V on guarded f32 vectors: a zero
-// weight times NaN would reach the sum; the cache case fails when that
-// guard is skipped).
+// and NaN in keys that a pattern drops (their tile's P V on guarded f32
+// vectors: a zero weight times NaN would reach the sum; the cache case
+// fails when that guard is skipped).
 // REQUIRES: amx
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=cross | FileCheck %s
 // RUN: attn-run %S/Inputs/bf16-products.mlir --bf16-products=amx --check --entry=causal_d128 | FileCheck %s
