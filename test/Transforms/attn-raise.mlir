@@ -395,6 +395,249 @@ func.func @score_has_other_uses(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf3
 
 // -----
 
+// A padding mask [B, Lk] added to every query's scores (HF's extended
+// attention mask): it does not vary with the query or head, so the bias
+// stays per key, [B, 1, 1, Lk], which the CPU kernels read as it is.
+// CHECK-LABEL: func.func @padding_mask
+// CHECK-SAME: %[[MASK:[a-z0-9]+]]: tensor<1x8xf32>
+// CHECK: %[[BIAS:.*]] = linalg.generic {{.*}} ins(%[[MASK]] : tensor<1x8xf32>) outs(%{{.*}} : tensor<1x1x1x8xf32>)
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} bias(%[[BIAS]]) scale = 1.250000e-01 : ({{.*}}, tensor<1x1x1x8xf32>)
+// CHECK-NOT: linalg.softmax
+#q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k4 = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s4 = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p4 = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v4 = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o4 = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#mask4 = affine_map<(b, h, i, j) -> (b, j)>
+func.func @padding_mask(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>,
+                         %v: tensor<1x2x8x16xf32>, %mask: tensor<1x8xf32>)
+    -> tensor<1x2x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %s = linalg.generic {indexing_maps = [#q4, #k4, #s4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) outs(%f : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %m : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %scaled = linalg.generic {indexing_maps = [#id4, #id4],
+                            iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x2x8x8xf32>) outs(%e : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %c: f32):
+      %cst = arith.constant 8.0 : f32
+      %r = arith.divf %a, %cst : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %masked = linalg.generic {indexing_maps = [#id4, #mask4, #id4],
+                            iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%scaled, %mask : tensor<1x2x8x8xf32>, tensor<1x8xf32>) outs(%e : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %r = arith.addf %a, %b : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x8x8xf32>) outs(%e : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %eo = tensor.empty() : tensor<1x2x8x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = linalg.generic {indexing_maps = [#p4, #v4, #o4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) outs(%fo : tensor<1x2x8x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %m : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// A causal mask built from iota comparisons (linalg.index of the query and
+// key loops, select -inf where j > i) is the causal pattern, not a dense
+// mask; the softmax is decomposed with keepdim reductions ([.., L, 1]) and
+// the subtraction and exp in separate generics.
+// CHECK-LABEL: func.func @causal_iota
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} pattern(#attn.causal) scale = 2.500000e-01
+// CHECK-NOT: linalg.index
+// CHECK-NOT: math.exp
+#q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k4 = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s4 = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p4 = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v4 = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o4 = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#keep4 = affine_map<(b, h, i, j) -> (b, h, i, 0)>
+func.func @causal_iota(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>,
+                       %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x2x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %s = linalg.generic {indexing_maps = [#q4, #k4, #s4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) outs(%f : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %m : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %scaled = linalg.generic {indexing_maps = [#id4, #id4],
+                            iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x2x8x8xf32>) outs(%e : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %c: f32):
+      %cst = arith.constant 0.25 : f32
+      %r = arith.mulf %cst, %a : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %causal = linalg.generic {indexing_maps = [#id4, #id4],
+                            iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%scaled : tensor<1x2x8x8xf32>) outs(%e : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %c: f32):
+      %i = linalg.index 2 : index
+      %j = linalg.index 3 : index
+      %later = arith.cmpi ugt, %j, %i : index
+      %r = arith.select %later, %ninf, %a : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %er = tensor.empty() : tensor<1x2x8x1xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x2x8x1xf32>) -> tensor<1x2x8x1xf32>
+  %mx = linalg.generic {indexing_maps = [#id4, #keep4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%causal : tensor<1x2x8x8xf32>) outs(%mi : tensor<1x2x8x1xf32>) {
+    ^bb0(%a: f32, %c: f32):
+      %r = arith.maxnumf %a, %c : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x1xf32>
+  %sub = linalg.generic {indexing_maps = [#id4, #keep4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%causal, %mx : tensor<1x2x8x8xf32>, tensor<1x2x8x1xf32>) outs(%e : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sub : tensor<1x2x8x8xf32>) outs(%e : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %c: f32):
+      %r = math.exp %a : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x2x8x1xf32>) -> tensor<1x2x8x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #keep4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%ex : tensor<1x2x8x8xf32>) outs(%si : tensor<1x2x8x1xf32>) {
+    ^bb0(%a: f32, %c: f32):
+      %r = arith.addf %a, %c : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x1xf32>
+  %p = linalg.generic {indexing_maps = [#id4, #keep4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<1x2x8x8xf32>, tensor<1x2x8x1xf32>) outs(%e : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %r = arith.divf %a, %b : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %eo = tensor.empty() : tensor<1x2x8x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = linalg.generic {indexing_maps = [#p4, #v4, #o4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) outs(%fo : tensor<1x2x8x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %m : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Negative: the softmax runs over the query dimension (2), not the keys:
+// not attention, left exactly as it was.
+// CHECK-LABEL: func.func @softmax_wrong_dimension
+// CHECK-NOT: attn.attention
+// CHECK: linalg.softmax dimension(2)
+#q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k4 = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s4 = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p4 = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v4 = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o4 = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#mask4 = affine_map<(b, h, i, j) -> (b, j)>
+func.func @softmax_wrong_dimension(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>,
+                                   %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %s = linalg.generic {indexing_maps = [#q4, #k4, #s4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) outs(%f : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %m : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<1x2x8x8xf32>) outs(%e : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %eo = tensor.empty() : tensor<1x2x8x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = linalg.generic {indexing_maps = [#p4, #v4, #o4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) outs(%fo : tensor<1x2x8x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %m : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Negative: the scores are also returned (an extra use): raising would have
+// to keep computing them, so the chain is left alone.
+// CHECK-LABEL: func.func @score_has_other_uses
+// CHECK-NOT: attn.attention
+// CHECK: linalg.softmax dimension(3)
+// CHECK: return %{{.*}}, %{{.*}} : tensor<1x2x8x16xf32>, tensor<1x2x8x8xf32>
+#q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k4 = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s4 = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p4 = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v4 = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o4 = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#mask4 = affine_map<(b, h, i, j) -> (b, j)>
+func.func @score_has_other_uses(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>,
+                                %v: tensor<1x2x8x16xf32>)
+    -> (tensor<1x2x8x16xf32>, tensor<1x2x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %s = linalg.generic {indexing_maps = [#q4, #k4, #s4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) outs(%f : tensor<1x2x8x8xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %m : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x8xf32>
+  %p = linalg.softmax dimension(3) ins(%s : tensor<1x2x8x8xf32>) outs(%e : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %eo = tensor.empty() : tensor<1x2x8x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = linalg.generic {indexing_maps = [#p4, #v4, #o4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) outs(%fo : tensor<1x2x8x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %m : f32
+      linalg.yield %r : f32
+  } -> tensor<1x2x8x16xf32>
+  return %o, %s : tensor<1x2x8x16xf32>, tensor<1x2x8x8xf32>
+}
+
+// -----
+
 // Negative: the scale comes after the mask, so it scales the mask too,
 // which attn.attention's bias is not: left alone.
 // CHECK-LABEL: func.func @scale_after_mask

@@ -60,7 +60,8 @@ private:
   bool matchQueryKey(Value s, AttentionMatch &m);
   Value toAttentionLayout(Value x, int64_t batchDims);
   Value scoreOperand(const AttentionMatch::Broadcast &operand,
-                     ArrayRef<ReassociationIndices> scoreGroups, Location loc);
+                     ArrayRef<ReassociationIndices> scoreGroups, Location loc,
+                     bool isBias);
 
   /// Records a matched op, and the fill / empty ops of its init.
   void visit(Operation *op);
@@ -432,11 +433,12 @@ Value Raiser::toAttentionLayout(Value x, int64_t batchDims) {
 
 /// A bias or mask as attn.attention takes it: [B|1, H|1, Lq, Lk], size 1
 /// where the source does not vary (an [L, L] mask is not copied per batch
-/// and head), negated for a mask that keeps where false, and folded like
-/// the scores.
+/// and head; a bias that does not vary with the query, like a padding mask
+/// [B, 1, 1, Lk], stays per key), negated for a mask that keeps where
+/// false, and folded like the scores.
 Value Raiser::scoreOperand(const AttentionMatch::Broadcast &operand,
                            ArrayRef<ReassociationIndices> scoreGroups,
-                           Location loc) {
+                           Location loc, bool isBias) {
   Value result = operand.source;
   if (!result)
     return {};
@@ -447,6 +449,8 @@ Value Raiser::scoreOperand(const AttentionMatch::Broadcast &operand,
   SmallVector<bool> reduced(rank, false);
   for (unsigned d = 0; d + 2 < rank; ++d)
     reduced[d] = !operand.map.isFunctionOfDim(d);
+  if (isBias)
+    reduced[rank - 2] = !operand.map.isFunctionOfDim(rank - 2);
   for (const ReassociationIndices &group : scoreGroups)
     if (!llvm::all_of(group, [&](int64_t d) { return reduced[d]; }))
       for (int64_t d : group)
@@ -567,8 +571,8 @@ LogicalResult Raiser::raise(Operation *root) {
   Location loc = root->getLoc();
   Value query = materialize(m.query, unflatten, loc),
         key = materialize(m.key, unflatten, loc);
-  Value bias = scoreOperand(m.bias, m.scoreGroups, loc),
-        mask = scoreOperand(m.mask, m.scoreGroups, loc);
+  Value bias = scoreOperand(m.bias, m.scoreGroups, loc, /*isBias=*/true),
+        mask = scoreOperand(m.mask, m.scoreGroups, loc, /*isBias=*/false);
   for (Operation *op : m.lookedThrough)
     visit(op);
   Value q = toAttentionLayout(query, batchDims),
