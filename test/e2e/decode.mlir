@@ -23,6 +23,20 @@
 // RUN: attn-run %s --entry=mqa_split_keys --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=split_empty_ranges --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=split_empty_ranges --check --vector-bits=256 | FileCheck %s
+// A padding mask as a per-key bias shared by the heads keeps the packed
+// kernel, alone and with split keys: -inf on slots whose values hold NaN
+// (batched decoding with left padding), on both widths and the generic
+// path.
+// RUN: rm -rf %t && mkdir -p %t/g %t/s
+// RUN: python3 %S/Inputs/plant-nonfinite.py --values-only %t/g 2 1 1 77 40 nan 0 1 2 3 50
+// RUN: python3 %S/Inputs/make-key-bias.py %t/g/bias.npy 2 1 77 0 1 2 3 50
+// RUN: attn-run %s --entry=padded_gqa --random-inputs --input k=%t/g/k.npy --input v=%t/g/v.npy --input bias=%t/g/bias.npy --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=padded_gqa --random-inputs --input k=%t/g/k.npy --input v=%t/g/v.npy --input bias=%t/g/bias.npy --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=padded_gqa --random-inputs --input k=%t/g/k.npy --input v=%t/g/v.npy --input bias=%t/g/bias.npy --check --generic | FileCheck %s
+// RUN: python3 %S/Inputs/plant-nonfinite.py --values-only %t/s 1 1 1 3000 64 nan 0 1 2 3 4 5 6 7 8 9 2999
+// RUN: python3 %S/Inputs/make-key-bias.py %t/s/bias.npy 1 1 3000 0 1 2 3 4 5 6 7 8 9 2999
+// RUN: attn-run %s --entry=padded_mqa_split --input k=%t/s/k.npy --input v=%t/s/v.npy --input bias=%t/s/bias.npy --random-inputs --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=padded_mqa_split --input k=%t/s/k.npy --input v=%t/s/v.npy --input bias=%t/s/bias.npy --random-inputs --check --vector-bits=256 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 
 // MQA: 8 query heads on one key/value head, one token at the end of a
@@ -88,4 +102,27 @@ func.func @split_empty_ranges(%q: tensor<1x2x3x32xf32>, %k: tensor<1x1x2100x32xf
   %o = attn.attention %q, %k, %v pattern(#attn.causal)
       : (tensor<1x2x3x32xf32>, tensor<1x1x2100x32xf32>, tensor<1x1x2100x32xf32>) -> tensor<1x2x3x32xf32>
   return %o : tensor<1x2x3x32xf32>
+}
+
+// GQA 2:1, one token per batch row, each row's own padding (bias
+// [2, 1, 1, 77]).
+func.func @padded_gqa(%q: tensor<2x2x1x40xf32>, %k: tensor<2x1x77x40xf32>,
+                      %v: tensor<2x1x77x40xf32>, %bias: tensor<2x1x1x77xf32>)
+    -> tensor<2x2x1x40xf32> {
+  %o = attn.attention %q, %k, %v bias(%bias)
+      : (tensor<2x2x1x40xf32>, tensor<2x1x77x40xf32>, tensor<2x1x77x40xf32>,
+         tensor<2x1x1x77xf32>) -> tensor<2x2x1x40xf32>
+  return %o : tensor<2x2x1x40xf32>
+}
+
+// MQA with one group: its keys split over the threads, each range reading
+// its own slice of the bias.
+func.func @padded_mqa_split(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x3000x64xf32>,
+                            %v: tensor<1x1x3000x64xf32>,
+                            %bias: tensor<1x1x1x3000xf32>)
+    -> tensor<1x4x1x64xf32> {
+  %o = attn.attention %q, %k, %v bias(%bias)
+      : (tensor<1x4x1x64xf32>, tensor<1x1x3000x64xf32>, tensor<1x1x3000x64xf32>,
+         tensor<1x1x1x3000xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
 }

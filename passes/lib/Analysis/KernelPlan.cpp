@@ -110,8 +110,9 @@ std::optional<OpSchedules> mlir::attn::buildSchedules(const AttentionFacts &op,
 
 bool mlir::attn::allowsPackedHeads(const AttentionFacts &op) {
   // Lanes hold queries of several heads: a pattern that depends on the head,
-  // a table or segment ids would need per-lane heads; mods too.
-  if (op.hasScoreMods)
+  // a table or segment ids would need per-lane heads; mods and a bias per
+  // head too (a bias shared by the heads is one scalar per key).
+  if (op.hasScoreMods || op.hasBiasPerHead)
     return false;
   if (!op.pattern)
     return true;

@@ -187,20 +187,21 @@ func.func @with_bias(%q: tensor<1x1x8x16xf32>, %b: tensor<1x1x8x8xf32>)
 
 // -----
 
-// A per-key bias [B, 1, 1, Lk] runs in the kernel: the tile function takes
-// it after its indices; per key row one scalar, broadcast over the query
-// lanes and added after the scores; the smallest bias of the tile (-inf
-// drops a key) decides whether V's update is guarded. Only the per-query-
-// tile kernel: no packed-heads group kernel.
-// CHECK-LABEL: func.func private @key_bias__attn_cpu_flash_tile
-// CHECK-SAME: %[[BIAS:[a-z0-9]+]]: memref<2x1x1x40xf32>)
+// A per-key bias runs in the kernels: the tile function takes it after its
+// indices; per key row one scalar, broadcast over the query lanes and added
+// after the scores; the smallest bias of the tile (-inf drops a key)
+// decides whether V's update is guarded. A bias shared by the heads
+// [B, 1, 1, Lk] keeps the decoding kernel (the group's heads packed in the
+// lanes read the same scalar); one per head [B, Hq, 1, Lk] takes the
+// per-query-tile kernel.
+// CHECK-LABEL: func.func private @key_bias__attn_cpu_group_tile
+// CHECK-SAME: %[[BATCH:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %[[BIAS:[a-z0-9]+]]: memref<2x1x1x40xf32>)
 // CHECK: %[[MIN:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %cst{{.*}}) -> (f32)
-// CHECK:   %[[B:.*]] = memref.load %[[BIAS]][%{{.*}}, %c0, %c0, %{{.*}}] : memref<2x1x1x40xf32>
+// CHECK:   %[[B:.*]] = memref.load %[[BIAS]][%[[BATCH]], %c0, %c0, %{{.*}}] : memref<2x1x1x40xf32>
 // CHECK:   %[[LANES:.*]] = vector.broadcast %[[B]] : f32 to vector<{{8|16}}xf32>
 // CHECK:   arith.addf %{{.*}}, %[[LANES]] : vector<{{8|16}}xf32>
 // CHECK:   arith.minimumf %[[ACC]], %[[B]] : f32
 // CHECK: arith.cmpf oeq, %[[MIN]], %cst{{.*}} : f32
-// CHECK-NOT: attn_cpu_group_tile
 // CHECK-LABEL: func.func @key_bias
 // CHECK-NOT: attn.online_attention
 func.func @key_bias(%q: tensor<2x4x1x16xf32>, %k: tensor<2x2x40x16xf32>,
@@ -208,6 +209,21 @@ func.func @key_bias(%q: tensor<2x4x1x16xf32>, %k: tensor<2x2x40x16xf32>,
   %o = attn.attention %q, %k, %k bias(%b)
       : (tensor<2x4x1x16xf32>, tensor<2x2x40x16xf32>, tensor<2x2x40x16xf32>,
          tensor<2x1x1x40xf32>) -> tensor<2x4x1x16xf32>
+  return %o : tensor<2x4x1x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func private @head_bias__attn_cpu_flash_tile
+// CHECK-SAME: %[[BATCH:[a-z0-9]+]]: index, %[[HEAD:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %[[BIAS:[a-z0-9]+]]: memref<2x4x1x40xf32>)
+// CHECK: memref.load %[[BIAS]][%[[BATCH]], %[[HEAD]], %c0, %{{.*}}] : memref<2x4x1x40xf32>
+// CHECK-NOT: attn_cpu_group_tile
+// CHECK-LABEL: func.func @head_bias
+func.func @head_bias(%q: tensor<2x4x1x16xf32>, %k: tensor<2x2x40x16xf32>,
+                     %b: tensor<2x4x1x40xf32>) -> tensor<2x4x1x16xf32> {
+  %o = attn.attention %q, %k, %k bias(%b)
+      : (tensor<2x4x1x16xf32>, tensor<2x2x40x16xf32>, tensor<2x2x40x16xf32>,
+         tensor<2x4x1x40xf32>) -> tensor<2x4x1x16xf32>
   return %o : tensor<2x4x1x16xf32>
 }
 

@@ -50,6 +50,8 @@ struct AttentionFacts {
   int64_t groupSize = ShapedType::kDynamic;
   bool hasScoreMods = false;
   int64_t headDim = ShapedType::kDynamic, valueDim = ShapedType::kDynamic;
+  /// A bias operand whose values differ between query heads.
+  bool hasBiasPerHead = false;
 
   template <typename OpT> static AttentionFacts of(OpT op) {
     auto q = cast<ShapedType>(op.getQuery().getType());
@@ -58,6 +60,7 @@ struct AttentionFacts {
                         ? ShapedType::kDynamic
                         : q.getDimSize(1) / k.getDimSize(1);
     auto v = cast<ShapedType>(op.getValue().getType());
+    Value bias = op.getBias();
     return {op.getPatternAttr(),
             op.getMaskShape(),
             op.getAlignment(),
@@ -65,7 +68,8 @@ struct AttentionFacts {
             group,
             op.getModsAttr() && !op.getModsAttr().empty(),
             q.getDimSize(3),
-            v.getDimSize(3)};
+            v.getDimSize(3),
+            bias && cast<ShapedType>(bias.getType()).getDimSize(1) != 1};
   }
 };
 

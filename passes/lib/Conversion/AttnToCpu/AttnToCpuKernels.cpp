@@ -82,10 +82,8 @@ struct AttnToCpuKernelsPass
       // dynamic).
       std::optional<CpuFlashKernel> packed, split;
       KernelPlan packedPlan = plan;
-      // The log-sum-exp comes from the per-query-tile kernel only; so does
-      // a bias (the packed lanes mix query heads).
-      if (plan.packedHeads && !plan.countTiles && !attention.lse &&
-          !op.getBias()) {
+      // The log-sum-exp comes from the per-query-tile kernel only.
+      if (plan.packedHeads && !plan.countTiles && !attention.lse) {
         packedPlan.blocking = *plan.packedHeads;
         packedPlan.queryTiling = {plan.packedHeads->queryTile(), 0};
         packedPlan.schedules.reset();

@@ -795,8 +795,11 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
                       toBuffer(op.getKvSegments())};
   if (op.getRelTable())
     operandBuffers.push_back(toBuffer(op.getRelTable()));
-  if (op.getBias())
-    operandBuffers.push_back(toBuffer(op.getBias()));
+  Value biasBuffer;
+  if (op.getBias()) {
+    biasBuffer = toBuffer(op.getBias());
+    operandBuffers.push_back(biasBuffer);
+  }
   Value lseResult;
   if (lseType) {
     SmallVector<Value> lseSizes;
@@ -867,9 +870,12 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
         return args(forall.getInductionVars());
       };
       callAll({batch, keyHeads, splits}, [&](ValueRange iv) {
-        func::CallOp::create(b, splitFn,
-                             ValueRange{q, k, v, result, iv[0], iv[1],
-                                        index(0), partialBuf, iv[2], splits});
+        // Packed heads take no other operand than a bias shared by the heads.
+        SmallVector<Value> args = {q, k, v, result, iv[0], iv[1], index(0)};
+        if (biasBuffer)
+          args.push_back(biasBuffer);
+        llvm::append_range(args, ValueRange{partialBuf, iv[2], splits});
+        func::CallOp::create(b, splitFn, args);
         return SmallVector<Value>{};
       });
       callAll({batch, keyHeads}, [&](ValueRange iv) {
