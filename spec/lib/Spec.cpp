@@ -49,6 +49,8 @@ template <> struct MappingTraits<AttentionShape> {
     mapOptionalSize(io, "kv_len", a.keyLen);
     io.mapRequired("head_dim", a.headDim);
     mapOptionalSize(io, "value_dim", a.valueDim);
+    // An operand of the kernel, not of a layer: not in mapVariant.
+    io.mapOptional("key_bias", a.keyBias);
     mapVariant(io, a);
   }
   /// The keys that choose the attention variant rather than its sizes; a
@@ -126,6 +128,8 @@ template <> struct MappingTraits<AttentionShape> {
     if (!softmax && (!a.pattern.empty() || !a.mods.empty() ||
                      a.align != "top_left"))
       return "pattern, mods and align apply to kind softmax only";
+    if (!softmax && a.keyBias)
+      return "key_bias applies to kind softmax only";
     if (linformer != (a.rank != 0) || (a.perHeadProjections && !linformer))
       return "rank (>= 1) is required by, and per_head_projections only "
              "taken by, kind linformer";
@@ -304,10 +308,20 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
   std::string k = tensor(a.keyHeads, a.keyLen, a.headDim);
   std::string v = tensor(a.keyHeads, a.keyLen, a.valueDim);
   std::string o = tensor(a.queryHeads, a.queryLen, a.valueDim);
-  // Operands beyond q, k, v follow from the attributes: segment ids
-  // [B, L] (i32) when the pattern uses #attn.segments, the relative-position
-  // table [Hq, columns] when a mod reads one.
+  // Operands beyond q, k, v follow from the attributes: the per-key bias
+  // with key_bias, segment ids [B, L] (i32) when the pattern uses
+  // #attn.segments, the relative-position table [Hq, columns] when a mod
+  // reads one.
   std::string extraArgs, extraTypes, attrs;
+  // A per-key bias [B, 1, 1, Lk] first (a padding mask, added to every
+  // query's scores).
+  if (a.keyBias) {
+    std::string bias = llvm::formatv("tensor<{0}x1x1x{1}x{2}>", size(a.batch),
+                                     size(a.keyLen), spec.dtype);
+    extraArgs += ", %bias: " + bias;
+    extraTypes += ", " + bias;
+    attrs += " bias(%bias)";
+  }
   std::string p = patternText(a.pattern);
   auto pattern = mlir::dyn_cast_or_null<mlir::attn::MaskAttrInterface>(
       p.empty() ? mlir::Attribute() : mlir::parseAttribute(p, context));

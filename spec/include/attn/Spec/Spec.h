@@ -35,6 +35,8 @@ struct AttentionShape {
   std::string align = "top_left";
   std::optional<double> scale;
   std::string mods;      ///< attribute list syntax, "" for none
+  /// softmax: a per-key bias operand [B, 1, 1, Lk] (padding masks).
+  bool keyBias = false;
 
   /// The op: softmax (attn.attention), linformer, nystrom, kernelized, lsh
   /// or routing.
