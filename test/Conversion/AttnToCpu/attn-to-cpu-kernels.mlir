@@ -214,6 +214,23 @@ func.func @key_bias(%q: tensor<2x4x1x16xf32>, %k: tensor<2x2x40x16xf32>,
 
 // -----
 
+// A dynamic batch dim of the bias broadcasts when it is 1 at run time.
+// CHECK-LABEL: func.func private @dynamic_bias__attn_cpu_group_tile
+// CHECK-SAME: %[[BATCH:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %[[BIAS:[a-z0-9]+]]: memref<?x1x1x?xf32>)
+// CHECK: %[[SIZE:.*]] = memref.dim %[[BIAS]], %c0 : memref<?x1x1x?xf32>
+// CHECK: %[[ONE:.*]] = arith.cmpi eq, %[[SIZE]], %c1 : index
+// CHECK: %[[ROW:.*]] = arith.select %[[ONE]], %c0, %[[BATCH]] : index
+// CHECK: memref.load %[[BIAS]][%[[ROW]], %c0, %c0, %{{.*}}] : memref<?x1x1x?xf32>
+func.func @dynamic_bias(%q: tensor<?x4x1x16xf32>, %k: tensor<?x2x?x16xf32>,
+                        %b: tensor<?x1x1x?xf32>) -> tensor<?x4x1x16xf32> {
+  %o = attn.attention %q, %k, %k bias(%b)
+      : (tensor<?x4x1x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>,
+         tensor<?x1x1x?xf32>) -> tensor<?x4x1x16xf32>
+  return %o : tensor<?x4x1x16xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func private @head_bias__attn_cpu_flash_tile
 // CHECK-SAME: %[[BATCH:[a-z0-9]+]]: index, %[[HEAD:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %[[BIAS:[a-z0-9]+]]: memref<2x4x1x40xf32>)
 // CHECK: memref.load %[[BIAS]][%[[BATCH]], %[[HEAD]], %c0, %{{.*}}] : memref<2x4x1x40xf32>

@@ -50,7 +50,8 @@ struct AttentionFacts {
   int64_t groupSize = ShapedType::kDynamic;
   bool hasScoreMods = false;
   int64_t headDim = ShapedType::kDynamic, valueDim = ShapedType::kDynamic;
-  /// A bias operand whose values differ between query heads.
+  /// A bias operand whose values may differ between query heads (its head
+  /// dim is not statically 1).
   bool hasBiasPerHead = false;
 
   template <typename OpT> static AttentionFacts of(OpT op) {

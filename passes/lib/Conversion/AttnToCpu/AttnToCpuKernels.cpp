@@ -28,13 +28,10 @@ bool isSupported(OnlineAttentionOp op) {
   if (op.getMask() || !op.getScore().empty())
     return false;
   // Of biases, the per-key [B|1, Hq|1, 1, Lk] form (one value per key row
-  // of a tile), with static broadcast dims.
-  if (Value bias = op.getBias()) {
-    auto biasType = cast<RankedTensorType>(bias.getType());
-    if (biasType.getDimSize(2) != 1 || biasType.isDynamicDim(0) ||
-        biasType.isDynamicDim(1))
+  // of a tile).
+  if (Value bias = op.getBias())
+    if (cast<RankedTensorType>(bias.getType()).getDimSize(2) != 1)
       return false;
-  }
   std::string reason;
   if (!areScoreModsVectorizable(op.getModsAttr(), /*withGathers=*/true) ||
       !isScoreModCodegenSupported(op.getModsAttr(), type.getDimSize(1), reason))

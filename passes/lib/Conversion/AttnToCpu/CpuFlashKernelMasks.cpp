@@ -179,12 +179,20 @@ Value CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
                                     indices, allLanes, zeros, IntegerAttr());
   };
   ScoreModLanes lanes{gatherRelTable, gatherConstant};
-  // The bias row of this (batch, head): size-1 dims broadcast.
+  // The bias row of this (batch, head): size-1 dims broadcast (decided at
+  // run time when the size is dynamic).
   Value biasBatch, biasHead;
   if (bias) {
-    auto biasType = cast<MemRefType>(bias.getType());
-    biasBatch = biasType.getDimSize(0) == 1 ? index(0) : batchIv;
-    biasHead = biasType.getDimSize(1) == 1 ? index(0) : headIv;
+    auto broadcastIndex = [&](int64_t d, Value iv) -> Value {
+      int64_t size = cast<MemRefType>(bias.getType()).getDimSize(d);
+      if (!ShapedType::isDynamic(size))
+        return size == 1 ? index(0) : iv;
+      Value isOne = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                          dim(bias, d), index(1));
+      return arith::SelectOp::create(b, isOne, index(0), iv);
+    };
+    biasBatch = broadcastIndex(0, batchIv);
+    biasHead = broadcastIndex(1, headIv);
   }
   // The loop carries the smallest bias seen: -inf drops a key.
   Value init = f32Const(INFINITY);
