@@ -196,6 +196,9 @@ private:
   void packQueryPairs(Value tq);
   /// sT = K_tile qPairs on AMX tiles.
   void computeScoresAmx(Value sT, Value j0, Value tk);
+  /// The B operand of both AMX products: pair rows [16 s, 16 s + 16) and
+  /// query columns [q0 + 16 j, q0 + 16 j + 16) of qPairs or pPairs.
+  Value loadPairTile(Value pairs, int64_t s, Value q0, int64_t j);
   /// accT = alpha accT + vT_tile pPairs on AMX tiles (pPairs: P^T in
   /// bf16 as pairs of keys, written by updateSoftmaxAndAccumulate).
   void accumulateAmx(Value accT, Value j0, ArrayRef<Value> alpha);

@@ -192,6 +192,15 @@ void CpuFlashKernel::packQueryPairs(Value tq) {
   });
 }
 
+Value CpuFlashKernel::loadPairTile(Value pairs, int64_t s, Value q0,
+                                   int64_t j) {
+  auto type = amx::TileType::get({kTileRows, kTileDepth}, b.getBF16Type());
+  return amx::TileLoadOp::create(
+      b, type, pairs,
+      ValueRange{index(s * kTileRows),
+                 mul(add(q0, index(j * kTileRows)), index(2))});
+}
+
 void CpuFlashKernel::computeScoresAmx(Value sT, Value j0, Value tk) {
   Type bf16 = b.getBF16Type();
   auto aType = amx::TileType::get({kTileRows, kTileDepth}, bf16);
@@ -210,12 +219,7 @@ void CpuFlashKernel::computeScoresAmx(Value sT, Value j0, Value tk) {
           at.push_back(index(s * kTileDepth));
           return amx::TileLoadOp::create(b, aType, keys, at);
         },
-        [&](int64_t s, int64_t j) -> Value {
-          return amx::TileLoadOp::create(
-              b, aType, qPairs,
-              ValueRange{index(s * kTileRows),
-                         mul(add(q0, index(j * kTileRows)), index(2))});
-        },
+        [&](int64_t s, int64_t j) { return loadPairTile(qPairs, s, q0, j); },
         [&](int64_t i, int64_t j, Value c) {
           amx::TileStoreOp::create(b, sT,
                                    ValueRange{add(r0, index(i * kTileRows)),
@@ -329,11 +333,8 @@ void CpuFlashKernel::accumulateAmx(Value accT, Value j0,
                      ValueRange{batchIv, kvHead, add(d0, index(i * kTileRows)),
                                 add(j0, index(s * kTileDepth))});
                },
-               [&](int64_t s, int64_t j) -> Value {
-                 return amx::TileLoadOp::create(
-                     b, aType, pPairs,
-                     ValueRange{index(s * kTileRows),
-                                mul(add(q0, index(j * kTileRows)), index(2))});
+               [&](int64_t s, int64_t j) {
+                 return loadPairTile(pPairs, s, q0, j);
                },
                [&](int64_t i, int64_t j, Value c) {
                  amx::TileStoreOp::create(b, accT, at(i, j), c);
