@@ -23,6 +23,8 @@
 // RUN: attn-run %s --entry=mqa_split_keys --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=split_empty_ranges --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=split_empty_ranges --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=gqa_odd_rows --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=gqa_odd_rows --check --vector-bits=256 | FileCheck %s
 // A padding mask as a per-key bias shared by the heads keeps the packed
 // kernel, alone and with split keys: -inf on slots whose values hold NaN
 // (batched decoding with left padding), on both widths and the generic
@@ -102,6 +104,16 @@ func.func @split_empty_ranges(%q: tensor<1x2x3x32xf32>, %k: tensor<1x1x2100x32xf
   %o = attn.attention %q, %k, %v pattern(#attn.causal)
       : (tensor<1x2x3x32xf32>, tensor<1x1x2100x32xf32>, tensor<1x1x2100x32xf32>) -> tensor<1x2x3x32xf32>
   return %o : tensor<1x2x3x32xf32>
+}
+
+// GQA 12:4 with a head dim of whole vectors: the scores are dot products
+// along D (4 query rows x 4 or 2 keys per block, summed by a transposing
+// shuffle tree); 3 rows leave a zero row in the block, 301 keys a partial
+// block of keys that reduce one by one, D 48 is 3 zmm / 6 ymm.
+func.func @gqa_odd_rows(%q: tensor<2x12x1x48xf32>, %k: tensor<2x4x301x48xf32>, %v: tensor<2x4x301x48xf32>) -> tensor<2x12x1x48xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<2x12x1x48xf32>, tensor<2x4x301x48xf32>, tensor<2x4x301x48xf32>) -> tensor<2x12x1x48xf32>
+  return %o : tensor<2x12x1x48xf32>
 }
 
 // GQA 2:1, one token per batch row, each row's own padding (bias

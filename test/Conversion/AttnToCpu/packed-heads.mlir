@@ -3,8 +3,8 @@
 
 // Decoding: 2 query heads per key/value head times one query fit one
 // vector, so the kernel packs the group into its lanes: one call per
-// (batch, key/value head) over a 16-lane query tile, blocks of 16 key rows
-// (half the 32 zmm registers hold sums), the next key tile prefetched.
+// (batch, key/value head) over a 16-lane query tile, the next key tile
+// prefetched.
 // 16 key/value heads give 16 calls: the keys are not split.
 // CHECK-LABEL: func.func private @decode__attn_cpu_group_tile
 // CHECK-SAME: (%{{.*}}: memref<1x32x1x128xf32>, %{{.*}}: memref<1x16x4096x128xf32>, %{{.*}}: memref<1x16x4096x128xf32>, %{{.*}}: memref<1x32x1x128xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
@@ -14,13 +14,25 @@
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<16x128xf32>
 // CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
 // CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
-// CHECK: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
+// The scores are dot products along the head dim (lanes over D): blocks
+// of 4 keys x 4 query rows (zero rows past the group's 2), per step of 16
+// dims one vector of each key row and of each query row, 16 FMAs; then
+// one transposing sum (4 levels of shuffle pairs) stores each key's 4
+// scores at once; the keys past whole blocks reduce one by one.
+// CHECK: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c128 step %c16 iter_args(
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<1x16x4096x128xf32>, vector<16xf32>
 // CHECK-COUNT-16: vector.fma
-// P V, one row at a time here (2 rows: no block of 4): 4 vectors of a V
-// row per key, each loaded once for all the block's rows.
-// CHECK: %{{.*}}:4 = scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args(
+// CHECK-NOT: scf.for
+// CHECK-COUNT-30: vector.shuffle
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [4], strides = [1]}
+// CHECK: vector.store %{{.*}} : memref<128x16xf32>, vector<4xf32>
+// CHECK: %{{.*}}:4 = scf.for %{{.*}} = %c0 to %c128 step %c16 iter_args(
+// CHECK: vector.reduction <add>, %{{.*}} fastmath<reassoc>
+// P V, both rows in one block of 2 (no block of 4): 4 vectors of a V row
+// per key, each loaded once for all the block's rows.
+// CHECK: %{{.*}}:8 = scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args(
 // CHECK-COUNT-4: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c{{[0-9]+}}] : memref<1x16x4096x128xf32>, vector<16xf32>
-// CHECK-COUNT-4: vector.fma
+// CHECK-COUNT-8: vector.fma
 // The sizes are static and fit: no per-head kernel, no run-time choice.
 // CHECK-NOT: __attn_cpu_flash_tile
 // CHECK-LABEL: func.func @decode(
@@ -29,6 +41,12 @@
 // CHECK-NEXT: func.call @decode__attn_cpu_group_tile
 // AVX2-LABEL: func.func private @decode__attn_cpu_group_tile
 // AVX2: memref.alloca() {alignment = 64 : i64} : memref<128x8xf32>
+// 8 lanes: blocks of 2 keys x 4 rows, 8 sums, 3 levels of shuffles.
+// AVX2: %{{.*}}:8 = scf.for %{{.*}} = %c0 to %c128 step %c8 iter_args(
+// AVX2-COUNT-8: vector.fma
+// AVX2-NOT: scf.for
+// AVX2-COUNT-14: vector.shuffle
+// AVX2: vector.store %{{.*}} : memref<128x8xf32>, vector<4xf32>
 func.func @decode(%q: tensor<1x32x1x128xf32>, %k: tensor<1x16x4096x128xf32>, %v: tensor<1x16x4096x128xf32>) -> tensor<1x32x1x128xf32> {
   %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
       : (tensor<1x32x1x128xf32>, tensor<1x16x4096x128xf32>, tensor<1x16x4096x128xf32>) -> tensor<1x32x1x128xf32>

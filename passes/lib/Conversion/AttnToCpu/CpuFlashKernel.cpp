@@ -114,6 +114,8 @@ void CpuFlashKernel::forRowBlocks(Value total,
 }
 
 void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
+  if (scoresByRows)
+    return computeScoresByRows(sT, j0, tk);
   if (usesAmx)
     return computeScoresAmx(sT, j0, tk);
   if (usesDot)
@@ -700,6 +702,14 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     alphaLanes = scratch({kQueryTile}, {});
     packedRows = mul(groups, queryLen);
   }
+  // Decoding's scores as dot products along the head dim when it is whole
+  // vectors and row blocks of 4 fit the lanes.
+  int64_t staticHeadDim = headDimStatic();
+  scoresByRows = accByRows && !usesPairs() &&
+                 !ShapedType::isDynamic(staticHeadDim) &&
+                 staticHeadDim % kLanes == 0 && kLanes % 4 == 0;
+  if (scoresByRows)
+    qRows = scratch({kQueryTile, staticHeadDim}, {});
   Value m = scratch({kQueryTile}, {}), l = scratch({kQueryTile}, {});
   if (plan.countTiles) {
     counters =
@@ -712,7 +722,9 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   if (plan.runtimeSegments)
     std::tie(queryIdMin, queryIdMax) = idRange(qSegments, i0, tq);
 
-  if (packsHeads)
+  if (scoresByRows)
+    packGroupQueryRows(sT, groups);
+  else if (packsHeads)
     packGroupQueries(qT, groups);
   else if (usesPairs())
     packQueryPairs(tq);

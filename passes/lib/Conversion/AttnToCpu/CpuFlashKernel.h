@@ -102,6 +102,17 @@ private:
   /// packHeads: Q rows of the group into qT lanes (g * Lq + i), and the
   /// result back out of them.
   void packGroupQueries(Value qT, Value groups);
+  /// scoresByRows: the same rows, scaled, into qRows[g * Lq + i][:] (rows
+  /// past the group zero), and sT's lanes zeroed once.
+  void packGroupQueryRows(Value sT, Value groups);
+  /// scoresByRows: sT[r][g] = K[j0 + r] . qRows[g] with lanes over the
+  /// head dim, in blocks of 4 query rows x (lanes / 4) keys whose partial
+  /// sums transposeSum reduces to one vector (1 FMA per 16 products; the
+  /// broadcast form spends 1 per group row count, 4 of 16 lanes in GQA).
+  void computeScoresByRows(Value sT, Value j0, Value tk);
+  /// Lane i of the result = the sum of vectors[i]'s lanes, for kLanes
+  /// vectors: log2(kLanes) levels of two shuffles and an add per pair.
+  Value transposeSum(ArrayRef<Value> vectors);
   void storeGroupOutput(Value accT, Value l, Value groups);
   void setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf);
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -295,6 +306,8 @@ private:
   bool accByRows = false;  // acc[lane][Dv] instead of accT[Dv][lane]
   Value alphaLanes;        // accByRows: this tile's alpha, per lane
   Value packedRows;        // accByRows: the lanes in use, G * Lq
+  bool scoresByRows = false; // S by dot products of Q rows and K rows
+  Value qRows;               // scoresByRows: [lanes][D], scaled Q rows
   ModuleOp module;
   Value qSegments, kvSegments;  // [B, L] id buffers, when used
   Value relTable;               // [Hq, columns], when a mod reads it

@@ -34,6 +34,130 @@ void CpuFlashKernel::packGroupQueries(Value qT, Value groups) {
   });
 }
 
+void CpuFlashKernel::packGroupQueryRows(Value sT, Value groups) {
+  Value zero = vecConst(0.0f);
+  int64_t width = headDimStatic();
+  // Zero rows score 0 in the lanes past the group; sT's lanes start at 0
+  // too, as the rows it is not written for stay finite.
+  loop(index(0), index(kQueryTile), 1, {}, [&](Value row, ValueRange) {
+    for (int64_t c = 0; c < width; c += kLanes)
+      storeVec(zero, qRows, {row, index(c)});
+    return SmallVector<Value>{};
+  });
+  loop(index(0), index(keyTile), 1, {}, [&](Value r, ValueRange) {
+    storeVec(zero, sT, {r, index(0)});
+    return SmallVector<Value>{};
+  });
+  Value scaleVec = vector::BroadcastOp::create(b, vec, scale);
+  loop(index(0), groups, 1, {}, [&](Value g, ValueRange) {
+    Value head = add(mul(kvHead, groups), g);
+    loop(index(0), queryLen, 1, {}, [&](Value i, ValueRange) {
+      Value row = add(mul(g, queryLen), i);
+      for (int64_t c = 0; c < width; c += kLanes) {
+        Value x = loadVecAsF32(query, {batchIv, head, i, index(c)});
+        storeVec(arith::MulFOp::create(b, x, scaleVec), qRows,
+                 {row, index(c)});
+      }
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+Value CpuFlashKernel::transposeSum(ArrayRef<Value> vectors) {
+  int64_t n = kLanes, bits = llvm::Log2_64(n);
+  auto reversed = [&](int64_t i) {
+    int64_t r = 0;
+    for (int64_t bit = 0; bit < bits; ++bit)
+      r |= ((i >> bit) & 1) << (bits - 1 - bit);
+    return r;
+  };
+  // Each level halves the vectors: x and y, whose segments of 2s lanes
+  // hold one vector's partial sums each, become segments of s lanes (x's
+  // half, then y's) summed from their low and high halves. Inputs in
+  // bit-reversed order leave vector i's sum in lane i.
+  SmallVector<Value> current;
+  for (int64_t i = 0; i < n; ++i)
+    current.push_back(vectors[reversed(i)]);
+  for (int64_t s = n / 2; s >= 1; s /= 2) {
+    SmallVector<int64_t> lo, hi;
+    for (int64_t q = 0; q < n / (2 * s); ++q) {
+      for (int64_t half : {int64_t(0), n})
+        for (int64_t t = 0; t < s; ++t) {
+          lo.push_back(half + q * 2 * s + t);
+          hi.push_back(half + q * 2 * s + s + t);
+        }
+    }
+    SmallVector<Value> next;
+    for (size_t p = 0; p < current.size(); p += 2) {
+      Value x = current[p], y = current[p + 1];
+      next.push_back(arith::AddFOp::create(
+          b, vector::ShuffleOp::create(b, x, y, lo),
+          vector::ShuffleOp::create(b, x, y, hi)));
+    }
+    current = std::move(next);
+  }
+  return current.front();
+}
+
+void CpuFlashKernel::computeScoresByRows(Value sT, Value j0, Value tk) {
+  constexpr int64_t kRows = 4;
+  int64_t keysPerBlock = kLanes / kRows, width = headDimStatic();
+  Value rowBlocks =
+      arith::CeilDivUIOp::create(b, packedRows, index(kRows));
+  auto keyBlock = [&](Value r0, int64_t keys) {
+    loop(index(0), rowBlocks, 1, {}, [&](Value rb, ValueRange) {
+      Value g0 = mul(rb, index(kRows));
+      SmallVector<Value> zeros(keys * kRows, vecConst(0.0f));
+      scf::ForOp dots = loop(
+          index(0), index(width), kLanes, zeros, [&](Value c, ValueRange acc) {
+            SmallVector<Value> keyVectors, next(acc.begin(), acc.end());
+            for (int64_t k = 0; k < keys; ++k)
+              keyVectors.push_back(loadVecAsF32(
+                  key, {batchIv, kvHead, add(add(j0, r0), index(k)), c}));
+            for (int64_t g = 0; g < kRows; ++g) {
+              Value q = loadVec(qRows, {add(g0, index(g)), c});
+              for (int64_t k = 0; k < keys; ++k) {
+                Value &sum = next[k * kRows + g];
+                sum = vector::FMAOp::create(b, keyVectors[k], q, sum);
+              }
+            }
+            return next;
+          });
+      if (keys == keysPerBlock) {
+        // Lane k * 4 + g: key k's scores of rows g0 .. g0 + 3.
+        SmallVector<Value> partials(dots.getResults());
+        Value sums = transposeSum(partials);
+        for (int64_t k = 0; k < keys; ++k)
+          vector::StoreOp::create(
+              b,
+              vector::ExtractStridedSliceOp::create(b, sums, {k * kRows},
+                                                    {kRows}, {1}),
+              sT, ValueRange{add(r0, index(k)), g0});
+        return SmallVector<Value>{};
+      }
+      for (int64_t g = 0; g < kRows; ++g) {
+        Value sum = vector::ReductionOp::create(
+            b, vector::CombiningKind::ADD, dots.getResult(g),
+            arith::FastMathFlags::reassoc);
+        memref::StoreOp::create(b, sum, sT,
+                                ValueRange{r0, add(g0, index(g))});
+      }
+      return SmallVector<Value>{};
+    });
+  };
+  Value whole = mul(arith::DivUIOp::create(b, tk, index(keysPerBlock)),
+                    index(keysPerBlock));
+  loop(index(0), whole, keysPerBlock, {}, [&](Value r0, ValueRange) {
+    keyBlock(r0, keysPerBlock);
+    return SmallVector<Value>{};
+  });
+  loop(whole, tk, 1, {}, [&](Value r0, ValueRange) {
+    keyBlock(r0, 1);
+    return SmallVector<Value>{};
+  });
+}
+
 void CpuFlashKernel::storeGroupOutput(Value accT, Value l, Value groups) {
   loop(index(0), groups, 1, {}, [&](Value g, ValueRange) {
     Value head = add(mul(kvHead, groups), g);
