@@ -342,19 +342,22 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
   }
   for (int64_t v = 0; v < kVectors; ++v)
     colIndex.push_back(add(n0, index(v * blk.lanes)));
-  // The products start from zeros and C is added after the k loop: C's
-  // lines (often not cached: C is M x N) are prefetched here and arrive
-  // while the loop runs, instead of stalling its first FMAs.
+  // C's rows, or zeros for rows past M.
+  SmallVector<Value> acc;
+  SmallVector<Type> rowTypes(kVectors, vec);
   for (int64_t r = 0; r < blk.rows; ++r) {
-    auto prefetch = scf::IfOp::create(b, rowValid[r]);
+    auto load = scf::IfOp::create(b, rowTypes, rowValid[r], /*else=*/true);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(prefetch.thenBlock());
+    b.setInsertionPointToStart(load.thenBlock());
+    SmallVector<Value> loaded;
     for (int64_t v = 0; v < kVectors; ++v)
-      memref::PrefetchOp::create(b, c, ValueRange{rowIndex[r], colIndex[v]},
-                                 /*isWrite=*/true, /*localityHint=*/3,
-                                 /*isDataCache=*/true);
+      loaded.push_back(vector::MaskedLoadOp::create(
+          b, vec, c, ValueRange{rowIndex[r], colIndex[v]}, masks[v], zero));
+    scf::YieldOp::create(b, loaded);
+    b.setInsertionPointToStart(load.elseBlock());
+    scf::YieldOp::create(b, SmallVector<Value>(kVectors, zero));
+    llvm::append_range(acc, load.getResults());
   }
-  SmallVector<Value> acc(blk.rows * kVectors, zero);
   scf::ForOp kLoop =
       loop(index(0), kLen, index(1), acc, [&](Value kk, ValueRange sums) {
         SmallVector<Value> bv, next;
@@ -376,13 +379,10 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
     auto store = scf::IfOp::create(b, rowValid[r]);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(store.thenBlock());
-    for (int64_t v = 0; v < kVectors; ++v) {
-      ValueRange at{rowIndex[r], colIndex[v]};
-      Value old = vector::MaskedLoadOp::create(b, vec, c, at, masks[v], zero);
-      Value sum = arith::AddFOp::create(b, old,
-                                        kLoop.getResult(r * kVectors + v));
-      vector::MaskedStoreOp::create(b, c, at, masks[v], sum);
-    }
+    for (int64_t v = 0; v < kVectors; ++v)
+      vector::MaskedStoreOp::create(b, c, ValueRange{rowIndex[r], colIndex[v]},
+                                    masks[v],
+                                    kLoop.getResult(r * kVectors + v));
   }
 }
 
