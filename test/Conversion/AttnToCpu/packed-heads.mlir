@@ -3,8 +3,7 @@
 
 // Decoding: 2 query heads per key/value head times one query fit one
 // vector, so the kernel packs the group into its lanes: one call per
-// (batch, key/value head) over a 16-lane query tile, the next key tile
-// prefetched.
+// (batch, key/value head) over a 16-lane query tile.
 // 16 key/value heads give 16 calls: the keys are not split.
 // CHECK-LABEL: func.func private @decode__attn_cpu_group_tile
 // CHECK-SAME: (%{{.*}}: memref<1x32x1x128xf32>, %{{.*}}: memref<1x16x4096x128xf32>, %{{.*}}: memref<1x16x4096x128xf32>, %{{.*}}: memref<1x32x1x128xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
@@ -12,13 +11,20 @@
 // acc is kept by query row (lanes over the head dim): P V loads each V
 // vector once for 4 rows instead of broadcasting V per FMA.
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<16x128xf32>
-// CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
-// CHECK: memref.prefetch %{{.*}}[{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
 // The scores are dot products along the head dim (lanes over D): blocks
 // of 4 keys x 4 query rows (zero rows past the group's 2), per step of 16
 // dims one vector of each key row and of each query row, 16 FMAs; then
 // one transposing sum (4 levels of shuffle pairs) stores each key's 4
-// scores at once; the keys past whole blocks reduce one by one.
+// scores at once; the keys past whole blocks reduce one by one. Each
+// block first prefetches its 4 rows of K and V 3 key tiles (384 rows)
+// ahead, clamped to the last row.
+// CHECK: scf.for %[[R0:.*]] = %c0 to %{{.*}} step %c4 {
+// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c384 : index
+// CHECK: scf.for %[[R:.*]] = %[[R0]] to %{{.*}} step %c1 {
+// CHECK: %[[ROW:.*]] = arith.addi %[[AHEAD]], %[[R]] : index
+// CHECK: %[[CLAMPED:.*]] = arith.minsi %[[ROW]], %c4095 : index
+// CHECK: memref.prefetch %arg1[%{{.*}}, %{{.*}}, %[[CLAMPED]], %{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
+// CHECK: memref.prefetch %arg2[%{{.*}}, %{{.*}}, %[[CLAMPED]], %{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
 // CHECK: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c128 step %c16 iter_args(
 // CHECK-COUNT-4: vector.load %{{.*}} : memref<1x16x4096x128xf32>, vector<16xf32>
 // CHECK-COUNT-16: vector.fma

