@@ -13,7 +13,18 @@
 // CHECK: vector.store {{.*}}, %[[PB]]
 // CHECK: %[[PA:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x256x12xf32>
 // CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
+// A whole row block packs 16 k's at a time: 12 row vectors, a 16 x 16
+// transpose in registers (4 butterfly stages of 16 shuffles, 4 rows of
+// zeros), 16 stores of 12 floats; the k's past whole vectors and blocks
+// with rows past M are copied element by element.
 // CHECK: scf.forall
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c16 {
+// CHECK-COUNT-12: vector.load %arg0[{{.*}}] : memref<?x768xf32>, vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[PA]][{{.*}}] : memref<?x256x12xf32>, vector<12xf32>
+// CHECK: memref.store {{.*}}, %[[PA]]
+// CHECK: } else {
 // CHECK: memref.store {{.*}}, %[[PA]]
 // 16 groups of 6 panels (one per parallel tile).
 // CHECK: scf.forall ({{.*}}, {{.*}}) in (16, 
@@ -30,6 +41,10 @@
 // AVX2-LABEL: func.func @kn
 // AVX2: memref<188x768x16xf32>
 // AVX2: memref<?x256x6xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %{{.*}} step %c8 {
+// AVX2-COUNT-6: vector.load %arg0[{{.*}}] : memref<?x768xf32>, vector<8xf32>
+// AVX2-COUNT-24: vector.shuffle
+// AVX2-COUNT-8: vector.store %{{.*}} : memref<?x256x6xf32>, vector<6xf32>
 // AVX2: %{{.*}}:12 = scf.for {{.*}} -> (vector<8xf32>
 func.func @kn(%x: memref<?x768xf32>, %w: memref<768x3000xf32>, %y: memref<?x3000xf32>) {
   linalg.matmul ins(%x, %w : memref<?x768xf32>, memref<768x3000xf32>) outs(%y : memref<?x3000xf32>)

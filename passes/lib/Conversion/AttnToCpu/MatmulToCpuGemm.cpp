@@ -188,6 +188,9 @@ private:
   void packB(Value packedB, Value p);
   /// packedA[rb, kk, r] = A[R rb + r, k0 + kk] for kk < kLen, zeros past M.
   void packA(Value packedA, Value rb, Value k0, Value kLen);
+  /// The same for a whole row block of A [M, K] with unit stride along k:
+  /// lanes k's of its R rows loaded as vectors and transposed in registers.
+  void packATransposing(Value packedA, Value rb, Value k0, Value kLen);
   /// The same row by row, rows past M as zeros.
   void packARows(Value packedA, Value rb, Value k0, Value kLen);
   /// C[R rb : R rb + R, 2Vp : 2V(p + 1)] += packedA[rb, 0 : kLen]
@@ -284,14 +287,23 @@ static bool hasUnitInnerStride(Value memref) {
 
 void GemmEmitter::packA(Value packedA, Value rb, Value k0, Value kLen) {
   Value row0 = mul(rb, index(blk.rows));
+  Value wholeBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                           add(row0, index(blk.rows)), m);
+  if (!aTransposed && hasUnitInnerStride(a)) {
+    // Row by row, LLVM vectorizes the copy with scatters (stride R): 15 %
+    // of a GEMM with N = 768.
+    ifElse(
+        wholeBlock, [&] { packATransposing(packedA, rb, k0, kLen); },
+        [&] { packARows(packedA, rb, k0, kLen); });
+    return;
+  }
   if (aTransposed && hasUnitInnerStride(a)) {
     // A^T is [K, M]: a whole row block is R contiguous floats per k, copied
     // as one vector; the row-by-row copy below would read and write with
     // strides (gathers and scatters).
     auto rowVector = VectorType::get({blk.rows}, f32);
     ifElse(
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
-                              add(row0, index(blk.rows)), m),
+        wholeBlock,
         [&] {
           forEach(kLen, [&](Value kk) {
             Value x = vector::LoadOp::create(b, rowVector, a,
@@ -304,6 +316,56 @@ void GemmEmitter::packA(Value packedA, Value rb, Value k0, Value kLen) {
     return;
   }
   packARows(packedA, rb, k0, kLen);
+}
+
+void GemmEmitter::packATransposing(Value packedA, Value rb, Value k0,
+                                   Value kLen) {
+  int64_t lanes = blk.lanes, rows = blk.rows;
+  Value row0 = mul(rb, index(rows));
+  Value zero = arith::ConstantOp::create(b, vec, b.getZeroAttr(vec));
+  Value whole = mul(arith::DivUIOp::create(b, kLen, index(lanes)),
+                    index(lanes));
+  loop(index(0), whole, index(lanes), {}, [&](Value kk, ValueRange) {
+    // v[r] = A[row0 + r, k0 + kk : + lanes] (zeros past R rows); the
+    // butterfly swaps the off-diagonal blocks of size d = lanes / 2 .. 1,
+    // after which v[c] holds column kk + c of the R rows.
+    SmallVector<Value> v;
+    for (int64_t r = 0; r < lanes; ++r)
+      v.push_back(r < rows ? vector::LoadOp::create(
+                                 b, vec, a,
+                                 ValueRange{add(row0, index(r)), add(k0, kk)})
+                                 .getResult()
+                           : zero);
+    for (int64_t d = lanes / 2; d >= 1; d /= 2) {
+      SmallVector<int64_t> lo, hi;
+      for (int64_t l = 0; l < lanes; ++l) {
+        bool upper = l & d;
+        lo.push_back(upper ? lanes + l - d : l);
+        hi.push_back(upper ? lanes + l : l + d);
+      }
+      for (int64_t i = 0; i < lanes; ++i) {
+        if (i & d)
+          continue;
+        Value x = v[i], y = v[i + d];
+        v[i] = vector::ShuffleOp::create(b, x, y, lo);
+        v[i + d] = vector::ShuffleOp::create(b, x, y, hi);
+      }
+    }
+    for (int64_t c = 0; c < lanes; ++c)
+      vector::StoreOp::create(
+          b,
+          vector::ExtractStridedSliceOp::create(b, v[c], {0}, {rows}, {1}),
+          packedA, ValueRange{rb, add(kk, index(c)), index(0)});
+    return SmallVector<Value>{};
+  });
+  // The k's past whole vectors one by one.
+  forEach(whole, kLen, index(1), [&](Value kk) {
+    for (int64_t r = 0; r < rows; ++r) {
+      Value x = memref::LoadOp::create(
+          b, a, ValueRange{add(row0, index(r)), add(k0, kk)});
+      memref::StoreOp::create(b, x, packedA, ValueRange{rb, kk, index(r)});
+    }
+  });
 }
 
 void GemmEmitter::packARows(Value packedA, Value rb, Value k0, Value kLen) {
