@@ -51,11 +51,21 @@ func.func @kn(%x: memref<?x768xf32>, %w: memref<768x3000xf32>, %y: memref<?x3000
   return
 }
 
-// B stored [N, K] (nn.Linear's weight): the packing copy transposes,
-// zeros past N.
+// B stored [N, K] (nn.Linear's weight): the packing copy transposes, a
+// whole panel 16 x 16 at a time in registers (per half of the panel 16
+// row vectors, 64 shuffles, 16 stores), the k's past whole vectors and
+// panels past N element by element, zeros past N.
 // CHECK-LABEL: func.func @nk
 // CHECK: scf.forall
+// CHECK: %[[WHOLE:.*]] = arith.cmpi ule
+// CHECK: %[[KSTART:.*]] = arith.select %[[WHOLE]]
+// CHECK: scf.for %{{.*}} = %c0 to %[[KSTART]] step %c16 {
+// CHECK-COUNT-16: vector.load %arg1
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-COUNT-16: vector.store
+// CHECK-COUNT-16: vector.load %arg1
 // CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %[[KSTART]] to
 // CHECK: memref.load %arg1
 // CHECK: else
 // CHECK: memref.store %cst

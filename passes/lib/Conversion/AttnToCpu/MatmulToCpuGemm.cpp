@@ -22,7 +22,10 @@
 // conflicts between rows of A strided by K) and keeps the B panel in L1,
 // the A block in L2; A's buffer holds one k-block, small enough for malloc
 // to reuse between calls. Columns past N are masked, rows past M neither
-// loaded nor stored, so any M, N, K (static or dynamic) is covered.
+// loaded nor stored, so any M, N, K (static or dynamic) is covered. The
+// packing copies that transpose (A [M, K] into R floats per k, B [N, K]
+// into 2V per k) go lanes x lanes through registers (transposeInRegisters)
+// where whole vectors fit.
 //
 //===----------------------------------------------------------------------===//
 #include "LoopBuilder.h"
@@ -181,6 +184,9 @@ private:
   /// if (condition) then() else otherwise().
   void ifElse(Value condition, function_ref<void()> then,
               function_ref<void()> otherwise);
+  /// Transposes lanes x lanes floats in registers: v[r] lane c becomes
+  /// v[c] lane r (log2(lanes) butterfly stages of two shuffles per pair).
+  void transposeInRegisters(SmallVector<Value> &v);
   /// The lane masks of columns [n0, n0 + 2V) that are < N.
   SmallVector<Value> columnMasks(Value n0);
 
@@ -240,6 +246,15 @@ SmallVector<Value> GemmEmitter::columnMasks(Value n0) {
   return masks;
 }
 
+/// Whether `memref`'s last dim is contiguous (vector loads along it).
+static bool hasUnitInnerStride(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
+}
+
 void GemmEmitter::packB(Value packedB, Value p) {
   Value n0 = mul(p, index(blk.panelWidth()));
   if (layout == BLayout::KN) {
@@ -256,14 +271,39 @@ void GemmEmitter::packB(Value packedB, Value p) {
     });
     return;
   }
-  // B is [N, K]: a transposing copy, contiguous reads along k.
+  // B is [N, K]: a transposing copy, contiguous reads along k. A whole
+  // panel goes lanes x lanes at a time through registers; the k's past
+  // whole vectors, and panels past N, element by element.
   Value zero = arith::ConstantOp::create(b, f32, b.getF32FloatAttr(0));
+  Value kStart = index(0);
+  if (hasUnitInnerStride(bMat)) {
+    int64_t lanes = blk.lanes;
+    Value wholePanel = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ule, add(n0, index(blk.panelWidth())), n);
+    Value whole = mul(arith::DivUIOp::create(b, k, index(lanes)), index(lanes));
+    kStart = arith::SelectOp::create(b, wholePanel, whole, index(0));
+    loop(index(0), kStart, index(lanes), {}, [&](Value kk, ValueRange) {
+      for (int64_t half = 0; half < blk.panelVectors; ++half) {
+        SmallVector<Value> v;
+        for (int64_t j = 0; j < lanes; ++j)
+          v.push_back(vector::LoadOp::create(
+              b, vec, bMat,
+              ValueRange{add(n0, index(half * lanes + j)), kk}));
+        transposeInRegisters(v);
+        for (int64_t c = 0; c < lanes; ++c)
+          vector::StoreOp::create(
+              b, v[c], packedB,
+              ValueRange{p, add(kk, index(c)), index(half * lanes)});
+      }
+      return SmallVector<Value>{};
+    });
+  }
   forEach(index(blk.panelWidth()), [&](Value col) {
     Value nIndex = add(n0, col);
     ifElse(
         less(nIndex, n),
         [&] {
-          forEach(k, [&](Value kk) {
+          forEach(kStart, k, index(1), [&](Value kk) {
             Value x = memref::LoadOp::create(b, bMat, ValueRange{nIndex, kk});
             memref::StoreOp::create(b, x, packedB, ValueRange{p, kk, col});
           });
@@ -274,15 +314,6 @@ void GemmEmitter::packB(Value packedB, Value p) {
           });
         });
   });
-}
-
-/// Whether `memref`'s last dim is contiguous (vector loads along it).
-static bool hasUnitInnerStride(Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         !strides.empty() && strides.back() == 1;
 }
 
 void GemmEmitter::packA(Value packedA, Value rb, Value k0, Value kLen) {
@@ -318,6 +349,26 @@ void GemmEmitter::packA(Value packedA, Value rb, Value k0, Value kLen) {
   packARows(packedA, rb, k0, kLen);
 }
 
+void GemmEmitter::transposeInRegisters(SmallVector<Value> &v) {
+  int64_t lanes = blk.lanes;
+  // Each stage swaps the off-diagonal blocks of size d = lanes / 2 .. 1.
+  for (int64_t d = lanes / 2; d >= 1; d /= 2) {
+    SmallVector<int64_t> lo, hi;
+    for (int64_t l = 0; l < lanes; ++l) {
+      bool upper = l & d;
+      lo.push_back(upper ? lanes + l - d : l);
+      hi.push_back(upper ? lanes + l : l + d);
+    }
+    for (int64_t i = 0; i < lanes; ++i) {
+      if (i & d)
+        continue;
+      Value x = v[i], y = v[i + d];
+      v[i] = vector::ShuffleOp::create(b, x, y, lo);
+      v[i + d] = vector::ShuffleOp::create(b, x, y, hi);
+    }
+  }
+}
+
 void GemmEmitter::packATransposing(Value packedA, Value rb, Value k0,
                                    Value kLen) {
   int64_t lanes = blk.lanes, rows = blk.rows;
@@ -326,9 +377,8 @@ void GemmEmitter::packATransposing(Value packedA, Value rb, Value k0,
   Value whole = mul(arith::DivUIOp::create(b, kLen, index(lanes)),
                     index(lanes));
   loop(index(0), whole, index(lanes), {}, [&](Value kk, ValueRange) {
-    // v[r] = A[row0 + r, k0 + kk : + lanes] (zeros past R rows); the
-    // butterfly swaps the off-diagonal blocks of size d = lanes / 2 .. 1,
-    // after which v[c] holds column kk + c of the R rows.
+    // v[r] = A[row0 + r, k0 + kk : + lanes] (zeros past R rows), then
+    // v[c] = column kk + c of the R rows.
     SmallVector<Value> v;
     for (int64_t r = 0; r < lanes; ++r)
       v.push_back(r < rows ? vector::LoadOp::create(
@@ -336,21 +386,7 @@ void GemmEmitter::packATransposing(Value packedA, Value rb, Value k0,
                                  ValueRange{add(row0, index(r)), add(k0, kk)})
                                  .getResult()
                            : zero);
-    for (int64_t d = lanes / 2; d >= 1; d /= 2) {
-      SmallVector<int64_t> lo, hi;
-      for (int64_t l = 0; l < lanes; ++l) {
-        bool upper = l & d;
-        lo.push_back(upper ? lanes + l - d : l);
-        hi.push_back(upper ? lanes + l : l + d);
-      }
-      for (int64_t i = 0; i < lanes; ++i) {
-        if (i & d)
-          continue;
-        Value x = v[i], y = v[i + d];
-        v[i] = vector::ShuffleOp::create(b, x, y, lo);
-        v[i + d] = vector::ShuffleOp::create(b, x, y, hi);
-      }
-    }
+    transposeInRegisters(v);
     for (int64_t c = 0; c < lanes; ++c)
       vector::StoreOp::create(
           b,
