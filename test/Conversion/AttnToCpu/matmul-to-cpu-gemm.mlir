@@ -103,6 +103,39 @@ func.func @packed(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: memref<?x70
 
 // Left alone: a product on tensors, f16 elements, and a body that is not
 // a multiply-add.
+// C zero-filled just before the product (the decompositions' pattern):
+// the fill runs only when K is 0 (the GEMM then writes nothing), and the
+// micro-kernel's first k-block starts from zeros instead of reading C.
+// CHECK-LABEL: func.func @overwrite
+// CHECK: %[[K:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[EMPTY:.*]] = arith.cmpi eq, %[[K]], %c0
+// CHECK: scf.if %[[EMPTY]] {
+// CHECK-NEXT: linalg.fill
+// CHECK: scf.for %[[K0:.*]] = %c0 to %{{.*}} step %c256
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0
+// CHECK: %{{.*}}:24 = scf.if %[[FIRST]] -> (vector<16xf32>
+// CHECK-NOT: vector.maskedload
+// CHECK: } else {
+// CHECK: vector.maskedload %arg2
+// CHECK: vector.fma
+// A fill of another value stays.
+// CHECK-LABEL: func.func @fill_one
+// CHECK: linalg.fill
+// CHECK-NOT: :24 = scf.if
+// CHECK: vector.fma
+func.func @overwrite(%x: memref<?x?xf32>, %w: memref<?x40xf32>, %y: memref<?x40xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<?x40xf32>)
+  linalg.matmul ins(%x, %w : memref<?x?xf32>, memref<?x40xf32>) outs(%y : memref<?x40xf32>)
+  return
+}
+func.func @fill_one(%x: memref<?x?xf32>, %w: memref<?x40xf32>, %y: memref<?x40xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%y : memref<?x40xf32>)
+  linalg.matmul ins(%x, %w : memref<?x?xf32>, memref<?x40xf32>) outs(%y : memref<?x40xf32>)
+  return
+}
+
 // CHECK-LABEL: func.func @tensors
 // CHECK: linalg.matmul
 func.func @tensors(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %y: tensor<4x16xf32>) -> tensor<4x16xf32> {

@@ -151,6 +151,9 @@ public:
             bool aTransposed = false);
   /// The same per batch index of a contraction linalg.generic on buffers.
   void emitBatched(linalg::GenericOp op, const ContractionMatch &match);
+  /// C is to be overwritten (it was zero-filled): the first k-block starts
+  /// from zeros instead of reading C.
+  void startFromZeros() { startsAtZero = true; }
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -207,6 +210,7 @@ private:
   ImplicitLocOpBuilder b;
   BLayout layout = BLayout::KN;
   bool aTransposed = false;
+  bool startsAtZero = false;
   GemmBlocking blk;
   int64_t parallelTiles;
   Type f32;
@@ -441,20 +445,39 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
   for (int64_t v = 0; v < kVectors; ++v)
     colIndex.push_back(add(n0, index(v * blk.lanes)));
   // C's rows, or zeros for rows past M.
-  SmallVector<Value> acc;
   SmallVector<Type> rowTypes(kVectors, vec);
-  for (int64_t r = 0; r < blk.rows; ++r) {
-    auto load = scf::IfOp::create(b, rowTypes, rowValid[r], /*else=*/true);
+  auto loadC = [&] {
+    SmallVector<Value> loadedC;
+    for (int64_t r = 0; r < blk.rows; ++r) {
+      auto load = scf::IfOp::create(b, rowTypes, rowValid[r], /*else=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(load.thenBlock());
+      SmallVector<Value> loaded;
+      for (int64_t v = 0; v < kVectors; ++v)
+        loaded.push_back(vector::MaskedLoadOp::create(
+            b, vec, c, ValueRange{rowIndex[r], colIndex[v]}, masks[v], zero));
+      scf::YieldOp::create(b, loaded);
+      b.setInsertionPointToStart(load.elseBlock());
+      scf::YieldOp::create(b, SmallVector<Value>(kVectors, zero));
+      llvm::append_range(loadedC, load.getResults());
+    }
+    return loadedC;
+  };
+  SmallVector<Value> acc;
+  if (startsAtZero) {
+    SmallVector<Type> accTypes(blk.rows * kVectors, vec);
+    auto init = scf::IfOp::create(
+        b, accTypes,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, k0, index(0)),
+        /*else=*/true);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(load.thenBlock());
-    SmallVector<Value> loaded;
-    for (int64_t v = 0; v < kVectors; ++v)
-      loaded.push_back(vector::MaskedLoadOp::create(
-          b, vec, c, ValueRange{rowIndex[r], colIndex[v]}, masks[v], zero));
-    scf::YieldOp::create(b, loaded);
-    b.setInsertionPointToStart(load.elseBlock());
-    scf::YieldOp::create(b, SmallVector<Value>(kVectors, zero));
-    llvm::append_range(acc, load.getResults());
+    b.setInsertionPointToStart(init.thenBlock());
+    scf::YieldOp::create(b, SmallVector<Value>(blk.rows * kVectors, zero));
+    b.setInsertionPointToStart(init.elseBlock());
+    scf::YieldOp::create(b, loadC());
+    acc.assign(init.getResults().begin(), init.getResults().end());
+  } else {
+    acc = loadC();
   }
   scf::ForOp kLoop =
       loop(index(0), kLen, index(1), acc, [&](Value kk, ValueRange sums) {
@@ -638,6 +661,36 @@ bool hasGemmStrides(linalg::GenericOp op, const ContractionMatch &match) {
          (match.bTransposed || unitInner(bOperand));
 }
 
+/// The linalg.fill of +0 into `init` just before `op`, if any: the GEMM
+/// can start from zeros instead of reading C.
+linalg::FillOp zeroFillBefore(Operation *op, Value init) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || !fill.hasPureBufferSemantics() ||
+      fill.getDpsInits()[0] != init ||
+      !matchPattern(fill.getDpsInputs()[0], m_PosZeroFloat()))
+    return {};
+  return fill;
+}
+
+/// Keeps `fill` only for an empty reduction (K = 0: the GEMM writes
+/// nothing); `op` then starts from zeros.
+void fillOnlyWithoutReduction(linalg::FillOp fill, linalg::LinalgOp op) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  SmallVector<Range, 4> ranges = op.createLoopRanges(b, b.getLoc());
+  Value empty;
+  for (auto [range, type] : llvm::zip(ranges, op.getIteratorTypesArray())) {
+    if (type != utils::IteratorType::reduction)
+      continue;
+    Value size = getValueOrCreateConstantIndexOp(b, b.getLoc(), range.size);
+    Value isEmpty = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, size,
+        arith::ConstantIndexOp::create(b, 0));
+    empty = empty ? arith::OrIOp::create(b, empty, isEmpty) : isEmpty;
+  }
+  auto ifOp = scf::IfOp::create(b, empty, /*withElseRegion=*/false);
+  fill->moveBefore(ifOp.thenBlock()->getTerminator());
+}
+
 struct AttnMatmulToCpuGemmPass
     : attn::impl::AttnMatmulToCpuGemmBase<AttnMatmulToCpuGemmPass> {
   using AttnMatmulToCpuGemmBase::AttnMatmulToCpuGemmBase;
@@ -654,14 +707,25 @@ struct AttnMatmulToCpuGemmPass
     getOperation()->walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (Operation *op : ops) {
       GemmEmitter emitter(op, blocking, tiles);
+      // A zero fill of C just before the product becomes its first
+      // k-block's zero start (one pass over C fewer, and the fill ran on
+      // one thread).
+      auto overwrite = [&](Value init) {
+        if (linalg::FillOp fill = zeroFillBefore(op, init)) {
+          fillOnlyWithoutReduction(fill, cast<linalg::LinalgOp>(op));
+          emitter.startFromZeros();
+        }
+      };
       if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
         std::optional<BLayout> layout = classify(matmul);
         if (!layout)
           continue;
+        overwrite(matmul.getDpsInits()[0]);
         emitter.emit(matmul.getDpsInputs()[0], matmul.getDpsInputs()[1],
                      matmul.getDpsInits()[0], *layout);
       } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
         if (isPackedMatmul(generic, blocking.panelWidth())) {
+          overwrite(generic.getDpsInits()[0]);
           emitter.emit(generic.getDpsInputs()[0], generic.getDpsInputs()[1],
                        generic.getDpsInits()[0], BLayout::Packed);
         } else {
@@ -673,6 +737,7 @@ struct AttnMatmulToCpuGemmPass
               !hasGemmStrides(generic, *match) ||
               op->getParentOfType<scf::ForallOp>())
             continue;
+          overwrite(generic.getDpsInits()[0]);
           emitter.emitBatched(generic, *match);
         }
       } else {
