@@ -37,80 +37,10 @@ except ImportError:  # the ONNX Runtime column is left out
     onnxruntime = None
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
-from torch_compat import export_encoder, layer_spec, write_safetensors  # noqa: E402
+from torch_compat import (LlamaLayer, export_encoder, export_llama,  # noqa: E402
+                          layer_spec, llama_spec)
 
-
-class LlamaLayer(torch.nn.Module):
-    """h = x + SA(RMSNorm1(x)), y = h + W2 (silu(Wg g) * W1 g), g = RMSNorm2(h):
-    the pre-norm decoder layer of docs/Transformer.md without cross-attention,
-    written independently of attn (PyTorch's own RMSNorm, SDPA, silu)."""
-
-    def __init__(self, d, heads, kv_heads, ffn, eps=1e-5, base=10000.0,
-                 export=False):
-        super().__init__()
-        self.heads, self.kv_heads, self.dim = heads, kv_heads, d // heads
-        self.base, self.export = base, export
-        linear = lambda i, o: torch.nn.Linear(i, o, bias=False)  # noqa: E731
-        self.q_proj, self.o_proj = linear(d, d), linear(d, d)
-        self.k_proj = linear(d, kv_heads * self.dim)
-        self.v_proj = linear(d, kv_heads * self.dim)
-        self.linear1, self.linear_gate = linear(d, ffn), linear(d, ffn)
-        self.linear2 = linear(ffn, d)
-        self.norm1 = torch.nn.RMSNorm(d, eps=eps)
-        self.norm2 = torch.nn.RMSNorm(d, eps=eps)
-        for norm in (self.norm1, self.norm2):  # not all ones: tests the scale
-            torch.nn.init.uniform_(norm.weight, 0.5, 1.5)
-
-    def rope(self, x):
-        """NeoX / Llama "half" pairs (n, n + D/2), theta = t base^(-2n/D)."""
-        n = x.shape[-2]
-        inv = self.base ** (-torch.arange(0, self.dim, 2, dtype=torch.float64) / self.dim)
-        angles = torch.arange(n, dtype=torch.float64)[:, None] * inv[None, :]
-        cos = torch.cat([angles.cos(), angles.cos()], -1).float()
-        sin = torch.cat([angles.sin(), angles.sin()], -1).float()
-        half = self.dim // 2
-        rotated = torch.cat([-x[..., half:], x[..., :half]], -1)
-        return x * cos + rotated * sin
-
-    def forward(self, x):
-        b, n, d = x.shape
-        h = self.norm1(x)
-        split = lambda t, heads: t.view(b, n, heads, self.dim).transpose(1, 2)  # noqa: E731
-        q = self.rope(split(self.q_proj(h), self.heads))
-        k = self.rope(split(self.k_proj(h), self.kv_heads))
-        v = split(self.v_proj(h), self.kv_heads)
-        if self.export:  # the exporter's SDPA has no enable_gqa
-            group = self.heads // self.kv_heads
-            k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
-            a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        else:
-            a = torch.nn.functional.scaled_dot_product_attention(
-                q, k, v, is_causal=True, enable_gqa=True)
-        x = x + self.o_proj(a.transpose(1, 2).reshape(b, n, d))
-        g = self.norm2(x)
-        return x + self.linear2(torch.nn.functional.silu(self.linear_gate(g)) * self.linear1(g))
-
-
-LLAMA = dict(d=2048, heads=32, kv_heads=4, ffn=5632)
-
-
-def llama_spec():
-    return ("name: llama_layer\nlayer:\n  type: decoder\n"
-            f"  d_model: {LLAMA['d']}\n  heads: {LLAMA['heads']}\n"
-            f"  kv_heads: {LLAMA['kv_heads']}\n  ffn_hidden: {LLAMA['ffn']}\n"
-            "  activation: swiglu\n  norm: rmsnorm\n  norm_position: pre\n"
-            "  norm_eps: 1.0e-5\n  bias: false\n  cross_attention: false\n"
-            "  positions: rope\n  rope_base: 10000\n  rope_style: half\n")
-
-
-def export_llama(layer, path):
-    prefix = "layers.0."
-    out = {}
-    for name in ["q_proj", "k_proj", "v_proj", "o_proj"]:
-        out[f"{prefix}self_attn.{name}.weight"] = getattr(layer, name).weight.detach().numpy()
-    for name in ["linear1", "linear_gate", "linear2", "norm1", "norm2"]:
-        out[f"{prefix}{name}.weight"] = getattr(layer, name).weight.detach().numpy()
-    write_safetensors(path, out)
+LLAMA = dict(d=2048, heads=32, kv_heads=4, ffn=5632)  # TinyLlama-1.1B
 
 
 def flops(kind, n):
@@ -156,7 +86,7 @@ def main():
             export_llama(layer, weights)
             exported = LlamaLayer(**LLAMA, export=True).eval()
             exported.load_state_dict(layer.state_dict())
-            width, text = LLAMA["d"], llama_spec()
+            width, text = LLAMA["d"], llama_spec(**LLAMA)
         with open(spec, "w") as f:
             f.write(text)
         def ort_session(x):
