@@ -60,10 +60,13 @@ void layermath::layerNorm(float *x, int64_t rows, int64_t width,
 #pragma omp parallel for schedule(static) if (rows > 1)
   for (int64_t r = 0; r < rows; ++r) {
     float *row = x + r * width;
+    // Double sums; `omp simd` lets them run on vectors (reassociated).
     double sum = 0, squares = 0;
+#pragma omp simd reduction(+ : sum)
     for (int64_t c = 0; c < width; ++c)
       sum += row[c];
     double mean = sum / width;
+#pragma omp simd reduction(+ : squares)
     for (int64_t c = 0; c < width; ++c)
       squares += (row[c] - mean) * (row[c] - mean);
     float inv = float(1.0 / std::sqrt(squares / width + eps));
@@ -79,6 +82,7 @@ void layermath::rmsNorm(float *x, int64_t rows, int64_t width,
   for (int64_t r = 0; r < rows; ++r) {
     float *row = x + r * width;
     double squares = 0;
+#pragma omp simd reduction(+ : squares)
     for (int64_t c = 0; c < width; ++c)
       squares += double(row[c]) * row[c];
     float inv = float(1.0 / std::sqrt(squares / width + eps));

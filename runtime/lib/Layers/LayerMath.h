@@ -10,10 +10,34 @@
 #define ATTN_RUNTIME_TRANSFORMER_LAYERMATH_H
 
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnrt::layermath {
+
+/// std::allocator whose default construction leaves elements uninitialized:
+/// scratch buffers that a product or a copy then writes whole need no
+/// zeroing pass (a memset of every buffer was 2 % of a BERT layer).
+template <typename T> struct UninitializedAllocator : std::allocator<T> {
+  template <typename U> struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U> &) noexcept {}
+  template <typename U> void construct(U *p) noexcept {
+    ::new (static_cast<void *>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U *p, Args &&...args) {
+    ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+  }
+};
+/// A float buffer that is written whole before it is read.
+using Scratch = std::vector<float, UninitializedAllocator<float>>;
 
 /// y[rows, out] = x[rows, in] * weight[out, in]^T + bias (bias may be
 /// empty).

@@ -205,7 +205,7 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   std::vector<float> q, fusedK, fusedV;
   bool fused = self && !w.qkv.weight.empty();
   if (fused) {
-    std::vector<float> flat(rows * w.qkv.out);
+    lm::Scratch flat(rows * w.qkv.out);
     if (Status s = linear(w.qkv, x, rows, flat.data()); s.failed())
       return s;
     q.resize(rows * l.heads * hd);
@@ -310,7 +310,7 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
     }
   }
   // The kernel writes into `heads` (destination-passing style).
-  std::vector<float> heads(rows * l.heads * hd);
+  lm::Scratch heads(rows * l.heads * hd);
   auto start = std::chrono::steady_clock::now();
   if (Status s = kernel->call(operands,
                               {heads.data(), {batch, l.heads, length, hd}});
@@ -319,8 +319,8 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   attentionSeconds += std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)
                           .count();
-  std::vector<float> merged(rows * l.heads * hd);
-  result.assign(rows * l.dModel, 0.0f);
+  lm::Scratch merged(rows * l.heads * hd);
+  result.resize(rows * l.dModel); // written whole by the product
   lm::mergeHeads(heads.data(), batch, length, l.heads, hd, merged.data());
   if (Status s = linear(w.o, merged.data(), rows, result.data()); s.failed())
     return s;
@@ -340,12 +340,12 @@ Status LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
                                      int64_t rows,
                                      std::vector<float> &result) {
   const LayerConfig &l = config;
-  std::vector<float> up(rows * l.ffnHidden);
-  result.assign(rows * l.dModel, 0.0f);
+  lm::Scratch up(rows * l.ffnHidden);
+  result.resize(rows * l.dModel); // written whole by the product
   if (Status s = linear(w.up, x, rows, up.data()); s.failed())
     return s;
   if (l.activation == "swiglu") {
-    std::vector<float> gate(up.size());
+    lm::Scratch gate(up.size());
     if (Status s = linear(w.gate, x, rows, gate.data()); s.failed())
       return s;
     lm::swiglu(up.data(), gate.data(), up.size());
