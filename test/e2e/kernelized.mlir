@@ -17,6 +17,29 @@
 // RUN: attn-run %s --entry=favor_causal --check --tolerance=1e-4 | FileCheck %s
 // RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 | FileCheck %s
 // RUN: attn-run %s --entry=relu --check --tolerance=1e-4 | FileCheck %s
+// Non-causal elu + 1 and ReLU run on attn-kernelized-to-cpu's kernel
+// (KernelizedToCpu.cpp) when the head dims are whole vectors: GQA 6:2,
+// batch 2, Lq = 131 (two query blocks of 64 and 3 rows: the 2 and 1 row
+// remainders), Lk = 1100 (a partial key tile), D = 48, Dv = 80 (AVX-512:
+// chunks of 4 and 1 vectors; AVX2: 5 chunks of 2), and the generic path
+// through the decomposition for comparison.
+// RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --generic | FileCheck %s
+// RUN: attn-run %s --entry=elu --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=elu --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// ReLU with every 5th query row non-positive: phi(q) = 0, a zero
+// denominator, and the op's 0 for it (the reference's too); then with a
+// NaN value row as well, which makes every other output NaN but not the
+// zero-denominator rows (fails with 25600 NaN mismatches when the kernel
+// scales by the 0 reciprocal without selecting 0).
+// RUN: rm -rf %t.relu && mkdir -p %t.relu
+// RUN: python3 %S/Inputs/make-matrix-npy.py negative-rows %t.relu/negative-q.npy 3 5 1 2 1000 64
+// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --random-inputs --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --random-inputs --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: python3 %S/Inputs/plant-nonfinite.py --values-only %t.relu 1 2 1000 1000 64 nan 7
+// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --input k=%t.relu/k.npy --input v=%t.relu/v.npy --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --input k=%t.relu/k.npy --input v=%t.relu/v.npy --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=relu_causal_cross --check --tolerance=1e-4 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 //
@@ -100,4 +123,25 @@ func.func @relu_causal_cross(%q: tensor<1x3x97x40xf32>,
       : (tensor<1x3x97x40xf32>, tensor<1x1x100x40xf32>,
          tensor<1x1x100x40xf32>) -> tensor<1x3x97x40xf32>
   return %o : tensor<1x3x97x40xf32>
+}
+
+// Non-causal elu + 1 with GQA 6:2, batch 2, Lq = 131, Lk = 1100, D = 48,
+// Dv = 80.
+func.func @elu_gqa_cross(%q: tensor<2x6x131x48xf32>,
+                         %k: tensor<2x2x1100x48xf32>,
+                         %v: tensor<2x2x1100x80xf32>)
+    -> tensor<2x6x131x80xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = elu_plus_one
+      : (tensor<2x6x131x48xf32>, tensor<2x2x1100x48xf32>,
+         tensor<2x2x1100x80xf32>) -> tensor<2x6x131x80xf32>
+  return %o : tensor<2x6x131x80xf32>
+}
+
+// Non-causal elu + 1, L = 1000, D = 64 (the benchmark's head dim).
+func.func @elu(%q: tensor<1x3x1000x64xf32>, %k: tensor<1x3x1000x64xf32>,
+               %v: tensor<1x3x1000x64xf32>) -> tensor<1x3x1000x64xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = elu_plus_one
+      : (tensor<1x3x1000x64xf32>, tensor<1x3x1000x64xf32>,
+         tensor<1x3x1000x64xf32>) -> tensor<1x3x1000x64xf32>
+  return %o : tensor<1x3x1000x64xf32>
 }

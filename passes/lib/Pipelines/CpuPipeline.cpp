@@ -22,10 +22,14 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-void mlir::attn::buildSharedFront(OpPassManager &pm, StringRef target) {
+void mlir::attn::buildSharedFront(
+    OpPassManager &pm, StringRef target,
+    function_ref<void(OpPassManager &)> targetKernels) {
   // What this target cannot lower yet is refused at its location, and the
   // efficient-attention ops become linalg plus attn.attention.
   pm.addPass(createAttnVerifyTarget(AttnVerifyTargetOptions{target.str()}));
+  if (targetKernels)
+    targetKernels(pm);
   pm.addPass(createAttnDecomposeLinformer());
   pm.addPass(createAttnDecomposeRope());
   pm.addPass(createAttnDecomposeNystrom());
@@ -39,7 +43,12 @@ void mlir::attn::buildSharedFront(OpPassManager &pm, StringRef target) {
 
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
-  buildSharedFront(pm, "cpu");
+  // Element-wise feature-map attention has its own kernel.
+  buildSharedFront(pm, "cpu", [&](OpPassManager &front) {
+    if (options.cpuKernels)
+      front.addPass(createAttnKernelizedToCpu(
+          AttnKernelizedToCpuOptions{options.vectorBits.getValue()}));
+  });
 
   // The tiled form (docs/Design.md): per op, the tiles of the CPU kernel
   // plan, or the generic tile sizes when the kernels are off.

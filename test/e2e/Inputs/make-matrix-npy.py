@@ -4,6 +4,8 @@
   zeros OUT DIM...         zeros of shape DIM...
   tensor OUT SEED DIM...   seeded N(0, 1) entries of shape DIM...
   unit-rows IN OUT         IN with its last-axis rows scaled to unit length
+  negative-rows OUT SEED EVERY DIM...   as tensor, but every EVERY-th
+                           last-axis row is -|x| (no positive entry)
 """
 import random
 import struct
@@ -42,6 +44,18 @@ elif kind == "tensor":
         count *= d
     rng = random.Random(seed)
     write(out, shape, [rng.gauss(0.0, 1.0) for _ in range(count)])
+elif kind == "negative-rows":
+    seed, every, shape = int(sys.argv[3]), int(sys.argv[4]), [int(d) for d in sys.argv[5:]]
+    count = 1
+    for d in shape:
+        count *= d
+    rng = random.Random(seed)
+    values = [rng.gauss(0.0, 1.0) for _ in range(count)]
+    cols = shape[-1]
+    for r in range(0, count // cols, every):
+        for c in range(cols):
+            values[r * cols + c] = -abs(values[r * cols + c])
+    write(out, shape, values)
 elif kind == "unit-rows":
     source, out = out, sys.argv[3]
     blob = open(source, "rb").read()

@@ -35,6 +35,38 @@ def AttnLowerOnlineAttention
   ];
 }
 
+def AttnKernelizedToCpu : Pass<"attn-kernelized-to-cpu", "ModuleOp"> {
+  let summary = "Lower element-wise feature-map attention to a CPU kernel";
+  let description = [{
+    Non-causal `attn.kernelized` with an element-wise feature map
+    (`elu_plus_one`, `relu`), f32, and head dims that are whole vectors of
+    `vector-bits` becomes two loops of register-blocked vector code instead
+    of attn-decompose-kernelized's eleven passes over [L, D] tensors:
+
+    - per (batch, key/value head): S = phi(K)^T V [D, Dv] and z = sum_j
+      phi(k_j), key tiles of 64 rows; phi of a tile is written once into a
+      scratch (summed into z on the way) and S's register blocks are
+      updated with broadcasts of it and rows of V read in place;
+    - per (batch, query head, block of 64 query rows): phi(Q) of the block
+      into a scratch, with its row sums against z, then O = phi(Q) S in
+      register blocks scaled by 1 / (phi(q_i) . z) as they are stored (0
+      where that is 0).
+
+    K, V and Q are each read once and O written once. What it does not
+    cover is left for attn-decompose-kernelized.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
   let summary = "Lower the tiled form to vectorized flash kernels for CPUs";
   let description = [{

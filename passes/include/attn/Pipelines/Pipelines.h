@@ -64,7 +64,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 
 /// The front every target shares: attn-verify-target for `target`, the
 /// decompositions of the efficient-attention families, canonicalization.
-void buildSharedFront(OpPassManager &pm, llvm::StringRef target);
+/// `targetKernels` adds a target's own lowerings of family ops before the
+/// decompositions (which then take what those leave).
+void buildSharedFront(
+    OpPassManager &pm, llvm::StringRef target,
+    llvm::function_ref<void(OpPassManager &)> targetKernels = {});
 
 /// attn IR (tensors) -> LLVM dialect for the host CPU: flash tiling,
 /// bufferization, loops, LLVM. Functions keep their tensor signatures as

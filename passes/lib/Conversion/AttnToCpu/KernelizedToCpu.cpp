@@ -1,0 +1,480 @@
+//===- KernelizedToCpu.cpp - element-wise feature-map attention on CPUs ---===//
+//
+// attn-kernelized-to-cpu: non-causal attn.kernelized with an element-wise
+// feature map (elu + 1, ReLU) as two loops of register-blocked vector code,
+//
+//   O_i = phi(q_i) S / (phi(q_i) . z),  S = phi(K)^T V,  z = sum_j phi(k_j)
+//
+//   forall (batch, key/value head):                  -- the state
+//     S, z = 0
+//     for each tile of kKeyTile keys:
+//       phi of the tile into a scratch [keys][D], its column sums into z
+//       S[f0 : f0 + R, e-chunk] += sum_j phi[j][f0 + r] V[j, e-chunk]:
+//         R x E vectors of S in registers, a broadcast of phi per row and
+//         key, E loads of V's row (read in place) per key
+//   forall (batch, query head, block of kQueryBlock rows):   -- the output
+//     phi of the block into a scratch, with 1 / (phi(q_i) . z) per row
+//     O[i0 : i0 + R, e-chunk] = sum_f phi[i0 + r][f] S[f, e-chunk], scaled
+//       by the row's reciprocal as it is stored (0 where the sum is 0)
+//
+// Each of K, V, Q is read once and O written once: the decomposition
+// (DecomposeKernelized.cpp) wrote and re-read phi(Q), phi(K), the
+// numerator and the denominators as whole tensors, and the GEMM packed
+// copies of V and phi(Q). The head dims must be whole vectors (static);
+// other kernelized ops are left for the decomposition.
+//
+//===----------------------------------------------------------------------===//
+#include "LoopBuilder.h"
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNKERNELIZEDTOCPU
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Keys per feature tile: phi of the tile and V's rows (64 x 64 floats,
+/// 16 KiB each at D = Dv = 64) stay in L1 while S's blocks sweep them.
+constexpr int64_t kKeyTile = 64;
+/// Query rows per call of the output loop: enough calls to share among
+/// the threads, phi of the block (16 KiB at D = 64) in L1.
+constexpr int64_t kQueryBlock = 64;
+
+class KernelizedEmitter {
+public:
+  KernelizedEmitter(KernelizedOp op, int64_t lanes)
+      : op(op), b(op.getLoc(), op), lanes(lanes), f32(b.getF32Type()),
+        vec(VectorType::get({lanes}, f32)),
+        headDim(cast<ShapedType>(op.getQuery().getType()).getDimSize(3)),
+        valueDim(cast<ShapedType>(op.getValue().getType()).getDimSize(3)) {}
+
+  /// Whether the kernel covers `op` with vectors of `lanes` floats.
+  static bool covers(KernelizedOp op, int64_t lanes);
+  /// Emits the two loops before `op`; returns its result.
+  Value build(ModuleOp module);
+
+private:
+  func::FuncOp buildStateFunction(ModuleOp module, StringRef prefix);
+  func::FuncOp buildOutputFunction(ModuleOp module, StringRef prefix);
+  /// phi on a vector of Q or K.
+  Value featureMap(Value x);
+  /// Rows of a register block whose rows hold `vectors` accumulators: the
+  /// accumulators, `vectors` loaded operands and one broadcast fill the
+  /// register file (32 registers with AVX-512, 16 with AVX2).
+  int64_t rowsFor(int64_t vectors) const {
+    int64_t registers = lanes >= 16 ? 32 : 16;
+    return std::min<int64_t>(12, (registers - 1 - vectors) / vectors);
+  }
+  /// Chunks of Dv as (first vector, vectors): 4 vectors with AVX-512, 2
+  /// with AVX2, the last one shorter.
+  SmallVector<std::pair<int64_t, int64_t>> valueChunks() const;
+  /// for iv < ub: acc[r * E + t] += scalarAt(iv, r) * vectorAt(iv, t),
+  /// acc carried in registers.
+  SmallVector<Value> blockedUpdates(Value ub, ArrayRef<Value> init,
+                                    int64_t rows, int64_t vectors,
+                                    function_ref<Value(Value, int64_t)> vectorAt,
+                                    function_ref<Value(Value, int64_t)> scalarAt);
+  /// body(start, rows) over [0, total) in blocks of `block` rows, then the
+  /// rest in blocks of 4 and 2 and single rows (a lone row has too few
+  /// independent accumulators for both FMA pipes).
+  void forRowBlocks(Value total, int64_t block,
+                    function_ref<void(Value, int64_t)> body);
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value vecConst(float v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vec, b.getF32FloatAttr(v)));
+  }
+  Value add(Value x, Value y) { return b.createOrFold<arith::AddIOp>(x, y); }
+  Value sub(Value x, Value y) { return b.createOrFold<arith::SubIOp>(x, y); }
+  Value mul(Value x, Value y) { return b.createOrFold<arith::MulIOp>(x, y); }
+  Value dim(Value memref, int64_t d) {
+    return b.createOrFold<memref::DimOp>(memref, d);
+  }
+  Value loadVec(Value memref, ValueRange indices) {
+    return vector::LoadOp::create(b, vec, memref, indices);
+  }
+  void storeVec(Value value, Value memref, ValueRange indices) {
+    vector::StoreOp::create(b, value, memref, indices);
+  }
+  Value broadcastAt(Value memref, ValueRange indices) {
+    return vector::BroadcastOp::create(
+        b, vec, memref::LoadOp::create(b, memref, indices));
+  }
+  scf::ForOp loop(Value lb, Value ub, int64_t step, ValueRange init,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    return buildLoop(b, lb, ub, index(step), init, body);
+  }
+  void forEach(Value lb, Value ub, int64_t step,
+               function_ref<void(Value)> body) {
+    loop(lb, ub, step, {}, [&](Value iv, ValueRange) {
+      body(iv);
+      return SmallVector<Value>{};
+    });
+  }
+  Value scratch(ArrayRef<int64_t> shape) {
+    return memref::AllocaOp::create(b, MemRefType::get(shape, f32),
+                                    ValueRange{}, b.getI64IntegerAttr(64));
+  }
+
+  KernelizedOp op;
+  ImplicitLocOpBuilder b;
+  int64_t lanes;
+  Type f32;
+  VectorType vec;
+  int64_t headDim, valueDim;
+};
+
+bool KernelizedEmitter::covers(KernelizedOp op, int64_t lanes) {
+  FeatureMap map = op.getFeatureMap();
+  if (op.getCausal() ||
+      (map != FeatureMap::elu_plus_one && map != FeatureMap::relu))
+    return false;
+  for (Value operand : op->getOperands())
+    if (!cast<ShapedType>(operand.getType()).getElementType().isF32())
+      return false;
+  int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
+  int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+  return !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) && d > 0 &&
+         dv > 0 && d % lanes == 0 && dv % lanes == 0;
+}
+
+Value KernelizedEmitter::featureMap(Value x) {
+  Value zero = vecConst(0);
+  if (op.getFeatureMap() == FeatureMap::relu)
+    return arith::MaximumFOp::create(b, x, zero);
+  // elu(x) + 1: x + 1 above 0, exp(x) at or below.
+  Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, zero);
+  return arith::SelectOp::create(b, positive,
+                                 arith::AddFOp::create(b, x, vecConst(1)),
+                                 math::ExpOp::create(b, x));
+}
+
+SmallVector<std::pair<int64_t, int64_t>>
+KernelizedEmitter::valueChunks() const {
+  int64_t widest = lanes >= 16 ? 4 : 2;
+  SmallVector<std::pair<int64_t, int64_t>> chunks;
+  for (int64_t first = 0, total = valueDim / lanes; first < total;
+       first += widest)
+    chunks.push_back({first, std::min(widest, total - first)});
+  return chunks;
+}
+
+SmallVector<Value> KernelizedEmitter::blockedUpdates(
+    Value ub, ArrayRef<Value> init, int64_t rows, int64_t vectors,
+    function_ref<Value(Value, int64_t)> vectorAt,
+    function_ref<Value(Value, int64_t)> scalarAt) {
+  return loop(index(0), ub, 1, init,
+              [&](Value iv, ValueRange acc) {
+                SmallVector<Value> operands, next(acc.begin(), acc.end());
+                for (int64_t t = 0; t < vectors; ++t)
+                  operands.push_back(vectorAt(iv, t));
+                for (int64_t r = 0; r < rows; ++r) {
+                  Value scalar = scalarAt(iv, r);
+                  for (int64_t t = 0; t < vectors; ++t) {
+                    Value &sum = next[r * vectors + t];
+                    sum = vector::FMAOp::create(b, scalar, operands[t], sum);
+                  }
+                }
+                return next;
+              })
+      .getResults();
+}
+
+void KernelizedEmitter::forRowBlocks(Value total, int64_t block,
+                                     function_ref<void(Value, int64_t)> body) {
+  Value start = index(0);
+  Value whole = mul(b.createOrFold<arith::DivUIOp>(total, index(block)),
+                    index(block));
+  forEach(start, whole, block, [&](Value r0) { body(r0, block); });
+  start = whole;
+  // What is left is under `block` rows: at most one block of 4 and one of
+  // 2 (when smaller than `block`), then single rows.
+  for (int64_t size : {4, 2}) {
+    if (size >= block)
+      continue;
+    Value fits = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::uge,
+                                               sub(total, start), index(size));
+    buildIfElse(b, fits, [&] { body(start, size); }, [] {});
+    start = b.createOrFold<arith::SelectOp>(fits, add(start, index(size)),
+                                            start);
+  }
+  forEach(start, total, 1, [&](Value r) { body(r, 1); });
+}
+
+func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
+                                                   StringRef prefix) {
+  auto bufferType = [](Value v) {
+    auto type = cast<ShapedType>(v.getType());
+    return MemRefType::get(type.getShape(), type.getElementType());
+  };
+  int64_t dyn = ShapedType::kDynamic;
+  Type indexType = b.getIndexType();
+  auto fn = func::FuncOp::create(
+      b, (prefix + "__attn_cpu_linear_state").str(),
+      b.getFunctionType({bufferType(op.getKey()), bufferType(op.getValue()),
+                         MemRefType::get({dyn, dyn, headDim, valueDim}, f32),
+                         MemRefType::get({dyn, dyn, headDim}, f32), indexType,
+                         indexType},
+                        {}));
+  fn.setPrivate();
+  SymbolTable(module).insert(fn);
+  OpBuilder::InsertionGuard guard(b);
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value key = entry->getArgument(0), value = entry->getArgument(1),
+        state = entry->getArgument(2), sums = entry->getArgument(3),
+        batch = entry->getArgument(4), head = entry->getArgument(5);
+  int64_t featureVectors = headDim / lanes;
+  auto lane = [&](int64_t t) { return index(t * lanes); };
+
+  forEach(index(0), index(headDim), 1, [&](Value f) {
+    for (int64_t t = 0; t < valueDim / lanes; ++t)
+      storeVec(vecConst(0), state, {batch, head, f, lane(t)});
+  });
+  for (int64_t t = 0; t < featureVectors; ++t)
+    storeVec(vecConst(0), sums, {batch, head, lane(t)});
+
+  Value phi = scratch({kKeyTile, headDim});
+  Value keyLen = dim(key, 2);
+  forEach(index(0), keyLen, kKeyTile, [&](Value j0) {
+    Value tileKeys = b.createOrFold<arith::MinUIOp>(index(kKeyTile),
+                                                    sub(keyLen, j0));
+    // phi of the tile, summed by column on the way.
+    SmallVector<Value> zeros(featureVectors, vecConst(0));
+    scf::ForOp columnSums =
+        loop(index(0), tileKeys, 1, zeros, [&](Value j, ValueRange acc) {
+          SmallVector<Value> next;
+          for (int64_t t = 0; t < featureVectors; ++t) {
+            Value features =
+                featureMap(loadVec(key, {batch, head, add(j0, j), lane(t)}));
+            storeVec(features, phi, {j, lane(t)});
+            next.push_back(arith::AddFOp::create(b, acc[t], features));
+          }
+          return next;
+        });
+    for (int64_t t = 0; t < featureVectors; ++t) {
+      Value sum = loadVec(sums, {batch, head, lane(t)});
+      storeVec(arith::AddFOp::create(b, sum, columnSums.getResult(t)), sums,
+               {batch, head, lane(t)});
+    }
+    // S[f, :] += sum_j phi[j][f] V[j0 + j, :], blocks of rows of S.
+    for (auto [firstChunkVector, chunkVectors] : valueChunks()) {
+      int64_t firstVector = firstChunkVector, vectors = chunkVectors;
+      forRowBlocks(index(headDim), rowsFor(vectors), [&](Value f0,
+                                                          int64_t rows) {
+        auto column = [&](int64_t t) { return lane(firstVector + t); };
+        SmallVector<Value> acc;
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t t = 0; t < vectors; ++t)
+            acc.push_back(
+                loadVec(state, {batch, head, add(f0, index(r)), column(t)}));
+        acc = blockedUpdates(
+            tileKeys, acc, rows, vectors,
+            [&](Value j, int64_t t) {
+              return loadVec(value, {batch, head, add(j0, j), column(t)});
+            },
+            [&](Value j, int64_t r) -> Value {
+              return broadcastAt(phi, {j, add(f0, index(r))});
+            });
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t t = 0; t < vectors; ++t)
+            storeVec(acc[r * vectors + t], state,
+                     {batch, head, add(f0, index(r)), column(t)});
+      });
+    }
+  });
+  func::ReturnOp::create(b);
+  return fn;
+}
+
+func::FuncOp KernelizedEmitter::buildOutputFunction(ModuleOp module,
+                                                    StringRef prefix) {
+  auto bufferType = [](Type t) {
+    auto type = cast<ShapedType>(t);
+    return MemRefType::get(type.getShape(), type.getElementType());
+  };
+  int64_t dyn = ShapedType::kDynamic;
+  Type indexType = b.getIndexType();
+  auto fn = func::FuncOp::create(
+      b, (prefix + "__attn_cpu_linear_output").str(),
+      b.getFunctionType({bufferType(op.getQuery().getType()),
+                         MemRefType::get({dyn, dyn, headDim, valueDim}, f32),
+                         MemRefType::get({dyn, dyn, headDim}, f32),
+                         bufferType(op.getType()), indexType, indexType,
+                         indexType},
+                        {}));
+  fn.setPrivate();
+  SymbolTable(module).insert(fn);
+  OpBuilder::InsertionGuard guard(b);
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value query = entry->getArgument(0), state = entry->getArgument(1),
+        sums = entry->getArgument(2), out = entry->getArgument(3),
+        batch = entry->getArgument(4), queryHead = entry->getArgument(5),
+        block = entry->getArgument(6);
+  int64_t featureVectors = headDim / lanes;
+  auto lane = [&](int64_t t) { return index(t * lanes); };
+  Value groups = b.createOrFold<arith::DivUIOp>(dim(query, 1), dim(state, 1));
+  Value head = b.createOrFold<arith::DivUIOp>(queryHead, groups);
+  Value i0 = mul(block, index(kQueryBlock));
+  Value rows = b.createOrFold<arith::MinUIOp>(index(kQueryBlock),
+                                              sub(dim(query, 2), i0));
+
+  // phi of the block's rows, and per row 1 / (phi(q_i) . z) (0 for 0).
+  Value phi = scratch({kQueryBlock, headDim});
+  Value reciprocals = scratch({kQueryBlock});
+  SmallVector<Value> z;
+  for (int64_t t = 0; t < featureVectors; ++t)
+    z.push_back(loadVec(sums, {batch, head, lane(t)}));
+  forEach(index(0), rows, 1, [&](Value i) {
+    Value dot = vecConst(0);
+    for (int64_t t = 0; t < featureVectors; ++t) {
+      Value features =
+          featureMap(loadVec(query, {batch, queryHead, add(i0, i), lane(t)}));
+      storeVec(features, phi, {i, lane(t)});
+      dot = vector::FMAOp::create(b, features, z[t], dot);
+    }
+    Value den = vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot,
+                                            arith::FastMathFlags::reassoc);
+    Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+    Value isZero =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, den, zero);
+    Value one = arith::ConstantOp::create(b, b.getF32FloatAttr(1));
+    memref::StoreOp::create(
+        b,
+        arith::SelectOp::create(b, isZero, zero,
+                                arith::DivFOp::create(b, one, den)),
+        reciprocals, ValueRange{i});
+  });
+
+  // O = phi S, row blocks scaled by their reciprocals as they are stored.
+  for (auto [firstChunkVector, chunkVectors] : valueChunks()) {
+      int64_t firstVector = firstChunkVector, vectors = chunkVectors;
+    forRowBlocks(rows, rowsFor(vectors), [&](Value r0, int64_t blockRows) {
+      auto column = [&](int64_t t) { return lane(firstVector + t); };
+      SmallVector<Value> acc(blockRows * vectors, vecConst(0));
+      acc = blockedUpdates(
+          index(headDim), acc, blockRows, vectors,
+          [&](Value f, int64_t t) {
+            return loadVec(state, {batch, head, f, column(t)});
+          },
+          [&](Value f, int64_t r) -> Value {
+            return broadcastAt(phi, {add(r0, index(r)), f});
+          });
+      for (int64_t r = 0; r < blockRows; ++r) {
+        Value row = add(r0, index(r));
+        Value reciprocal = memref::LoadOp::create(b, reciprocals, row);
+        // A zero denominator gives 0 even where the numerator is not
+        // finite (the op's semantics).
+        Value isZero = arith::CmpFOp::create(
+            b, arith::CmpFPredicate::OEQ, reciprocal,
+            arith::ConstantOp::create(b, b.getF32FloatAttr(0)));
+        Value scale = vector::BroadcastOp::create(b, vec, reciprocal);
+        for (int64_t t = 0; t < vectors; ++t) {
+          Value scaled =
+              arith::MulFOp::create(b, acc[r * vectors + t], scale);
+          storeVec(arith::SelectOp::create(b, isZero, vecConst(0), scaled),
+                   out, {batch, queryHead, add(i0, row), column(t)});
+        }
+      }
+    });
+  }
+  func::ReturnOp::create(b);
+  return fn;
+}
+
+Value KernelizedEmitter::build(ModuleOp module) {
+  auto parent = op->getParentOfType<func::FuncOp>();
+  func::FuncOp stateFn, outputFn;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(parent);
+    // Named after the caller so that artifacts linked together do not clash.
+    stateFn = buildStateFunction(module, parent.getSymName());
+    outputFn = buildOutputFunction(module, parent.getSymName());
+  }
+  auto toBuffer = [&](Value tensor) -> Value {
+    auto type = cast<ShapedType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+        /*read_only=*/true);
+  };
+  Value query = toBuffer(op.getQuery()), key = toBuffer(op.getKey()),
+        value = toBuffer(op.getValue());
+  Value batch = dim(key, 0), keyHeads = dim(key, 1);
+  int64_t dyn = ShapedType::kDynamic;
+  auto align = b.getI64IntegerAttr(64);
+  Value state = memref::AllocOp::create(
+      b, MemRefType::get({dyn, dyn, headDim, valueDim}, f32),
+      ValueRange{batch, keyHeads}, align);
+  Value sums = memref::AllocOp::create(
+      b, MemRefType::get({dyn, dyn, headDim}, f32),
+      ValueRange{batch, keyHeads}, align);
+  auto resultType = cast<RankedTensorType>(op.getType());
+  SmallVector<Value> resultSizes;
+  for (int64_t d = 0; d < 4; ++d)
+    if (resultType.isDynamicDim(d))
+      resultSizes.push_back(d == 3 ? dim(value, 3) : dim(query, d));
+  Value out = memref::AllocOp::create(
+      b, MemRefType::get(resultType.getShape(), f32), resultSizes, align);
+
+  auto callInParallel = [&](func::FuncOp fn, ArrayRef<Value> counts,
+                            ArrayRef<Value> operands) {
+    auto forall = scf::ForallOp::create(b, getAsOpFoldResult(counts),
+                                        ValueRange{}, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    SmallVector<Value> args(operands);
+    llvm::append_range(args, forall.getInductionVars());
+    func::CallOp::create(b, fn, args);
+  };
+  callInParallel(stateFn, {batch, keyHeads}, {key, value, state, sums});
+  Value queryBlocks = b.createOrFold<arith::CeilDivUIOp>(dim(query, 2),
+                                                         index(kQueryBlock));
+  callInParallel(outputFn, {dim(query, 0), dim(query, 1), queryBlocks},
+                 {query, state, sums, out});
+  return bufferization::ToTensorOp::create(b, resultType, out,
+                                           /*restrict=*/b.getUnitAttr(),
+                                           /*writable=*/b.getUnitAttr());
+}
+
+struct AttnKernelizedToCpuPass
+    : attn::impl::AttnKernelizedToCpuBase<AttnKernelizedToCpuPass> {
+  using AttnKernelizedToCpuBase::AttnKernelizedToCpuBase;
+
+  void runOnOperation() override {
+    if (vectorBits != 256 && vectorBits != 512) {
+      getOperation()->emitError(
+          "attn-kernelized-to-cpu: vector-bits must be 256 or 512");
+      return signalPassFailure();
+    }
+    int64_t lanes = vectorBits / 32;
+    SmallVector<KernelizedOp> ops;
+    getOperation()->walk([&](KernelizedOp op) {
+      if (KernelizedEmitter::covers(op, lanes))
+        ops.push_back(op);
+    });
+    for (KernelizedOp op : ops) {
+      Value result = KernelizedEmitter(op, lanes).build(getOperation());
+      op.replaceAllUsesWith(result);
+      op.erase();
+    }
+  }
+};
+
+} // namespace
