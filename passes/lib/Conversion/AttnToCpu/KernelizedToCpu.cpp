@@ -126,6 +126,24 @@ private:
       return SmallVector<Value>{};
     });
   }
+  /// Asks for the cache lines of row `row` of buffer [B, H, L, width]
+  /// (rows past the last one clamped to it).
+  void prefetchRow(Value buffer, Value batch, Value head, Value row,
+                   Value rows, int64_t width) {
+    Value clamped = b.createOrFold<arith::MinUIOp>(row, sub(rows, index(1)));
+    // 16 floats per 64-byte line, and the row's last element for a row
+    // that ends inside a line.
+    SmallVector<int64_t> columns;
+    for (int64_t c = 0; c < width; c += 16)
+      columns.push_back(c);
+    if (width % 16)
+      columns.push_back(width - 1);
+    for (int64_t c : columns)
+      memref::PrefetchOp::create(b, buffer,
+                                 ValueRange{batch, head, clamped, index(c)},
+                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+  }
   Value scratch(ArrayRef<int64_t> shape) {
     return memref::AllocaOp::create(b, MemRefType::get(shape, f32),
                                     ValueRange{}, b.getI64IntegerAttr(64));
@@ -258,6 +276,16 @@ func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
     SmallVector<Value> zeros(featureVectors, vecConst(0));
     scf::ForOp columnSums =
         loop(index(0), tileKeys, 1, zeros, [&](Value j, ValueRange acc) {
+          // The next tile's value rows and the key rows of the tile after
+          // it are asked for here, a tile before their use (the loads
+          // would wait on memory otherwise: K and V are read once, and
+          // the products need about the machine's bandwidth). Measured at
+          // 16384 keys: one tile closer 5 % slower; spread over the
+          // products, a line per block and key, no faster.
+          prefetchRow(value, batch, head, add(add(j0, j), index(kKeyTile)),
+                      keyLen, valueDim);
+          prefetchRow(key, batch, head, add(add(j0, j), index(2 * kKeyTile)),
+                      keyLen, headDim);
           SmallVector<Value> next;
           for (int64_t t = 0; t < featureVectors; ++t) {
             Value features =
@@ -341,7 +369,12 @@ func::FuncOp KernelizedEmitter::buildOutputFunction(ModuleOp module,
   SmallVector<Value> z;
   for (int64_t t = 0; t < featureVectors; ++t)
     z.push_back(loadVec(sums, {batch, head, lane(t)}));
+  Value queryLen = dim(query, 2);
   forEach(index(0), rows, 1, [&](Value i) {
+    // The next block's rows (on this thread next when the forall's
+    // iterations are split in ranges) are asked for a block ahead.
+    prefetchRow(query, batch, queryHead,
+                add(add(i0, i), index(kQueryBlock)), queryLen, headDim);
     Value dot = vecConst(0);
     for (int64_t t = 0; t < featureVectors; ++t) {
       Value features =
