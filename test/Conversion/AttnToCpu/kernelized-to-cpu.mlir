@@ -1,0 +1,137 @@
+// RUN: attn-opt %s --split-input-file --attn-kernelized-to-cpu="vector-bits=512" --canonicalize | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-kernelized-to-cpu="vector-bits=256" --canonicalize | FileCheck %s --check-prefix=AVX2
+// RUN: not attn-opt %s --split-input-file --attn-kernelized-to-cpu="vector-bits=128" 2>&1 | FileCheck %s --check-prefix=BITS
+// BITS: error: attn-kernelized-to-cpu: vector-bits must be 256 or 512
+
+// Non-causal elu + 1 with GQA 8:4: one call per (batch, key/value head)
+// builds S [64, 64] and z [64], then one call per (batch, query head,
+// block of 64 query rows) writes O. No tensor of features is materialized.
+// CHECK-LABEL: func.func private @elu__attn_cpu_linear_state
+// CHECK-SAME: (%[[K:.*]]: memref<2x4x900x64xf32>, %[[V:.*]]: memref<2x4x900x64xf32>, %[[S:.*]]: memref<?x?x64x64xf32>, %[[Z:.*]]: memref<?x?x64xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK: %[[PHI:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// Key tiles of 64 rows, the last one partial.
+// CHECK: scf.for %[[J0:.*]] = %{{.*}} to %c900 step %c64
+// CHECK: arith.minui %{{.*}}, %c64
+// phi of the tile's rows into the scratch, its column sums carried in 4
+// vectors; the next tile's V rows and the key rows two tiles ahead are
+// prefetched (4 lines each), clamped to the last row.
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: arith.minui %{{.*}}, %c899
+// CHECK-COUNT-4: memref.prefetch %[[V]]
+// CHECK: arith.minui %{{.*}}, %c899
+// CHECK-COUNT-4: memref.prefetch %[[K]]
+// CHECK: vector.load %[[K]]
+// CHECK: arith.cmpf ogt
+// CHECK: math.exp
+// CHECK: arith.select
+// CHECK: vector.store %{{.*}}, %[[PHI]]
+// z += the column sums.
+// CHECK: vector.load %[[Z]]
+// CHECK: vector.store %{{.*}}, %[[Z]]
+// S's rows in register blocks of 6 rows x 4 vectors: per key 4 loads of
+// V's row, 6 broadcasts of phi and 24 FMAs; the 4 rows left of 64 in one
+// block of 4 (16 FMAs).
+// CHECK: scf.for %{{.*}} = %c0 to %c60 step %c6
+// CHECK-COUNT-24: vector.load %[[S]]
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4: vector.load %[[V]]
+// CHECK: memref.load %[[PHI]]
+// CHECK-NEXT: vector.broadcast
+// CHECK-COUNT-24: vector.fma
+// CHECK: scf.yield
+// CHECK-COUNT-24: vector.store %{{.*}}, %[[S]]
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-16: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: return
+
+// The output: query head h reads key/value head h / (8 / Hkv).
+// CHECK-LABEL: func.func private @elu__attn_cpu_linear_output
+// CHECK-SAME: (%[[Q:.*]]: memref<2x8x1000x64xf32>, %[[S2:.*]]: memref<?x?x64x64xf32>, %[[Z2:.*]]: memref<?x?x64xf32>, %[[O:.*]]: memref<2x8x1000x64xf32>, %{{.*}}: index, %[[HQ:.*]]: index, %{{.*}}: index)
+// CHECK: %[[HKV:.*]] = memref.dim %[[S2]], %c1
+// CHECK: %[[GROUP:.*]] = arith.divui %c8, %[[HKV]]
+// CHECK: %[[HEAD:.*]] = arith.divui %[[HQ]], %[[GROUP]]
+// CHECK: %[[PHIQ:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK: %[[RECIP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// Per row: phi(q) into the scratch (the next block's row prefetched), its
+// dot with z, and 1 / den (0 for 0).
+// CHECK: scf.for
+// CHECK-COUNT-4: memref.prefetch %[[Q]]
+// CHECK: math.exp
+// CHECK: vector.store %{{.*}}, %[[PHIQ]]
+// CHECK: vector.fma
+// CHECK: vector.reduction <add>, %{{.*}} fastmath<reassoc>
+// CHECK: arith.cmpf oeq
+// CHECK: arith.divf
+// CHECK: arith.select
+// CHECK: memref.store %{{.*}}, %[[RECIP]]
+// O = phi S in blocks of 6 rows x 4 vectors over the 64 features, scaled
+// by the row's reciprocal and 0 where it is 0.
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1
+// CHECK-COUNT-4: vector.load %[[S2]][%{{.*}}, %[[HEAD]],
+// CHECK-COUNT-24: vector.fma
+// CHECK: memref.load %[[RECIP]]
+// CHECK: arith.cmpf oeq
+// CHECK: arith.mulf
+// CHECK: arith.select
+// CHECK: vector.store %{{.*}}, %[[O]]
+
+// The op becomes two foralls calling them, with S and z in between.
+// CHECK-LABEL: func.func @elu
+// CHECK-NOT: attn.kernelized
+// CHECK: %[[STATE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x64x64xf32>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 4)
+// CHECK: func.call @elu__attn_cpu_linear_state
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 8, 16)
+// CHECK: func.call @elu__attn_cpu_linear_output
+// CHECK: bufferization.to_tensor
+
+// With AVX2, blocks of 6 rows x 2 vectors (chunks of 16 columns of Dv).
+// AVX2-LABEL: func.func private @elu__attn_cpu_linear_state
+// AVX2: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2: scf.for %{{.*}} = %c0 to %c60 step %c6
+// AVX2-COUNT-12: vector.fma
+// AVX2-LABEL: func.func @elu
+// AVX2-NOT: attn.kernelized
+func.func @elu(%q: tensor<2x8x1000x64xf32>, %k: tensor<2x4x900x64xf32>,
+               %v: tensor<2x4x900x64xf32>) -> tensor<2x8x1000x64xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = elu_plus_one
+      : (tensor<2x8x1000x64xf32>, tensor<2x4x900x64xf32>,
+         tensor<2x4x900x64xf32>) -> tensor<2x8x1000x64xf32>
+  return %o : tensor<2x8x1000x64xf32>
+}
+
+// -----
+
+// ReLU features (no exp) with dynamic lengths; D = 40 is whole vectors of
+// 8 but not of 16: the AVX-512 kernel leaves the op to the decomposition.
+// CHECK-LABEL: func.func @relu_d40
+// CHECK: attn.kernelized
+// AVX2-LABEL: func.func private @relu_d40__attn_cpu_linear_state
+// AVX2-NOT: math.exp
+// AVX2: arith.maximumf
+// AVX2-LABEL: func.func @relu_d40
+// AVX2-NOT: attn.kernelized
+func.func @relu_d40(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
+                    %v: tensor<1x2x?x40xf32>) -> tensor<1x2x?x40xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = relu
+      : (tensor<1x2x?x40xf32>, tensor<1x2x?x40xf32>,
+         tensor<1x2x?x40xf32>) -> tensor<1x2x?x40xf32>
+  return %o : tensor<1x2x?x40xf32>
+}
+
+// -----
+
+// Causal feature-map attention keeps the chunked decomposition.
+// CHECK-LABEL: func.func @causal
+// CHECK: attn.kernelized {{.*}} causal
+// AVX2-LABEL: func.func @causal
+// AVX2: attn.kernelized {{.*}} causal
+func.func @causal(%q: tensor<1x2x100x64xf32>, %k: tensor<1x2x100x64xf32>,
+                  %v: tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = elu_plus_one causal
+      : (tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>,
+         tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32>
+  return %o : tensor<1x2x100x64xf32>
+}
