@@ -16,6 +16,7 @@
 // DOT: convert-vector-to-llvm{{.*}} enable-x86vector=true
 // CHECK: builtin.module(
 // CHECK-NEXT: attn-verify-target{target=cpu},
+// CHECK-NEXT: attn-kernelized-to-cpu{vector-bits=512},
 // CHECK-NEXT: attn-decompose-linformer,
 // CHECK: attn-fourier-mix-to-call,
 // CHECK: attn-tile{kv-tile=32 q-tile=64 target=cpu-avx512},
@@ -29,6 +30,7 @@
 // CHECK: reconcile-unrealized-casts
 // CHECK-NEXT: )
 // RUN: attn-opt %s --attn-cpu-pipeline="cpu-kernels=false" --dump-pass-pipeline 2>&1 >/dev/null | FileCheck %s --check-prefix=GENERIC
+// GENERIC-NOT: attn-kernelized-to-cpu
 // GENERIC: attn-fourier-mix-to-call,
 // GENERIC-NEXT: canonicalize
 // GENERIC-NEXT: cse
