@@ -135,3 +135,19 @@ func.func @causal(%q: tensor<1x2x100x64xf32>, %k: tensor<1x2x100x64xf32>,
          tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32>
   return %o : tensor<1x2x100x64xf32>
 }
+
+// -----
+
+// Head dims past 1024 would put the 64 x D phi scratches over 256 KiB of a
+// worker thread's stack: left to the decomposition.
+// CHECK-LABEL: func.func @wide
+// CHECK: attn.kernelized
+// AVX2-LABEL: func.func @wide
+// AVX2: attn.kernelized
+func.func @wide(%q: tensor<1x1x8x2048xf32>, %k: tensor<1x1x8x2048xf32>,
+                %v: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = relu
+      : (tensor<1x1x8x2048xf32>, tensor<1x1x8x2048xf32>,
+         tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}

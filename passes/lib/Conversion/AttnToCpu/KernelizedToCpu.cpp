@@ -53,6 +53,9 @@ constexpr int64_t kKeyTile = 64;
 /// Query rows per call of the output loop: enough calls to share among
 /// the threads, phi of the block (16 KiB at D = 64) in L1.
 constexpr int64_t kQueryBlock = 64;
+/// The largest head dim the kernel takes: its phi scratches (64 x D
+/// floats, 256 KiB at 1024) live on the worker threads' stacks.
+constexpr int64_t kMaxHeadDim = 1024;
 
 class KernelizedEmitter {
 public:
@@ -168,7 +171,7 @@ bool KernelizedEmitter::covers(KernelizedOp op, int64_t lanes) {
   int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
   int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
   return !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) && d > 0 &&
-         dv > 0 && d % lanes == 0 && dv % lanes == 0;
+         dv > 0 && d % lanes == 0 && dv % lanes == 0 && d <= kMaxHeadDim;
 }
 
 Value KernelizedEmitter::featureMap(Value x) {
