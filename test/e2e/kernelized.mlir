@@ -28,6 +28,17 @@
 // RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --generic | FileCheck %s
 // RUN: attn-run %s --entry=elu --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=elu --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// Causal elu + 1 and ReLU run on the same kernel's causal form (chunks of
+// 64 rows, masked scores inside a chunk): GQA 6:2, batch 2, D = 48,
+// Dv = 80, more queries than keys (queries past the keys see them all)
+// and fewer (keys past the queries are never seen), lengths that end
+// inside a chunk.
+// RUN: attn-run %s --entry=elu_causal_gqa_long_queries --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=elu_causal_gqa_long_queries --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=relu_causal_gqa_long_keys --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=relu_causal_gqa_long_keys --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 --generic | FileCheck %s
 // ReLU with every 5th query row non-positive: phi(q) = 0, a zero
 // denominator, and the op's 0 for it (the reference's too); then with a
 // NaN value row as well, which makes every other output NaN but not the
@@ -144,4 +155,28 @@ func.func @elu(%q: tensor<1x3x1000x64xf32>, %k: tensor<1x3x1000x64xf32>,
       : (tensor<1x3x1000x64xf32>, tensor<1x3x1000x64xf32>,
          tensor<1x3x1000x64xf32>) -> tensor<1x3x1000x64xf32>
   return %o : tensor<1x3x1000x64xf32>
+}
+
+// Causal elu + 1, GQA 6:2, batch 2, Lq = 200 queries on Lk = 130 keys,
+// D = 48, Dv = 80.
+func.func @elu_causal_gqa_long_queries(%q: tensor<2x6x200x48xf32>,
+                                       %k: tensor<2x2x130x48xf32>,
+                                       %v: tensor<2x2x130x80xf32>)
+    -> tensor<2x6x200x80xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = elu_plus_one causal
+      : (tensor<2x6x200x48xf32>, tensor<2x2x130x48xf32>,
+         tensor<2x2x130x80xf32>) -> tensor<2x6x200x80xf32>
+  return %o : tensor<2x6x200x80xf32>
+}
+
+// Causal ReLU, GQA 6:2, batch 2, Lq = 70 queries on Lk = 300 keys,
+// D = 48, Dv = 80.
+func.func @relu_causal_gqa_long_keys(%q: tensor<2x6x70x48xf32>,
+                                     %k: tensor<2x2x300x48xf32>,
+                                     %v: tensor<2x2x300x80xf32>)
+    -> tensor<2x6x70x80xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = relu causal
+      : (tensor<2x6x70x48xf32>, tensor<2x2x300x48xf32>,
+         tensor<2x2x300x80xf32>) -> tensor<2x6x70x80xf32>
+  return %o : tensor<2x6x70x80xf32>
 }

@@ -2,9 +2,10 @@
 //
 // attn-run takes static shapes only, so attn-kernelized-to-cpu's kernel
 // with dynamic batch, heads and lengths is executed here: one module of
-// elu + 1 attention with every dim but the head dims dynamic, compiled for
-// AVX2 and AVX-512 vectors, called with several sizes (GQA, one query row,
-// one key, lengths that end inside a key tile and a query block) and
+// elu + 1 attention, non-causal and causal, with every dim but the head
+// dims dynamic, compiled for AVX2 and AVX-512 vectors, called with several
+// sizes (GQA, one query row, one key, lengths that end inside a key tile,
+// a query block or a causal chunk, more queries than keys and fewer) and
 // checked against the quadratic form in double precision.
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +28,13 @@ func.func @elu(%q: tensor<?x?x?x48xf32>, %k: tensor<?x?x?x48xf32>,
       -> tensor<?x?x?x32xf32>
   return %o : tensor<?x?x?x32xf32>
 }
+func.func @elu_causal(%q: tensor<?x?x?x48xf32>, %k: tensor<?x?x?x48xf32>,
+                      %v: tensor<?x?x?x32xf32>) -> tensor<?x?x?x32xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = elu_plus_one causal
+      : (tensor<?x?x?x48xf32>, tensor<?x?x?x48xf32>, tensor<?x?x?x32xf32>)
+      -> tensor<?x?x?x32xf32>
+  return %o : tensor<?x?x?x32xf32>
+}
 )mlir";
 
 constexpr int64_t D = 48, Dv = 32;
@@ -38,10 +46,10 @@ struct Sizes {
 double phi(double x) { return x > 0 ? x + 1 : std::exp(x); }
 
 /// sum_j (phi(q_i) . phi(k_j)) v_j / sum_j phi(q_i) . phi(k_j) in double,
-/// query head h reading key/value head h / (Hq / Hkv).
+/// j <= i when causal, query head h reading key/value head h / (Hq / Hkv).
 std::vector<double> reference(const Sizes &s, const std::vector<float> &q,
                               const std::vector<float> &k,
-                              const std::vector<float> &v) {
+                              const std::vector<float> &v, bool causal) {
   std::vector<double> out(s.batch * s.queryHeads * s.queries * Dv);
   int64_t group = s.queryHeads / s.keyHeads;
   for (int64_t b = 0; b < s.batch; ++b)
@@ -50,7 +58,7 @@ std::vector<double> reference(const Sizes &s, const std::vector<float> &q,
         int64_t kh = h / group;
         std::vector<double> num(Dv, 0.0);
         double den = 0;
-        for (int64_t j = 0; j < s.keys; ++j) {
+        for (int64_t j = 0; j < s.keys && (!causal || j <= i); ++j) {
           double w = 0;
           for (int64_t c = 0; c < D; ++c)
             w += phi(q[((b * s.queryHeads + h) * s.queries + i) * D + c]) *
@@ -86,8 +94,15 @@ TEST(DynamicKernelized, EluPlusOneAtSeveralSizes) {
         e = normal(rng);
       return x;
     };
-    for (Sizes s : {Sizes{2, 4, 2, 67, 130}, Sizes{1, 3, 1, 1, 1},
-                    Sizes{3, 2, 2, 129, 64}, Sizes{1, 1, 1, 5, 200}}) {
+    for (auto [s, causal] :
+         {std::pair{Sizes{2, 4, 2, 67, 130}, false},
+          {Sizes{1, 3, 1, 1, 1}, false},
+          {Sizes{3, 2, 2, 129, 64}, false},
+          {Sizes{1, 1, 1, 5, 200}, false},
+          {Sizes{2, 4, 2, 130, 130}, true},
+          {Sizes{1, 3, 1, 200, 70}, true},
+          {Sizes{1, 2, 2, 65, 300}, true},
+          {Sizes{1, 1, 1, 1, 1}, true}}) {
       std::vector<float> q = random(s.batch * s.queryHeads * s.queries * D),
                          k = random(s.batch * s.keyHeads * s.keys * D),
                          v = random(s.batch * s.keyHeads * s.keys * Dv);
@@ -96,9 +111,10 @@ TEST(DynamicKernelized, EluPlusOneAtSeveralSizes) {
           dk(k.data(), {s.batch, s.keyHeads, s.keys, D}),
           dv(v.data(), {s.batch, s.keyHeads, s.keys, Dv}),
           dout(out.data(), {s.batch, s.queryHeads, s.queries, Dv});
-      llvm::Error error = (*kernel)->call("elu", {&dq, &dk, &dv, &dout});
+      llvm::Error error = (*kernel)->call(causal ? "elu_causal" : "elu",
+                                          {&dq, &dk, &dv, &dout});
       ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
-      std::vector<double> expected = reference(s, q, k, v);
+      std::vector<double> expected = reference(s, q, k, v, causal);
       double worst = 0;
       for (size_t i = 0; i < out.size(); ++i)
         worst = std::max(worst, std::fabs(out[i] - expected[i]));
@@ -106,7 +122,8 @@ TEST(DynamicKernelized, EluPlusOneAtSeveralSizes) {
       // to 200 positive weights round to ~1e-6 relative. A row or head
       // read from the wrong place, or a missed tail key, is off by 1e-2
       // or more.
-      EXPECT_LT(worst, 1e-4) << vectorBits << "-bit vectors, B " << s.batch
+      EXPECT_LT(worst, 1e-4) << vectorBits << "-bit vectors, "
+                             << (causal ? "causal, " : "") << "B " << s.batch
                              << ", Hq " << s.queryHeads << ", Hkv "
                              << s.keyHeads << ", Lq " << s.queries << ", Lk "
                              << s.keys;

@@ -52,27 +52,26 @@
 // CHECK: %[[GROUP:.*]] = arith.divui %c8, %[[HKV]]
 // CHECK: %[[HEAD:.*]] = arith.divui %[[HQ]], %[[GROUP]]
 // CHECK: %[[PHIQ:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
-// CHECK: %[[RECIP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
-// Per row: phi(q) into the scratch (the next block's row prefetched), its
-// dot with z, and 1 / den (0 for 0).
+// CHECK: %[[DENS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// phi(q) of the block's rows into the scratch (the next block's rows
+// prefetched), then per row its dot with z.
 // CHECK: scf.for
 // CHECK-COUNT-4: memref.prefetch %[[Q]]
 // CHECK: math.exp
 // CHECK: vector.store %{{.*}}, %[[PHIQ]]
+// CHECK: scf.for
 // CHECK: vector.fma
 // CHECK: vector.reduction <add>, %{{.*}} fastmath<reassoc>
-// CHECK: arith.cmpf oeq
-// CHECK: arith.divf
-// CHECK: arith.select
-// CHECK: memref.store %{{.*}}, %[[RECIP]]
-// O = phi S in blocks of 6 rows x 4 vectors over the 64 features, scaled
-// by the row's reciprocal and 0 where it is 0.
+// CHECK: memref.store %{{.*}}, %[[DENS]]
+// O = phi S in blocks of 6 rows x 4 vectors over the 64 features, divided
+// by the row's denominator and 0 where it is 0.
 // CHECK: scf.for
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1
 // CHECK-COUNT-4: vector.load %[[S2]][%{{.*}}, %[[HEAD]],
 // CHECK-COUNT-24: vector.fma
-// CHECK: memref.load %[[RECIP]]
+// CHECK: memref.load %[[DENS]]
 // CHECK: arith.cmpf oeq
+// CHECK: arith.divf
 // CHECK: arith.mulf
 // CHECK: arith.select
 // CHECK: vector.store %{{.*}}, %[[O]]
@@ -123,17 +122,65 @@ func.func @relu_d40(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
 
 // -----
 
-// Causal feature-map attention keeps the chunked decomposition.
+// Causal elu + 1 with GQA 4:2: one call per (batch, key/value head) walks
+// the rows in chunks of 64. Per chunk: phi of its keys (rows past the
+// keys zeroed) and its transpose through registers (16 x 16 blocks, 4
+// butterfly stages of 16 shuffles); per query head of the group: phi of its
+// queries, their dots with z, the scores phi(q) phi(k)^T masked to j <= i
+// (row sums into the denominators), then O = phi(Q) S + scores V over the
+// keys up to the block's last row; then S and z take the chunk.
+// CHECK-LABEL: func.func private @causal__attn_cpu_linear_causal
+// CHECK-SAME: (%[[Q:.*]]: memref<1x4x100x48xf32>, %[[K:.*]]: memref<1x2x100x48xf32>, %[[V:.*]]: memref<1x2x100x32xf32>, %[[S:.*]]: memref<?x?x48x32xf32>, %[[Z:.*]]: memref<?x?x48xf32>, %[[O:.*]]: memref<1x4x100x32xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK: %[[PHIK:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x48xf32>
+// CHECK: %[[PHIKT:.*]] = memref.alloca() {alignment = 64 : i64} : memref<48x64xf32>
+// CHECK: %[[PHIQ:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x48xf32>
+// CHECK: %[[SCORES:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK: %[[DEN:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: scf.for %[[C0:.*]] = %c0 to %c100 step %c64
+// CHECK: vector.load %[[K]]
+// CHECK: math.exp
+// CHECK: vector.store %{{.*}}, %[[PHIK]]
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c48 step %c16
+// CHECK-COUNT-16: vector.load %[[PHIK]]
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[PHIKT]]
+// CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1
+// CHECK: vector.load %[[Q]]
+// CHECK: vector.store %{{.*}}, %[[PHIQ]]
+// CHECK: vector.reduction <add>
+// CHECK: memref.store %{{.*}}, %[[DEN]]
+// CHECK: vector.load %[[PHIKT]]
+// CHECK: memref.load %[[PHIQ]]
+// CHECK: vector.fma
+// CHECK: arith.cmpi
+// CHECK: arith.select
+// CHECK: vector.store %{{.*}}, %[[SCORES]]
+// CHECK: vector.reduction <add>
+// CHECK: memref.store %{{.*}}, %[[DEN]]
+// CHECK: vector.load %[[S]]
+// CHECK: memref.load %[[PHIQ]]
+// CHECK: vector.load %[[V]]
+// CHECK: memref.load %[[SCORES]]
+// CHECK: memref.load %[[DEN]]
+// CHECK: arith.divf
+// CHECK: vector.store %{{.*}}, %[[O]]
+// CHECK: vector.store %{{.*}}, %[[Z]]
+// CHECK: vector.store %{{.*}}, %[[S]]
 // CHECK-LABEL: func.func @causal
-// CHECK: attn.kernelized {{.*}} causal
+// CHECK-NOT: attn.kernelized
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK-NEXT: func.call @causal__attn_cpu_linear_causal
+// AVX2-LABEL: func.func private @causal__attn_cpu_linear_causal
+// AVX2-COUNT-24: vector.shuffle
 // AVX2-LABEL: func.func @causal
-// AVX2: attn.kernelized {{.*}} causal
-func.func @causal(%q: tensor<1x2x100x64xf32>, %k: tensor<1x2x100x64xf32>,
-                  %v: tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32> {
+// AVX2-NOT: attn.kernelized
+func.func @causal(%q: tensor<1x4x100x48xf32>, %k: tensor<1x2x100x48xf32>,
+                  %v: tensor<1x2x100x32xf32>) -> tensor<1x4x100x32xf32> {
   %o = attn.kernelized %q, %k, %v feature_map = elu_plus_one causal
-      : (tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>,
-         tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32>
-  return %o : tensor<1x2x100x64xf32>
+      : (tensor<1x4x100x48xf32>, tensor<1x2x100x48xf32>,
+         tensor<1x2x100x32xf32>) -> tensor<1x4x100x32xf32>
+  return %o : tensor<1x4x100x32xf32>
 }
 
 // -----

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LoopBuilder.h"
+#include "VectorTranspose.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -56,6 +57,9 @@ constexpr int64_t kQueryBlock = 64;
 /// The largest head dim the kernel takes: its phi scratches (64 x D
 /// floats, 256 KiB at 1024) live on the worker threads' stacks.
 constexpr int64_t kMaxHeadDim = 1024;
+/// Rows per chunk of the causal kernel: the masked scores inside a chunk
+/// cost C per row, S's update 2 D Dv / C per row.
+constexpr int64_t kCausalChunk = 64;
 
 class KernelizedEmitter {
 public:
@@ -71,8 +75,55 @@ public:
   Value build(ModuleOp module);
 
 private:
+  /// Non-causal: S and z of one (batch, key/value head).
   func::FuncOp buildStateFunction(ModuleOp module, StringRef prefix);
+  /// Non-causal: O of one (batch, query head, block of query rows).
   func::FuncOp buildOutputFunction(ModuleOp module, StringRef prefix);
+  /// Causal: O of every query head of one (batch, key/value head), chunk
+  /// by chunk, S and z carrying the chunks before.
+  func::FuncOp buildCausalFunction(ModuleOp module, StringRef prefix);
+  /// A private function with an entry block the builder is set to.
+  func::FuncOp createFunction(ModuleOp module, StringRef name,
+                              ArrayRef<Type> argTypes);
+
+  /// phi of rows [r0, r0 + count) of `source` [B, H, L, D] into phi[j][:];
+  /// returns their column sums. `eachRow(j)` is emitted first per row.
+  SmallVector<Value> writeFeatures(Value source, Value batch, Value head,
+                                   Value r0, Value count, Value phi,
+                                   function_ref<void(Value)> eachRow = {});
+  /// z[batch, head, :] += columnSums.
+  void addToSums(Value sums, Value batch, Value head,
+                 ArrayRef<Value> columnSums);
+  /// S[batch, head, f, :] += sum_{j < count} phi[j][f] V[j0 + j, :], in
+  /// register blocks of S's rows.
+  void accumulateState(Value state, Value batch, Value head, Value phi,
+                       Value value, Value j0, Value count);
+  /// S = 0, z = 0 for (batch, head).
+  void zeroState(Value state, Value sums, Value batch, Value head);
+  /// phi[row][:] . z.
+  Value dotWithSums(Value phi, Value row, ArrayRef<Value> z);
+  /// Rows r0 + r of a register block (rows x vectors, columns from
+  /// firstVector) divided by denominators[r0 + r] into out rows i0 + r0 + r
+  /// (0 where the denominator is 0).
+  void storeQuotients(ArrayRef<Value> acc, int64_t rows, int64_t vectors,
+                      Value denominators, Value r0, Value out, Value batch,
+                      Value queryHead, Value i0, int64_t firstVector);
+  MemRefType bufferType(Value tensor) const {
+    auto type = cast<ShapedType>(tensor.getType());
+    return MemRefType::get(type.getShape(), type.getElementType());
+  }
+  /// S [B, Hkv, D, Dv] and z [B, Hkv, D].
+  MemRefType stateType() const {
+    int64_t dyn = ShapedType::kDynamic;
+    return MemRefType::get({dyn, dyn, headDim, valueDim}, f32);
+  }
+  MemRefType sumsType() const {
+    return MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                            headDim},
+                           f32);
+  }
+  /// Offset of vector t along a row.
+  Value lane(int64_t t) { return index(t * lanes); }
   /// phi on a vector of Q or K.
   Value featureMap(Value x);
   /// Rows of a register block whose rows hold `vectors` accumulators: the
@@ -82,9 +133,13 @@ private:
     int64_t registers = lanes >= 16 ? 32 : 16;
     return std::min<int64_t>(12, (registers - 1 - vectors) / vectors);
   }
-  /// Chunks of Dv as (first vector, vectors): 4 vectors with AVX-512, 2
-  /// with AVX2, the last one shorter.
-  SmallVector<std::pair<int64_t, int64_t>> valueChunks() const;
+  /// Chunks of `total` vectors as (first vector, vectors): 4 vectors with
+  /// AVX-512, 2 with AVX2, the last one shorter.
+  SmallVector<std::pair<int64_t, int64_t>> vectorChunks(int64_t total) const;
+  /// The chunks of Dv.
+  SmallVector<std::pair<int64_t, int64_t>> valueChunks() const {
+    return vectorChunks(valueDim / lanes);
+  }
   /// for iv < ub: acc[r * E + t] += scalarAt(iv, r) * vectorAt(iv, t),
   /// acc carried in registers.
   SmallVector<Value> blockedUpdates(Value ub, ArrayRef<Value> init,
@@ -162,8 +217,7 @@ private:
 
 bool KernelizedEmitter::covers(KernelizedOp op, int64_t lanes) {
   FeatureMap map = op.getFeatureMap();
-  if (op.getCausal() ||
-      (map != FeatureMap::elu_plus_one && map != FeatureMap::relu))
+  if (map != FeatureMap::elu_plus_one && map != FeatureMap::relu)
     return false;
   for (Value operand : op->getOperands())
     if (!cast<ShapedType>(operand.getType()).getElementType().isF32())
@@ -186,11 +240,10 @@ Value KernelizedEmitter::featureMap(Value x) {
 }
 
 SmallVector<std::pair<int64_t, int64_t>>
-KernelizedEmitter::valueChunks() const {
+KernelizedEmitter::vectorChunks(int64_t total) const {
   int64_t widest = lanes >= 16 ? 4 : 2;
   SmallVector<std::pair<int64_t, int64_t>> chunks;
-  for (int64_t first = 0, total = valueDim / lanes; first < total;
-       first += widest)
+  for (int64_t first = 0; first < total; first += widest)
     chunks.push_back({first, std::min(widest, total - first)});
   return chunks;
 }
@@ -237,48 +290,135 @@ void KernelizedEmitter::forRowBlocks(Value total, int64_t block,
   forEach(start, total, 1, [&](Value r) { body(r, 1); });
 }
 
-func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
-                                                   StringRef prefix) {
-  auto bufferType = [](Value v) {
-    auto type = cast<ShapedType>(v.getType());
-    return MemRefType::get(type.getShape(), type.getElementType());
-  };
-  int64_t dyn = ShapedType::kDynamic;
-  Type indexType = b.getIndexType();
-  auto fn = func::FuncOp::create(
-      b, (prefix + "__attn_cpu_linear_state").str(),
-      b.getFunctionType({bufferType(op.getKey()), bufferType(op.getValue()),
-                         MemRefType::get({dyn, dyn, headDim, valueDim}, f32),
-                         MemRefType::get({dyn, dyn, headDim}, f32), indexType,
-                         indexType},
-                        {}));
-  fn.setPrivate();
-  SymbolTable(module).insert(fn);
-  OpBuilder::InsertionGuard guard(b);
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  Value key = entry->getArgument(0), value = entry->getArgument(1),
-        state = entry->getArgument(2), sums = entry->getArgument(3),
-        batch = entry->getArgument(4), head = entry->getArgument(5);
-  int64_t featureVectors = headDim / lanes;
-  auto lane = [&](int64_t t) { return index(t * lanes); };
+SmallVector<Value> KernelizedEmitter::writeFeatures(
+    Value source, Value batch, Value head, Value r0, Value count, Value phi,
+    function_ref<void(Value)> eachRow) {
+  SmallVector<Value> zeros(headDim / lanes, vecConst(0));
+  return loop(index(0), count, 1, zeros,
+              [&](Value j, ValueRange acc) {
+                if (eachRow)
+                  eachRow(j);
+                SmallVector<Value> next;
+                for (int64_t t = 0; t < headDim / lanes; ++t) {
+                  Value features = featureMap(
+                      loadVec(source, {batch, head, add(r0, j), lane(t)}));
+                  storeVec(features, phi, {j, lane(t)});
+                  next.push_back(arith::AddFOp::create(b, acc[t], features));
+                }
+                return next;
+              })
+      .getResults();
+}
 
+void KernelizedEmitter::addToSums(Value sums, Value batch, Value head,
+                                  ArrayRef<Value> columnSums) {
+  for (int64_t t = 0; t < headDim / lanes; ++t) {
+    Value sum = loadVec(sums, {batch, head, lane(t)});
+    storeVec(arith::AddFOp::create(b, sum, columnSums[t]), sums,
+             {batch, head, lane(t)});
+  }
+}
+
+void KernelizedEmitter::accumulateState(Value state, Value batch, Value head,
+                                        Value phi, Value value, Value j0,
+                                        Value count) {
+  for (auto [firstChunkVector, chunkVectors] : valueChunks()) {
+    int64_t firstVector = firstChunkVector, vectors = chunkVectors;
+    forRowBlocks(index(headDim), rowsFor(vectors), [&](Value f0,
+                                                        int64_t rows) {
+      auto column = [&](int64_t t) { return lane(firstVector + t); };
+      SmallVector<Value> acc;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t t = 0; t < vectors; ++t)
+          acc.push_back(
+              loadVec(state, {batch, head, add(f0, index(r)), column(t)}));
+      acc = blockedUpdates(
+          count, acc, rows, vectors,
+          [&](Value j, int64_t t) {
+            return loadVec(value, {batch, head, add(j0, j), column(t)});
+          },
+          [&](Value j, int64_t r) -> Value {
+            return broadcastAt(phi, {j, add(f0, index(r))});
+          });
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t t = 0; t < vectors; ++t)
+          storeVec(acc[r * vectors + t], state,
+                   {batch, head, add(f0, index(r)), column(t)});
+    });
+  }
+}
+
+void KernelizedEmitter::zeroState(Value state, Value sums, Value batch,
+                                  Value head) {
   forEach(index(0), index(headDim), 1, [&](Value f) {
     for (int64_t t = 0; t < valueDim / lanes; ++t)
       storeVec(vecConst(0), state, {batch, head, f, lane(t)});
   });
-  for (int64_t t = 0; t < featureVectors; ++t)
+  for (int64_t t = 0; t < headDim / lanes; ++t)
     storeVec(vecConst(0), sums, {batch, head, lane(t)});
+}
 
+Value KernelizedEmitter::dotWithSums(Value phi, Value row,
+                                     ArrayRef<Value> z) {
+  Value dot = vecConst(0);
+  for (int64_t t = 0; t < headDim / lanes; ++t)
+    dot = vector::FMAOp::create(b, loadVec(phi, {row, lane(t)}), z[t], dot);
+  return vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot,
+                                     arith::FastMathFlags::reassoc);
+}
+
+void KernelizedEmitter::storeQuotients(ArrayRef<Value> acc, int64_t rows,
+                                       int64_t vectors, Value denominators,
+                                       Value r0, Value out, Value batch,
+                                       Value queryHead, Value i0,
+                                       int64_t firstVector) {
+  Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+  Value one = arith::ConstantOp::create(b, b.getF32FloatAttr(1));
+  for (int64_t r = 0; r < rows; ++r) {
+    Value row = add(r0, index(r));
+    Value den = memref::LoadOp::create(b, denominators, row);
+    // A zero denominator gives 0 even where the numerator is not finite
+    // (the op's semantics).
+    Value isZero = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, den,
+                                         zero);
+    Value scale = vector::BroadcastOp::create(
+        b, vec, arith::DivFOp::create(b, one, den));
+    for (int64_t t = 0; t < vectors; ++t) {
+      Value scaled = arith::MulFOp::create(b, acc[r * vectors + t], scale);
+      storeVec(arith::SelectOp::create(b, isZero, vecConst(0), scaled), out,
+               {batch, queryHead, add(i0, row), lane(firstVector + t)});
+    }
+  }
+}
+
+func::FuncOp KernelizedEmitter::createFunction(ModuleOp module, StringRef name,
+                                               ArrayRef<Type> argTypes) {
+  auto fn = func::FuncOp::create(b, name, b.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  SymbolTable(module).insert(fn); // uniquifies the name
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  return fn;
+}
+
+func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
+                                                   StringRef prefix) {
+  OpBuilder::InsertionGuard guard(b);
+  Type indexType = b.getIndexType();
+  func::FuncOp fn = createFunction(
+      module, (prefix + "__attn_cpu_linear_state").str(),
+      {bufferType(op.getKey()), bufferType(op.getValue()), stateType(),
+       sumsType(), indexType, indexType});
+  Value key = fn.getArgument(0), value = fn.getArgument(1),
+        state = fn.getArgument(2), sums = fn.getArgument(3),
+        batch = fn.getArgument(4), head = fn.getArgument(5);
+  zeroState(state, sums, batch, head);
   Value phi = scratch({kKeyTile, headDim});
   Value keyLen = dim(key, 2);
   forEach(index(0), keyLen, kKeyTile, [&](Value j0) {
     Value tileKeys = b.createOrFold<arith::MinUIOp>(index(kKeyTile),
                                                     sub(keyLen, j0));
-    // phi of the tile, summed by column on the way.
-    SmallVector<Value> zeros(featureVectors, vecConst(0));
-    scf::ForOp columnSums =
-        loop(index(0), tileKeys, 1, zeros, [&](Value j, ValueRange acc) {
+    SmallVector<Value> columnSums = writeFeatures(
+        key, batch, head, j0, tileKeys, phi, [&](Value j) {
           // The next tile's value rows and the key rows of the tile after
           // it are asked for here, a tile before their use (the loads
           // would wait on memory otherwise: K and V are read once, and
@@ -289,45 +429,9 @@ func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
                       keyLen, valueDim);
           prefetchRow(key, batch, head, add(add(j0, j), index(2 * kKeyTile)),
                       keyLen, headDim);
-          SmallVector<Value> next;
-          for (int64_t t = 0; t < featureVectors; ++t) {
-            Value features =
-                featureMap(loadVec(key, {batch, head, add(j0, j), lane(t)}));
-            storeVec(features, phi, {j, lane(t)});
-            next.push_back(arith::AddFOp::create(b, acc[t], features));
-          }
-          return next;
         });
-    for (int64_t t = 0; t < featureVectors; ++t) {
-      Value sum = loadVec(sums, {batch, head, lane(t)});
-      storeVec(arith::AddFOp::create(b, sum, columnSums.getResult(t)), sums,
-               {batch, head, lane(t)});
-    }
-    // S[f, :] += sum_j phi[j][f] V[j0 + j, :], blocks of rows of S.
-    for (auto [firstChunkVector, chunkVectors] : valueChunks()) {
-      int64_t firstVector = firstChunkVector, vectors = chunkVectors;
-      forRowBlocks(index(headDim), rowsFor(vectors), [&](Value f0,
-                                                          int64_t rows) {
-        auto column = [&](int64_t t) { return lane(firstVector + t); };
-        SmallVector<Value> acc;
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t t = 0; t < vectors; ++t)
-            acc.push_back(
-                loadVec(state, {batch, head, add(f0, index(r)), column(t)}));
-        acc = blockedUpdates(
-            tileKeys, acc, rows, vectors,
-            [&](Value j, int64_t t) {
-              return loadVec(value, {batch, head, add(j0, j), column(t)});
-            },
-            [&](Value j, int64_t r) -> Value {
-              return broadcastAt(phi, {j, add(f0, index(r))});
-            });
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t t = 0; t < vectors; ++t)
-            storeVec(acc[r * vectors + t], state,
-                     {batch, head, add(f0, index(r)), column(t)});
-      });
-    }
+    addToSums(sums, batch, head, columnSums);
+    accumulateState(state, batch, head, phi, value, j0, tileKeys);
   });
   func::ReturnOp::create(b);
   return fn;
@@ -335,132 +439,235 @@ func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
 
 func::FuncOp KernelizedEmitter::buildOutputFunction(ModuleOp module,
                                                     StringRef prefix) {
-  auto bufferType = [](Type t) {
-    auto type = cast<ShapedType>(t);
-    return MemRefType::get(type.getShape(), type.getElementType());
-  };
-  int64_t dyn = ShapedType::kDynamic;
-  Type indexType = b.getIndexType();
-  auto fn = func::FuncOp::create(
-      b, (prefix + "__attn_cpu_linear_output").str(),
-      b.getFunctionType({bufferType(op.getQuery().getType()),
-                         MemRefType::get({dyn, dyn, headDim, valueDim}, f32),
-                         MemRefType::get({dyn, dyn, headDim}, f32),
-                         bufferType(op.getType()), indexType, indexType,
-                         indexType},
-                        {}));
-  fn.setPrivate();
-  SymbolTable(module).insert(fn);
   OpBuilder::InsertionGuard guard(b);
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  Value query = entry->getArgument(0), state = entry->getArgument(1),
-        sums = entry->getArgument(2), out = entry->getArgument(3),
-        batch = entry->getArgument(4), queryHead = entry->getArgument(5),
-        block = entry->getArgument(6);
-  int64_t featureVectors = headDim / lanes;
-  auto lane = [&](int64_t t) { return index(t * lanes); };
+  Type indexType = b.getIndexType();
+  func::FuncOp fn = createFunction(
+      module, (prefix + "__attn_cpu_linear_output").str(),
+      {bufferType(op.getQuery()), stateType(), sumsType(),
+       bufferType(op.getResult()), indexType, indexType, indexType});
+  Value query = fn.getArgument(0), state = fn.getArgument(1),
+        sums = fn.getArgument(2), out = fn.getArgument(3),
+        batch = fn.getArgument(4), queryHead = fn.getArgument(5),
+        block = fn.getArgument(6);
   Value groups = b.createOrFold<arith::DivUIOp>(dim(query, 1), dim(state, 1));
   Value head = b.createOrFold<arith::DivUIOp>(queryHead, groups);
   Value i0 = mul(block, index(kQueryBlock));
-  Value rows = b.createOrFold<arith::MinUIOp>(index(kQueryBlock),
-                                              sub(dim(query, 2), i0));
-
-  // phi of the block's rows, and per row 1 / (phi(q_i) . z) (0 for 0).
-  Value phi = scratch({kQueryBlock, headDim});
-  Value reciprocals = scratch({kQueryBlock});
-  SmallVector<Value> z;
-  for (int64_t t = 0; t < featureVectors; ++t)
-    z.push_back(loadVec(sums, {batch, head, lane(t)}));
   Value queryLen = dim(query, 2);
-  forEach(index(0), rows, 1, [&](Value i) {
+  Value rows =
+      b.createOrFold<arith::MinUIOp>(index(kQueryBlock), sub(queryLen, i0));
+
+  // phi of the block's rows, and per row phi(q_i) . z.
+  Value phi = scratch({kQueryBlock, headDim});
+  Value denominators = scratch({kQueryBlock});
+  SmallVector<Value> z;
+  for (int64_t t = 0; t < headDim / lanes; ++t)
+    z.push_back(loadVec(sums, {batch, head, lane(t)}));
+  writeFeatures(query, batch, queryHead, i0, rows, phi, [&](Value i) {
     // The next block's rows (on this thread next when the forall's
     // iterations are split in ranges) are asked for a block ahead.
-    prefetchRow(query, batch, queryHead,
-                add(add(i0, i), index(kQueryBlock)), queryLen, headDim);
-    Value dot = vecConst(0);
-    for (int64_t t = 0; t < featureVectors; ++t) {
-      Value features =
-          featureMap(loadVec(query, {batch, queryHead, add(i0, i), lane(t)}));
-      storeVec(features, phi, {i, lane(t)});
-      dot = vector::FMAOp::create(b, features, z[t], dot);
-    }
-    Value den = vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot,
-                                            arith::FastMathFlags::reassoc);
-    Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
-    Value isZero =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, den, zero);
-    Value one = arith::ConstantOp::create(b, b.getF32FloatAttr(1));
-    memref::StoreOp::create(
-        b,
-        arith::SelectOp::create(b, isZero, zero,
-                                arith::DivFOp::create(b, one, den)),
-        reciprocals, ValueRange{i});
+    prefetchRow(query, batch, queryHead, add(add(i0, i), index(kQueryBlock)),
+                queryLen, headDim);
+  });
+  forEach(index(0), rows, 1, [&](Value i) {
+    memref::StoreOp::create(b, dotWithSums(phi, i, z), denominators,
+                            ValueRange{i});
   });
 
-  // O = phi S, row blocks scaled by their reciprocals as they are stored.
+  // O = phi S, row blocks divided by their denominators as they are
+  // stored.
   for (auto [firstChunkVector, chunkVectors] : valueChunks()) {
-      int64_t firstVector = firstChunkVector, vectors = chunkVectors;
+    int64_t firstVector = firstChunkVector, vectors = chunkVectors;
     forRowBlocks(rows, rowsFor(vectors), [&](Value r0, int64_t blockRows) {
-      auto column = [&](int64_t t) { return lane(firstVector + t); };
       SmallVector<Value> acc(blockRows * vectors, vecConst(0));
       acc = blockedUpdates(
           index(headDim), acc, blockRows, vectors,
           [&](Value f, int64_t t) {
-            return loadVec(state, {batch, head, f, column(t)});
+            return loadVec(state, {batch, head, f, lane(firstVector + t)});
           },
           [&](Value f, int64_t r) -> Value {
             return broadcastAt(phi, {add(r0, index(r)), f});
           });
-      for (int64_t r = 0; r < blockRows; ++r) {
-        Value row = add(r0, index(r));
-        Value reciprocal = memref::LoadOp::create(b, reciprocals, row);
-        // A zero denominator gives 0 even where the numerator is not
-        // finite (the op's semantics).
-        Value isZero = arith::CmpFOp::create(
-            b, arith::CmpFPredicate::OEQ, reciprocal,
-            arith::ConstantOp::create(b, b.getF32FloatAttr(0)));
-        Value scale = vector::BroadcastOp::create(b, vec, reciprocal);
-        for (int64_t t = 0; t < vectors; ++t) {
-          Value scaled =
-              arith::MulFOp::create(b, acc[r * vectors + t], scale);
-          storeVec(arith::SelectOp::create(b, isZero, vecConst(0), scaled),
-                   out, {batch, queryHead, add(i0, row), column(t)});
-        }
-      }
+      storeQuotients(acc, blockRows, vectors, denominators, r0, out, batch,
+                     queryHead, i0, firstVector);
     });
   }
   func::ReturnOp::create(b);
   return fn;
 }
 
+func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
+                                                    StringRef prefix) {
+  OpBuilder::InsertionGuard guard(b);
+  Type indexType = b.getIndexType();
+  func::FuncOp fn = createFunction(
+      module, (prefix + "__attn_cpu_linear_causal").str(),
+      {bufferType(op.getQuery()), bufferType(op.getKey()),
+       bufferType(op.getValue()), stateType(), sumsType(),
+       bufferType(op.getResult()), indexType, indexType});
+  Value query = fn.getArgument(0), key = fn.getArgument(1),
+        value = fn.getArgument(2), state = fn.getArgument(3),
+        sums = fn.getArgument(4), out = fn.getArgument(5),
+        batch = fn.getArgument(6), head = fn.getArgument(7);
+  Value groups = b.createOrFold<arith::DivUIOp>(dim(query, 1), dim(key, 1));
+  Value queryLen = dim(query, 2), keyLen = dim(key, 2);
+  zeroState(state, sums, batch, head);
+  constexpr int64_t chunk = kCausalChunk;
+  Value phiK = scratch({chunk, headDim});
+  Value phiKT = scratch({headDim, chunk});
+  Value phiQ = scratch({chunk, headDim});
+  Value scores = scratch({chunk, chunk});
+  Value denominators = scratch({chunk});
+  VectorType indexVec = VectorType::get({lanes}, b.getI32Type());
+  SmallVector<int32_t> iota;
+  for (int64_t l = 0; l < lanes; ++l)
+    iota.push_back(l);
+  Value laneIds = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(indexVec, ArrayRef<int32_t>(iota)));
+
+  // Chunks of rows c0 .. c0 + chunk: query i sees keys j <= i, the earlier
+  // chunks through S and z, its own through the masked scores.
+  forEach(index(0), queryLen, chunk, [&](Value c0) {
+    Value chunkQueries =
+        b.createOrFold<arith::MinUIOp>(index(chunk), sub(queryLen, c0));
+    Value keysLeft = b.createOrFold<arith::SelectOp>(
+        b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::ult, c0, keyLen),
+        sub(keyLen, c0), index(0));
+    Value chunkKeys = b.createOrFold<arith::MinUIOp>(index(chunk), keysLeft);
+    // phi of the chunk's keys (zero rows past the keys), and transposed
+    // through registers for the scores' vector loads along the keys.
+    SmallVector<Value> columnSums =
+        writeFeatures(key, batch, head, c0, chunkKeys, phiK);
+    forEach(chunkKeys, index(chunk), 1, [&](Value j) {
+      for (int64_t t = 0; t < headDim / lanes; ++t)
+        storeVec(vecConst(0), phiK, {j, lane(t)});
+    });
+    forEach(index(0), index(chunk), lanes, [&](Value j0) {
+      forEach(index(0), index(headDim), lanes, [&](Value f0) {
+        SmallVector<Value> rows;
+        for (int64_t r = 0; r < lanes; ++r)
+          rows.push_back(loadVec(phiK, {add(j0, index(r)), f0}));
+        transposeInRegisters(b, rows);
+        for (int64_t c = 0; c < lanes; ++c)
+          storeVec(rows[c], phiKT, {add(f0, index(c)), j0});
+      });
+    });
+
+    forEach(index(0), groups, 1, [&](Value g) {
+      Value queryHead = add(mul(head, groups), g);
+      SmallVector<Value> z;
+      for (int64_t t = 0; t < headDim / lanes; ++t)
+        z.push_back(loadVec(sums, {batch, head, lane(t)}));
+      writeFeatures(query, batch, queryHead, c0, chunkQueries, phiQ);
+      forEach(index(0), chunkQueries, 1, [&](Value i) {
+        memref::StoreOp::create(b, dotWithSums(phiQ, i, z), denominators,
+                                ValueRange{i});
+      });
+      // scores[i][j] = phi(q_i) . phi(k_j) for j <= i, else 0; their row
+      // sums join the denominators.
+      for (auto [firstChunkVector, chunkVectors] :
+           vectorChunks(chunk / lanes)) {
+        int64_t firstVector = firstChunkVector, vectors = chunkVectors;
+        forRowBlocks(chunkQueries, rowsFor(vectors), [&](Value r0,
+                                                         int64_t rows) {
+          SmallVector<Value> acc(rows * vectors, vecConst(0));
+          acc = blockedUpdates(
+              index(headDim), acc, rows, vectors,
+              [&](Value f, int64_t t) {
+                return loadVec(phiKT, {f, lane(firstVector + t)});
+              },
+              [&](Value f, int64_t r) -> Value {
+                return broadcastAt(phiQ, {add(r0, index(r)), f});
+              });
+          for (int64_t r = 0; r < rows; ++r) {
+            Value row = add(r0, index(r));
+            Value rowSum = vecConst(0);
+            for (int64_t t = 0; t < vectors; ++t) {
+              // Lane l is key firstKey + l: kept when firstKey + l <= row.
+              Value firstKey = index((firstVector + t) * lanes);
+              Value limit = arith::IndexCastOp::create(
+                  b, b.getI32Type(), sub(row, firstKey));
+              Value keep = arith::CmpIOp::create(
+                  b, arith::CmpIPredicate::sle, laneIds,
+                  vector::BroadcastOp::create(b, indexVec, limit));
+              Value masked = arith::SelectOp::create(
+                  b, keep, acc[r * vectors + t], vecConst(0));
+              storeVec(masked, scores, {row, firstKey});
+              rowSum = arith::AddFOp::create(b, rowSum, masked);
+            }
+            Value den = memref::LoadOp::create(b, denominators, row);
+            Value sum = vector::ReductionOp::create(
+                b, vector::CombiningKind::ADD, rowSum,
+                arith::FastMathFlags::reassoc);
+            memref::StoreOp::create(b, arith::AddFOp::create(b, den, sum),
+                                    denominators, ValueRange{row});
+          }
+        });
+      }
+      // O = phi(Q) S + scores V_chunk over the keys up to the block's last
+      // row, divided by the denominators.
+      for (auto [firstChunkVector, chunkVectors] : valueChunks()) {
+        int64_t firstVector = firstChunkVector, vectors = chunkVectors;
+        forRowBlocks(chunkQueries, rowsFor(vectors), [&](Value r0,
+                                                         int64_t rows) {
+          auto column = [&](int64_t t) { return lane(firstVector + t); };
+          SmallVector<Value> acc(rows * vectors, vecConst(0));
+          acc = blockedUpdates(
+              index(headDim), acc, rows, vectors,
+              [&](Value f, int64_t t) {
+                return loadVec(state, {batch, head, f, column(t)});
+              },
+              [&](Value f, int64_t r) -> Value {
+                return broadcastAt(phiQ, {add(r0, index(r)), f});
+              });
+          Value seen = b.createOrFold<arith::MinUIOp>(add(r0, index(rows)),
+                                                      chunkKeys);
+          acc = blockedUpdates(
+              seen, acc, rows, vectors,
+              [&](Value j, int64_t t) {
+                return loadVec(value, {batch, head, add(c0, j), column(t)});
+              },
+              [&](Value j, int64_t r) -> Value {
+                return broadcastAt(scores, {add(r0, index(r)), j});
+              });
+          storeQuotients(acc, rows, vectors, denominators, r0, out, batch,
+                         queryHead, c0, firstVector);
+        });
+      }
+    });
+    // The later chunks see this one through S and z.
+    addToSums(sums, batch, head, columnSums);
+    accumulateState(state, batch, head, phiK, value, c0, chunkKeys);
+  });
+  func::ReturnOp::create(b);
+  return fn;
+}
+
 Value KernelizedEmitter::build(ModuleOp module) {
   auto parent = op->getParentOfType<func::FuncOp>();
-  func::FuncOp stateFn, outputFn;
+  func::FuncOp stateFn, outputFn, causalFn;
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(parent);
     // Named after the caller so that artifacts linked together do not clash.
-    stateFn = buildStateFunction(module, parent.getSymName());
-    outputFn = buildOutputFunction(module, parent.getSymName());
+    if (op.getCausal()) {
+      causalFn = buildCausalFunction(module, parent.getSymName());
+    } else {
+      stateFn = buildStateFunction(module, parent.getSymName());
+      outputFn = buildOutputFunction(module, parent.getSymName());
+    }
   }
   auto toBuffer = [&](Value tensor) -> Value {
-    auto type = cast<ShapedType>(tensor.getType());
-    return bufferization::ToBufferOp::create(
-        b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-        /*read_only=*/true);
+    return bufferization::ToBufferOp::create(b, bufferType(tensor), tensor,
+                                             /*read_only=*/true);
   };
   Value query = toBuffer(op.getQuery()), key = toBuffer(op.getKey()),
         value = toBuffer(op.getValue());
   Value batch = dim(key, 0), keyHeads = dim(key, 1);
-  int64_t dyn = ShapedType::kDynamic;
   auto align = b.getI64IntegerAttr(64);
-  Value state = memref::AllocOp::create(
-      b, MemRefType::get({dyn, dyn, headDim, valueDim}, f32),
-      ValueRange{batch, keyHeads}, align);
-  Value sums = memref::AllocOp::create(
-      b, MemRefType::get({dyn, dyn, headDim}, f32),
-      ValueRange{batch, keyHeads}, align);
+  Value state = memref::AllocOp::create(b, stateType(),
+                                        ValueRange{batch, keyHeads}, align);
+  Value sums = memref::AllocOp::create(b, sumsType(),
+                                       ValueRange{batch, keyHeads}, align);
   auto resultType = cast<RankedTensorType>(op.getType());
   SmallVector<Value> resultSizes;
   for (int64_t d = 0; d < 4; ++d)
@@ -479,6 +686,13 @@ Value KernelizedEmitter::build(ModuleOp module) {
     llvm::append_range(args, forall.getInductionVars());
     func::CallOp::create(b, fn, args);
   };
+  if (causalFn) {
+    callInParallel(causalFn, {batch, keyHeads},
+                   {query, key, value, state, sums, out});
+    return bufferization::ToTensorOp::create(b, resultType, out,
+                                             /*restrict=*/b.getUnitAttr(),
+                                             /*writable=*/b.getUnitAttr());
+  }
   callInParallel(stateFn, {batch, keyHeads}, {key, value, state, sums});
   Value queryBlocks = b.createOrFold<arith::CeilDivUIOp>(dim(query, 2),
                                                          index(kQueryBlock));

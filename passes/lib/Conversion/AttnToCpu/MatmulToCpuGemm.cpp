@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LoopBuilder.h"
+#include "VectorTranspose.h"
 #include "attn/Conversion/CpuGemm.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Transforms/ContractionMatch.h"
@@ -187,9 +188,6 @@ private:
   /// if (condition) then() else otherwise().
   void ifElse(Value condition, function_ref<void()> then,
               function_ref<void()> otherwise);
-  /// Transposes lanes x lanes floats in registers: v[r] lane c becomes
-  /// v[c] lane r (log2(lanes) butterfly stages of two shuffles per pair).
-  void transposeInRegisters(SmallVector<Value> &v);
   /// The lane masks of columns [n0, n0 + 2V) that are < N.
   SmallVector<Value> columnMasks(Value n0);
 
@@ -293,7 +291,7 @@ void GemmEmitter::packB(Value packedB, Value p) {
           v.push_back(vector::LoadOp::create(
               b, vec, bMat,
               ValueRange{add(n0, index(half * lanes + j)), kk}));
-        transposeInRegisters(v);
+        transposeInRegisters(b, v);
         for (int64_t c = 0; c < lanes; ++c)
           vector::StoreOp::create(
               b, v[c], packedB,
@@ -353,26 +351,6 @@ void GemmEmitter::packA(Value packedA, Value rb, Value k0, Value kLen) {
   packARows(packedA, rb, k0, kLen);
 }
 
-void GemmEmitter::transposeInRegisters(SmallVector<Value> &v) {
-  int64_t lanes = blk.lanes;
-  // Each stage swaps the off-diagonal blocks of size d = lanes / 2 .. 1.
-  for (int64_t d = lanes / 2; d >= 1; d /= 2) {
-    SmallVector<int64_t> lo, hi;
-    for (int64_t l = 0; l < lanes; ++l) {
-      bool upper = l & d;
-      lo.push_back(upper ? lanes + l - d : l);
-      hi.push_back(upper ? lanes + l : l + d);
-    }
-    for (int64_t i = 0; i < lanes; ++i) {
-      if (i & d)
-        continue;
-      Value x = v[i], y = v[i + d];
-      v[i] = vector::ShuffleOp::create(b, x, y, lo);
-      v[i + d] = vector::ShuffleOp::create(b, x, y, hi);
-    }
-  }
-}
-
 void GemmEmitter::packATransposing(Value packedA, Value rb, Value k0,
                                    Value kLen) {
   int64_t lanes = blk.lanes, rows = blk.rows;
@@ -390,7 +368,7 @@ void GemmEmitter::packATransposing(Value packedA, Value rb, Value k0,
                                  ValueRange{add(row0, index(r)), add(k0, kk)})
                                  .getResult()
                            : zero);
-    transposeInRegisters(v);
+    transposeInRegisters(b, v);
     for (int64_t c = 0; c < lanes; ++c)
       vector::StoreOp::create(
           b,
