@@ -1,4 +1,6 @@
-// attn.kernelized (attn-decompose-kernelized) against the f64 reference,
+// attn.kernelized (attn-kernelized-to-cpu's kernels for elu + 1, ReLU and
+// causal FAVOR+ when the head dims are whole vectors, else
+// attn-decompose-kernelized) against the f64 reference,
 // which evaluates the quadratic form sum_j (phi(q_i) . phi(k_j)) v_j /
 // sum_j phi(q_i) . phi(k_j) directly (j <= i when causal), without the
 // FAVOR+ max-stabilisation: so the causal cases check the chunked
@@ -38,6 +40,14 @@
 // RUN: attn-run %s --entry=relu_causal_gqa_long_keys --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=relu_causal_gqa_long_keys --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// Causal FAVOR+ on the same kernel: the features are products with s W^T
+// and exp(t - max); S and z carry the largest key exponent so far and are
+// rescaled when it grows (fails with NaN mismatches when the rescale
+// factor is inverted).
+// RUN: attn-run %s --entry=favor_causal --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=favor_causal --check --tolerance=1e-4 --generic | FileCheck %s
+// RUN: attn-run %s --entry=favor_causal_gqa --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=favor_causal_gqa --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 --generic | FileCheck %s
 // ReLU with every 5th query row non-positive: phi(q) = 0, a zero
 // denominator, and the op's 0 for it (the reference's too); then with a
@@ -179,4 +189,17 @@ func.func @relu_causal_gqa_long_keys(%q: tensor<2x6x70x48xf32>,
       : (tensor<2x6x70x48xf32>, tensor<2x2x300x48xf32>,
          tensor<2x2x300x80xf32>) -> tensor<2x6x70x80xf32>
   return %o : tensor<2x6x70x80xf32>
+}
+
+// Causal FAVOR+ with 32 features, GQA 6:2, batch 2, Lq = 200 queries on
+// Lk = 130 keys, D = 48, Dv = 80.
+func.func @favor_causal_gqa(%q: tensor<2x6x200x48xf32>,
+                            %k: tensor<2x2x130x48xf32>,
+                            %v: tensor<2x2x130x80xf32>,
+                            %w: tensor<32x48xf32>)
+    -> tensor<2x6x200x80xf32> {
+  %o = attn.kernelized %q, %k, %v omega(%w) feature_map = favor causal
+      : (tensor<2x6x200x48xf32>, tensor<2x2x130x48xf32>,
+         tensor<2x2x130x80xf32>, tensor<32x48xf32>) -> tensor<2x6x200x80xf32>
+  return %o : tensor<2x6x200x80xf32>
 }

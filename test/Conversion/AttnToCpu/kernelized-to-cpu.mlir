@@ -185,6 +185,61 @@ func.func @causal(%q: tensor<1x4x100x48xf32>, %k: tensor<1x2x100x48xf32>,
 
 // -----
 
+// Causal FAVOR+ (32 features) on the same kernel: s W^T [48, 32] is written
+// once before the calls; each chunk's key features are products with it,
+// minus s^2 |k|^2 / 2, whose maximum joins the running one carried by the
+// chunk loop; S and z are rescaled by exp(old - new) (1 when it did not
+// grow); the query features subtract their row's maximum.
+// CHECK-LABEL: func.func private @favor_causal__attn_cpu_linear_causal
+// CHECK-SAME: %[[W:[^:]*]]: memref<48x32xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK: scf.for %{{.*}} = %c0 to %c100 step %c64 iter_args(%[[MAX:.*]] = %{{.*}}) -> (f32)
+// CHECK: vector.load %[[W]]
+// CHECK: vector.fma
+// CHECK: vector.reduction <add>
+// CHECK: arith.maximumf
+// CHECK: %[[CHUNK:.*]] = vector.reduction <maximumf>
+// CHECK: %[[NEW:.*]] = arith.maximumf %[[MAX]], %[[CHUNK]] : f32
+// CHECK: math.exp
+// CHECK: arith.cmpf oeq, %[[NEW]], %[[MAX]] : f32
+// CHECK: arith.subf %[[MAX]], %[[NEW]] : f32
+// CHECK: math.exp %{{.*}} : f32
+// CHECK: vector.reduction <maximumf>
+// CHECK: math.exp
+// CHECK: scf.yield %[[NEW]] : f32
+// CHECK-LABEL: func.func @favor_causal
+// CHECK: %[[WT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<48x32xf32>
+// CHECK: arith.mulf %{{.*}}, %cst
+// CHECK: memref.store %{{.*}}, %[[WT]][%{{.*}}, %{{.*}}]
+// CHECK: func.call @favor_causal__attn_cpu_linear_causal
+// AVX2-LABEL: func.func @favor_causal
+// AVX2-NOT: attn.kernelized
+func.func @favor_causal(%q: tensor<1x2x100x48xf32>, %k: tensor<1x2x100x48xf32>,
+                        %v: tensor<1x2x100x32xf32>, %w: tensor<32x48xf32>)
+    -> tensor<1x2x100x32xf32> {
+  %o = attn.kernelized %q, %k, %v omega(%w) feature_map = favor causal
+      : (tensor<1x2x100x48xf32>, tensor<1x2x100x48xf32>,
+         tensor<1x2x100x32xf32>, tensor<32x48xf32>) -> tensor<1x2x100x32xf32>
+  return %o : tensor<1x2x100x32xf32>
+}
+
+// -----
+
+// Non-causal FAVOR+ runs as two softmax attentions (the decomposition).
+// CHECK-LABEL: func.func @favor
+// CHECK: attn.kernelized
+// AVX2-LABEL: func.func @favor
+// AVX2: attn.kernelized
+func.func @favor(%q: tensor<1x2x100x48xf32>, %k: tensor<1x2x100x48xf32>,
+                 %v: tensor<1x2x100x32xf32>, %w: tensor<32x48xf32>)
+    -> tensor<1x2x100x32xf32> {
+  %o = attn.kernelized %q, %k, %v omega(%w) feature_map = favor
+      : (tensor<1x2x100x48xf32>, tensor<1x2x100x48xf32>,
+         tensor<1x2x100x32xf32>, tensor<32x48xf32>) -> tensor<1x2x100x32xf32>
+  return %o : tensor<1x2x100x32xf32>
+}
+
+// -----
+
 // Head dims past 1024 would put the 64 x D phi scratches over 256 KiB of a
 // worker thread's stack: left to the decomposition.
 // CHECK-LABEL: func.func @wide

@@ -36,24 +36,31 @@ def AttnLowerOnlineAttention
 }
 
 def AttnKernelizedToCpu : Pass<"attn-kernelized-to-cpu", "ModuleOp"> {
-  let summary = "Lower element-wise feature-map attention to a CPU kernel";
+  let summary = "Lower feature-map (linear) attention to CPU kernels";
   let description = [{
-    Non-causal `attn.kernelized` with an element-wise feature map
-    (`elu_plus_one`, `relu`), f32, and head dims that are whole vectors of
-    `vector-bits` becomes two loops of register-blocked vector code instead
-    of attn-decompose-kernelized's eleven passes over [L, D] tensors:
+    `attn.kernelized` with an element-wise feature map (`elu_plus_one`,
+    `relu`; causal or not) or causal FAVOR+, f32, and head dims that are
+    whole vectors of `vector-bits` (at most 1024) becomes register-blocked
+    vector code instead of attn-decompose-kernelized's passes over [L, D]
+    tensors:
 
-    - per (batch, key/value head): S = phi(K)^T V [D, Dv] and z = sum_j
-      phi(k_j), key tiles of 64 rows; phi of a tile is written once into a
-      scratch (summed into z on the way) and S's register blocks are
-      updated with broadcasts of it and rows of V read in place;
-    - per (batch, query head, block of 64 query rows): phi(Q) of the block
-      into a scratch, with its row sums against z, then O = phi(Q) S in
-      register blocks scaled by 1 / (phi(q_i) . z) as they are stored (0
-      where that is 0).
+    - non-causal, per (batch, key/value head): S = phi(K)^T V [D, Dv] and
+      z = sum_j phi(k_j), key tiles of 64 rows; phi of a tile is written
+      once into a scratch (summed into z on the way) and S's register
+      blocks are updated with broadcasts of it and rows of V read in place;
+      then per (batch, query head, block of 64 query rows): phi(Q) of the
+      block into a scratch with its dots with z, and O = phi(Q) S in
+      register blocks divided by them as they are stored (0 where 0);
+    - causal, per (batch, key/value head), chunks of 64 rows: phi of the
+      chunk's keys (and its transpose through registers), per query head
+      of the group the scores phi(q_i) . phi(k_j) masked to j <= i, and
+      O = phi(Q) S + scores V; then S and z take the chunk. FAVOR+'s
+      features are products with s W^T and exp(t - max): S and z carry the
+      largest key exponent so far and are rescaled when it grows.
 
     K, V and Q are each read once and O written once. What it does not
-    cover is left for attn-decompose-kernelized.
+    cover (non-causal FAVOR+: two softmax attentions; RFA) is left for
+    attn-decompose-kernelized.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",

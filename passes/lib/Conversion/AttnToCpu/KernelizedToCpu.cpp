@@ -1,10 +1,11 @@
-//===- KernelizedToCpu.cpp - element-wise feature-map attention on CPUs ---===//
+//===- KernelizedToCpu.cpp - feature-map attention on CPUs ----------------===//
 //
-// attn-kernelized-to-cpu: non-causal attn.kernelized with an element-wise
-// feature map (elu + 1, ReLU) as two loops of register-blocked vector code,
+// attn-kernelized-to-cpu: attn.kernelized with an element-wise feature map
+// (elu + 1, ReLU) or causal FAVOR+ as register-blocked vector code,
 //
 //   O_i = phi(q_i) S / (phi(q_i) . z),  S = phi(K)^T V,  z = sum_j phi(k_j)
 //
+// Non-causal:
 //   forall (batch, key/value head):                  -- the state
 //     S, z = 0
 //     for each tile of kKeyTile keys:
@@ -13,15 +14,31 @@
 //         R x E vectors of S in registers, a broadcast of phi per row and
 //         key, E loads of V's row (read in place) per key
 //   forall (batch, query head, block of kQueryBlock rows):   -- the output
-//     phi of the block into a scratch, with 1 / (phi(q_i) . z) per row
-//     O[i0 : i0 + R, e-chunk] = sum_f phi[i0 + r][f] S[f, e-chunk], scaled
-//       by the row's reciprocal as it is stored (0 where the sum is 0)
+//     phi of the block into a scratch, and phi(q_i) . z per row
+//     O[i0 : i0 + R, e-chunk] = sum_f phi[i0 + r][f] S[f, e-chunk], divided
+//       by the row's denominator as it is stored (0 where it is 0)
+//
+// Causal (j <= i), one call per (batch, key/value head) over chunks of
+// kCausalChunk rows, S and z holding the chunks before:
+//     phi(K_c) into a scratch and, transposed through registers, [m][C]
+//     for each query head of the group:
+//       phi(Q_c), den_i = phi(q_i) . z + sum_{j <= i} scores[i][j],
+//       scores[i][j] = phi(q_i) . phi(k_j) masked to j <= i (blocks of
+//         query rows x vectors of keys)
+//       O_c = (phi(Q_c) S + scores V_c) / den
+//     S += phi(K_c)^T V_c, z += sum phi(K_c)
+//
+// FAVOR+'s features phi(x) = exp(s w . x - s^2 |x|^2 / 2 - max) / sqrt(m)
+// are products with s W^T (transposed once before the calls); queries
+// subtract their row's maximum (it cancels in the quotient), keys the
+// largest exponent seen so far, carried by the chunk loop: S and z are
+// rescaled by exp(old - new) when it grows.
 //
 // Each of K, V, Q is read once and O written once: the decomposition
 // (DecomposeKernelized.cpp) wrote and re-read phi(Q), phi(K), the
 // numerator and the denominators as whole tensors, and the GEMM packed
-// copies of V and phi(Q). The head dims must be whole vectors (static);
-// other kernelized ops are left for the decomposition.
+// copies of V and phi(Q). Head dims must be whole vectors (static); other
+// kernelized ops (non-causal FAVOR+, RFA) are left for the decomposition.
 //
 //===----------------------------------------------------------------------===//
 #include "LoopBuilder.h"
@@ -67,6 +84,9 @@ public:
       : op(op), b(op.getLoc(), op), lanes(lanes), f32(b.getF32Type()),
         vec(VectorType::get({lanes}, f32)),
         headDim(cast<ShapedType>(op.getQuery().getType()).getDimSize(3)),
+        featureDim(op.getOmega()
+                       ? cast<ShapedType>(op.getOmega().getType()).getDimSize(0)
+                       : headDim),
         valueDim(cast<ShapedType>(op.getValue().getType()).getDimSize(3)) {}
 
   /// Whether the kernel covers `op` with vectors of `lanes` floats.
@@ -91,6 +111,13 @@ private:
   SmallVector<Value> writeFeatures(Value source, Value batch, Value head,
                                    Value r0, Value count, Value phi,
                                    function_ref<void(Value)> eachRow = {});
+  /// FAVOR+: phi(x) = exp(s x . w - s^2 |x|^2 / 2 - max) / sqrt(m) of rows
+  /// [r0, r0 + count) of `source` into phi[i][:] and their column sums.
+  /// Queries (no runningMax) subtract their row's maximum; keys the
+  /// largest of runningMax and their exponents, which is returned.
+  Value writeRandomFeatures(Value source, Value batch, Value head, Value r0,
+                            Value count, Value phi, Value runningMax,
+                            SmallVector<Value> &columnSums);
   /// z[batch, head, :] += columnSums.
   void addToSums(Value sums, Value batch, Value head,
                  ArrayRef<Value> columnSums);
@@ -115,12 +142,18 @@ private:
   /// S [B, Hkv, D, Dv] and z [B, Hkv, D].
   MemRefType stateType() const {
     int64_t dyn = ShapedType::kDynamic;
-    return MemRefType::get({dyn, dyn, headDim, valueDim}, f32);
+    return MemRefType::get({dyn, dyn, featureDim, valueDim}, f32);
   }
   MemRefType sumsType() const {
     return MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
-                            headDim},
+                            featureDim},
                            f32);
+  }
+  /// s W^T for FAVOR+ ([D, m]; [D, 0] unused otherwise).
+  MemRefType omegaTType() {
+    return MemRefType::get(
+        {headDim, op.getFeatureMap() == FeatureMap::favor ? featureDim : 0},
+        f32);
   }
   /// Offset of vector t along a row.
   Value lane(int64_t t) { return index(t * lanes); }
@@ -212,13 +245,25 @@ private:
   int64_t lanes;
   Type f32;
   VectorType vec;
-  int64_t headDim, valueDim;
+  /// D of Q and K, m of phi (D for the element-wise maps), Dv.
+  int64_t headDim, featureDim, valueDim;
+  /// FAVOR+: s W^T [D, m], an argument of the causal function.
+  Value omegaT;
 };
 
 bool KernelizedEmitter::covers(KernelizedOp op, int64_t lanes) {
   FeatureMap map = op.getFeatureMap();
-  if (map != FeatureMap::elu_plus_one && map != FeatureMap::relu)
+  // Non-causal FAVOR+ runs as two softmax attentions (the decomposition).
+  bool randomFeatures = map == FeatureMap::favor && op.getCausal();
+  if (map != FeatureMap::elu_plus_one && map != FeatureMap::relu &&
+      !randomFeatures)
     return false;
+  if (randomFeatures) {
+    int64_t m = cast<ShapedType>(op.getOmega().getType()).getDimSize(0);
+    if (ShapedType::isDynamic(m) || m <= 0 || m % lanes != 0 ||
+        m > kMaxHeadDim)
+      return false;
+  }
   for (Value operand : op->getOperands())
     if (!cast<ShapedType>(operand.getType()).getElementType().isF32())
       return false;
@@ -293,7 +338,7 @@ void KernelizedEmitter::forRowBlocks(Value total, int64_t block,
 SmallVector<Value> KernelizedEmitter::writeFeatures(
     Value source, Value batch, Value head, Value r0, Value count, Value phi,
     function_ref<void(Value)> eachRow) {
-  SmallVector<Value> zeros(headDim / lanes, vecConst(0));
+  SmallVector<Value> zeros(featureDim / lanes, vecConst(0));
   return loop(index(0), count, 1, zeros,
               [&](Value j, ValueRange acc) {
                 if (eachRow)
@@ -310,9 +355,101 @@ SmallVector<Value> KernelizedEmitter::writeFeatures(
       .getResults();
 }
 
+Value KernelizedEmitter::writeRandomFeatures(Value source, Value batch,
+                                             Value head, Value r0, Value count,
+                                             Value phi, Value runningMax,
+                                             SmallVector<Value> &columnSums) {
+  int64_t featureVectors = featureDim / lanes;
+  double s = std::pow(double(headDim), -0.25);
+  Value minusInf = vecConst(-INFINITY);
+  // phi[i][f] = x_i . (s w_f): register blocks over rows and features, a
+  // broadcast of x per row and dim (omegaT holds s W^T).
+  for (auto [firstChunkVector, chunkVectors] : vectorChunks(featureVectors)) {
+    int64_t firstVector = firstChunkVector, vectors = chunkVectors;
+    forRowBlocks(count, rowsFor(vectors), [&](Value i0, int64_t rows) {
+      SmallVector<Value> acc(rows * vectors, vecConst(0));
+      acc = blockedUpdates(
+          index(headDim), acc, rows, vectors,
+          [&](Value d, int64_t t) {
+            return loadVec(omegaT, {d, lane(firstVector + t)});
+          },
+          [&](Value d, int64_t r) -> Value {
+            return broadcastAt(source,
+                               {batch, head, add(r0, add(i0, index(r))), d});
+          });
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t t = 0; t < vectors; ++t)
+          storeVec(acc[r * vectors + t], phi,
+                   {add(i0, index(r)), lane(firstVector + t)});
+    });
+  }
+  // t = phi - s^2 |x|^2 / 2 per row, and the maxima: per row for queries
+  // (their factor cancels in the quotient), over all keys seen so far for
+  // keys (S and z are kept at that scale).
+  bool isKey = bool(runningMax);
+  Value norm = vecConst(float(1.0 / std::sqrt(double(featureDim))));
+  auto exponentiate = [&](Value i, Value maximum, ValueRange sums) {
+    SmallVector<Value> next;
+    Value shift = vector::BroadcastOp::create(b, vec, maximum);
+    for (int64_t t = 0; t < featureVectors; ++t) {
+      Value e = math::ExpOp::create(
+          b, arith::SubFOp::create(b, loadVec(phi, {i, lane(t)}), shift));
+      Value features = arith::MulFOp::create(b, e, norm);
+      storeVec(features, phi, {i, lane(t)});
+      next.push_back(arith::AddFOp::create(b, sums[t], features));
+    }
+    return next;
+  };
+  SmallVector<Value> zeros(featureVectors, vecConst(0));
+  scf::ForOp rowsLoop = loop(
+      index(0), count, 1, isKey ? ValueRange{minusInf} : ValueRange(zeros),
+      [&](Value i, ValueRange carried) {
+        Value square = vecConst(0);
+        for (int64_t t = 0; t < headDim / lanes; ++t) {
+          Value x = loadVec(source, {batch, head, add(r0, i), lane(t)});
+          square = vector::FMAOp::create(b, x, x, square);
+        }
+        Value half = arith::MulFOp::create(
+            b,
+            vector::ReductionOp::create(b, vector::CombiningKind::ADD, square,
+                                        arith::FastMathFlags::reassoc),
+            arith::ConstantOp::create(b, b.getF32FloatAttr(float(s * s / 2))));
+        Value halfVec = vector::BroadcastOp::create(b, vec, half);
+        Value rowMax = minusInf;
+        for (int64_t t = 0; t < featureVectors; ++t) {
+          Value exponent =
+              arith::SubFOp::create(b, loadVec(phi, {i, lane(t)}), halfVec);
+          storeVec(exponent, phi, {i, lane(t)});
+          rowMax = arith::MaximumFOp::create(b, rowMax, exponent);
+        }
+        if (isKey)
+          return SmallVector<Value>{
+              arith::MaximumFOp::create(b, carried[0], rowMax)};
+        Value maximum = vector::ReductionOp::create(
+            b, vector::CombiningKind::MAXIMUMF, rowMax);
+        return exponentiate(i, maximum, carried);
+      });
+  if (!isKey) {
+    columnSums.assign(rowsLoop.getResults().begin(),
+                      rowsLoop.getResults().end());
+    return Value();
+  }
+  Value maximum = arith::MaximumFOp::create(
+      b, runningMax,
+      vector::ReductionOp::create(b, vector::CombiningKind::MAXIMUMF,
+                                  rowsLoop.getResult(0)));
+  scf::ForOp sumsLoop =
+      loop(index(0), count, 1, zeros, [&](Value i, ValueRange sums) {
+        return exponentiate(i, maximum, sums);
+      });
+  columnSums.assign(sumsLoop.getResults().begin(),
+                    sumsLoop.getResults().end());
+  return maximum;
+}
+
 void KernelizedEmitter::addToSums(Value sums, Value batch, Value head,
                                   ArrayRef<Value> columnSums) {
-  for (int64_t t = 0; t < headDim / lanes; ++t) {
+  for (int64_t t = 0; t < featureDim / lanes; ++t) {
     Value sum = loadVec(sums, {batch, head, lane(t)});
     storeVec(arith::AddFOp::create(b, sum, columnSums[t]), sums,
              {batch, head, lane(t)});
@@ -324,7 +461,7 @@ void KernelizedEmitter::accumulateState(Value state, Value batch, Value head,
                                         Value count) {
   for (auto [firstChunkVector, chunkVectors] : valueChunks()) {
     int64_t firstVector = firstChunkVector, vectors = chunkVectors;
-    forRowBlocks(index(headDim), rowsFor(vectors), [&](Value f0,
+    forRowBlocks(index(featureDim), rowsFor(vectors), [&](Value f0,
                                                         int64_t rows) {
       auto column = [&](int64_t t) { return lane(firstVector + t); };
       SmallVector<Value> acc;
@@ -350,18 +487,18 @@ void KernelizedEmitter::accumulateState(Value state, Value batch, Value head,
 
 void KernelizedEmitter::zeroState(Value state, Value sums, Value batch,
                                   Value head) {
-  forEach(index(0), index(headDim), 1, [&](Value f) {
+  forEach(index(0), index(featureDim), 1, [&](Value f) {
     for (int64_t t = 0; t < valueDim / lanes; ++t)
       storeVec(vecConst(0), state, {batch, head, f, lane(t)});
   });
-  for (int64_t t = 0; t < headDim / lanes; ++t)
+  for (int64_t t = 0; t < featureDim / lanes; ++t)
     storeVec(vecConst(0), sums, {batch, head, lane(t)});
 }
 
 Value KernelizedEmitter::dotWithSums(Value phi, Value row,
                                      ArrayRef<Value> z) {
   Value dot = vecConst(0);
-  for (int64_t t = 0; t < headDim / lanes; ++t)
+  for (int64_t t = 0; t < featureDim / lanes; ++t)
     dot = vector::FMAOp::create(b, loadVec(phi, {row, lane(t)}), z[t], dot);
   return vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot,
                                      arith::FastMathFlags::reassoc);
@@ -412,7 +549,7 @@ func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
         state = fn.getArgument(2), sums = fn.getArgument(3),
         batch = fn.getArgument(4), head = fn.getArgument(5);
   zeroState(state, sums, batch, head);
-  Value phi = scratch({kKeyTile, headDim});
+  Value phi = scratch({kKeyTile, featureDim});
   Value keyLen = dim(key, 2);
   forEach(index(0), keyLen, kKeyTile, [&](Value j0) {
     Value tileKeys = b.createOrFold<arith::MinUIOp>(index(kKeyTile),
@@ -457,10 +594,10 @@ func::FuncOp KernelizedEmitter::buildOutputFunction(ModuleOp module,
       b.createOrFold<arith::MinUIOp>(index(kQueryBlock), sub(queryLen, i0));
 
   // phi of the block's rows, and per row phi(q_i) . z.
-  Value phi = scratch({kQueryBlock, headDim});
+  Value phi = scratch({kQueryBlock, featureDim});
   Value denominators = scratch({kQueryBlock});
   SmallVector<Value> z;
-  for (int64_t t = 0; t < headDim / lanes; ++t)
+  for (int64_t t = 0; t < featureDim / lanes; ++t)
     z.push_back(loadVec(sums, {batch, head, lane(t)}));
   writeFeatures(query, batch, queryHead, i0, rows, phi, [&](Value i) {
     // The next block's rows (on this thread next when the forall's
@@ -480,7 +617,7 @@ func::FuncOp KernelizedEmitter::buildOutputFunction(ModuleOp module,
     forRowBlocks(rows, rowsFor(vectors), [&](Value r0, int64_t blockRows) {
       SmallVector<Value> acc(blockRows * vectors, vecConst(0));
       acc = blockedUpdates(
-          index(headDim), acc, blockRows, vectors,
+          index(featureDim), acc, blockRows, vectors,
           [&](Value f, int64_t t) {
             return loadVec(state, {batch, head, f, lane(firstVector + t)});
           },
@@ -503,18 +640,20 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
       module, (prefix + "__attn_cpu_linear_causal").str(),
       {bufferType(op.getQuery()), bufferType(op.getKey()),
        bufferType(op.getValue()), stateType(), sumsType(),
-       bufferType(op.getResult()), indexType, indexType});
+       bufferType(op.getResult()), omegaTType(), indexType, indexType});
   Value query = fn.getArgument(0), key = fn.getArgument(1),
         value = fn.getArgument(2), state = fn.getArgument(3),
         sums = fn.getArgument(4), out = fn.getArgument(5),
-        batch = fn.getArgument(6), head = fn.getArgument(7);
+        batch = fn.getArgument(7), head = fn.getArgument(8);
+  omegaT = fn.getArgument(6);
+  bool randomFeatures = op.getFeatureMap() == FeatureMap::favor;
   Value groups = b.createOrFold<arith::DivUIOp>(dim(query, 1), dim(key, 1));
   Value queryLen = dim(query, 2), keyLen = dim(key, 2);
   zeroState(state, sums, batch, head);
   constexpr int64_t chunk = kCausalChunk;
-  Value phiK = scratch({chunk, headDim});
-  Value phiKT = scratch({headDim, chunk});
-  Value phiQ = scratch({chunk, headDim});
+  Value phiK = scratch({chunk, featureDim});
+  Value phiKT = scratch({featureDim, chunk});
+  Value phiQ = scratch({chunk, featureDim});
   Value scores = scratch({chunk, chunk});
   Value denominators = scratch({chunk});
   VectorType indexVec = VectorType::get({lanes}, b.getI32Type());
@@ -525,8 +664,11 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
       b, DenseElementsAttr::get(indexVec, ArrayRef<int32_t>(iota)));
 
   // Chunks of rows c0 .. c0 + chunk: query i sees keys j <= i, the earlier
-  // chunks through S and z, its own through the masked scores.
-  forEach(index(0), queryLen, chunk, [&](Value c0) {
+  // chunks through S and z, its own through the masked scores. FAVOR+
+  // carries the largest key exponent so far, the scale of S and z.
+  Value noMaximum = arith::ConstantOp::create(b, b.getF32FloatAttr(-INFINITY));
+  loop(index(0), queryLen, chunk, {noMaximum}, [&](Value c0,
+                                                   ValueRange carried) {
     Value chunkQueries =
         b.createOrFold<arith::MinUIOp>(index(chunk), sub(queryLen, c0));
     Value keysLeft = b.createOrFold<arith::SelectOp>(
@@ -535,14 +677,41 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
     Value chunkKeys = b.createOrFold<arith::MinUIOp>(index(chunk), keysLeft);
     // phi of the chunk's keys (zero rows past the keys), and transposed
     // through registers for the scores' vector loads along the keys.
-    SmallVector<Value> columnSums =
-        writeFeatures(key, batch, head, c0, chunkKeys, phiK);
+    SmallVector<Value> columnSums;
+    Value keyMaximum = carried[0];
+    if (randomFeatures) {
+      keyMaximum = writeRandomFeatures(key, batch, head, c0, chunkKeys, phiK,
+                                       carried[0], columnSums);
+      // S and z to the new scale exp(-maximum) (the same one when it did
+      // not grow, or no key came: -inf - -inf is NaN).
+      Value same = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                         keyMaximum, carried[0]);
+      Value factor = arith::SelectOp::create(
+          b, same, arith::ConstantOp::create(b, b.getF32FloatAttr(1)),
+          math::ExpOp::create(
+              b, arith::SubFOp::create(b, carried[0], keyMaximum)));
+      Value factorVec = vector::BroadcastOp::create(b, vec, factor);
+      forEach(index(0), index(featureDim), 1, [&](Value f) {
+        for (int64_t t = 0; t < valueDim / lanes; ++t) {
+          Value x = loadVec(state, {batch, head, f, lane(t)});
+          storeVec(arith::MulFOp::create(b, x, factorVec), state,
+                   {batch, head, f, lane(t)});
+        }
+      });
+      for (int64_t t = 0; t < featureDim / lanes; ++t) {
+        Value x = loadVec(sums, {batch, head, lane(t)});
+        storeVec(arith::MulFOp::create(b, x, factorVec), sums,
+                 {batch, head, lane(t)});
+      }
+    } else {
+      columnSums = writeFeatures(key, batch, head, c0, chunkKeys, phiK);
+    }
     forEach(chunkKeys, index(chunk), 1, [&](Value j) {
-      for (int64_t t = 0; t < headDim / lanes; ++t)
+      for (int64_t t = 0; t < featureDim / lanes; ++t)
         storeVec(vecConst(0), phiK, {j, lane(t)});
     });
     forEach(index(0), index(chunk), lanes, [&](Value j0) {
-      forEach(index(0), index(headDim), lanes, [&](Value f0) {
+      forEach(index(0), index(featureDim), lanes, [&](Value f0) {
         SmallVector<Value> rows;
         for (int64_t r = 0; r < lanes; ++r)
           rows.push_back(loadVec(phiK, {add(j0, index(r)), f0}));
@@ -555,9 +724,15 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
     forEach(index(0), groups, 1, [&](Value g) {
       Value queryHead = add(mul(head, groups), g);
       SmallVector<Value> z;
-      for (int64_t t = 0; t < headDim / lanes; ++t)
+      for (int64_t t = 0; t < featureDim / lanes; ++t)
         z.push_back(loadVec(sums, {batch, head, lane(t)}));
-      writeFeatures(query, batch, queryHead, c0, chunkQueries, phiQ);
+      if (randomFeatures) {
+        SmallVector<Value> unused;
+        writeRandomFeatures(query, batch, queryHead, c0, chunkQueries, phiQ,
+                            Value(), unused);
+      } else {
+        writeFeatures(query, batch, queryHead, c0, chunkQueries, phiQ);
+      }
       forEach(index(0), chunkQueries, 1, [&](Value i) {
         memref::StoreOp::create(b, dotWithSums(phiQ, i, z), denominators,
                                 ValueRange{i});
@@ -571,7 +746,7 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
                                                          int64_t rows) {
           SmallVector<Value> acc(rows * vectors, vecConst(0));
           acc = blockedUpdates(
-              index(headDim), acc, rows, vectors,
+              index(featureDim), acc, rows, vectors,
               [&](Value f, int64_t t) {
                 return loadVec(phiKT, {f, lane(firstVector + t)});
               },
@@ -612,7 +787,7 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
           auto column = [&](int64_t t) { return lane(firstVector + t); };
           SmallVector<Value> acc(rows * vectors, vecConst(0));
           acc = blockedUpdates(
-              index(headDim), acc, rows, vectors,
+              index(featureDim), acc, rows, vectors,
               [&](Value f, int64_t t) {
                 return loadVec(state, {batch, head, f, column(t)});
               },
@@ -637,6 +812,7 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
     // The later chunks see this one through S and z.
     addToSums(sums, batch, head, columnSums);
     accumulateState(state, batch, head, phiK, value, c0, chunkKeys);
+    return SmallVector<Value>{keyMaximum};
   });
   func::ReturnOp::create(b);
   return fn;
@@ -687,8 +863,24 @@ Value KernelizedEmitter::build(ModuleOp module) {
     func::CallOp::create(b, fn, args);
   };
   if (causalFn) {
+    // FAVOR+'s projections as s W^T [D, m], the layout the feature
+    // products load vectors of features from (written once, serially:
+    // m D floats).
+    Value projections = memref::AllocOp::create(b, omegaTType(), align);
+    if (op.getFeatureMap() == FeatureMap::favor) {
+      Value omega = toBuffer(op.getOmega());
+      Value s = arith::ConstantOp::create(
+          b, b.getF32FloatAttr(float(std::pow(double(headDim), -0.25))));
+      forEach(index(0), index(featureDim), 1, [&](Value f) {
+        forEach(index(0), index(headDim), 1, [&](Value d) {
+          Value w = memref::LoadOp::create(b, omega, ValueRange{f, d});
+          memref::StoreOp::create(b, arith::MulFOp::create(b, w, s),
+                                  projections, ValueRange{d, f});
+        });
+      });
+    }
     callInParallel(causalFn, {batch, keyHeads},
-                   {query, key, value, state, sums, out});
+                   {query, key, value, state, sums, out, projections});
     return bufferization::ToTensorOp::create(b, resultType, out,
                                              /*restrict=*/b.getUnitAttr(),
                                              /*writable=*/b.getUnitAttr());
