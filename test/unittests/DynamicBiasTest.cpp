@@ -7,13 +7,9 @@
 // a plain double-precision softmax attention.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Runtime/HostCompiler.h"
-#include "attn/Spec/Spec.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
+#include "CompileForTest.h"
 #include "gtest/gtest.h"
 #include <cmath>
-#include <random>
 #include <vector>
 
 namespace {
@@ -68,22 +64,9 @@ std::vector<double> reference(const std::vector<float> &q,
 }
 
 TEST(DynamicBias, BatchAndHeadDimsBroadcastAtRunTime) {
-  mlir::DialectRegistry registry;
-  attnspec::registerToolDialects(registry);
-  mlir::MLIRContext context(registry);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(kModule, &context);
-  ASSERT_TRUE(module);
-  auto kernel = attnrt::compileForHost(*module, {});
+  auto kernel = attntest::compileForTest(kModule);
   ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
-
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal;
-  auto random = [&](int64_t n) {
-    std::vector<float> x(n);
-    for (float &e : x)
-      e = normal(rng);
-    return x;
-  };
+  attntest::NormalFloats random(7);
   std::vector<float> q = random(B * Hq * Lq * D), k = random(B * Hkv * Lk * D),
                      v = random(B * Hkv * Lk * D);
   // Each (bias batch, bias heads): a shared bias, one per batch row, one

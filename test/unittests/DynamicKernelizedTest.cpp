@@ -9,13 +9,9 @@
 // checked against the quadratic form in double precision.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Runtime/HostCompiler.h"
-#include "attn/Spec/Spec.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
+#include "CompileForTest.h"
 #include "gtest/gtest.h"
 #include <cmath>
-#include <random>
 #include <vector>
 
 namespace {
@@ -122,24 +118,11 @@ TEST(DynamicKernelized, FeatureMapsAtSeveralSizes) {
       {{1, 3, 1, 200, 70}, Kind::FavorCausal},
       {{1, 1, 1, 1, 1}, Kind::FavorCausal}};
   for (int64_t vectorBits : {256, 512}) {
-    mlir::DialectRegistry registry;
-    attnspec::registerToolDialects(registry);
-    mlir::MLIRContext context(registry);
-    auto module = mlir::parseSourceString<mlir::ModuleOp>(kModule, &context);
-    ASSERT_TRUE(module);
     attnrt::HostCompileOptions options;
     options.vectorBits = vectorBits;
-    auto kernel = attnrt::compileForHost(*module, options);
+    auto kernel = attntest::compileForTest(kModule, options);
     ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
-
-    std::mt19937 rng(11);
-    std::normal_distribution<float> normal;
-    auto random = [&](int64_t n) {
-      std::vector<float> x(n);
-      for (float &e : x)
-        e = normal(rng);
-      return x;
-    };
+    attntest::NormalFloats random(11);
     std::vector<float> omega = random(M * D);
     attnrt::MemRefDescriptor dw(omega.data(), {M, D});
     for (const Case &c : cases) {
