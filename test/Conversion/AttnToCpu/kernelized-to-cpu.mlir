@@ -14,12 +14,12 @@
 // CHECK: arith.minui %{{.*}}, %c64
 // phi of the tile's rows into the scratch, its column sums carried in 4
 // vectors; the next tile's V rows and the key rows two tiles ahead are
-// prefetched (4 lines each), clamped to the last row.
+// prefetched into L2 (4 lines each), clamped to the last row.
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: arith.minui %{{.*}}, %c899
-// CHECK-COUNT-4: memref.prefetch %[[V]]
+// CHECK-COUNT-4: memref.prefetch %[[V]]{{.*}}, read, locality<2>, data
 // CHECK: arith.minui %{{.*}}, %c899
-// CHECK-COUNT-4: memref.prefetch %[[K]]
+// CHECK-COUNT-4: memref.prefetch %[[K]]{{.*}}, read, locality<2>, data
 // CHECK: vector.load %[[K]]
 // CHECK: arith.cmpf ogt
 // CHECK: math.exp

@@ -218,7 +218,8 @@ private:
     });
   }
   /// Asks for the cache lines of row `row` of buffer [B, H, L, width]
-  /// (rows past the last one clamped to it).
+  /// (rows past the last one clamped to it) into L2: into L1 they evicted
+  /// the tile's phi, V and S lines (elu + 1 at 16384 keys 2.5 % slower).
   void prefetchRow(Value buffer, Value batch, Value head, Value row,
                    Value rows, int64_t width) {
     Value clamped = b.createOrFold<arith::MinUIOp>(row, sub(rows, index(1)));
@@ -232,7 +233,7 @@ private:
     for (int64_t c : columns)
       memref::PrefetchOp::create(b, buffer,
                                  ValueRange{batch, head, clamped, index(c)},
-                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isWrite=*/false, /*localityHint=*/2,
                                  /*isDataCache=*/true);
   }
   Value scratch(ArrayRef<int64_t> shape) {
