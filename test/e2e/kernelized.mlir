@@ -73,6 +73,18 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: python3 %S/Inputs/make-matrix-npy.py normal %t/omega.npy 32 40 0.3 7
 // RUN: attn-run %s --entry=rfa_causal --random-inputs --input omega=%t/omega.npy --check --tolerance=1e-4 | FileCheck %s
+// D = 40 is whole vectors of 8: with AVX2 the feature-map kernel takes it
+// (sines and cosines of products with s W^T, no maximum).
+// RUN: attn-run %s --entry=rfa_causal --random-inputs --input omega=%t/omega.npy --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RFA on the kernel at both widths: non-causal GQA 6:2 with cross lengths,
+// causal with more queries than keys; 16 projections (32 features), D 48,
+// Dv 80.
+// RUN: python3 %S/Inputs/make-matrix-npy.py normal %t/omega16.npy 16 48 0.3 5
+// RUN: attn-run %s --entry=rfa_gqa_cross --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=rfa_gqa_cross --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=rfa_gqa_cross --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --generic | FileCheck %s
+// RUN: attn-run %s --entry=rfa_causal_gqa --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=rfa_causal_gqa --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
 
 // FAVOR+ with 32 features, 4 query heads on 2 key/value heads, L = 97, D = 40.
 func.func @favor_gqa(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x97x40xf32>,
@@ -201,5 +213,30 @@ func.func @favor_causal_gqa(%q: tensor<2x6x200x48xf32>,
   %o = attn.kernelized %q, %k, %v omega(%w) feature_map = favor causal
       : (tensor<2x6x200x48xf32>, tensor<2x2x130x48xf32>,
          tensor<2x2x130x80xf32>, tensor<32x48xf32>) -> tensor<2x6x200x80xf32>
+  return %o : tensor<2x6x200x80xf32>
+}
+
+// RFA (16 projections: 32 features), GQA 6:2, batch 2, Lq = 131 queries on
+// Lk = 1100 keys, D = 48, Dv = 80.
+func.func @rfa_gqa_cross(%q: tensor<2x6x131x48xf32>,
+                         %k: tensor<2x2x1100x48xf32>,
+                         %v: tensor<2x2x1100x80xf32>,
+                         %w: tensor<16x48xf32>)
+    -> tensor<2x6x131x80xf32> {
+  %o = attn.kernelized %q, %k, %v omega(%w) feature_map = rfa
+      : (tensor<2x6x131x48xf32>, tensor<2x2x1100x48xf32>,
+         tensor<2x2x1100x80xf32>, tensor<16x48xf32>) -> tensor<2x6x131x80xf32>
+  return %o : tensor<2x6x131x80xf32>
+}
+
+// Causal RFA, GQA 6:2, batch 2, Lq = 200 queries on Lk = 130 keys.
+func.func @rfa_causal_gqa(%q: tensor<2x6x200x48xf32>,
+                          %k: tensor<2x2x130x48xf32>,
+                          %v: tensor<2x2x130x80xf32>,
+                          %w: tensor<16x48xf32>)
+    -> tensor<2x6x200x80xf32> {
+  %o = attn.kernelized %q, %k, %v omega(%w) feature_map = rfa causal
+      : (tensor<2x6x200x48xf32>, tensor<2x2x130x48xf32>,
+         tensor<2x2x130x80xf32>, tensor<16x48xf32>) -> tensor<2x6x200x80xf32>
   return %o : tensor<2x6x200x80xf32>
 }

@@ -224,6 +224,42 @@ func.func @favor_causal(%q: tensor<1x2x100x48xf32>, %k: tensor<1x2x100x48xf32>,
 
 // -----
 
+// RFA (16 projections, 32 features): products with s W^T [48, 16] into the
+// first 16 columns of phi, then sin into them and cos into the next 16
+// (times 1 / sqrt(16)), both summed into z.
+// CHECK-LABEL: func.func private @rfa__attn_cpu_linear_state
+// CHECK-SAME: %[[W:[^:]*]]: memref<48x16xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK: %[[PHI:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x32xf32>
+// CHECK: vector.load %[[W]]
+// CHECK: vector.fma
+// CHECK: vector.store %{{.*}}, %[[PHI]][%{{.*}}, %c0]
+// CHECK: %[[P:.*]] = vector.load %[[PHI]][%[[ROW:.*]], %c0]
+// CHECK-NEXT: %[[SIN:.*]] = math.sin %[[P]]
+// CHECK-NEXT: %[[SINS:.*]] = arith.mulf %[[SIN]], %[[NORM:.*]] :
+// CHECK-NEXT: %[[COS:.*]] = math.cos %[[P]]
+// CHECK-NEXT: %[[COSS:.*]] = arith.mulf %[[COS]], %[[NORM]] :
+// CHECK-NEXT: vector.store %[[SINS]], %[[PHI]][%[[ROW]], %c0]
+// CHECK-NEXT: vector.store %[[COSS]], %[[PHI]][%[[ROW]], %c16]
+// CHECK-LABEL: func.func private @rfa__attn_cpu_linear_output
+// CHECK: math.sin
+// CHECK: math.cos
+// CHECK-LABEL: func.func @rfa
+// CHECK-NOT: attn.kernelized
+// CHECK: func.call @rfa__attn_cpu_linear_state
+// CHECK: func.call @rfa__attn_cpu_linear_output
+// AVX2-LABEL: func.func @rfa
+// AVX2-NOT: attn.kernelized
+func.func @rfa(%q: tensor<1x2x100x48xf32>, %k: tensor<1x2x100x48xf32>,
+               %v: tensor<1x2x100x32xf32>, %w: tensor<16x48xf32>)
+    -> tensor<1x2x100x32xf32> {
+  %o = attn.kernelized %q, %k, %v omega(%w) feature_map = rfa
+      : (tensor<1x2x100x48xf32>, tensor<1x2x100x48xf32>,
+         tensor<1x2x100x32xf32>, tensor<16x48xf32>) -> tensor<1x2x100x32xf32>
+  return %o : tensor<1x2x100x32xf32>
+}
+
+// -----
+
 // Non-causal FAVOR+ runs as two softmax attentions (the decomposition).
 // CHECK-LABEL: func.func @favor
 // CHECK: attn.kernelized

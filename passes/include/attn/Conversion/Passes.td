@@ -39,8 +39,9 @@ def AttnKernelizedToCpu : Pass<"attn-kernelized-to-cpu", "ModuleOp"> {
   let summary = "Lower feature-map (linear) attention to CPU kernels";
   let description = [{
     `attn.kernelized` with an element-wise feature map (`elu_plus_one`,
-    `relu`; causal or not) or causal FAVOR+, f32, and head dims that are
-    whole vectors of `vector-bits` (at most 1024) becomes register-blocked
+    `relu`) or RFA (causal or not) or causal FAVOR+, f32, and head dims and
+    projection counts that are whole vectors of `vector-bits` (features at
+    most 1024) becomes register-blocked
     vector code instead of attn-decompose-kernelized's passes over [L, D]
     tensors:
 
@@ -54,13 +55,14 @@ def AttnKernelizedToCpu : Pass<"attn-kernelized-to-cpu", "ModuleOp"> {
     - causal, per (batch, key/value head), chunks of 64 rows: phi of the
       chunk's keys (and its transpose through registers), per query head
       of the group the scores phi(q_i) . phi(k_j) masked to j <= i, and
-      O = phi(Q) S + scores V; then S and z take the chunk. FAVOR+'s
-      features are products with s W^T and exp(t - max): S and z carry the
-      largest key exponent so far and are rescaled when it grows.
+      O = phi(Q) S + scores V; then S and z take the chunk.
 
-    K, V and Q are each read once and O written once. What it does not
-    cover (non-causal FAVOR+: two softmax attentions; RFA) is left for
-    attn-decompose-kernelized.
+    The random maps' features are register-blocked products with s W^T
+    (written once before the calls), then [sin, cos] (RFA) or exp(t - max)
+    (FAVOR+: S and z carry the largest key exponent so far and are
+    rescaled when it grows). K, V and Q are each read once and O written
+    once. What it does not cover (non-causal FAVOR+ runs as two softmax
+    attentions) is left for attn-decompose-kernelized.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",

@@ -1,7 +1,7 @@
 //===- KernelizedToCpu.cpp - feature-map attention on CPUs ----------------===//
 //
 // attn-kernelized-to-cpu: attn.kernelized with an element-wise feature map
-// (elu + 1, ReLU) or causal FAVOR+ as register-blocked vector code,
+// (elu + 1, ReLU), RFA or causal FAVOR+ as register-blocked vector code,
 //
 //   O_i = phi(q_i) S / (phi(q_i) . z),  S = phi(K)^T V,  z = sum_j phi(k_j)
 //
@@ -28,17 +28,18 @@
 //       O_c = (phi(Q_c) S + scores V_c) / den
 //     S += phi(K_c)^T V_c, z += sum phi(K_c)
 //
-// FAVOR+'s features phi(x) = exp(s w . x - s^2 |x|^2 / 2 - max) / sqrt(m)
-// are products with s W^T (transposed once before the calls); queries
-// subtract their row's maximum (it cancels in the quotient), keys the
-// largest exponent seen so far, carried by the chunk loop: S and z are
-// rescaled by exp(old - new) when it grows.
+// The random maps' features are products with s W^T (transposed once
+// before the calls): RFA's [sin(p), cos(p)] / sqrt(m); FAVOR+'s
+// exp(p - s^2 |x|^2 / 2 - max) / sqrt(m), queries subtracting their row's
+// maximum (it cancels in the quotient), keys the largest exponent seen so
+// far, carried by the chunk loop: S and z are rescaled by exp(old - new)
+// when it grows.
 //
 // Each of K, V, Q is read once and O written once: the decomposition
 // (DecomposeKernelized.cpp) wrote and re-read phi(Q), phi(K), the
 // numerator and the denominators as whole tensors, and the GEMM packed
-// copies of V and phi(Q). Head dims must be whole vectors (static); other
-// kernelized ops (non-causal FAVOR+, RFA) are left for the decomposition.
+// copies of V and phi(Q). Head dims must be whole vectors (static);
+// non-causal FAVOR+ (two softmax attentions) is left for the decomposition.
 //
 //===----------------------------------------------------------------------===//
 #include "LoopBuilder.h"
@@ -84,9 +85,12 @@ public:
       : op(op), b(op.getLoc(), op), lanes(lanes), f32(b.getF32Type()),
         vec(VectorType::get({lanes}, f32)),
         headDim(cast<ShapedType>(op.getQuery().getType()).getDimSize(3)),
-        featureDim(op.getOmega()
-                       ? cast<ShapedType>(op.getOmega().getType()).getDimSize(0)
-                       : headDim),
+        projections(op.getOmega() ? cast<ShapedType>(op.getOmega().getType())
+                                        .getDimSize(0)
+                                  : 0),
+        featureDim(op.getFeatureMap() == FeatureMap::rfa ? 2 * projections
+                   : projections                           ? projections
+                                                           : headDim),
         valueDim(cast<ShapedType>(op.getValue().getType()).getDimSize(3)) {}
 
   /// Whether the kernel covers `op` with vectors of `lanes` floats.
@@ -118,6 +122,12 @@ private:
   Value writeRandomFeatures(Value source, Value batch, Value head, Value r0,
                             Value count, Value phi, Value runningMax,
                             SmallVector<Value> &columnSums);
+  /// phi of rows [r0, r0 + count) of `source` into phi[i][:] by the op's
+  /// feature map (FAVOR+ subtracting each row's maximum); returns their
+  /// column sums.
+  SmallVector<Value> features(Value source, Value batch, Value head, Value r0,
+                              Value count, Value phi,
+                              function_ref<void(Value)> eachRow = {});
   /// z[batch, head, :] += columnSums.
   void addToSums(Value sums, Value batch, Value head,
                  ArrayRef<Value> columnSums);
@@ -149,11 +159,9 @@ private:
                             featureDim},
                            f32);
   }
-  /// s W^T for FAVOR+ ([D, m]; [D, 0] unused otherwise).
-  MemRefType omegaTType() {
-    return MemRefType::get(
-        {headDim, op.getFeatureMap() == FeatureMap::favor ? featureDim : 0},
-        f32);
+  /// s W^T for FAVOR+ and RFA ([D, m]; [D, 0] unused otherwise).
+  MemRefType omegaTType() const {
+    return MemRefType::get({headDim, projections}, f32);
   }
   /// Offset of vector t along a row.
   Value lane(int64_t t) { return index(t * lanes); }
@@ -246,23 +254,23 @@ private:
   int64_t lanes;
   Type f32;
   VectorType vec;
-  /// D of Q and K, m of phi (D for the element-wise maps), Dv.
-  int64_t headDim, featureDim, valueDim;
-  /// FAVOR+: s W^T [D, m], an argument of the causal function.
+  /// D of Q and K, omega's rows, phi's width (FAVOR+ m, RFA 2m, the
+  /// element-wise maps D), Dv.
+  int64_t headDim, projections, featureDim, valueDim;
+  /// FAVOR+ and RFA: s W^T [D, m], an argument of the kernel functions.
   Value omegaT;
 };
 
 bool KernelizedEmitter::covers(KernelizedOp op, int64_t lanes) {
   FeatureMap map = op.getFeatureMap();
   // Non-causal FAVOR+ runs as two softmax attentions (the decomposition).
-  bool randomFeatures = map == FeatureMap::favor && op.getCausal();
-  if (map != FeatureMap::elu_plus_one && map != FeatureMap::relu &&
-      !randomFeatures)
+  if (map == FeatureMap::favor && !op.getCausal())
     return false;
-  if (randomFeatures) {
+  if (map == FeatureMap::favor || map == FeatureMap::rfa) {
     int64_t m = cast<ShapedType>(op.getOmega().getType()).getDimSize(0);
+    int64_t width = map == FeatureMap::rfa ? 2 * m : m;
     if (ShapedType::isDynamic(m) || m <= 0 || m % lanes != 0 ||
-        m > kMaxHeadDim)
+        width > kMaxHeadDim)
       return false;
   }
   for (Value operand : op->getOperands())
@@ -363,9 +371,10 @@ Value KernelizedEmitter::writeRandomFeatures(Value source, Value batch,
   int64_t featureVectors = featureDim / lanes;
   double s = std::pow(double(headDim), -0.25);
   Value minusInf = vecConst(-INFINITY);
-  // phi[i][f] = x_i . (s w_f): register blocks over rows and features, a
-  // broadcast of x per row and dim (omegaT holds s W^T).
-  for (auto [firstChunkVector, chunkVectors] : vectorChunks(featureVectors)) {
+  // phi[i][f] = x_i . (s w_f), f < m: register blocks over rows and
+  // features, a broadcast of x per row and dim (omegaT holds s W^T).
+  for (auto [firstChunkVector, chunkVectors] :
+       vectorChunks(projections / lanes)) {
     int64_t firstVector = firstChunkVector, vectors = chunkVectors;
     forRowBlocks(count, rowsFor(vectors), [&](Value i0, int64_t rows) {
       SmallVector<Value> acc(rows * vectors, vecConst(0));
@@ -384,11 +393,35 @@ Value KernelizedEmitter::writeRandomFeatures(Value source, Value batch,
                    {add(i0, index(r)), lane(firstVector + t)});
     });
   }
-  // t = phi - s^2 |x|^2 / 2 per row, and the maxima: per row for queries
-  // (their factor cancels in the quotient), over all keys seen so far for
-  // keys (S and z are kept at that scale).
+  Value norm = vecConst(float(1.0 / std::sqrt(double(projections))));
+  SmallVector<Value> zeros(featureVectors, vecConst(0));
+  if (op.getFeatureMap() == FeatureMap::rfa) {
+    // [sin(p), cos(p)] / sqrt(m): the sines over p, the cosines after.
+    int64_t half = projections / lanes;
+    scf::ForOp rowsLoop =
+        loop(index(0), count, 1, zeros, [&](Value i, ValueRange sums) {
+          SmallVector<Value> next(sums.begin(), sums.end());
+          for (int64_t t = 0; t < half; ++t) {
+            Value p = loadVec(phi, {i, lane(t)});
+            Value sine =
+                arith::MulFOp::create(b, math::SinOp::create(b, p), norm);
+            Value cosine =
+                arith::MulFOp::create(b, math::CosOp::create(b, p), norm);
+            storeVec(sine, phi, {i, lane(t)});
+            storeVec(cosine, phi, {i, lane(half + t)});
+            next[t] = arith::AddFOp::create(b, next[t], sine);
+            next[half + t] = arith::AddFOp::create(b, next[half + t], cosine);
+          }
+          return next;
+        });
+    columnSums.assign(rowsLoop.getResults().begin(),
+                      rowsLoop.getResults().end());
+    return Value();
+  }
+  // FAVOR+: t = phi - s^2 |x|^2 / 2 per row, and the maxima: per row for
+  // queries (their factor cancels in the quotient), over all keys seen so
+  // far for keys (S and z are kept at that scale).
   bool isKey = bool(runningMax);
-  Value norm = vecConst(float(1.0 / std::sqrt(double(featureDim))));
   auto exponentiate = [&](Value i, Value maximum, ValueRange sums) {
     SmallVector<Value> next;
     Value shift = vector::BroadcastOp::create(b, vec, maximum);
@@ -401,7 +434,6 @@ Value KernelizedEmitter::writeRandomFeatures(Value source, Value batch,
     }
     return next;
   };
-  SmallVector<Value> zeros(featureVectors, vecConst(0));
   scf::ForOp rowsLoop = loop(
       index(0), count, 1, isKey ? ValueRange{minusInf} : ValueRange(zeros),
       [&](Value i, ValueRange carried) {
@@ -446,6 +478,22 @@ Value KernelizedEmitter::writeRandomFeatures(Value source, Value batch,
   columnSums.assign(sumsLoop.getResults().begin(),
                     sumsLoop.getResults().end());
   return maximum;
+}
+
+SmallVector<Value> KernelizedEmitter::features(Value source, Value batch,
+                                               Value head, Value r0,
+                                               Value count, Value phi,
+                                               function_ref<void(Value)> eachRow) {
+  if (!projections)
+    return writeFeatures(source, batch, head, r0, count, phi, eachRow);
+  // The random maps read their rows in their products: the prefetches go
+  // first, in a loop of their own.
+  if (eachRow)
+    forEach(index(0), count, 1, eachRow);
+  SmallVector<Value> columnSums;
+  writeRandomFeatures(source, batch, head, r0, count, phi, Value(),
+                      columnSums);
+  return columnSums;
 }
 
 void KernelizedEmitter::addToSums(Value sums, Value batch, Value head,
@@ -545,17 +593,18 @@ func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
   func::FuncOp fn = createFunction(
       module, (prefix + "__attn_cpu_linear_state").str(),
       {bufferType(op.getKey()), bufferType(op.getValue()), stateType(),
-       sumsType(), indexType, indexType});
+       sumsType(), omegaTType(), indexType, indexType});
   Value key = fn.getArgument(0), value = fn.getArgument(1),
         state = fn.getArgument(2), sums = fn.getArgument(3),
-        batch = fn.getArgument(4), head = fn.getArgument(5);
+        batch = fn.getArgument(5), head = fn.getArgument(6);
+  omegaT = fn.getArgument(4);
   zeroState(state, sums, batch, head);
   Value phi = scratch({kKeyTile, featureDim});
   Value keyLen = dim(key, 2);
   forEach(index(0), keyLen, kKeyTile, [&](Value j0) {
     Value tileKeys = b.createOrFold<arith::MinUIOp>(index(kKeyTile),
                                                     sub(keyLen, j0));
-    SmallVector<Value> columnSums = writeFeatures(
+    SmallVector<Value> columnSums = features(
         key, batch, head, j0, tileKeys, phi, [&](Value j) {
           // The next tile's value rows and the key rows of the tile after
           // it are asked for here, a tile before their use (the loads
@@ -582,11 +631,13 @@ func::FuncOp KernelizedEmitter::buildOutputFunction(ModuleOp module,
   func::FuncOp fn = createFunction(
       module, (prefix + "__attn_cpu_linear_output").str(),
       {bufferType(op.getQuery()), stateType(), sumsType(),
-       bufferType(op.getResult()), indexType, indexType, indexType});
+       bufferType(op.getResult()), omegaTType(), indexType, indexType,
+       indexType});
   Value query = fn.getArgument(0), state = fn.getArgument(1),
         sums = fn.getArgument(2), out = fn.getArgument(3),
-        batch = fn.getArgument(4), queryHead = fn.getArgument(5),
-        block = fn.getArgument(6);
+        batch = fn.getArgument(5), queryHead = fn.getArgument(6),
+        block = fn.getArgument(7);
+  omegaT = fn.getArgument(4);
   Value groups = b.createOrFold<arith::DivUIOp>(dim(query, 1), dim(state, 1));
   Value head = b.createOrFold<arith::DivUIOp>(queryHead, groups);
   Value i0 = mul(block, index(kQueryBlock));
@@ -600,7 +651,7 @@ func::FuncOp KernelizedEmitter::buildOutputFunction(ModuleOp module,
   SmallVector<Value> z;
   for (int64_t t = 0; t < featureDim / lanes; ++t)
     z.push_back(loadVec(sums, {batch, head, lane(t)}));
-  writeFeatures(query, batch, queryHead, i0, rows, phi, [&](Value i) {
+  features(query, batch, queryHead, i0, rows, phi, [&](Value i) {
     // The next block's rows (on this thread next when the forall's
     // iterations are split in ranges) are asked for a block ahead.
     prefetchRow(query, batch, queryHead, add(add(i0, i), index(kQueryBlock)),
@@ -647,7 +698,7 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
         sums = fn.getArgument(4), out = fn.getArgument(5),
         batch = fn.getArgument(7), head = fn.getArgument(8);
   omegaT = fn.getArgument(6);
-  bool randomFeatures = op.getFeatureMap() == FeatureMap::favor;
+  bool favor = op.getFeatureMap() == FeatureMap::favor;
   Value groups = b.createOrFold<arith::DivUIOp>(dim(query, 1), dim(key, 1));
   Value queryLen = dim(query, 2), keyLen = dim(key, 2);
   zeroState(state, sums, batch, head);
@@ -680,7 +731,7 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
     // through registers for the scores' vector loads along the keys.
     SmallVector<Value> columnSums;
     Value keyMaximum = carried[0];
-    if (randomFeatures) {
+    if (favor) {
       keyMaximum = writeRandomFeatures(key, batch, head, c0, chunkKeys, phiK,
                                        carried[0], columnSums);
       // S and z to the new scale exp(-maximum) (the same one when it did
@@ -705,7 +756,7 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
                  {batch, head, lane(t)});
       }
     } else {
-      columnSums = writeFeatures(key, batch, head, c0, chunkKeys, phiK);
+      columnSums = features(key, batch, head, c0, chunkKeys, phiK);
     }
     forEach(chunkKeys, index(chunk), 1, [&](Value j) {
       for (int64_t t = 0; t < featureDim / lanes; ++t)
@@ -727,13 +778,7 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
       SmallVector<Value> z;
       for (int64_t t = 0; t < featureDim / lanes; ++t)
         z.push_back(loadVec(sums, {batch, head, lane(t)}));
-      if (randomFeatures) {
-        SmallVector<Value> unused;
-        writeRandomFeatures(query, batch, queryHead, c0, chunkQueries, phiQ,
-                            Value(), unused);
-      } else {
-        writeFeatures(query, batch, queryHead, c0, chunkQueries, phiQ);
-      }
+      features(query, batch, queryHead, c0, chunkQueries, phiQ);
       forEach(index(0), chunkQueries, 1, [&](Value i) {
         memref::StoreOp::create(b, dotWithSums(phiQ, i, z), denominators,
                                 ValueRange{i});
@@ -863,34 +908,35 @@ Value KernelizedEmitter::build(ModuleOp module) {
     llvm::append_range(args, forall.getInductionVars());
     func::CallOp::create(b, fn, args);
   };
-  if (causalFn) {
-    // FAVOR+'s projections as s W^T [D, m], the layout the feature
-    // products load vectors of features from (written once, serially:
-    // m D floats).
-    Value projections = memref::AllocOp::create(b, omegaTType(), align);
-    if (op.getFeatureMap() == FeatureMap::favor) {
-      Value omega = toBuffer(op.getOmega());
-      Value s = arith::ConstantOp::create(
-          b, b.getF32FloatAttr(float(std::pow(double(headDim), -0.25))));
-      forEach(index(0), index(featureDim), 1, [&](Value f) {
-        forEach(index(0), index(headDim), 1, [&](Value d) {
-          Value w = memref::LoadOp::create(b, omega, ValueRange{f, d});
-          memref::StoreOp::create(b, arith::MulFOp::create(b, w, s),
-                                  projections, ValueRange{d, f});
-        });
+  // The random maps' projections as s W^T [D, m], the layout the feature
+  // products load vectors of features from (written once, serially: m D
+  // floats; [D, 0] for the element-wise maps).
+  Value scaledOmegaT = memref::AllocOp::create(b, omegaTType(), align);
+  if (projections) {
+    Value omega = toBuffer(op.getOmega());
+    Value s = arith::ConstantOp::create(
+        b, b.getF32FloatAttr(float(std::pow(double(headDim), -0.25))));
+    forEach(index(0), index(projections), 1, [&](Value f) {
+      forEach(index(0), index(headDim), 1, [&](Value d) {
+        Value w = memref::LoadOp::create(b, omega, ValueRange{f, d});
+        memref::StoreOp::create(b, arith::MulFOp::create(b, w, s),
+                                scaledOmegaT, ValueRange{d, f});
       });
-    }
+    });
+  }
+  if (causalFn) {
     callInParallel(causalFn, {batch, keyHeads},
-                   {query, key, value, state, sums, out, projections});
+                   {query, key, value, state, sums, out, scaledOmegaT});
     return bufferization::ToTensorOp::create(b, resultType, out,
                                              /*restrict=*/b.getUnitAttr(),
                                              /*writable=*/b.getUnitAttr());
   }
-  callInParallel(stateFn, {batch, keyHeads}, {key, value, state, sums});
+  callInParallel(stateFn, {batch, keyHeads},
+                 {key, value, state, sums, scaledOmegaT});
   Value queryBlocks = b.createOrFold<arith::CeilDivUIOp>(dim(query, 2),
                                                          index(kQueryBlock));
   callInParallel(outputFn, {dim(query, 0), dim(query, 1), queryBlocks},
-                 {query, state, sums, out});
+                 {query, state, sums, out, scaledOmegaT});
   return bufferization::ToTensorOp::create(b, resultType, out,
                                            /*restrict=*/b.getUnitAttr(),
                                            /*writable=*/b.getUnitAttr());
