@@ -5,8 +5,9 @@
 // elu + 1 attention, non-causal and causal, and causal FAVOR+, with every
 // dim but the head dims dynamic, compiled for AVX2 and AVX-512 vectors, called with several
 // sizes (GQA, one query row, one key, lengths that end inside a key tile,
-// a query block or a causal chunk, more queries than keys and fewer) and
-// checked against the quadratic form in double precision.
+// a query block or a causal chunk, more queries than keys and fewer, keys
+// split into ranges for the threads) and checked against the quadratic
+// form in double precision.
 //
 //===----------------------------------------------------------------------===//
 #include "CompileForTest.h"
@@ -112,6 +113,9 @@ TEST(DynamicKernelized, FeatureMapsAtSeveralSizes) {
   const Case cases[] = {
       {{2, 4, 2, 67, 130}, Kind::Elu},        {{1, 3, 1, 1, 1}, Kind::Elu},
       {{3, 2, 2, 129, 64}, Kind::Elu},        {{1, 1, 1, 5, 200}, Kind::Elu},
+      // One (batch, key/value head) pair over 16-17 key tiles: with two
+      // or more threads the state is split into key ranges and merged.
+      {{1, 4, 1, 70, 1000}, Kind::Elu},       {{1, 2, 1, 3, 1089}, Kind::Elu},
       {{2, 4, 2, 130, 130}, Kind::EluCausal}, {{1, 3, 1, 200, 70}, Kind::EluCausal},
       {{1, 2, 2, 65, 300}, Kind::EluCausal},  {{1, 1, 1, 1, 1}, Kind::EluCausal},
       {{2, 4, 2, 130, 130}, Kind::FavorCausal},

@@ -7,10 +7,22 @@
 // builds S [64, 64] and z [64], then one call per (batch, query head,
 // block of 64 query rows) writes O. No tensor of features is materialized.
 // CHECK-LABEL: func.func private @elu__attn_cpu_linear_state
-// CHECK-SAME: (%[[K:.*]]: memref<2x4x900x64xf32>, %[[V:.*]]: memref<2x4x900x64xf32>, %[[S:.*]]: memref<?x?x64x64xf32>, %[[Z:.*]]: memref<?x?x64xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK-SAME: (%[[K:.*]]: memref<2x4x900x64xf32>, %[[V:.*]]: memref<2x4x900x64xf32>, %[[S:.*]]: memref<?x?x64x64xf32>, %[[Z:.*]]: memref<?x?x64xf32>, %{{.*}}: memref<64x0xf32>, %[[SPLITS:.*]]: index, %[[B:.*]]: index, %{{.*}}: index, %[[SPLIT:.*]]: index)
+// Key range `split` of `splits` (whole tiles of the 15), written to slot
+// split * 2 + b of S and z.
+// CHECK: %[[TILES:.*]] = arith.ceildivui %c15, %[[SPLITS]]
+// CHECK: %[[PER:.*]] = arith.muli %[[TILES]], %c64
+// CHECK: %[[FIRST:.*]] = arith.muli %[[SPLIT]], %[[PER]]
+// CHECK: %[[BEGIN:.*]] = arith.minui %[[FIRST]], %c900
+// CHECK: %[[LAST:.*]] = arith.addi %[[BEGIN]], %[[PER]]
+// CHECK: %[[END:.*]] = arith.minui %[[LAST]], %c900
+// CHECK: %[[SLOT0:.*]] = arith.muli %[[SPLIT]], %c2
+// CHECK: %[[SLOT:.*]] = arith.addi %[[SLOT0]], %[[B]]
+// CHECK: vector.store %{{.*}}, %[[S]][%[[SLOT]],
 // CHECK: %[[PHI:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
 // Key tiles of 64 rows, the last one partial.
-// CHECK: scf.for %[[J0:.*]] = %{{.*}} to %c900 step %c64
+// CHECK: scf.for %[[J0:.*]] = %[[BEGIN]] to %[[END]] step %c64
+// CHECK: arith.subi %[[END]], %[[J0]]
 // CHECK: arith.minui %{{.*}}, %c64
 // phi of the tile's rows into the scratch, its column sums carried in 4
 // vectors; the next tile's V rows and the key rows two tiles ahead are
@@ -76,12 +88,24 @@
 // CHECK: arith.select
 // CHECK: vector.store %{{.*}}, %[[O]]
 
-// The op becomes two foralls calling them, with S and z in between.
+// The op becomes foralls calling them, with S and z in between: the
+// state per (batch, key/value head, key range), as many ranges as the
+// OpenMP runtime's threads ask for over 8 pairs (at most 15 / 4 tiles),
+// then the ranges' S and z summed into the first slot.
 // CHECK-LABEL: func.func @elu
 // CHECK-NOT: attn.kernelized
-// CHECK: %[[STATE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x64x64xf32>
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 4)
+// CHECK: %[[THREADS:.*]] = call @omp_get_max_threads()
+// CHECK: %[[T:.*]] = arith.index_castui %[[THREADS]]
+// CHECK: %[[WANTED:.*]] = arith.ceildivui %[[T]], %c8
+// CHECK: %[[BOUND:.*]] = arith.minui %[[WANTED]], %c3
+// CHECK: %[[RANGES:.*]] = arith.maxui %[[BOUND]], %c1
+// CHECK: %[[SLOTS:.*]] = arith.muli %[[RANGES]], %c2
+// CHECK: %[[STATE:.*]] = memref.alloc(%[[SLOTS]]) {alignment = 64 : i64} : memref<?x4x64x64xf32>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 4, %[[RANGES]])
 // CHECK: func.call @elu__attn_cpu_linear_state
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 4)
+// CHECK: scf.for %{{.*}} = %c1 to %[[RANGES]] step %c1
+// CHECK: arith.addf
 // CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 8, 16)
 // CHECK: func.call @elu__attn_cpu_linear_output
 // CHECK: bufferization.to_tensor
@@ -243,8 +267,10 @@ func.func @favor_causal(%q: tensor<1x2x100x48xf32>, %k: tensor<1x2x100x48xf32>,
 // CHECK-LABEL: func.func private @rfa__attn_cpu_linear_output
 // CHECK: math.sin
 // CHECK: math.cos
+// 100 keys are too few to split: no thread count is asked for.
 // CHECK-LABEL: func.func @rfa
 // CHECK-NOT: attn.kernelized
+// CHECK-NOT: omp_get_max_threads
 // CHECK: func.call @rfa__attn_cpu_linear_state
 // CHECK: func.call @rfa__attn_cpu_linear_output
 // AVX2-LABEL: func.func @rfa

@@ -72,12 +72,15 @@ constexpr int64_t kKeyTile = 64;
 /// Query rows per call of the output loop: enough calls to share among
 /// the threads, phi of the block (16 KiB at D = 64) in L1.
 constexpr int64_t kQueryBlock = 64;
-/// The largest head dim the kernel takes: its phi scratches (64 x D
-/// floats, 256 KiB at 1024) live on the worker threads' stacks.
+/// The largest head dim and feature count the kernel takes: its phi
+/// scratches (64 x features floats, 256 KiB at 1024) live on the worker
+/// threads' stacks.
 constexpr int64_t kMaxHeadDim = 1024;
 /// Rows per chunk of the causal kernel: the masked scores inside a chunk
 /// cost C per row, S's update 2 D Dv / C per row.
 constexpr int64_t kCausalChunk = 64;
+/// Key tiles per range at least when the non-causal state is split.
+constexpr int64_t kMinSplitTiles = 4;
 
 class KernelizedEmitter {
 public:
@@ -95,7 +98,7 @@ public:
 
   /// Whether the kernel covers `op` with vectors of `lanes` floats.
   static bool covers(KernelizedOp op, int64_t lanes);
-  /// Emits the two loops before `op`; returns its result.
+  /// Emits the kernel's loops before `op`; returns its result.
   Value build(ModuleOp module);
 
 private:
@@ -115,10 +118,11 @@ private:
   SmallVector<Value> writeFeatures(Value source, Value batch, Value head,
                                    Value r0, Value count, Value phi,
                                    function_ref<void(Value)> eachRow = {});
-  /// FAVOR+: phi(x) = exp(s x . w - s^2 |x|^2 / 2 - max) / sqrt(m) of rows
-  /// [r0, r0 + count) of `source` into phi[i][:] and their column sums.
-  /// Queries (no runningMax) subtract their row's maximum; keys the
-  /// largest of runningMax and their exponents, which is returned.
+  /// The random maps' features of rows [r0, r0 + count) of `source` into
+  /// phi[i][:] and their column sums: RFA [sin p, cos p] / sqrt(m), FAVOR+
+  /// exp(p - s^2 |x|^2 / 2 - max) / sqrt(m), p = s x . w. FAVOR+ queries
+  /// (no runningMax) subtract their row's maximum; keys the largest of
+  /// runningMax and their exponents, which is returned.
   Value writeRandomFeatures(Value source, Value batch, Value head, Value r0,
                             Value count, Value phi, Value runningMax,
                             SmallVector<Value> &columnSums);
@@ -131,10 +135,15 @@ private:
   /// z[batch, head, :] += columnSums.
   void addToSums(Value sums, Value batch, Value head,
                  ArrayRef<Value> columnSums);
-  /// S[batch, head, f, :] += sum_{j < count} phi[j][f] V[j0 + j, :], in
-  /// register blocks of S's rows.
-  void accumulateState(Value state, Value batch, Value head, Value phi,
-                       Value value, Value j0, Value count);
+  /// S[slot, head, f, :] += sum_{j < count} phi[j][f] V[batch, head,
+  /// j0 + j, :], in register blocks of S's rows.
+  void accumulateState(Value state, Value slot, Value head, Value phi,
+                       Value value, Value batch, Value j0, Value count);
+  /// The number of key ranges the non-causal state is split into: as many
+  /// (batch, key/value head, range) calls as the OpenMP runtime has
+  /// threads when B x Hkv is fewer, each over at least kMinSplitTiles key
+  /// tiles.
+  Value numKeySplits(ModuleOp module, Value calls, Value keys);
   /// S = 0, z = 0 for (batch, head).
   void zeroState(Value state, Value sums, Value batch, Value head);
   /// phi[row][:] . z.
@@ -149,7 +158,7 @@ private:
     auto type = cast<ShapedType>(tensor.getType());
     return MemRefType::get(type.getShape(), type.getElementType());
   }
-  /// S [B, Hkv, D, Dv] and z [B, Hkv, D].
+  /// S [B, Hkv, features, Dv] and z [B, Hkv, features].
   MemRefType stateType() const {
     int64_t dyn = ShapedType::kDynamic;
     return MemRefType::get({dyn, dyn, featureDim, valueDim}, f32);
@@ -505,9 +514,9 @@ void KernelizedEmitter::addToSums(Value sums, Value batch, Value head,
   }
 }
 
-void KernelizedEmitter::accumulateState(Value state, Value batch, Value head,
-                                        Value phi, Value value, Value j0,
-                                        Value count) {
+void KernelizedEmitter::accumulateState(Value state, Value slot, Value head,
+                                        Value phi, Value value, Value batch,
+                                        Value j0, Value count) {
   for (auto [firstChunkVector, chunkVectors] : valueChunks()) {
     int64_t firstVector = firstChunkVector, vectors = chunkVectors;
     forRowBlocks(index(featureDim), rowsFor(vectors), [&](Value f0,
@@ -517,7 +526,7 @@ void KernelizedEmitter::accumulateState(Value state, Value batch, Value head,
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t t = 0; t < vectors; ++t)
           acc.push_back(
-              loadVec(state, {batch, head, add(f0, index(r)), column(t)}));
+              loadVec(state, {slot, head, add(f0, index(r)), column(t)}));
       acc = blockedUpdates(
           count, acc, rows, vectors,
           [&](Value j, int64_t t) {
@@ -529,9 +538,34 @@ void KernelizedEmitter::accumulateState(Value state, Value batch, Value head,
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t t = 0; t < vectors; ++t)
           storeVec(acc[r * vectors + t], state,
-                   {batch, head, add(f0, index(r)), column(t)});
+                   {slot, head, add(f0, index(r)), column(t)});
     });
   }
+}
+
+Value KernelizedEmitter::numKeySplits(ModuleOp module, Value calls,
+                                      Value keys) {
+  Value byKeys = b.createOrFold<arith::DivUIOp>(
+      b.createOrFold<arith::CeilDivUIOp>(keys, index(kKeyTile)),
+      index(kMinSplitTiles));
+  // Too few keys for two ranges: no split, whatever the threads.
+  if (matchPattern(byKeys, m_Zero()) || matchPattern(byKeys, m_One()))
+    return index(1);
+  if (!module.lookupSymbol("omp_get_max_threads")) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    func::FuncOp::create(b, "omp_get_max_threads",
+                         b.getFunctionType({}, {b.getI32Type()}))
+        .setPrivate();
+  }
+  Value threads = arith::IndexCastUIOp::create(
+      b, b.getIndexType(),
+      func::CallOp::create(b, "omp_get_max_threads",
+                           TypeRange{b.getI32Type()}, ValueRange{})
+          .getResult(0));
+  Value wanted = b.createOrFold<arith::CeilDivUIOp>(threads, calls);
+  return arith::MaxUIOp::create(
+      b, b.createOrFold<arith::MinUIOp>(wanted, byKeys), index(1));
 }
 
 void KernelizedEmitter::zeroState(Value state, Value sums, Value batch,
@@ -593,17 +627,29 @@ func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
   func::FuncOp fn = createFunction(
       module, (prefix + "__attn_cpu_linear_state").str(),
       {bufferType(op.getKey()), bufferType(op.getValue()), stateType(),
-       sumsType(), omegaTType(), indexType, indexType});
+       sumsType(), omegaTType(), indexType, indexType, indexType, indexType});
   Value key = fn.getArgument(0), value = fn.getArgument(1),
         state = fn.getArgument(2), sums = fn.getArgument(3),
-        batch = fn.getArgument(5), head = fn.getArgument(6);
+        splits = fn.getArgument(5), batch = fn.getArgument(6),
+        head = fn.getArgument(7), split = fn.getArgument(8);
   omegaT = fn.getArgument(4);
-  zeroState(state, sums, batch, head);
-  Value phi = scratch({kKeyTile, featureDim});
+  // Range `split` of `splits` (whole key tiles, the last one clipped)
+  // into slot split * B + batch of S and z.
   Value keyLen = dim(key, 2);
-  forEach(index(0), keyLen, kKeyTile, [&](Value j0) {
+  Value perSplit = mul(
+      b.createOrFold<arith::CeilDivUIOp>(
+          b.createOrFold<arith::CeilDivUIOp>(keyLen, index(kKeyTile)),
+          splits),
+      index(kKeyTile));
+  Value keyBegin = b.createOrFold<arith::MinUIOp>(mul(split, perSplit), keyLen);
+  Value keyEnd =
+      b.createOrFold<arith::MinUIOp>(add(keyBegin, perSplit), keyLen);
+  Value slot = add(mul(split, dim(key, 0)), batch);
+  zeroState(state, sums, slot, head);
+  Value phi = scratch({kKeyTile, featureDim});
+  forEach(keyBegin, keyEnd, kKeyTile, [&](Value j0) {
     Value tileKeys = b.createOrFold<arith::MinUIOp>(index(kKeyTile),
-                                                    sub(keyLen, j0));
+                                                    sub(keyEnd, j0));
     SmallVector<Value> columnSums = features(
         key, batch, head, j0, tileKeys, phi, [&](Value j) {
           // The next tile's value rows and the key rows of the tile after
@@ -617,8 +663,8 @@ func::FuncOp KernelizedEmitter::buildStateFunction(ModuleOp module,
           prefetchRow(key, batch, head, add(add(j0, j), index(2 * kKeyTile)),
                       keyLen, headDim);
         });
-    addToSums(sums, batch, head, columnSums);
-    accumulateState(state, batch, head, phi, value, j0, tileKeys);
+    addToSums(sums, slot, head, columnSums);
+    accumulateState(state, slot, head, phi, value, batch, j0, tileKeys);
   });
   func::ReturnOp::create(b);
   return fn;
@@ -857,7 +903,7 @@ func::FuncOp KernelizedEmitter::buildCausalFunction(ModuleOp module,
     });
     // The later chunks see this one through S and z.
     addToSums(sums, batch, head, columnSums);
-    accumulateState(state, batch, head, phiK, value, c0, chunkKeys);
+    accumulateState(state, batch, head, phiK, value, batch, c0, chunkKeys);
     return SmallVector<Value>{keyMaximum};
   });
   func::ReturnOp::create(b);
@@ -886,10 +932,17 @@ Value KernelizedEmitter::build(ModuleOp module) {
         value = toBuffer(op.getValue());
   Value batch = dim(key, 0), keyHeads = dim(key, 1);
   auto align = b.getI64IntegerAttr(64);
+  // Non-causal: with fewer (batch, key/value head) pairs than threads, the
+  // keys are split into ranges whose S and z (slots range * B + batch)
+  // are summed into slot batch afterwards.
+  Value splits = op.getCausal()
+                     ? index(1)
+                     : numKeySplits(module, mul(batch, keyHeads), dim(key, 2));
+  Value slots = mul(splits, batch);
   Value state = memref::AllocOp::create(b, stateType(),
-                                        ValueRange{batch, keyHeads}, align);
+                                        ValueRange{slots, keyHeads}, align);
   Value sums = memref::AllocOp::create(b, sumsType(),
-                                       ValueRange{batch, keyHeads}, align);
+                                       ValueRange{slots, keyHeads}, align);
   auto resultType = cast<RankedTensorType>(op.getType());
   SmallVector<Value> resultSizes;
   for (int64_t d = 0; d < 4; ++d)
@@ -931,8 +984,32 @@ Value KernelizedEmitter::build(ModuleOp module) {
                                              /*restrict=*/b.getUnitAttr(),
                                              /*writable=*/b.getUnitAttr());
   }
-  callInParallel(stateFn, {batch, keyHeads},
-                 {key, value, state, sums, scaledOmegaT});
+  callInParallel(stateFn, {batch, keyHeads, splits},
+                 {key, value, state, sums, scaledOmegaT, splits});
+  if (!matchPattern(splits, m_One())) {
+    auto merge = scf::ForallOp::create(
+        b, getAsOpFoldResult(ValueRange{batch, keyHeads}), ValueRange{},
+        std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(merge.getBody());
+    Value bi = merge.getInductionVars()[0], h = merge.getInductionVars()[1];
+    forEach(index(1), splits, 1, [&](Value s) {
+      Value from = add(mul(s, batch), bi);
+      forEach(index(0), index(featureDim), 1, [&](Value f) {
+        for (int64_t t = 0; t < valueDim / lanes; ++t) {
+          Value sum = arith::AddFOp::create(
+              b, loadVec(state, {bi, h, f, lane(t)}),
+              loadVec(state, {from, h, f, lane(t)}));
+          storeVec(sum, state, {bi, h, f, lane(t)});
+        }
+      });
+      for (int64_t t = 0; t < featureDim / lanes; ++t) {
+        Value sum = arith::AddFOp::create(b, loadVec(sums, {bi, h, lane(t)}),
+                                          loadVec(sums, {from, h, lane(t)}));
+        storeVec(sum, sums, {bi, h, lane(t)});
+      }
+    });
+  }
   Value queryBlocks = b.createOrFold<arith::CeilDivUIOp>(dim(query, 2),
                                                          index(kQueryBlock));
   callInParallel(outputFn, {dim(query, 0), dim(query, 1), queryBlocks},
