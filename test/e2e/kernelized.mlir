@@ -21,11 +21,10 @@
 // RUN: attn-run %s --entry=relu --check --tolerance=1e-4 | FileCheck %s
 // Non-causal elu + 1 and ReLU run on attn-kernelized-to-cpu's kernel
 // (KernelizedToCpu.cpp, CpuLinearKernel.h) when the head dims are whole
-// vectors: GQA 6:2,
-// batch 2, Lq = 131 (two query blocks of 64 and 3 rows: the 2 and 1 row
-// remainders), Lk = 1100 (a partial key tile), D = 48, Dv = 80 (AVX-512:
-// chunks of 4 and 1 vectors; AVX2: 5 chunks of 2), and the generic path
-// through the decomposition for comparison.
+// vectors: GQA 6:2, batch 2, Lq = 131 (two query blocks of 64 and 3 rows:
+// the 2 and 1 row remainders), Lk = 1100 (a partial key tile), D = 48,
+// Dv = 80 (AVX-512: chunks of 4 and 1 vectors; AVX2: 5 chunks of 2), and
+// the generic path through the decomposition for comparison.
 // RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --generic | FileCheck %s
