@@ -1,8 +1,8 @@
 //===- attn-efficient-bench.cpp - low-rank and kernelized attention -------===//
 //
 //   attn-efficient-bench [--sizes=1024,4096,16384,65536]
-//                        [--ops=linformer,nystrom,favor,favor_causal,elu,fnet,
-//                               lsh,routing]
+//                        [--ops=linformer,nystrom,favor,favor_causal,elu,
+//                               elu_causal,rfa,rfa_causal,fnet,lsh,routing]
 //                        [--heads=12] [--dim=64] [--repeat=3]
 //                        [--num-threads=N] [--dense-max-n=16384] [--csv=FILE]
 //
@@ -18,7 +18,8 @@
 //
 // Ops (H = 12, D = 64 by default): linformer (k = 256, shared E, F);
 // nystrom (64 landmarks, 6 pseudo-inverse steps); favor (FAVOR+, 256
-// features) and favor_causal; elu (elu + 1, non-causal); fnet (FNet token
+// features) and favor_causal; elu (elu + 1) and elu_causal; rfa (RFA, 128
+// projections: 256 features) and rfa_causal; fnet (FNet token
 // mixing of [1, N, H D] hidden states, against dense attention of H heads);
 // lsh (Reformer: 64 buckets, 2 rounds, chunks of 64); routing (clusters =
 // top_k = sqrt(N) rounded, the O(N^1.5) setting of the paper).
@@ -49,7 +50,8 @@ static cl::list<int64_t> sizes("sizes", cl::desc("sequence lengths"),
                                cl::CommaSeparated, cl::cat(benchCategory));
 static cl::list<std::string>
     ops("ops",
-        cl::desc("linformer, nystrom, favor, favor_causal, elu, fnet, "
+        cl::desc("linformer, nystrom, favor, favor_causal, elu, elu_causal, "
+                 "rfa, rfa_causal, fnet, "
                  "lsh, routing"),
         cl::CommaSeparated, cl::cat(benchCategory));
 static cl::opt<int64_t> heads("heads", cl::init(12), cl::cat(benchCategory));
@@ -71,6 +73,8 @@ namespace {
 constexpr int64_t kLinformerRank = 256;
 constexpr int64_t kLandmarks = 64;
 constexpr int64_t kFeatures = 256;
+/// RFA's projections: [sin, cos] of each gives as many features as FAVOR+.
+constexpr int64_t kRfaProjections = 128;
 constexpr int64_t kBuckets = 64, kRounds = 2, kChunk = 64;
 
 /// The module of `op` at length n: @bench(q, k, v, extra operands...).
@@ -95,8 +99,18 @@ std::string opModule(const std::string &op, int64_t n) {
     body = "attn.kernelized %q, %k, %v omega(%w) feature_map = favor";
     if (op == "favor_causal")
       body += " causal";
-  } else if (op == "elu") {
+  } else if (op == "elu" || op == "elu_causal") {
     body = "attn.kernelized %q, %k, %v feature_map = elu_plus_one";
+    if (op == "elu_causal")
+      body += " causal";
+  } else if (op == "rfa" || op == "rfa_causal") {
+    std::string w =
+        llvm::formatv("tensor<{0}x{1}xf32>", kRfaProjections, dim.getValue());
+    extraArgs = ", %w: " + w;
+    extraTypes = ", " + w;
+    body = "attn.kernelized %q, %k, %v omega(%w) feature_map = rfa";
+    if (op == "rfa_causal")
+      body += " causal";
   } else if (op == "routing") {
     int64_t clusters = std::llround(std::sqrt(double(n)));
     std::string c =
