@@ -118,6 +118,11 @@ TEST(DynamicKernelized, FeatureMapsAtSeveralSizes) {
       {{1, 4, 1, 70, 1000}, Kind::Elu},       {{1, 2, 1, 3, 1089}, Kind::Elu},
       {{2, 4, 2, 130, 130}, Kind::EluCausal}, {{1, 3, 1, 200, 70}, Kind::EluCausal},
       {{1, 2, 2, 65, 300}, Kind::EluCausal},  {{1, 1, 1, 1, 1}, Kind::EluCausal},
+      // One (batch, key/value head) pair over 2-5 key chunks: with two or
+      // more threads the chunks run in parallel from prefix sums of their
+      // states (queries past the keys read the total).
+      {{1, 4, 1, 300, 300}, Kind::EluCausal}, {{1, 2, 1, 260, 100}, Kind::EluCausal},
+      {{1, 3, 1, 70, 300}, Kind::EluCausal},
       {{2, 4, 2, 130, 130}, Kind::FavorCausal},
       {{1, 3, 1, 200, 70}, Kind::FavorCausal},
       {{1, 1, 1, 1, 1}, Kind::FavorCausal}};

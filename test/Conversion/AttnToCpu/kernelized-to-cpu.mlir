@@ -191,10 +191,35 @@ func.func @relu_d40(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
 // CHECK: vector.store %{{.*}}, %[[O]]
 // CHECK: vector.store %{{.*}}, %[[Z]]
 // CHECK: vector.store %{{.*}}, %[[S]]
+// With fewer (batch, key/value head) pairs (2) than the OpenMP runtime's
+// threads and 2 key chunks, the chunks run in parallel: each chunk's S and
+// z (the state function, one key tile per range; slots chunk * B + b),
+// their exclusive prefix sums (the total in slot 2), then the outputs per
+// (key/value head, chunk); else the sequential call per pair.
+// The parallel form's chunk function reads S and z of the chunks before
+// at slot min(chunk, 2) * B + b (chunks past the keys: the total).
+// CHECK-LABEL: func.func private @causal__attn_cpu_linear_causal_chunk
+// CHECK-SAME: %[[CB:[^:]*]]: index, %{{.*}}: index, %[[CHUNK:[^:]*]]: index)
+// CHECK: arith.muli %[[CHUNK]], %c64
+// CHECK: %[[BEFORE:.*]] = arith.minui %[[CHUNK]], %c2
+// CHECK: arith.addi %[[BEFORE]], %[[CB]]
 // CHECK-LABEL: func.func @causal
 // CHECK-NOT: attn.kernelized
+// CHECK: %[[THREADS:.*]] = call @omp_get_max_threads()
+// CHECK: %[[T:.*]] = arith.index_castui %[[THREADS]]
+// CHECK: %[[PAR:.*]] = arith.cmpi ugt, %[[T]], %c2
+// CHECK: %[[SLOTS:.*]] = arith.select %[[PAR]], %c3, %c1
+// CHECK: memref.alloc(%[[SLOTS]]) {alignment = 64 : i64} : memref<?x2x48x32xf32>
+// CHECK: scf.if %[[PAR]]
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK-NEXT: func.call @causal__attn_cpu_linear_state({{.*}}, %c2, %c0,
 // CHECK: scf.forall (%{{.*}}) in (2)
-// CHECK-NEXT: func.call @causal__attn_cpu_linear_causal
+// CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK-NEXT: func.call @causal__attn_cpu_linear_causal_chunk
+// CHECK: } else {
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK-NEXT: func.call @causal__attn_cpu_linear_causal(
 // AVX2-LABEL: func.func private @causal__attn_cpu_linear_causal
 // AVX2-COUNT-24: vector.shuffle
 // AVX2-LABEL: func.func @causal

@@ -55,7 +55,10 @@ def AttnKernelizedToCpu : Pass<"attn-kernelized-to-cpu", "ModuleOp"> {
     - causal, per (batch, key/value head), chunks of 64 rows: phi of the
       chunk's keys (and its transpose through registers), per query head
       of the group the scores phi(q_i) . phi(k_j) masked to j <= i, and
-      O = phi(Q) S + scores V; then S and z take the chunk.
+      O = phi(Q) S + scores V; then S and z take the chunk. With fewer
+      (batch, key/value head) pairs than threads, the chunks run in
+      parallel from the exclusive prefix sums of their states (not
+      FAVOR+, whose running maximum is sequential).
 
     The random maps' features are register-blocked products with s W^T
     (written once before the calls), then [sin, cos] (RFA) or exp(t - max)

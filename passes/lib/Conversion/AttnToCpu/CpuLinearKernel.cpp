@@ -288,6 +288,22 @@ void CpuLinearKernel::accumulateState(Value state, Value slot, Value head,
   }
 }
 
+Value CpuLinearKernel::numThreads(ModuleOp module) {
+  // Asked at run time: the kernels link the OpenMP runtime anyway.
+  if (!module.lookupSymbol("omp_get_max_threads")) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    func::FuncOp::create(b, "omp_get_max_threads",
+                         b.getFunctionType({}, {b.getI32Type()}))
+        .setPrivate();
+  }
+  return arith::IndexCastUIOp::create(
+      b, b.getIndexType(),
+      func::CallOp::create(b, "omp_get_max_threads",
+                           TypeRange{b.getI32Type()}, ValueRange{})
+          .getResult(0));
+}
+
 Value CpuLinearKernel::numKeySplits(ModuleOp module, Value calls,
                                       Value keys) {
   Value byKeys = b.createOrFold<arith::DivUIOp>(
@@ -296,19 +312,8 @@ Value CpuLinearKernel::numKeySplits(ModuleOp module, Value calls,
   // Too few keys for two ranges: no split, whatever the threads.
   if (matchPattern(byKeys, m_Zero()) || matchPattern(byKeys, m_One()))
     return index(1);
-  if (!module.lookupSymbol("omp_get_max_threads")) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    func::FuncOp::create(b, "omp_get_max_threads",
-                         b.getFunctionType({}, {b.getI32Type()}))
-        .setPrivate();
-  }
-  Value threads = arith::IndexCastUIOp::create(
-      b, b.getIndexType(),
-      func::CallOp::create(b, "omp_get_max_threads",
-                           TypeRange{b.getI32Type()}, ValueRange{})
-          .getResult(0));
-  Value wanted = b.createOrFold<arith::CeilDivUIOp>(threads, calls);
+  Value wanted =
+      b.createOrFold<arith::CeilDivUIOp>(numThreads(module), calls);
   return arith::MaxUIOp::create(
       b, b.createOrFold<arith::MinUIOp>(wanted, byKeys), index(1));
 }
@@ -477,17 +482,22 @@ func::FuncOp CpuLinearKernel::buildOutputFunction(ModuleOp module,
 
 Value CpuLinearKernel::build(ModuleOp module) {
   auto parent = op->getParentOfType<func::FuncOp>();
-  func::FuncOp stateFn, outputFn, causalFn;
+  func::FuncOp stateFn, outputFn, causalFn, chunkFn;
+  // FAVOR+'s running key maximum keeps its causal form sequential.
+  bool parallelChunks =
+      op.getCausal() && op.getFeatureMap() != FeatureMap::favor;
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(parent);
     // Named after the caller so that artifacts linked together do not clash.
-    if (op.getCausal()) {
+    if (op.getCausal())
       causalFn = buildCausalFunction(module, parent.getSymName());
-    } else {
+    if (!op.getCausal() || parallelChunks)
       stateFn = buildStateFunction(module, parent.getSymName());
+    if (!op.getCausal())
       outputFn = buildOutputFunction(module, parent.getSymName());
-    }
+    if (parallelChunks)
+      chunkFn = buildCausalChunkFunction(module, parent.getSymName());
   }
   auto toBuffer = [&](Value tensor) -> Value {
     return bufferization::ToBufferOp::create(b, bufferType(tensor), tensor,
@@ -499,10 +509,25 @@ Value CpuLinearKernel::build(ModuleOp module) {
   auto align = b.getI64IntegerAttr(64);
   // Non-causal: with fewer (batch, key/value head) pairs than threads, the
   // keys are split into ranges whose S and z (slots range * B + batch)
-  // are summed into slot batch afterwards.
-  Value splits = op.getCausal()
-                     ? index(1)
-                     : numKeySplits(module, mul(batch, keyHeads), dim(key, 2));
+  // are summed into slot batch afterwards. Causal, likewise: each chunk's
+  // S and z (slot chunk * B + batch), their exclusive prefix sums, the
+  // total in slot keyChunks * B + batch, then the chunks' outputs in
+  // parallel; else one sequential call per pair.
+  Value keyLen = dim(key, 2), calls = mul(batch, keyHeads);
+  Value splits = index(1), keyChunks, chunksInParallel;
+  if (!op.getCausal()) {
+    splits = numKeySplits(module, calls, keyLen);
+  } else if (parallelChunks) {
+    keyChunks = b.createOrFold<arith::CeilDivUIOp>(keyLen, index(kCausalChunk));
+    chunksInParallel = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, calls,
+                              numThreads(module)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, keyChunks,
+                              index(2)));
+    splits = arith::SelectOp::create(b, chunksInParallel,
+                                     add(keyChunks, index(1)), index(1));
+  }
   Value slots = mul(splits, batch);
   Value state = memref::AllocOp::create(b, stateType(),
                                         ValueRange{slots, keyHeads}, align);
@@ -542,9 +567,49 @@ Value CpuLinearKernel::build(ModuleOp module) {
       });
     });
   }
-  if (causalFn) {
+  auto sequential = [&] {
     callInParallel(causalFn, {batch, keyHeads},
                    {query, key, value, state, sums, out, scaledOmegaT});
+  };
+  auto chunksAtOnce = [&] {
+    callInParallel(stateFn, {batch, keyHeads, keyChunks},
+                   {key, value, state, sums, scaledOmegaT, keyChunks});
+    // Exclusive prefix sums over the chunks, the running sum in the last
+    // slot.
+    auto prefix = scf::ForallOp::create(
+        b, getAsOpFoldResult(ValueRange{batch, keyHeads}), ValueRange{},
+        std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(prefix.getBody());
+    Value bi = prefix.getInductionVars()[0], h = prefix.getInductionVars()[1];
+    Value total = add(mul(keyChunks, batch), bi);
+    zeroState(state, sums, total, h);
+    forEach(index(0), keyChunks, 1, [&](Value c) {
+      Value slot = add(mul(c, batch), bi);
+      auto shift = [&](Value buffer, ValueRange at, ValueRange totalAt) {
+        Value chunkSum = loadVec(buffer, at);
+        Value before = loadVec(buffer, totalAt);
+        storeVec(before, buffer, at);
+        storeVec(arith::AddFOp::create(b, before, chunkSum), buffer, totalAt);
+      };
+      forEach(index(0), index(featureDim), 1, [&](Value f) {
+        for (int64_t t = 0; t < valueDim / lanes; ++t)
+          shift(state, {slot, h, f, lane(t)}, {total, h, f, lane(t)});
+      });
+      for (int64_t t = 0; t < featureDim / lanes; ++t)
+        shift(sums, {slot, h, lane(t)}, {total, h, lane(t)});
+    });
+    b.setInsertionPointAfter(prefix);
+    Value queryChunks =
+        b.createOrFold<arith::CeilDivUIOp>(dim(query, 2), index(kCausalChunk));
+    callInParallel(chunkFn, {batch, keyHeads, queryChunks},
+                   {query, key, value, state, sums, out, scaledOmegaT});
+  };
+  if (causalFn) {
+    if (chunkFn)
+      buildIfElse(b, chunksInParallel, chunksAtOnce, sequential);
+    else
+      sequential();
     return bufferization::ToTensorOp::create(b, resultType, out,
                                              /*restrict=*/b.getUnitAttr(),
                                              /*writable=*/b.getUnitAttr());

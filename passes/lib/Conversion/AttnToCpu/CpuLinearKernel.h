@@ -77,6 +77,9 @@ public:
   static constexpr int64_t kCausalChunk = 64;
   /// Key tiles per range at least when the non-causal state is split.
   static constexpr int64_t kMinSplitTiles = 4;
+  // The parallel causal form builds each chunk's state with the state
+  // function, one key tile per range.
+  static_assert(kKeyTile == kCausalChunk, "chunk states are key tiles");
 
   CpuLinearKernel(KernelizedOp op, int64_t lanes)
       : op(op), b(op.getLoc(), op), lanes(lanes), f32(b.getF32Type()),
@@ -103,6 +106,27 @@ private:
   /// Causal: O of every query head of one (batch, key/value head), chunk
   /// by chunk, S and z carrying the chunks before.
   func::FuncOp buildCausalFunction(ModuleOp module, StringRef prefix);
+  /// Causal, chunks in parallel (B x Hkv below the threads; not FAVOR+,
+  /// whose running maximum is sequential): the outputs of one (batch,
+  /// key/value head, chunk) from the chunk states' exclusive prefix sums.
+  func::FuncOp buildCausalChunkFunction(ModuleOp module, StringRef prefix);
+  /// The causal functions' stack scratches and the lane indices.
+  struct CausalScratch {
+    Value phiK, phiKT, phiQ, scores, denominators, laneIds;
+  };
+  CausalScratch causalScratch();
+  /// Rows [count, C) of phiK zeroed (keys past the end), then phiKT =
+  /// phiK^T through registers for the scores' loads along the keys.
+  void transposeKeyFeatures(const CausalScratch &s, Value count);
+  /// The outputs of the chunk at c0 for every query head of the group:
+  /// phi(Q), the scores masked to j <= i, phi(Q) S + scores V over
+  /// denominators, S and z of the chunks before at `slot`.
+  void chunkOutputs(const CausalScratch &s, Value query, Value value,
+                    Value state, Value sums, Value slot, Value out,
+                    Value batch, Value head, Value groups, Value c0,
+                    Value chunkQueries, Value chunkKeys);
+  /// (queries, keys) of the chunk at c0.
+  std::pair<Value, Value> chunkRows(Value c0, Value queryLen, Value keyLen);
   /// A private function with an entry block the builder is set to.
   func::FuncOp createFunction(ModuleOp module, StringRef name,
                               ArrayRef<Type> argTypes);
@@ -138,6 +162,8 @@ private:
   /// threads when B x Hkv is fewer, each over at least kMinSplitTiles key
   /// tiles.
   Value numKeySplits(ModuleOp module, Value calls, Value keys);
+  /// The OpenMP runtime's thread count, at run time.
+  Value numThreads(ModuleOp module);
   /// S = 0, z = 0 for (batch, head).
   void zeroState(Value state, Value sums, Value batch, Value head);
   /// phi[row][:] . z.
