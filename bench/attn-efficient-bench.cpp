@@ -91,25 +91,24 @@ std::string opModule(const std::string &op, int64_t n) {
     body = "attn.linformer %q, %k, %v proj(%e, %f)";
   } else if (op == "nystrom") {
     body = llvm::formatv("attn.nystrom %q, %k, %v landmarks = {0}", kLandmarks);
-  } else if (op == "favor" || op == "favor_causal") {
-    std::string w =
-        llvm::formatv("tensor<{0}x{1}xf32>", kFeatures, dim.getValue());
-    extraArgs = ", %w: " + w;
-    extraTypes = ", " + w;
-    body = "attn.kernelized %q, %k, %v omega(%w) feature_map = favor";
-    if (op == "favor_causal")
-      body += " causal";
-  } else if (op == "elu" || op == "elu_causal") {
-    body = "attn.kernelized %q, %k, %v feature_map = elu_plus_one";
-    if (op == "elu_causal")
-      body += " causal";
-  } else if (op == "rfa" || op == "rfa_causal") {
-    std::string w =
-        llvm::formatv("tensor<{0}x{1}xf32>", kRfaProjections, dim.getValue());
-    extraArgs = ", %w: " + w;
-    extraTypes = ", " + w;
-    body = "attn.kernelized %q, %k, %v omega(%w) feature_map = rfa";
-    if (op == "rfa_causal")
+  } else if (llvm::is_contained({"favor", "favor_causal", "elu", "elu_causal",
+                                  "rfa", "rfa_causal"},
+                                 op)) {
+    // Kernelized: the map, its omega's rows (none for elu + 1), causal.
+    llvm::StringRef map = llvm::StringRef(op).split('_').first;
+    int64_t rows = map == "favor" ? kFeatures
+                   : map == "rfa" ? kRfaProjections
+                                  : 0;
+    std::string omega;
+    if (rows) {
+      std::string w = llvm::formatv("tensor<{0}x{1}xf32>", rows, dim.getValue());
+      extraArgs = ", %w: " + w;
+      extraTypes = ", " + w;
+      omega = " omega(%w)";
+    }
+    body = llvm::formatv("attn.kernelized %q, %k, %v{0} feature_map = {1}",
+                         omega, map == "elu" ? "elu_plus_one" : map.str());
+    if (llvm::StringRef(op).ends_with("_causal"))
       body += " causal";
   } else if (op == "routing") {
     int64_t clusters = std::llround(std::sqrt(double(n)));

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
+#include "LoopBuilder.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -307,18 +308,7 @@ Value CpuFlashKernel::numKeySplits(Value batch, Value keyHeads, Value keys,
   // Too few keys or too much state: no split, whatever the threads.
   if (matchPattern(bound, m_Zero()) || matchPattern(bound, m_One()))
     return index(1);
-  if (!module.lookupSymbol("omp_get_max_threads")) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    func::FuncOp::create(b, "omp_get_max_threads",
-                         b.getFunctionType({}, {b.getI32Type()}))
-        .setPrivate();
-  }
-  Value threads = arith::IndexCastUIOp::create(
-      b, b.getIndexType(),
-      func::CallOp::create(b, "omp_get_max_threads", TypeRange{b.getI32Type()},
-                           ValueRange{})
-          .getResult(0));
+  Value threads = buildOmpMaxThreads(b, module);
   return arith::MaxUIOp::create(b, minimum(ceilDiv(threads, calls), bound),
                                 index(1));
 }

@@ -288,22 +288,6 @@ void CpuLinearKernel::accumulateState(Value state, Value slot, Value head,
   }
 }
 
-Value CpuLinearKernel::numThreads(ModuleOp module) {
-  // Asked at run time: the kernels link the OpenMP runtime anyway.
-  if (!module.lookupSymbol("omp_get_max_threads")) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    func::FuncOp::create(b, "omp_get_max_threads",
-                         b.getFunctionType({}, {b.getI32Type()}))
-        .setPrivate();
-  }
-  return arith::IndexCastUIOp::create(
-      b, b.getIndexType(),
-      func::CallOp::create(b, "omp_get_max_threads",
-                           TypeRange{b.getI32Type()}, ValueRange{})
-          .getResult(0));
-}
-
 Value CpuLinearKernel::numKeySplits(ModuleOp module, Value calls,
                                       Value keys) {
   Value byKeys = b.createOrFold<arith::DivUIOp>(
@@ -313,7 +297,7 @@ Value CpuLinearKernel::numKeySplits(ModuleOp module, Value calls,
   if (matchPattern(byKeys, m_Zero()) || matchPattern(byKeys, m_One()))
     return index(1);
   Value wanted =
-      b.createOrFold<arith::CeilDivUIOp>(numThreads(module), calls);
+      b.createOrFold<arith::CeilDivUIOp>(buildOmpMaxThreads(b, module), calls);
   return arith::MaxUIOp::create(
       b, b.createOrFold<arith::MinUIOp>(wanted, byKeys), index(1));
 }
@@ -522,7 +506,7 @@ Value CpuLinearKernel::build(ModuleOp module) {
     chunksInParallel = arith::AndIOp::create(
         b,
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, calls,
-                              numThreads(module)),
+                              buildOmpMaxThreads(b, module)),
         arith::CmpIOp::create(b, arith::CmpIPredicate::uge, keyChunks,
                               index(2)));
     splits = arith::SelectOp::create(b, chunksInParallel,

@@ -162,8 +162,6 @@ private:
   /// threads when B x Hkv is fewer, each over at least kMinSplitTiles key
   /// tiles.
   Value numKeySplits(ModuleOp module, Value calls, Value keys);
-  /// The OpenMP runtime's thread count, at run time.
-  Value numThreads(ModuleOp module);
   /// S = 0, z = 0 for (batch, head).
   void zeroState(Value state, Value sums, Value batch, Value head);
   /// phi[row][:] . z.

@@ -2,13 +2,17 @@
 //
 // The control-flow helpers the CPU emitters share: a loop body builds its
 // ops at the start of the loop and returns what the iteration yields; a
-// choice builds one branch, or only the one a constant condition picks.
+// choice builds one branch, or only the one a constant condition picks;
+// the OpenMP thread count their run-time work splits ask for.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CONVERSION_ATTNTOCPU_LOOPBUILDER_H
 #define ATTN_CONVERSION_ATTNTOCPU_LOOPBUILDER_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
 
@@ -47,6 +51,24 @@ inline void buildIfElse(ImplicitLocOpBuilder &b, Value condition,
   then();
   b.setInsertionPointToStart(ifOp.elseBlock());
   otherwise();
+}
+
+/// The OpenMP runtime's thread count as an index, asked at run time (the
+/// kernels link the runtime anyway); omp_get_max_threads is declared in
+/// `module` on first use.
+inline Value buildOmpMaxThreads(ImplicitLocOpBuilder &b, ModuleOp module) {
+  if (!module.lookupSymbol("omp_get_max_threads")) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    func::FuncOp::create(b, "omp_get_max_threads",
+                         b.getFunctionType({}, {b.getI32Type()}))
+        .setPrivate();
+  }
+  return arith::IndexCastUIOp::create(
+      b, b.getIndexType(),
+      func::CallOp::create(b, "omp_get_max_threads", TypeRange{b.getI32Type()},
+                           ValueRange{})
+          .getResult(0));
 }
 
 } // namespace mlir::attn
