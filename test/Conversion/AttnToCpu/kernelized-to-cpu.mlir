@@ -327,6 +327,25 @@ func.func @favor(%q: tensor<1x2x100x48xf32>, %k: tensor<1x2x100x48xf32>,
 
 // -----
 
+// 64 chunk states of [1024, 1024] floats would take over 256 MiB: the
+// causal form stays sequential whatever the threads (no thread count is
+// asked, no parallel functions are built).
+// CHECK-LABEL: func.func private @big_states__attn_cpu_linear_causal(
+// CHECK-NOT: func.func private @big_states__attn_cpu_linear_state
+// CHECK-NOT: func.func private @big_states__attn_cpu_linear_causal_chunk
+// CHECK-LABEL: func.func @big_states
+// CHECK-NOT: omp_get_max_threads
+// CHECK: call @big_states__attn_cpu_linear_causal(
+func.func @big_states(%q: tensor<1x2x4096x1024xf32>, %k: tensor<1x1x4096x1024xf32>,
+                      %v: tensor<1x1x4096x1024xf32>) -> tensor<1x2x4096x1024xf32> {
+  %o = attn.kernelized %q, %k, %v feature_map = relu causal
+      : (tensor<1x2x4096x1024xf32>, tensor<1x1x4096x1024xf32>,
+         tensor<1x1x4096x1024xf32>) -> tensor<1x2x4096x1024xf32>
+  return %o : tensor<1x2x4096x1024xf32>
+}
+
+// -----
+
 // Head dims past 1024 would put the 64 x D phi scratches over 256 KiB of a
 // worker thread's stack: left to the decomposition.
 // CHECK-LABEL: func.func @wide

@@ -503,14 +503,28 @@ Value CpuLinearKernel::build(ModuleOp module) {
     splits = numKeySplits(module, calls, keyLen);
   } else if (parallelChunks) {
     keyChunks = b.createOrFold<arith::CeilDivUIOp>(keyLen, index(kCausalChunk));
-    chunksInParallel = arith::AndIOp::create(
-        b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, calls,
-                              buildOmpMaxThreads(b, module)),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, keyChunks,
-                              index(2)));
-    splits = arith::SelectOp::create(b, chunksInParallel,
-                                     add(keyChunks, index(1)), index(1));
+    // The chunk states take (chunks + 1) B Hkv (m Dv + m) floats: at most
+    // kMaxChunkStateBytes (else the sequential form, which needs one).
+    Value stateBytes = mul(mul(add(keyChunks, index(1)), calls),
+                           index((featureDim * valueDim + featureDim) * 4));
+    Value fits = b.createOrFold<arith::CmpIOp>(
+        arith::CmpIPredicate::ule, stateBytes, index(kMaxChunkStateBytes));
+    Value manyChunks = b.createOrFold<arith::CmpIOp>(
+        arith::CmpIPredicate::uge, keyChunks, index(2));
+    if (matchPattern(fits, m_Zero()) || matchPattern(manyChunks, m_Zero())) {
+      // Sequential whatever the threads: the parallel form's functions go.
+      chunkFn.erase();
+      stateFn.erase();
+      chunkFn = stateFn = func::FuncOp();
+    } else {
+      Value fewPairs = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                             calls,
+                                             buildOmpMaxThreads(b, module));
+      chunksInParallel = arith::AndIOp::create(
+          b, arith::AndIOp::create(b, fewPairs, manyChunks), fits);
+      splits = arith::SelectOp::create(b, chunksInParallel,
+                                       add(keyChunks, index(1)), index(1));
+    }
   }
   Value slots = mul(splits, batch);
   Value state = memref::AllocOp::create(b, stateType(),

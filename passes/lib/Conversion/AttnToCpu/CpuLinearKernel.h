@@ -77,6 +77,9 @@ public:
   static constexpr int64_t kCausalChunk = 64;
   /// Key tiles per range at least when the non-causal state is split.
   static constexpr int64_t kMinSplitTiles = 4;
+  /// The most heap the parallel causal form's chunk states may take (one
+  /// [m, Dv] state per chunk: 16 KiB at m = Dv = 64).
+  static constexpr int64_t kMaxChunkStateBytes = int64_t(256) << 20;
   // The parallel causal form builds each chunk's state with the state
   // function, one key tile per range.
   static_assert(kKeyTile == kCausalChunk, "chunk states are key tiles");
