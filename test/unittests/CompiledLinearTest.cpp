@@ -3,7 +3,8 @@
 // CompiledLinear (attn-matmul-to-cpu-gemm through the host pipeline) on
 // shapes that fill no row block, no panel and no k-block, for each weight
 // layout and both vector widths the host can run, against y = y0 + x W
-// summed in double.
+// summed in double; packed weights also in bf16 and f16 (the reference
+// then multiplies by the rounded weights: the kernel's exact math).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/LinearKernels.h"
@@ -95,6 +96,57 @@ TEST(CompiledLinear, Avx512MatchesReference) {
        {WeightLayout::OutByIn, WeightLayout::InByOut, WeightLayout::Packed})
     for (Shape s : kShapes)
       expectMatchesReference(layout, 512, s);
+}
+
+/// Packed 16-bit weights: the reference uses W rounded to the format (what
+/// the kernel holds), so the bound is the f32 one above; a weight read as
+/// the wrong format or from the wrong half of a panel is off by O(1).
+void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits,
+                                Shape s) {
+  HostCompileOptions options;
+  options.vectorBits = vectorBits;
+  options.numThreads = 2;
+  auto linear =
+      CompiledLinear::create(s.k, s.n, WeightLayout::Packed, options, format);
+  ASSERT_TRUE(bool(linear)) << llvm::toString(linear.takeError());
+  std::mt19937 rng(s.m * 7 + s.n * 31 + s.k);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> x(s.m * s.k), w(s.n * s.k), y(s.m * s.n);
+  for (std::vector<float> *v : {&x, &w, &y})
+    for (float &e : *v)
+      e = dist(rng);
+  std::vector<uint16_t> packed = (*linear)->packHalf(w.data());
+  std::vector<float> result = y;
+  ASSERT_FALSE(bool((*linear)->accumulate(x.data(), s.m, packed.data(),
+                                          result.data())));
+  double bound = 1e-6 * double(s.k + 1);
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t n = 0; n < s.n; ++n) {
+      double expected = y[i * s.n + n];
+      for (int64_t k = 0; k < s.k; ++k)
+        expected += double(x[i * s.k + k]) *
+                    fromBits(format, toBits(format, w[n * s.k + k]));
+      ASSERT_NEAR(result[i * s.n + n], expected, bound)
+          << "row " << i << " column " << n << " of " << s.m << " x " << s.n
+          << " x " << s.k;
+    }
+}
+
+TEST(CompiledLinear, HalfWeightsMatchReference) {
+  std::vector<int64_t> widths = {256};
+  if (hostHasAvx512())
+    widths.push_back(512);
+  for (FloatFormat format : {FloatFormat::BF16, FloatFormat::F16})
+    for (int64_t bits : widths)
+      for (Shape s : kShapes)
+        expectHalfMatchesReference(format, bits, s);
+}
+
+TEST(CompiledLinear, RefusesHalfWeightsUnpacked) {
+  auto linear = CompiledLinear::create(4, 4, WeightLayout::OutByIn,
+                                       HostCompileOptions{}, FloatFormat::BF16);
+  ASSERT_FALSE(bool(linear));
+  llvm::consumeError(linear.takeError());
 }
 
 TEST(CompiledLinear, RefusesEmptySizes) {

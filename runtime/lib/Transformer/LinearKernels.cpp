@@ -16,16 +16,24 @@ struct CompiledLinear::Impl {
 };
 
 CompiledLinear::CompiledLinear(std::unique_ptr<Impl> impl, int64_t in,
-                               int64_t out, WeightLayout layout, int64_t width)
+                               int64_t out, WeightLayout layout, int64_t width,
+                               FloatFormat format)
     : impl(std::move(impl)), inFeatures(in), outFeatures(out), width(width),
-      weightLayout(layout) {}
+      weightLayout(layout), format(format) {}
 CompiledLinear::~CompiledLinear() = default;
 
 llvm::Expected<std::unique_ptr<CompiledLinear>>
 CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
-                       const HostCompileOptions &options) {
+                       const HostCompileOptions &options,
+                       FloatFormat weightFormat) {
   if (in <= 0 || out <= 0)
     return llvm::createStringError("a linear map needs positive sizes");
+  if (weightFormat != FloatFormat::F32 && layout != WeightLayout::Packed)
+    return llvm::createStringError(
+        "16-bit weights are read from packed panels only");
+  const char *element = weightFormat == FloatFormat::BF16  ? "bf16"
+                        : weightFormat == FloatFormat::F16 ? "f16"
+                                                           : "f32";
   auto impl = std::make_unique<Impl>();
   mlir::DialectRegistry registry;
   attnspec::registerToolDialects(registry);
@@ -48,8 +56,8 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
     weightType = llvm::formatv("memref<{0}x{1}xf32>", in, out);
     break;
   case WeightLayout::Packed:
-    weightType = llvm::formatv("memref<{0}x{1}x{2}xf32>",
-                               (out + width - 1) / width, in, width);
+    weightType = llvm::formatv("memref<{0}x{1}x{2}x{3}>",
+                               (out + width - 1) / width, in, width, element);
     break;
   }
   std::string product =
@@ -61,11 +69,18 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
                 "[\"parallel\", \"parallel\", \"reduction\"]} "
                 "ins(%x, %w : memref<?x{0}xf32>, {1}) "
                 "outs(%y : memref<?x{3}xf32>) {{\n"
-                "  ^bb0(%a: f32, %b: f32, %c: f32):\n"
-                "    %p = arith.mulf %a, %b : f32\n"
+                "  ^bb0(%a: f32, %b: {4}, %c: f32):\n{5}"
+                "    %p = arith.mulf %a, {6} : f32\n"
                 "    %s = arith.addf %c, %p : f32\n"
                 "    linalg.yield %s : f32\n  }\n",
-                in, weightType, width, out)
+                in, weightType, width, out, element,
+                // 16-bit weights widened to f32 in the body.
+                weightFormat == FloatFormat::F32
+                    ? ""
+                    : llvm::formatv("    %bw = arith.extf %b : {0} to f32\n",
+                                    element)
+                          .str(),
+                weightFormat == FloatFormat::F32 ? "%b" : "%bw")
                 .str()
           : llvm::formatv("  linalg.matmul {0} ins(%x, %w : memref<?x{1}xf32>, "
                           "{2}) outs(%y : memref<?x{3}xf32>)\n",
@@ -90,21 +105,32 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
     return jit.takeError();
   impl->jit = std::move(*jit);
   return std::unique_ptr<CompiledLinear>(
-      new CompiledLinear(std::move(impl), in, out, layout, width));
+      new CompiledLinear(std::move(impl), in, out, layout, width, weightFormat));
 }
 
-std::vector<float> CompiledLinear::pack(const float *outByIn) const {
+template <typename T, typename Convert>
+std::vector<T> CompiledLinear::packAs(const float *outByIn,
+                                      Convert convert) const {
   int64_t panels = (outFeatures + width - 1) / width;
-  std::vector<float> packed(panels * inFeatures * width, 0.0f);
+  std::vector<T> packed(panels * inFeatures * width, convert(0.0f));
   for (int64_t n = 0; n < outFeatures; ++n)
     for (int64_t k = 0; k < inFeatures; ++k)
       packed[((n / width) * inFeatures + k) * width + n % width] =
-          outByIn[n * inFeatures + k];
+          convert(outByIn[n * inFeatures + k]);
   return packed;
 }
 
+std::vector<float> CompiledLinear::pack(const float *outByIn) const {
+  return packAs<float>(outByIn, [](float x) { return x; });
+}
+
+std::vector<uint16_t> CompiledLinear::packHalf(const float *outByIn) const {
+  FloatFormat f = format;
+  return packAs<uint16_t>(outByIn, [f](float x) { return toBits(f, x); });
+}
+
 llvm::Error CompiledLinear::accumulate(const float *x, int64_t rows,
-                                       const float *weight, float *y) const {
+                                       const void *weight, float *y) const {
   // The kernel only reads x and the weight; descriptors take void *.
   MemRefDescriptor xd(const_cast<float *>(x), {rows, inFeatures});
   std::vector<int64_t> weightShape = {outFeatures, inFeatures};
@@ -112,7 +138,7 @@ llvm::Error CompiledLinear::accumulate(const float *x, int64_t rows,
     weightShape = {inFeatures, outFeatures};
   else if (weightLayout == WeightLayout::Packed)
     weightShape = {(outFeatures + width - 1) / width, inFeatures, width};
-  MemRefDescriptor wd(const_cast<float *>(weight), weightShape);
+  MemRefDescriptor wd(const_cast<void *>(weight), weightShape);
   MemRefDescriptor yd(y, {rows, outFeatures});
   return impl->jit->call("linear", {&xd, &wd, &yd});
 }

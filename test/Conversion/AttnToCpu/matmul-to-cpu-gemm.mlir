@@ -101,6 +101,64 @@ func.func @packed(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: memref<?x70
   return
 }
 
+// Weights kept in bf16 / f16 (the body widens them): the micro-kernel
+// loads 16 16-bit values per vector and widens them in registers before
+// the same 24 FMAs; A, C and the sums stay f32.
+#w16 = affine_map<(m, n, k) -> (n floordiv 16, k, n mod 16)>
+// CHECK-LABEL: func.func @packed_bf16
+// CHECK-COUNT-1: memref.alloc
+// CHECK: %[[W0:.*]] = vector.load %arg1{{.*}} : memref<3x64x32xbf16>, vector<16xbf16>
+// CHECK: arith.extf %[[W0]] : vector<16xbf16> to vector<16xf32>
+// CHECK: %[[W1:.*]] = vector.load %arg1{{.*}} : memref<3x64x32xbf16>, vector<16xbf16>
+// CHECK: arith.extf %[[W1]] : vector<16xbf16> to vector<16xf32>
+// CHECK-COUNT-24: vector.fma
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// AVX2-LABEL: func.func @packed_f16
+// AVX2: vector.load %arg1{{.*}} : memref<5x9x16xf16>, vector<8xf16>
+// AVX2: arith.extf {{.*}} : vector<8xf16> to vector<8xf32>
+// AVX2-COUNT-12: vector.fma
+// AVX2-NOT: linalg.generic
+func.func @packed_bf16(%x: memref<?x64xf32>, %w: memref<3x64x32xbf16>, %y: memref<?x70xf32>) {
+  linalg.generic {indexing_maps = [#x, #w32, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%x, %w : memref<?x64xf32>, memref<3x64x32xbf16>) outs(%y : memref<?x70xf32>) {
+  ^bb0(%a: f32, %b: bf16, %c: f32):
+    %bw = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bw : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @packed_f16(%x: memref<?x9xf32>, %w: memref<5x9x16xf16>, %y: memref<?x70xf32>) {
+  linalg.generic {indexing_maps = [#x, #w16, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%x, %w : memref<?x9xf32>, memref<5x9x16xf16>) outs(%y : memref<?x70xf32>) {
+  ^bb0(%a: f32, %b: f16, %c: f32):
+    %bw = arith.extf %b : f16 to f32
+    %p = arith.mulf %bw, %a : f32
+    %s = arith.addf %p, %c : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// A 16-bit weight the body does not widen to f32 (a product in f16) is
+// left alone.
+// CHECK-LABEL: func.func @packed_f16_product
+// CHECK: linalg.generic
+// AVX2-LABEL: func.func @packed_f16_product
+// AVX2: linalg.generic
+func.func @packed_f16_product(%x: memref<?x64xf16>, %w: memref<3x64x32xf16>, %y: memref<?x70xf16>) {
+  linalg.generic {indexing_maps = [#x, #w32, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%x, %w : memref<?x64xf16>, memref<3x64x32xf16>) outs(%y : memref<?x70xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: f16):
+    %p = arith.mulf %a, %b : f16
+    %s = arith.addf %c, %p : f16
+    linalg.yield %s : f16
+  }
+  return
+}
+
 // Left alone: a product on tensors, f16 elements, and a body that is not
 // a multiply-add.
 // C zero-filled just before the product (the decompositions' pattern):

@@ -4,9 +4,10 @@
 // with B stored [K, N] or transposed [N, K], every contraction generic of
 // the decompositions (C[batch, m, n] += A B, ContractionMatch.h: one GEMM
 // per batch index on rank-reduced views) and every generic reading B
-// already packed (B[n floordiv 2V, k, n mod 2V]: weights packed once)
-// becomes the blocked GEMM CPUs run near their FMA peak (the BLIS loop
-// nest, written as vector IR):
+// already packed (B[n floordiv 2V, k, n mod 2V]: weights packed once; in
+// f32, or in bf16 / f16 widened as the micro-kernel loads them, the body
+// then C + A * extf(B)) becomes the blocked GEMM CPUs run near their FMA
+// peak (the BLIS loop nest, written as vector IR):
 //
 //   pack B as [panel][k][2V] (zeros past N) in a parallel loop, unless it
 //     comes packed
@@ -105,8 +106,33 @@ std::optional<BLayout> classify(linalg::MatmulOp op) {
   return std::nullopt;
 }
 
+/// The body C + A * extf(B) of a product whose B is 16-bit (weights kept
+/// in bf16 or f16, widened as they are read).
+bool hasWidenedMultiplyAddBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getNumArguments() != 3 || body.getOperations().size() != 4)
+    return false;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto sum = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  Value acc = body.getArgument(2);
+  if (!sum || (sum.getLhs() != acc && sum.getRhs() != acc))
+    return false;
+  auto product = (sum.getLhs() == acc ? sum.getRhs() : sum.getLhs())
+                     .getDefiningOp<arith::MulFOp>();
+  if (!product)
+    return false;
+  Value x = body.getArgument(0), w = body.getArgument(1);
+  auto widened = [&](Value v) {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn() == w && ext.getType().isF32();
+  };
+  return (product.getLhs() == x && widened(product.getRhs())) ||
+         (product.getRhs() == x && widened(product.getLhs()));
+}
+
 /// Whether `op` is C += A B with B in panels of `panelWidth` columns:
-/// maps (m, k), (n floordiv W, k, n mod W), (m, n) and a multiply-add body.
+/// maps (m, k), (n floordiv W, k, n mod W), (m, n) and a multiply-add body;
+/// B is f32, or bf16 / f16 widened to f32 in the body.
 bool isPackedMatmul(linalg::GenericOp op, int64_t panelWidth) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
@@ -118,10 +144,15 @@ bool isPackedMatmul(linalg::GenericOp op, int64_t panelWidth) {
     return false;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !type.getElementType().isF32() ||
-        !type.isLastDimUnitStride())
+    if (!type || !type.isLastDimUnitStride())
       return false;
   }
+  Type weightType = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  bool widened = weightType.isBF16() || weightType.isF16();
+  if (!getElementTypeOrSelf(op.getDpsInputs()[0].getType()).isF32() ||
+      !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
+      !(weightType.isF32() || widened))
+    return false;
   MLIRContext *ctx = op.getContext();
   AffineExpr m, n, k;
   bindDims(ctx, m, n, k);
@@ -132,7 +163,7 @@ bool isPackedMatmul(linalg::GenericOp op, int64_t panelWidth) {
                                 ctx) ||
       maps[2] != AffineMap::get(3, 0, {m, n}, ctx))
     return false;
-  return hasMultiplyAddBody(op);
+  return widened ? hasWidenedMultiplyAddBody(op) : hasMultiplyAddBody(op);
 }
 
 class GemmEmitter {
@@ -461,9 +492,15 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
       loop(index(0), kLen, index(1), acc, [&](Value kk, ValueRange sums) {
         SmallVector<Value> bv, next;
         Value k = add(k0, kk);
-        for (int64_t v = 0; v < kVectors; ++v)
-          bv.push_back(vector::LoadOp::create(
-              b, vec, packedB, ValueRange{p, k, index(v * blk.lanes)}));
+        Type bElement = cast<MemRefType>(packedB.getType()).getElementType();
+        for (int64_t v = 0; v < kVectors; ++v) {
+          // 16-bit weights are widened in registers (vcvtph2ps; a shift
+          // for bf16): half the bytes read per FMA, the same FMAs.
+          Value x = vector::LoadOp::create(
+              b, VectorType::get({blk.lanes}, bElement), packedB,
+              ValueRange{p, k, index(v * blk.lanes)});
+          bv.push_back(bElement == f32 ? x : arith::ExtFOp::create(b, vec, x));
+        }
         for (int64_t r = 0; r < blk.rows; ++r) {
           Value x = memref::LoadOp::create(b, packedA,
                                            ValueRange{rb, kk, index(r)});
