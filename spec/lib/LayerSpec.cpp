@@ -174,8 +174,8 @@ template <> struct MappingTraits<LayerSpec> {
     io.mapRequired("layer", s.layer);
   }
   static std::string validate(IO &, LayerSpec &s) {
-    if (s.dtype != "f32")
-      return "dtype must be f32 for layer specs, got '" + s.dtype + "'";
+    if (s.dtype != "f32" && s.dtype != "bf16" && s.dtype != "f16")
+      return "dtype must be f32, bf16 or f16, got '" + s.dtype + "'";
     return "";
   }
 };
@@ -208,7 +208,9 @@ Spec attnspec::attentionSpec(const LayerSpec &spec, AttentionRole role,
                              int64_t batch, int64_t queryLen, int64_t keyLen) {
   const LayerShape &l = spec.layer;
   Spec s;
-  s.dtype = spec.dtype;
+  // A layer's activations are f32 whatever its dtype (which says how its
+  // matrix weights are kept): its attention runs in f32.
+  s.dtype = "f32";
   // Cross-attention is plain softmax attention over the encoder memory: the
   // variants that share queries and keys or need causality do not apply.
   bool self = role == AttentionRole::Self;

@@ -18,6 +18,13 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
         sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
             ->getBufferStart());
   };
+  if (spec.dtype != "f32") {
+    // attn_stack_* keeps f32 weights and runs its products on OpenBLAS.
+    sourceMgr.PrintMessage(fileStart(), llvm::SourceMgr::DK_Error,
+                           "layer artifacts hold f32 layers; a " + spec.dtype +
+                               " layer runs under attn-run");
+    return nullptr;
+  }
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(UnknownLoc::get(context), spec.name);
   manifest = attnrt::serializeLayerConfig(attnrt::layerConfig(spec));

@@ -19,6 +19,9 @@ struct LayerRunOptions {
   uint64_t seed = 0;
   bool check = false, progress = false;
   double tolerance = 1e-5;
+  /// --tolerance was given: it also bounds 16-bit layers (whose bar is
+  /// otherwise twice the naive layer's error).
+  bool toleranceGiven = false;
   /// --perturb-output (tests of --check itself): NaN, or a relative amount
   /// added to the first output element before it is checked.
   std::optional<double> perturb;
@@ -34,6 +37,9 @@ struct LayerRunOptions {
   bool tensorParallel = false;
   /// --linear=attn | openblas (default): TransformerOptions::compiledLinears.
   bool compiledLinears = false;
+  /// --linear=openblas given: refused for 16-bit layers (OpenBLAS takes f32
+  /// weights; they run on attn's GEMM).
+  bool openblasAsked = false;
 };
 
 /// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.

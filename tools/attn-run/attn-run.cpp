@@ -115,8 +115,8 @@ static cl::opt<unsigned> threads("num-threads",
 static cl::opt<std::string> linearBackend(
     "linear",
     cl::desc("layer specs: the projections' and feed-forward's GEMM, "
-             "openblas (default) | attn (compiled by attn, weights packed "
-             "once)"),
+             "openblas (default for f32 layers) | attn (compiled by attn, "
+             "weights packed once; always for bf16 / f16 layers)"),
     cl::value_desc("backend"), cl::init("openblas"), cl::cat(runCategory));
 static cl::opt<std::string> contextParallel(
     "context-parallel",
@@ -307,6 +307,7 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
   options.progress = progress;
   // f32 layers against the f64 reference: see docs/Transformer.md.
   options.tolerance = tolerance;
+  options.toleranceGiven = tolerance.getNumOccurrences() > 0;
   options.perturb = perturbAmount();
   options.repeat = repeat;
   options.numThreads = threads;
@@ -324,6 +325,8 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
     return fail("--linear must be attn or openblas, not '" + linearBackend +
                 "'");
   options.compiledLinears = linearBackend == "attn";
+  options.openblasAsked =
+      linearBackend.getNumOccurrences() && linearBackend == "openblas";
   return attnrt::runLayerSpec(sourceMgr, options);
 }
 

@@ -21,6 +21,8 @@ namespace {
 struct LinearWeights {
   std::vector<float> weight, bias;
   int64_t out = 0, in = 0;
+  /// The weight as the linear backend holds it (`weight` is then empty).
+  std::shared_ptr<const LinearBackend::Weight> prepared;
 };
 struct NormWeights {
   std::vector<float> weight, bias;
@@ -203,7 +205,7 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   };
   // Self-attention projects q, k and v in one product when they are fused.
   std::vector<float> q, fusedK, fusedV;
-  bool fused = self && !w.qkv.weight.empty();
+  bool fused = self && w.qkv.out > 0;
   if (fused) {
     lm::Scratch flat(rows * w.qkv.out);
     if (Status s = linear(w.qkv, x, rows, flat.data()); s.failed())
@@ -363,7 +365,7 @@ Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
   }
   // The backend accumulates: y starts as the bias.
   lm::broadcastRows(y, rows, w.bias.empty() ? nullptr : w.bias.data(), w.out);
-  return linearBackend->accumulate(x, rows, w.in, w.weight, w.out, y);
+  return linearBackend->accumulate(x, rows, *w.prepared, y);
 }
 
 void LayerStack::Impl::fuseQkv() {
@@ -391,10 +393,13 @@ Status LayerStack::Impl::prepareLinears() {
           &layer.self.o,
           &layer.cross.q, &layer.cross.k, &layer.cross.v, &layer.cross.o,
           &layer.up, &layer.gate, &layer.down})
-      if (!w->weight.empty())
-        if (Status s = linearBackend->prepare(w->out, w->in, w->weight);
+      if (!w->weight.empty()) {
+        if (Status s =
+                linearBackend->prepare(w->out, w->in, w->weight, w->prepared);
             s.failed())
           return s;
+        w->weight = {}; // only the prepared form is kept
+      }
   return Status::ok();
 }
 
@@ -553,8 +558,11 @@ void LayerStack::setSumAcrossRanks(
 int64_t LayerStack::weightBytes() const {
   int64_t floats = impl->posEmbedding.size() + impl->finalNorm.weight.size() +
                    impl->finalNorm.bias.size();
+  int64_t prepared = 0; // bytes held by the linear backend
   auto linear = [&](const LinearWeights &w) {
     floats += w.weight.size() + w.bias.size();
+    if (w.prepared)
+      prepared += w.prepared->bytes();
   };
   for (const LayerWeights &w : impl->layers) {
     for (const AttentionWeights *a : {&w.self, &w.cross}) {
@@ -568,7 +576,7 @@ int64_t LayerStack::weightBytes() const {
     for (const LinearWeights *p : {&w.up, &w.gate, &w.down})
       linear(*p);
   }
-  return floats * int64_t(sizeof(float));
+  return floats * int64_t(sizeof(float)) + prepared;
 }
 const LayerConfig &LayerStack::config() const { return impl->config; }
 double LayerStack::attentionSeconds() const { return impl->attentionSeconds; }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Weights.h"
+#include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/Transformer.h"
 #include <cmath>
 
@@ -22,7 +23,18 @@ struct Reference {
   const LayerSpec &spec;
   const SafetensorsFile &file;
   const ReferenceAttention &attentionFn;
+  bool naive;
   const attnspec::LayerShape &l = spec.layer;
+  /// The 16-bit type matrix weights are kept in, if any.
+  std::optional<FloatFormat> half =
+      spec.dtype == "bf16"  ? std::optional(FloatFormat::BF16)
+      : spec.dtype == "f16" ? std::optional(FloatFormat::F16)
+                            : std::nullopt;
+
+  /// `x` rounded to the layer's 16-bit type (through f32, as stored).
+  double rounded(double x) const {
+    return fromBits(*half, toBits(*half, float(x)));
+  }
 
   llvm::Expected<Vec> tensor(const std::string &name,
                              std::vector<int64_t> shape) {
@@ -33,11 +45,19 @@ struct Reference {
   }
 
   /// x [rows, in] -> [rows, out] with weight [out, in] and bias [out].
-  llvm::Expected<Vec> linear(const std::string &name, const Vec &x,
+  llvm::Expected<Vec> linear(const std::string &name, const Vec &input,
                              int64_t rows, int64_t in, int64_t out) {
     auto w = tensor(name + ".weight", {out, in});
     if (!w)
       return w.takeError();
+    Vec x = input;
+    if (half) {
+      for (double &e : *w)
+        e = rounded(e);
+      if (naive)
+        for (double &e : x)
+          e = rounded(e);
+    }
     Vec b(out, 0.0);
     if (l.bias) {
       auto bias = tensor(name + ".bias", {out});
@@ -51,7 +71,7 @@ struct Reference {
         double s = b[o];
         for (int64_t i = 0; i < in; ++i)
           s += x[r * in + i] * (*w)[o * in + i];
-        y[r * out + o] = s;
+        y[r * out + o] = half && naive ? rounded(s) : s;
       }
     return y;
   }
@@ -207,8 +227,8 @@ struct Reference {
 llvm::Expected<std::vector<double>>
 attnrt::referenceForward(const LayerSpec &spec, const SafetensorsFile &file,
                          const Activations &x, const Activations *memory,
-                         const ReferenceAttention &attention) {
-  Reference ref{spec, file, attention};
+                         const ReferenceAttention &attention, bool naive) {
+  Reference ref{spec, file, attention, naive};
   const attnspec::LayerShape &l = spec.layer;
   int64_t batch = x.batch, length = x.length, d = l.dModel,
           rows = batch * length;

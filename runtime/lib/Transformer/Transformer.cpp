@@ -286,38 +286,55 @@ static Status readTensorSlice(const WeightReader &readWhole, int rank,
 
 namespace {
 /// The layers' products on attn's GEMM: one kernel per (in, out), compiled
-/// when the first weight of that shape is prepared; weights kept packed.
+/// when the first weight of that shape is prepared; weights kept packed, in
+/// the layer's dtype (bf16 / f16 panels widened by the micro-kernel).
 class CompiledLinearBackend : public LinearBackend {
 public:
-  explicit CompiledLinearBackend(HostCompileOptions options)
-      : options(options) {}
+  CompiledLinearBackend(HostCompileOptions options, FloatFormat format)
+      : options(options), format(format) {}
 
-  Status prepare(int64_t out, int64_t in,
-                 std::vector<float> &weight) override {
+  Status prepare(int64_t out, int64_t in, const std::vector<float> &weight,
+                 std::shared_ptr<const Weight> &prepared) override {
     auto kernel = kernelFor(in, out);
     if (!kernel)
       return Status::error(llvm::toString(kernel.takeError()));
-    weight = (*kernel)->pack(weight.data());
+    auto packed = std::make_shared<PackedWeight>();
+    packed->kernel = *kernel;
+    if (format == FloatFormat::F32)
+      packed->floats = (*kernel)->pack(weight.data());
+    else
+      packed->halves = (*kernel)->packHalf(weight.data());
+    prepared = std::move(packed);
     return Status::ok();
   }
 
-  Status accumulate(const float *x, int64_t rows, int64_t in,
-                    const std::vector<float> &weight, int64_t out,
+  Status accumulate(const float *x, int64_t rows, const Weight &weight,
                     float *y) override {
-    auto kernel = kernelFor(in, out);
-    if (!kernel)
-      return Status::error(llvm::toString(kernel.takeError()));
-    if (llvm::Error e = (*kernel)->accumulate(x, rows, weight.data(), y))
+    const auto &packed = static_cast<const PackedWeight &>(weight);
+    const void *data = packed.floats.empty()
+                           ? static_cast<const void *>(packed.halves.data())
+                           : packed.floats.data();
+    if (llvm::Error e = packed.kernel->accumulate(x, rows, data, y))
       return Status::error(llvm::toString(std::move(e)));
     return Status::ok();
   }
 
 private:
+  /// Panels in f32 or in a 16-bit format, and the kernel that reads them.
+  struct PackedWeight : Weight {
+    const CompiledLinear *kernel = nullptr;
+    std::vector<float> floats;
+    std::vector<uint16_t> halves;
+    int64_t bytes() const override {
+      return floats.size() * sizeof(float) + halves.size() * sizeof(uint16_t);
+    }
+  };
+
   llvm::Expected<CompiledLinear *> kernelFor(int64_t in, int64_t out) {
     std::unique_ptr<CompiledLinear> &kernel = kernels[{in, out}];
     if (!kernel) {
-      auto compiled =
-          CompiledLinear::create(in, out, WeightLayout::Packed, options);
+      auto compiled = CompiledLinear::create(in, out, WeightLayout::Packed,
+                                             options, format);
       if (!compiled)
         return compiled.takeError();
       kernel = std::move(*compiled);
@@ -326,6 +343,7 @@ private:
   }
 
   HostCompileOptions options;
+  FloatFormat format;
   std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CompiledLinear>>
       kernels;
 };
@@ -403,10 +421,14 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
     return raw->kernelFor(block, batch, lq, lk, kernel);
   };
   std::shared_ptr<LinearBackend> linear;
-  if (impl->options.compiledLinears) {
+  FloatFormat weightFormat = spec.dtype == "bf16"  ? FloatFormat::BF16
+                             : spec.dtype == "f16" ? FloatFormat::F16
+                                                   : FloatFormat::F32;
+  if (impl->options.compiledLinears || weightFormat != FloatFormat::F32) {
     HostCompileOptions compileOptions;
     compileOptions.numThreads = impl->options.numThreads;
-    linear = std::make_shared<CompiledLinearBackend>(compileOptions);
+    linear =
+        std::make_shared<CompiledLinearBackend>(compileOptions, weightFormat);
   }
   if (Status s = LayerStack::create(layerConfig(impl->spec), read, kernels,
                                     impl->stack, linear);

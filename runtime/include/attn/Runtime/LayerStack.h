@@ -131,15 +131,24 @@ using WeightReader = std::function<Status(
 /// supplies attn's own GEMM (LinearKernels.h).
 class LinearBackend {
 public:
+  /// A weight in the form accumulate() reads (e.g. the GEMM's packed
+  /// panels, in the layer's element type).
+  class Weight {
+  public:
+    virtual ~Weight() = default;
+    /// Bytes it holds.
+    virtual int64_t bytes() const = 0;
+  };
   virtual ~LinearBackend() = default;
-  /// Turns `weight`, stored [out, in], into the form run() reads (e.g. the
-  /// GEMM's packed panels), in place; called once per weight at creation.
+  /// Turns `weight`, stored [out, in] in f32 as read, into its run-time
+  /// form; called once per weight at creation (the stack then drops the
+  /// f32 copy).
   virtual Status prepare(int64_t out, int64_t in,
-                         std::vector<float> &weight) = 0;
-  /// y[rows, out] += x[rows, in] W^T, W as prepare() left it.
-  virtual Status accumulate(const float *x, int64_t rows, int64_t in,
-                            const std::vector<float> &weight, int64_t out,
-                            float *y) = 0;
+                         const std::vector<float> &weight,
+                         std::shared_ptr<const Weight> &prepared) = 0;
+  /// y[rows, out] += x[rows, in] W^T, W as prepare() made it.
+  virtual Status accumulate(const float *x, int64_t rows,
+                            const Weight &weight, float *y) = 0;
 };
 
 class LayerStack {

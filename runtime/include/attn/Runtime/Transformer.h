@@ -53,8 +53,9 @@ struct TransformerOptions {
   Communicator *tensorRanks = nullptr;
   /// Projections and feed-forward on attn's own GEMM (LinearKernels.h:
   /// weights packed once at creation, one kernel per product shape)
-  /// instead of OpenBLAS sgemm. Off by default until it is as fast
-  /// (bench/RESULTS.md, "attn's GEMM").
+  /// instead of OpenBLAS sgemm. Off by default for f32 layers until it is
+  /// as fast (bench/RESULTS.md, "attn's GEMM"); bf16 / f16 layers (weights
+  /// kept in that type) always run on it.
   bool compiledLinears = false;
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
@@ -134,11 +135,15 @@ using ReferenceAttention = std::function<llvm::Expected<std::vector<double>>(
     attnspec::AttentionRole role, int64_t queryLen, int64_t keyLen,
     const std::map<std::string, const float *> &operands)>;
 
+/// A bf16 / f16 layer's matrix weights are rounded to that type (what the
+/// layer holds); `naive` also rounds every matrix product's input and
+/// output to it: the layer computed in that type, whose error sets the
+/// bar of a 16-bit layer's --check.
 llvm::Expected<std::vector<double>>
 referenceForward(const attnspec::LayerSpec &spec,
                  const SafetensorsFile &weights, const Activations &x,
                  const Activations *memory,
-                 const ReferenceAttention &attention);
+                 const ReferenceAttention &attention, bool naive = false);
 
 } // namespace attnrt
 
