@@ -101,14 +101,21 @@ TEST(CompiledLinear, Avx512MatchesReference) {
 /// Packed 16-bit weights: the reference uses W rounded to the format (what
 /// the kernel holds), so the bound is the f32 one above; a weight read as
 /// the wrong format or from the wrong half of a panel is off by O(1).
+/// bf16 on AMX (where the host allows it, unless `products` says otherwise)
+/// also rounds x to bf16: so does the reference then.
 void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits,
-                                Shape s) {
+                                Shape s,
+                                Bf16Products products = Bf16Products::Auto) {
   HostCompileOptions options;
   options.vectorBits = vectorBits;
   options.numThreads = 2;
+  options.bf16Products = products;
   auto linear =
       CompiledLinear::create(s.k, s.n, WeightLayout::Packed, options, format);
   ASSERT_TRUE(bool(linear)) << llvm::toString(linear.takeError());
+  bool amx = format == FloatFormat::BF16 && vectorBits == 512 &&
+             products != Bf16Products::Widen && enableAmxTiles();
+  ASSERT_EQ((*linear)->runsOnAmx(), amx);
   std::mt19937 rng(s.m * 7 + s.n * 31 + s.k);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<float> x(s.m * s.k), w(s.n * s.k), y(s.m * s.n);
@@ -123,9 +130,13 @@ void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits,
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t n = 0; n < s.n; ++n) {
       double expected = y[i * s.n + n];
-      for (int64_t k = 0; k < s.k; ++k)
-        expected += double(x[i * s.k + k]) *
+      for (int64_t k = 0; k < s.k; ++k) {
+        float xk = x[i * s.k + k];
+        if (amx)
+          xk = fromBits(format, toBits(format, xk));
+        expected += double(xk) *
                     fromBits(format, toBits(format, w[n * s.k + k]));
+      }
       ASSERT_NEAR(result[i * s.n + n], expected, bound)
           << "row " << i << " column " << n << " of " << s.m << " x " << s.n
           << " x " << s.k;
@@ -140,6 +151,24 @@ TEST(CompiledLinear, HalfWeightsMatchReference) {
     for (int64_t bits : widths)
       for (Shape s : kShapes)
         expectHalfMatchesReference(format, bits, s);
+}
+
+// bf16 widened on an AMX machine too (the path CPUs without AMX take).
+TEST(CompiledLinear, WidenedBf16MatchesReference) {
+  if (!hostHasAvx512())
+    GTEST_SKIP() << "this CPU has no AVX-512";
+  for (Shape s : kShapes)
+    expectHalfMatchesReference(FloatFormat::BF16, 512, s,
+                               Bf16Products::Widen);
+}
+
+// Layer-sized products on AMX: several 32-row blocks and column groups,
+// a K of many unrolled steps plus a rest.
+TEST(CompiledLinear, AmxLayerShapesMatchReference) {
+  if (!enableAmxTiles())
+    GTEST_SKIP() << "this CPU or OS does not allow AMX tiles";
+  for (Shape s : {Shape{77, 288, 200}, Shape{33, 96, 768}})
+    expectHalfMatchesReference(FloatFormat::BF16, 512, s);
 }
 
 TEST(CompiledLinear, RefusesHalfWeightsUnpacked) {

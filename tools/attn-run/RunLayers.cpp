@@ -314,6 +314,7 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   stackOptions.numThreads = options.numThreads;
   stackOptions.gpuTarget = options.gpuTarget;
   stackOptions.compiledLinears = options.compiledLinears;
+  stackOptions.bf16Products = options.bf16Products;
   if (options.progress)
     stackOptions.onLayer = [](int64_t i, int64_t n, double seconds) {
       llvm::errs() << llvm::formatv("attn-run: layer {0}/{1} {2:f2} ms\n",

@@ -2,6 +2,7 @@
 #ifndef ATTN_TOOLS_ATTNRUN_RUNLAYERS_H
 #define ATTN_TOOLS_ATTNRUN_RUNLAYERS_H
 
+#include "attn/Runtime/HostCompiler.h"
 #include "llvm/Support/SourceMgr.h"
 #include <cstdint>
 #include <optional>
@@ -40,6 +41,9 @@ struct LayerRunOptions {
   /// --linear=openblas given: refused for 16-bit layers (OpenBLAS takes f32
   /// weights; they run on attn's GEMM).
   bool openblasAsked = false;
+  /// --bf16-products: how a bf16 layer's products run
+  /// (TransformerOptions::bf16Products).
+  Bf16Products bf16Products = Bf16Products::Auto;
 };
 
 /// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.

@@ -193,7 +193,9 @@ static cl::opt<int64_t> vectorBits(
              "CPU's)"),
     cl::init(0), cl::cat(runCategory));
 static cl::opt<attnrt::Bf16Products> bf16Products(
-    "bf16-products", cl::desc("how bf16 attention products run on the CPU"),
+    "bf16-products",
+    cl::desc("how bf16 attention products, and the products of dtype bf16 "
+             "layers (AMX, else widened), run on the CPU"),
     cl::values(clEnumValN(attnrt::Bf16Products::Auto, "auto",
                           "AMX tiles, else vdpbf16ps, else widened (default)"),
                clEnumValN(attnrt::Bf16Products::Amx, "amx", "AMX tiles"),
@@ -325,6 +327,7 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
     return fail("--linear must be attn or openblas, not '" + linearBackend +
                 "'");
   options.compiledLinears = linearBackend == "attn";
+  options.bf16Products = bf16Products;
   options.openblasAsked =
       linearBackend.getNumOccurrences() && linearBackend == "openblas";
   return attnrt::runLayerSpec(sourceMgr, options);

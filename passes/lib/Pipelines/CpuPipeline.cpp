@@ -110,6 +110,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   if (options.cpuKernels) {
     AttnMatmulToCpuGemmOptions gemm;
     gemm.vectorBits = options.vectorBits;
+    gemm.amx = options.amx && options.vectorBits >= 512;
     if (options.numThreads > 0)
       gemm.parallelTiles = 2 * options.numThreads;
     pm.addPass(createAttnMatmulToCpuGemm(gemm));

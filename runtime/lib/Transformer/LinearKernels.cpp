@@ -17,9 +17,9 @@ struct CompiledLinear::Impl {
 
 CompiledLinear::CompiledLinear(std::unique_ptr<Impl> impl, int64_t in,
                                int64_t out, WeightLayout layout, int64_t width,
-                               FloatFormat format)
+                               FloatFormat format, bool amxPairs)
     : impl(std::move(impl)), inFeatures(in), outFeatures(out), width(width),
-      weightLayout(layout), format(format) {}
+      weightLayout(layout), format(format), amxPairs(amxPairs) {}
 CompiledLinear::~CompiledLinear() = default;
 
 llvm::Expected<std::unique_ptr<CompiledLinear>>
@@ -44,6 +44,15 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
           ? options.vectorBits
           : (llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256);
   int64_t width = mlir::attn::cpuGemmPanelWidth(vectorBits);
+  // bf16 weights where AMX tiles are usable: packed in k pairs for the tile
+  // unit, activations rounded to bf16 as the kernel copies them
+  // (AmxGemm.h); otherwise widened to f32 in registers.
+  bool amxPairs = weightFormat == FloatFormat::BF16 && vectorBits == 512 &&
+                  (options.bf16Products == Bf16Products::Auto ||
+                   options.bf16Products == Bf16Products::Amx) &&
+                  enableAmxTiles();
+  if (amxPairs)
+    width = kAmxPanelWidth;
   // The weight's layout picks the product's indexing maps.
   std::string weightType, maps;
   switch (layout) {
@@ -58,10 +67,30 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   case WeightLayout::Packed:
     weightType = llvm::formatv("memref<{0}x{1}x{2}x{3}>",
                                (out + width - 1) / width, in, width, element);
+    if (amxPairs)
+      weightType = llvm::formatv("memref<{0}x{1}x{2}xbf16>",
+                                 amxPanels(out), amxPairRows(in), 2 * width);
     break;
   }
   std::string product =
-      layout == WeightLayout::Packed
+      amxPairs
+          ? llvm::formatv(
+                "  linalg.generic {{indexing_maps = [affine_map<(m, n, k) -> "
+                "(m, k)>, affine_map<(m, n, k) -> (n floordiv 16, k floordiv "
+                "2, (n mod 16) * 2 + k mod 2)>, affine_map<(m, n, k) -> (m, "
+                "n)>], iterator_types = [\"parallel\", \"parallel\", "
+                "\"reduction\"]} ins(%x, %w : memref<?x{0}xf32>, {1}) "
+                "outs(%y : memref<?x{2}xf32>) {{\n"
+                "  ^bb0(%a: f32, %b: bf16, %c: f32):\n"
+                "    %ab = arith.truncf %a : f32 to bf16\n"
+                "    %aw = arith.extf %ab : bf16 to f32\n"
+                "    %bw = arith.extf %b : bf16 to f32\n"
+                "    %p = arith.mulf %aw, %bw : f32\n"
+                "    %s = arith.addf %c, %p : f32\n"
+                "    linalg.yield %s : f32\n  }\n",
+                in, weightType, out)
+                .str()
+      : layout == WeightLayout::Packed
           ? llvm::formatv(
                 "  linalg.generic {{indexing_maps = [affine_map<(m, n, k) -> "
                 "(m, k)>, affine_map<(m, n, k) -> (n floordiv {2}, k, n mod "
@@ -105,7 +134,8 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
     return jit.takeError();
   impl->jit = std::move(*jit);
   return std::unique_ptr<CompiledLinear>(
-      new CompiledLinear(std::move(impl), in, out, layout, width, weightFormat));
+      new CompiledLinear(std::move(impl), in, out, layout, width, weightFormat,
+                         amxPairs));
 }
 
 template <typename T, typename Convert>
@@ -126,7 +156,17 @@ std::vector<float> CompiledLinear::pack(const float *outByIn) const {
 
 std::vector<uint16_t> CompiledLinear::packHalf(const float *outByIn) const {
   FloatFormat f = format;
-  return packAs<uint16_t>(outByIn, [f](float x) { return toBits(f, x); });
+  if (!amxPairs)
+    return packAs<uint16_t>(outByIn, [f](float x) { return toBits(f, x); });
+  // [panel][k / 2][(n mod 16) * 2 + k mod 2], zeros past out and in.
+  int64_t pairRows = amxPairRows(inFeatures);
+  std::vector<uint16_t> packed(amxPanels(outFeatures) * pairRows * 2 * width,
+                               0);
+  for (int64_t n = 0; n < outFeatures; ++n)
+    for (int64_t k = 0; k < inFeatures; ++k)
+      packed[((n / width) * pairRows + k / 2) * 2 * width + (n % width) * 2 +
+             k % 2] = toBits(f, outByIn[n * inFeatures + k]);
+  return packed;
 }
 
 llvm::Error CompiledLinear::accumulate(const float *x, int64_t rows,
@@ -137,7 +177,12 @@ llvm::Error CompiledLinear::accumulate(const float *x, int64_t rows,
   if (weightLayout == WeightLayout::InByOut)
     weightShape = {inFeatures, outFeatures};
   else if (weightLayout == WeightLayout::Packed)
-    weightShape = {(outFeatures + width - 1) / width, inFeatures, width};
+    weightShape = amxPairs ? std::vector<int64_t>{amxPanels(outFeatures),
+                                                  amxPairRows(inFeatures),
+                                                  2 * width}
+                           : std::vector<int64_t>{
+                                 (outFeatures + width - 1) / width,
+                                 inFeatures, width};
   MemRefDescriptor wd(const_cast<void *>(weight), weightShape);
   MemRefDescriptor yd(y, {rows, outFeatures});
   return impl->jit->call("linear", {&xd, &wd, &yd});

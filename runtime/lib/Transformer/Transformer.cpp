@@ -427,6 +427,7 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
   if (impl->options.compiledLinears || weightFormat != FloatFormat::F32) {
     HostCompileOptions compileOptions;
     compileOptions.numThreads = impl->options.numThreads;
+    compileOptions.bf16Products = impl->options.bf16Products;
     linear =
         std::make_shared<CompiledLinearBackend>(compileOptions, weightFormat);
   }

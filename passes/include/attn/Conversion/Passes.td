@@ -156,7 +156,11 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
     micro-kernels that hold an R x 2V block of C in registers (12 x 32 on
     AVX-512, 6 x 16 on AVX2): one broadcast of A per row and two FMAs per
     k. Columns past N are masked and rows past M skipped, so any M, N, K
-    (static or dynamic) is covered. Products of other element types, on
+    (static or dynamic) is covered. Packed weights may be bf16 or f16,
+    widened to f32 by the micro-kernel (body C + A * extf(B)). With `amx`,
+    products C + extf(truncf(A)) * extf(B) of bf16 weights packed in k
+    pairs (B[n floordiv 16, k floordiv 2, (n mod 16) * 2 + k mod 2]) run
+    on AMX tiles (AmxGemm.h). Products of other element types, on
     tensors or with a non-unit inner stride are left for
     convert-linalg-to-loops.
   }];
@@ -166,8 +170,12 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
     Option<"parallelTiles", "parallel-tiles", "int64_t", /*default=*/"16",
            "forall iterations to aim for (2 per thread balances; more "
            "re-read B more often)">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "run products of bf16-rounded A and bf16 weights packed in k "
+           "pairs (AmxGemm.h) on AMX tiles">,
   ];
   let dependentDialects = [
+    "::mlir::amx::AMXDialect",
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
   ];

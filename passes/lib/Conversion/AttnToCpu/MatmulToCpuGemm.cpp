@@ -29,6 +29,7 @@
 // where whole vectors fit.
 //
 //===----------------------------------------------------------------------===//
+#include "AmxGemm.h"
 #include "LoopBuilder.h"
 #include "VectorTranspose.h"
 #include "attn/Conversion/CpuGemm.h"
@@ -739,7 +740,10 @@ struct AttnMatmulToCpuGemmPass
         emitter.emit(matmul.getDpsInputs()[0], matmul.getDpsInputs()[1],
                      matmul.getDpsInits()[0], *layout);
       } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
-        if (isPackedMatmul(generic, blocking.panelWidth())) {
+        if (amx && isAmxPairPackedMatmul(generic)) {
+          ImplicitLocOpBuilder builder(op->getLoc(), op);
+          emitAmxGemm(builder, generic, tiles);
+        } else if (isPackedMatmul(generic, blocking.panelWidth())) {
           overwrite(generic.getDpsInits()[0]);
           emitter.emit(generic.getDpsInputs()[0], generic.getDpsInputs()[1],
                        generic.getDpsInits()[0], BLayout::Packed);

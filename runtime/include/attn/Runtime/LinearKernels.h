@@ -38,7 +38,8 @@ public:
   /// [ceil(out / width)][in][width], zeros past `out`, width = panelWidth().
   std::vector<float> pack(const float *outByIn) const;
   /// The same panels in the kernel's 16-bit weight format (rounded to
-  /// nearest even); for kernels created with one.
+  /// nearest even); for kernels created with one. bf16 on AMX: panels of 16
+  /// columns in k pairs ([2 ceil(out / 32)][16 ceil(in / 32)][32]).
   std::vector<uint16_t> packHalf(const float *outByIn) const;
   /// Columns per panel (mlir::attn::cpuGemmPanelWidth of the vector width).
   int64_t panelWidth() const { return width; }
@@ -52,17 +53,26 @@ public:
   int64_t out() const { return outFeatures; }
   WeightLayout layout() const { return weightLayout; }
   FloatFormat weightFormat() const { return format; }
+  /// Whether bf16 weights are packed in k pairs for AMX tiles (the host
+  /// allows them): products of bf16-rounded x and W, f32 sums.
+  bool runsOnAmx() const { return amxPairs; }
 
 private:
   struct Impl;
   CompiledLinear(std::unique_ptr<Impl> impl, int64_t in, int64_t out,
-                 WeightLayout layout, int64_t width, FloatFormat format);
+                 WeightLayout layout, int64_t width, FloatFormat format,
+                 bool amxPairs);
+  /// AMX layout: 16 columns per panel, panels in pairs, k's in 32s.
+  static constexpr int64_t kAmxPanelWidth = 16;
+  static int64_t amxPanels(int64_t out) { return 2 * ((out + 31) / 32); }
+  static int64_t amxPairRows(int64_t in) { return 16 * ((in + 31) / 32); }
   template <typename T, typename Convert>
   std::vector<T> packAs(const float *outByIn, Convert convert) const;
   std::unique_ptr<Impl> impl;
   int64_t inFeatures, outFeatures, width;
   WeightLayout weightLayout;
   FloatFormat format;
+  bool amxPairs;
 };
 
 } // namespace attnrt

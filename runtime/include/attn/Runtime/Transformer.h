@@ -17,6 +17,7 @@
 #define ATTN_RUNTIME_TRANSFORMER_H
 
 #include "attn/Runtime/Communicator.h"
+#include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/LayerStack.h"
 #include "attn/Runtime/Safetensors.h"
 #include "attn/Spec/LayerSpec.h"
@@ -57,6 +58,10 @@ struct TransformerOptions {
   /// as fast (bench/RESULTS.md, "attn's GEMM"); bf16 / f16 layers (weights
   /// kept in that type) always run on it.
   bool compiledLinears = false;
+  /// How a bf16 layer's products run: Auto / Amx on AMX tiles where the
+  /// host allows them (x rounded to bf16, f32 sums), else (and with Widen
+  /// or Dot) bf16 weights widened to f32 in registers.
+  Bf16Products bf16Products = Bf16Products::Auto;
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
   std::function<void(int64_t, int64_t, double)> onLayer;
