@@ -5,7 +5,7 @@ Runtime running that layer exported to ONNX (same threads, same weights) in
 one run; attn's output is compared with PyTorch's (max abs difference):
 
     bench/.venv/bin/python bench/layer_vs_pytorch.py [--layer bert|llama]
-        [--sizes 512,2048] [--repeat 7]
+        [--sizes 512,2048] [--repeat 7] [--bf16]
 
 --layer bert (default): a BERT-base encoder layer (768 / 12 heads / 3072,
 GELU, post-norm), PyTorch's nn.TransformerEncoderLayer.
@@ -14,12 +14,19 @@ GELU, post-norm), PyTorch's nn.TransformerEncoderLayer.
 "half", causal, no biases), written below in plain PyTorch (SDPA with
 enable_gqa; the ONNX export repeats K and V per query head instead).
 
+--bf16 adds a second table: the same layer with `dtype: bf16` (weights
+rounded to bf16 and kept so; products on AMX where the CPU allows it)
+against PyTorch running the layer in bf16 (module and input .to(bfloat16):
+oneDNN's bf16 kernels), with both outputs' largest difference from
+PyTorch's f32 output.
+
 Prints per N the medians, attn's GFLOP/s (2 per multiply-add: projections,
 attention 4 N^2 d, halved when causal, feed-forward) and % of the FMA peak
 attn-bench measures at the start, ONNX Runtime's GFLOP/s, and the ratios.
 Results: bench/RESULTS.md, "Layers".
 """
 import argparse
+import copy
 import os
 import re
 import statistics
@@ -59,6 +66,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--build", default="build")
+    parser.add_argument("--bf16", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     # The probe varies between runs on shared VMs: best of three.
@@ -89,6 +97,11 @@ def main():
             width, text = LLAMA["d"], llama_spec(**LLAMA)
         with open(spec, "w") as f:
             f.write(text)
+        spec16 = os.path.join(tmp, "layer_bf16.yaml")
+        with open(spec16, "w") as f:
+            f.write(re.sub(r"^(name: .*)$", r"\1\ndtype: bf16", text, count=1,
+                           flags=re.M))
+        bf16_rows = []
         def ort_session(x):
             """The layer exported for x's shape (torch.export), on ORT's CPU
             provider with all graph optimizations (attention fusion)."""
@@ -121,7 +134,7 @@ def main():
             ort_s = (median_of(lambda: session.run(None, {"x": x.numpy()}))
                      if session else float("nan"))
 
-            def attn_run(*extra):
+            def attn_run(*extra, spec=spec):
                 out = subprocess.run(
                     [f"{args.build}/bin/attn-run", spec, "--weights", weights,
                      "--input", os.path.join(tmp, "x.npy"),
@@ -138,6 +151,27 @@ def main():
                   f"{torch_s * 1e3:.1f} | {ort_s * 1e3:.1f} | "
                   f"{f / ort_s * 1e-9:.1f} | {gemm_s / attn_s:.2f}x | "
                   f"{torch_s / attn_s:.2f}x | {ort_s / attn_s:.2f}x | {diff:.1e} |")
+            if args.bf16:
+                attn16_s = attn_run("--output", os.path.join(tmp, "y.npy"),
+                                    spec=spec16)
+                diff16 = float(np.abs(np.load(os.path.join(tmp, "y.npy")) - expected).max())
+                layer16 = copy.deepcopy(layer).to(torch.bfloat16)
+                x16 = x.to(torch.bfloat16)
+                with torch.inference_mode():
+                    torch16_s = median_of(lambda: layer16(x16))
+                    torch_diff16 = float((layer16(x16).float() - torch.from_numpy(expected)).abs().max())
+                bf16_rows.append(
+                    f"| {n:4d} | {attn16_s * 1e3:7.1f} | {f / attn16_s * 1e-9:7.1f} | "
+                    f"{torch16_s * 1e3:.1f} | {attn_s / attn16_s:.2f}x | "
+                    f"{ort_s / attn16_s:.2f}x | {torch16_s / attn16_s:.2f}x | "
+                    f"{diff16:.1e} | {torch_diff16:.1e} |")
+        if bf16_rows:
+            print()
+            print("|    N | attn bf16 ms | GFLOP/s | PyTorch bf16 ms | attn f32 / attn bf16 | "
+                  "ORT f32 / attn bf16 | PyTorch bf16 / attn bf16 | attn bf16 max abs diff vs PyTorch f32 | "
+                  "PyTorch bf16 max abs diff vs PyTorch f32 |")
+            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            print("\n".join(bf16_rows))
 
 
 if __name__ == "__main__":

@@ -136,10 +136,17 @@ void layermath::swiglu(float *up, const float *gate, int64_t count) {
 
 void layermath::broadcastRows(float *y, int64_t rows, const float *row,
                               int64_t width) {
-  forChunks(rows * width, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      y[i] = row ? row[i % width] : 0.0f;
-  });
+  // Row by row: each row is a copy (or a fill) that runs on vectors; a
+  // flat loop took a division per element (i % width), 5 % of a bf16 BERT
+  // layer.
+  constexpr int64_t kMinParallel = 1 << 15;
+#pragma omp parallel for schedule(static) if (rows * width >= kMinParallel)
+  for (int64_t r = 0; r < rows; ++r) {
+    if (row)
+      std::copy_n(row, width, y + r * width);
+    else
+      std::fill_n(y + r * width, width, 0.0f);
+  }
 }
 
 void layermath::add(float *x, const float *y, int64_t count) {
