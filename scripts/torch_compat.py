@@ -105,8 +105,8 @@ class LlamaLayer(torch.nn.Module):
         n = x.shape[-2]
         inv = self.base ** (-torch.arange(0, self.dim, 2, dtype=torch.float64) / self.dim)
         angles = torch.arange(n, dtype=torch.float64)[:, None] * inv[None, :]
-        cos = torch.cat([angles.cos(), angles.cos()], -1).float()
-        sin = torch.cat([angles.sin(), angles.sin()], -1).float()
+        cos = torch.cat([angles.cos(), angles.cos()], -1).to(x.dtype)
+        sin = torch.cat([angles.sin(), angles.sin()], -1).to(x.dtype)
         half = self.dim // 2
         rotated = torch.cat([-x[..., half:], x[..., :half]], -1)
         return x * cos + rotated * sin
