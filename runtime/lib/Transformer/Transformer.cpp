@@ -17,6 +17,7 @@
 #include "attn/Runtime/BlockKernels.h"
 #include "attn/Runtime/ContextParallel.h"
 #include "attn/Runtime/GpuCompiler.h"
+#include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/LinearKernels.h"
 #include "attn/Runtime/MemRefDescriptor.h"
@@ -25,6 +26,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/TargetParser/Host.h"
 #include <tuple>
 
 using namespace attnrt;
@@ -177,6 +179,18 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   }
   attnspec::Spec attentionSpec =
       attnspec::attentionSpec(spec, role, batch, lq, lk);
+  // A bf16 layer's softmax attention runs in bf16 where its products run
+  // on AMX tiles (q, k and v rounded as they are handed over, the output
+  // widened back): 3x the f32 kernel. Elsewhere, and for operands beyond
+  // q, k and v, it stays f32.
+  bool bf16Attention =
+      spec.dtype == "bf16" && options.gpuTarget.empty() &&
+      attentionSpec.attention.kind == "softmax" &&
+      options.bf16Products != Bf16Products::Widen &&
+      options.bf16Products != Bf16Products::Dot &&
+      llvm::sys::getHostCPUFeatures().lookup("avx512f") && enableAmxTiles();
+  if (bf16Attention)
+    attentionSpec.dtype = "bf16";
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer("attention:",
@@ -185,6 +199,16 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   CompiledAttention compiled;
   mlir::OwningOpRef<mlir::ModuleOp> module = attnspec::buildModule(
       attentionSpec, sourceMgr, &context, &compiled.kernel.argumentNames);
+  if (module && bf16Attention &&
+      !llvm::all_of(compiled.kernel.argumentNames, [](const std::string &n) {
+        return n == "q" || n == "k" || n == "v" || n == "qk";
+      })) {
+    bf16Attention = false;
+    attentionSpec.dtype = "f32";
+    compiled.kernel.argumentNames.clear();
+    module = attnspec::buildModule(attentionSpec, sourceMgr, &context,
+                                   &compiled.kernel.argumentNames);
+  }
   if (!module)
     return Status::error(llvm::formatv("cannot build the {0} of layer spec "
                                        "'{1}' for {2} queries and {3} keys",
@@ -219,19 +243,48 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     compiled.compiled = std::move(*gpu);
   }
   Kernel *raw = compiled.compiled.get();
-  compiled.kernel.call = [raw, function](
+  compiled.kernel.call = [raw, function, bf16Attention](
                              const std::vector<KernelOperand> &inputs,
                              const KernelOperand &output) {
     std::vector<MemRefDescriptor> descriptors;
     descriptors.reserve(inputs.size() + 1);
-    for (const KernelOperand &operand : inputs)
-      descriptors.emplace_back(operand.data, operand.shape);
-    descriptors.emplace_back(output.data, output.shape);
+    // bf16: every operand rounded into a 16-bit copy, the result widened.
+    std::vector<std::vector<uint16_t>> halves;
+    auto elements = [](const KernelOperand &operand) {
+      int64_t count = 1;
+      for (int64_t d : operand.shape)
+        count *= d;
+      return count;
+    };
+    if (bf16Attention) {
+      halves.reserve(inputs.size() + 1);
+      for (const KernelOperand &operand : inputs) {
+        const float *from = static_cast<const float *>(operand.data);
+        std::vector<uint16_t> &to = halves.emplace_back(elements(operand));
+        int64_t count = to.size();
+        for (int64_t i = 0; i < count; ++i)
+          to[i] = floatToBFloat16Bits(from[i]);
+        descriptors.emplace_back(to.data(), operand.shape);
+      }
+      descriptors.emplace_back(halves.emplace_back(elements(output)).data(),
+                               output.shape);
+    } else {
+      for (const KernelOperand &operand : inputs)
+        descriptors.emplace_back(operand.data, operand.shape);
+      descriptors.emplace_back(output.data, output.shape);
+    }
     std::vector<MemRefDescriptor *> args;
     for (MemRefDescriptor &d : descriptors)
       args.push_back(&d);
     if (llvm::Error e = raw->call(function, args))
       return Status::error(llvm::toString(std::move(e)));
+    if (bf16Attention) {
+      const std::vector<uint16_t> &result = halves.back();
+      float *to = static_cast<float *>(output.data);
+      int64_t count = result.size();
+      for (int64_t i = 0; i < count; ++i)
+        to[i] = bfloat16BitsToFloat(result[i]);
+    }
     return Status::ok();
   };
   kernel = &(kernels[key] = std::move(compiled)).kernel;
