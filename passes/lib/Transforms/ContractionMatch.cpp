@@ -5,24 +5,40 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-bool mlir::attn::hasMultiplyAddBody(linalg::GenericOp op) {
+std::optional<std::pair<Value, Value>>
+mlir::attn::multiplyAddFactors(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
-  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
-    return false;
+  if (body.getNumArguments() != 3)
+    return std::nullopt;
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto sum = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
-  if (!sum)
-    return false;
   Value acc = body.getArgument(2);
-  if (sum.getLhs() != acc && sum.getRhs() != acc)
-    return false;
+  if (!sum || (sum.getLhs() != acc && sum.getRhs() != acc))
+    return std::nullopt;
   auto product = (sum.getLhs() == acc ? sum.getRhs() : sum.getLhs())
                      .getDefiningOp<arith::MulFOp>();
   if (!product)
+    return std::nullopt;
+  return std::make_pair(product.getLhs(), product.getRhs());
+}
+
+bool mlir::attn::hasMultiplyAddBody(linalg::GenericOp op) {
+  auto factors = multiplyAddFactors(op);
+  if (!factors || op.getRegion().front().getOperations().size() != 3)
     return false;
-  Value x = body.getArgument(0), w = body.getArgument(1);
-  return (product.getLhs() == x && product.getRhs() == w) ||
-         (product.getLhs() == w && product.getRhs() == x);
+  Value x = op.getRegion().getArgument(0), w = op.getRegion().getArgument(1);
+  return (factors->first == x && factors->second == w) ||
+         (factors->first == w && factors->second == x);
+}
+
+bool mlir::attn::isBufferProductGeneric(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
+    return false;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  return iterators[0] == utils::IteratorType::parallel &&
+         iterators[1] == utils::IteratorType::parallel &&
+         iterators[2] == utils::IteratorType::reduction;
 }
 
 /// The positions of `map`'s results as loop dims (it is a projected

@@ -29,6 +29,15 @@ std::optional<ContractionMatch> matchContraction(linalg::GenericOp op);
 /// Whether the body of `op` (two inputs, one output) yields out + in0 * in1.
 bool hasMultiplyAddBody(linalg::GenericOp op);
 
+/// The factors l and r of a body that yields out + l * r (either order of
+/// each operation), whatever computes them; nothing for another body.
+std::optional<std::pair<Value, Value>>
+multiplyAddFactors(linalg::GenericOp op);
+
+/// Whether `op` is a 2-D product on buffers: two inputs, one output, loops
+/// (parallel m, parallel n, reduction k).
+bool isBufferProductGeneric(linalg::GenericOp op);
+
 } // namespace mlir::attn
 
 #endif // ATTN_TRANSFORMS_CONTRACTIONMATCH_H

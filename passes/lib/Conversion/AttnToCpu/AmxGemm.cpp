@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "AmxGemm.h"
 #include "LoopBuilder.h"
+#include "attn/Transforms/ContractionMatch.h"
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,19 +44,10 @@ constexpr int64_t kGroupPairs = 4;
 
 /// The body C + extf(truncf(A)) * extf(B), B bf16.
 bool hasRoundedProductBody(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getNumArguments() != 3 || body.getOperations().size() != 6)
+  auto factors = multiplyAddFactors(op);
+  if (!factors || op.getRegion().front().getOperations().size() != 6)
     return false;
-  Value x = body.getArgument(0), w = body.getArgument(1),
-        acc = body.getArgument(2);
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto sum = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
-  if (!sum || (sum.getLhs() != acc && sum.getRhs() != acc))
-    return false;
-  auto product = (sum.getLhs() == acc ? sum.getRhs() : sum.getLhs())
-                     .getDefiningOp<arith::MulFOp>();
-  if (!product)
-    return false;
+  Value x = op.getRegion().getArgument(0), w = op.getRegion().getArgument(1);
   auto isRoundedX = [&](Value v) {
     auto ext = v.getDefiningOp<arith::ExtFOp>();
     auto trunc = ext ? ext.getIn().getDefiningOp<arith::TruncFOp>() : nullptr;
@@ -66,19 +58,13 @@ bool hasRoundedProductBody(linalg::GenericOp op) {
     auto ext = v.getDefiningOp<arith::ExtFOp>();
     return ext && ext.getIn() == w && ext.getType().isF32();
   };
-  return (isRoundedX(product.getLhs()) && isWidenedW(product.getRhs())) ||
-         (isRoundedX(product.getRhs()) && isWidenedW(product.getLhs()));
+  return (isRoundedX(factors->first) && isWidenedW(factors->second)) ||
+         (isRoundedX(factors->second) && isWidenedW(factors->first));
 }
 } // namespace
 
 bool mlir::attn::isAmxPairPackedMatmul(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
-    return false;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (iterators[0] != utils::IteratorType::parallel ||
-      iterators[1] != utils::IteratorType::parallel ||
-      iterators[2] != utils::IteratorType::reduction)
+  if (!isBufferProductGeneric(op))
     return false;
   auto x = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
   auto w = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());

@@ -110,38 +110,23 @@ std::optional<BLayout> classify(linalg::MatmulOp op) {
 /// The body C + A * extf(B) of a product whose B is 16-bit (weights kept
 /// in bf16 or f16, widened as they are read).
 bool hasWidenedMultiplyAddBody(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getNumArguments() != 3 || body.getOperations().size() != 4)
+  auto factors = multiplyAddFactors(op);
+  if (!factors || op.getRegion().front().getOperations().size() != 4)
     return false;
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto sum = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
-  Value acc = body.getArgument(2);
-  if (!sum || (sum.getLhs() != acc && sum.getRhs() != acc))
-    return false;
-  auto product = (sum.getLhs() == acc ? sum.getRhs() : sum.getLhs())
-                     .getDefiningOp<arith::MulFOp>();
-  if (!product)
-    return false;
-  Value x = body.getArgument(0), w = body.getArgument(1);
+  Value x = op.getRegion().getArgument(0), w = op.getRegion().getArgument(1);
   auto widened = [&](Value v) {
     auto ext = v.getDefiningOp<arith::ExtFOp>();
     return ext && ext.getIn() == w && ext.getType().isF32();
   };
-  return (product.getLhs() == x && widened(product.getRhs())) ||
-         (product.getRhs() == x && widened(product.getLhs()));
+  return (factors->first == x && widened(factors->second)) ||
+         (factors->second == x && widened(factors->first));
 }
 
 /// Whether `op` is C += A B with B in panels of `panelWidth` columns:
 /// maps (m, k), (n floordiv W, k, n mod W), (m, n) and a multiply-add body;
 /// B is f32, or bf16 / f16 widened to f32 in the body.
 bool isPackedMatmul(linalg::GenericOp op, int64_t panelWidth) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
-    return false;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (iterators[0] != utils::IteratorType::parallel ||
-      iterators[1] != utils::IteratorType::parallel ||
-      iterators[2] != utils::IteratorType::reduction)
+  if (!isBufferProductGeneric(op))
     return false;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(operand.getType());
