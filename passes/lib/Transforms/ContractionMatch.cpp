@@ -31,6 +31,11 @@ bool mlir::attn::hasMultiplyAddBody(linalg::GenericOp op) {
          (factors->first == w && factors->second == x);
 }
 
+bool mlir::attn::isWidenedToF32(Value v, Value source) {
+  auto ext = v.getDefiningOp<arith::ExtFOp>();
+  return ext && ext.getIn() == source && ext.getType().isF32();
+}
+
 bool mlir::attn::isBufferProductGeneric(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op.getNumLoops() != 3)

@@ -34,6 +34,9 @@ bool hasMultiplyAddBody(linalg::GenericOp op);
 std::optional<std::pair<Value, Value>>
 multiplyAddFactors(linalg::GenericOp op);
 
+/// Whether `v` is `source` widened to f32 by an arith.extf.
+bool isWidenedToF32(Value v, Value source);
+
 /// Whether `op` is a 2-D product on buffers: two inputs, one output, loops
 /// (parallel m, parallel n, reduction k).
 bool isBufferProductGeneric(linalg::GenericOp op);

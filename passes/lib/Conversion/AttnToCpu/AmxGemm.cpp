@@ -48,18 +48,15 @@ bool hasRoundedProductBody(linalg::GenericOp op) {
   if (!factors || op.getRegion().front().getOperations().size() != 6)
     return false;
   Value x = op.getRegion().getArgument(0), w = op.getRegion().getArgument(1);
+  // extf(truncf(x) to bf16) to f32.
   auto isRoundedX = [&](Value v) {
     auto ext = v.getDefiningOp<arith::ExtFOp>();
     auto trunc = ext ? ext.getIn().getDefiningOp<arith::TruncFOp>() : nullptr;
-    return trunc && trunc.getIn() == x && trunc.getType().isBF16() &&
-           ext.getType().isF32();
+    return trunc && trunc.getType().isBF16() && isWidenedToF32(v, trunc) &&
+           trunc.getIn() == x;
   };
-  auto isWidenedW = [&](Value v) {
-    auto ext = v.getDefiningOp<arith::ExtFOp>();
-    return ext && ext.getIn() == w && ext.getType().isF32();
-  };
-  return (isRoundedX(factors->first) && isWidenedW(factors->second)) ||
-         (isRoundedX(factors->second) && isWidenedW(factors->first));
+  return (isRoundedX(factors->first) && isWidenedToF32(factors->second, w)) ||
+         (isRoundedX(factors->second) && isWidenedToF32(factors->first, w));
 }
 } // namespace
 

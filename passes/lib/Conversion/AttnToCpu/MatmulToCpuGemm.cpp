@@ -114,12 +114,8 @@ bool hasWidenedMultiplyAddBody(linalg::GenericOp op) {
   if (!factors || op.getRegion().front().getOperations().size() != 4)
     return false;
   Value x = op.getRegion().getArgument(0), w = op.getRegion().getArgument(1);
-  auto widened = [&](Value v) {
-    auto ext = v.getDefiningOp<arith::ExtFOp>();
-    return ext && ext.getIn() == w && ext.getType().isF32();
-  };
-  return (factors->first == x && widened(factors->second)) ||
-         (factors->second == x && widened(factors->first));
+  return (factors->first == x && isWidenedToF32(factors->second, w)) ||
+         (factors->second == x && isWidenedToF32(factors->first, w));
 }
 
 /// Whether `op` is C += A B with B in panels of `panelWidth` columns:
