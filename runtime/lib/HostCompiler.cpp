@@ -27,6 +27,20 @@ bool attnrt::enableAmxTiles() {
 #endif
 }
 
+/// The vector width kernels are blocked for under `options`.
+static int64_t vectorBitsFor(const HostCompileOptions &options,
+                             const llvm::StringMap<bool> &features) {
+  return options.vectorBits ? options.vectorBits
+                            : (features.lookup("avx512f") ? 512 : 256);
+}
+
+bool attnrt::bf16ProductsOnAmx(const HostCompileOptions &options) {
+  return (options.bf16Products == Bf16Products::Auto ||
+          options.bf16Products == Bf16Products::Amx) &&
+         vectorBitsFor(options, llvm::sys::getHostCPUFeatures()) == 512 &&
+         enableAmxTiles();
+}
+
 llvm::Expected<std::unique_ptr<JitKernel>>
 attnrt::compileForHost(mlir::ModuleOp module,
                        const HostCompileOptions &options) {
@@ -42,9 +56,7 @@ attnrt::compileForHost(mlir::ModuleOp module,
   pipeline.cpuKeyTile = options.cpuKeyTile;
   // Block the kernels for the vector registers this machine has.
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  pipeline.vectorBits = options.vectorBits
-                            ? options.vectorBits
-                            : (features.lookup("avx512f") ? 512 : 256);
+  pipeline.vectorBits = vectorBitsFor(options, features);
   pipeline.cpuKernels = options.cpuKernels;
   // bf16 products: AMX where the OS grants the tile state, else vdpbf16ps
   // (AVX-512 BF16), else widened (docs/Pipeline.md).

@@ -47,10 +47,8 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   // bf16 weights where AMX tiles are usable: packed in k pairs for the tile
   // unit, activations rounded to bf16 as the kernel copies them
   // (AmxGemm.h); otherwise widened to f32 in registers.
-  bool amxPairs = weightFormat == FloatFormat::BF16 && vectorBits == 512 &&
-                  (options.bf16Products == Bf16Products::Auto ||
-                   options.bf16Products == Bf16Products::Amx) &&
-                  enableAmxTiles();
+  bool amxPairs =
+      weightFormat == FloatFormat::BF16 && bf16ProductsOnAmx(options);
   if (amxPairs)
     width = kAmxPanelWidth;
   // The weight's layout picks the product's indexing maps.
@@ -141,12 +139,19 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
 template <typename T, typename Convert>
 std::vector<T> CompiledLinear::packAs(const float *outByIn,
                                       Convert convert) const {
-  int64_t panels = (outFeatures + width - 1) / width;
-  std::vector<T> packed(panels * inFeatures * width, convert(0.0f));
+  // Panels of `width` columns: [panel][k][n mod width], or on AMX the k's in
+  // pairs, [panel][k / 2][(n mod 16) * 2 + k mod 2]; zeros past out and in.
+  int64_t depth = amxPairs ? 2 * amxPairRows(inFeatures) : inFeatures;
+  int64_t panels =
+      amxPairs ? amxPanels(outFeatures) : (outFeatures + width - 1) / width;
+  std::vector<T> packed(panels * depth * width, convert(0.0f));
   for (int64_t n = 0; n < outFeatures; ++n)
-    for (int64_t k = 0; k < inFeatures; ++k)
-      packed[((n / width) * inFeatures + k) * width + n % width] =
-          convert(outByIn[n * inFeatures + k]);
+    for (int64_t k = 0; k < inFeatures; ++k) {
+      int64_t at = amxPairs ? ((n / width) * depth + k - k % 2) * width +
+                                  (n % width) * 2 + k % 2
+                            : ((n / width) * depth + k) * width + n % width;
+      packed[at] = convert(outByIn[n * inFeatures + k]);
+    }
   return packed;
 }
 
@@ -156,17 +161,7 @@ std::vector<float> CompiledLinear::pack(const float *outByIn) const {
 
 std::vector<uint16_t> CompiledLinear::packHalf(const float *outByIn) const {
   FloatFormat f = format;
-  if (!amxPairs)
-    return packAs<uint16_t>(outByIn, [f](float x) { return toBits(f, x); });
-  // [panel][k / 2][(n mod 16) * 2 + k mod 2], zeros past out and in.
-  int64_t pairRows = amxPairRows(inFeatures);
-  std::vector<uint16_t> packed(amxPanels(outFeatures) * pairRows * 2 * width,
-                               0);
-  for (int64_t n = 0; n < outFeatures; ++n)
-    for (int64_t k = 0; k < inFeatures; ++k)
-      packed[((n / width) * pairRows + k / 2) * 2 * width + (n % width) * 2 +
-             k % 2] = toBits(f, outByIn[n * inFeatures + k]);
-  return packed;
+  return packAs<uint16_t>(outByIn, [f](float x) { return toBits(f, x); });
 }
 
 llvm::Error CompiledLinear::accumulate(const float *x, int64_t rows,

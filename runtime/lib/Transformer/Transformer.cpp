@@ -183,12 +183,11 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   // on AMX tiles (q, k and v rounded as they are handed over, the output
   // widened back): 3x the f32 kernel. Elsewhere, and for operands beyond
   // q, k and v, it stays f32.
-  bool bf16Attention =
-      spec.dtype == "bf16" && options.gpuTarget.empty() &&
-      attentionSpec.attention.kind == "softmax" &&
-      options.bf16Products != Bf16Products::Widen &&
-      options.bf16Products != Bf16Products::Dot &&
-      llvm::sys::getHostCPUFeatures().lookup("avx512f") && enableAmxTiles();
+  HostCompileOptions hostOptions;
+  hostOptions.bf16Products = options.bf16Products;
+  bool bf16Attention = spec.dtype == "bf16" && options.gpuTarget.empty() &&
+                       attentionSpec.attention.kind == "softmax" &&
+                       bf16ProductsOnAmx(hostOptions);
   if (bf16Attention)
     attentionSpec.dtype = "bf16";
   llvm::SourceMgr sourceMgr;

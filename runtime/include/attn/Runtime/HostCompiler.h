@@ -30,6 +30,10 @@ struct HostCompileOptions {
 /// for all its threads; false on other systems and CPUs.
 bool enableAmxTiles();
 
+/// Whether bf16 products compiled with `options` run on AMX tiles (Auto or
+/// Amx, 512-bit blocking, the OS allowing the tile state).
+bool bf16ProductsOnAmx(const HostCompileOptions &options);
+
 /// Marks every public function for the C interface, lowers `module` (attn IR
 /// on tensors) with attn-cpu-pipeline blocked for this CPU's vector
 /// registers, and JIT-compiles it. Diagnostics go to the context's handler.
