@@ -27,9 +27,8 @@ struct Reference {
   const attnspec::LayerShape &l = spec.layer;
   /// The 16-bit type matrix weights are kept in, if any.
   std::optional<FloatFormat> half =
-      spec.dtype == "bf16"  ? std::optional(FloatFormat::BF16)
-      : spec.dtype == "f16" ? std::optional(FloatFormat::F16)
-                            : std::nullopt;
+      spec.dtype == "f32" ? std::nullopt
+                          : std::optional(floatFormatOf(spec.dtype));
 
   /// `x` rounded to the layer's 16-bit type (through f32, as stored).
   double rounded(double x) const {

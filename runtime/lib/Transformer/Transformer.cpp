@@ -473,9 +473,7 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
     return raw->kernelFor(block, batch, lq, lk, kernel);
   };
   std::shared_ptr<LinearBackend> linear;
-  FloatFormat weightFormat = spec.dtype == "bf16"  ? FloatFormat::BF16
-                             : spec.dtype == "f16" ? FloatFormat::F16
-                                                   : FloatFormat::F32;
+  FloatFormat weightFormat = floatFormatOf(spec.dtype);
   if (impl->options.compiledLinears || weightFormat != FloatFormat::F32) {
     HostCompileOptions compileOptions;
     compileOptions.numThreads = impl->options.numThreads;

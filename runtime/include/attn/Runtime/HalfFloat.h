@@ -12,10 +12,18 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace attnrt {
 
 enum class FloatFormat { F32, F16, BF16 };
+
+/// The format a spec's dtype ("f32", "f16", "bf16") names.
+inline FloatFormat floatFormatOf(const std::string &dtype) {
+  return dtype == "bf16" ? FloatFormat::BF16
+         : dtype == "f16" ? FloatFormat::F16
+                          : FloatFormat::F32;
+}
 
 inline uint32_t floatBits(float f) {
   uint32_t x;
