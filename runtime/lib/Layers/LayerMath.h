@@ -52,8 +52,8 @@ void rmsNorm(float *x, int64_t rows, int64_t width, const float *weight,
 
 /// In place: relu, gelu (erf), gelu_tanh.
 void activate(const std::string &activation, float *x, int64_t count);
-/// up[i] *= silu(gate[i]) (SwiGLU).
-void swiglu(float *up, const float *gate, int64_t count);
+/// gate[i] = silu(gate[i]) * up[i] (SwiGLU).
+void siluTimes(float *gate, const float *up, int64_t count);
 
 /// Every row of y[rows, width] = `row` (zeros when null), on the OpenMP
 /// threads: the start of a product that accumulates.

@@ -96,15 +96,25 @@ struct LayerStack::Impl {
   void fuseQkv();
   /// Hands every weight of a product to the linear backend's prepare().
   Status prepareLinears();
-  /// y[rows, out] = x[rows, in] W^T + bias.
+  /// y[rows, out] = act(x[rows, in] W^T + bias) (SiluTimesOther: times
+  /// `other`), or with `accumulate` y += x W^T + bias: in one pass where the
+  /// backend fuses epilogues, else in passes of the stack's.
   Status linear(const LinearWeights &w, const float *x, int64_t rows,
-                float *y);
+                float *y,
+                LinearEpilogue::Activation activation =
+                    LinearEpilogue::Activation::None,
+                const float *other = nullptr, bool accumulate = false);
+  bool fusesEpilogues() const {
+    return linearBackend && linearBackend->fusesEpilogues();
+  }
+  /// The blocks write their output to `result`, or add it to `residual`
+  /// when that is not null (their last product then accumulates into it).
   Status attention(AttentionBlock block, AttentionWeights &w,
                    LayerCache &cache, const float *x,
                    const Activations *memory, int64_t batch, int64_t length,
-                   std::vector<float> &result);
+                   std::vector<float> &result, float *residual);
   Status feedForward(LayerWeights &w, const float *x, int64_t rows,
-                     std::vector<float> &result);
+                     std::vector<float> &result, float *residual);
   void normalize(const NormWeights &n, float *x, int64_t rows);
   Status layer(int64_t index, std::vector<float> &h, const Activations *memory,
                int64_t batch, int64_t length);
@@ -190,7 +200,8 @@ Status LayerStack::Impl::load(const WeightReader &readWeight) {
 Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
                                    LayerCache &cache, const float *x,
                                    const Activations *memory, int64_t batch,
-                                   int64_t length, std::vector<float> &result) {
+                                   int64_t length, std::vector<float> &result,
+                                   float *residual) {
   const LayerConfig &l = config;
   int64_t rows = batch * length, hd = l.headDim;
   bool self = block == AttentionBlock::Self;
@@ -322,9 +333,14 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
                           std::chrono::steady_clock::now() - start)
                           .count();
   lm::Scratch merged(rows * l.heads * hd);
-  result.resize(rows * l.dModel); // written whole by the product
   lm::mergeHeads(heads.data(), batch, length, l.heads, hd, merged.data());
-  if (Status s = linear(w.o, merged.data(), rows, result.data()); s.failed())
+  if (!residual)
+    result.resize(rows * l.dModel); // written whole by the product
+  if (Status s = residual ? linear(w.o, merged.data(), rows, residual,
+                                   LinearEpilogue::Activation::None, nullptr,
+                                   /*accumulate=*/true)
+                          : linear(w.o, merged.data(), rows, result.data());
+      s.failed())
     return s;
   // Transformer-XL: keep only the last memory_length keys for the next
   // segment.
@@ -339,33 +355,78 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
 }
 
 Status LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
-                                     int64_t rows,
-                                     std::vector<float> &result) {
+                                     int64_t rows, std::vector<float> &result,
+                                     float *residual) {
+  using Activation = LinearEpilogue::Activation;
   const LayerConfig &l = config;
-  lm::Scratch up(rows * l.ffnHidden);
-  result.resize(rows * l.dModel); // written whole by the product
-  if (Status s = linear(w.up, x, rows, up.data()); s.failed())
-    return s;
+  lm::Scratch up(rows * l.ffnHidden), gate;
+  float *hidden = up.data();
   if (l.activation == "swiglu") {
-    lm::Scratch gate(up.size());
-    if (Status s = linear(w.gate, x, rows, gate.data()); s.failed())
+    // silu(gate) * up, written by the gate's product.
+    gate.resize(up.size());
+    if (Status s = linear(w.up, x, rows, up.data()); s.failed())
       return s;
-    lm::swiglu(up.data(), gate.data(), up.size());
-  } else {
-    lm::activate(l.activation, up.data(), up.size());
+    if (Status s = linear(w.gate, x, rows, gate.data(),
+                          Activation::SiluTimesOther, up.data());
+        s.failed())
+      return s;
+    hidden = gate.data();
+  } else if (Status s = linear(w.up, x, rows, up.data(),
+                               activationNamed(l.activation));
+             s.failed()) {
+    return s;
   }
-  return linear(w.down, up.data(), rows, result.data());
+  if (residual)
+    return linear(w.down, hidden, rows, residual, Activation::None, nullptr,
+                  /*accumulate=*/true);
+  result.resize(rows * l.dModel); // written whole by the product
+  return linear(w.down, hidden, rows, result.data());
 }
 
 Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
-                                int64_t rows, float *y) {
+                                int64_t rows, float *y,
+                                LinearEpilogue::Activation activation,
+                                const float *other, bool accumulate) {
+  using Activation = LinearEpilogue::Activation;
+  const float *bias = w.bias.empty() ? nullptr : w.bias.data();
+  if (fusesEpilogues()) {
+    LinearEpilogue epilogue;
+    epilogue.accumulate = accumulate;
+    epilogue.bias = bias != nullptr;
+    epilogue.activation = activation;
+    return linearBackend->apply(x, rows, *w.prepared, epilogue, bias, other,
+                                y);
+  }
+  if (accumulate)
+    return Status::error("internal error: a residual sum in the product "
+                         "needs a linear backend that fuses it");
   if (!linearBackend) {
     lm::linear(x, rows, w.in, w.weight.data(), w.bias, w.out, y);
-    return Status::ok();
+  } else {
+    // The backend accumulates: y starts as the bias.
+    lm::broadcastRows(y, rows, bias, w.out);
+    if (Status s = linearBackend->accumulate(x, rows, *w.prepared, y);
+        s.failed())
+      return s;
   }
-  // The backend accumulates: y starts as the bias.
-  lm::broadcastRows(y, rows, w.bias.empty() ? nullptr : w.bias.data(), w.out);
-  return linearBackend->accumulate(x, rows, *w.prepared, y);
+  int64_t count = rows * w.out;
+  switch (activation) {
+  case Activation::None:
+    break;
+  case Activation::Relu:
+    lm::activate("relu", y, count);
+    break;
+  case Activation::Gelu:
+    lm::activate("gelu", y, count);
+    break;
+  case Activation::GeluTanh:
+    lm::activate("gelu_tanh", y, count);
+    break;
+  case Activation::SiluTimesOther:
+    lm::siluTimes(y, other, count);
+    break;
+  }
+  return Status::ok();
 }
 
 void LayerStack::Impl::fuseQkv() {
@@ -424,33 +485,43 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
   // One residual block: pre-norm h += f(norm(h)), post-norm
   // h = norm(h + f(h)).
   auto block = [&](const NormWeights &norm, auto body) {
-    std::vector<float> input = h, r;
-    if (pre)
-      normalize(norm, input.data(), rows);
-    Status s = body(input.data(), r);
-    if (!s.failed() && sumAcrossRanks)
+    // Post-norm blocks read h itself: its last product, which may add into
+    // h, runs after everything that reads it.
+    std::vector<float> normalized, r;
+    if (pre) {
+      normalized = h;
+      normalize(norm, normalized.data(), rows);
+    }
+    // The block's last product adds its output to h where the backend
+    // fuses that (not when partial sums cross ranks first).
+    float *residual = fusesEpilogues() && !sumAcrossRanks ? h.data() : nullptr;
+    Status s = body(pre ? normalized.data() : h.data(), r, residual);
+    if (!s.failed() && !residual && sumAcrossRanks)
       s = sumAcrossRanks(r);
     if (s.failed())
       return s;
-    lm::add(h.data(), r.data(), h.size());
+    if (!residual)
+      lm::add(h.data(), r.data(), h.size());
     if (!pre)
       normalize(norm, h.data(), rows);
     return Status::ok();
   };
-  Status s = block(w.norms[0], [&](const float *in, std::vector<float> &r) {
+  Status s = block(w.norms[0], [&](const float *in, std::vector<float> &r,
+                                   float *residual) {
     return attention(AttentionBlock::Self, w.self, cache, in, nullptr, batch,
-                     length, r);
+                     length, r, residual);
   });
   if (!s.failed() && l.hasCrossAttention())
-    s = block(w.norms[1], [&](const float *in, std::vector<float> &r) {
+    s = block(w.norms[1], [&](const float *in, std::vector<float> &r,
+                              float *residual) {
       return attention(AttentionBlock::Cross, w.cross, cache, in, memory,
-                       batch, length, r);
+                       batch, length, r, residual);
     });
   if (s.failed())
     return s;
   return block(w.norms[l.hasCrossAttention() ? 2 : 1],
-               [&](const float *in, std::vector<float> &r) {
-                 return feedForward(w, in, rows, r);
+               [&](const float *in, std::vector<float> &r, float *residual) {
+                 return feedForward(w, in, rows, r, residual);
                });
 }
 

@@ -16,16 +16,115 @@ struct CompiledLinear::Impl {
 };
 
 CompiledLinear::CompiledLinear(std::unique_ptr<Impl> impl, int64_t in,
-                               int64_t out, WeightLayout layout, int64_t width,
-                               FloatFormat format, bool amxPairs)
-    : impl(std::move(impl)), inFeatures(in), outFeatures(out), width(width),
-      weightLayout(layout), format(format), amxPairs(amxPairs) {}
+                               int64_t out, WeightLayout layout,
+                               LinearPanels panels, LinearEpilogue epilogue)
+    : impl(std::move(impl)), inFeatures(in), outFeatures(out),
+      weightLayout(layout), panels(panels), finish(epilogue) {}
 CompiledLinear::~CompiledLinear() = default;
+
+LinearPanels::LinearPanels(int64_t in, int64_t out,
+                           const HostCompileOptions &options,
+                           FloatFormat format)
+    : in(in), out(out), weightFormat(format) {
+  // The GEMM's panels depend on the vector width it is compiled for.
+  int64_t vectorBits =
+      options.vectorBits
+          ? options.vectorBits
+          : (llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256);
+  panelWidth = mlir::attn::cpuGemmPanelWidth(vectorBits);
+  // bf16 weights where AMX tiles are usable: packed in k pairs for the tile
+  // unit, activations rounded to bf16 as the kernel copies them
+  // (AmxGemm.h); otherwise widened to f32 in registers.
+  pairs = format == FloatFormat::BF16 && bf16ProductsOnAmx(options);
+  if (pairs)
+    panelWidth = kAmxPanelWidth;
+}
+
+std::vector<int64_t> LinearPanels::shape() const {
+  if (pairs)
+    return {2 * ((out + 31) / 32), 16 * ((in + 31) / 32), 2 * panelWidth};
+  return {(out + panelWidth - 1) / panelWidth, in, panelWidth};
+}
+
+/// The epilogue's element-wise generic on y (GemmEpilogue.h fuses it into
+/// the GEMM), or nothing for the plain product.
+static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
+  using A = LinearEpilogue::Activation;
+  if (!e.bias && e.activation == A::None)
+    return "";
+  std::string maps, operands, types, args, body;
+  auto input = [&](const char *name, const char *map, std::string type) {
+    maps += std::string("affine_map<(m, n) -> (") + map + ")>, ";
+    operands += std::string(operands.empty() ? "" : ", ") + "%" + name;
+    types += std::string(types.empty() ? "" : ", ") + type;
+    args += std::string("%") + name + "_in: f32, ";
+  };
+  if (e.bias)
+    input("bias", "n", llvm::formatv("memref<{0}xf32>", out).str());
+  if (e.activation == A::SiluTimesOther)
+    input("other", "m, n", llvm::formatv("memref<?x{0}xf32>", out).str());
+  std::string v = "%c";
+  auto step = [&](std::string name, std::string expression) {
+    body += "    %" + name + " = " + expression + "\n";
+    v = "%" + name;
+  };
+  if (e.bias)
+    step("biased", "arith.addf " + v + ", %bias_in : f32");
+  std::string x = v;
+  switch (e.activation) {
+  case A::None:
+    break;
+  case A::Relu:
+    step("floor", "arith.constant 0.0 : f32");
+    step("relu", "arith.maximumf " + x + ", %floor : f32");
+    break;
+  case A::Gelu:
+    step("rsqrt2", "arith.constant 0.70710678118654752 : f32");
+    step("scaled", "arith.mulf " + x + ", %rsqrt2 : f32");
+    step("erf", "math.erf %scaled : f32");
+    step("one", "arith.constant 1.0 : f32");
+    step("onePlus", "arith.addf %erf, %one : f32");
+    step("half", "arith.constant 0.5 : f32");
+    step("halfX", "arith.mulf " + x + ", %half : f32");
+    step("gelu", "arith.mulf %halfX, %onePlus : f32");
+    break;
+  case A::GeluTanh:
+    step("cube", "arith.mulf " + x + ", " + x + " : f32");
+    step("cube3", "arith.mulf %cube, " + x + " : f32");
+    step("k", "arith.constant 0.044715 : f32");
+    step("kc", "arith.mulf %cube3, %k : f32");
+    step("inner", "arith.addf " + x + ", %kc : f32");
+    step("s", "arith.constant 0.79788456080286536 : f32");
+    step("arg", "arith.mulf %inner, %s : f32");
+    step("tanh", "math.tanh %arg : f32");
+    step("one", "arith.constant 1.0 : f32");
+    step("onePlus", "arith.addf %tanh, %one : f32");
+    step("half", "arith.constant 0.5 : f32");
+    step("halfX", "arith.mulf " + x + ", %half : f32");
+    step("gelu", "arith.mulf %halfX, %onePlus : f32");
+    break;
+  case A::SiluTimesOther:
+    step("negated", "arith.negf " + x + " : f32");
+    step("e", "math.exp %negated : f32");
+    step("one", "arith.constant 1.0 : f32");
+    step("denominator", "arith.addf %e, %one : f32");
+    step("silu", "arith.divf " + x + ", %denominator : f32");
+    step("gated", "arith.mulf %silu, %other_in : f32");
+    break;
+  }
+  return llvm::formatv(
+             "  linalg.generic {{indexing_maps = [{0}affine_map<(m, n) -> (m, "
+             "n)>], iterator_types = [\"parallel\", \"parallel\"]} "
+             "ins({1} : {2}) outs(%y : memref<?x{3}xf32>) {{\n"
+             "  ^bb0({4}%c: f32):\n{5}    linalg.yield {6} : f32\n  }\n",
+             maps, operands, types, out, args, body, v)
+      .str();
+}
 
 llvm::Expected<std::unique_ptr<CompiledLinear>>
 CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
                        const HostCompileOptions &options,
-                       FloatFormat weightFormat) {
+                       FloatFormat weightFormat, LinearEpilogue epilogue) {
   if (in <= 0 || out <= 0)
     return llvm::createStringError("a linear map needs positive sizes");
   if (weightFormat != FloatFormat::F32 && layout != WeightLayout::Packed)
@@ -34,23 +133,22 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   const char *element = weightFormat == FloatFormat::BF16  ? "bf16"
                         : weightFormat == FloatFormat::F16 ? "f16"
                                                            : "f32";
+  if (layout != WeightLayout::Packed &&
+      (!epilogue.accumulate || epilogue.bias ||
+       epilogue.activation != LinearEpilogue::Activation::None))
+    return llvm::createStringError(
+        "an epilogue needs a kernel on packed weights");
+  if (epilogue.accumulate &&
+      epilogue.activation != LinearEpilogue::Activation::None)
+    return llvm::createStringError(
+        "an activation applies to the product, not to an accumulated sum");
   auto impl = std::make_unique<Impl>();
   mlir::DialectRegistry registry;
   attnspec::registerToolDialects(registry);
   impl->context.appendDialectRegistry(registry);
-  // The GEMM's panels depend on the vector width it is compiled for.
-  int64_t vectorBits =
-      options.vectorBits
-          ? options.vectorBits
-          : (llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256);
-  int64_t width = mlir::attn::cpuGemmPanelWidth(vectorBits);
-  // bf16 weights where AMX tiles are usable: packed in k pairs for the tile
-  // unit, activations rounded to bf16 as the kernel copies them
-  // (AmxGemm.h); otherwise widened to f32 in registers.
-  bool amxPairs =
-      weightFormat == FloatFormat::BF16 && bf16ProductsOnAmx(options);
-  if (amxPairs)
-    width = kAmxPanelWidth;
+  LinearPanels panels(in, out, options, weightFormat);
+  int64_t width = panels.width();
+  bool amxPairs = panels.amxPairs();
   // The weight's layout picks the product's indexing maps.
   std::string weightType, maps;
   switch (layout) {
@@ -65,9 +163,11 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   case WeightLayout::Packed:
     weightType = llvm::formatv("memref<{0}x{1}x{2}x{3}>",
                                (out + width - 1) / width, in, width, element);
-    if (amxPairs)
-      weightType = llvm::formatv("memref<{0}x{1}x{2}xbf16>",
-                                 amxPanels(out), amxPairRows(in), 2 * width);
+    if (amxPairs) {
+      std::vector<int64_t> shape = panels.shape();
+      weightType = llvm::formatv("memref<{0}x{1}x{2}xbf16>", shape[0],
+                                 shape[1], shape[2]);
+    }
     break;
   }
   std::string product =
@@ -113,10 +213,26 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
                           "{2}) outs(%y : memref<?x{3}xf32>)\n",
                           maps, in, weightType, out)
                 .str();
+  // Without accumulation y starts from zeros (the GEMM's first k-block
+  // does, without reading y).
+  std::string start =
+      epilogue.accumulate
+          ? ""
+          : llvm::formatv("  %zero = arith.constant 0.0 : f32\n"
+                          "  linalg.fill ins(%zero : f32) outs(%y : "
+                          "memref<?x{0}xf32>)\n",
+                          out)
+                .str();
+  std::string extraArgs;
+  if (epilogue.bias)
+    extraArgs += llvm::formatv("%bias: memref<{0}xf32>, ", out).str();
+  if (epilogue.activation == LinearEpilogue::Activation::SiluTimesOther)
+    extraArgs += llvm::formatv("%other: memref<?x{0}xf32>, ", out).str();
   std::string source = llvm::formatv(
-      "func.func @linear(%x: memref<?x{0}xf32>, %w: {1}, "
-      "%y: memref<?x{2}xf32>) {{\n{3}  return\n}\n",
-      in, weightType, out, product);
+      "func.func @linear(%x: memref<?x{0}xf32>, %w: {1}, {4}"
+      "%y: memref<?x{2}xf32>) {{\n{5}{3}{6}  return\n}\n",
+      in, weightType, out, product, extraArgs, start,
+      epilogueIR(epilogue, out));
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(source, &impl->context);
   if (!module)
@@ -131,54 +247,69 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   if (!jit)
     return jit.takeError();
   impl->jit = std::move(*jit);
-  return std::unique_ptr<CompiledLinear>(
-      new CompiledLinear(std::move(impl), in, out, layout, width, weightFormat,
-                         amxPairs));
+  return std::unique_ptr<CompiledLinear>(new CompiledLinear(
+      std::move(impl), in, out, layout, panels, epilogue));
 }
 
 template <typename T, typename Convert>
-std::vector<T> CompiledLinear::packAs(const float *outByIn,
-                                      Convert convert) const {
+std::vector<T> LinearPanels::packAs(const float *outByIn,
+                                    Convert convert) const {
   // Panels of `width` columns: [panel][k][n mod width], or on AMX the k's in
   // pairs, [panel][k / 2][(n mod 16) * 2 + k mod 2]; zeros past out and in.
-  int64_t depth = amxPairs ? 2 * amxPairRows(inFeatures) : inFeatures;
-  int64_t panels =
-      amxPairs ? amxPanels(outFeatures) : (outFeatures + width - 1) / width;
-  std::vector<T> packed(panels * depth * width, convert(0.0f));
-  for (int64_t n = 0; n < outFeatures; ++n)
-    for (int64_t k = 0; k < inFeatures; ++k) {
-      int64_t at = amxPairs ? ((n / width) * depth + k - k % 2) * width +
-                                  (n % width) * 2 + k % 2
-                            : ((n / width) * depth + k) * width + n % width;
-      packed[at] = convert(outByIn[n * inFeatures + k]);
+  std::vector<int64_t> dims = shape();
+  int64_t depth = pairs ? 2 * dims[1] : in;
+  std::vector<T> packed(dims[0] * dims[1] * dims[2], convert(0.0f));
+  for (int64_t n = 0; n < out; ++n)
+    for (int64_t k = 0; k < in; ++k) {
+      int64_t at = pairs ? ((n / panelWidth) * depth + k - k % 2) * panelWidth +
+                               (n % panelWidth) * 2 + k % 2
+                         : ((n / panelWidth) * depth + k) * panelWidth +
+                               n % panelWidth;
+      packed[at] = convert(outByIn[n * in + k]);
     }
   return packed;
 }
 
-std::vector<float> CompiledLinear::pack(const float *outByIn) const {
+std::vector<float> LinearPanels::pack(const float *outByIn) const {
   return packAs<float>(outByIn, [](float x) { return x; });
 }
 
-std::vector<uint16_t> CompiledLinear::packHalf(const float *outByIn) const {
-  FloatFormat f = format;
+std::vector<uint16_t> LinearPanels::packHalf(const float *outByIn) const {
+  FloatFormat f = weightFormat;
   return packAs<uint16_t>(outByIn, [f](float x) { return toBits(f, x); });
 }
 
 llvm::Error CompiledLinear::accumulate(const float *x, int64_t rows,
                                        const void *weight, float *y) const {
-  // The kernel only reads x and the weight; descriptors take void *.
+  return run(x, rows, weight, nullptr, nullptr, y);
+}
+
+llvm::Error CompiledLinear::run(const float *x, int64_t rows,
+                                const void *weight, const float *bias,
+                                const float *other, float *y) const {
+  using A = LinearEpilogue::Activation;
+  if (finish.bias != (bias != nullptr) ||
+      (finish.activation == A::SiluTimesOther) != (other != nullptr))
+    return llvm::createStringError(
+        "the kernel's epilogue takes a bias or another operand as it was "
+        "compiled");
+  // The kernel only reads x, the weight, the bias and `other`; descriptors
+  // take void *.
   MemRefDescriptor xd(const_cast<float *>(x), {rows, inFeatures});
   std::vector<int64_t> weightShape = {outFeatures, inFeatures};
   if (weightLayout == WeightLayout::InByOut)
     weightShape = {inFeatures, outFeatures};
   else if (weightLayout == WeightLayout::Packed)
-    weightShape = amxPairs ? std::vector<int64_t>{amxPanels(outFeatures),
-                                                  amxPairRows(inFeatures),
-                                                  2 * width}
-                           : std::vector<int64_t>{
-                                 (outFeatures + width - 1) / width,
-                                 inFeatures, width};
+    weightShape = panels.shape();
   MemRefDescriptor wd(const_cast<void *>(weight), weightShape);
+  MemRefDescriptor bd(const_cast<float *>(bias), {outFeatures});
+  MemRefDescriptor od(const_cast<float *>(other), {rows, outFeatures});
   MemRefDescriptor yd(y, {rows, outFeatures});
-  return impl->jit->call("linear", {&xd, &wd, &yd});
+  std::vector<MemRefDescriptor *> args = {&xd, &wd};
+  if (bias)
+    args.push_back(&bd);
+  if (other)
+    args.push_back(&od);
+  args.push_back(&yd);
+  return impl->jit->call("linear", args);
 }

@@ -337,9 +337,11 @@ static Status readTensorSlice(const WeightReader &readWhole, int rank,
 }
 
 namespace {
-/// The layers' products on attn's GEMM: one kernel per (in, out), compiled
-/// when the first weight of that shape is prepared; weights kept packed, in
-/// the layer's dtype (bf16 / f16 panels widened by the micro-kernel).
+/// The layers' products on attn's GEMM: one kernel per (in, out, epilogue),
+/// compiled on first use; weights kept packed, in the layer's dtype (bf16 /
+/// f16 panels widened by the micro-kernel). Biases, activations, SwiGLU's
+/// gate and residual sums are fused into the products, except on AMX tiles
+/// (whose GEMM fuses none: the stack runs them in passes of its own).
 class CompiledLinearBackend : public LinearBackend {
 public:
   CompiledLinearBackend(HostCompileOptions options, FloatFormat format)
@@ -347,34 +349,46 @@ public:
 
   Status prepare(int64_t out, int64_t in, const std::vector<float> &weight,
                  std::shared_ptr<const Weight> &prepared) override {
-    auto kernel = kernelFor(in, out);
-    if (!kernel)
-      return Status::error(llvm::toString(kernel.takeError()));
+    LinearPanels panels(in, out, options, format);
     auto packed = std::make_shared<PackedWeight>();
-    packed->kernel = *kernel;
+    packed->in = in;
+    packed->out = out;
     if (format == FloatFormat::F32)
-      packed->floats = (*kernel)->pack(weight.data());
+      packed->floats = panels.pack(weight.data());
     else
-      packed->halves = (*kernel)->packHalf(weight.data());
+      packed->halves = panels.packHalf(weight.data());
     prepared = std::move(packed);
     return Status::ok();
   }
 
   Status accumulate(const float *x, int64_t rows, const Weight &weight,
                     float *y) override {
+    return apply(x, rows, weight, LinearEpilogue(), nullptr, nullptr, y);
+  }
+
+  bool fusesEpilogues() const override {
+    return !(format == FloatFormat::BF16 && bf16ProductsOnAmx(options));
+  }
+
+  Status apply(const float *x, int64_t rows, const Weight &weight,
+               const LinearEpilogue &epilogue, const float *bias,
+               const float *other, float *y) override {
     const auto &packed = static_cast<const PackedWeight &>(weight);
+    auto kernel = kernelFor(packed.in, packed.out, epilogue);
+    if (!kernel)
+      return Status::error(llvm::toString(kernel.takeError()));
     const void *data = packed.floats.empty()
                            ? static_cast<const void *>(packed.halves.data())
                            : packed.floats.data();
-    if (llvm::Error e = packed.kernel->accumulate(x, rows, data, y))
+    if (llvm::Error e = (*kernel)->run(x, rows, data, bias, other, y))
       return Status::error(llvm::toString(std::move(e)));
     return Status::ok();
   }
 
 private:
-  /// Panels in f32 or in a 16-bit format, and the kernel that reads them.
+  /// Panels in f32 or in a 16-bit format (LinearPanels).
   struct PackedWeight : Weight {
-    const CompiledLinear *kernel = nullptr;
+    int64_t in = 0, out = 0;
     std::vector<float> floats;
     std::vector<uint16_t> halves;
     int64_t bytes() const override {
@@ -382,11 +396,12 @@ private:
     }
   };
 
-  llvm::Expected<CompiledLinear *> kernelFor(int64_t in, int64_t out) {
-    std::unique_ptr<CompiledLinear> &kernel = kernels[{in, out}];
+  llvm::Expected<CompiledLinear *> kernelFor(int64_t in, int64_t out,
+                                             const LinearEpilogue &epilogue) {
+    std::unique_ptr<CompiledLinear> &kernel = kernels[{in, out, epilogue}];
     if (!kernel) {
       auto compiled = CompiledLinear::create(in, out, WeightLayout::Packed,
-                                             options, format);
+                                             options, format, epilogue);
       if (!compiled)
         return compiled.takeError();
       kernel = std::move(*compiled);
@@ -396,7 +411,8 @@ private:
 
   HostCompileOptions options;
   FloatFormat format;
-  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CompiledLinear>>
+  std::map<std::tuple<int64_t, int64_t, LinearEpilogue>,
+           std::unique_ptr<CompiledLinear>>
       kernels;
 };
 } // namespace

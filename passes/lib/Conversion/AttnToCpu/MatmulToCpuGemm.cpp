@@ -19,6 +19,11 @@
 //       the k-block; per k two B loads, R broadcasts of A and 2R FMAs
 //       (R = 12 on AVX-512, 6 on AVX2)
 //
+// An element-wise generic on C right after the product (bias, GELU,
+// SwiGLU's gate: GemmEpilogue.h) is applied to the accumulators of the last
+// k-block before they are stored, and a zero fill before it becomes the
+// first k-block's zero start.
+//
 // Packing makes every read of the micro-kernel sequential (no cache-set
 // conflicts between rows of A strided by K) and keeps the B panel in L1,
 // the A block in L2; A's buffer holds one k-block, small enough for malloc
@@ -30,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AmxGemm.h"
+#include "GemmEpilogue.h"
 #include "LoopBuilder.h"
 #include "VectorTranspose.h"
 #include "attn/Conversion/CpuGemm.h"
@@ -168,6 +174,9 @@ public:
   /// C is to be overwritten (it was zero-filled): the first k-block starts
   /// from zeros instead of reading C.
   void startFromZeros() { startsAtZero = true; }
+  /// The element-wise `op` on C after the product (GemmEpilogue.h) is
+  /// applied in the last k-block, before C is stored.
+  void fuseEpilogue(linalg::GenericOp op) { epilogue = op; }
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -222,6 +231,7 @@ private:
   BLayout layout = BLayout::KN;
   bool aTransposed = false;
   bool startsAtZero = false;
+  linalg::GenericOp epilogue;
   GemmBlocking blk;
   int64_t parallelTiles;
   Type f32;
@@ -493,14 +503,28 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
         }
         return next;
       });
+  SmallVector<Value> finished(kLoop.getResults());
+  if (epilogue) {
+    // The last k-block stores C finished.
+    auto last = scf::IfOp::create(
+        b, kLoop.getResultTypes(),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, add(k0, kLen), k),
+        /*else=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(last.thenBlock());
+    scf::YieldOp::create(b, applyGemmEpilogue(b, epilogue, finished, rowIndex,
+                                              rowValid, colIndex, masks));
+    b.setInsertionPointToStart(last.elseBlock());
+    scf::YieldOp::create(b, finished);
+    finished.assign(last.getResults().begin(), last.getResults().end());
+  }
   for (int64_t r = 0; r < blk.rows; ++r) {
     auto store = scf::IfOp::create(b, rowValid[r]);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(store.thenBlock());
     for (int64_t v = 0; v < kVectors; ++v)
       vector::MaskedStoreOp::create(b, c, ValueRange{rowIndex[r], colIndex[v]},
-                                    masks[v],
-                                    kLoop.getResult(r * kVectors + v));
+                                    masks[v], finished[r * kVectors + v]);
   }
 }
 
@@ -669,25 +693,6 @@ linalg::FillOp zeroFillBefore(Operation *op, Value init) {
   return fill;
 }
 
-/// Keeps `fill` only for an empty reduction (K = 0: the GEMM writes
-/// nothing); `op` then starts from zeros.
-void fillOnlyWithoutReduction(linalg::FillOp fill, linalg::LinalgOp op) {
-  ImplicitLocOpBuilder b(op.getLoc(), op);
-  SmallVector<Range, 4> ranges = op.createLoopRanges(b, b.getLoc());
-  Value empty;
-  for (auto [range, type] : llvm::zip(ranges, op.getIteratorTypesArray())) {
-    if (type != utils::IteratorType::reduction)
-      continue;
-    Value size = getValueOrCreateConstantIndexOp(b, b.getLoc(), range.size);
-    Value isEmpty = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq, size,
-        arith::ConstantIndexOp::create(b, 0));
-    empty = empty ? arith::OrIOp::create(b, empty, isEmpty) : isEmpty;
-  }
-  auto ifOp = scf::IfOp::create(b, empty, /*withElseRegion=*/false);
-  fill->moveBefore(ifOp.thenBlock()->getTerminator());
-}
-
 struct AttnMatmulToCpuGemmPass
     : attn::impl::AttnMatmulToCpuGemmBase<AttnMatmulToCpuGemmPass> {
   using AttnMatmulToCpuGemmBase::AttnMatmulToCpuGemmBase;
@@ -709,8 +714,15 @@ struct AttnMatmulToCpuGemmPass
       // one thread).
       auto overwrite = [&](Value init) {
         if (linalg::FillOp fill = zeroFillBefore(op, init)) {
-          fillOnlyWithoutReduction(fill, cast<linalg::LinalgOp>(op));
+          moveUnderEmptyReduction(fill, cast<linalg::LinalgOp>(op));
           emitter.startFromZeros();
+        }
+      };
+      // And an element-wise step on C after it, its epilogue.
+      auto fuseAfter = [&](Value init) {
+        if (linalg::GenericOp next = matchGemmEpilogue(op, init)) {
+          moveUnderEmptyReduction(next, cast<linalg::LinalgOp>(op));
+          emitter.fuseEpilogue(next);
         }
       };
       if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
@@ -718,6 +730,7 @@ struct AttnMatmulToCpuGemmPass
         if (!layout)
           continue;
         overwrite(matmul.getDpsInits()[0]);
+        fuseAfter(matmul.getDpsInits()[0]);
         emitter.emit(matmul.getDpsInputs()[0], matmul.getDpsInputs()[1],
                      matmul.getDpsInits()[0], *layout);
       } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
@@ -726,6 +739,7 @@ struct AttnMatmulToCpuGemmPass
           emitAmxGemm(builder, generic, tiles);
         } else if (isPackedMatmul(generic, blocking.panelWidth())) {
           overwrite(generic.getDpsInits()[0]);
+          fuseAfter(generic.getDpsInits()[0]);
           emitter.emit(generic.getDpsInputs()[0], generic.getDpsInputs()[1],
                        generic.getDpsInits()[0], BLayout::Packed);
         } else {

@@ -13,6 +13,7 @@
 #ifndef ATTN_RUNTIME_LAYERSTACK_H
 #define ATTN_RUNTIME_LAYERSTACK_H
 
+#include "attn/Runtime/LinearEpilogue.h"
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -149,6 +150,16 @@ public:
   /// y[rows, out] += x[rows, in] W^T, W as prepare() made it.
   virtual Status accumulate(const float *x, int64_t rows,
                             const Weight &weight, float *y) = 0;
+  /// Whether apply() finishes products in one pass; otherwise the stack
+  /// adds biases, activations and residuals in passes of its own.
+  virtual bool fusesEpilogues() const { return false; }
+  /// The product and its epilogue (LinearEpilogue.h) in one pass: `bias`
+  /// [out] when epilogue.bias, `other` [rows, out] for SiluTimesOther.
+  virtual Status apply(const float *x, int64_t rows, const Weight &weight,
+                       const LinearEpilogue &epilogue, const float *bias,
+                       const float *other, float *y) {
+    return Status::error("this linear backend fuses no epilogues");
+  }
 };
 
 class LayerStack {

@@ -4,7 +4,9 @@
 // them for this CPU: a `linalg.matmul` that attn-matmul-to-cpu-gemm lowers
 // to its register-blocked GEMM, JIT-compiled once per (in, out) and run on
 // any number of rows. Packed weights may be kept in bf16 or f16 (half the
-// bytes; widened to f32 as the micro-kernel reads them, f32 sums).
+// bytes; widened to f32 as the micro-kernel reads them, f32 sums). A kernel
+// may finish its result in the same pass (bias, activation, SwiGLU's gate,
+// residual: LinearEpilogue.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_LINEARKERNELS_H
@@ -12,6 +14,7 @@
 
 #include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/HostCompiler.h"
+#include "attn/Runtime/LinearEpilogue.h"
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -25,54 +28,83 @@ enum class WeightLayout {
   Packed,  ///< pack()'s panels: nothing to pack per call (constant weights)
 };
 
+/// The panels attn's GEMM reads a packed weight from, for one (in, out) on
+/// this host: [ceil(out / width)][in][width], zeros past `out`, in f32, bf16
+/// or f16; bf16 where AMX tiles run the products: panels of 16 columns with
+/// the k's in pairs ([2 ceil(out / 32)][16 ceil(in / 32)][32]).
+class LinearPanels {
+public:
+  LinearPanels(int64_t in, int64_t out, const HostCompileOptions &options,
+               FloatFormat format);
+  /// From W stored [out, in]: f32 panels.
+  std::vector<float> pack(const float *outByIn) const;
+  /// The same in the 16-bit format (rounded to nearest even).
+  std::vector<uint16_t> packHalf(const float *outByIn) const;
+  /// The packed buffer's shape.
+  std::vector<int64_t> shape() const;
+  /// Columns per panel (mlir::attn::cpuGemmPanelWidth of the vector width,
+  /// 16 on AMX).
+  int64_t width() const { return panelWidth; }
+  FloatFormat format() const { return weightFormat; }
+  bool amxPairs() const { return pairs; }
+
+private:
+  static constexpr int64_t kAmxPanelWidth = 16;
+  template <typename T, typename Convert>
+  std::vector<T> packAs(const float *outByIn, Convert convert) const;
+  int64_t in, out, panelWidth;
+  FloatFormat weightFormat;
+  bool pairs;
+};
+
 class CompiledLinear {
 public:
-  /// `weightFormat` other than F32 needs WeightLayout::Packed.
+  /// `weightFormat` other than F32 needs WeightLayout::Packed; so does an
+  /// epilogue other than the plain accumulation.
   static llvm::Expected<std::unique_ptr<CompiledLinear>>
   create(int64_t in, int64_t out, WeightLayout layout,
          const HostCompileOptions &options,
-         FloatFormat weightFormat = FloatFormat::F32);
+         FloatFormat weightFormat = FloatFormat::F32,
+         LinearEpilogue epilogue = {});
   ~CompiledLinear();
 
-  /// The panels a Packed kernel reads, from W stored [out, in]:
-  /// [ceil(out / width)][in][width], zeros past `out`, width = panelWidth().
-  std::vector<float> pack(const float *outByIn) const;
-  /// The same panels in the kernel's 16-bit weight format (rounded to
-  /// nearest even); for kernels created with one. bf16 on AMX: panels of 16
-  /// columns in k pairs ([2 ceil(out / 32)][16 ceil(in / 32)][32]).
-  std::vector<uint16_t> packHalf(const float *outByIn) const;
-  /// Columns per panel (mlir::attn::cpuGemmPanelWidth of the vector width).
-  int64_t panelWidth() const { return width; }
+  /// The panels a Packed kernel reads (LinearPanels::pack / packHalf).
+  std::vector<float> pack(const float *outByIn) const {
+    return panels.pack(outByIn);
+  }
+  std::vector<uint16_t> packHalf(const float *outByIn) const {
+    return panels.packHalf(outByIn);
+  }
+  int64_t panelWidth() const { return panels.width(); }
 
   /// y[rows, out] += x[rows, in] * W (W^T for OutByIn; pack()'s or
-  /// packHalf()'s result for Packed).
+  /// packHalf()'s result for Packed); for kernels without an epilogue.
   llvm::Error accumulate(const float *x, int64_t rows, const void *weight,
                          float *y) const;
+  /// The product and the kernel's epilogue: `bias` [out] where it adds one,
+  /// `other` [rows, out] for SiluTimesOther (neither may alias y).
+  llvm::Error run(const float *x, int64_t rows, const void *weight,
+                  const float *bias, const float *other, float *y) const;
 
   int64_t in() const { return inFeatures; }
   int64_t out() const { return outFeatures; }
   WeightLayout layout() const { return weightLayout; }
-  FloatFormat weightFormat() const { return format; }
+  FloatFormat weightFormat() const { return panels.format(); }
+  const LinearEpilogue &epilogue() const { return finish; }
   /// Whether bf16 weights are packed in k pairs for AMX tiles (the host
   /// allows them): products of bf16-rounded x and W, f32 sums.
-  bool runsOnAmx() const { return amxPairs; }
+  bool runsOnAmx() const { return panels.amxPairs(); }
 
 private:
   struct Impl;
   CompiledLinear(std::unique_ptr<Impl> impl, int64_t in, int64_t out,
-                 WeightLayout layout, int64_t width, FloatFormat format,
-                 bool amxPairs);
-  /// AMX layout: 16 columns per panel, panels in pairs, k's in 32s.
-  static constexpr int64_t kAmxPanelWidth = 16;
-  static int64_t amxPanels(int64_t out) { return 2 * ((out + 31) / 32); }
-  static int64_t amxPairRows(int64_t in) { return 16 * ((in + 31) / 32); }
-  template <typename T, typename Convert>
-  std::vector<T> packAs(const float *outByIn, Convert convert) const;
+                 WeightLayout layout, LinearPanels panels,
+                 LinearEpilogue epilogue);
   std::unique_ptr<Impl> impl;
-  int64_t inFeatures, outFeatures, width;
+  int64_t inFeatures, outFeatures;
   WeightLayout weightLayout;
-  FloatFormat format;
-  bool amxPairs;
+  LinearPanels panels;
+  LinearEpilogue finish;
 };
 
 } // namespace attnrt

@@ -1,0 +1,51 @@
+//===- LinearEpilogue.h - what a layer product does with its result -*- C++ -*-===//
+//
+// A layer's product is followed by a bias, an activation, SwiGLU's gate or
+// the residual sum. attn's GEMM applies these to its accumulators before it
+// stores them (the pass's epilogue fusion, GemmEpilogue.h), so the result
+// is written once, finished. Free of LLVM: the layer executor names them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_LINEAREPILOGUE_H
+#define ATTN_RUNTIME_LINEAREPILOGUE_H
+
+#include <string>
+#include <tuple>
+
+namespace attnrt {
+
+/// y = act(x W^T + bias), or y += x W^T + bias with `accumulate` (the
+/// residual sum: y holds the residual stream). The default is the plain
+/// accumulating product y += x W^T.
+struct LinearEpilogue {
+  enum class Activation {
+    None,
+    Relu,     ///< max(v, 0), NaN propagating (PyTorch's relu)
+    Gelu,     ///< v / 2 (1 + erf(v / sqrt 2))
+    GeluTanh, ///< v / 2 (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3)))
+    /// silu(v) * other[m, n] (SwiGLU: v the gate, `other` the up product)
+    SiluTimesOther,
+  };
+  bool accumulate = true;
+  bool bias = false;
+  Activation activation = Activation::None; ///< not with accumulate
+
+  bool operator<(const LinearEpilogue &o) const {
+    return std::tie(accumulate, bias, activation) <
+           std::tie(o.accumulate, o.bias, o.activation);
+  }
+};
+
+/// The activation a layer spec names (relu, gelu, gelu_tanh); None for
+/// swiglu (two products) and anything else.
+inline LinearEpilogue::Activation activationNamed(const std::string &name) {
+  using A = LinearEpilogue::Activation;
+  return name == "relu"        ? A::Relu
+         : name == "gelu"      ? A::Gelu
+         : name == "gelu_tanh" ? A::GeluTanh
+                               : A::None;
+}
+
+} // namespace attnrt
+
+#endif // ATTN_RUNTIME_LINEAREPILOGUE_H
