@@ -4,7 +4,9 @@
 // shapes that fill no row block, no panel and no k-block, for each weight
 // layout and both vector widths the host can run, against y = y0 + x W
 // summed in double; packed weights also in bf16 and f16 (the reference
-// then multiplies by the rounded weights: the kernel's exact math).
+// then multiplies by the rounded weights: the kernel's exact math); fused
+// epilogues (bias, activations, SwiGLU's gate, residual sums) against the
+// same steps in double.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/LinearKernels.h"
@@ -169,6 +171,151 @@ TEST(CompiledLinear, AmxLayerShapesMatchReference) {
     GTEST_SKIP() << "this CPU or OS does not allow AMX tiles";
   for (Shape s : {Shape{77, 288, 200}, Shape{33, 96, 768}})
     expectHalfMatchesReference(FloatFormat::BF16, 512, s);
+}
+
+/// A kernel with an epilogue (LinearEpilogue.h, fused by the GEMM pass)
+/// against the same steps in double after a double product. Activations
+/// of the GEMM's approximations (erf, tanh, exp: MLIR's polynomials, within
+/// a few f32 ulps) add ~1e-6 relative to the f32 sums' bound above; a
+/// missing or misplaced step (no bias, activation on the wrong value,
+/// other's wrong row) is off by O(0.1) or more.
+void expectEpilogueMatchesReference(LinearEpilogue epilogue,
+                                    int64_t vectorBits, Shape s,
+                                    FloatFormat format = FloatFormat::F32) {
+  using A = LinearEpilogue::Activation;
+  HostCompileOptions options;
+  options.vectorBits = vectorBits;
+  options.numThreads = 2;
+  options.bf16Products = Bf16Products::Widen;
+  auto linear = CompiledLinear::create(s.k, s.n, WeightLayout::Packed,
+                                       options, format, epilogue);
+  ASSERT_TRUE(bool(linear)) << llvm::toString(linear.takeError());
+  std::mt19937 rng(s.m * 7 + s.n * 3 + s.k + int(epilogue.activation));
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> x(s.m * s.k), w(s.n * s.k), y(s.m * s.n),
+      bias(s.n), other(s.m * s.n);
+  for (std::vector<float> *v : {&x, &w, &y, &bias, &other})
+    for (float &e : *v)
+      e = dist(rng);
+  std::vector<float> result = y;
+  const void *weight;
+  std::vector<float> packed;
+  std::vector<uint16_t> halves;
+  if (format == FloatFormat::F32) {
+    packed = (*linear)->pack(w.data());
+    weight = packed.data();
+  } else {
+    halves = (*linear)->packHalf(w.data());
+    weight = halves.data();
+    for (float &e : w) // what the kernel holds
+      e = fromBits(format, toBits(format, e));
+  }
+  ASSERT_FALSE(bool((*linear)->run(
+      x.data(), s.m, weight, epilogue.bias ? bias.data() : nullptr,
+      epilogue.activation == A::SiluTimesOther ? other.data() : nullptr,
+      result.data())));
+  double bound = 1e-6 * double(s.k + 1) + 1e-6;
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t n = 0; n < s.n; ++n) {
+      double v = 0;
+      for (int64_t k = 0; k < s.k; ++k)
+        v += double(x[i * s.k + k]) * w[n * s.k + k];
+      if (epilogue.accumulate)
+        v += y[i * s.n + n];
+      if (epilogue.bias)
+        v += bias[n];
+      switch (epilogue.activation) {
+      case A::None:
+        break;
+      case A::Relu:
+        v = std::max(v, 0.0);
+        break;
+      case A::Gelu:
+        v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+        break;
+      case A::GeluTanh:
+        v = 0.5 * v *
+            (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+        break;
+      case A::SiluTimesOther:
+        v = v / (1 + std::exp(-v)) * other[i * s.n + n];
+        break;
+      }
+      ASSERT_NEAR(result[i * s.n + n], v, bound * std::max(1.0, std::abs(v)))
+          << "row " << i << " column " << n << " of " << s.m << " x " << s.n
+          << " x " << s.k << ", activation " << int(epilogue.activation)
+          << (epilogue.accumulate ? ", accumulating" : "");
+    }
+}
+
+std::vector<LinearEpilogue> layerEpilogues() {
+  using A = LinearEpilogue::Activation;
+  std::vector<LinearEpilogue> all;
+  for (A activation :
+       {A::None, A::Relu, A::Gelu, A::GeluTanh, A::SiluTimesOther})
+    for (bool bias : {false, true}) {
+      LinearEpilogue e;
+      e.accumulate = false;
+      e.bias = bias;
+      e.activation = activation;
+      all.push_back(e);
+    }
+  LinearEpilogue residual; // y += x W + bias: a residual block's last product
+  residual.bias = true;
+  all.push_back(residual);
+  return all;
+}
+
+// Shapes with masked columns, rows past M, several k-blocks (the epilogue
+// applies in the last only) and K below one vector.
+const Shape kEpilogueShapes[] = {{13, 40, 70}, {25, 17, 600}, {5, 70, 3}};
+
+TEST(CompiledLinear, EpiloguesMatchReference) {
+  for (const LinearEpilogue &e : layerEpilogues())
+    for (Shape s : kEpilogueShapes)
+      expectEpilogueMatchesReference(e, 256, s);
+}
+
+TEST(CompiledLinear, Avx512EpiloguesMatchReference) {
+  if (!hostHasAvx512())
+    GTEST_SKIP() << "this CPU has no AVX-512";
+  for (const LinearEpilogue &e : layerEpilogues())
+    for (Shape s : kEpilogueShapes)
+      expectEpilogueMatchesReference(e, 512, s);
+  // 16-bit weights widened by the micro-kernel take the same epilogues.
+  for (const LinearEpilogue &e : layerEpilogues())
+    expectEpilogueMatchesReference(e, 512, {25, 17, 600}, FloatFormat::F16);
+}
+
+TEST(CompiledLinear, EpilogueOperandsAreChecked) {
+  LinearEpilogue e;
+  e.accumulate = false;
+  e.bias = true;
+  auto linear = CompiledLinear::create(4, 4, WeightLayout::Packed,
+                                       HostCompileOptions{}, FloatFormat::F32,
+                                       e);
+  ASSERT_TRUE(bool(linear)) << llvm::toString(linear.takeError());
+  std::vector<float> x(4), w = (*linear)->pack(std::vector<float>(16).data()),
+                     y(4);
+  llvm::Error missing = (*linear)->run(x.data(), 1, w.data(), nullptr,
+                                       nullptr, y.data());
+  EXPECT_TRUE(bool(missing));
+  llvm::consumeError(std::move(missing));
+  // An activation of an accumulated sum, or an epilogue on unpacked
+  // weights, is refused.
+  e.accumulate = true;
+  e.activation = LinearEpilogue::Activation::Relu;
+  auto refused = CompiledLinear::create(4, 4, WeightLayout::Packed,
+                                        HostCompileOptions{}, FloatFormat::F32,
+                                        e);
+  ASSERT_FALSE(bool(refused));
+  llvm::consumeError(refused.takeError());
+  e.accumulate = false;
+  auto unpacked = CompiledLinear::create(4, 4, WeightLayout::OutByIn,
+                                         HostCompileOptions{},
+                                         FloatFormat::F32, e);
+  ASSERT_FALSE(bool(unpacked));
+  llvm::consumeError(unpacked.takeError());
 }
 
 TEST(CompiledLinear, RefusesHalfWeightsUnpacked) {

@@ -115,9 +115,10 @@ static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
   return llvm::formatv(
              "  linalg.generic {{indexing_maps = [{0}affine_map<(m, n) -> (m, "
              "n)>], iterator_types = [\"parallel\", \"parallel\"]} "
-             "ins({1} : {2}) outs(%y : memref<?x{3}xf32>) {{\n"
-             "  ^bb0({4}%c: f32):\n{5}    linalg.yield {6} : f32\n  }\n",
-             maps, operands, types, out, args, body, v)
+             "{1}outs(%y : memref<?x{2}xf32>) {{\n"
+             "  ^bb0({3}%c: f32):\n{4}    linalg.yield {5} : f32\n  }\n",
+             maps, operands.empty() ? "" : "ins(" + operands + " : " + types + ") ",
+             out, args, body, v)
       .str();
 }
 
