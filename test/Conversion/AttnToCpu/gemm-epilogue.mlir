@@ -2,14 +2,15 @@
 
 // A layer's product y = gelu(x W + bias) on packed weights: the zero fill
 // becomes the first k-block's zero start, and the element-wise generic is
-// applied to the 12 x 2 accumulator vectors of the last k-block (k0 + 256
-// >= 768) before the masked stores: the bias read once per column vector,
+// applied to the 12 x 2 accumulator vectors of the last k-block (k0 + 768
+// >= 1536) before the masked stores: the bias read once per column vector,
 // the body's ops on vectors. Nothing is left to run over y again.
 // CHECK-LABEL: func.func @bias_gelu
 // CHECK-NOT: linalg.fill
-// CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c1536 step %c768
+// CHECK: memref.prefetch
 // CHECK: %[[SUMS:.*]]:24 = scf.for
-// CHECK: %[[LAST:.*]] = arith.cmpi sge, %{{.*}}, %c768
+// CHECK: %[[LAST:.*]] = arith.cmpi sge, %{{.*}}, %c1536
 // CHECK: %[[DONE:.*]]:24 = scf.if %[[LAST]]
 // CHECK-COUNT-2: vector.maskedload %arg2[{{.*}} : memref<3072xf32>
 // CHECK: arith.addf %[[SUMS]]#0, {{.*}} : vector<16xf32>
@@ -20,10 +21,10 @@
 // CHECK: vector.maskedstore %arg3[{{.*}}], {{.*}}, %[[DONE]]#0
 // CHECK-NOT: linalg.generic
 // CHECK: return
-func.func @bias_gelu(%x: memref<?x768xf32>, %w: memref<96x768x32xf32>, %bias: memref<3072xf32>, %y: memref<?x3072xf32>) {
+func.func @bias_gelu(%x: memref<?x1536xf32>, %w: memref<96x1536x32xf32>, %bias: memref<3072xf32>, %y: memref<?x3072xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%y : memref<?x3072xf32>)
-  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n floordiv 32, k, n mod 32)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<?x768xf32>, memref<96x768x32xf32>) outs(%y : memref<?x3072xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n floordiv 32, k, n mod 32)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<?x1536xf32>, memref<96x1536x32xf32>) outs(%y : memref<?x3072xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %c, %p : f32

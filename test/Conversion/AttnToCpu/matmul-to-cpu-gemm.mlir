@@ -3,7 +3,7 @@
 
 // B stored [K, N]: B is packed in a parallel loop (masked vector loads: N
 // need not fill a panel; 94 panels of 32 columns hold N = 3000), then per
-// block of 256 k's A is packed (parallel over row blocks) and a forall over
+// block of 768 k's A is packed (parallel over row blocks) and a forall over
 // (column group, row chunk) runs 12 x 32 register blocks: per k two B
 // vectors, 12 broadcasts of packed A, 24 FMAs carried across the k-block.
 // CHECK-LABEL: func.func @kn
@@ -11,8 +11,7 @@
 // CHECK: scf.forall
 // CHECK: vector.maskedload %arg1
 // CHECK: vector.store {{.*}}, %[[PB]]
-// CHECK: %[[PA:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x256x12xf32>
-// CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
+// CHECK: %[[PA:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x768x12xf32>
 // A whole row block packs 16 k's at a time: 12 row vectors, a 16 x 16
 // transpose in registers (4 butterfly stages of 16 shuffles, 4 rows of
 // zeros), 16 stores of 12 floats; the k's past whole vectors and blocks
@@ -22,29 +21,35 @@
 // CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c16 {
 // CHECK-COUNT-12: vector.load %arg0[{{.*}}] : memref<?x768xf32>, vector<16xf32>
 // CHECK-COUNT-64: vector.shuffle
-// CHECK-COUNT-16: vector.store %{{.*}}, %[[PA]][{{.*}}] : memref<?x256x12xf32>, vector<12xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[PA]][{{.*}}] : memref<?x768x12xf32>, vector<12xf32>
 // CHECK: memref.store {{.*}}, %[[PA]]
 // CHECK: } else {
 // CHECK: memref.store {{.*}}, %[[PA]]
 // 16 groups of 6 panels (one per parallel tile).
 // CHECK: scf.forall ({{.*}}, {{.*}}) in (16, 
+// The first 12 k-steps prefetch a row each of the next row block's C
+// tile (both vectors), the rest of the k-block runs the same steps alone.
 // CHECK: vector.maskedload %arg2
-// CHECK: %{{.*}}:24 = scf.for {{.*}} -> (vector<16xf32>
+// CHECK: %[[WARM:.*]]:24 = scf.for %{{.*}} = %c0 to %c12 step %c1 {{.*}} -> (vector<16xf32>
+// CHECK-COUNT-2: memref.prefetch %arg2[{{.*}}], read, locality<3>, data
 // CHECK-COUNT-2: vector.load %[[PB]]
 // CHECK: memref.load %[[PA]]
 // CHECK: vector.broadcast
 // CHECK-COUNT-2: vector.fma
-// CHECK: vector.maskedstore %arg2
+// CHECK: %[[SUMS:.*]]:24 = scf.for %{{.*}} = %c12 to %c768 step %c1 iter_args(%{{.*}} = %[[WARM]]#0
+// CHECK-NOT: memref.prefetch
+// CHECK-COUNT-2: vector.load %[[PB]]
+// CHECK: vector.maskedstore %arg2{{.*}}, %[[SUMS]]#0
 // CHECK: memref.dealloc %[[PA]]
 // CHECK: memref.dealloc %[[PB]]
 // CHECK-NOT: linalg.matmul
 // AVX2-LABEL: func.func @kn
 // AVX2: memref<188x768x16xf32>
-// AVX2: memref<?x256x6xf32>
+// AVX2: memref<?x768x6xf32>
 // AVX2: scf.for %{{.*}} = %c0 to %{{.*}} step %c8 {
 // AVX2-COUNT-6: vector.load %arg0[{{.*}}] : memref<?x768xf32>, vector<8xf32>
 // AVX2-COUNT-24: vector.shuffle
-// AVX2-COUNT-8: vector.store %{{.*}} : memref<?x256x6xf32>, vector<6xf32>
+// AVX2-COUNT-8: vector.store %{{.*}} : memref<?x768x6xf32>, vector<6xf32>
 // AVX2: %{{.*}}:12 = scf.for {{.*}} -> (vector<8xf32>
 func.func @kn(%x: memref<?x768xf32>, %w: memref<768x3000xf32>, %y: memref<?x3000xf32>) {
   linalg.matmul ins(%x, %w : memref<?x768xf32>, memref<768x3000xf32>) outs(%y : memref<?x3000xf32>)
@@ -169,7 +174,7 @@ func.func @packed_f16_product(%x: memref<?x64xf16>, %w: memref<3x64x32xf16>, %y:
 // CHECK: %[[EMPTY:.*]] = arith.cmpi eq, %[[K]], %c0
 // CHECK: scf.if %[[EMPTY]] {
 // CHECK-NEXT: linalg.fill
-// CHECK: scf.for %[[K0:.*]] = %c0 to %{{.*}} step %c256
+// CHECK: scf.for %[[K0:.*]] = %c0 to %{{.*}} step %c768
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0
 // CHECK: %{{.*}}:24 = scf.if %[[FIRST]] -> (vector<16xf32>
 // CHECK-NOT: vector.maskedload
@@ -234,7 +239,7 @@ func.func @not_multiply_add(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: m
 // CHECK: memref.subview %arg1[%[[B]], %[[H]], 0, 0] [1, 1, 1025, 64] [1, 1, 1, 1] : memref<2x6x1025x64xf32> to memref<1025x64xf32, strided<[64, 1], offset: ?>>
 // CHECK: memref.subview %arg2[%[[B]], %[[H]], 0, 0] [1, 1, 16, 64]
 // CHECK: %[[ROWS:.*]] = vector.load %arg0[{{.*}}, {{.*}}] : memref<1025x16xf32>, vector<12xf32>
-// CHECK: vector.store %[[ROWS]], %{{.*}}[{{.*}}, {{.*}}, %c0] : memref<2x256x12xf32>, vector<12xf32>
+// CHECK: vector.store %[[ROWS]], %{{.*}}[{{.*}}, {{.*}}, %c0] : memref<2x768x12xf32>, vector<12xf32>
 // CHECK: } else {
 // CHECK: memref.load %arg0[{{.*}}, {{.*}}] : memref<1025x16xf32>
 // CHECK: vector.fma

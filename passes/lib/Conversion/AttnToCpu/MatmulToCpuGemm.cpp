@@ -25,9 +25,10 @@
 // first k-block's zero start.
 //
 // Packing makes every read of the micro-kernel sequential (no cache-set
-// conflicts between rows of A strided by K) and keeps the B panel in L1,
-// the A block in L2; A's buffer holds one k-block, small enough for malloc
-// to reuse between calls. Columns past N are masked, rows past M neither
+// conflicts between rows of A strided by K) and keeps the B panel and the
+// A block in L2; A's buffer holds one k-block, small enough for malloc to
+// reuse between calls. While it runs, a micro-kernel prefetches the C tile
+// of the next. Columns past N are masked, rows past M neither
 // loaded nor stored, so any M, N, K (static or dynamic) is covered. The
 // packing copies that transpose (A [M, K] into R floats per k, B [N, K]
 // into 2V per k) go lanes x lanes through registers (transposeInRegisters)
@@ -72,13 +73,17 @@ struct GemmBlocking {
   int64_t lanes;        ///< f32 lanes per vector
   int64_t rows;         ///< rows of the micro-kernel (R)
   int64_t panelVectors; ///< vectors of C per row of the micro-kernel
-  /// k's per packed block: a B panel is 2 x lanes x 256 x 4 B = 32 KiB
-  /// (AVX-512) or 16 KiB (AVX2), within L1.
-  static constexpr int64_t kKeyBlock = 256;
+  /// k's per packed block: a B panel is 2 x lanes x 768 x 4 B = 96 KiB
+  /// (AVX-512) or 48 KiB (AVX2), read from L2 by the micro-kernel. Long
+  /// blocks load and store each C tile fewer times (once for a layer's
+  /// K = 768, never loaded with a zero start): C's misses cost more than
+  /// B's L2 reads (blocks of 256, whose panel fits L1, were 0-16 % slower
+  /// at layer shapes, bench/RESULTS.md).
+  static constexpr int64_t kKeyBlock = 768;
   /// Panels per forall iteration at least. Each group reads all of A
   /// again, so groups are as wide as the parallel tiles allow.
   static constexpr int64_t kMinGroupPanels = 2;
-  /// Row blocks per A block: 16 x 12 x 256 x 4 B = 192 KiB, in L2.
+  /// Row blocks per A block: 16 x 12 x 768 x 4 B = 576 KiB, in L2.
   static constexpr int64_t kRowBlocks = 16;
 
   static GemmBlocking forVectorBits(int64_t bits) {
@@ -480,29 +485,50 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
   } else {
     acc = loadC();
   }
-  scf::ForOp kLoop =
-      loop(index(0), kLen, index(1), acc, [&](Value kk, ValueRange sums) {
-        SmallVector<Value> bv, next;
-        Value k = add(k0, kk);
-        Type bElement = cast<MemRefType>(packedB.getType()).getElementType();
-        for (int64_t v = 0; v < kVectors; ++v) {
-          // 16-bit weights are widened in registers (vcvtph2ps; a shift
-          // for bf16): half the bytes read per FMA, the same FMAs.
-          Value x = vector::LoadOp::create(
-              b, VectorType::get({blk.lanes}, bElement), packedB,
-              ValueRange{p, k, index(v * blk.lanes)});
-          bv.push_back(bElement == f32 ? x : arith::ExtFOp::create(b, vec, x));
-        }
-        for (int64_t r = 0; r < blk.rows; ++r) {
-          Value x = memref::LoadOp::create(b, packedA,
-                                           ValueRange{rb, kk, index(r)});
-          Value xs = vector::BroadcastOp::create(b, vec, x);
-          for (int64_t v = 0; v < kVectors; ++v)
-            next.push_back(
-                vector::FMAOp::create(b, xs, bv[v], sums[r * kVectors + v]));
-        }
-        return next;
+  // One k-step: two B vectors, R broadcasts of packed A, 2R FMAs.
+  auto step = [&](Value kk, ValueRange sums) {
+    SmallVector<Value> bv, next;
+    Value k = add(k0, kk);
+    Type bElement = cast<MemRefType>(packedB.getType()).getElementType();
+    for (int64_t v = 0; v < kVectors; ++v) {
+      // 16-bit weights are widened in registers (vcvtph2ps; a shift for
+      // bf16): half the bytes read per FMA, the same FMAs.
+      Value x = vector::LoadOp::create(b, VectorType::get({blk.lanes}, bElement),
+                                       packedB,
+                                       ValueRange{p, k, index(v * blk.lanes)});
+      bv.push_back(bElement == f32 ? x : arith::ExtFOp::create(b, vec, x));
+    }
+    for (int64_t r = 0; r < blk.rows; ++r) {
+      Value x =
+          memref::LoadOp::create(b, packedA, ValueRange{rb, kk, index(r)});
+      Value xs = vector::BroadcastOp::create(b, vec, x);
+      for (int64_t v = 0; v < kVectors; ++v)
+        next.push_back(
+            vector::FMAOp::create(b, xs, bv[v], sums[r * kVectors + v]));
+    }
+    return next;
+  };
+  // The first R k-steps also prefetch the C tile of the next row block (the
+  // next one this thread runs), a row per step: C is mostly out of cache,
+  // and its loads and stores stalled the micro-kernel (C rows are N floats
+  // apart, which the hardware prefetchers do not follow). Indices are
+  // clamped into C.
+  Value warm = minI(kLen, index(blk.rows));
+  Value lastRow = sub(m, index(1)), lastCol = sub(n, index(1));
+  scf::ForOp prefetching =
+      loop(index(0), warm, index(1), acc, [&](Value kk, ValueRange sums) {
+        Value row = minI(add(add(i, index(blk.rows)), kk), lastRow);
+        for (int64_t v = 0; v < kVectors; ++v)
+          memref::PrefetchOp::create(b, c, ValueRange{row, minI(colIndex[v],
+                                                                 lastCol)},
+                                     /*isWrite=*/false, /*localityHint=*/3,
+                                     /*isDataCache=*/true);
+        return step(kk, sums);
       });
+  scf::ForOp kLoop = loop(warm, kLen, index(1), prefetching.getResults(),
+                          [&](Value kk, ValueRange sums) {
+                            return step(kk, sums);
+                          });
   SmallVector<Value> finished(kLoop.getResults());
   if (epilogue) {
     // The last k-block stores C finished.
