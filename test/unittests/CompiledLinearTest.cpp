@@ -212,7 +212,7 @@ void expectEpilogueMatchesReference(LinearEpilogue epilogue,
   }
   ASSERT_FALSE(bool((*linear)->run(
       x.data(), s.m, weight, epilogue.bias ? bias.data() : nullptr,
-      epilogue.activation == A::SiluTimesOther ? other.data() : nullptr,
+      epilogue.readsOther() ? other.data() : nullptr,
       result.data())));
   double bound = 1e-6 * double(s.k + 1) + 1e-6;
   for (int64_t i = 0; i < s.m; ++i)
@@ -241,10 +241,13 @@ void expectEpilogueMatchesReference(LinearEpilogue epilogue,
         v = v / (1 + std::exp(-v)) * other[i * s.n + n];
         break;
       }
+      if (epilogue.residual)
+        v += other[i * s.n + n];
       ASSERT_NEAR(result[i * s.n + n], v, bound * std::max(1.0, std::abs(v)))
           << "row " << i << " column " << n << " of " << s.m << " x " << s.n
           << " x " << s.k << ", activation " << int(epilogue.activation)
-          << (epilogue.accumulate ? ", accumulating" : "");
+          << (epilogue.accumulate ? ", accumulating" : "")
+          << (epilogue.residual ? ", residual" : "");
     }
 }
 
@@ -260,9 +263,19 @@ std::vector<LinearEpilogue> layerEpilogues() {
       e.activation = activation;
       all.push_back(e);
     }
-  LinearEpilogue residual; // y += x W + bias: a residual block's last product
-  residual.bias = true;
-  all.push_back(residual);
+  LinearEpilogue accumulating; // y += x W + bias
+  accumulating.bias = true;
+  all.push_back(accumulating);
+  // A residual block's last product: x W + bias + the stream, and an
+  // activation before the sum.
+  for (A activation : {A::None, A::Relu}) {
+    LinearEpilogue residual;
+    residual.accumulate = false;
+    residual.bias = true;
+    residual.activation = activation;
+    residual.residual = true;
+    all.push_back(residual);
+  }
   return all;
 }
 
@@ -301,8 +314,17 @@ TEST(CompiledLinear, EpilogueOperandsAreChecked) {
                                        nullptr, y.data());
   EXPECT_TRUE(bool(missing));
   llvm::consumeError(std::move(missing));
-  // An activation of an accumulated sum, or an epilogue on unpacked
-  // weights, is refused.
+  // An activation of an accumulated sum, a residual with SwiGLU's gate
+  // (both read `other`), or an epilogue on unpacked weights, is refused.
+  LinearEpilogue both;
+  both.accumulate = false;
+  both.activation = LinearEpilogue::Activation::SiluTimesOther;
+  both.residual = true;
+  auto twoOthers = CompiledLinear::create(4, 4, WeightLayout::Packed,
+                                          HostCompileOptions{},
+                                          FloatFormat::F32, both);
+  ASSERT_FALSE(bool(twoOthers));
+  llvm::consumeError(twoOthers.takeError());
   e.accumulate = true;
   e.activation = LinearEpilogue::Activation::Relu;
   auto refused = CompiledLinear::create(4, 4, WeightLayout::Packed,

@@ -97,24 +97,25 @@ struct LayerStack::Impl {
   /// Hands every weight of a product to the linear backend's prepare().
   Status prepareLinears();
   /// y[rows, out] = act(x[rows, in] W^T + bias) (SiluTimesOther: times
-  /// `other`), or with `accumulate` y += x W^T + bias: in one pass where the
-  /// backend fuses epilogues, else in passes of the stack's.
+  /// `other`), plus `residual` [rows, out] when given: in one pass where
+  /// the backend fuses epilogues, else in passes of the stack's.
   Status linear(const LinearWeights &w, const float *x, int64_t rows,
                 float *y,
                 LinearEpilogue::Activation activation =
                     LinearEpilogue::Activation::None,
-                const float *other = nullptr, bool accumulate = false);
+                const float *other = nullptr,
+                const float *residual = nullptr);
   bool fusesEpilogues() const {
     return linearBackend && linearBackend->fusesEpilogues();
   }
-  /// The blocks write their output to `result`, or add it to `residual`
-  /// when that is not null (their last product then accumulates into it).
+  /// The blocks write their output to `result`, plus `residual` when that
+  /// is not null (their last product adds it).
   Status attention(AttentionBlock block, AttentionWeights &w,
                    LayerCache &cache, const float *x,
                    const Activations *memory, int64_t batch, int64_t length,
-                   std::vector<float> &result, float *residual);
+                   std::vector<float> &result, const float *residual);
   Status feedForward(LayerWeights &w, const float *x, int64_t rows,
-                     std::vector<float> &result, float *residual);
+                     std::vector<float> &result, const float *residual);
   void normalize(const NormWeights &n, float *x, int64_t rows);
   Status layer(int64_t index, std::vector<float> &h, const Activations *memory,
                int64_t batch, int64_t length);
@@ -201,7 +202,7 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
                                    LayerCache &cache, const float *x,
                                    const Activations *memory, int64_t batch,
                                    int64_t length, std::vector<float> &result,
-                                   float *residual) {
+                                   const float *residual) {
   const LayerConfig &l = config;
   int64_t rows = batch * length, hd = l.headDim;
   bool self = block == AttentionBlock::Self;
@@ -334,12 +335,9 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
                           .count();
   lm::Scratch merged(rows * l.heads * hd);
   lm::mergeHeads(heads.data(), batch, length, l.heads, hd, merged.data());
-  if (!residual)
-    result.resize(rows * l.dModel); // written whole by the product
-  if (Status s = residual ? linear(w.o, merged.data(), rows, residual,
-                                   LinearEpilogue::Activation::None, nullptr,
-                                   /*accumulate=*/true)
-                          : linear(w.o, merged.data(), rows, result.data());
+  result.resize(rows * l.dModel); // written whole by the product
+  if (Status s = linear(w.o, merged.data(), rows, result.data(),
+                        LinearEpilogue::Activation::None, nullptr, residual);
       s.failed())
     return s;
   // Transformer-XL: keep only the last memory_length keys for the next
@@ -356,7 +354,7 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
 
 Status LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
                                      int64_t rows, std::vector<float> &result,
-                                     float *residual) {
+                                     const float *residual) {
   using Activation = LinearEpilogue::Activation;
   const LayerConfig &l = config;
   lm::Scratch up(rows * l.ffnHidden), gate;
@@ -376,30 +374,27 @@ Status LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
              s.failed()) {
     return s;
   }
-  if (residual)
-    return linear(w.down, hidden, rows, residual, Activation::None, nullptr,
-                  /*accumulate=*/true);
   result.resize(rows * l.dModel); // written whole by the product
-  return linear(w.down, hidden, rows, result.data());
+  return linear(w.down, hidden, rows, result.data(), Activation::None, nullptr,
+                residual);
 }
 
 Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
                                 int64_t rows, float *y,
                                 LinearEpilogue::Activation activation,
-                                const float *other, bool accumulate) {
+                                const float *other,
+                                const float *residual) {
   using Activation = LinearEpilogue::Activation;
   const float *bias = w.bias.empty() ? nullptr : w.bias.data();
   if (fusesEpilogues()) {
     LinearEpilogue epilogue;
-    epilogue.accumulate = accumulate;
+    epilogue.accumulate = false;
     epilogue.bias = bias != nullptr;
     epilogue.activation = activation;
-    return linearBackend->apply(x, rows, *w.prepared, epilogue, bias, other,
-                                y);
+    epilogue.residual = residual != nullptr;
+    return linearBackend->apply(x, rows, *w.prepared, epilogue, bias,
+                                residual ? residual : other, y);
   }
-  if (accumulate)
-    return Status::error("internal error: a residual sum in the product "
-                         "needs a linear backend that fuses it");
   if (!linearBackend) {
     lm::linear(x, rows, w.in, w.weight.data(), w.bias, w.out, y);
   } else {
@@ -426,6 +421,8 @@ Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
     lm::siluTimes(y, other, count);
     break;
   }
+  if (residual)
+    lm::add(y, residual, count);
   return Status::ok();
 }
 
@@ -485,42 +482,46 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
   // One residual block: pre-norm h += f(norm(h)), post-norm
   // h = norm(h + f(h)).
   auto block = [&](const NormWeights &norm, auto body) {
-    // Post-norm blocks read h itself: its last product, which may add into
-    // h, runs after everything that reads it.
+    // Post-norm blocks read h itself (they write r).
     std::vector<float> normalized, r;
     if (pre) {
       normalized = h;
       normalize(norm, normalized.data(), rows);
     }
-    // The block's last product adds its output to h where the backend
-    // fuses that (not when partial sums cross ranks first).
-    float *residual = fusesEpilogues() && !sumAcrossRanks ? h.data() : nullptr;
+    // The block's last product adds h to its output where the backend
+    // fuses that (not when partial sums cross ranks first): r is then the
+    // new h.
+    const float *residual =
+        fusesEpilogues() && !sumAcrossRanks ? h.data() : nullptr;
     Status s = body(pre ? normalized.data() : h.data(), r, residual);
     if (!s.failed() && !residual && sumAcrossRanks)
       s = sumAcrossRanks(r);
     if (s.failed())
       return s;
-    if (!residual)
+    if (residual)
+      h.swap(r);
+    else
       lm::add(h.data(), r.data(), h.size());
     if (!pre)
       normalize(norm, h.data(), rows);
     return Status::ok();
   };
   Status s = block(w.norms[0], [&](const float *in, std::vector<float> &r,
-                                   float *residual) {
+                                   const float *residual) {
     return attention(AttentionBlock::Self, w.self, cache, in, nullptr, batch,
                      length, r, residual);
   });
   if (!s.failed() && l.hasCrossAttention())
     s = block(w.norms[1], [&](const float *in, std::vector<float> &r,
-                              float *residual) {
+                              const float *residual) {
       return attention(AttentionBlock::Cross, w.cross, cache, in, memory,
                        batch, length, r, residual);
     });
   if (s.failed())
     return s;
   return block(w.norms[l.hasCrossAttention() ? 2 : 1],
-               [&](const float *in, std::vector<float> &r, float *residual) {
+               [&](const float *in, std::vector<float> &r,
+                   const float *residual) {
                  return feedForward(w, in, rows, r, residual);
                });
 }

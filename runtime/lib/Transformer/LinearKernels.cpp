@@ -50,7 +50,7 @@ std::vector<int64_t> LinearPanels::shape() const {
 /// the GEMM), or nothing for the plain product.
 static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
   using A = LinearEpilogue::Activation;
-  if (!e.bias && e.activation == A::None)
+  if (!e.bias && e.activation == A::None && !e.residual)
     return "";
   std::string maps, operands, types, args, body;
   auto input = [&](const char *name, const char *map, std::string type) {
@@ -61,7 +61,7 @@ static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
   };
   if (e.bias)
     input("bias", "n", llvm::formatv("memref<{0}xf32>", out).str());
-  if (e.activation == A::SiluTimesOther)
+  if (e.readsOther())
     input("other", "m, n", llvm::formatv("memref<?x{0}xf32>", out).str());
   std::string v = "%c";
   auto step = [&](std::string name, std::string expression) {
@@ -78,16 +78,41 @@ static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
     step("floor", "arith.constant 0.0 : f32");
     step("relu", "arith.maximumf " + x + ", %floor : f32");
     break;
-  case A::Gelu:
+  case A::Gelu: {
+    // erf by Abramowitz and Stegun 7.1.26 (within 1.5e-7, as the layer
+    // runtime's own GELU): MLIR's math.erf polynomial was ~10x less exact
+    // (a BERT layer's error against the f64 reference 4e-7 -> 3e-6).
     step("rsqrt2", "arith.constant 0.70710678118654752 : f32");
     step("scaled", "arith.mulf " + x + ", %rsqrt2 : f32");
-    step("erf", "math.erf %scaled : f32");
+    step("a", "math.absf %scaled : f32");
+    step("p", "arith.constant 0.3275911 : f32");
+    step("pa", "arith.mulf %a, %p : f32");
     step("one", "arith.constant 1.0 : f32");
+    step("den", "arith.addf %pa, %one : f32");
+    step("t", "arith.divf %one, %den : f32");
+    const char *coefficients[] = {"1.061405429", "-1.453152027", "1.421413741",
+                                  "-0.284496736", "0.254829592"};
+    step("c0", std::string("arith.constant ") + coefficients[0] + " : f32");
+    for (int i = 1; i < 5; ++i) {
+      std::string id = std::to_string(i);
+      step("m" + id, "arith.mulf " + v + ", %t : f32");
+      step("k" + id,
+           std::string("arith.constant ") + coefficients[i] + " : f32");
+      step("c" + id, "arith.addf %m" + id + ", %k" + id + " : f32");
+    }
+    step("poly", "arith.mulf " + v + ", %t : f32");
+    step("a2", "arith.mulf %a, %a : f32");
+    step("na2", "arith.negf %a2 : f32");
+    step("ex", "math.exp %na2 : f32");
+    step("pe", "arith.mulf %poly, %ex : f32");
+    step("erfAbs", "arith.subf %one, %pe : f32");
+    step("erf", "math.copysign %erfAbs, %scaled : f32");
     step("onePlus", "arith.addf %erf, %one : f32");
     step("half", "arith.constant 0.5 : f32");
     step("halfX", "arith.mulf " + x + ", %half : f32");
     step("gelu", "arith.mulf %halfX, %onePlus : f32");
     break;
+  }
   case A::GeluTanh:
     step("cube", "arith.mulf " + x + ", " + x + " : f32");
     step("cube3", "arith.mulf %cube, " + x + " : f32");
@@ -112,6 +137,8 @@ static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
     step("gated", "arith.mulf %silu, %other_in : f32");
     break;
   }
+  if (e.residual)
+    step("summed", "arith.addf " + v + ", %other_in : f32");
   return llvm::formatv(
              "  linalg.generic {{indexing_maps = [{0}affine_map<(m, n) -> (m, "
              "n)>], iterator_types = [\"parallel\", \"parallel\"]} "
@@ -134,15 +161,20 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   const char *element = weightFormat == FloatFormat::BF16  ? "bf16"
                         : weightFormat == FloatFormat::F16 ? "f16"
                                                            : "f32";
+  using A = LinearEpilogue::Activation;
   if (layout != WeightLayout::Packed &&
       (!epilogue.accumulate || epilogue.bias ||
-       epilogue.activation != LinearEpilogue::Activation::None))
+       epilogue.activation != A::None || epilogue.residual))
     return llvm::createStringError(
         "an epilogue needs a kernel on packed weights");
   if (epilogue.accumulate &&
-      epilogue.activation != LinearEpilogue::Activation::None)
+      (epilogue.activation != A::None || epilogue.residual))
     return llvm::createStringError(
-        "an activation applies to the product, not to an accumulated sum");
+        "an activation or a residual applies to the product, not to an "
+        "accumulated sum");
+  if (epilogue.residual && epilogue.activation == A::SiluTimesOther)
+    return llvm::createStringError(
+        "SwiGLU's gate and a residual both read the other operand");
   auto impl = std::make_unique<Impl>();
   mlir::DialectRegistry registry;
   attnspec::registerToolDialects(registry);
@@ -227,7 +259,7 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   std::string extraArgs;
   if (epilogue.bias)
     extraArgs += llvm::formatv("%bias: memref<{0}xf32>, ", out).str();
-  if (epilogue.activation == LinearEpilogue::Activation::SiluTimesOther)
+  if (epilogue.readsOther())
     extraArgs += llvm::formatv("%other: memref<?x{0}xf32>, ", out).str();
   std::string source = llvm::formatv(
       "func.func @linear(%x: memref<?x{0}xf32>, %w: {1}, {4}"
@@ -288,9 +320,8 @@ llvm::Error CompiledLinear::accumulate(const float *x, int64_t rows,
 llvm::Error CompiledLinear::run(const float *x, int64_t rows,
                                 const void *weight, const float *bias,
                                 const float *other, float *y) const {
-  using A = LinearEpilogue::Activation;
   if (finish.bias != (bias != nullptr) ||
-      (finish.activation == A::SiluTimesOther) != (other != nullptr))
+      finish.readsOther() != (other != nullptr))
     return llvm::createStringError(
         "the kernel's epilogue takes a bias or another operand as it was "
         "compiled");

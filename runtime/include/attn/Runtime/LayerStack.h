@@ -154,7 +154,7 @@ public:
   /// adds biases, activations and residuals in passes of its own.
   virtual bool fusesEpilogues() const { return false; }
   /// The product and its epilogue (LinearEpilogue.h) in one pass: `bias`
-  /// [out] when epilogue.bias, `other` [rows, out] for SiluTimesOther.
+  /// [out] when epilogue.bias, `other` [rows, out] when it reads one.
   virtual Status apply(const float *x, int64_t rows, const Weight &weight,
                        const LinearEpilogue &epilogue, const float *bias,
                        const float *other, float *y) {

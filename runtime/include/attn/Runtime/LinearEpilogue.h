@@ -14,9 +14,9 @@
 
 namespace attnrt {
 
-/// y = act(x W^T + bias), or y += x W^T + bias with `accumulate` (the
-/// residual sum: y holds the residual stream). The default is the plain
-/// accumulating product y += x W^T.
+/// y = act(x W^T + bias) (+ other with `residual`), or y += x W^T + bias
+/// with `accumulate`. The default is the plain accumulating product
+/// y += x W^T.
 struct LinearEpilogue {
   enum class Activation {
     None,
@@ -29,10 +29,20 @@ struct LinearEpilogue {
   bool accumulate = true;
   bool bias = false;
   Activation activation = Activation::None; ///< not with accumulate
+  /// + other[m, n] last: a residual block's output added to the stream. The
+  /// sum starts from zero and the stream is added once, at the end (summed
+  /// into the stream, every one of K rounding errors would be relative to
+  /// the stream's larger magnitude: a BERT layer's error 4e-7 -> 3e-6).
+  /// Not with accumulate or SiluTimesOther.
+  bool residual = false;
 
+  /// Whether the kernel reads `other`.
+  bool readsOther() const {
+    return residual || activation == Activation::SiluTimesOther;
+  }
   bool operator<(const LinearEpilogue &o) const {
-    return std::tie(accumulate, bias, activation) <
-           std::tie(o.accumulate, o.bias, o.activation);
+    return std::tie(accumulate, bias, activation, residual) <
+           std::tie(o.accumulate, o.bias, o.activation, o.residual);
   }
 };
 

@@ -82,7 +82,7 @@ public:
   llvm::Error accumulate(const float *x, int64_t rows, const void *weight,
                          float *y) const;
   /// The product and the kernel's epilogue: `bias` [out] where it adds one,
-  /// `other` [rows, out] for SiluTimesOther (neither may alias y).
+  /// `other` [rows, out] where it reads one (neither may alias y).
   llvm::Error run(const float *x, int64_t rows, const void *weight,
                   const float *bias, const float *other, float *y) const;
 
