@@ -1,5 +1,6 @@
 //===- KernelAllocator.cpp - the heap of compiled kernels -----------------===//
 #include "attn/Runtime/KernelAllocator.h"
+#include "attn/Runtime/HugePages.h"
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -69,9 +70,9 @@ void *allocate(size_t alignment, size_t size) {
       return base + prefix;
     }
   }
-  // aligned_alloc takes sizes that are multiples of the alignment.
-  size_t total = (prefix + bytes + alignment - 1) / alignment * alignment;
-  char *base = static_cast<char *>(std::aligned_alloc(alignment, total));
+  // From 2 MiB on, huge pages (HugePages.h): a GEMM's packed panels.
+  char *base =
+      static_cast<char *>(attnrt::allocateHugePageAdvised(alignment, prefix + bytes));
   if (!base)
     return nullptr;
   char *ptr = base + prefix;

@@ -19,6 +19,7 @@
 #include "attn/Runtime/GpuCompiler.h"
 #include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/HostCompiler.h"
+#include "attn/Runtime/HugePages.h"
 #include "attn/Runtime/LinearKernels.h"
 #include "attn/Runtime/MemRefDescriptor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -353,10 +354,13 @@ public:
     auto packed = std::make_shared<PackedWeight>();
     packed->in = in;
     packed->out = out;
-    if (format == FloatFormat::F32)
-      packed->floats = panels.pack(weight.data());
-    else
-      packed->halves = panels.packHalf(weight.data());
+    if (format == FloatFormat::F32) {
+      std::vector<float> p = panels.pack(weight.data());
+      packed->floats.assign(p.begin(), p.end());
+    } else {
+      std::vector<uint16_t> p = panels.packHalf(weight.data());
+      packed->halves.assign(p.begin(), p.end());
+    }
     prepared = std::move(packed);
     return Status::ok();
   }
@@ -386,11 +390,12 @@ public:
   }
 
 private:
-  /// Panels in f32 or in a 16-bit format (LinearPanels).
+  /// Panels in f32 or in a 16-bit format (LinearPanels), on huge pages:
+  /// the GEMM streams them (HugePages.h).
   struct PackedWeight : Weight {
     int64_t in = 0, out = 0;
-    std::vector<float> floats;
-    std::vector<uint16_t> halves;
+    std::vector<float, HugePageAllocator<float>> floats;
+    std::vector<uint16_t, HugePageAllocator<uint16_t>> halves;
     int64_t bytes() const override {
       return floats.size() * sizeof(float) + halves.size() * sizeof(uint16_t);
     }
