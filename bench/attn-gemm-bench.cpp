@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "PeakProbe.h"
 #include "Timing.h"
+#include "attn/Runtime/HugePages.h"
 #include "attn/Runtime/LinearKernels.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -79,7 +80,10 @@ int main(int argc, char **argv) {
                    << "\n";
       return 1;
     }
-    std::vector<float> wPacked = (*packed)->pack(wNK.data());
+    // On huge pages, as the layer runtime holds packed weights.
+    std::vector<float> panels = (*packed)->pack(wNK.data());
+    std::vector<float, HugePageAllocator<float>> wPacked(panels.begin(),
+                                                         panels.end());
     std::vector<float> yAttn(m * n), yKN(m * n), yPacked(m * n),
         yBlas(m * n);
     // Timed runs accumulate (y += x W); the check runs once from zeros.

@@ -460,6 +460,7 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
         return fail(llvm::toString(out.takeError()));
       place(decoded, *out, 0);
     }
+    auto decodeStart = std::chrono::steady_clock::now();
     for (int64_t t = prompt; t < x->length; ++t) {
       auto out = (*stack)->forward(slice(*x, t, 1), t == 0 ? mem : nullptr);
       if (!out)
@@ -469,13 +470,18 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
         llvm::errs() << llvm::formatv("attn-run: decoded step {0}/{1}\n",
                                       t - prompt + 1, options.decodeSteps);
     }
+    double stepMs = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - decodeStart)
+                        .count() /
+                    options.decodeSteps;
     if (l.memoryLength) {
       // Transformer-XL memory forgets keys a whole-sequence pass still
       // sees; --check compares with the window it amounts to instead.
       llvm::outs() << llvm::formatv("decode: {0} steps after a {1}-token "
-                                    "prompt, memory of {2} keys\n",
+                                    "prompt, memory of {2} keys; {3:f3} ms "
+                                    "per step\n",
                                     options.decodeSteps, prompt,
-                                    l.memoryLength);
+                                    l.memoryLength, stepMs);
     } else {
       double error = scaledError(decoded.data, y.data);
       // Decoding changes only how the work is split (the same f32 kernels
@@ -483,8 +489,9 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
       bool same = error <= options.tolerance;
       llvm::outs() << llvm::formatv(
           "decode: {0} steps after a {1}-token prompt, max |decode - full| / "
-          "max |full| = {2:e2} ({3})\n",
-          options.decodeSteps, prompt, error, same ? "SAME" : "DIFFERENT");
+          "max |full| = {2:e2} ({3}); {4:f3} ms per step\n",
+          options.decodeSteps, prompt, error, same ? "SAME" : "DIFFERENT",
+          stepMs);
       ok &= same;
     }
     y = std::move(decoded);

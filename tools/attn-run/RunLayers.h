@@ -36,8 +36,8 @@ struct LayerRunOptions {
   /// --tensor-parallel: under mpirun, each rank holds a slice of the heads
   /// and feed-forward units and every token.
   bool tensorParallel = false;
-  /// --linear=attn | openblas (default): TransformerOptions::compiledLinears.
-  bool compiledLinears = false;
+  /// --linear=attn (default) | openblas: TransformerOptions::compiledLinears.
+  bool compiledLinears = true;
   /// --linear=openblas given: refused for 16-bit layers (OpenBLAS takes f32
   /// weights; they run on attn's GEMM).
   bool openblasAsked = false;

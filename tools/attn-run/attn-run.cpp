@@ -114,10 +114,11 @@ static cl::opt<unsigned> threads("num-threads",
                                  cl::init(0), cl::cat(runCategory));
 static cl::opt<std::string> linearBackend(
     "linear",
-    cl::desc("layer specs: the projections' and feed-forward's GEMM, "
-             "openblas (default for f32 layers) | attn (compiled by attn, "
-             "weights packed once; always for bf16 / f16 layers)"),
-    cl::value_desc("backend"), cl::init("openblas"), cl::cat(runCategory));
+    cl::desc("layer specs: the projections' and feed-forward's GEMM, attn "
+             "(default: compiled by attn, weights packed once, bias, "
+             "activation and residual fused) | openblas (f32 layers only: "
+             "OpenBLAS sgemm, the other steps in passes of their own)"),
+    cl::value_desc("backend"), cl::init("attn"), cl::cat(runCategory));
 static cl::opt<std::string> contextParallel(
     "context-parallel",
     cl::desc("under mpirun: split the sequence over the ranks, ring | "

@@ -7,8 +7,8 @@
 // sequences, decoding steps and segments alike. With a GPU target the
 // attention kernels run on that device (static sizes: one per length), the
 // rest of the layer on the host. Projections and feed-forward run on
-// attn's GEMM (CompiledLinearBackend: weights packed once) when
-// TransformerOptions::compiledLinears asks for it, else on OpenBLAS.
+// attn's GEMM (CompiledLinearBackend: weights packed once, epilogues
+// fused) unless TransformerOptions::compiledLinears asks for OpenBLAS.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Transformer.h"

@@ -53,11 +53,12 @@ struct TransformerOptions {
   /// divide the heads, key/value heads and ffn_hidden. Null: one process.
   Communicator *tensorRanks = nullptr;
   /// Projections and feed-forward on attn's own GEMM (LinearKernels.h:
-  /// weights packed once at creation, one kernel per product shape)
-  /// instead of OpenBLAS sgemm. Off by default for f32 layers until it is
-  /// as fast (bench/RESULTS.md, "attn's GEMM"); bf16 / f16 layers (weights
-  /// kept in that type) always run on it.
-  bool compiledLinears = false;
+  /// weights packed once at creation on huge pages, one kernel per product
+  /// shape and epilogue: biases, activations, SwiGLU's gate and residual
+  /// sums fused). Off: OpenBLAS sgemm with those steps in passes of their
+  /// own, a baseline for f32 layers (bench/RESULTS.md, "Fused epilogues");
+  /// bf16 / f16 layers (weights kept in that type) always run on attn's.
+  bool compiledLinears = true;
   /// How a bf16 layer's products run: Auto / Amx on AMX tiles where the
   /// host allows them (x rounded to bf16, f32 sums), else (and with Widen
   /// or Dot) bf16 weights widened to f32 in registers.
