@@ -71,6 +71,13 @@ static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
   if (e.bias)
     step("biased", "arith.addf " + v + ", %bias_in : f32");
   std::string x = v;
+  // GELU's x / 2 (1 + f), both forms (%one defined).
+  auto halfXTimesOnePlus = [&](const std::string &f) {
+    step("onePlus", "arith.addf " + f + ", %one : f32");
+    step("half", "arith.constant 0.5 : f32");
+    step("halfX", "arith.mulf " + x + ", %half : f32");
+    step("gelu", "arith.mulf %halfX, %onePlus : f32");
+  };
   switch (e.activation) {
   case A::None:
     break;
@@ -107,10 +114,7 @@ static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
     step("pe", "arith.mulf %poly, %ex : f32");
     step("erfAbs", "arith.subf %one, %pe : f32");
     step("erf", "math.copysign %erfAbs, %scaled : f32");
-    step("onePlus", "arith.addf %erf, %one : f32");
-    step("half", "arith.constant 0.5 : f32");
-    step("halfX", "arith.mulf " + x + ", %half : f32");
-    step("gelu", "arith.mulf %halfX, %onePlus : f32");
+    halfXTimesOnePlus("%erf");
     break;
   }
   case A::GeluTanh:
@@ -123,10 +127,7 @@ static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
     step("arg", "arith.mulf %inner, %s : f32");
     step("tanh", "math.tanh %arg : f32");
     step("one", "arith.constant 1.0 : f32");
-    step("onePlus", "arith.addf %tanh, %one : f32");
-    step("half", "arith.constant 0.5 : f32");
-    step("halfX", "arith.mulf " + x + ", %half : f32");
-    step("gelu", "arith.mulf %halfX, %onePlus : f32");
+    halfXTimesOnePlus("%tanh");
     break;
   case A::SiluTimesOther:
     step("negated", "arith.negf " + x + " : f32");

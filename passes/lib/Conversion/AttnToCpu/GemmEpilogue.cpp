@@ -67,6 +67,31 @@ void mlir::attn::moveUnderEmptyReduction(Operation *moved,
   moved->moveBefore(ifOp.thenBlock()->getTerminator());
 }
 
+SmallVector<Value> mlir::attn::loadTile(ImplicitLocOpBuilder &b, Value buffer,
+                                        VectorType vec,
+                                        ArrayRef<Value> rowIndex,
+                                        ArrayRef<Value> rowValid,
+                                        ArrayRef<Value> colIndex,
+                                        ArrayRef<Value> masks) {
+  Value zero = arith::ConstantOp::create(b, vec, b.getZeroAttr(vec));
+  SmallVector<Type> rowTypes(colIndex.size(), vec);
+  SmallVector<Value> tile;
+  for (auto [row, valid] : llvm::zip(rowIndex, rowValid)) {
+    auto load = scf::IfOp::create(b, rowTypes, valid, /*else=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(load.thenBlock());
+    SmallVector<Value> loaded;
+    for (auto [col, mask] : llvm::zip(colIndex, masks))
+      loaded.push_back(vector::MaskedLoadOp::create(
+          b, vec, buffer, ValueRange{row, col}, mask, zero));
+    scf::YieldOp::create(b, loaded);
+    b.setInsertionPointToStart(load.elseBlock());
+    scf::YieldOp::create(b, SmallVector<Value>(colIndex.size(), zero));
+    llvm::append_range(tile, load.getResults());
+  }
+  return tile;
+}
+
 SmallVector<Value> mlir::attn::applyGemmEpilogue(
     ImplicitLocOpBuilder &b, linalg::GenericOp epilogue, ArrayRef<Value> acc,
     ArrayRef<Value> rowIndex, ArrayRef<Value> rowValid,
@@ -88,32 +113,21 @@ SmallVector<Value> mlir::attn::applyGemmEpilogue(
         rowInputs[i].push_back(vector::MaskedLoadOp::create(
             b, vec, input->get(), ValueRange{colIndex[v]}, masks[v], zero));
 
+  // (m, n) inputs: loaded on rows below M, zeros past it (not stored).
+  SmallVector<SmallVector<Value>> matrixInputs(inputs.size());
+  for (auto [i, input] : llvm::enumerate(inputs))
+    if (!alongRows(input))
+      matrixInputs[i] =
+          loadTile(b, input->get(), vec, rowIndex, rowValid, colIndex, masks);
+
   SmallVector<Value> result;
-  SmallVector<Type> rowTypes(vectors, vec);
   for (int64_t r = 0; r < rows; ++r) {
-    // (m, n) inputs: loaded on rows below M, zeros past it (not stored).
-    SmallVector<SmallVector<Value>> matrixInputs(inputs.size());
-    for (auto [i, input] : llvm::enumerate(inputs)) {
-      if (alongRows(input))
-        continue;
-      auto load = scf::IfOp::create(b, rowTypes, rowValid[r], /*else=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(load.thenBlock());
-      SmallVector<Value> loaded;
-      for (int64_t v = 0; v < vectors; ++v)
-        loaded.push_back(vector::MaskedLoadOp::create(
-            b, vec, input->get(), ValueRange{rowIndex[r], colIndex[v]},
-            masks[v], zero));
-      scf::YieldOp::create(b, loaded);
-      b.setInsertionPointToStart(load.elseBlock());
-      scf::YieldOp::create(b, SmallVector<Value>(vectors, zero));
-      llvm::append_range(matrixInputs[i], load.getResults());
-    }
     for (int64_t v = 0; v < vectors; ++v) {
       IRMapping map;
       for (auto [i, input] : llvm::enumerate(inputs))
-        map.map(body.getArgument(i),
-                alongRows(input) ? rowInputs[i][v] : matrixInputs[i][v]);
+        map.map(body.getArgument(i), alongRows(input)
+                                         ? rowInputs[i][v]
+                                         : matrixInputs[i][r * vectors + v]);
       map.map(body.getArgument(inputs.size()), acc[r * vectors + v]);
       for (Operation &inner : body.without_terminator()) {
         // Scalars from outside the body are broadcast; constants splat.

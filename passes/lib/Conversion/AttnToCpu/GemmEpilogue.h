@@ -28,6 +28,13 @@ linalg::GenericOp matchGemmEpilogue(Operation *product, Value c);
 /// not run.
 void moveUnderEmptyReduction(Operation *moved, linalg::LinalgOp product);
 
+/// The rows x vectors of a 2-D `buffer` at (rowIndex[r], colIndex[v])
+/// (row-major), columns masked, zeros on rows that are not valid (past M).
+SmallVector<Value> loadTile(ImplicitLocOpBuilder &b, Value buffer,
+                            VectorType vec, ArrayRef<Value> rowIndex,
+                            ArrayRef<Value> rowValid,
+                            ArrayRef<Value> colIndex, ArrayRef<Value> masks);
+
 /// One micro-tile's C after `epilogue`: `acc` holds rows x vectors of C
 /// (row-major), `rowIndex` / `rowValid` its rows, `colIndex` / `masks` its
 /// column vectors. Inputs read at (m, n) are loaded masked on valid rows.

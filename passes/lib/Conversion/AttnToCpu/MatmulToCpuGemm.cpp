@@ -451,23 +451,8 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
   for (int64_t v = 0; v < kVectors; ++v)
     colIndex.push_back(add(n0, index(v * blk.lanes)));
   // C's rows, or zeros for rows past M.
-  SmallVector<Type> rowTypes(kVectors, vec);
   auto loadC = [&] {
-    SmallVector<Value> loadedC;
-    for (int64_t r = 0; r < blk.rows; ++r) {
-      auto load = scf::IfOp::create(b, rowTypes, rowValid[r], /*else=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(load.thenBlock());
-      SmallVector<Value> loaded;
-      for (int64_t v = 0; v < kVectors; ++v)
-        loaded.push_back(vector::MaskedLoadOp::create(
-            b, vec, c, ValueRange{rowIndex[r], colIndex[v]}, masks[v], zero));
-      scf::YieldOp::create(b, loaded);
-      b.setInsertionPointToStart(load.elseBlock());
-      scf::YieldOp::create(b, SmallVector<Value>(kVectors, zero));
-      llvm::append_range(loadedC, load.getResults());
-    }
-    return loadedC;
+    return loadTile(b, c, vec, rowIndex, rowValid, colIndex, masks);
   };
   SmallVector<Value> acc;
   if (startsAtZero) {
