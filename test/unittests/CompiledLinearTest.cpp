@@ -179,14 +179,15 @@ TEST(CompiledLinear, AmxLayerShapesMatchReference) {
 /// a few f32 ulps) add ~1e-6 relative to the f32 sums' bound above; a
 /// missing or misplaced step (no bias, activation on the wrong value,
 /// other's wrong row) is off by O(0.1) or more.
-void expectEpilogueMatchesReference(LinearEpilogue epilogue,
-                                    int64_t vectorBits, Shape s,
-                                    FloatFormat format = FloatFormat::F32) {
+void expectEpilogueMatchesReference(
+    LinearEpilogue epilogue, int64_t vectorBits, Shape s,
+    FloatFormat format = FloatFormat::F32,
+    Bf16Products products = Bf16Products::Widen) {
   using A = LinearEpilogue::Activation;
   HostCompileOptions options;
   options.vectorBits = vectorBits;
   options.numThreads = 2;
-  options.bf16Products = Bf16Products::Widen;
+  options.bf16Products = products;
   auto linear = CompiledLinear::create(s.k, s.n, WeightLayout::Packed,
                                        options, format, epilogue);
   ASSERT_TRUE(bool(linear)) << llvm::toString(linear.takeError());
@@ -210,6 +211,11 @@ void expectEpilogueMatchesReference(LinearEpilogue epilogue,
     for (float &e : w) // what the kernel holds
       e = fromBits(format, toBits(format, e));
   }
+  // On AMX the kernel multiplies x rounded to bf16.
+  std::vector<float> xUsed = x;
+  if ((*linear)->runsOnAmx())
+    for (float &e : xUsed)
+      e = fromBits(FloatFormat::BF16, toBits(FloatFormat::BF16, e));
   ASSERT_FALSE(bool((*linear)->run(
       x.data(), s.m, weight, epilogue.bias ? bias.data() : nullptr,
       epilogue.readsOther() ? other.data() : nullptr,
@@ -219,7 +225,7 @@ void expectEpilogueMatchesReference(LinearEpilogue epilogue,
     for (int64_t n = 0; n < s.n; ++n) {
       double v = 0;
       for (int64_t k = 0; k < s.k; ++k)
-        v += double(x[i * s.k + k]) * w[n * s.k + k];
+        v += double(xUsed[i * s.k + k]) * w[n * s.k + k];
       if (epilogue.accumulate)
         v += y[i * s.n + n];
       if (epilogue.bias)
@@ -298,6 +304,16 @@ TEST(CompiledLinear, Avx512EpiloguesMatchReference) {
   // 16-bit weights widened by the micro-kernel take the same epilogues.
   for (const LinearEpilogue &e : layerEpilogues())
     expectEpilogueMatchesReference(e, 512, {25, 17, 600}, FloatFormat::F16);
+}
+
+// bf16 on AMX tiles: the epilogue runs as each 32 x 32 block is copied
+// back (AmxGemm.cpp), the zero start fills the block's scratch.
+TEST(CompiledLinear, AmxEpiloguesMatchReference) {
+  if (!enableAmxTiles())
+    GTEST_SKIP() << "this CPU or OS does not allow AMX tiles";
+  for (const LinearEpilogue &e : layerEpilogues())
+    expectEpilogueMatchesReference(e, 512, {77, 70, 200}, FloatFormat::BF16,
+                                   Bf16Products::Auto);
 }
 
 TEST(CompiledLinear, EpilogueOperandsAreChecked) {

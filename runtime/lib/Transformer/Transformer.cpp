@@ -340,9 +340,9 @@ static Status readTensorSlice(const WeightReader &readWhole, int rank,
 namespace {
 /// The layers' products on attn's GEMM: one kernel per (in, out, epilogue),
 /// compiled on first use; weights kept packed, in the layer's dtype (bf16 /
-/// f16 panels widened by the micro-kernel). Biases, activations, SwiGLU's
-/// gate and residual sums are fused into the products, except on AMX tiles
-/// (whose GEMM fuses none: the stack runs them in passes of its own).
+/// f16 panels widened by the micro-kernel, bf16 on AMX tiles where the host
+/// allows them). Biases, activations, SwiGLU's gate and residual sums are
+/// fused into the products.
 class CompiledLinearBackend : public LinearBackend {
 public:
   CompiledLinearBackend(HostCompileOptions options, FloatFormat format)
@@ -370,9 +370,7 @@ public:
     return apply(x, rows, weight, LinearEpilogue(), nullptr, nullptr, y);
   }
 
-  bool fusesEpilogues() const override {
-    return !(format == FloatFormat::BF16 && bf16ProductsOnAmx(options));
-  }
+  bool fusesEpilogues() const override { return true; }
 
   Status apply(const float *x, int64_t rows, const Weight &weight,
                const LinearEpilogue &epilogue, const float *bias,

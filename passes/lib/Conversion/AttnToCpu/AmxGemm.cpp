@@ -11,13 +11,15 @@
 //       per 32 k's: two A tiles (16 rows x 32 k's), two B tiles (16 pair
 //         rows x 16 columns) and four tdpbf16ps into the 2 x 2 f32 tiles,
 //         which stay in tile registers for kUnroll steps
-//       the scratch copied back to C's rows < M, columns < N
+//       the scratch copied back to C's rows < M, columns < N (through
+//         the epilogue, if any: bias, activation, residual)
 //
 // AMX's 8 tile registers hold the 4 accumulators and 4 operands. The copy
 // of A rounds to nearest even (arith.truncf), as the form's body says.
 //
 //===----------------------------------------------------------------------===//
 #include "AmxGemm.h"
+#include "GemmEpilogue.h"
 #include "LoopBuilder.h"
 #include "attn/Transforms/ContractionMatch.h"
 #include "mlir/Dialect/AMX/AMXDialect.h"
@@ -105,7 +107,8 @@ public:
         vecBf16(VectorType::get({kTile}, bf16)),
         maskType(VectorType::get({kTile}, b.getI1Type())) {}
 
-  void emit(linalg::GenericOp op, int64_t parallelTiles);
+  void emit(linalg::GenericOp op, int64_t parallelTiles, bool startsAtZero,
+            linalg::GenericOp epilogue);
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -143,8 +146,11 @@ private:
   }
   /// One forall iteration: rows [row0, row0 + 32) of C, column pairs
   /// [firstPair, endPair). Arguments: a, w, y, m, n, row0, firstPair,
-  /// endPair.
+  /// endPair, then the epilogue's inputs.
   void emitBlock(ValueRange args, int64_t pairRows, int64_t steps);
+
+  bool startsAtZero = false;
+  linalg::GenericOp epilogue;
 
   ImplicitLocOpBuilder &b;
   Type f32, bf16;
@@ -152,7 +158,10 @@ private:
 };
 } // namespace
 
-void AmxGemmEmitter::emit(linalg::GenericOp op, int64_t parallelTiles) {
+void AmxGemmEmitter::emit(linalg::GenericOp op, int64_t parallelTiles,
+                          bool zeroStart, linalg::GenericOp finish) {
+  startsAtZero = zeroStart;
+  epilogue = finish;
   Value x = op.getDpsInputs()[0], packedW = op.getDpsInputs()[1],
         y = op.getDpsInits()[0];
   auto wType = cast<MemRefType>(packedW.getType());
@@ -204,11 +213,13 @@ void AmxGemmEmitter::emit(linalg::GenericOp op, int64_t parallelTiles) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(module.getBody());
-    blockFn = func::FuncOp::create(
-        b, "__attn_amx_gemm_block",
-        b.getFunctionType({a.getType(), w.getType(), y.getType(), indexType,
-                           indexType, indexType, indexType, indexType},
-                          {}));
+    SmallVector<Type> argTypes = {a.getType(), w.getType(), y.getType(),
+                                  indexType,   indexType,   indexType,
+                                  indexType,   indexType};
+    if (epilogue)
+      llvm::append_range(argTypes, ValueRange(epilogue.getDpsInputs()).getTypes());
+    blockFn = func::FuncOp::create(b, "__attn_amx_gemm_block",
+                                   b.getFunctionType(argTypes, {}));
     blockFn.setPrivate();
     SymbolTable(module).insert(blockFn); // uniquifies the name
     b.setInsertionPointToStart(blockFn.addEntryBlock());
@@ -219,9 +230,11 @@ void AmxGemmEmitter::emit(linalg::GenericOp op, int64_t parallelTiles) {
     Value firstPair = mul(ivs[1], index(groupPairs));
     Value endPair = arith::MinSIOp::create(
         b, add(firstPair, index(groupPairs)), index(pairs));
-    func::CallOp::create(b, blockFn,
-                         ValueRange{a, w, y, m, n, mul(ivs[0], index(kBlock)),
-                                    firstPair, endPair});
+    SmallVector<Value> args = {a, w, y, m, n, mul(ivs[0], index(kBlock)),
+                               firstPair, endPair};
+    if (epilogue)
+      llvm::append_range(args, epilogue.getDpsInputs());
+    func::CallOp::create(b, blockFn, args);
   });
   memref::DeallocOp::create(b, a);
 }
@@ -253,8 +266,11 @@ void AmxGemmEmitter::emitBlock(ValueRange args, int64_t pairRows,
       });
     };
     overBlock([&](Value r, Value row, Value col, Value mask) {
-      Value v = vector::MaskedLoadOp::create(b, vecF32, y, ValueRange{row, col},
-                                             mask, zeros());
+      Value v = startsAtZero ? zeros()
+                             : vector::MaskedLoadOp::create(
+                                   b, vecF32, y, ValueRange{row, col}, mask,
+                                   zeros())
+                                   .getResult();
       vector::StoreOp::create(b, v, c, ValueRange{r, sub(col, col0)});
     });
     Value wRow0 = mul(pair, index(2 * pairRows));
@@ -289,15 +305,39 @@ void AmxGemmEmitter::emitBlock(ValueRange args, int64_t pairRows,
               b, c, ValueRange{index(i * kTile), index(j * kTile)},
               acc[i * 2 + j]);
     });
-    overBlock([&](Value r, Value row, Value col, Value mask) {
-      Value v = vector::LoadOp::create(b, vecF32, c,
-                                       ValueRange{r, sub(col, col0)});
-      vector::MaskedStoreOp::create(b, y, ValueRange{row, col}, mask, v);
+    if (!epilogue) {
+      overBlock([&](Value r, Value row, Value col, Value mask) {
+        Value v = vector::LoadOp::create(b, vecF32, c,
+                                         ValueRange{r, sub(col, col0)});
+        vector::MaskedStoreOp::create(b, y, ValueRange{row, col}, mask, v);
+      });
+      return;
+    }
+    // Row by row through the epilogue: both vectors of a row at once.
+    forEach(index(0), index(kBlock), 1, [&](Value r) {
+      Value row = add(row0, r);
+      Value inside = less(row, m);
+      Value source = select(inside, row, index(0));
+      Value colsLeft = select(inside, sub(n, col0), index(0));
+      SmallVector<Value> sums, cols, masks;
+      for (int64_t v = 0; v < kBlock / kTile; ++v) {
+        sums.push_back(vector::LoadOp::create(
+            b, vecF32, c, ValueRange{r, index(v * kTile)}));
+        cols.push_back(add(col0, index(v * kTile)));
+        masks.push_back(lanesMask(sub(colsLeft, index(v * kTile))));
+      }
+      SmallVector<Value> done =
+          applyGemmEpilogue(b, epilogue, sums, {source}, {inside}, cols, masks,
+                            args.drop_front(8));
+      for (int64_t v = 0; v < kBlock / kTile; ++v)
+        vector::MaskedStoreOp::create(b, y, ValueRange{source, cols[v]},
+                                      masks[v], done[v]);
     });
   });
 }
 
 void mlir::attn::emitAmxGemm(ImplicitLocOpBuilder &b, linalg::GenericOp op,
-                             int64_t parallelTiles) {
-  AmxGemmEmitter(b).emit(op, parallelTiles);
+                             int64_t parallelTiles, bool startsAtZero,
+                             linalg::GenericOp epilogue) {
+  AmxGemmEmitter(b).emit(op, parallelTiles, startsAtZero, epilogue);
 }

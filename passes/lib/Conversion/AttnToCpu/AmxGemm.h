@@ -25,9 +25,12 @@ bool isAmxPairPackedMatmul(linalg::GenericOp op);
 /// Emits the product before `op` (which the caller erases): A copied to
 /// bf16 rows padded to 32 rows and to B's k's, then a forall over blocks of
 /// 32 rows x groups of 32 columns, each a 2 x 2 block of 16 x 16 f32 tiles
-/// fed by two A and two B tiles per 32 k's.
+/// fed by two A and two B tiles per 32 k's. With `startsAtZero` C is not
+/// read (it was zero-filled); an `epilogue` (GemmEpilogue.h, its body
+/// self-contained) is applied as each block is copied back to C.
 void emitAmxGemm(ImplicitLocOpBuilder &b, linalg::GenericOp op,
-                 int64_t parallelTiles);
+                 int64_t parallelTiles, bool startsAtZero = false,
+                 linalg::GenericOp epilogue = {});
 
 } // namespace mlir::attn
 

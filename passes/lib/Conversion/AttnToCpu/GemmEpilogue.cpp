@@ -92,10 +92,22 @@ SmallVector<Value> mlir::attn::loadTile(ImplicitLocOpBuilder &b, Value buffer,
   return tile;
 }
 
+bool mlir::attn::isSelfContainedEpilogue(linalg::GenericOp epilogue) {
+  Region &body = epilogue.getRegion();
+  return body
+      .walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          if (operand.getParentRegion() != &body)
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted() == false;
+}
+
 SmallVector<Value> mlir::attn::applyGemmEpilogue(
     ImplicitLocOpBuilder &b, linalg::GenericOp epilogue, ArrayRef<Value> acc,
     ArrayRef<Value> rowIndex, ArrayRef<Value> rowValid,
-    ArrayRef<Value> colIndex, ArrayRef<Value> masks) {
+    ArrayRef<Value> colIndex, ArrayRef<Value> masks, ValueRange inputValues) {
   int64_t rows = rowIndex.size(), vectors = colIndex.size();
   auto vec = cast<VectorType>(acc.front().getType());
   auto vectorOf = [&](Type t) { return VectorType::get(vec.getShape(), t); };
@@ -105,20 +117,24 @@ SmallVector<Value> mlir::attn::applyGemmEpilogue(
   auto alongRows = [&](OpOperand *input) {
     return epilogue.getMatchingIndexingMap(input).getNumResults() == 1;
   };
+  auto buffer = [&](OpOperand *input) {
+    unsigned i = input->getOperandNumber();
+    return inputValues.empty() ? input->get() : inputValues[i];
+  };
   // Row-broadcast inputs (a bias): one load per column vector.
   SmallVector<SmallVector<Value>> rowInputs(inputs.size());
   for (auto [i, input] : llvm::enumerate(inputs))
     if (alongRows(input))
       for (int64_t v = 0; v < vectors; ++v)
         rowInputs[i].push_back(vector::MaskedLoadOp::create(
-            b, vec, input->get(), ValueRange{colIndex[v]}, masks[v], zero));
+            b, vec, buffer(input), ValueRange{colIndex[v]}, masks[v], zero));
 
   // (m, n) inputs: loaded on rows below M, zeros past it (not stored).
   SmallVector<SmallVector<Value>> matrixInputs(inputs.size());
   for (auto [i, input] : llvm::enumerate(inputs))
     if (!alongRows(input))
       matrixInputs[i] =
-          loadTile(b, input->get(), vec, rowIndex, rowValid, colIndex, masks);
+          loadTile(b, buffer(input), vec, rowIndex, rowValid, colIndex, masks);
 
   SmallVector<Value> result;
   for (int64_t r = 0; r < rows; ++r) {

@@ -35,16 +35,23 @@ SmallVector<Value> loadTile(ImplicitLocOpBuilder &b, Value buffer,
                             ArrayRef<Value> rowValid,
                             ArrayRef<Value> colIndex, ArrayRef<Value> masks);
 
+/// Whether the epilogue's body uses no value from outside it (it can then
+/// be emitted in another function, given its inputs).
+bool isSelfContainedEpilogue(linalg::GenericOp epilogue);
+
 /// One micro-tile's C after `epilogue`: `acc` holds rows x vectors of C
 /// (row-major), `rowIndex` / `rowValid` its rows, `colIndex` / `masks` its
-/// column vectors. Inputs read at (m, n) are loaded masked on valid rows.
+/// column vectors. Inputs read at (m, n) are loaded masked on valid rows;
+/// `inputs`, when given, stand for the epilogue's input buffers (e.g. as
+/// arguments of the function the tile is emitted in).
 SmallVector<Value> applyGemmEpilogue(ImplicitLocOpBuilder &b,
                                      linalg::GenericOp epilogue,
                                      ArrayRef<Value> acc,
                                      ArrayRef<Value> rowIndex,
                                      ArrayRef<Value> rowValid,
                                      ArrayRef<Value> colIndex,
-                                     ArrayRef<Value> masks);
+                                     ArrayRef<Value> masks,
+                                     ValueRange inputs = {});
 
 } // namespace mlir::attn
 

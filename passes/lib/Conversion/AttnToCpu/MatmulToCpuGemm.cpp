@@ -746,8 +746,19 @@ struct AttnMatmulToCpuGemmPass
                      matmul.getDpsInits()[0], *layout);
       } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
         if (amx && isAmxPairPackedMatmul(generic)) {
+          // The same zero start and epilogue, the epilogue emitted in the
+          // AMX block function (so its body may use nothing from outside).
+          Value init = generic.getDpsInits()[0];
+          linalg::FillOp fill = zeroFillBefore(op, init);
+          if (fill)
+            moveUnderEmptyReduction(fill, generic);
+          linalg::GenericOp next = matchGemmEpilogue(op, init);
+          if (next && !isSelfContainedEpilogue(next))
+            next = {};
+          if (next)
+            moveUnderEmptyReduction(next, generic);
           ImplicitLocOpBuilder builder(op->getLoc(), op);
-          emitAmxGemm(builder, generic, tiles);
+          emitAmxGemm(builder, generic, tiles, bool(fill), next);
         } else if (isPackedMatmul(generic, blocking.panelWidth())) {
           overwrite(generic.getDpsInits()[0]);
           fuseAfter(generic.getDpsInits()[0]);
