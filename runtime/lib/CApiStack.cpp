@@ -3,14 +3,18 @@
 // attn_stack_*: the executor of LayerStack.h with kernels from an artifact
 // of `attn-compile LAYER.yaml --emit=so` and weights the caller gives as
 // tensors or as a safetensors file. The artifact's manifest
-// (`_attn_layer_manifest`) holds the layer's LayerConfig and one line per
-// kernel: "kernel=<function> <self|cross> <batch> <lq> <lk> <operands>",
-// -1 for sizes the kernel takes any of. Kernels are called through
+// (`_attn_layer_manifest`) holds the layer's LayerConfig, one line per
+// attention kernel: "kernel=<function> <self|cross> <batch> <lq> <lk>
+// <operands>", -1 for sizes the kernel takes any of, and one line per
+// product kernel (attn's GEMM with its epilogue fused): "linear=<function>
+// <in> <out> <epilogue> <panel width>". Kernels are called through
 // attn_call, which checks every operand against the kernel's signature.
 //
 //===----------------------------------------------------------------------===//
 #include "CApiObjects.h"
+#include "attn/Runtime/HugePages.h"
 #include "attn/Runtime/LayerStack.h"
+#include "attn/Runtime/PackedPanels.h"
 #include "attn/Runtime/SafetensorsReader.h"
 #include <dlfcn.h>
 #include <map>
@@ -43,6 +47,24 @@ bool parseKernelLine(const std::string &text, ManifestKernel &entry) {
   return !entry.kernel.argumentNames.empty();
 }
 
+/// One product kernel of the manifest.
+struct ManifestLinear {
+  std::string function;
+  int64_t in = 0, out = 0, width = 0;
+  LinearEpilogue epilogue;
+};
+
+/// Reads the product line after "linear=".
+bool parseLinearLine(const std::string &text, ManifestLinear &entry) {
+  std::istringstream words(text);
+  std::string epilogue;
+  if (!(words >> entry.function >> entry.in >> entry.out >> epilogue >>
+        entry.width) ||
+      entry.in < 1 || entry.out < 1 || entry.width < 1)
+    return false;
+  return parseLinearEpilogue(epilogue, entry.epilogue);
+}
+
 /// A tensor over memory the stack owns (released without freeing it).
 attn_tensor borrowed(const KernelOperand &operand) {
   return attn_tensor{ATTN_F32, operand.shape, nullptr, operand.data};
@@ -59,6 +81,93 @@ Activations activationsOf(const attn_tensor *t) {
   a.data.assign(data, data + a.data.size());
   return a;
 }
+/// The stack's products on the artifact's GEMM kernels, each finished by
+/// its epilogue in the same pass; weights packed once into the panels the
+/// kernels were compiled for, on huge pages (HugePages.h).
+class ArtifactLinearBackend : public LinearBackend {
+public:
+  ArtifactLinearBackend(attn_artifact *artifact,
+                        std::vector<ManifestLinear> kernels)
+      : artifact(artifact), kernels(std::move(kernels)) {}
+
+  Status prepare(int64_t out, int64_t in, const std::vector<float> &weight,
+                 std::shared_ptr<const Weight> &prepared) override {
+    // Every kernel of one (in, out) reads the same panels.
+    const ManifestLinear *kernel = nullptr;
+    for (const ManifestLinear &k : kernels)
+      if (k.in == in && k.out == out)
+        kernel = &k;
+    if (!kernel)
+      return Status::error(artifact->path + " has no product kernel for " +
+                           std::to_string(in) + " -> " + std::to_string(out) +
+                           " features (rebuild it with attn-compile)");
+    auto packed = std::make_shared<PackedWeight>();
+    packed->layout.in = in;
+    packed->layout.out = out;
+    packed->layout.width = kernel->width;
+    packed->panels.resize(packed->layout.elements());
+    packed->layout.pack(weight.data(), packed->panels.data(),
+                        [](float v) { return v; });
+    prepared = std::move(packed);
+    return Status::ok();
+  }
+
+  Status accumulate(const float *, int64_t, const Weight &, float *) override {
+    return Status::error("an artifact's product kernels finish their "
+                         "results (LinearBackend::apply)");
+  }
+
+  bool fusesEpilogues() const override { return true; }
+
+  Status apply(const float *x, int64_t rows, const Weight &weight,
+               const LinearEpilogue &epilogue, const float *bias,
+               const float *other, float *y) override {
+    const auto &packed = static_cast<const PackedWeight &>(weight);
+    const PanelLayout &p = packed.layout;
+    const ManifestLinear *kernel = nullptr;
+    for (const ManifestLinear &k : kernels)
+      if (k.in == p.in && k.out == p.out && k.epilogue == epilogue)
+        kernel = &k;
+    if (!kernel)
+      return Status::error(artifact->path + " has no product kernel for " +
+                           std::to_string(p.in) + " -> " +
+                           std::to_string(p.out) + " features with " +
+                           linearEpilogueName(epilogue) +
+                           " (rebuild it with attn-compile)");
+    // The kernel only reads x, the panels, the bias and `other`.
+    auto borrow = [](const float *data, std::vector<int64_t> shape) {
+      return attn_tensor{ATTN_F32, std::move(shape), nullptr,
+                         const_cast<float *>(data)};
+    };
+    std::vector<attn_tensor> tensors = {borrow(x, {rows, p.in}),
+                                        borrow(packed.panels.data(),
+                                               p.shape())};
+    if (epilogue.bias)
+      tensors.push_back(borrow(bias, {p.out}));
+    if (epilogue.readsOther())
+      tensors.push_back(borrow(other, {rows, p.out}));
+    attn_tensor result = borrow(y, {rows, p.out});
+    std::vector<attn_tensor *> inputs;
+    for (attn_tensor &t : tensors)
+      inputs.push_back(&t);
+    attn_tensor *outputs[1] = {&result};
+    if (attn_call(artifact, kernel->function.c_str(), inputs.data(),
+                  int64_t(inputs.size()), outputs, 1) != 0)
+      return Status::error(attn_last_error());
+    return Status::ok();
+  }
+
+private:
+  struct PackedWeight : Weight {
+    PanelLayout layout;
+    std::vector<float, HugePageAllocator<float>> panels;
+    int64_t bytes() const override {
+      return int64_t(panels.size() * sizeof(float));
+    }
+  };
+  attn_artifact *artifact;
+  std::vector<ManifestLinear> kernels;
+};
 } // namespace
 
 struct attn_stack {
@@ -88,8 +197,17 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
   if (!stack)
     return fail("out of memory");
   std::string configText;
+  std::vector<ManifestLinear> linears;
   std::istringstream lines(manifest);
   for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("linear=", 0) == 0) {
+      ManifestLinear entry;
+      if (!parseLinearLine(line.substr(7), entry))
+        return fail(artifact->path + ": malformed layer manifest line '" +
+                    line + "'");
+      linears.push_back(std::move(entry));
+      continue;
+    }
     if (line.rfind("kernel=", 0) != 0) {
       configText += line + "\n";
       continue;
@@ -143,7 +261,13 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
         " keys (attn-compile --layer-shape=" + std::to_string(batch) + "x" +
         std::to_string(lq) + " adds one)");
   };
-  if (Status s = LayerStack::create(config, read, kernels, stack->stack);
+  if (linears.empty())
+    return fail(artifact->path + " holds no product kernels (rebuild it with "
+                                 "attn-compile LAYER.yaml --emit=so)");
+  auto linear =
+      std::make_shared<ArtifactLinearBackend>(artifact, std::move(linears));
+  if (Status s =
+          LayerStack::create(config, read, kernels, stack->stack, linear);
       s.failed())
     return fail(s.message());
   return stack.release();

@@ -85,6 +85,10 @@ attnrt::compileForHost(mlir::ModuleOp module,
   case Bf16Products::Widen:
     break;
   }
+  // Without a native f32 -> bf16 conversion LLVM would call a compiler-rt
+  // builtin the JIT does not find.
+  pipeline.expandBf16 =
+      !features.lookup("avx512bf16") && !features.lookup("avxneconvert");
   pipeline.numThreads = options.numThreads;
   pipeline.countTiles = options.countTiles;
   mlir::PassManager pm(ctx);

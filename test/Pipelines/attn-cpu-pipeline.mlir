@@ -9,6 +9,20 @@
 // RUN: attn-opt %s --attn-cpu-pipeline="vector-bits=512 amx=true" --dump-pass-pipeline 2>&1 >/dev/null | FileCheck %s --check-prefix=AMX
 // RUN: attn-opt %s --attn-cpu-pipeline="vector-bits=256 amx=true" --dump-pass-pipeline 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
 // RUN: attn-opt %s --attn-cpu-pipeline="vector-bits=512 bf16-dot=true" --dump-pass-pipeline 2>&1 >/dev/null | FileCheck %s --check-prefix=DOT
+// Where the CPU has no f32 -> bf16 instruction (HostCompiler and
+// attn-compile ask for this from the target's features), the conversions
+// become integer arithmetic before the LLVM conversions: LLVM would
+// otherwise call __truncsfbf2, which neither the JIT nor artifacts link.
+// RUN: attn-opt %s --attn-cpu-pipeline="expand-bf16=true" --dump-pass-pipeline 2>&1 >/dev/null | FileCheck %s --check-prefix=EXPAND
+// EXPAND: convert-scf-to-cf{{.*}},
+// EXPAND-NEXT: arith-expand{include-bf16=true
+// EXPAND-NEXT: expand-strided-metadata
+// RUN: attn-opt %S/../e2e/half.mlir --attn-cpu-pipeline="vector-bits=256 expand-bf16=true" | FileCheck %s --check-prefix=EXPANDED
+// RUN: attn-opt %S/../e2e/half.mlir --attn-cpu-pipeline="vector-bits=256" | FileCheck %s --check-prefix=NATIVE
+// EXPANDED-NOT: llvm.fptrunc {{.*}} to bf16
+// EXPANDED: llvm.func @bf16_window_gqa
+// EXPANDED-NOT: llvm.fptrunc {{.*}} to bf16
+// NATIVE: llvm.fptrunc {{.*}} : f32 to bf16
 // AMX: attn-to-cpu-kernels{amx=true bf16-dot=false
 // AMX: convert-vector-to-llvm{enable-amx=true
 // AVX2: attn-to-cpu-kernels{amx=false
@@ -27,6 +41,7 @@
 // CHECK-NEXT: buffer-results-to-out-params{add-result-attr=false hoist-dynamic-allocs=true hoist-static-allocs=true modify-public-functions=true},
 // CHECK: convert-scf-to-openmp{num-threads=2},
 // CHECK-NEXT: attn-inline-alloca-scopes,
+// CHECK-NOT: arith-expand
 // CHECK: reconcile-unrealized-casts
 // CHECK-NEXT: )
 // RUN: attn-opt %s --attn-cpu-pipeline="cpu-kernels=false" --dump-pass-pipeline 2>&1 >/dev/null | FileCheck %s --check-prefix=GENERIC

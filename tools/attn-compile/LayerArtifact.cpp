@@ -1,17 +1,21 @@
 //===- LayerArtifact.cpp - the kernels of a layer spec --------------------===//
 #include "LayerArtifact.h"
+#include "attn/Runtime/LayerStack.h"
+#include "attn/Runtime/LinearKernels.h"
 #include "attn/Runtime/Transformer.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
 
 using namespace mlir;
 using attnspec::AttentionRole;
 
 OwningOpRef<ModuleOp> attntools::buildLayerModule(
     const attnspec::LayerSpec &spec,
-    const std::vector<std::pair<int64_t, int64_t>> &shapes,
+    const std::vector<std::pair<int64_t, int64_t>> &shapes, int64_t vectorBits,
     llvm::SourceMgr &sourceMgr, MLIRContext *context, std::string &manifest) {
   auto fileStart = [&] {
     return llvm::SMLoc::getFromPointer(
@@ -19,7 +23,7 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
             ->getBufferStart());
   };
   if (spec.dtype != "f32") {
-    // attn_stack_* keeps f32 weights and runs its products on OpenBLAS.
+    // attn_stack_* reads f32 weights and packs them in f32 panels.
     sourceMgr.PrintMessage(fileStart(), llvm::SourceMgr::DK_Error,
                            "layer artifacts hold f32 layers; a " + spec.dtype +
                                " layer runs under attn-run");
@@ -69,6 +73,38 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
                                 llvm::join(operands, ","))
                       .str();
     }
+  }
+  // The products on attn's GEMM: "linear=<function> <in> <out> <epilogue>
+  // <panel width>" per kernel.
+  attnrt::HostCompileOptions panelOptions;
+  panelOptions.vectorBits = vectorBits;
+  for (const attnrt::LinearUse &use :
+       attnrt::fusedLinearUses(attnrt::layerConfig(spec))) {
+    attnrt::LinearPanels panels(use.in, use.out, panelOptions,
+                                attnrt::FloatFormat::F32);
+    std::string epilogue = attnrt::linearEpilogueName(use.epilogue);
+    std::string name = llvm::formatv("linear_{0}x{1}_{2}", use.in, use.out,
+                                     epilogue)
+                           .str();
+    std::replace(name.begin(), name.end(), '+', '_');
+    llvm::Expected<std::string> source = attnrt::linearKernelSource(
+        name, attnrt::WeightLayout::Packed, panels, use.epilogue,
+        /*onTensors=*/true);
+    if (!source) {
+      sourceMgr.PrintMessage(fileStart(), llvm::SourceMgr::DK_Error,
+                             llvm::toString(source.takeError()));
+      return nullptr;
+    }
+    OwningOpRef<ModuleOp> kernel =
+        parseSourceString<ModuleOp>(*source, context);
+    if (!kernel)
+      return nullptr; // the parser reported it
+    for (Operation &op :
+         llvm::make_early_inc_range(kernel->getBody()->getOperations()))
+      op.moveBefore(module->getBody(), module->getBody()->end());
+    manifest += llvm::formatv("linear={0} {1} {2} {3} {4}\n", name, use.in,
+                              use.out, epilogue, panels.width())
+                    .str();
   }
   return module;
 }

@@ -2,8 +2,10 @@
 //
 // `attn-compile LAYER.yaml --emit=so` builds what the C API's attn_stack_*
 // needs to run a layer stack without a compiler: the attention kernels of
-// its blocks and a manifest (the layer's description and the kernel table,
-// runtime/lib/CApiStack.cpp) exported as `_attn_layer_manifest`.
+// its blocks, its products on attn's GEMM (one kernel per distinct (in,
+// out, epilogue), weights in packed panels), and a manifest (the layer's
+// description and the kernel tables, runtime/lib/CApiStack.cpp) exported
+// as `_attn_layer_manifest`.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_TOOLS_ATTN_COMPILE_LAYERARTIFACT_H
@@ -18,15 +20,16 @@
 
 namespace attntools {
 
-/// The module of `spec`'s attention kernels: one taking any batch and
-/// length where the kind allows it (softmax; every cross-attention), else
-/// one per (batch, length) of `shapes`. `manifest` receives the text the
-/// artifact exports. Errors are reported on `sourceMgr`'s buffer.
+/// The module of `spec`'s attention kernels (one taking any batch and
+/// length where the kind allows it: softmax, every cross-attention; else
+/// one per (batch, length) of `shapes`) and of its products, packed for
+/// `vectorBits`-wide vectors. `manifest` receives the text the artifact
+/// exports. Errors are reported on `sourceMgr`'s buffer.
 mlir::OwningOpRef<mlir::ModuleOp>
 buildLayerModule(const attnspec::LayerSpec &spec,
                  const std::vector<std::pair<int64_t, int64_t>> &shapes,
-                 llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
-                 std::string &manifest);
+                 int64_t vectorBits, llvm::SourceMgr &sourceMgr,
+                 mlir::MLIRContext *context, std::string &manifest);
 
 } // namespace attntools
 

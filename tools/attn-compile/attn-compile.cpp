@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "../ToolOptions.h"
 #include "GpuArtifact.h"
+#include "KernelSignature.h"
 #include "LayerArtifact.h"
 #include "MaskSvg.h"
 #include "attn/Analysis/KernelPlan.h"
@@ -119,136 +120,6 @@ static cl::extrahelp statsHelp(
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
   return EXIT_FAILURE;
-}
-
-/// The argument dimension of `fn` that dimension `dim` of `value` equals,
-/// as "$<argument>.<dimension>", when the ops that compute it say so:
-/// attention results are [B, H, Lq] of the queries and Dv of the values,
-/// attn.fourier_mix keeps its input's shape. "?" otherwise.
-static std::string dimensionSource(func::FuncOp fn, Value value, int64_t dim) {
-  while (true) {
-    if (auto arg = dyn_cast<BlockArgument>(value))
-      return arg.getOwner() == &fn.getBody().front()
-                 ? llvm::formatv("${0}.{1}", arg.getArgNumber(), dim).str()
-                 : "?";
-    Operation *op = value.getDefiningOp();
-    auto queryOrValue = [&](auto attention) -> Value {
-      return dim < 3 ? attention.getQuery() : attention.getValue();
-    };
-    if (auto cast = dyn_cast<tensor::CastOp>(op))
-      value = cast.getSource();
-    else if (auto a = dyn_cast<attn::AttentionOp>(op))
-      value = queryOrValue(a);
-    else if (auto a = dyn_cast<attn::LinformerOp>(op))
-      value = queryOrValue(a);
-    else if (auto a = dyn_cast<attn::NystromOp>(op))
-      value = queryOrValue(a);
-    else if (auto a = dyn_cast<attn::KernelizedOp>(op))
-      value = queryOrValue(a);
-    else if (auto a = dyn_cast<attn::RoutingOp>(op))
-      value = queryOrValue(a);
-    else if (auto a = dyn_cast<attn::LshOp>(op))
-      value = dim < 3 ? a.getQueryKey() : a.getValue();
-    else if (auto f = dyn_cast<attn::FourierMixOp>(op))
-      value = f.getInput();
-    else
-      return "?";
-  }
-}
-
-/// Input dimensions of `fn` that attention requires equal, as a map from
-/// each dynamic (argument, dimension) to the first one of its class: batch
-/// of q, k, v; heads and length of k, v; head dim of q, k. A kernel given
-/// keys and values of different lengths would read past the shorter one.
-static std::map<std::pair<unsigned, int64_t>, std::pair<unsigned, int64_t>>
-inputDimensionSources(func::FuncOp fn) {
-  using Dim = std::pair<unsigned, int64_t>;
-  std::map<Dim, Dim> parent;
-  std::function<Dim(Dim)> find = [&](Dim d) {
-    auto it = parent.find(d);
-    return it == parent.end() || it->second == d ? d : find(it->second);
-  };
-  auto argumentOf = [&](Value v) -> std::optional<unsigned> {
-    while (auto cast = v.getDefiningOp<tensor::CastOp>())
-      v = cast.getSource();
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || arg.getOwner() != &fn.getBody().front())
-      return std::nullopt;
-    return arg.getArgNumber();
-  };
-  fn.walk([&](attn::AttentionOp op) {
-    auto q = argumentOf(op.getQuery()), k = argumentOf(op.getKey()),
-         v = argumentOf(op.getValue());
-    auto unite = [&](std::optional<unsigned> a, int64_t da,
-                     std::optional<unsigned> b, int64_t db) {
-      if (!a || !b)
-        return;
-      Dim ra = find({*a, da}), rb = find({*b, db});
-      parent[std::max(ra, rb)] = std::min(ra, rb);
-    };
-    unite(q, 0, k, 0);
-    unite(q, 0, v, 0);
-    unite(k, 1, v, 1);
-    unite(k, 2, v, 2);
-    unite(q, 3, k, 3);
-  });
-  std::map<Dim, Dim> sources;
-  for (auto &[dim, ignored] : parent)
-    if (find(dim) != dim)
-      sources[dim] = find(dim);
-  return sources;
-}
-
-/// The operand and result types of an entry point as the C API reads them
-/// (runtime/lib/CApi.cpp): "f32[?,8,?,64] f32[$0.0,8,?,64] -> f32[$0.0,8,$0.2,64]",
-/// `?` for a dynamic size, `$a.d` for a dynamic size that equals dimension
-/// d of argument a (the C API checks calls against it: a kernel reads and
-/// writes as many rows as its inputs say).
-static std::string signatureOf(func::FuncOp fn) {
-  auto typeText = [](Type type, auto dynamicText) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor) {
-      os << "other";
-      return text;
-    }
-    Type element = tensor.getElementType();
-    os << (element.isF32()         ? "f32"
-           : element.isF16()       ? "f16"
-           : element.isBF16()      ? "bf16"
-           : element.isInteger(32) ? "i32"
-                                   : "other")
-       << "[";
-    for (auto [d, size] : llvm::enumerate(tensor.getShape())) {
-      os << (d ? "," : "");
-      if (ShapedType::isDynamic(size))
-        os << dynamicText(d);
-      else
-        os << size;
-    }
-    os << "]";
-    return text;
-  };
-  std::string signature;
-  auto inputSources = inputDimensionSources(fn);
-  for (auto [a, input] : llvm::enumerate(fn.getArgumentTypes()))
-    signature += typeText(input, [&, a = unsigned(a)](int64_t d) {
-                   auto it = inputSources.find({a, d});
-                   if (it == inputSources.end())
-                     return std::string("?");
-                   return llvm::formatv("${0}.{1}", it->second.first,
-                                        it->second.second)
-                       .str();
-                 }) +
-                 " ";
-  signature += "->";
-  auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
-  for (Value result : ret.getOperands())
-    signature += " " + typeText(result.getType(), [&](int64_t d) {
-                   return dimensionSource(fn, result, d);
-                 });
-  return signature;
 }
 
 /// Keeps a written output file, or reports why it could not be written
@@ -362,6 +233,13 @@ parseLayerShape(llvm::StringRef text) {
   return std::make_pair(b, l);
 }
 
+static std::unique_ptr<llvm::TargetMachine> createTargetMachine();
+
+/// The vector width the CPU pipeline compiles for on `machine`.
+static int64_t vectorBitsOf(const llvm::TargetMachine &machine) {
+  return machine.getMCSubtargetInfo()->checkFeatures("+avx512f") ? 512 : 256;
+}
+
 /// The input as attn IR: a spec's module, a layer spec's kernels (and its
 /// manifest), or IR as written.
 static OwningOpRef<ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
@@ -393,8 +271,12 @@ static OwningOpRef<ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
           attnspec::readLayerSpec(sourceMgr);
       if (!spec)
         return nullptr;
-      return attntools::buildLayerModule(*spec, shapes, sourceMgr, context,
-                                         layerManifest);
+      // The products' packed panels depend on the vector width.
+      std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine();
+      if (!machine)
+        return nullptr;
+      return attntools::buildLayerModule(*spec, shapes, vectorBitsOf(*machine),
+                                         sourceMgr, context, layerManifest);
     }
   }
   if (!layerShapes.empty()) {
@@ -462,8 +344,12 @@ static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
 static LogicalResult lowerToLLVMDialect(ModuleOp module,
                                         llvm::TargetMachine &machine) {
   attn::CpuPipelineOptions pipeline;
-  pipeline.vectorBits =
-      machine.getMCSubtargetInfo()->checkFeatures("+avx512f") ? 512 : 256;
+  pipeline.vectorBits = vectorBitsOf(machine);
+  // Without a native f32 -> bf16 conversion LLVM would call __truncsfbf2,
+  // which the artifact does not link.
+  const llvm::MCSubtargetInfo &subtarget = *machine.getMCSubtargetInfo();
+  pipeline.expandBf16 = !subtarget.checkFeatures("+avx512bf16") &&
+                        !subtarget.checkFeatures("+avxneconvert");
   pipeline.cpuKernels = !generic;
   pipeline.reportTiles = llvm::AreStatisticsEnabled();
   PassManager pm(module.getContext());
@@ -610,7 +496,8 @@ int main(int argc, char **argv) {
     if (fn.isPublic() && !fn.isExternal()) {
       fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   UnitAttr::get(&context));
-      signatures.emplace_back(fn.getSymName().str(), signatureOf(fn));
+      signatures.emplace_back(fn.getSymName().str(),
+                              attntools::signatureOf(fn));
     }
   if (failed(lowerToLLVMDialect(*module, *machine)))
     return EXIT_FAILURE;

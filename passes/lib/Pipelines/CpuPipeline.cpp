@@ -11,6 +11,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -125,6 +126,14 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createAttnInlineAllocaScopes());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createSCFToControlFlowPass());
+
+  // bf16 conversions as integer arithmetic where the CPU has no instruction
+  // for them (round to nearest even, as the instructions do).
+  if (options.expandBf16) {
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    pm.addPass(arith::createArithExpandOpsPass(expand));
+  }
 
   // To the LLVM dialect.
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -1,6 +1,5 @@
 //===- LayerMath.cpp - f32 building blocks of a layer ---------------------===//
 #include "LayerMath.h"
-#include <cblas.h>
 #include <omp.h>
 #include <algorithm>
 #include <cmath>
@@ -22,37 +21,6 @@ template <typename F> static void forChunks(int64_t count, F body) {
     if (begin < end)
       body(begin, end);
   }
-}
-
-void layermath::linear(const float *x, int64_t rows, int64_t in,
-                       const float *weight, const std::vector<float> &bias,
-                       int64_t out, float *y) {
-  // Single-threaded sgemm on row blocks, run on OpenMP threads: OpenBLAS's own
-  // worker threads spin (sched_yield) for ~0.1 s after each call and would
-  // take cores from the compiled attention that runs next (measured in
-  // bench/RESULTS.md, "Layers").
-  static const bool singleThreaded = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)singleThreaded;
-  int64_t blocks = std::clamp<int64_t>(rows / 64, 1, omp_get_max_threads());
-  int64_t step = (rows + blocks - 1) / blocks;
-#pragma omp parallel for schedule(static) if (blocks > 1)
-  for (int64_t b = 0; b < blocks; ++b) {
-    int64_t begin = b * step, count = std::min(rows, begin + step) - begin;
-    if (count > 0)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, out, in,
-                  1.0f, x + begin * in, in, weight, in, 0.0f, y + begin * out,
-                  out);
-  }
-  if (bias.empty())
-    return;
-  forChunks(rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r)
-      for (int64_t c = 0; c < out; ++c)
-        y[r * out + c] += bias[c];
-  });
 }
 
 void layermath::layerNorm(float *x, int64_t rows, int64_t width,

@@ -1,9 +1,9 @@
 //===- LayerMath.h - f32 building blocks of a layer -------------*- C++ -*-===//
 //
-// What surrounds attention in a layer: linear maps (OpenBLAS sgemm),
-// norms, activations, positions and head-layout copies. All O(L * d) except
-// the linear maps; compiled with the host's vector width (see the
-// CMakeLists) so GELU's erf runs on vectors.
+// What surrounds attention and the products in a layer: norms,
+// activations, positions and head-layout copies, all O(L * d); compiled
+// with the host's vector width (see the CMakeLists) so GELU's erf runs on
+// vectors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_TRANSFORMER_LAYERMATH_H
@@ -38,11 +38,6 @@ template <typename T> struct UninitializedAllocator : std::allocator<T> {
 };
 /// A float buffer that is written whole before it is read.
 using Scratch = std::vector<float, UninitializedAllocator<float>>;
-
-/// y[rows, out] = x[rows, in] * weight[out, in]^T + bias (bias may be
-/// empty).
-void linear(const float *x, int64_t rows, int64_t in, const float *weight,
-            const std::vector<float> &bias, int64_t out, float *y);
 
 /// In place over rows of `width`: LayerNorm (bias may be empty) or RMSNorm.
 void layerNorm(float *x, int64_t rows, int64_t width, const float *weight,

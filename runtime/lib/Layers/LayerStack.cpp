@@ -89,7 +89,7 @@ struct LayerStack::Impl {
   int64_t firstPosition = 0; ///< of reset(): where this process's tokens start
   double attentionSeconds = 0;
   std::function<Status(std::vector<float> &)> sumAcrossRanks;
-  std::shared_ptr<LinearBackend> linearBackend; ///< null: OpenBLAS
+  std::shared_ptr<LinearBackend> linearBackend;
 
   Status load(const WeightReader &read);
   /// Stacks each self-attention's q, k and v weights into one product.
@@ -105,9 +105,7 @@ struct LayerStack::Impl {
                     LinearEpilogue::Activation::None,
                 const float *other = nullptr,
                 const float *residual = nullptr);
-  bool fusesEpilogues() const {
-    return linearBackend && linearBackend->fusesEpilogues();
-  }
+  bool fusesEpilogues() const { return linearBackend->fusesEpilogues(); }
   /// The blocks write their output to `result`, plus `residual` when that
   /// is not null (their last product adds it).
   Status attention(AttentionBlock block, AttentionWeights &w,
@@ -395,15 +393,11 @@ Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
     return linearBackend->apply(x, rows, *w.prepared, epilogue, bias,
                                 residual ? residual : other, y);
   }
-  if (!linearBackend) {
-    lm::linear(x, rows, w.in, w.weight.data(), w.bias, w.out, y);
-  } else {
-    // The backend accumulates: y starts as the bias.
-    lm::broadcastRows(y, rows, bias, w.out);
-    if (Status s = linearBackend->accumulate(x, rows, *w.prepared, y);
-        s.failed())
-      return s;
-  }
+  // The backend accumulates: y starts as the bias.
+  lm::broadcastRows(y, rows, bias, w.out);
+  if (Status s = linearBackend->accumulate(x, rows, *w.prepared, y);
+      s.failed())
+    return s;
   int64_t count = rows * w.out;
   switch (activation) {
   case Activation::None:
@@ -426,6 +420,48 @@ Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
   return Status::ok();
 }
 
+std::vector<LinearUse> attnrt::fusedLinearUses(const LayerConfig &l) {
+  // What Impl::attention and Impl::feedForward pass to Impl::linear, for a
+  // backend that fuses epilogues (the residual added by each block's last
+  // product; layer() passes it).
+  using A = LinearEpilogue::Activation;
+  std::vector<LinearUse> uses;
+  auto use = [&](int64_t in, int64_t out, A activation = A::None,
+                 bool residual = false) {
+    LinearUse u;
+    u.in = in;
+    u.out = out;
+    u.epilogue.accumulate = false;
+    u.epilogue.bias = l.bias;
+    u.epilogue.activation = activation;
+    u.epilogue.residual = residual;
+    for (const LinearUse &seen : uses)
+      if (seen.in == in && seen.out == out && seen.epilogue == u.epilogue)
+        return;
+    uses.push_back(u);
+  };
+  int64_t d = l.dModel, q = l.heads * l.headDim, kv = l.kvHeads * l.headDim;
+  if (l.sharesQueryKey) { // fuseQkv leaves them apart
+    use(d, q);
+    use(d, kv);
+  } else {
+    use(d, q + 2 * kv);
+  }
+  if (l.hasCrossAttention()) {
+    use(d, q);
+    use(d, kv);
+  }
+  use(q, d, A::None, /*residual=*/true);
+  if (l.activation == "swiglu") {
+    use(d, l.ffnHidden);
+    use(d, l.ffnHidden, A::SiluTimesOther);
+  } else {
+    use(d, l.ffnHidden, activationNamed(l.activation));
+  }
+  use(l.ffnHidden, d, A::None, /*residual=*/true);
+  return uses;
+}
+
 void LayerStack::Impl::fuseQkv() {
   if (config.sharesQueryKey)
     return;
@@ -443,8 +479,6 @@ void LayerStack::Impl::fuseQkv() {
 }
 
 Status LayerStack::Impl::prepareLinears() {
-  if (!linearBackend)
-    return Status::ok();
   for (LayerWeights &layer : layers)
     for (LinearWeights *w :
          {&layer.self.qkv, &layer.self.q, &layer.self.k, &layer.self.v,
@@ -533,15 +567,9 @@ Status LayerStack::create(const LayerConfig &config,
                           const WeightReader &weights, KernelProvider kernels,
                           std::unique_ptr<LayerStack> &stack,
                           std::shared_ptr<LinearBackend> linear) {
-  // Compiled attention alternates with sgemm and the element-wise steps on
-  // the same cores: OpenMP threads that spin 200 ms after each parallel
-  // region (libomp's default) would slow OpenBLAS down. libomp reads this
-  // when it starts; a user's setting wins. With a linear backend every
-  // product is an OpenMP region too, and spinning threads start the next
-  // region sooner (a sleeping team took ~150 us to wake, 25 % of a BERT
-  // layer at N = 512 with attn's GEMM).
   if (!linear)
-    setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
+    return Status::error("a layer stack needs a linear backend for its "
+                         "products");
   auto impl = std::make_unique<Impl>();
   impl->config = config;
   impl->kernels = std::move(kernels);

@@ -25,33 +25,62 @@ CompiledLinear::~CompiledLinear() = default;
 LinearPanels::LinearPanels(int64_t in, int64_t out,
                            const HostCompileOptions &options,
                            FloatFormat format)
-    : in(in), out(out), weightFormat(format) {
+    : weightFormat(format) {
   // The GEMM's panels depend on the vector width it is compiled for.
   int64_t vectorBits =
       options.vectorBits
           ? options.vectorBits
           : (llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256);
-  panelWidth = mlir::attn::cpuGemmPanelWidth(vectorBits);
+  panelLayout.in = in;
+  panelLayout.out = out;
+  panelLayout.width = mlir::attn::cpuGemmPanelWidth(vectorBits);
   // bf16 weights where AMX tiles are usable: packed in k pairs for the tile
   // unit, activations rounded to bf16 as the kernel copies them
   // (AmxGemm.h); otherwise widened to f32 in registers.
-  pairs = format == FloatFormat::BF16 && bf16ProductsOnAmx(options);
-  if (pairs)
-    panelWidth = kAmxPanelWidth;
+  panelLayout.pairs = format == FloatFormat::BF16 && bf16ProductsOnAmx(options);
+  if (panelLayout.pairs)
+    panelLayout.width = kAmxPanelWidth;
 }
 
-std::vector<int64_t> LinearPanels::shape() const {
-  if (pairs)
-    return {2 * ((out + 31) / 32), 16 * ((in + 31) / 32), 2 * panelWidth};
-  return {(out + panelWidth - 1) / panelWidth, in, panelWidth};
-}
+namespace {
+/// A kernel's IR on buffers (y an argument its ops write: the JIT's form)
+/// or on tensors (y the result of a chain of ops: attn-compile's form,
+/// whose signature the C API checks calls against; bufferization turns y
+/// back into a trailing output argument).
+struct KernelForm {
+  bool tensors;
+  int64_t out;
+  int steps = 0;
+
+  std::string shaped(const std::string &dims, const char *element) const {
+    return (tensors ? "tensor<" : "memref<") + dims + "x" + element + ">";
+  }
+  std::string yType() const {
+    return shaped("?x" + std::to_string(out), "f32");
+  }
+  /// y's current value.
+  std::string y() const {
+    return tensors ? "%y" + std::to_string(steps) : "%y";
+  }
+  /// The line of `op` (up to its outs) writing y, `region` after the outs.
+  std::string writeY(const std::string &op, const std::string &region = "") {
+    if (!tensors)
+      return "  " + op + "outs(%y : " + yType() + ")" + region + "\n";
+    std::string init = y();
+    ++steps;
+    return "  " + y() + " = " + op + "outs(" + init + " : " + yType() + ")" +
+           region + " -> " + yType() + "\n";
+  }
+};
+} // namespace
 
 /// The epilogue's element-wise generic on y (GemmEpilogue.h fuses it into
 /// the GEMM), or nothing for the plain product.
-static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
+static std::string epilogueIR(const LinearEpilogue &e, KernelForm &form) {
   using A = LinearEpilogue::Activation;
   if (!e.bias && e.activation == A::None && !e.residual)
     return "";
+  int64_t out = form.out;
   std::string maps, operands, types, args, body;
   auto input = [&](const char *name, const char *map, std::string type) {
     maps += std::string("affine_map<(m, n) -> (") + map + ")>, ";
@@ -60,9 +89,9 @@ static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
     args += std::string("%") + name + "_in: f32, ";
   };
   if (e.bias)
-    input("bias", "n", llvm::formatv("memref<{0}xf32>", out).str());
+    input("bias", "n", form.shaped(std::to_string(out), "f32"));
   if (e.readsOther())
-    input("other", "m, n", llvm::formatv("memref<?x{0}xf32>", out).str());
+    input("other", "m, n", form.yType());
   std::string v = "%c";
   auto step = [&](std::string name, std::string expression) {
     body += "    %" + name + " = " + expression + "\n";
@@ -140,20 +169,26 @@ static std::string epilogueIR(const LinearEpilogue &e, int64_t out) {
   }
   if (e.residual)
     step("summed", "arith.addf " + v + ", %other_in : f32");
-  return llvm::formatv(
-             "  linalg.generic {{indexing_maps = [{0}affine_map<(m, n) -> (m, "
-             "n)>], iterator_types = [\"parallel\", \"parallel\"]} "
-             "{1}outs(%y : memref<?x{2}xf32>) {{\n"
-             "  ^bb0({3}%c: f32):\n{4}    linalg.yield {5} : f32\n  }\n",
-             maps, operands.empty() ? "" : "ins(" + operands + " : " + types + ") ",
-             out, args, body, v)
-      .str();
+  return form.writeY(
+      llvm::formatv("linalg.generic {{indexing_maps = [{0}affine_map<(m, n) "
+                    "-> (m, n)>], iterator_types = [\"parallel\", "
+                    "\"parallel\"]} {1}",
+                    maps,
+                    operands.empty() ? ""
+                                     : "ins(" + operands + " : " + types + ") ")
+          .str(),
+      llvm::formatv(" {{\n  ^bb0({0}%c: f32):\n{1}    linalg.yield {2} : f32\n"
+                    "  }",
+                    args, body, v)
+          .str());
 }
 
-llvm::Expected<std::unique_ptr<CompiledLinear>>
-CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
-                       const HostCompileOptions &options,
-                       FloatFormat weightFormat, LinearEpilogue epilogue) {
+llvm::Expected<std::string>
+attnrt::linearKernelSource(llvm::StringRef name, WeightLayout layout,
+                           const LinearPanels &panels,
+                           const LinearEpilogue &epilogue, bool onTensors) {
+  int64_t in = panels.layout().in, out = panels.layout().out;
+  FloatFormat weightFormat = panels.format();
   if (in <= 0 || out <= 0)
     return llvm::createStringError("a linear map needs positive sizes");
   if (weightFormat != FloatFormat::F32 && layout != WeightLayout::Packed)
@@ -176,99 +211,115 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   if (epilogue.residual && epilogue.activation == A::SiluTimesOther)
     return llvm::createStringError(
         "SwiGLU's gate and a residual both read the other operand");
-  auto impl = std::make_unique<Impl>();
-  mlir::DialectRegistry registry;
-  attnspec::registerToolDialects(registry);
-  impl->context.appendDialectRegistry(registry);
-  LinearPanels panels(in, out, options, weightFormat);
+  if (onTensors && (epilogue.accumulate || layout != WeightLayout::Packed))
+    return llvm::createStringError(
+        "a kernel on tensors writes its result whole, from packed weights");
+  KernelForm form{onTensors, out};
   int64_t width = panels.width();
-  bool amxPairs = panels.amxPairs();
   // The weight's layout picks the product's indexing maps.
   std::string weightType, maps;
+  std::vector<int64_t> shape = panels.shape();
   switch (layout) {
   case WeightLayout::OutByIn:
     weightType = llvm::formatv("memref<{0}x{1}xf32>", out, in);
     maps = "indexing_maps = [affine_map<(m, n, k) -> (m, k)>, "
-           "affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]";
+           "affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ";
     break;
   case WeightLayout::InByOut:
     weightType = llvm::formatv("memref<{0}x{1}xf32>", in, out);
     break;
   case WeightLayout::Packed:
-    weightType = llvm::formatv("memref<{0}x{1}x{2}x{3}>",
-                               (out + width - 1) / width, in, width, element);
-    if (amxPairs) {
-      std::vector<int64_t> shape = panels.shape();
-      weightType = llvm::formatv("memref<{0}x{1}x{2}xbf16>", shape[0],
-                                 shape[1], shape[2]);
-    }
+    weightType = form.shaped(llvm::formatv("{0}x{1}x{2}", shape[0], shape[1],
+                                           shape[2]),
+                             panels.amxPairs() ? "bf16" : element);
     break;
   }
-  std::string product =
-      amxPairs
-          ? llvm::formatv(
-                "  linalg.generic {{indexing_maps = [affine_map<(m, n, k) -> "
-                "(m, k)>, affine_map<(m, n, k) -> (n floordiv 16, k floordiv "
-                "2, (n mod 16) * 2 + k mod 2)>, affine_map<(m, n, k) -> (m, "
-                "n)>], iterator_types = [\"parallel\", \"parallel\", "
-                "\"reduction\"]} ins(%x, %w : memref<?x{0}xf32>, {1}) "
-                "outs(%y : memref<?x{2}xf32>) {{\n"
-                "  ^bb0(%a: f32, %b: bf16, %c: f32):\n"
-                "    %ab = arith.truncf %a : f32 to bf16\n"
-                "    %aw = arith.extf %ab : bf16 to f32\n"
-                "    %bw = arith.extf %b : bf16 to f32\n"
-                "    %p = arith.mulf %aw, %bw : f32\n"
-                "    %s = arith.addf %c, %p : f32\n"
-                "    linalg.yield %s : f32\n  }\n",
-                in, weightType, out)
-                .str()
-      : layout == WeightLayout::Packed
-          ? llvm::formatv(
-                "  linalg.generic {{indexing_maps = [affine_map<(m, n, k) -> "
-                "(m, k)>, affine_map<(m, n, k) -> (n floordiv {2}, k, n mod "
-                "{2})>, affine_map<(m, n, k) -> (m, n)>], iterator_types = "
-                "[\"parallel\", \"parallel\", \"reduction\"]} "
-                "ins(%x, %w : memref<?x{0}xf32>, {1}) "
-                "outs(%y : memref<?x{3}xf32>) {{\n"
-                "  ^bb0(%a: f32, %b: {4}, %c: f32):\n{5}"
-                "    %p = arith.mulf %a, {6} : f32\n"
-                "    %s = arith.addf %c, %p : f32\n"
-                "    linalg.yield %s : f32\n  }\n",
-                in, weightType, width, out, element,
-                // 16-bit weights widened to f32 in the body.
-                weightFormat == FloatFormat::F32
-                    ? ""
-                    : llvm::formatv("    %bw = arith.extf %b : {0} to f32\n",
-                                    element)
-                          .str(),
-                weightFormat == FloatFormat::F32 ? "%b" : "%bw")
-                .str()
-          : llvm::formatv("  linalg.matmul {0} ins(%x, %w : memref<?x{1}xf32>, "
-                          "{2}) outs(%y : memref<?x{3}xf32>)\n",
-                          maps, in, weightType, out)
-                .str();
+  std::string xType = form.shaped("?x" + std::to_string(in), "f32");
+  std::string operands =
+      llvm::formatv("ins(%x, %w : {0}, {1}) ", xType, weightType).str();
   // Without accumulation y starts from zeros (the GEMM's first k-block
   // does, without reading y).
-  std::string start =
-      epilogue.accumulate
-          ? ""
-          : llvm::formatv("  %zero = arith.constant 0.0 : f32\n"
-                          "  linalg.fill ins(%zero : f32) outs(%y : "
-                          "memref<?x{0}xf32>)\n",
-                          out)
-                .str();
-  std::string extraArgs;
+  std::string body;
+  if (onTensors)
+    body += llvm::formatv("  %first = arith.constant 0 : index\n"
+                          "  %rows = tensor.dim %x, %first : {0}\n"
+                          "  %y0 = tensor.empty(%rows) : {1}\n",
+                          xType, form.yType());
+  if (!epilogue.accumulate)
+    body += "  %zero = arith.constant 0.0 : f32\n" +
+            form.writeY("linalg.fill ins(%zero : f32) ");
+  const char *generic =
+      "linalg.generic {{indexing_maps = [affine_map<(m, n, k) -> (m, k)>, "
+      "affine_map<(m, n, k) -> ({0})>, affine_map<(m, n, k) -> (m, n)>], "
+      "iterator_types = [\"parallel\", \"parallel\", \"reduction\"]} ";
+  if (panels.amxPairs())
+    body += form.writeY(
+        llvm::formatv(generic, "n floordiv 16, k floordiv 2, (n mod 16) * 2 "
+                               "+ k mod 2")
+                .str() +
+            operands,
+        " {\n"
+        "  ^bb0(%a: f32, %b: bf16, %c: f32):\n"
+        "    %ab = arith.truncf %a : f32 to bf16\n"
+        "    %aw = arith.extf %ab : bf16 to f32\n"
+        "    %bw = arith.extf %b : bf16 to f32\n"
+        "    %p = arith.mulf %aw, %bw : f32\n"
+        "    %s = arith.addf %c, %p : f32\n"
+        "    linalg.yield %s : f32\n  }");
+  else if (layout == WeightLayout::Packed)
+    body += form.writeY(
+        llvm::formatv(generic,
+                      llvm::formatv("n floordiv {0}, k, n mod {0}", width).str())
+                .str() +
+            operands,
+        llvm::formatv(
+            " {{\n  ^bb0(%a: f32, %b: {0}, %c: f32):\n{1}"
+            "    %p = arith.mulf %a, {2} : f32\n"
+            "    %s = arith.addf %c, %p : f32\n"
+            "    linalg.yield %s : f32\n  }",
+            element,
+            // 16-bit weights widened to f32 in the body.
+            weightFormat == FloatFormat::F32
+                ? ""
+                : llvm::formatv("    %bw = arith.extf %b : {0} to f32\n",
+                                element)
+                      .str(),
+            weightFormat == FloatFormat::F32 ? "%b" : "%bw")
+            .str());
+  else
+    body += form.writeY("linalg.matmul " + maps + operands);
+  body += epilogueIR(epilogue, form);
+  std::string arguments = "%x: " + xType + ", %w: " + weightType;
   if (epilogue.bias)
-    extraArgs += llvm::formatv("%bias: memref<{0}xf32>, ", out).str();
+    arguments += ", %bias: " + form.shaped(std::to_string(out), "f32");
   if (epilogue.readsOther())
-    extraArgs += llvm::formatv("%other: memref<?x{0}xf32>, ", out).str();
-  std::string source = llvm::formatv(
-      "func.func @linear(%x: memref<?x{0}xf32>, %w: {1}, {4}"
-      "%y: memref<?x{2}xf32>) {{\n{5}{3}{6}  return\n}\n",
-      in, weightType, out, product, extraArgs, start,
-      epilogueIR(epilogue, out));
+    arguments += ", %other: " + form.yType();
+  if (onTensors)
+    return llvm::formatv("func.func @{0}({1}) -> {2} {{\n{3}  return {4} : "
+                         "{2}\n}\n",
+                         name, arguments, form.yType(), body, form.y())
+        .str();
+  return llvm::formatv("func.func @{0}({1}, %y: {2}) {{\n{3}  return\n}\n",
+                       name, arguments, form.yType(), body)
+      .str();
+}
+
+llvm::Expected<std::unique_ptr<CompiledLinear>>
+CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
+                       const HostCompileOptions &options,
+                       FloatFormat weightFormat, LinearEpilogue epilogue) {
+  LinearPanels panels(in, out, options, weightFormat);
+  llvm::Expected<std::string> source =
+      linearKernelSource("linear", layout, panels, epilogue,
+                         /*onTensors=*/false);
+  if (!source)
+    return source.takeError();
+  auto impl = std::make_unique<Impl>();
+  mlir::DialectRegistry registry;
+  attnspec::registerToolDialects(registry);
+  impl->context.appendDialectRegistry(registry);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(source, &impl->context);
+      mlir::parseSourceString<mlir::ModuleOp>(*source, &impl->context);
   if (!module)
     return llvm::createStringError("internal error: the linear map's IR");
   // The GEMM splits its work for a known thread count (two iterations per
@@ -285,32 +336,18 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
       std::move(impl), in, out, layout, panels, epilogue));
 }
 
-template <typename T, typename Convert>
-std::vector<T> LinearPanels::packAs(const float *outByIn,
-                                    Convert convert) const {
-  // Panels of `width` columns: [panel][k][n mod width], or on AMX the k's in
-  // pairs, [panel][k / 2][(n mod 16) * 2 + k mod 2]; zeros past out and in.
-  std::vector<int64_t> dims = shape();
-  int64_t depth = pairs ? 2 * dims[1] : in;
-  std::vector<T> packed(dims[0] * dims[1] * dims[2], convert(0.0f));
-  for (int64_t n = 0; n < out; ++n)
-    for (int64_t k = 0; k < in; ++k) {
-      int64_t at = pairs ? ((n / panelWidth) * depth + k - k % 2) * panelWidth +
-                               (n % panelWidth) * 2 + k % 2
-                         : ((n / panelWidth) * depth + k) * panelWidth +
-                               n % panelWidth;
-      packed[at] = convert(outByIn[n * in + k]);
-    }
-  return packed;
-}
-
 std::vector<float> LinearPanels::pack(const float *outByIn) const {
-  return packAs<float>(outByIn, [](float x) { return x; });
+  std::vector<float> packed(panelLayout.elements());
+  panelLayout.pack(outByIn, packed.data(), [](float x) { return x; });
+  return packed;
 }
 
 std::vector<uint16_t> LinearPanels::packHalf(const float *outByIn) const {
   FloatFormat f = weightFormat;
-  return packAs<uint16_t>(outByIn, [f](float x) { return toBits(f, x); });
+  std::vector<uint16_t> packed(panelLayout.elements());
+  panelLayout.pack(outByIn, packed.data(),
+                   [f](float x) { return toBits(f, x); });
+  return packed;
 }
 
 llvm::Error CompiledLinear::accumulate(const float *x, int64_t rows,

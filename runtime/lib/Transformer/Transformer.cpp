@@ -21,6 +21,7 @@
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/HugePages.h"
 #include "attn/Runtime/LinearKernels.h"
+#include "attn/Runtime/OpenBlasLinear.h"
 #include "attn/Runtime/MemRefDescriptor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -354,12 +355,17 @@ public:
     auto packed = std::make_shared<PackedWeight>();
     packed->in = in;
     packed->out = out;
+    // Straight into the huge-page buffers.
+    const PanelLayout &layout = panels.layout();
     if (format == FloatFormat::F32) {
-      std::vector<float> p = panels.pack(weight.data());
-      packed->floats.assign(p.begin(), p.end());
+      packed->floats.resize(layout.elements());
+      layout.pack(weight.data(), packed->floats.data(),
+                  [](float v) { return v; });
     } else {
-      std::vector<uint16_t> p = panels.packHalf(weight.data());
-      packed->halves.assign(p.begin(), p.end());
+      FloatFormat f = format;
+      packed->halves.resize(layout.elements());
+      layout.pack(weight.data(), packed->halves.data(),
+                  [f](float v) { return toBits(f, v); });
     }
     prepared = std::move(packed);
     return Status::ok();
@@ -499,6 +505,8 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
     compileOptions.bf16Products = impl->options.bf16Products;
     linear =
         std::make_shared<CompiledLinearBackend>(compileOptions, weightFormat);
+  } else {
+    linear = std::make_shared<OpenBlasLinearBackend>();
   }
   if (Status s = LayerStack::create(layerConfig(impl->spec), read, kernels,
                                     impl->stack, linear);

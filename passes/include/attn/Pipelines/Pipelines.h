@@ -55,6 +55,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("remark per op: key tiles its schedule visits "
                      "(attn-compile --stats)"),
       llvm::cl::init(false)};
+  Option<bool> expandBf16{
+      *this, "expand-bf16",
+      llvm::cl::desc("f32 <-> bf16 conversions as integer arithmetic: for "
+                     "CPUs without a native conversion (AVX-512 BF16, "
+                     "AVX-NE-CONVERT), where LLVM would call __truncsfbf2, "
+                     "which neither the JIT nor artifacts link"),
+      llvm::cl::init(false)};
   Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("OpenMP threads of parallel loops (0: the OpenMP "

@@ -1,13 +1,14 @@
 //===- LayerStack.h - the layer-stack executor, free of LLVM ----*- C++ -*-===//
 //
 // What runs a stack of Transformer layers (docs/Transformer.md) once its
-// attention kernels exist: projections and feed-forward on OpenBLAS sgemm,
-// norms, positions, the KV cache, residuals, and a call of a compiled
-// attention kernel per attention block. Where the kernels come from is the
-// caller's: the JIT compiles them on first use (attnrt::TransformerStack,
+// kernels exist: norms, positions, the KV cache, residuals, a call of a
+// compiled attention kernel per attention block and of a linear backend
+// per product (projections, feed-forward). Where the kernels come from is
+// the caller's: the JIT compiles them on first use (attnrt::TransformerStack,
 // Transformer.h), an ahead-of-time artifact of `attn-compile LAYER.yaml
-// --emit=so` lists them in its manifest (the C API's attn_stack_*). Links
-// OpenBLAS and the OpenMP runtime, nothing of LLVM or MLIR.
+// --emit=so` holds them and lists them in its manifest (the C API's
+// attn_stack_*). Links the OpenMP runtime, nothing of LLVM or MLIR, and no
+// BLAS.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_LAYERSTACK_H
@@ -127,9 +128,9 @@ using WeightReader = std::function<Status(
     const std::string &name, const std::vector<int64_t> *required,
     std::vector<int64_t> &shape, std::vector<float> &data)>;
 
-/// The matrix products of the layers (projections and feed-forward).
-/// Without one, the stack runs them on OpenBLAS sgemm; Transformer.h
-/// supplies attn's own GEMM (LinearKernels.h).
+/// The matrix products of the layers (projections and feed-forward):
+/// attn's own GEMM, JIT-compiled (Transformer.h, LinearKernels.h) or from
+/// an artifact (the C API); OpenBLAS as the baseline (OpenBlasLinear.h).
 class LinearBackend {
 public:
   /// A weight in the form accumulate() reads (e.g. the GEMM's packed
@@ -162,15 +163,26 @@ public:
   }
 };
 
+/// A product of a stack: x[rows, in] W^T finished by `epilogue`.
+struct LinearUse {
+  int64_t in = 0, out = 0;
+  LinearEpilogue epilogue;
+};
+
+/// The distinct products a stack of `config` runs through
+/// LinearBackend::apply when its backend fuses epilogues (and no partial
+/// sums cross ranks): an ahead-of-time artifact compiles a kernel for each.
+std::vector<LinearUse> fusedLinearUses(const LayerConfig &config);
+
 class LayerStack {
 public:
   /// Reads every weight `config` needs through `weights` (missing tensors
   /// and wrong shapes are errors naming them). `linear` runs the matrix
-  /// products (null: OpenBLAS).
+  /// products (required).
   static Status create(const LayerConfig &config, const WeightReader &weights,
                        KernelProvider kernels,
                        std::unique_ptr<LayerStack> &stack,
-                       std::shared_ptr<LinearBackend> linear = nullptr);
+                       std::shared_ptr<LinearBackend> linear);
   ~LayerStack();
 
   /// Runs the stack on `x` [B, L, d_model] (TransformerStack::forward has

@@ -9,6 +9,7 @@
 #ifndef ATTN_RUNTIME_LINEAREPILOGUE_H
 #define ATTN_RUNTIME_LINEAREPILOGUE_H
 
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -44,7 +45,75 @@ struct LinearEpilogue {
     return std::tie(accumulate, bias, activation, residual) <
            std::tie(o.accumulate, o.bias, o.activation, o.residual);
   }
+  bool operator==(const LinearEpilogue &o) const {
+    return std::tie(accumulate, bias, activation, residual) ==
+           std::tie(o.accumulate, o.bias, o.activation, o.residual);
+  }
 };
+
+/// `e` as one word, e.g. "bias+gelu+residual": "accumulate", "bias", an
+/// activation (relu, gelu, gelu_tanh, silu_times_other) and "residual"
+/// joined by '+', "plain" for none of them (y = x W^T). Ahead-of-time
+/// artifacts name their products' epilogues so.
+inline std::string linearEpilogueName(const LinearEpilogue &e) {
+  using A = LinearEpilogue::Activation;
+  std::string name;
+  auto add = [&](const char *part) {
+    name += (name.empty() ? "" : "+") + std::string(part);
+  };
+  if (e.accumulate)
+    add("accumulate");
+  if (e.bias)
+    add("bias");
+  switch (e.activation) {
+  case A::None:
+    break;
+  case A::Relu:
+    add("relu");
+    break;
+  case A::Gelu:
+    add("gelu");
+    break;
+  case A::GeluTanh:
+    add("gelu_tanh");
+    break;
+  case A::SiluTimesOther:
+    add("silu_times_other");
+    break;
+  }
+  if (e.residual)
+    add("residual");
+  return name.empty() ? "plain" : name;
+}
+
+/// linearEpilogueName's inverse; false for anything else.
+inline bool parseLinearEpilogue(const std::string &name, LinearEpilogue &e) {
+  using A = LinearEpilogue::Activation;
+  e = LinearEpilogue();
+  e.accumulate = false;
+  if (name == "plain")
+    return true;
+  std::istringstream parts(name);
+  bool activation = false;
+  for (std::string part; std::getline(parts, part, '+');) {
+    A a = part == "relu"               ? A::Relu
+          : part == "gelu"             ? A::Gelu
+          : part == "gelu_tanh"        ? A::GeluTanh
+          : part == "silu_times_other" ? A::SiluTimesOther
+                                       : A::None;
+    if (part == "accumulate" && !e.accumulate)
+      e.accumulate = true;
+    else if (part == "bias" && !e.bias)
+      e.bias = true;
+    else if (a != A::None && !activation)
+      e.activation = a, activation = true;
+    else if (part == "residual" && !e.residual)
+      e.residual = true;
+    else
+      return false;
+  }
+  return linearEpilogueName(e) == name; // the canonical order only
+}
 
 /// The activation a layer spec names (relu, gelu, gelu_tanh); None for
 /// swiglu (two products) and anything else.

@@ -15,6 +15,7 @@
 #include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/LinearEpilogue.h"
+#include "attn/Runtime/PackedPanels.h"
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -29,9 +30,8 @@ enum class WeightLayout {
 };
 
 /// The panels attn's GEMM reads a packed weight from, for one (in, out) on
-/// this host: [ceil(out / width)][in][width], zeros past `out`, in f32, bf16
-/// or f16; bf16 where AMX tiles run the products: panels of 16 columns with
-/// the k's in pairs ([2 ceil(out / 32)][16 ceil(in / 32)][32]).
+/// this host (PackedPanels.h), in f32, bf16 or f16; bf16 in k pairs where
+/// AMX tiles run the products.
 class LinearPanels {
 public:
   LinearPanels(int64_t in, int64_t out, const HostCompileOptions &options,
@@ -41,21 +41,33 @@ public:
   /// The same in the 16-bit format (rounded to nearest even).
   std::vector<uint16_t> packHalf(const float *outByIn) const;
   /// The packed buffer's shape.
-  std::vector<int64_t> shape() const;
+  std::vector<int64_t> shape() const { return panelLayout.shape(); }
   /// Columns per panel (mlir::attn::cpuGemmPanelWidth of the vector width,
   /// 16 on AMX).
-  int64_t width() const { return panelWidth; }
+  int64_t width() const { return panelLayout.width; }
   FloatFormat format() const { return weightFormat; }
-  bool amxPairs() const { return pairs; }
+  bool amxPairs() const { return panelLayout.pairs; }
+  const PanelLayout &layout() const { return panelLayout; }
 
 private:
   static constexpr int64_t kAmxPanelWidth = 16;
-  template <typename T, typename Convert>
-  std::vector<T> packAs(const float *outByIn, Convert convert) const;
-  int64_t in, out, panelWidth;
+  PanelLayout panelLayout;
   FloatFormat weightFormat;
-  bool pairs;
 };
+
+/// The `func.func @<name>` of a product of `panels`' (in, out) with weights
+/// in `layout` and `epilogue` (x, the weight, then the bias and the other
+/// operand where the epilogue reads them, y last), as MLIR source that
+/// attn-matmul-to-cpu-gemm lowers; an error for combinations no kernel
+/// takes. On buffers (y an argument: CompiledLinear JIT-compiles these) or
+/// on tensors (y the result; packed weights, no accumulation: `attn-compile`
+/// puts a layer's into its artifact, where calls are checked against the
+/// signature).
+llvm::Expected<std::string> linearKernelSource(llvm::StringRef name,
+                                               WeightLayout layout,
+                                               const LinearPanels &panels,
+                                               const LinearEpilogue &epilogue,
+                                               bool onTensors);
 
 class CompiledLinear {
 public:

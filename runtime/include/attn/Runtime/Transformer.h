@@ -3,8 +3,9 @@
 // The C++ API of the layer runtime (docs/Transformer.md): a stack of encoder
 // or decoder layers described by a layer spec, weights from a safetensors
 // file, attention compiled by attn for this CPU (one kernel per attention
-// block kind), projections and feed-forward on OpenBLAS sgemm, and a KV
-// cache for incremental decoding and Transformer-XL memory.
+// block kind), projections and feed-forward on attn's own GEMM (OpenBLAS
+// as a baseline), and a KV cache for incremental decoding and
+// Transformer-XL memory.
 //
 //   attnspec::LayerSpec spec = ...;              // attnspec::readLayerSpec
 //   auto weights = attnrt::SafetensorsFile::open("w.safetensors");

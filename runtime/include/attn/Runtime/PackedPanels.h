@@ -1,0 +1,53 @@
+//===- PackedPanels.h - where attn's GEMM reads a packed weight -*- C++ -*-===//
+//
+// attn's GEMM (attn-matmul-to-cpu-gemm) reads a layer weight from panels of
+// `width` columns, [ceil(out / width)][in][width], zeros past `out`; on AMX
+// tiles bf16 panels of 16 columns hold the k's in pairs,
+// [2 ceil(out / 32)][16 ceil(in / 32)][32]. Packing needs nothing of LLVM:
+// the JIT's CompiledLinear and the C API's ahead-of-time stacks share it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_PACKEDPANELS_H
+#define ATTN_RUNTIME_PACKEDPANELS_H
+
+#include <cstdint>
+#include <vector>
+
+namespace attnrt {
+
+struct PanelLayout {
+  int64_t in = 0, out = 0;
+  int64_t width = 0;  ///< columns per panel
+  bool pairs = false; ///< AMX: k's in pairs inside 16-column panels
+
+  /// The packed buffer's shape.
+  std::vector<int64_t> shape() const {
+    if (pairs)
+      return {2 * ((out + 31) / 32), 16 * ((in + 31) / 32), 2 * width};
+    return {(out + width - 1) / width, in, width};
+  }
+  int64_t elements() const {
+    std::vector<int64_t> s = shape();
+    return s[0] * s[1] * s[2];
+  }
+  /// Writes W, stored [out, in], converted by `convert`, into `packed`
+  /// (elements() of them); zeros (converted) past out and in.
+  template <typename T, typename Convert>
+  void pack(const float *outByIn, T *packed, Convert convert) const {
+    int64_t depth = pairs ? 2 * shape()[1] : in;
+    T zero = convert(0.0f);
+    for (int64_t i = 0, e = elements(); i < e; ++i)
+      packed[i] = zero;
+    for (int64_t n = 0; n < out; ++n)
+      for (int64_t k = 0; k < in; ++k) {
+        int64_t at = pairs ? ((n / width) * depth + k - k % 2) * width +
+                                 (n % width) * 2 + k % 2
+                           : ((n / width) * depth + k) * width + n % width;
+        packed[at] = convert(outByIn[n * in + k]);
+      }
+  }
+};
+
+} // namespace attnrt
+
+#endif // ATTN_RUNTIME_PACKEDPANELS_H
