@@ -50,6 +50,36 @@ SmallVector<OpFoldResult> leadingTileSizes(OpBuilder &b,
   return sizes;
 }
 
+/// Whether `op` is a 2-D product on packed weights, as a layer's products
+/// are built (LinearKernels.h): loops (m, n, k), A at (m, k), C at (m, n),
+/// B at anything but a permutation (panels: n floordiv W, ...).
+bool isPackedProduct(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 3 || !multiplyAddFactors(op))
+    return false;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  return iterators[0] == utils::IteratorType::parallel &&
+         iterators[1] == utils::IteratorType::parallel &&
+         iterators[2] == utils::IteratorType::reduction &&
+         maps[0] == AffineMap::get(3, 0, {m, k}, ctx) &&
+         maps[2] == AffineMap::get(3, 0, {m, n}, ctx) &&
+         !maps[1].isProjectedPermutation();
+}
+
+/// Whether `op` is element-wise on the result of a packed product (the
+/// bias, activation or residual the GEMM fuses into it).
+bool isPackedProductEpilogue(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  auto product = op.getDpsInits()[0].getDefiningOp<linalg::GenericOp>();
+  return product && isPackedProduct(product);
+}
+
 struct AttnParallelizeLinalgPass
     : attn::impl::AttnParallelizeLinalgBase<AttnParallelizeLinalgPass> {
   using AttnParallelizeLinalgBase::AttnParallelizeLinalgBase;
@@ -59,9 +89,11 @@ struct AttnParallelizeLinalgPass
     getOperation()->walk([&](linalg::GenericOp op) {
       if (!op.hasPureTensorSemantics() || op->getParentOfType<scf::ForallOp>())
         return;
-      // attn-matmul-to-cpu-gemm takes whole contractions (and splits them
-      // over the cores itself).
-      if (keepContractions && matchContraction(op))
+      // attn-matmul-to-cpu-gemm takes whole contractions and products on
+      // packed weights with their epilogues (and splits them over the
+      // cores itself).
+      if (keepContractions && (matchContraction(op) || isPackedProduct(op) ||
+                               isPackedProductEpilogue(op)))
         return;
       ops.push_back(op);
     });

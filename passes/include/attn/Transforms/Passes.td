@@ -210,8 +210,10 @@ def AttnParallelizeLinalg : Pass<"attn-parallelize-linalg"> {
     counts multiply to at least 8) into an `scf.forall`, which the CPU
     pipeline maps to OpenMP. Meant for the linalg code the decompositions
     leave (batch and head loops first, by EinsumBuilder's loop order).
-    With `keep-contractions`, f32 contractions (ContractionMatch.h) stay
-    whole for attn-matmul-to-cpu-gemm.
+    With `keep-contractions`, f32 contractions (ContractionMatch.h), 2-D
+    products on packed weights (a layer's products, LinearKernels.h) and
+    the element-wise epilogues on their results stay whole for
+    attn-matmul-to-cpu-gemm.
   }];
   let options = [
     Option<"keepContractions", "keep-contractions", "bool",
