@@ -7,11 +7,13 @@
 // attention kernel: "kernel=<function> <self|cross> <batch> <lq> <lk>
 // <operands>", -1 for sizes the kernel takes any of, and one line per
 // product kernel (attn's GEMM with its epilogue fused): "linear=<function>
-// <in> <out> <epilogue> <panel width>". Kernels are called through
+// <in> <out> <epilogue> <panel width> <f32|bf16|f16>", the last the type
+// its packed weight is kept in. Kernels are called through
 // attn_call, which checks every operand against the kernel's signature.
 //
 //===----------------------------------------------------------------------===//
 #include "CApiObjects.h"
+#include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/HugePages.h"
 #include "attn/Runtime/LayerStack.h"
 #include "attn/Runtime/PackedPanels.h"
@@ -52,16 +54,19 @@ struct ManifestLinear {
   std::string function;
   int64_t in = 0, out = 0, width = 0;
   LinearEpilogue epilogue;
+  FloatFormat weights = FloatFormat::F32;
 };
 
 /// Reads the product line after "linear=".
 bool parseLinearLine(const std::string &text, ManifestLinear &entry) {
   std::istringstream words(text);
-  std::string epilogue;
+  std::string epilogue, weights;
   if (!(words >> entry.function >> entry.in >> entry.out >> epilogue >>
-        entry.width) ||
-      entry.in < 1 || entry.out < 1 || entry.width < 1)
+        entry.width >> weights) ||
+      entry.in < 1 || entry.out < 1 || entry.width < 1 ||
+      (weights != "f32" && weights != "bf16" && weights != "f16"))
     return false;
+  entry.weights = floatFormatOf(weights);
   return parseLinearEpilogue(epilogue, entry.epilogue);
 }
 
@@ -83,7 +88,8 @@ Activations activationsOf(const attn_tensor *t) {
 }
 /// The stack's products on the artifact's GEMM kernels, each finished by
 /// its epilogue in the same pass; weights packed once into the panels the
-/// kernels were compiled for, on huge pages (HugePages.h).
+/// kernels were compiled for (f32, or rounded to nearest even into bf16 /
+/// f16), on huge pages (HugePages.h).
 class ArtifactLinearBackend : public LinearBackend {
 public:
   ArtifactLinearBackend(attn_artifact *artifact,
@@ -105,9 +111,17 @@ public:
     packed->layout.in = in;
     packed->layout.out = out;
     packed->layout.width = kernel->width;
-    packed->panels.resize(packed->layout.elements());
-    packed->layout.pack(weight.data(), packed->panels.data(),
-                        [](float v) { return v; });
+    packed->format = kernel->weights;
+    if (packed->format == FloatFormat::F32) {
+      packed->floats.resize(packed->layout.elements());
+      packed->layout.pack(weight.data(), packed->floats.data(),
+                          [](float v) { return v; });
+    } else {
+      FloatFormat f = packed->format;
+      packed->halves.resize(packed->layout.elements());
+      packed->layout.pack(weight.data(), packed->halves.data(),
+                          [f](float v) { return toBits(f, v); });
+    }
     prepared = std::move(packed);
     return Status::ok();
   }
@@ -135,13 +149,18 @@ public:
                            linearEpilogueName(epilogue) +
                            " (rebuild it with attn-compile)");
     // The kernel only reads x, the panels, the bias and `other`.
-    auto borrow = [](const float *data, std::vector<int64_t> shape) {
-      return attn_tensor{ATTN_F32, std::move(shape), nullptr,
-                         const_cast<float *>(data)};
+    auto borrow = [](const void *data, std::vector<int64_t> shape,
+                     attn_dtype dtype = ATTN_F32) {
+      return attn_tensor{dtype, std::move(shape), nullptr,
+                         const_cast<void *>(data)};
     };
-    std::vector<attn_tensor> tensors = {borrow(x, {rows, p.in}),
-                                        borrow(packed.panels.data(),
-                                               p.shape())};
+    attn_tensor panels =
+        packed.format == FloatFormat::F32
+            ? borrow(packed.floats.data(), p.shape())
+            : borrow(packed.halves.data(), p.shape(),
+                     packed.format == FloatFormat::BF16 ? ATTN_BF16
+                                                        : ATTN_F16);
+    std::vector<attn_tensor> tensors = {borrow(x, {rows, p.in}), panels};
     if (epilogue.bias)
       tensors.push_back(borrow(bias, {p.out}));
     if (epilogue.readsOther())
@@ -160,9 +179,12 @@ public:
 private:
   struct PackedWeight : Weight {
     PanelLayout layout;
-    std::vector<float, HugePageAllocator<float>> panels;
+    FloatFormat format = FloatFormat::F32;
+    std::vector<float, HugePageAllocator<float>> floats;
+    std::vector<uint16_t, HugePageAllocator<uint16_t>> halves;
     int64_t bytes() const override {
-      return int64_t(panels.size() * sizeof(float));
+      return int64_t(floats.size() * sizeof(float) +
+                     halves.size() * sizeof(uint16_t));
     }
   };
   attn_artifact *artifact;

@@ -22,13 +22,6 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
         sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
             ->getBufferStart());
   };
-  if (spec.dtype != "f32") {
-    // attn_stack_* reads f32 weights and packs them in f32 panels.
-    sourceMgr.PrintMessage(fileStart(), llvm::SourceMgr::DK_Error,
-                           "layer artifacts hold f32 layers; a " + spec.dtype +
-                               " layer runs under attn-run");
-    return nullptr;
-  }
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(UnknownLoc::get(context), spec.name);
   manifest = attnrt::serializeLayerConfig(attnrt::layerConfig(spec));
@@ -75,13 +68,17 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
     }
   }
   // The products on attn's GEMM: "linear=<function> <in> <out> <epilogue>
-  // <panel width>" per kernel.
+  // <panel width> <weight type>" per kernel. A bf16 / f16 layer keeps its
+  // weights in that type, widened as the micro-kernel reads them (AMX tiles
+  // would need the run-time CPU's and OS's consent: not in artifacts);
+  // attention and activations stay f32.
   attnrt::HostCompileOptions panelOptions;
   panelOptions.vectorBits = vectorBits;
+  panelOptions.bf16Products = attnrt::Bf16Products::Widen;
+  attnrt::FloatFormat weightFormat = attnrt::floatFormatOf(spec.dtype);
   for (const attnrt::LinearUse &use :
        attnrt::fusedLinearUses(attnrt::layerConfig(spec))) {
-    attnrt::LinearPanels panels(use.in, use.out, panelOptions,
-                                attnrt::FloatFormat::F32);
+    attnrt::LinearPanels panels(use.in, use.out, panelOptions, weightFormat);
     std::string epilogue = attnrt::linearEpilogueName(use.epilogue);
     std::string name = llvm::formatv("linear_{0}x{1}_{2}", use.in, use.out,
                                      epilogue)
@@ -102,8 +99,9 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
     for (Operation &op :
          llvm::make_early_inc_range(kernel->getBody()->getOperations()))
       op.moveBefore(module->getBody(), module->getBody()->end());
-    manifest += llvm::formatv("linear={0} {1} {2} {3} {4}\n", name, use.in,
-                              use.out, epilogue, panels.width())
+    manifest += llvm::formatv("linear={0} {1} {2} {3} {4} {5}\n", name,
+                              use.in, use.out, epilogue, panels.width(),
+                              spec.dtype)
                     .str();
   }
   return module;

@@ -5,10 +5,15 @@
  * post-norm self-attention (GQA 4:2, non-causal) and a GELU feed-forward,
  * all with biases. argv[1]: the stack's library; argv[2]: a kernel library
  * without a layer manifest (for the error case); argv[3]: where to write the
- * weights as a safetensors file for attn_stack_load. Prints the worst error
- * and PASS or FAIL, then the errors the API reports for bad calls. */
+ * weights as a safetensors file for attn_stack_load; argv[4], optional:
+ * "bf16" for a stack built from the bf16 variant of the spec, whose linear
+ * maps' weights the stack rounds to bf16 (nearest even) and the reference
+ * here rounds the same way (biases, norms and activations stay f32). Prints
+ * the worst error and PASS or FAIL, then the errors the API reports for bad
+ * calls. */
 #include "attn-c/Runtime.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,14 +44,26 @@ static void fill(float *p, int n, float offset, float scale) {
 
 /* --- the double-precision reference --------------------------------- */
 
-/* y[r][o] = sum_i x[r][i] w[o][i] + b[o] */
+static int bf16Weights; /* argv[4] == "bf16" */
+
+/* `f` rounded to bf16 (8 significant bits), to nearest even. */
+static double roundedToBf16(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/* y[r][o] = sum_i x[r][i] w[o][i] + b[o] (w in bf16 with bf16Weights) */
 static void linear(const double *in, int rows, int nin, const float *w,
                    const float *b, int nout, double *out) {
   for (int r = 0; r < rows; ++r)
     for (int o = 0; o < nout; ++o) {
       double s = b[o];
       for (int i = 0; i < nin; ++i)
-        s += in[r * nin + i] * (double)w[o * nin + i];
+        s += in[r * nin + i] * (bf16Weights ? roundedToBf16(w[o * nin + i])
+                                            : (double)w[o * nin + i]);
       out[r * nout + o] = s;
     }
 }
@@ -207,10 +224,12 @@ static int writeSafetensors(const char *path, int count) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: %s STACK.so KERNEL.so WEIGHTS.safetensors\n",
+    fprintf(stderr,
+            "usage: %s STACK.so KERNEL.so WEIGHTS.safetensors [bf16]\n",
             argv[0]);
     return 2;
   }
+  bf16Weights = argc > 4 && strcmp(argv[4], "bf16") == 0;
   for (int i = 0; i < LAYERS; ++i) {
     Layer *w = &layers[i];
     /* Weights scaled by 1/sqrt(fan-in), as initializers do: activations
