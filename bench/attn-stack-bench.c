@@ -31,8 +31,9 @@ static int compareDoubles(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s LIBSTACK.so WEIGHTS.safetensors [LENGTH] "
-                    "[REPEAT] [BATCH] [D_MODEL]\n",
+    fprintf(stderr,
+            "usage: %s LIBSTACK.so WEIGHTS.safetensors [LENGTH] "
+            "[REPEAT] [BATCH] [D_MODEL]\n",
             argv[0]);
     return 2;
   }

@@ -54,17 +54,16 @@ public:
 /// Runs a stack of `config` once (and a second, cached step for decoders)
 /// and returns what it computed products for.
 std::set<Product> productsRun(const LayerConfig &config) {
-  WeightReader zeros = [](const std::string &,
-                          const std::vector<int64_t> *required,
-                          std::vector<int64_t> &shape,
-                          std::vector<float> &data) {
-    shape = *required;
-    int64_t count = 1;
-    for (int64_t s : shape)
-      count *= s;
-    data.assign(count, 0.0f);
-    return Status::ok();
-  };
+  WeightReader zeros =
+      [](const std::string &, const std::vector<int64_t> *required,
+         std::vector<int64_t> &shape, std::vector<float> &data) {
+        shape = *required;
+        int64_t count = 1;
+        for (int64_t s : shape)
+          count *= s;
+        data.assign(count, 0.0f);
+        return Status::ok();
+      };
   AttentionKernel kernel;
   kernel.argumentNames = {config.sharesQueryKey ? "qk" : "q", "k", "v"};
   if (config.sharesQueryKey)
@@ -147,8 +146,8 @@ TEST(FusedLinearUses, DecoderWithCrossAttentionAndSwiGlu) {
   c.activation = "swiglu";
   c.headDim = 16; // heads * headDim != d_model
   EXPECT_EQ(productsRun(c), listed(c));
-  EXPECT_TRUE(listed(c).count({32, 64, "bias"}));  // cross q: 4 x 16
-  EXPECT_TRUE(listed(c).count({32, 32, "bias"}));  // cross k, v: 2 x 16
+  EXPECT_TRUE(listed(c).count({32, 64, "bias"})); // cross q: 4 x 16
+  EXPECT_TRUE(listed(c).count({32, 32, "bias"})); // cross k, v: 2 x 16
   EXPECT_TRUE(listed(c).count({32, 48, "bias+silu_times_other"}));
 }
 

@@ -51,8 +51,9 @@ static std::optional<Dim> argumentDimension(func::FuncOp fn, Value value,
     } else if (auto f = dyn_cast<attn::FourierMixOp>(op)) {
       value = f.getInput();
     } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-      value = linalgOp.getDpsInitOperand(cast<OpResult>(value).getResultNumber())
-                  ->get();
+      value =
+          linalgOp.getDpsInitOperand(cast<OpResult>(value).getResultNumber())
+              ->get();
     } else if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
       if (!empty.getType().isDynamicDim(dim))
         return std::nullopt;
@@ -157,11 +158,13 @@ std::string attntools::signatureOf(func::FuncOp fn) {
   std::string signature;
   std::map<Dim, Dim> inputSources = inputDimensionSources(fn);
   for (auto [a, input] : llvm::enumerate(fn.getArgumentTypes()))
-    signature += typeText(input, [&, a = unsigned(a)](int64_t d) {
-                   auto it = inputSources.find({a, d});
-                   return it == inputSources.end() ? std::string("?")
-                                                   : reference(it->second);
-                 }) +
+    signature += typeText(input,
+                          [&, a = unsigned(a)](int64_t d) {
+                            auto it = inputSources.find({a, d});
+                            return it == inputSources.end()
+                                       ? std::string("?")
+                                       : reference(it->second);
+                          }) +
                  " ";
   signature += "->";
   auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());

@@ -1,4 +1,4 @@
-//===- KernelSignature.h - what an artifact says of its entry points -*- C++ -*-===//
+//===- KernelSignature.h - an artifact's entry points ----------*- C++ -*-===//
 //
 // Every entry point of an artifact is exported with its signature
 // (`_attn_signature_<function>`), which the C API checks calls against

@@ -36,14 +36,31 @@ bool mlir::attn::isWidenedToF32(Value v, Value source) {
   return ext && ext.getIn() == source && ext.getType().isF32();
 }
 
-bool mlir::attn::isBufferProductGeneric(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
+bool mlir::attn::isProductGeneric(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 3)
     return false;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   return iterators[0] == utils::IteratorType::parallel &&
          iterators[1] == utils::IteratorType::parallel &&
          iterators[2] == utils::IteratorType::reduction;
+}
+
+bool mlir::attn::isBufferProductGeneric(linalg::GenericOp op) {
+  return op.hasPureBufferSemantics() && isProductGeneric(op);
+}
+
+AffineMap mlir::attn::packedWeightMap(linalg::GenericOp op) {
+  if (!isProductGeneric(op))
+    return {};
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != AffineMap::get(3, 0, {m, k}, ctx) ||
+      maps[2] != AffineMap::get(3, 0, {m, n}, ctx))
+    return {};
+  return maps[1];
 }
 
 /// The positions of `map`'s results as loop dims (it is a projected

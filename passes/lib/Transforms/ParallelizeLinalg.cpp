@@ -51,23 +51,11 @@ SmallVector<OpFoldResult> leadingTileSizes(OpBuilder &b,
 }
 
 /// Whether `op` is a 2-D product on packed weights, as a layer's products
-/// are built (LinearKernels.h): loops (m, n, k), A at (m, k), C at (m, n),
-/// B at anything but a permutation (panels: n floordiv W, ...).
+/// are built (LinearKernels.h): B read at anything but a permutation
+/// (panels: n floordiv W, ...), a multiply-add body.
 bool isPackedProduct(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 3 || !multiplyAddFactors(op))
-    return false;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  MLIRContext *ctx = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  return iterators[0] == utils::IteratorType::parallel &&
-         iterators[1] == utils::IteratorType::parallel &&
-         iterators[2] == utils::IteratorType::reduction &&
-         maps[0] == AffineMap::get(3, 0, {m, k}, ctx) &&
-         maps[2] == AffineMap::get(3, 0, {m, n}, ctx) &&
-         !maps[1].isProjectedPermutation();
+  AffineMap weight = packedWeightMap(op);
+  return weight && !weight.isProjectedPermutation() && multiplyAddFactors(op);
 }
 
 /// Whether `op` is element-wise on the result of a packed product (the

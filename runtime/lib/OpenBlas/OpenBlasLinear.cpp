@@ -1,9 +1,9 @@
 //===- OpenBlasLinear.cpp - layer products on OpenBLAS sgemm --------------===//
 #include "attn/Runtime/OpenBlasLinear.h"
-#include <cblas.h>
-#include <omp.h>
 #include <algorithm>
+#include <cblas.h>
 #include <cstdlib>
+#include <omp.h>
 
 using namespace attnrt;
 

@@ -37,9 +37,15 @@ multiplyAddFactors(linalg::GenericOp op);
 /// Whether `v` is `source` widened to f32 by an arith.extf.
 bool isWidenedToF32(Value v, Value source);
 
-/// Whether `op` is a 2-D product on buffers: two inputs, one output, loops
-/// (parallel m, parallel n, reduction k).
+/// Whether `op` is a 2-D product: two inputs, one output, loops (parallel
+/// m, parallel n, reduction k); on tensors or buffers, or on buffers only.
+bool isProductGeneric(linalg::GenericOp op);
 bool isBufferProductGeneric(linalg::GenericOp op);
+
+/// The map B (the weight) is read through in a 2-D product that reads A at
+/// (m, k) and writes C at (m, n) (a layer's product: B in packed panels
+/// such as (n floordiv W, k, n mod W)); null for any other op.
+AffineMap packedWeightMap(linalg::GenericOp op);
 
 } // namespace mlir::attn
 

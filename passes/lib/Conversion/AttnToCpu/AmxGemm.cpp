@@ -84,15 +84,11 @@ bool mlir::attn::isAmxPairPackedMatmul(linalg::GenericOp op) {
       x.getDimSize(1) > 2 * w.getDimSize(1))
     return false;
   MLIRContext *ctx = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps[0] != AffineMap::get(3, 0, {m, k}, ctx) ||
-      maps[1] != AffineMap::get(3, 0,
-                                {n.floorDiv(kTile), k.floorDiv(2),
-                                 (n % kTile) * 2 + k % 2},
-                                ctx) ||
-      maps[2] != AffineMap::get(3, 0, {m, n}, ctx))
+  AffineExpr n = getAffineDimExpr(1, ctx), k = getAffineDimExpr(2, ctx);
+  if (packedWeightMap(op) !=
+      AffineMap::get(3, 0,
+                     {n.floorDiv(kTile), k.floorDiv(2), (n % kTile) * 2 + k % 2},
+                     ctx))
     return false;
   return hasRoundedProductBody(op);
 }

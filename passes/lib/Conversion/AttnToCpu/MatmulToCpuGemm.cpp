@@ -147,14 +147,9 @@ bool isPackedMatmul(linalg::GenericOp op, int64_t panelWidth) {
       !(weightType.isF32() || widened))
     return false;
   MLIRContext *ctx = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps[0] != AffineMap::get(3, 0, {m, k}, ctx) ||
-      maps[1] != AffineMap::get(3, 0,
-                                {n.floorDiv(panelWidth), k, n % panelWidth},
-                                ctx) ||
-      maps[2] != AffineMap::get(3, 0, {m, n}, ctx))
+  AffineExpr n = getAffineDimExpr(1, ctx), k = getAffineDimExpr(2, ctx);
+  if (packedWeightMap(op) !=
+      AffineMap::get(3, 0, {n.floorDiv(panelWidth), k, n % panelWidth}, ctx))
     return false;
   return widened ? hasWidenedMultiplyAddBody(op) : hasMultiplyAddBody(op);
 }
