@@ -13,8 +13,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CApiObjects.h"
-#include "attn/Runtime/HalfFloat.h"
-#include "attn/Runtime/HugePages.h"
 #include "attn/Runtime/LayerStack.h"
 #include "attn/Runtime/PackedPanels.h"
 #include "attn/Runtime/SafetensorsReader.h"
@@ -88,8 +86,7 @@ Activations activationsOf(const attn_tensor *t) {
 }
 /// The stack's products on the artifact's GEMM kernels, each finished by
 /// its epilogue in the same pass; weights packed once into the panels the
-/// kernels were compiled for (f32, or rounded to nearest even into bf16 /
-/// f16), on huge pages (HugePages.h).
+/// kernels were compiled for (PackedWeightPanels).
 class ArtifactLinearBackend : public LinearBackend {
 public:
   ArtifactLinearBackend(attn_artifact *artifact,
@@ -107,22 +104,12 @@ public:
       return Status::error(artifact->path + " has no product kernel for " +
                            std::to_string(in) + " -> " + std::to_string(out) +
                            " features (rebuild it with attn-compile)");
-    auto packed = std::make_shared<PackedWeight>();
-    packed->layout.in = in;
-    packed->layout.out = out;
-    packed->layout.width = kernel->width;
-    packed->format = kernel->weights;
-    if (packed->format == FloatFormat::F32) {
-      packed->floats.resize(packed->layout.elements());
-      packed->layout.pack(weight.data(), packed->floats.data(),
-                          [](float v) { return v; });
-    } else {
-      FloatFormat f = packed->format;
-      packed->halves.resize(packed->layout.elements());
-      packed->layout.pack(weight.data(), packed->halves.data(),
-                          [f](float v) { return toBits(f, v); });
-    }
-    prepared = std::move(packed);
+    PanelLayout layout;
+    layout.in = in;
+    layout.out = out;
+    layout.width = kernel->width;
+    prepared =
+        std::make_shared<PackedWeight>(layout, kernel->weights, weight.data());
     return Status::ok();
   }
 
@@ -136,7 +123,8 @@ public:
   Status apply(const float *x, int64_t rows, const Weight &weight,
                const LinearEpilogue &epilogue, const float *bias,
                const float *other, float *y) override {
-    const auto &packed = static_cast<const PackedWeight &>(weight);
+    const PackedWeightPanels &packed =
+        static_cast<const PackedWeight &>(weight).panels;
     const PanelLayout &p = packed.layout;
     const ManifestLinear *kernel = nullptr;
     for (const ManifestLinear &k : kernels)
@@ -154,13 +142,11 @@ public:
       return attn_tensor{dtype, std::move(shape), nullptr,
                          const_cast<void *>(data)};
     };
-    attn_tensor panels =
-        packed.format == FloatFormat::F32
-            ? borrow(packed.floats.data(), p.shape())
-            : borrow(packed.halves.data(), p.shape(),
-                     packed.format == FloatFormat::BF16 ? ATTN_BF16
-                                                        : ATTN_F16);
-    std::vector<attn_tensor> tensors = {borrow(x, {rows, p.in}), panels};
+    attn_dtype panelType = packed.format == FloatFormat::F32    ? ATTN_F32
+                           : packed.format == FloatFormat::BF16 ? ATTN_BF16
+                                                                : ATTN_F16;
+    std::vector<attn_tensor> tensors = {
+        borrow(x, {rows, p.in}), borrow(packed.data(), p.shape(), panelType)};
     if (epilogue.bias)
       tensors.push_back(borrow(bias, {p.out}));
     if (epilogue.readsOther())
@@ -178,14 +164,11 @@ public:
 
 private:
   struct PackedWeight : Weight {
-    PanelLayout layout;
-    FloatFormat format = FloatFormat::F32;
-    std::vector<float, HugePageAllocator<float>> floats;
-    std::vector<uint16_t, HugePageAllocator<uint16_t>> halves;
-    int64_t bytes() const override {
-      return int64_t(floats.size() * sizeof(float) +
-                     halves.size() * sizeof(uint16_t));
-    }
+    PackedWeight(const PanelLayout &layout, FloatFormat format,
+                 const float *outByIn)
+        : panels(layout, format, outByIn) {}
+    int64_t bytes() const override { return panels.bytes(); }
+    PackedWeightPanels panels;
   };
   attn_artifact *artifact;
   std::vector<ManifestLinear> kernels;

@@ -78,6 +78,18 @@ std::vector<float> lastRows(const std::vector<float> &rows, int64_t length,
 }
 } // namespace
 
+/// What a fused product computes: y = act(x W^T [+ bias]) [+ residual].
+static LinearEpilogue fusedEpilogue(bool bias,
+                                    LinearEpilogue::Activation activation,
+                                    bool residual) {
+  LinearEpilogue epilogue;
+  epilogue.accumulate = false;
+  epilogue.bias = bias;
+  epilogue.activation = activation;
+  epilogue.residual = residual;
+  return epilogue;
+}
+
 struct LayerStack::Impl {
   LayerConfig config;
   KernelProvider kernels;
@@ -385,11 +397,8 @@ Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
   using Activation = LinearEpilogue::Activation;
   const float *bias = w.bias.empty() ? nullptr : w.bias.data();
   if (fusesEpilogues()) {
-    LinearEpilogue epilogue;
-    epilogue.accumulate = false;
-    epilogue.bias = bias != nullptr;
-    epilogue.activation = activation;
-    epilogue.residual = residual != nullptr;
+    LinearEpilogue epilogue =
+        fusedEpilogue(bias != nullptr, activation, residual != nullptr);
     return linearBackend->apply(x, rows, *w.prepared, epilogue, bias,
                                 residual ? residual : other, y);
   }
@@ -428,13 +437,7 @@ std::vector<LinearUse> attnrt::fusedLinearUses(const LayerConfig &l) {
   std::vector<LinearUse> uses;
   auto use = [&](int64_t in, int64_t out, A activation = A::None,
                  bool residual = false) {
-    LinearUse u;
-    u.in = in;
-    u.out = out;
-    u.epilogue.accumulate = false;
-    u.epilogue.bias = l.bias;
-    u.epilogue.activation = activation;
-    u.epilogue.residual = residual;
+    LinearUse u{in, out, fusedEpilogue(l.bias, activation, residual)};
     for (const LinearUse &seen : uses)
       if (seen.in == in && seen.out == out && seen.epilogue == u.epilogue)
         return;

@@ -19,7 +19,6 @@
 #include "attn/Runtime/GpuCompiler.h"
 #include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/HostCompiler.h"
-#include "attn/Runtime/HugePages.h"
 #include "attn/Runtime/LinearKernels.h"
 #include "attn/Runtime/OpenBlasLinear.h"
 #include "attn/Runtime/MemRefDescriptor.h"
@@ -352,22 +351,8 @@ public:
   Status prepare(int64_t out, int64_t in, const std::vector<float> &weight,
                  std::shared_ptr<const Weight> &prepared) override {
     LinearPanels panels(in, out, options, format);
-    auto packed = std::make_shared<PackedWeight>();
-    packed->in = in;
-    packed->out = out;
-    // Straight into the huge-page buffers.
-    const PanelLayout &layout = panels.layout();
-    if (format == FloatFormat::F32) {
-      packed->floats.resize(layout.elements());
-      layout.pack(weight.data(), packed->floats.data(),
-                  [](float v) { return v; });
-    } else {
-      FloatFormat f = format;
-      packed->halves.resize(layout.elements());
-      layout.pack(weight.data(), packed->halves.data(),
-                  [f](float v) { return toBits(f, v); });
-    }
-    prepared = std::move(packed);
+    prepared =
+        std::make_shared<PackedWeight>(panels.layout(), format, weight.data());
     return Status::ok();
   }
 
@@ -381,28 +366,24 @@ public:
   Status apply(const float *x, int64_t rows, const Weight &weight,
                const LinearEpilogue &epilogue, const float *bias,
                const float *other, float *y) override {
-    const auto &packed = static_cast<const PackedWeight &>(weight);
-    auto kernel = kernelFor(packed.in, packed.out, epilogue);
+    const PackedWeightPanels &packed =
+        static_cast<const PackedWeight &>(weight).panels;
+    auto kernel = kernelFor(packed.layout.in, packed.layout.out, epilogue);
     if (!kernel)
       return Status::error(llvm::toString(kernel.takeError()));
-    const void *data = packed.floats.empty()
-                           ? static_cast<const void *>(packed.halves.data())
-                           : packed.floats.data();
-    if (llvm::Error e = (*kernel)->run(x, rows, data, bias, other, y))
+    if (llvm::Error e =
+            (*kernel)->run(x, rows, packed.data(), bias, other, y))
       return Status::error(llvm::toString(std::move(e)));
     return Status::ok();
   }
 
 private:
-  /// Panels in f32 or in a 16-bit format (LinearPanels), on huge pages:
-  /// the GEMM streams them (HugePages.h).
   struct PackedWeight : Weight {
-    int64_t in = 0, out = 0;
-    std::vector<float, HugePageAllocator<float>> floats;
-    std::vector<uint16_t, HugePageAllocator<uint16_t>> halves;
-    int64_t bytes() const override {
-      return floats.size() * sizeof(float) + halves.size() * sizeof(uint16_t);
-    }
+    PackedWeight(const PanelLayout &layout, FloatFormat format,
+                 const float *outByIn)
+        : panels(layout, format, outByIn) {}
+    int64_t bytes() const override { return panels.bytes(); }
+    PackedWeightPanels panels;
   };
 
   llvm::Expected<CompiledLinear *> kernelFor(int64_t in, int64_t out,

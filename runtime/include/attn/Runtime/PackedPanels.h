@@ -10,6 +10,8 @@
 #ifndef ATTN_RUNTIME_PACKEDPANELS_H
 #define ATTN_RUNTIME_PACKEDPANELS_H
 
+#include "attn/Runtime/HalfFloat.h"
+#include "attn/Runtime/HugePages.h"
 #include <cstdint>
 #include <vector>
 
@@ -46,6 +48,37 @@ struct PanelLayout {
         packed[at] = convert(outByIn[n * in + k]);
       }
   }
+};
+
+/// A weight packed into `layout`'s panels once, in f32 or rounded to nearest
+/// even into bf16 / f16, on huge pages: the GEMM streams them (HugePages.h).
+struct PackedWeightPanels {
+  PackedWeightPanels(const PanelLayout &layout, FloatFormat format,
+                     const float *outByIn)
+      : layout(layout), format(format) {
+    if (format == FloatFormat::F32) {
+      floats.resize(layout.elements());
+      layout.pack(outByIn, floats.data(), [](float v) { return v; });
+    } else {
+      halves.resize(layout.elements());
+      layout.pack(outByIn, halves.data(),
+                  [format](float v) { return toBits(format, v); });
+    }
+  }
+  const void *data() const {
+    return format == FloatFormat::F32
+               ? static_cast<const void *>(floats.data())
+               : static_cast<const void *>(halves.data());
+  }
+  int64_t bytes() const {
+    return int64_t(floats.size() * sizeof(float) +
+                   halves.size() * sizeof(uint16_t));
+  }
+
+  PanelLayout layout;
+  FloatFormat format;
+  std::vector<float, HugePageAllocator<float>> floats;
+  std::vector<uint16_t, HugePageAllocator<uint16_t>> halves;
 };
 
 } // namespace attnrt
