@@ -132,3 +132,20 @@ bool attnspec::screenYamlDocument(SourceMgr &sourceMgr) {
     return errorAt(sourceMgr, text.data(), "the spec holds no YAML document");
   return true;
 }
+
+void attnspec::printFirstYamlError(const SMDiagnostic &diag, bool *printed) {
+  if (*printed)
+    return;
+  *printed = true;
+  // YAML I/O says "unexpected scalar" where it wanted a scalar and found a
+  // list or a mapping.
+  if (diag.getMessage() != "unexpected scalar" || !diag.getSourceMgr())
+    return diag.print(nullptr, errs());
+  SMDiagnostic clearer(*diag.getSourceMgr(), diag.getLoc(),
+                       diag.getFilename(), diag.getLineNo(),
+                       diag.getColumnNo(), diag.getKind(),
+                       "expected a single value (a number, a word or a "
+                       "quoted string), not a list or a mapping",
+                       diag.getLineContents(), diag.getRanges());
+  clearer.print(nullptr, errs());
+}

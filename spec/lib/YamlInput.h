@@ -15,9 +15,14 @@ namespace attnspec {
 /// file:line:col: error: and returns false otherwise.
 bool screenYamlDocument(llvm::SourceMgr &sourceMgr);
 
+/// Prints the first of YAML I/O's diagnostics (`*printed` says whether it
+/// was): the later ones follow from it (a field that failed to read is
+/// then "missing" or "out of range" for the mapping's checks).
+void printFirstYamlError(const llvm::SMDiagnostic &diag, bool *printed);
+
 /// Reads the main buffer of `sourceMgr` as a `T` (its MappingTraits must be
 /// visible). YAML diagnostics print as file:line:col: error: ..., like every
-/// other attn error; on any error the result is empty.
+/// other attn error, the first one only; on any error the result is empty.
 template <typename T>
 std::optional<T> readYamlDocument(llvm::SourceMgr &sourceMgr) {
   if (!screenYamlDocument(sourceMgr))
@@ -25,10 +30,13 @@ std::optional<T> readYamlDocument(llvm::SourceMgr &sourceMgr) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   T value;
-  llvm::yaml::Input yin(buffer->getMemBufferRef(), /*Ctxt=*/nullptr,
-                        [](const llvm::SMDiagnostic &diag, void *) {
-                          diag.print(nullptr, llvm::errs());
-                        });
+  bool printed = false;
+  llvm::yaml::Input yin(
+      buffer->getMemBufferRef(), /*Ctxt=*/nullptr,
+      [](const llvm::SMDiagnostic &diag, void *printed) {
+        printFirstYamlError(diag, static_cast<bool *>(printed));
+      },
+      &printed);
   yin >> value;
   if (yin.error())
     return std::nullopt;
