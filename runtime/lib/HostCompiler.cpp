@@ -41,6 +41,15 @@ bool attnrt::bf16ProductsOnAmx(const HostCompileOptions &options) {
          enableAmxTiles();
 }
 
+bool attnrt::bf16ProductsByDot(const HostCompileOptions &options) {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  bool wanted = options.bf16Products == Bf16Products::Dot ||
+                (options.bf16Products == Bf16Products::Auto &&
+                 !bf16ProductsOnAmx(options));
+  return wanted && vectorBitsFor(options, features) == 512 &&
+         features.lookup("avx512bf16");
+}
+
 llvm::Expected<std::unique_ptr<JitKernel>>
 attnrt::compileForHost(mlir::ModuleOp module,
                        const HostCompileOptions &options) {

@@ -76,6 +76,11 @@ bool hostHasAvx512() {
   return llvm::sys::getHostCPUFeatures().lookup("avx512f");
 }
 
+bool hostHasAvx512Bf16() {
+  return hostHasAvx512() &&
+         llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
+}
+
 TEST(CompiledLinear, OutByInMatchesReference) {
   for (Shape s : kShapes)
     expectMatchesReference(WeightLayout::OutByIn, 256, s);
@@ -103,7 +108,8 @@ TEST(CompiledLinear, Avx512MatchesReference) {
 /// Packed 16-bit weights: the reference uses W rounded to the format (what
 /// the kernel holds), so the bound is the f32 one above; a weight read as
 /// the wrong format or from the wrong half of a panel is off by O(1).
-/// bf16 on AMX (where the host allows it, unless `products` says otherwise)
+/// bf16 on AMX or by vdpbf16ps (where the host has them, unless `products`
+/// says otherwise)
 /// also rounds x to bf16: so does the reference then.
 void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits,
                                 Shape s,
@@ -115,9 +121,11 @@ void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits,
   auto linear =
       CompiledLinear::create(s.k, s.n, WeightLayout::Packed, options, format);
   ASSERT_TRUE(bool(linear)) << llvm::toString(linear.takeError());
-  bool amx = format == FloatFormat::BF16 && vectorBits == 512 &&
-             products != Bf16Products::Widen && enableAmxTiles();
-  ASSERT_EQ((*linear)->runsOnAmx(), amx);
+  bool pairs = format == FloatFormat::BF16 && vectorBits == 512 &&
+               products != Bf16Products::Widen &&
+               ((products != Bf16Products::Dot && enableAmxTiles()) ||
+                (products != Bf16Products::Amx && hostHasAvx512Bf16()));
+  ASSERT_EQ((*linear)->roundsInputToBf16(), pairs);
   std::mt19937 rng(s.m * 7 + s.n * 31 + s.k);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<float> x(s.m * s.k), w(s.n * s.k), y(s.m * s.n);
@@ -134,7 +142,7 @@ void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits,
       double expected = y[i * s.n + n];
       for (int64_t k = 0; k < s.k; ++k) {
         float xk = x[i * s.k + k];
-        if (amx)
+        if (pairs)
           xk = fromBits(format, toBits(format, xk));
         expected += double(xk) *
                     fromBits(format, toBits(format, w[n * s.k + k]));
@@ -171,6 +179,18 @@ TEST(CompiledLinear, AmxLayerShapesMatchReference) {
     GTEST_SKIP() << "this CPU or OS does not allow AMX tiles";
   for (Shape s : {Shape{77, 288, 200}, Shape{33, 96, 768}})
     expectHalfMatchesReference(FloatFormat::BF16, 512, s);
+}
+
+// bf16 products by vdpbf16ps (AVX-512 BF16 without AMX; forced on AMX
+// hosts too): K odd (a pair's second k past A is zero), K past one k-block
+// of 768 with a rest, row blocks of 12 partly filled, masked columns.
+TEST(CompiledLinear, DotShapesMatchReference) {
+  if (!hostHasAvx512Bf16())
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16";
+  for (Shape s : kShapes)
+    expectHalfMatchesReference(FloatFormat::BF16, 512, s, Bf16Products::Dot);
+  for (Shape s : {Shape{77, 288, 200}, Shape{33, 96, 1601}, Shape{1, 40, 33}})
+    expectHalfMatchesReference(FloatFormat::BF16, 512, s, Bf16Products::Dot);
 }
 
 /// A kernel with an epilogue (LinearEpilogue.h, fused by the GEMM pass)
@@ -213,7 +233,7 @@ void expectEpilogueMatchesReference(
   }
   // On AMX the kernel multiplies x rounded to bf16.
   std::vector<float> xUsed = x;
-  if ((*linear)->runsOnAmx())
+  if ((*linear)->roundsInputToBf16())
     for (float &e : xUsed)
       e = fromBits(FloatFormat::BF16, toBits(FloatFormat::BF16, e));
   ASSERT_FALSE(bool((*linear)->run(
@@ -314,6 +334,15 @@ TEST(CompiledLinear, AmxEpiloguesMatchReference) {
   for (const LinearEpilogue &e : layerEpilogues())
     expectEpilogueMatchesReference(e, 512, {77, 70, 200}, FloatFormat::BF16,
                                    Bf16Products::Auto);
+}
+
+// The same epilogues after vdpbf16ps products.
+TEST(CompiledLinear, DotEpiloguesMatchReference) {
+  if (!hostHasAvx512Bf16())
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16";
+  for (const LinearEpilogue &e : layerEpilogues())
+    expectEpilogueMatchesReference(e, 512, {77, 70, 200}, FloatFormat::BF16,
+                                   Bf16Products::Dot);
 }
 
 TEST(CompiledLinear, EpilogueOperandsAreChecked) {

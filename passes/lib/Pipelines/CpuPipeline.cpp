@@ -112,6 +112,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     AttnMatmulToCpuGemmOptions gemm;
     gemm.vectorBits = options.vectorBits;
     gemm.amx = options.amx && options.vectorBits >= 512;
+    gemm.bf16Dot = options.bf16Dot && options.vectorBits >= 512;
     if (options.numThreads > 0)
       gemm.parallelTiles = 2 * options.numThreads;
     pm.addPass(createAttnMatmulToCpuGemm(gemm));

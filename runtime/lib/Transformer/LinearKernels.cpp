@@ -34,11 +34,15 @@ LinearPanels::LinearPanels(int64_t in, int64_t out,
   panelLayout.in = in;
   panelLayout.out = out;
   panelLayout.width = mlir::attn::cpuGemmPanelWidth(vectorBits);
-  // bf16 weights where AMX tiles are usable: packed in k pairs for the tile
-  // unit, activations rounded to bf16 as the kernel copies them
-  // (AmxGemm.h); otherwise widened to f32 in registers.
-  panelLayout.pairs = format == FloatFormat::BF16 && bf16ProductsOnAmx(options);
-  if (panelLayout.pairs)
+  // bf16 weights where AMX tiles or vdpbf16ps are usable: packed in k pairs
+  // (16-column panels for the tile unit, the GEMM's 32 for vdpbf16ps),
+  // activations rounded to bf16 as the kernel copies them (AmxGemm.h);
+  // otherwise widened to f32 in registers.
+  bool bf16 = format == FloatFormat::BF16;
+  panelLayout.amxTiles = bf16 && bf16ProductsOnAmx(options);
+  panelLayout.pairs =
+      panelLayout.amxTiles || (bf16 && bf16ProductsByDot(options));
+  if (panelLayout.amxTiles)
     panelLayout.width = kAmxPanelWidth;
 }
 
@@ -231,7 +235,7 @@ attnrt::linearKernelSource(llvm::StringRef name, WeightLayout layout,
   case WeightLayout::Packed:
     weightType = form.shaped(llvm::formatv("{0}x{1}x{2}", shape[0], shape[1],
                                            shape[2]),
-                             panels.amxPairs() ? "bf16" : element);
+                             panels.pairs() ? "bf16" : element);
     break;
   }
   std::string xType = form.shaped("?x" + std::to_string(in), "f32");
@@ -252,10 +256,13 @@ attnrt::linearKernelSource(llvm::StringRef name, WeightLayout layout,
       "linalg.generic {{indexing_maps = [affine_map<(m, n, k) -> (m, k)>, "
       "affine_map<(m, n, k) -> ({0})>, affine_map<(m, n, k) -> (m, n)>], "
       "iterator_types = [\"parallel\", \"parallel\", \"reduction\"]} ";
-  if (panels.amxPairs())
+  if (panels.pairs())
     body += form.writeY(
-        llvm::formatv(generic, "n floordiv 16, k floordiv 2, (n mod 16) * 2 "
-                               "+ k mod 2")
+        llvm::formatv(generic,
+                      llvm::formatv("n floordiv {0}, k floordiv 2, (n mod {0}) "
+                                    "* 2 + k mod 2",
+                                    width)
+                          .str())
                 .str() +
             operands,
         " {\n"

@@ -160,7 +160,11 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
     widened to f32 by the micro-kernel (body C + A * extf(B)). With `amx`,
     products C + extf(truncf(A)) * extf(B) of bf16 weights packed in k
     pairs (B[n floordiv 16, k floordiv 2, (n mod 16) * 2 + k mod 2]) run
-    on AMX tiles (AmxGemm.h). Products of other element types, on
+    on AMX tiles (AmxGemm.h). With `bf16-dot` (AVX-512 BF16 without AMX:
+    Zen 4 / 5) the same products with 2V-column panels (B[n floordiv 2V,
+    k floordiv 2, (n mod 2V) * 2 + k mod 2]) run on the GEMM above with A
+    packed as bf16 pairs and each pair of FMAs one `vdpbf16ps` (twice the
+    multiply-adds per instruction). Products of other element types, on
     tensors or with a non-unit inner stride are left for
     convert-linalg-to-loops.
   }];
@@ -173,9 +177,12 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
     Option<"amx", "amx", "bool", /*default=*/"false",
            "run products of bf16-rounded A and bf16 weights packed in k "
            "pairs (AmxGemm.h) on AMX tiles">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "with 512-bit vectors: run products of bf16-rounded A and bf16 "
+           "weights packed in k pairs of 2V-column panels by vdpbf16ps">,
   ];
   let dependentDialects = [
-    "::mlir::amx::AMXDialect",
+    "::mlir::amx::AMXDialect", "::mlir::x86vector::X86VectorDialect",
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
   ];

@@ -42,7 +42,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(false)};
   Option<bool> bf16Dot{
       *this, "bf16-dot",
-      llvm::cl::desc("without amx: bf16 attention products by vdpbf16ps "
+      llvm::cl::desc("without amx: bf16 attention and matrix products by "
+                     "vdpbf16ps "
                      "(AVX-512 BF16; vector-bits=512 only)"),
       llvm::cl::init(false)};
   Option<bool> countTiles{

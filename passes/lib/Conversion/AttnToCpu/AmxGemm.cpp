@@ -62,7 +62,8 @@ bool hasRoundedProductBody(linalg::GenericOp op) {
 }
 } // namespace
 
-bool mlir::attn::isAmxPairPackedMatmul(linalg::GenericOp op) {
+bool mlir::attn::isPairPackedMatmul(linalg::GenericOp op,
+                                    int64_t panelWidth) {
   if (!isBufferProductGeneric(op))
     return false;
   auto x = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
@@ -72,11 +73,8 @@ bool mlir::attn::isAmxPairPackedMatmul(linalg::GenericOp op) {
       w.getRank() != 3 || !x.getElementType().isF32() ||
       !y.getElementType().isF32() || !w.getElementType().isBF16() ||
       !x.isLastDimUnitStride() || !y.isLastDimUnitStride() ||
-      !w.hasStaticShape() || !w.getLayout().isIdentity())
-    return false;
-  // Whole 2 x 2 blocks of operand tiles: panels in pairs, pair rows in 16s.
-  if (w.getDimSize(0) % 2 || w.getDimSize(1) % kTile ||
-      w.getDimSize(2) != 2 * kTile)
+      !w.hasStaticShape() || !w.getLayout().isIdentity() ||
+      w.getDimSize(2) != 2 * panelWidth)
     return false;
   // Every k of A within B's pair rows (a static K past them would read
   // weights that are not there).
@@ -85,12 +83,21 @@ bool mlir::attn::isAmxPairPackedMatmul(linalg::GenericOp op) {
     return false;
   MLIRContext *ctx = op.getContext();
   AffineExpr n = getAffineDimExpr(1, ctx), k = getAffineDimExpr(2, ctx);
-  if (packedWeightMap(op) !=
-      AffineMap::get(3, 0,
-                     {n.floorDiv(kTile), k.floorDiv(2), (n % kTile) * 2 + k % 2},
-                     ctx))
+  if (packedWeightMap(op) != AffineMap::get(3, 0,
+                                            {n.floorDiv(panelWidth),
+                                             k.floorDiv(2),
+                                             (n % panelWidth) * 2 + k % 2},
+                                            ctx))
     return false;
   return hasRoundedProductBody(op);
+}
+
+bool mlir::attn::isAmxPairPackedMatmul(linalg::GenericOp op) {
+  if (!isPairPackedMatmul(op, kTile))
+    return false;
+  // Whole 2 x 2 blocks of operand tiles: panels in pairs, pair rows in 16s.
+  auto w = cast<MemRefType>(op.getDpsInputs()[1].getType());
+  return w.getDimSize(0) % 2 == 0 && w.getDimSize(1) % kTile == 0;
 }
 
 namespace {

@@ -17,6 +17,12 @@
 
 namespace mlir::attn {
 
+/// Whether `op` is the pair-packed bf16 product above on buffers with
+/// panels of `panelWidth` columns (16 for AMX; 2V for the vdpbf16ps GEMM,
+/// MatmulToCpuGemm.cpp): B[n floordiv W, k floordiv 2, (n mod W) * 2 +
+/// k mod 2], body C + extf(truncf(A)) * extf(B).
+bool isPairPackedMatmul(linalg::GenericOp op, int64_t panelWidth);
+
 /// Whether `op` is the pair-packed bf16 product above on buffers, with B's
 /// panels and pair rows whole AMX blocks (an even panel count, pair rows a
 /// multiple of 16: K padded with zeros to a multiple of 32).

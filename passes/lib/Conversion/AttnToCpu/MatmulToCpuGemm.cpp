@@ -19,6 +19,12 @@
 //       the k-block; per k two B loads, R broadcasts of A and 2R FMAs
 //       (R = 12 on AVX-512, 6 on AVX2)
 //
+// With bf16-dot, products of bf16-rounded A and bf16 weights packed in k
+// pairs (AmxGemm.h's form with 2V-column panels) run on the same loop nest:
+// A's k-block is packed as i32 words of bf16 pairs, [row block][k / 2][R],
+// and each step of the micro-kernel is a k pair, R broadcast words and 2R
+// `vdpbf16ps` (16 lanes += 16 pair products each: twice an FMA's work).
+//
 // An element-wise generic on C right after the product (bias, GELU,
 // SwiGLU's gate: GemmEpilogue.h) is applied to the accumulators of the last
 // k-block before they are stored, and a zero fill before it becomes the
@@ -48,6 +54,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -63,8 +70,9 @@ namespace {
 
 /// How B is stored: [K, N], [N, K], or already in the panels the
 /// micro-kernels read ([ceil(N / 2V)][K][2V], zeros past N: weights packed
-/// once, e.g. by the layer runtime).
-enum class BLayout { KN, NK, Packed };
+/// once, e.g. by the layer runtime), or packed in bf16 k pairs
+/// ([ceil(N / 2V)][ceil(K / 2)][2V x 2]: the vdpbf16ps micro-kernel's).
+enum class BLayout { KN, NK, Packed, PackedPairs };
 
 /// The register blocking for a vector width: rows x 2 accumulator vectors
 /// plus two B vectors and one broadcast must fit the register file (32
@@ -222,10 +230,20 @@ private:
   void packATransposing(Value packedA, Value rb, Value k0, Value kLen);
   /// The same row by row, rows past M as zeros.
   void packARows(Value packedA, Value rb, Value k0, Value kLen);
+  /// PackedPairs: packedA[rb, kk, r] = the bf16 pair (A[R rb + r, k0 + 2kk],
+  /// A[R rb + r, k0 + 2kk + 1]) as one i32 (low half first), rounded to
+  /// nearest even; zeros past M and K.
+  void packAPairs(Value packedA, Value rb, Value k0, Value kLen);
+  /// One such i32 from A's row `row` at k (k + 1 read only below K).
+  Value pairWord(Value row, Value k);
   /// C[R rb : R rb + R, 2Vp : 2V(p + 1)] += packedA[rb, 0 : kLen]
-  /// packedB[p, k0 : k0 + kLen]; rows past M are skipped.
+  /// packedB[p, k0 : k0 + kLen]; rows past M are skipped. With
+  /// PackedPairs a step is a k pair: R broadcast words of A, two 32-bf16
+  /// rows of B and 2R vdpbf16ps.
   void microKernel(Value packedA, Value rb, Value packedB, Value p, Value k0,
                    Value kLen);
+
+  bool pairs() const { return layout == BLayout::PackedPairs; }
 
   ImplicitLocOpBuilder b;
   BLayout layout = BLayout::KN;
@@ -342,6 +360,8 @@ void GemmEmitter::packB(Value packedB, Value p) {
 }
 
 void GemmEmitter::packA(Value packedA, Value rb, Value k0, Value kLen) {
+  if (pairs())
+    return packAPairs(packedA, rb, k0, kLen);
   Value row0 = mul(rb, index(blk.rows));
   Value wholeBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
                                            add(row0, index(blk.rows)), m);
@@ -432,6 +452,104 @@ void GemmEmitter::packARows(Value packedA, Value rb, Value k0, Value kLen) {
   });
 }
 
+Value GemmEmitter::pairWord(Value row, Value kIndex) {
+  Value zero = arith::ConstantOp::create(b, f32, b.getF32FloatAttr(0));
+  Value next = add(kIndex, index(1));
+  Value hasNext = less(next, k);
+  Value first = memref::LoadOp::create(b, a, ValueRange{row, kIndex});
+  Value second = memref::LoadOp::create(
+      b, a, ValueRange{row, arith::SelectOp::create(b, hasNext, next, kIndex)});
+  second = arith::SelectOp::create(b, hasNext, second, zero);
+  Value pair = vector::FromElementsOp::create(
+      b, VectorType::get({2}, f32), ValueRange{first, second});
+  Value narrow =
+      arith::TruncFOp::create(b, VectorType::get({2}, b.getBF16Type()), pair);
+  Value word = vector::BitCastOp::create(
+      b, VectorType::get({1}, b.getI32Type()), narrow);
+  return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
+}
+
+void GemmEmitter::packAPairs(Value packedA, Value rb, Value k0, Value kLen) {
+  int64_t lanes = blk.lanes, rows = blk.rows;
+  Value row0 = mul(rb, index(rows));
+  Value pairsLen = ceilDiv(kLen, index(2));
+  Value zeroWord =
+      arith::ConstantOp::create(b, b.getI32Type(), b.getI32IntegerAttr(0));
+  // Row by row: the last row block (rows past M as zeros) and A without
+  // unit stride along k.
+  auto byRows = [&](Value first) {
+    forEach(index(rows), [&](Value r) {
+      Value row = add(row0, r);
+      ifElse(
+          less(row, m),
+          [&] {
+            forEach(first, pairsLen, index(1), [&](Value kk) {
+              memref::StoreOp::create(
+                  b, pairWord(row, add(k0, mul(kk, index(2)))), packedA,
+                  ValueRange{rb, kk, r});
+            });
+          },
+          [&] {
+            forEach(first, pairsLen, index(1), [&](Value kk) {
+              memref::StoreOp::create(b, zeroWord, packedA,
+                                      ValueRange{rb, kk, r});
+            });
+          });
+    });
+  };
+  Value wholeBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                           add(row0, index(rows)), m);
+  if (!hasUnitInnerStride(a))
+    return byRows(index(0));
+  ifElse(
+      wholeBlock,
+      [&] {
+        // 2 lanes k's of each row rounded to 32 bf16 (vcvtne2ps2bf16) are
+        // lanes pair words; R rows of them transposed in registers give
+        // the R words of each pair.
+        auto words = VectorType::get({lanes}, b.getI32Type());
+        auto wideF32 = VectorType::get({2 * lanes}, f32);
+        Value zero =
+            arith::ConstantOp::create(b, words, b.getZeroAttr(words));
+        Value whole = mul(arith::DivUIOp::create(b, kLen, index(2 * lanes)),
+                          index(2 * lanes));
+        loop(index(0), whole, index(2 * lanes), {}, [&](Value kk, ValueRange) {
+          SmallVector<Value> v;
+          for (int64_t r = 0; r < lanes; ++r) {
+            if (r >= rows) {
+              v.push_back(zero);
+              continue;
+            }
+            Value x = vector::LoadOp::create(
+                b, wideF32, a, ValueRange{add(row0, index(r)), add(k0, kk)});
+            Value narrow = arith::TruncFOp::create(
+                b, VectorType::get({2 * lanes}, b.getBF16Type()), x);
+            v.push_back(vector::BitCastOp::create(b, words, narrow));
+          }
+          transposeInRegisters(b, v);
+          Value pair0 = arith::DivUIOp::create(b, kk, index(2));
+          for (int64_t j = 0; j < lanes; ++j)
+            vector::StoreOp::create(
+                b,
+                vector::ExtractStridedSliceOp::create(b, v[j], {0}, {rows},
+                                                      {1}),
+                packedA, ValueRange{rb, add(pair0, index(j)), index(0)});
+          return SmallVector<Value>{};
+        });
+        // The pairs past whole vectors one by one.
+        forEach(arith::DivUIOp::create(b, whole, index(2)), pairsLen,
+                index(1), [&](Value kk) {
+                  for (int64_t r = 0; r < rows; ++r)
+                    memref::StoreOp::create(
+                        b,
+                        pairWord(add(row0, index(r)),
+                                 add(k0, mul(kk, index(2)))),
+                        packedA, ValueRange{rb, kk, index(r)});
+                });
+      },
+      [&] { byRows(index(0)); });
+}
+
 void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
                               Value k0, Value kLen) {
   int64_t kVectors = blk.panelVectors;
@@ -465,8 +583,30 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
   } else {
     acc = loadC();
   }
+  // PackedPairs: one pair of k's per step, B's pair row k0 / 2 + kk.
+  auto pairStep = [&](Value kk, ValueRange sums) {
+    SmallVector<Value> bv, next;
+    Value pairRow = add(arith::DivUIOp::create(b, k0, index(2)), kk);
+    auto bf16Pairs = VectorType::get({2 * blk.lanes}, b.getBF16Type());
+    for (int64_t v = 0; v < kVectors; ++v)
+      bv.push_back(vector::LoadOp::create(
+          b, bf16Pairs, packedB, ValueRange{p, pairRow, index(2 * v * blk.lanes)}));
+    for (int64_t r = 0; r < blk.rows; ++r) {
+      Value word =
+          memref::LoadOp::create(b, packedA, ValueRange{rb, kk, index(r)});
+      Value words = vector::BroadcastOp::create(
+          b, VectorType::get({blk.lanes}, b.getI32Type()), word);
+      Value xs = vector::BitCastOp::create(b, bf16Pairs, words);
+      for (int64_t v = 0; v < kVectors; ++v)
+        next.push_back(x86vector::DotBF16Op::create(
+            b, vec, sums[r * kVectors + v], xs, bv[v]));
+    }
+    return next;
+  };
   // One k-step: two B vectors, R broadcasts of packed A, 2R FMAs.
   auto step = [&](Value kk, ValueRange sums) {
+    if (pairs())
+      return pairStep(kk, sums);
     SmallVector<Value> bv, next;
     Value k = add(k0, kk);
     Type bElement = cast<MemRefType>(packedB.getType()).getElementType();
@@ -493,7 +633,8 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
   // and its loads and stores stalled the micro-kernel (C rows are N floats
   // apart, which the hardware prefetchers do not follow). Indices are
   // clamped into C.
-  Value warm = minI(kLen, index(blk.rows));
+  Value kSteps = pairs() ? ceilDiv(kLen, index(2)) : kLen;
+  Value warm = minI(kSteps, index(blk.rows));
   Value lastRow = sub(m, index(1)), lastCol = sub(n, index(1));
   scf::ForOp prefetching =
       loop(index(0), warm, index(1), acc, [&](Value kk, ValueRange sums) {
@@ -505,7 +646,7 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
                                      /*isDataCache=*/true);
         return step(kk, sums);
       });
-  scf::ForOp kLoop = loop(warm, kLen, index(1), prefetching.getResults(),
+  scf::ForOp kLoop = loop(warm, kSteps, index(1), prefetching.getResults(),
                           [&](Value kk, ValueRange sums) {
                             return step(kk, sums);
                           });
@@ -550,7 +691,7 @@ void GemmEmitter::emit(Value aBuffer, Value bBuffer, Value cBuffer,
   // B packed once unless it comes packed, in parallel: every later read is
   // sequential.
   Value packedB = bMat;
-  if (layout != BLayout::Packed) {
+  if (layout != BLayout::Packed && !pairs()) {
     packedB = memref::AllocOp::create(
         b,
         MemRefType::get(
@@ -565,7 +706,9 @@ void GemmEmitter::emit(Value aBuffer, Value bBuffer, Value cBuffer,
   int64_t kb = GemmBlocking::kKeyBlock;
   Value packedA = memref::AllocOp::create(
       b,
-      MemRefType::get({ShapedType::kDynamic, kb, blk.rows}, f32),
+      pairs() ? MemRefType::get({ShapedType::kDynamic, kb / 2, blk.rows},
+                                b.getI32Type())
+              : MemRefType::get({ShapedType::kDynamic, kb, blk.rows}, f32),
       ValueRange{rowBlocks}, b.getI64IntegerAttr(64));
 
   // Column groups: one per parallel tile while they stay kMinGroupPanels
@@ -754,6 +897,12 @@ struct AttnMatmulToCpuGemmPass
             moveUnderEmptyReduction(next, generic);
           ImplicitLocOpBuilder builder(op->getLoc(), op);
           emitAmxGemm(builder, generic, tiles, bool(fill), next);
+        } else if (bf16Dot && blocking.lanes == 16 &&
+                   isPairPackedMatmul(generic, blocking.panelWidth())) {
+          overwrite(generic.getDpsInits()[0]);
+          fuseAfter(generic.getDpsInits()[0]);
+          emitter.emit(generic.getDpsInputs()[0], generic.getDpsInputs()[1],
+                       generic.getDpsInits()[0], BLayout::PackedPairs);
         } else if (isPackedMatmul(generic, blocking.panelWidth())) {
           overwrite(generic.getDpsInits()[0]);
           fuseAfter(generic.getDpsInits()[0]);

@@ -34,6 +34,10 @@ bool enableAmxTiles();
 /// Amx, 512-bit blocking, the OS allowing the tile state).
 bool bf16ProductsOnAmx(const HostCompileOptions &options);
 
+/// Whether they run by vdpbf16ps instead (Dot, or Auto without usable AMX;
+/// 512-bit blocking on a CPU with AVX-512 BF16: Zen 4 / 5, Cooper Lake).
+bool bf16ProductsByDot(const HostCompileOptions &options);
+
 /// Marks every public function for the C interface, lowers `module` (attn IR
 /// on tensors) with attn-cpu-pipeline blocked for this CPU's vector
 /// registers, and JIT-compiles it. Diagnostics go to the context's handler.

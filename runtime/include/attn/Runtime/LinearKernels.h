@@ -31,7 +31,7 @@ enum class WeightLayout {
 
 /// The panels attn's GEMM reads a packed weight from, for one (in, out) on
 /// this host (PackedPanels.h), in f32, bf16 or f16; bf16 in k pairs where
-/// AMX tiles run the products.
+/// AMX tiles or vdpbf16ps run the products.
 class LinearPanels {
 public:
   LinearPanels(int64_t in, int64_t out, const HostCompileOptions &options,
@@ -46,7 +46,8 @@ public:
   /// 16 on AMX).
   int64_t width() const { return panelLayout.width; }
   FloatFormat format() const { return weightFormat; }
-  bool amxPairs() const { return panelLayout.pairs; }
+  /// bf16 in k pairs: products of x rounded to bf16 (AMX or vdpbf16ps).
+  bool pairs() const { return panelLayout.pairs; }
   const PanelLayout &layout() const { return panelLayout; }
 
 private:
@@ -103,9 +104,9 @@ public:
   WeightLayout layout() const { return weightLayout; }
   FloatFormat weightFormat() const { return panels.format(); }
   const LinearEpilogue &epilogue() const { return finish; }
-  /// Whether bf16 weights are packed in k pairs for AMX tiles (the host
-  /// allows them): products of bf16-rounded x and W, f32 sums.
-  bool runsOnAmx() const { return panels.amxPairs(); }
+  /// Whether bf16 weights are packed in k pairs for AMX tiles or vdpbf16ps
+  /// (the host has them): products of bf16-rounded x and W, f32 sums.
+  bool roundsInputToBf16() const { return panels.pairs(); }
 
 private:
   struct Impl;

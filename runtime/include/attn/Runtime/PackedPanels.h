@@ -1,9 +1,11 @@
 //===- PackedPanels.h - where attn's GEMM reads a packed weight -*- C++ -*-===//
 //
 // attn's GEMM (attn-matmul-to-cpu-gemm) reads a layer weight from panels of
-// `width` columns, [ceil(out / width)][in][width], zeros past `out`; on AMX
-// tiles bf16 panels of 16 columns hold the k's in pairs,
-// [2 ceil(out / 32)][16 ceil(in / 32)][32]. Packing needs nothing of LLVM:
+// `width` columns, [ceil(out / width)][in][width], zeros past `out`. bf16
+// products of rounded x (AMX tiles, vdpbf16ps) read the k's in pairs,
+// [ceil(out / width)][ceil(in / 2)][2 width]: panels of 16 columns on AMX,
+// in whole 2 x 2 blocks of tiles ([2 ceil(out / 32)][16 ceil(in / 32)][32]),
+// of 32 for vdpbf16ps (a pair row is two zmm). Packing needs nothing of LLVM:
 // the JIT's CompiledLinear and the C API's ahead-of-time stacks share it.
 //
 //===----------------------------------------------------------------------===//
@@ -20,12 +22,15 @@ namespace attnrt {
 struct PanelLayout {
   int64_t in = 0, out = 0;
   int64_t width = 0;  ///< columns per panel
-  bool pairs = false; ///< AMX: k's in pairs inside 16-column panels
+  bool pairs = false; ///< k's in pairs inside the panels (bf16 products)
+  bool amxTiles = false; ///< pairs padded to whole 2 x 2 blocks of AMX tiles
 
   /// The packed buffer's shape.
   std::vector<int64_t> shape() const {
-    if (pairs)
+    if (amxTiles)
       return {2 * ((out + 31) / 32), 16 * ((in + 31) / 32), 2 * width};
+    if (pairs)
+      return {(out + width - 1) / width, (in + 1) / 2, 2 * width};
     return {(out + width - 1) / width, in, width};
   }
   int64_t elements() const {
