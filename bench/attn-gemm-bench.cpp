@@ -8,6 +8,10 @@
 // probe measures at the start. Each attn result is compared with OpenBLAS.
 //
 //   attn-gemm-bench [--shapes M:N:K,...] [--repeat 9] [--gemm-threads T]
+//                   [--bf16]
+//
+// With --bf16 the packed product also runs on bf16 weights as a bf16 layer
+// holds them (AMX tiles, else vdpbf16ps, else widened: HostCompiler.h).
 //
 //===----------------------------------------------------------------------===//
 #include "PeakProbe.h"
@@ -34,6 +38,9 @@ static llvm::cl::opt<bool>
     cold("cold", llvm::cl::desc("evict the caches before each run, as a "
                                 "layer's weights are evicted between uses"));
 static llvm::cl::opt<unsigned> threadsOption("gemm-threads", llvm::cl::init(0));
+static llvm::cl::opt<bool>
+    bf16("bf16", llvm::cl::desc("also time bf16 weights (AMX, else "
+                                "vdpbf16ps, else widened)"));
 
 int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(argc, argv, "attn GEMM benchmark\n");
@@ -45,7 +52,10 @@ int main(int argc, char **argv) {
       "threads {0}, measured FP32 FMA peak {1:F1} GFLOP/s\n", threads, peak);
   llvm::outs() << "|    M |    N |    K | attn packed GFLOP/s | % peak | "
                   "attn W[N,K] | attn W[K,N] | OpenBLAS W[N,K] | packed / "
-                  "OpenBLAS |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+                  "OpenBLAS |"
+               << (bf16 ? " bf16 GFLOP/s | bf16 / f32 packed |" : "")
+               << "\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+               << (bf16 ? "---:|---:|" : "") << "\n";
   HostCompileOptions options;
   options.numThreads = threads;
   llvm::SmallVector<llvm::StringRef> shapes;
@@ -92,7 +102,7 @@ int main(int argc, char **argv) {
       for (size_t i = 0; i < evict.size(); i += 64)
         evict[i]++;
     };
-    auto runAttn = [&](CompiledLinear &linear, const float *w,
+    auto runAttn = [&](CompiledLinear &linear, const void *w,
                        std::vector<float> &y) {
       if (llvm::Error e = linear.accumulate(x.data(), m, w, y.data())) {
         llvm::errs() << llvm::toString(std::move(e)) << "\n";
@@ -139,9 +149,42 @@ int main(int argc, char **argv) {
     double gflop = 2.0 * m * n * k * 1e-9;
     llvm::outs() << llvm::formatv(
         "| {0,4} | {1,4} | {2,4} | {3,8:F1} | {4,5:F1}% | {5,8:F1} | {6,8:F1} "
-        "| {7,8:F1} | {8,5:F2}x |\n",
+        "| {7,8:F1} | {8,5:F2}x |",
         m, n, k, gflop / tPacked, 100 * gflop / tPacked / peak, gflop / tNK,
         gflop / tKN, gflop / tBlas, tBlas / tPacked);
+    if (bf16) {
+      auto half = CompiledLinear::create(k, n, WeightLayout::Packed, options,
+                                         FloatFormat::BF16);
+      if (!half) {
+        llvm::errs() << "compiling failed: "
+                     << llvm::toString(half.takeError()) << "\n";
+        return 1;
+      }
+      std::vector<uint16_t> halves = (*half)->packHalf(wNK.data());
+      std::vector<uint16_t, HugePageAllocator<uint16_t>> wHalf(halves.begin(),
+                                                               halves.end());
+      std::vector<float> yHalf(m * n);
+      double tHalf = median([&] { runAttn(**half, wHalf.data(), yHalf); });
+      std::fill(yHalf.begin(), yHalf.end(), 0.0f);
+      runAttn(**half, wHalf.data(), yHalf);
+      // W (and on AMX / vdpbf16ps x) rounded to bf16: each product is off
+      // by up to 2^-8 of |x w| <= 1, with random signs; the sum's error
+      // has a deviation near 5e-4 sqrt(K), and 4e-3 sqrt(K) is far above
+      // it and far below an indexing error (O(sqrt(K)) itself).
+      double worstHalf = 0;
+      for (int64_t i = 0; i < m * n; ++i)
+        worstHalf =
+            std::max(worstHalf, double(std::fabs(yHalf[i] - yBlas[i])));
+      if (worstHalf > 4e-3 * std::sqrt(double(k))) {
+        llvm::errs() << llvm::formatv(
+            "{0}: attn's bf16 product differs from OpenBLAS by {1}\n", shape,
+            worstHalf);
+        return 1;
+      }
+      llvm::outs() << llvm::formatv(" {0,8:F1} | {1,5:F2}x |",
+                                    gflop / tHalf, tPacked / tHalf);
+    }
+    llvm::outs() << "\n";
   }
   return 0;
 }
