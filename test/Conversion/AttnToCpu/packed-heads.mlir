@@ -17,14 +17,15 @@
 // one transposing sum (4 levels of shuffle pairs) stores each key's 4
 // scores at once; the keys past whole blocks reduce one by one. Each
 // block first prefetches its 4 rows of K and V 3 key tiles (384 rows)
-// ahead, clamped to the last row.
+// ahead, clamped to the last row, into L2 (locality 2: 384 KiB ahead is
+// past any L1).
 // CHECK: scf.for %[[R0:.*]] = %c0 to %{{.*}} step %c4 {
 // CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c384 : index
 // CHECK: scf.for %[[R:.*]] = %[[R0]] to %{{.*}} step %c1 {
 // CHECK: %[[ROW:.*]] = arith.addi %[[AHEAD]], %[[R]] : index
 // CHECK: %[[CLAMPED:.*]] = arith.minsi %[[ROW]], %c4095 : index
-// CHECK: memref.prefetch %arg1[%{{.*}}, %{{.*}}, %[[CLAMPED]], %{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
-// CHECK: memref.prefetch %arg2[%{{.*}}, %{{.*}}, %[[CLAMPED]], %{{.*}}], read, locality<3>, data : memref<1x16x4096x128xf32>
+// CHECK: memref.prefetch %arg1[%{{.*}}, %{{.*}}, %[[CLAMPED]], %{{.*}}], read, locality<2>, data : memref<1x16x4096x128xf32>
+// CHECK: memref.prefetch %arg2[%{{.*}}, %{{.*}}, %[[CLAMPED]], %{{.*}}], read, locality<2>, data : memref<1x16x4096x128xf32>
 // CHECK: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c128 step %c16 iter_args(
 // CHECK-COUNT-4: vector.load %{{.*}} : memref<1x16x4096x128xf32>, vector<16xf32>
 // CHECK-COUNT-16: vector.fma
