@@ -17,7 +17,8 @@ GELU, post-norm), PyTorch's nn.TransformerEncoderLayer.
 enable_gqa; the ONNX export repeats K and V per query head instead).
 
 --bf16 adds a second table: the same layer with `dtype: bf16` (weights
-rounded to bf16 and kept so; products on AMX where the CPU allows it)
+rounded to bf16 and kept so; products on AMX where the CPU allows it,
+by vdpbf16ps on AVX-512 BF16 CPUs without AMX)
 against PyTorch running the layer in bf16 (module and input .to(bfloat16):
 oneDNN's bf16 kernels), with both outputs' largest difference from
 PyTorch's f32 output.
