@@ -7,8 +7,9 @@
 // attention kernel: "kernel=<function> <self|cross> <batch> <lq> <lk>
 // <operands>", -1 for sizes the kernel takes any of, and one line per
 // product kernel (attn's GEMM with its epilogue fused): "linear=<function>
-// <in> <out> <epilogue> <panel width> <f32|bf16|f16>", the last the type
-// its packed weight is kept in. Kernels are called through
+// <in> <out> <epilogue> <panel width> <f32|bf16|f16|bf16-pairs>", the last
+// the type its packed weight is kept in (bf16-pairs: bf16 in k pairs, for
+// products by vdpbf16ps). Kernels are called through
 // attn_call, which checks every operand against the kernel's signature.
 //
 //===----------------------------------------------------------------------===//
@@ -53,6 +54,7 @@ struct ManifestLinear {
   int64_t in = 0, out = 0, width = 0;
   LinearEpilogue epilogue;
   FloatFormat weights = FloatFormat::F32;
+  bool pairs = false; ///< bf16 weights in k pairs (PackedPanels.h)
 };
 
 /// Reads the product line after "linear=".
@@ -62,9 +64,11 @@ bool parseLinearLine(const std::string &text, ManifestLinear &entry) {
   if (!(words >> entry.function >> entry.in >> entry.out >> epilogue >>
         entry.width >> weights) ||
       entry.in < 1 || entry.out < 1 || entry.width < 1 ||
-      (weights != "f32" && weights != "bf16" && weights != "f16"))
+      (weights != "f32" && weights != "bf16" && weights != "f16" &&
+       weights != "bf16-pairs"))
     return false;
-  entry.weights = floatFormatOf(weights);
+  entry.pairs = weights == "bf16-pairs";
+  entry.weights = floatFormatOf(entry.pairs ? "bf16" : weights);
   return parseLinearEpilogue(epilogue, entry.epilogue);
 }
 
@@ -108,6 +112,7 @@ public:
     layout.in = in;
     layout.out = out;
     layout.width = kernel->width;
+    layout.pairs = kernel->pairs;
     prepared =
         std::make_shared<PackedWeight>(layout, kernel->weights, weight.data());
     return Status::ok();

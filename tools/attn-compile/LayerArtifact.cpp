@@ -16,7 +16,8 @@ using attnspec::AttentionRole;
 OwningOpRef<ModuleOp> attntools::buildLayerModule(
     const attnspec::LayerSpec &spec,
     const std::vector<std::pair<int64_t, int64_t>> &shapes, int64_t vectorBits,
-    llvm::SourceMgr &sourceMgr, MLIRContext *context, std::string &manifest) {
+    bool bf16Dot, llvm::SourceMgr &sourceMgr, MLIRContext *context,
+    std::string &manifest) {
   auto fileStart = [&] {
     return llvm::SMLoc::getFromPointer(
         sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
@@ -69,16 +70,18 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
   }
   // The products on attn's GEMM: "linear=<function> <in> <out> <epilogue>
   // <panel width> <weight type>" per kernel. A bf16 / f16 layer keeps its
-  // weights in that type, widened as the micro-kernel reads them (AMX tiles
+  // weights in that type: bf16 in k pairs ("bf16-pairs") where the target
+  // has vdpbf16ps, else widened as the micro-kernel reads them (AMX tiles
   // would need the run-time CPU's and OS's consent: not in artifacts);
   // attention and activations stay f32.
-  attnrt::HostCompileOptions panelOptions;
-  panelOptions.vectorBits = vectorBits;
-  panelOptions.bf16Products = attnrt::Bf16Products::Widen;
+  using Bf16Panels = attnrt::LinearPanels::Bf16Panels;
+  Bf16Panels bf16Panels = bf16Dot && vectorBits == 512 ? Bf16Panels::DotPairs
+                                                       : Bf16Panels::Widened;
   attnrt::FloatFormat weightFormat = attnrt::floatFormatOf(spec.dtype);
   for (const attnrt::LinearUse &use :
        attnrt::fusedLinearUses(attnrt::layerConfig(spec))) {
-    attnrt::LinearPanels panels(use.in, use.out, panelOptions, weightFormat);
+    attnrt::LinearPanels panels(use.in, use.out, vectorBits, weightFormat,
+                                bf16Panels);
     std::string epilogue = attnrt::linearEpilogueName(use.epilogue);
     std::string name = llvm::formatv("linear_{0}x{1}_{2}", use.in, use.out,
                                      epilogue)
@@ -101,7 +104,7 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
       op.moveBefore(module->getBody(), module->getBody()->end());
     manifest += llvm::formatv("linear={0} {1} {2} {3} {4} {5}\n", name,
                               use.in, use.out, epilogue, panels.width(),
-                              spec.dtype)
+                              panels.pairs() ? "bf16-pairs" : spec.dtype)
                     .str();
   }
   return module;

@@ -103,6 +103,18 @@ static cl::opt<std::string>
 static cl::opt<bool>
     generic("generic", cl::desc("generic lowering of the tiled form only"),
             cl::cat(compileCategory));
+enum class Bf16Products { Auto, Dot, Widen };
+static cl::opt<Bf16Products> bf16Products(
+    "bf16-products",
+    cl::desc("how bf16 attention and layer products run on the target CPU"),
+    cl::values(clEnumValN(Bf16Products::Auto, "auto",
+                          "vdpbf16ps where the target has AVX-512 BF16, else "
+                          "widened (default)"),
+               clEnumValN(Bf16Products::Dot, "dot",
+                          "vdpbf16ps (an error on other targets)"),
+               clEnumValN(Bf16Products::Widen, "widen",
+                          "widened to f32 vectors")),
+    cl::init(Bf16Products::Auto), cl::cat(compileCategory));
 static cl::opt<int64_t> head("head", cl::desc("head drawn by --emit=mask-svg"),
                              cl::init(0), cl::cat(compileCategory));
 // LLVM registers --stats itself (its statistics, empty in release builds);
@@ -240,6 +252,18 @@ static int64_t vectorBitsOf(const llvm::TargetMachine &machine) {
   return machine.getMCSubtargetInfo()->checkFeatures("+avx512f") ? 512 : 256;
 }
 
+/// Whether bf16 products run by vdpbf16ps on `machine` (AMX is not used:
+/// an artifact would need its caller to ask the OS for the tile state).
+static FailureOr<bool> bf16DotOn(const llvm::TargetMachine &machine) {
+  bool available = vectorBitsOf(machine) == 512 &&
+                   machine.getMCSubtargetInfo()->checkFeatures("+avx512bf16");
+  if (bf16Products == Bf16Products::Dot && !available) {
+    fail("--bf16-products=dot: the target CPU has no AVX-512 BF16");
+    return failure();
+  }
+  return available && bf16Products != Bf16Products::Widen;
+}
+
 /// The input as attn IR: a spec's module, a layer spec's kernels (and its
 /// manifest), or IR as written.
 static OwningOpRef<ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
@@ -275,8 +299,12 @@ static OwningOpRef<ModuleOp> loadInput(llvm::SourceMgr &sourceMgr,
       std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine();
       if (!machine)
         return nullptr;
+      FailureOr<bool> dot = bf16DotOn(*machine);
+      if (failed(dot))
+        return nullptr;
       return attntools::buildLayerModule(*spec, shapes, vectorBitsOf(*machine),
-                                         sourceMgr, context, layerManifest);
+                                         *dot, sourceMgr, context,
+                                         layerManifest);
     }
   }
   if (!layerShapes.empty()) {
@@ -350,6 +378,10 @@ static LogicalResult lowerToLLVMDialect(ModuleOp module,
   const llvm::MCSubtargetInfo &subtarget = *machine.getMCSubtargetInfo();
   pipeline.expandBf16 = !subtarget.checkFeatures("+avx512bf16") &&
                         !subtarget.checkFeatures("+avxneconvert");
+  FailureOr<bool> dot = bf16DotOn(machine);
+  if (failed(dot))
+    return failure();
+  pipeline.bf16Dot = *dot;
   pipeline.cpuKernels = !generic;
   pipeline.reportTiles = llvm::AreStatisticsEnabled();
   PassManager pm(module.getContext());

@@ -22,26 +22,40 @@ CompiledLinear::CompiledLinear(std::unique_ptr<Impl> impl, int64_t in,
       weightLayout(layout), panels(panels), finish(epilogue) {}
 CompiledLinear::~CompiledLinear() = default;
 
+/// How this host runs bf16 products under `options`.
+static LinearPanels::Bf16Panels bf16PanelsFor(const HostCompileOptions &o) {
+  if (bf16ProductsOnAmx(o))
+    return LinearPanels::Bf16Panels::AmxPairs;
+  if (bf16ProductsByDot(o))
+    return LinearPanels::Bf16Panels::DotPairs;
+  return LinearPanels::Bf16Panels::Widened;
+}
+
 LinearPanels::LinearPanels(int64_t in, int64_t out,
                            const HostCompileOptions &options,
                            FloatFormat format)
+    : LinearPanels(in, out,
+                   options.vectorBits ? options.vectorBits
+                   : llvm::sys::getHostCPUFeatures().lookup("avx512f")
+                       ? 512
+                       : 256,
+                   format, bf16PanelsFor(options)) {}
+
+LinearPanels::LinearPanels(int64_t in, int64_t out, int64_t vectorBits,
+                           FloatFormat format, Bf16Panels bf16Panels)
     : weightFormat(format) {
   // The GEMM's panels depend on the vector width it is compiled for.
-  int64_t vectorBits =
-      options.vectorBits
-          ? options.vectorBits
-          : (llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 512 : 256);
   panelLayout.in = in;
   panelLayout.out = out;
   panelLayout.width = mlir::attn::cpuGemmPanelWidth(vectorBits);
-  // bf16 weights where AMX tiles or vdpbf16ps are usable: packed in k pairs
-  // (16-column panels for the tile unit, the GEMM's 32 for vdpbf16ps),
-  // activations rounded to bf16 as the kernel copies them (AmxGemm.h);
-  // otherwise widened to f32 in registers.
-  bool bf16 = format == FloatFormat::BF16;
-  panelLayout.amxTiles = bf16 && bf16ProductsOnAmx(options);
-  panelLayout.pairs =
-      panelLayout.amxTiles || (bf16 && bf16ProductsByDot(options));
+  // bf16 weights where AMX tiles or vdpbf16ps run the products: packed in
+  // k pairs (16-column panels for the tile unit, the GEMM's 2V for
+  // vdpbf16ps), activations rounded to bf16 as the kernel copies them
+  // (AmxGemm.h); otherwise widened to f32 in registers.
+  if (format != FloatFormat::BF16 || bf16Panels == Bf16Panels::Widened)
+    return;
+  panelLayout.pairs = true;
+  panelLayout.amxTiles = bf16Panels == Bf16Panels::AmxPairs;
   if (panelLayout.amxTiles)
     panelLayout.width = kAmxPanelWidth;
 }

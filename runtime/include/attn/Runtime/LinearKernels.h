@@ -34,8 +34,16 @@ enum class WeightLayout {
 /// AMX tiles or vdpbf16ps run the products.
 class LinearPanels {
 public:
+  /// Which product bf16 weights are packed for (others ignore it).
+  enum class Bf16Panels { Widened, AmxPairs, DotPairs };
+
+  /// For kernels compiled for this host with `options`.
   LinearPanels(int64_t in, int64_t out, const HostCompileOptions &options,
                FloatFormat format);
+  /// For kernels compiled for a CPU with `vectorBits`-wide vectors whose
+  /// bf16 products run as `bf16` says (attn-compile's artifacts).
+  LinearPanels(int64_t in, int64_t out, int64_t vectorBits, FloatFormat format,
+               Bf16Panels bf16);
   /// From W stored [out, in]: f32 panels.
   std::vector<float> pack(const float *outByIn) const;
   /// The same in the 16-bit format (rounded to nearest even).
