@@ -476,21 +476,22 @@ void GemmEmitter::packAPairs(Value packedA, Value rb, Value k0, Value kLen) {
   Value zeroWord =
       arith::ConstantOp::create(b, b.getI32Type(), b.getI32IntegerAttr(0));
   // Row by row: the last row block (rows past M as zeros) and A without
-  // unit stride along k.
-  auto byRows = [&](Value first) {
+  // unit stride along k. (A comes as [M, K] here: pair-packed products are
+  // the layer's x W.)
+  auto byRows = [&] {
     forEach(index(rows), [&](Value r) {
       Value row = add(row0, r);
       ifElse(
           less(row, m),
           [&] {
-            forEach(first, pairsLen, index(1), [&](Value kk) {
+            forEach(pairsLen, [&](Value kk) {
               memref::StoreOp::create(
                   b, pairWord(row, add(k0, mul(kk, index(2)))), packedA,
                   ValueRange{rb, kk, r});
             });
           },
           [&] {
-            forEach(first, pairsLen, index(1), [&](Value kk) {
+            forEach(pairsLen, [&](Value kk) {
               memref::StoreOp::create(b, zeroWord, packedA,
                                       ValueRange{rb, kk, r});
             });
@@ -500,7 +501,7 @@ void GemmEmitter::packAPairs(Value packedA, Value rb, Value k0, Value kLen) {
   Value wholeBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
                                            add(row0, index(rows)), m);
   if (!hasUnitInnerStride(a))
-    return byRows(index(0));
+    return byRows();
   ifElse(
       wholeBlock,
       [&] {
@@ -547,7 +548,7 @@ void GemmEmitter::packAPairs(Value packedA, Value rb, Value k0, Value kLen) {
                         packedA, ValueRange{rb, kk, index(r)});
                 });
       },
-      [&] { byRows(index(0)); });
+      byRows);
 }
 
 void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
