@@ -196,7 +196,7 @@ static cl::opt<int64_t> vectorBits(
 static cl::opt<attnrt::Bf16Products> bf16Products(
     "bf16-products",
     cl::desc("how bf16 attention products, and the products of dtype bf16 "
-             "layers (AMX, else widened), run on the CPU"),
+             "layers, run on the CPU"),
     cl::values(clEnumValN(attnrt::Bf16Products::Auto, "auto",
                           "AMX tiles, else vdpbf16ps, else widened (default)"),
                clEnumValN(attnrt::Bf16Products::Amx, "amx", "AMX tiles"),
