@@ -5,7 +5,9 @@
 // tensors or as a safetensors file. The artifact's manifest
 // (`_attn_layer_manifest`) holds the layer's LayerConfig, one line per
 // attention kernel: "kernel=<function> <self|cross> <batch> <lq> <lk>
-// <operands>", -1 for sizes the kernel takes any of, and one line per
+// <operands> [bf16]", -1 for sizes the kernel takes any of, bf16 for a
+// kernel on bf16 operands and result (the stack rounds q, k and v into
+// 16-bit copies and widens the result), and one line per
 // product kernel (attn's GEMM with its epilogue fused): "linear=<function>
 // <in> <out> <epilogue> <panel width> <f32|bf16|f16|bf16-pairs>", the last
 // the type its packed weight is kept in (bf16-pairs: bf16 in k pairs, for
@@ -30,6 +32,7 @@ struct ManifestKernel {
   std::string function;
   AttentionBlock block;
   int64_t batch, lq, lk; ///< -1: any
+  bool bf16 = false;      ///< operands and result in bf16
   AttentionKernel kernel;
 };
 
@@ -42,6 +45,12 @@ bool parseKernelLine(const std::string &text, ManifestKernel &entry) {
       (role != "self" && role != "cross"))
     return false;
   entry.block = role == "self" ? AttentionBlock::Self : AttentionBlock::Cross;
+  std::string type;
+  if (words >> type) {
+    if (type != "bf16")
+      return false;
+    entry.bf16 = true;
+  }
   std::stringstream names(operands);
   for (std::string name; std::getline(names, name, ',');)
     entry.kernel.argumentNames.push_back(name);
@@ -233,13 +242,31 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
     return fail(artifact->path + ": " + s.message());
   for (ManifestKernel &entry : stack->kernels) {
     std::string function = entry.function;
-    entry.kernel.call = [artifact, function](
+    bool bf16 = entry.bf16;
+    entry.kernel.call = [artifact, function, bf16](
                             const std::vector<KernelOperand> &inputs,
                             const KernelOperand &output) {
+      // bf16: every operand rounded into a 16-bit copy, the result widened.
+      std::vector<std::vector<uint16_t>> halves;
+      auto tensorOf = [&](const KernelOperand &operand, bool copy) {
+        if (!bf16)
+          return borrowed(operand);
+        int64_t count = 1;
+        for (int64_t d : operand.shape)
+          count *= d;
+        std::vector<uint16_t> &to = halves.emplace_back(count);
+        if (copy) {
+          const float *from = static_cast<const float *>(operand.data);
+          for (int64_t i = 0; i < count; ++i)
+            to[i] = floatToBFloat16Bits(from[i]);
+        }
+        return attn_tensor{ATTN_BF16, operand.shape, nullptr, to.data()};
+      };
+      halves.reserve(inputs.size() + 1);
       std::vector<attn_tensor> tensors;
       for (const KernelOperand &operand : inputs)
-        tensors.push_back(borrowed(operand));
-      attn_tensor out = borrowed(output);
+        tensors.push_back(tensorOf(operand, /*copy=*/true));
+      attn_tensor out = tensorOf(output, /*copy=*/false);
       std::vector<attn_tensor *> in;
       for (attn_tensor &t : tensors)
         in.push_back(&t);
@@ -247,6 +274,12 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
       if (attn_call(artifact, function.c_str(), in.data(), int64_t(in.size()),
                     outs, 1) != 0)
         return Status::error(attn_last_error());
+      if (bf16) {
+        const std::vector<uint16_t> &result = halves.back();
+        float *to = static_cast<float *>(output.data);
+        for (size_t i = 0; i < result.size(); ++i)
+          to[i] = bfloat16BitsToFloat(result[i]);
+      }
       return Status::ok();
     };
   }

@@ -47,9 +47,27 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
       int64_t size = length < 0 ? ShapedType::kDynamic : length;
       attnspec::Spec attention = attnspec::attentionSpec(
           spec, role, batch < 0 ? ShapedType::kDynamic : batch, size, size);
+      // A bf16 layer's softmax attention in bf16 where the products run by
+      // vdpbf16ps, as the JIT's stacks do (q, k and v rounded as the stack
+      // hands them over, the output widened back): operands beyond q, k
+      // and v keep it f32.
+      bool bf16Attention = bf16Dot && vectorBits == 512 &&
+                           spec.dtype == "bf16" &&
+                           attention.attention.kind == "softmax";
+      if (bf16Attention)
+        attention.dtype = "bf16";
       std::vector<std::string> operands;
       OwningOpRef<ModuleOp> kernel =
           attnspec::buildModule(attention, sourceMgr, context, &operands);
+      if (kernel && bf16Attention &&
+          !llvm::all_of(operands, [](const std::string &n) {
+            return n == "q" || n == "k" || n == "v" || n == "qk";
+          })) {
+        bf16Attention = false;
+        attention.dtype = "f32";
+        operands.clear();
+        kernel = attnspec::buildModule(attention, sourceMgr, context, &operands);
+      }
       if (!kernel)
         return nullptr;
       std::string name = attention.name;
@@ -62,9 +80,10 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
             fn.setSymName(name);
         op.moveBefore(module->getBody(), module->getBody()->end());
       }
-      manifest += llvm::formatv("kernel={0} {1} {2} {3} {3} {4}\n", name,
+      manifest += llvm::formatv("kernel={0} {1} {2} {3} {3} {4}{5}\n", name,
                                 self ? "self" : "cross", batch, length,
-                                llvm::join(operands, ","))
+                                llvm::join(operands, ","),
+                                bf16Attention ? " bf16" : "")
                       .str();
     }
   }
@@ -73,7 +92,7 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
   // weights in that type: bf16 in k pairs ("bf16-pairs") where the target
   // has vdpbf16ps, else widened as the micro-kernel reads them (AMX tiles
   // would need the run-time CPU's and OS's consent: not in artifacts);
-  // attention and activations stay f32.
+  // activations stay f32.
   using Bf16Panels = attnrt::LinearPanels::Bf16Panels;
   Bf16Panels bf16Panels = bf16Dot && vectorBits == 512 ? Bf16Panels::DotPairs
                                                        : Bf16Panels::Widened;
