@@ -485,8 +485,15 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
     } else {
       double error = scaledError(decoded.data, y.data);
       // Decoding changes only how the work is split (the same f32 kernels
-      // on shorter key ranges), so the bound is the f32 one of --check.
-      bool same = error <= options.tolerance;
+      // on shorter key ranges), so the bound is the f32 one of --check. A
+      // bf16 layer whose attention runs in bf16 rounds P in the whole
+      // pass's pair products (AMX, vdpbf16ps) but not in a decode step's
+      // packed-heads kernel: the two agree to bf16's precision (2^-8
+      // relative; 2e-4 seen), still far below a cache error's O(1).
+      double bound = options.tolerance;
+      if (spec->dtype == "bf16" && !options.toleranceGiven)
+        bound = std::max(bound, 1.0 / 256);
+      bool same = error <= bound;
       llvm::outs() << llvm::formatv(
           "decode: {0} steps after a {1}-token prompt, max |decode - full| / "
           "max |full| = {2:e2} ({3}); {4:f3} ms per step\n",
