@@ -34,6 +34,10 @@ static int64_t vectorBitsFor(const HostCompileOptions &options,
                             : (features.lookup("avx512f") ? 512 : 256);
 }
 
+int64_t attnrt::hostVectorBits(const HostCompileOptions &options) {
+  return vectorBitsFor(options, llvm::sys::getHostCPUFeatures());
+}
+
 bool attnrt::bf16ProductsOnAmx(const HostCompileOptions &options) {
   return (options.bf16Products == Bf16Products::Auto ||
           options.bf16Products == Bf16Products::Amx) &&
@@ -68,32 +72,18 @@ attnrt::compileForHost(mlir::ModuleOp module,
   pipeline.vectorBits = vectorBitsFor(options, features);
   pipeline.cpuKernels = options.cpuKernels;
   // bf16 products: AMX where the OS grants the tile state, else vdpbf16ps
-  // (AVX-512 BF16), else widened (docs/Pipeline.md).
-  bool wide = pipeline.vectorBits == 512;
-  bool amxUsable = wide && enableAmxTiles();
-  bool dotUsable = wide && features.lookup("avx512bf16");
-  switch (options.bf16Products) {
-  case Bf16Products::Auto:
-    pipeline.amx = amxUsable;
-    pipeline.bf16Dot = !amxUsable && dotUsable;
-    break;
-  case Bf16Products::Amx:
-    if (!amxUsable)
-      return llvm::createStringError(
-          "bf16 products on AMX: this CPU, its 512-bit blocking or the OS "
-          "does not allow AMX tiles");
-    pipeline.amx = true;
-    break;
-  case Bf16Products::Dot:
-    if (!dotUsable)
-      return llvm::createStringError(
-          "bf16 products by vdpbf16ps need AVX-512 BF16 and 512-bit "
-          "blocking");
-    pipeline.bf16Dot = true;
-    break;
-  case Bf16Products::Widen:
-    break;
-  }
+  // (AVX-512 BF16), else widened (docs/Pipeline.md); the same choice
+  // LinearPanels packs weights for.
+  pipeline.amx = bf16ProductsOnAmx(options);
+  pipeline.bf16Dot = bf16ProductsByDot(options);
+  if (options.bf16Products == Bf16Products::Amx && !pipeline.amx)
+    return llvm::createStringError(
+        "bf16 products on AMX: this CPU, its 512-bit blocking or the OS "
+        "does not allow AMX tiles");
+  if (options.bf16Products == Bf16Products::Dot && !pipeline.bf16Dot)
+    return llvm::createStringError(
+        "bf16 products by vdpbf16ps need AVX-512 BF16 and 512-bit "
+        "blocking");
   // Without a native f32 -> bf16 conversion LLVM would call a compiler-rt
   // builtin the JIT does not find.
   pipeline.expandBf16 =

@@ -5,7 +5,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/TargetParser/Host.h"
 #include <thread>
 
 using namespace attnrt;
@@ -34,12 +33,8 @@ static LinearPanels::Bf16Panels bf16PanelsFor(const HostCompileOptions &o) {
 LinearPanels::LinearPanels(int64_t in, int64_t out,
                            const HostCompileOptions &options,
                            FloatFormat format)
-    : LinearPanels(in, out,
-                   options.vectorBits ? options.vectorBits
-                   : llvm::sys::getHostCPUFeatures().lookup("avx512f")
-                       ? 512
-                       : 256,
-                   format, bf16PanelsFor(options)) {}
+    : LinearPanels(in, out, hostVectorBits(options), format,
+                   bf16PanelsFor(options)) {}
 
 LinearPanels::LinearPanels(int64_t in, int64_t out, int64_t vectorBits,
                            FloatFormat format, Bf16Panels bf16Panels)

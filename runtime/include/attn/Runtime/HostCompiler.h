@@ -30,6 +30,10 @@ struct HostCompileOptions {
 /// for all its threads; false on other systems and CPUs.
 bool enableAmxTiles();
 
+/// The vector width kernels compiled with `options` are blocked for: its
+/// vectorBits, else 512 on CPUs with AVX-512, else 256.
+int64_t hostVectorBits(const HostCompileOptions &options);
+
 /// Whether bf16 products compiled with `options` run on AMX tiles (Auto or
 /// Amx, 512-bit blocking, the OS allowing the tile state).
 bool bf16ProductsOnAmx(const HostCompileOptions &options);
