@@ -82,8 +82,9 @@ bool parseLinearLine(const std::string &text, ManifestLinear &entry) {
 }
 
 /// A tensor over memory the stack owns (released without freeing it).
-attn_tensor borrowed(const KernelOperand &operand) {
-  return attn_tensor{ATTN_F32, operand.shape, nullptr, operand.data};
+attn_tensor borrowed(const KernelOperand &operand, bool bf16) {
+  return attn_tensor{bf16 ? ATTN_BF16 : ATTN_F32, operand.shape, nullptr,
+                     operand.data};
 }
 
 /// Whether `t` is an f32 tensor of rank 3.
@@ -242,31 +243,15 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
     return fail(artifact->path + ": " + s.message());
   for (ManifestKernel &entry : stack->kernels) {
     std::string function = entry.function;
-    bool bf16 = entry.bf16;
+    // bf16 operands are rounded by the stack (LayerStack.h).
+    bool bf16 = entry.kernel.bf16 = entry.bf16;
     entry.kernel.call = [artifact, function, bf16](
                             const std::vector<KernelOperand> &inputs,
                             const KernelOperand &output) {
-      // bf16: every operand rounded into a 16-bit copy, the result widened.
-      std::vector<std::vector<uint16_t>> halves;
-      auto tensorOf = [&](const KernelOperand &operand, bool copy) {
-        if (!bf16)
-          return borrowed(operand);
-        int64_t count = 1;
-        for (int64_t d : operand.shape)
-          count *= d;
-        std::vector<uint16_t> &to = halves.emplace_back(count);
-        if (copy) {
-          const float *from = static_cast<const float *>(operand.data);
-          for (int64_t i = 0; i < count; ++i)
-            to[i] = floatToBFloat16Bits(from[i]);
-        }
-        return attn_tensor{ATTN_BF16, operand.shape, nullptr, to.data()};
-      };
-      halves.reserve(inputs.size() + 1);
       std::vector<attn_tensor> tensors;
       for (const KernelOperand &operand : inputs)
-        tensors.push_back(tensorOf(operand, /*copy=*/true));
-      attn_tensor out = tensorOf(output, /*copy=*/false);
+        tensors.push_back(borrowed(operand, bf16));
+      attn_tensor out = borrowed(output, bf16);
       std::vector<attn_tensor *> in;
       for (attn_tensor &t : tensors)
         in.push_back(&t);
@@ -274,12 +259,6 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
       if (attn_call(artifact, function.c_str(), in.data(), int64_t(in.size()),
                     outs, 1) != 0)
         return Status::error(attn_last_error());
-      if (bf16) {
-        const std::vector<uint16_t> &result = halves.back();
-        float *to = static_cast<float *>(output.data);
-        for (size_t i = 0; i < result.size(); ++i)
-          to[i] = bfloat16BitsToFloat(result[i]);
-      }
       return Status::ok();
     };
   }
@@ -287,6 +266,12 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
   KernelProvider kernels = [raw](AttentionBlock block, int64_t batch,
                                  int64_t lq, int64_t lk,
                                  const AttentionKernel *&kernel) {
+    // Artifacts hold no per-KV-head kernel: decode steps read the cache
+    // through a dense copy.
+    if (block == AttentionBlock::SelfOneKvHead) {
+      kernel = nullptr;
+      return Status::ok();
+    }
     auto fits = [](int64_t want, int64_t have) {
       return want < 0 || want == have;
     };

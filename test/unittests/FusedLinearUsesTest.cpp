@@ -73,7 +73,7 @@ std::set<Product> productsRun(const LayerConfig &config) {
     int64_t count = 1;
     for (int64_t s : output.shape)
       count *= s;
-    std::fill_n(output.data, count, 0.0f);
+    std::fill_n(static_cast<float *>(output.data), count, 0.0f);
     return Status::ok();
   };
   KernelProvider kernels = [&](AttentionBlock, int64_t, int64_t, int64_t,

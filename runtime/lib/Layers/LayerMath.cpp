@@ -1,5 +1,6 @@
 //===- LayerMath.cpp - f32 building blocks of a layer ---------------------===//
 #include "LayerMath.h"
+#include "attn/Runtime/HalfFloat.h"
 #include <omp.h>
 #include <algorithm>
 #include <cmath>
@@ -121,6 +122,20 @@ void layermath::add(float *x, const float *y, int64_t count) {
   forChunks(count, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
       x[i] += y[i];
+  });
+}
+
+void layermath::roundToBf16(const float *x, int64_t count, uint16_t *out) {
+  forChunks(count, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = floatToBFloat16Bits(x[i]);
+  });
+}
+
+void layermath::widenBf16(const uint16_t *x, int64_t count, float *out) {
+  forChunks(count, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = bfloat16BitsToFloat(x[i]);
   });
 }
 

@@ -69,6 +69,11 @@ void mergeHeads(const float *x, int64_t batch, int64_t length, int64_t heads,
 void rope(float *x, int64_t batch, int64_t heads, int64_t length, int64_t dim,
           int64_t first, double base, bool interleaved);
 
+/// bf16 operands of an attention kernel that takes them: `count` floats
+/// rounded to nearest even (bits in `out`), and widened back.
+void roundToBf16(const float *x, int64_t count, uint16_t *out);
+void widenBf16(const uint16_t *x, int64_t count, float *out);
+
 /// The sinusoidal encoding of position `pos`, entry `i` of `width`
 /// (Vaswani et al.: sin on even, cos on odd entries).
 double sinusoid(int64_t pos, int64_t i, int64_t width);

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/LayerStack.h"
+#include "KvRows.h"
 #include "LayerMath.h"
 #include <algorithm>
 #include <chrono>
@@ -43,39 +44,12 @@ struct LayerWeights {
   NormWeights norms[3];
   LinearWeights up, gate, down;
 };
-/// Keys and values kept for a decoder layer: [B, Hkv, length, D].
+/// What a decoder layer keeps between calls: its keys and values
+/// (KvRows.h), and the cross-attention's over the encoder memory.
 struct LayerCache {
-  std::vector<float> keys, values;
-  int64_t length = 0;
-  std::vector<float> memoryKeys, memoryValues; ///< cross-attention
-  int64_t memoryLength = 0;
+  KvRows keys, values;
+  KvRows memoryKeys, memoryValues;
 };
-
-/// Appends `fresh` [B, H, n, D] to `kept` [B, H, length, D].
-std::vector<float> appendRows(const std::vector<float> &kept, int64_t length,
-                              const std::vector<float> &fresh, int64_t n,
-                              int64_t batchHeads, int64_t dim) {
-  std::vector<float> result(batchHeads * (length + n) * dim);
-  // std::copy_n, not memcpy on &v[i]: the cache starts empty (no element
-  // to take the address of, and memcpy may not see a null source).
-  for (int64_t bh = 0; bh < batchHeads; ++bh) {
-    std::copy_n(kept.begin() + bh * length * dim, length * dim,
-                result.begin() + bh * (length + n) * dim);
-    std::copy_n(fresh.begin() + bh * n * dim, n * dim,
-                result.begin() + (bh * (length + n) + length) * dim);
-  }
-  return result;
-}
-
-/// Keeps the last `keep` of `length` rows of [B, H, length, D].
-std::vector<float> lastRows(const std::vector<float> &rows, int64_t length,
-                            int64_t keep, int64_t batchHeads, int64_t dim) {
-  std::vector<float> result(batchHeads * keep * dim);
-  for (int64_t bh = 0; bh < batchHeads; ++bh)
-    std::copy_n(rows.begin() + (bh * length + length - keep) * dim, keep * dim,
-                result.begin() + bh * keep * dim);
-  return result;
-}
 } // namespace
 
 /// What a fused product computes: y = act(x W^T [+ bias]) [+ residual].
@@ -216,133 +190,194 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   const LayerConfig &l = config;
   int64_t rows = batch * length, hd = l.headDim;
   bool self = block == AttentionBlock::Self;
+  bool decoding = self && l.isDecoder();
   Status status = Status::ok();
+  // [B, heads, n, D]: a projection of `in`, split into heads.
   auto project = [&](const LinearWeights &p, const float *in, int64_t n,
                      int64_t heads) {
-    std::vector<float> flat(batch * n * heads * hd), split(flat.size());
+    lm::Scratch flat(batch * n * heads * hd), split(flat.size());
     if (Status s = linear(p, in, batch * n, flat.data()); s.failed())
       status = s;
     lm::splitHeads(flat.data(), batch, n, heads, hd, split.data());
     return split;
   };
-  // Self-attention projects q, k and v in one product when they are fused.
-  std::vector<float> q, fusedK, fusedV;
-  bool fused = self && w.qkv.out > 0;
-  if (fused) {
+  // This call's queries, keys and values, f32 [B, H or Hkv, length, D].
+  // Self-attention projects them in one product when they are fused.
+  lm::Scratch q, k, v;
+  if (self && w.qkv.out > 0) {
     lm::Scratch flat(rows * w.qkv.out);
     if (Status s = linear(w.qkv, x, rows, flat.data()); s.failed())
       return s;
     q.resize(rows * l.heads * hd);
-    fusedK.resize(rows * l.kvHeads * hd);
-    fusedV.resize(fusedK.size());
+    k.resize(rows * l.kvHeads * hd);
+    v.resize(k.size());
     lm::splitHeads(flat.data(), batch, length, l.heads, hd, q.data(),
                    w.qkv.out);
     lm::splitHeads(flat.data() + l.heads * hd, batch, length, l.kvHeads, hd,
-                   fusedK.data(), w.qkv.out);
+                   k.data(), w.qkv.out);
     lm::splitHeads(flat.data() + (l.heads + l.kvHeads) * hd, batch, length,
-                   l.kvHeads, hd, fusedV.data(), w.qkv.out);
+                   l.kvHeads, hd, v.data(), w.qkv.out);
   } else {
     q = project(w.q, x, length, l.heads);
+    if (self && !l.sharesQueryKey)
+      k = project(w.k, x, length, l.kvHeads);
+    if (self)
+      v = project(w.v, x, length, l.kvHeads);
   }
-  // Keys and values the kernel reads: this call's (encoder) or the cache's.
-  std::vector<float> ownKeys, ownValues;
-  float *keys, *values;
-  int64_t keyLen;
-  if (self) {
-    std::vector<float> k = l.sharesQueryKey ? q
-                           : fused          ? std::move(fusedK)
-                                   : project(w.k, x, length, l.kvHeads);
-    std::vector<float> v =
-        fused ? std::move(fusedV) : project(w.v, x, length, l.kvHeads);
-    if (l.positions == "rope") {
-      bool interleaved = l.ropeStyle == "interleaved";
-      lm::rope(q.data(), batch, l.heads, length, hd, position, l.ropeBase,
+  if (self && l.positions == "rope") {
+    bool interleaved = l.ropeStyle == "interleaved";
+    lm::rope(q.data(), batch, l.heads, length, hd, position, l.ropeBase,
+             interleaved);
+    if (!l.sharesQueryKey)
+      lm::rope(k.data(), batch, l.kvHeads, length, hd, position, l.ropeBase,
                interleaved);
-      if (!l.sharesQueryKey)
-        lm::rope(k.data(), batch, l.kvHeads, length, hd, position,
-                 l.ropeBase, interleaved);
-      else
-        k = q;
-    }
-    if (l.isDecoder()) {
-      // Only softmax attention aligns its queries to the end of the keys
-      // (bottom_right); the other kinds' causal forms assume queries and
-      // keys start together.
-      if (cache.length && l.attentionKind != "softmax")
-        return Status::error(
-            "attention kind " + l.attentionKind +
-            " runs whole sequences only: call reset() before each forward "
-            "(incremental decoding needs kind softmax)");
-      // The cache holds rotated keys: a key's position never changes.
-      cache.keys = appendRows(cache.keys, cache.length, k, length,
-                              batch * l.kvHeads, hd);
-      cache.values = appendRows(cache.values, cache.length, v, length,
-                                batch * l.kvHeads, hd);
-      cache.length += length;
-      keys = cache.keys.data();
-      values = cache.values.data();
-      keyLen = cache.length;
-    } else {
-      ownKeys = std::move(k);
-      ownValues = std::move(v);
-      keys = ownKeys.data();
-      values = ownValues.data();
-      keyLen = length;
-    }
-  } else {
-    if (memory) {
-      cache.memoryKeys = project(w.k, memory->data.data(), memory->length,
-                                 l.kvHeads);
-      cache.memoryValues = project(w.v, memory->data.data(), memory->length,
-                                   l.kvHeads);
-      cache.memoryLength = memory->length;
-    }
-    if (!cache.memoryLength)
-      return Status::error("a decoder with cross_attention needs the encoder "
-                           "memory (attn-run --memory)");
-    keys = cache.memoryKeys.data();
-    values = cache.memoryValues.data();
-    keyLen = cache.memoryLength;
   }
-
+  if (self && l.sharesQueryKey)
+    k = q;
+  if (!self && memory) {
+    // The encoder memory's keys and values, kept for the calls that follow.
+    lm::Scratch memoryKeys = project(w.k, memory->data.data(), memory->length,
+                                     l.kvHeads),
+                memoryValues = project(w.v, memory->data.data(),
+                                       memory->length, l.kvHeads);
+    const AttentionKernel *cross = nullptr;
+    if (status.failed())
+      return status;
+    if (Status s = kernels(block, batch, length, memory->length, cross);
+        s.failed())
+      return s;
+    cache.memoryKeys = KvRows();
+    cache.memoryValues = KvRows();
+    cache.memoryKeys.append(memoryKeys.data(), memory->length,
+                            batch * l.kvHeads, hd, cross->bf16);
+    cache.memoryValues.append(memoryValues.data(), memory->length,
+                              batch * l.kvHeads, hd, cross->bf16);
+  }
   if (status.failed())
     return status;
+  if (!self && cache.memoryKeys.empty())
+    return Status::error("a decoder with cross_attention needs the encoder "
+                         "memory (attn-run --memory)");
+  if (decoding && !cache.keys.empty() && l.attentionKind != "softmax")
+    // Only softmax attention aligns its queries to the end of the keys
+    // (bottom_right); the other kinds' causal forms assume queries and
+    // keys start together.
+    return Status::error(
+        "attention kind " + l.attentionKind +
+        " runs whole sequences only: call reset() before each forward "
+        "(incremental decoding needs kind softmax)");
+  int64_t keyLen = !self    ? cache.memoryKeys.length()
+                   : decoding ? cache.keys.length() + length
+                              : length;
   const AttentionKernel *kernel = nullptr;
   if (Status s = kernels(block, batch, length, keyLen, kernel); s.failed())
     return s;
-  std::vector<KernelOperand> operands;
-  for (size_t i = 0; i < kernel->argumentNames.size(); ++i) {
-    const std::string &name = kernel->argumentNames[i];
-    if (name == "q" || name == "qk") {
-      operands.push_back({q.data(), {batch, l.heads, length, hd}});
-    } else if (name == "k" || name == "v") {
-      operands.push_back(
-          {name == "k" ? keys : values, {batch, l.kvHeads, keyLen, hd}});
-    } else {
-      auto it = w.extras.find(name);
-      if (it == w.extras.end())
-        return Status::error("the attention needs operand '" + name +
-                             "', which the layer has no weight for");
-      if (i < kernel->argumentShapes.size() &&
-          it->second.shape != kernel->argumentShapes[i])
-        return Status::error(
-            "self_attn." + name + " has shape " +
-            shapeText(it->second.shape) + ", the attention over " +
-            std::to_string(keyLen) + " keys needs " +
-            shapeText(kernel->argumentShapes[i]));
-      operands.push_back({it->second.data.data(), it->second.shape});
-    }
+  bool bf16 = kernel->bf16;
+
+  // Keys and values the kernel reads: this call's (encoder), the cache's
+  // (the cache holds rotated keys: a key's position never changes) or the
+  // memory's. A bf16 kernel reads all of them in bf16.
+  std::vector<uint16_t> q16, k16, v16;
+  void *queries = q.data(), *keys = k.data(), *values = v.data();
+  if (bf16) {
+    q16.resize(q.size());
+    lm::roundToBf16(q.data(), q.size(), q16.data());
+    queries = q16.data();
   }
-  // The kernel writes into `heads` (destination-passing style).
+  std::vector<char> denseKeys, denseValues; // copies of a cache with spare rows
+  bool perKvHead = false;
+  const AttentionKernel *oneKvHead = nullptr;
+  if (decoding) {
+    cache.keys.append(k.data(), length, batch * l.kvHeads, hd, bf16);
+    cache.values.append(v.data(), length, batch * l.kvHeads, hd, bf16);
+    // The prompt compiles the kernel that later calls read the cache in
+    // place with, so that no decode step waits for the compiler.
+    if (Status s = kernels(AttentionBlock::SelfOneKvHead, 1, length, keyLen,
+                           oneKvHead);
+        s.failed())
+      return s;
+    perKvHead = !cache.keys.dense() && oneKvHead &&
+                oneKvHead->bf16 == bf16 &&
+                oneKvHead->argumentNames ==
+                    std::vector<std::string>{"q", "k", "v"};
+    if (!perKvHead) {
+      keys = cache.keys.denseRows(denseKeys);
+      values = cache.values.denseRows(denseValues);
+    }
+  } else if (!self) {
+    keys = cache.memoryKeys.denseRows(denseKeys);
+    values = cache.memoryValues.denseRows(denseValues);
+  } else if (bf16) {
+    k16.resize(k.size());
+    v16.resize(v.size());
+    lm::roundToBf16(k.data(), k.size(), k16.data());
+    lm::roundToBf16(v.data(), v.size(), v16.data());
+    keys = k16.data();
+    values = v16.data();
+  }
+
+  // The kernel writes into `heads` (destination-passing style), or into
+  // `heads16` when it runs in bf16.
   lm::Scratch heads(rows * l.heads * hd);
+  std::vector<uint16_t> heads16(bf16 ? heads.size() : 0);
+  void *output = bf16 ? static_cast<void *>(heads16.data()) : heads.data();
   auto start = std::chrono::steady_clock::now();
-  if (Status s = kernel->call(operands,
-                              {heads.data(), {batch, l.heads, length, hd}});
-      s.failed())
-    return s;
+  if (perKvHead) {
+    // One call per (sequence, KV head): its query heads are adjacent in q
+    // and in the output, its keys one block of the cache.
+    int64_t group = l.heads / l.kvHeads, elementBytes = bf16 ? 2 : 4;
+    auto offset = [&](void *base, int64_t elements) {
+      return static_cast<void *>(static_cast<char *>(base) +
+                                 elements * elementBytes);
+    };
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t g = 0; g < l.kvHeads; ++g) {
+        int64_t block = b * l.kvHeads + g;
+        int64_t firstHead = (b * l.heads + g * group) * length * hd;
+        std::vector<int64_t> qShape = {1, group, length, hd},
+                             kShape = {1, 1, keyLen, hd};
+        if (Status s = oneKvHead->call(
+                {{offset(queries, firstHead), qShape},
+                 {cache.keys.at(block, 0), kShape},
+                 {cache.values.at(block, 0), kShape}},
+                {offset(output, firstHead), qShape});
+            s.failed())
+          return s;
+      }
+  } else {
+    std::vector<KernelOperand> operands;
+    for (size_t i = 0; i < kernel->argumentNames.size(); ++i) {
+      const std::string &name = kernel->argumentNames[i];
+      if (name == "q" || name == "qk") {
+        operands.push_back({queries, {batch, l.heads, length, hd}});
+      } else if (name == "k" || name == "v") {
+        operands.push_back(
+            {name == "k" ? keys : values, {batch, l.kvHeads, keyLen, hd}});
+      } else {
+        auto it = w.extras.find(name);
+        if (it == w.extras.end())
+          return Status::error("the attention needs operand '" + name +
+                               "', which the layer has no weight for");
+        if (i < kernel->argumentShapes.size() &&
+            it->second.shape != kernel->argumentShapes[i])
+          return Status::error(
+              "self_attn." + name + " has shape " +
+              shapeText(it->second.shape) + ", the attention over " +
+              std::to_string(keyLen) + " keys needs " +
+              shapeText(kernel->argumentShapes[i]));
+        operands.push_back({it->second.data.data(), it->second.shape});
+      }
+    }
+    if (Status s =
+            kernel->call(operands, {output, {batch, l.heads, length, hd}});
+        s.failed())
+      return s;
+  }
   attentionSeconds += std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)
                           .count();
+  if (bf16)
+    lm::widenBf16(heads16.data(), heads16.size(), heads.data());
   lm::Scratch merged(rows * l.heads * hd);
   lm::mergeHeads(heads.data(), batch, length, l.heads, hd, merged.data());
   result.resize(rows * l.dModel); // written whole by the product
@@ -352,12 +387,9 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
     return s;
   // Transformer-XL: keep only the last memory_length keys for the next
   // segment.
-  if (self && l.memoryLength && cache.length > l.memoryLength) {
-    int64_t bh = batch * l.kvHeads;
-    cache.keys = lastRows(cache.keys, cache.length, l.memoryLength, bh, hd);
-    cache.values =
-        lastRows(cache.values, cache.length, l.memoryLength, bh, hd);
-    cache.length = l.memoryLength;
+  if (decoding && l.memoryLength && cache.keys.length() > l.memoryLength) {
+    cache.keys.keepLast(l.memoryLength);
+    cache.values.keepLast(l.memoryLength);
   }
   return Status::ok();
 }

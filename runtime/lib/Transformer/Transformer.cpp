@@ -120,28 +120,30 @@ Status TransformerStack::Impl::contextParallelKernel(
     AttentionDims dims;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (names[i] == "q") {
-        q = inputs[i].data;
+        q = static_cast<const float *>(inputs[i].data);
         dims.batch = inputs[i].shape[0];
         dims.queryHeads = inputs[i].shape[1];
         dims.headDim = inputs[i].shape[3];
       } else if (names[i] == "k") {
-        k = inputs[i].data;
+        k = static_cast<const float *>(inputs[i].data);
         dims.keyHeads = inputs[i].shape[1];
       } else if (names[i] == "v") {
-        v = inputs[i].data;
+        v = static_cast<const float *>(inputs[i].data);
         dims.valueDim = inputs[i].shape[3];
       } else {
-        raw->setRelTable(inputs[i].data);
+        raw->setRelTable(static_cast<const float *>(inputs[i].data));
       }
     }
     ContextParallelStats stats;
     std::string message;
     bool ok = scheme == "ulysses"
                   ? ulyssesAttention(*ranks, SequenceLayout::Contiguous,
-                                     tokens, dims, *raw, q, k, v, output.data,
-                                     stats, message)
+                                     tokens, dims, *raw, q, k, v,
+                                     static_cast<float *>(output.data), stats,
+                                     message)
                   : ringAttention(*ranks, SequenceLayout::Contiguous, tokens,
-                                  dims, *raw, q, k, v, output.data, stats,
+                                  dims, *raw, q, k, v,
+                                  static_cast<float *>(output.data), stats,
                                   message);
     return ok ? Status::ok() : Status::error(message);
   };
@@ -151,8 +153,22 @@ Status TransformerStack::Impl::contextParallelKernel(
 Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
                                          int64_t lq, int64_t lk,
                                          const AttentionKernel *&kernel) {
-  AttentionRole role =
-      block == AttentionBlock::Self ? AttentionRole::Self : AttentionRole::Cross;
+  AttentionRole role = block == AttentionBlock::Cross ? AttentionRole::Cross
+                                                      : AttentionRole::Self;
+  bool oneKvHead = block == AttentionBlock::SelfOneKvHead;
+  // The per-KV-head kernel (LayerStack.h) is compiled for the CPU, for
+  // softmax attention without head-dependent terms (ALiBi's slopes, T5's
+  // table; any modifier, to be safe).
+  if (oneKvHead) {
+    const attnspec::AttentionShape &a = spec.layer.attention;
+    llvm::StringRef mods = llvm::StringRef(a.mods).trim();
+    if (options.contextRanks || !options.gpuTarget.empty() ||
+        a.kind != "softmax" || !(mods.empty() || mods == "[]") ||
+        spec.layer.positions == "alibi" || spec.layer.positions == "relative") {
+      kernel = nullptr;
+      return Status::ok();
+    }
+  }
   // Sequence parallel: one kernel per batch size, whatever the rank's share.
   if (options.contextRanks && role == AttentionRole::Self) {
     if (lq != lk)
@@ -172,7 +188,7 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   // GPU kernels take static shapes: one per size there.
   if (attentionTakesAnyLength(spec, role) && options.gpuTarget.empty())
     batch = lq = lk = mlir::ShapedType::kDynamic;
-  auto key = std::make_tuple(int(role), batch, lq, lk);
+  auto key = std::make_tuple(int(block), batch, lq, lk);
   auto it = kernels.find(key);
   if (it != kernels.end()) {
     kernel = &it->second.kernel;
@@ -180,6 +196,11 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   }
   attnspec::Spec attentionSpec =
       attnspec::attentionSpec(spec, role, batch, lq, lk);
+  if (oneKvHead) {
+    attentionSpec.name = "self_attention_one_kv_head";
+    attentionSpec.attention.queryHeads = spec.layer.heads / spec.layer.kvHeads;
+    attentionSpec.attention.keyHeads = 1;
+  }
   // A bf16 layer's softmax attention runs in bf16 where its products run
   // on AMX tiles or by vdpbf16ps (q, k and v rounded as they are handed
   // over, the output widened back): 3x the f32 kernel on AMX, 1.7-1.8x by
@@ -245,48 +266,21 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     compiled.compiled = std::move(*gpu);
   }
   Kernel *raw = compiled.compiled.get();
-  compiled.kernel.call = [raw, function, bf16Attention](
+  // bf16 operands are rounded by the stack (LayerStack.h).
+  compiled.kernel.bf16 = bf16Attention;
+  compiled.kernel.call = [raw, function](
                              const std::vector<KernelOperand> &inputs,
                              const KernelOperand &output) {
     std::vector<MemRefDescriptor> descriptors;
     descriptors.reserve(inputs.size() + 1);
-    // bf16: every operand rounded into a 16-bit copy, the result widened.
-    std::vector<std::vector<uint16_t>> halves;
-    auto elements = [](const KernelOperand &operand) {
-      int64_t count = 1;
-      for (int64_t d : operand.shape)
-        count *= d;
-      return count;
-    };
-    if (bf16Attention) {
-      halves.reserve(inputs.size() + 1);
-      for (const KernelOperand &operand : inputs) {
-        const float *from = static_cast<const float *>(operand.data);
-        std::vector<uint16_t> &to = halves.emplace_back(elements(operand));
-        int64_t count = to.size();
-        for (int64_t i = 0; i < count; ++i)
-          to[i] = floatToBFloat16Bits(from[i]);
-        descriptors.emplace_back(to.data(), operand.shape);
-      }
-      descriptors.emplace_back(halves.emplace_back(elements(output)).data(),
-                               output.shape);
-    } else {
-      for (const KernelOperand &operand : inputs)
-        descriptors.emplace_back(operand.data, operand.shape);
-      descriptors.emplace_back(output.data, output.shape);
-    }
+    for (const KernelOperand &operand : inputs)
+      descriptors.emplace_back(operand.data, operand.shape);
+    descriptors.emplace_back(output.data, output.shape);
     std::vector<MemRefDescriptor *> args;
     for (MemRefDescriptor &d : descriptors)
       args.push_back(&d);
     if (llvm::Error e = raw->call(function, args))
       return Status::error(llvm::toString(std::move(e)));
-    if (bf16Attention) {
-      const std::vector<uint16_t> &result = halves.back();
-      float *to = static_cast<float *>(output.data);
-      int64_t count = result.size();
-      for (int64_t i = 0; i < count; ++i)
-        to[i] = bfloat16BitsToFloat(result[i]);
-    }
     return Status::ok();
   };
   kernel = &(kernels[key] = std::move(compiled)).kernel;

@@ -97,11 +97,18 @@ std::string shapeText(const std::vector<int64_t> &shape);
 /// "layers.<i>." (always "layers.0." with shared weights).
 std::string layerPrefix(const LayerConfig &config, int64_t index);
 
-enum class AttentionBlock { Self, Cross };
+/// Which attention of a layer a kernel computes. SelfOneKvHead is the
+/// self-attention of one KV head and the query heads that share it
+/// (q [B, H / Hkv, Lq, D], k and v [B, 1, Lk, D]): with it a decoder reads
+/// its KV cache in place, one call per (sequence, KV head), where the cache
+/// keeps spare rows after each head's keys. Only attention whose terms do
+/// not depend on the head index has it.
+enum class AttentionBlock { Self, Cross, SelfOneKvHead };
 
-/// One operand of a kernel call: dense row-major f32 of `shape`.
+/// One operand of a kernel call: dense row-major of `shape`, f32, or bf16
+/// bits (uint16_t) when the kernel takes bf16 (AttentionKernel::bf16).
 struct KernelOperand {
-  float *data;
+  void *data;
   std::vector<int64_t> shape;
 };
 
@@ -111,13 +118,18 @@ struct KernelOperand {
 struct AttentionKernel {
   std::vector<std::string> argumentNames;
   std::vector<std::vector<int64_t>> argumentShapes;
+  /// q, k, v and the output are bf16: the stack rounds q, keeps its KV
+  /// cache in bf16 (each key rounded once, when it is appended) and widens
+  /// the output.
+  bool bf16 = false;
   std::function<Status(const std::vector<KernelOperand> &inputs,
                        const KernelOperand &output)>
       call;
 };
 
 /// Finds (or compiles) the kernel of `block` for `batch` sequences of `lq`
-/// queries over `lk` keys; the provider keeps it alive.
+/// queries over `lk` keys; the provider keeps it alive. A provider without
+/// a SelfOneKvHead kernel sets `kernel` to null and returns ok.
 using KernelProvider = std::function<Status(
     AttentionBlock block, int64_t batch, int64_t lq, int64_t lk,
     const AttentionKernel *&kernel)>;
