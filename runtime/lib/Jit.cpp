@@ -5,6 +5,7 @@
 #include "attn/Runtime/MemRefCopy.h"
 #include "attn/Runtime/Selection.h"
 #include "attn/Runtime/TileCounters.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -48,6 +49,13 @@ JitKernel::create(mlir::ModuleOp module) {
   auto codegenMachine = hostBuilder->createTargetMachine();
   if (!codegenMachine)
     return codegenMachine.takeError();
+  // Functions to look up once the engine exists (below); read first:
+  // the engine takes the module over.
+  std::string firstFunction;
+  module.walk([&](mlir::LLVM::LLVMFuncOp fn) {
+    if (firstFunction.empty() && !fn.isExternal())
+      firstFunction = fn.getSymName().str();
+  });
   auto engine = mlir::ExecutionEngine::create(module, options,
                                               std::move(*codegenMachine));
   if (!engine)
@@ -80,6 +88,13 @@ JitKernel::create(mlir::ModuleOp module) {
         reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
     return symbols;
   });
+  // The JIT generates machine code at a module's first lookup: done here,
+  // so that a kernel compiled ahead of its first call (a decoder's
+  // per-KV-head kernel, compiled with the prompt's) does not make that
+  // call wait for code generation.
+  if (!firstFunction.empty())
+    if (auto address = (*engine)->lookup(firstFunction); !address)
+      return address.takeError();
   return std::unique_ptr<JitKernel>(new JitKernel(std::move(*engine)));
 }
 
