@@ -4,10 +4,11 @@
 // of `attn-compile LAYER.yaml --emit=so` and weights the caller gives as
 // tensors or as a safetensors file. The artifact's manifest
 // (`_attn_layer_manifest`) holds the layer's LayerConfig, one line per
-// attention kernel: "kernel=<function> <self|cross> <batch> <lq> <lk>
-// <operands> [bf16]", -1 for sizes the kernel takes any of, bf16 for a
-// kernel on bf16 operands and result (the stack rounds q, k and v into
-// 16-bit copies and widens the result), and one line per
+// attention kernel: "kernel=<function> <self|cross|self-one-kv-head>
+// <batch> <lq> <lk> <operands> [bf16]" (self-one-kv-head: a decoder's
+// per-KV-head kernel, LayerStack.h), -1 for sizes the kernel takes any of,
+// bf16 for a kernel on bf16 operands and result (the stack rounds q, k and
+// v into 16-bit copies and widens the result), and one line per
 // product kernel (attn's GEMM with its epilogue fused): "linear=<function>
 // <in> <out> <epilogue> <panel width> <f32|bf16|f16|bf16-pairs>", the last
 // the type its packed weight is kept in (bf16-pairs: bf16 in k pairs, for
@@ -42,9 +43,11 @@ bool parseKernelLine(const std::string &text, ManifestKernel &entry) {
   std::string role, operands;
   if (!(words >> entry.function >> role >> entry.batch >> entry.lq >>
         entry.lk >> operands) ||
-      (role != "self" && role != "cross"))
+      (role != "self" && role != "cross" && role != "self-one-kv-head"))
     return false;
-  entry.block = role == "self" ? AttentionBlock::Self : AttentionBlock::Cross;
+  entry.block = role == "self"    ? AttentionBlock::Self
+                : role == "cross" ? AttentionBlock::Cross
+                                  : AttentionBlock::SelfOneKvHead;
   std::string type;
   if (words >> type) {
     if (type != "bf16")
@@ -266,12 +269,6 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
   KernelProvider kernels = [raw](AttentionBlock block, int64_t batch,
                                  int64_t lq, int64_t lk,
                                  const AttentionKernel *&kernel) {
-    // Artifacts hold no per-KV-head kernel: decode steps read the cache
-    // through a dense copy.
-    if (block == AttentionBlock::SelfOneKvHead) {
-      kernel = nullptr;
-      return Status::ok();
-    }
     auto fits = [](int64_t want, int64_t have) {
       return want < 0 || want == have;
     };
@@ -281,6 +278,13 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
         kernel = &entry.kernel;
         return Status::ok();
       }
+    // Without a per-KV-head kernel (layers whose attention depends on the
+    // head; artifacts built before it) decode steps read the cache through
+    // a dense copy.
+    if (block == AttentionBlock::SelfOneKvHead) {
+      kernel = nullptr;
+      return Status::ok();
+    }
     return Status::error(
         raw->artifact->path + " has no " +
         (block == AttentionBlock::Self ? "self" : "cross") +

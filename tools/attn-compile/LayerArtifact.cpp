@@ -26,6 +26,46 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(UnknownLoc::get(context), spec.name);
   manifest = attnrt::serializeLayerConfig(attnrt::layerConfig(spec));
+  // Adds one attention kernel, `name`, and its manifest line: "kernel=
+  // <function> <role> <batch> <lq> <lk> <operands>[ bf16]".
+  auto addKernel = [&](attnspec::Spec attention, const std::string &name,
+                       const char *role, int64_t batch, int64_t length) {
+    // A bf16 layer's softmax attention in bf16 where the products run by
+    // vdpbf16ps, as the JIT's stacks do (q, k and v rounded as the stack
+    // hands them over, the output widened back): operands beyond q, k and
+    // v keep it f32.
+    bool bf16Attention = bf16Dot && vectorBits == 512 &&
+                         spec.dtype == "bf16" &&
+                         attention.attention.kind == "softmax";
+    if (bf16Attention)
+      attention.dtype = "bf16";
+    std::vector<std::string> operands;
+    OwningOpRef<ModuleOp> kernel =
+        attnspec::buildModule(attention, sourceMgr, context, &operands);
+    if (kernel && bf16Attention &&
+        !llvm::all_of(operands, [](const std::string &n) {
+          return n == "q" || n == "k" || n == "v" || n == "qk";
+        })) {
+      bf16Attention = false;
+      attention.dtype = "f32";
+      operands.clear();
+      kernel = attnspec::buildModule(attention, sourceMgr, context, &operands);
+    }
+    if (!kernel)
+      return false;
+    for (Operation &op :
+         llvm::make_early_inc_range(kernel->getBody()->getOperations())) {
+      if (auto fn = dyn_cast<func::FuncOp>(op))
+        if (fn.isPublic())
+          fn.setSymName(name);
+      op.moveBefore(module->getBody(), module->getBody()->end());
+    }
+    manifest += llvm::formatv("kernel={0} {1} {2} {3} {3} {4}{5}\n", name,
+                              role, batch, length, llvm::join(operands, ","),
+                              bf16Attention ? " bf16" : "")
+                    .str();
+    return true;
+  };
   std::vector<AttentionRole> roles = {AttentionRole::Self};
   if (spec.layer.hasCrossAttention())
     roles.push_back(AttentionRole::Cross);
@@ -47,46 +87,20 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
       int64_t size = length < 0 ? ShapedType::kDynamic : length;
       attnspec::Spec attention = attnspec::attentionSpec(
           spec, role, batch < 0 ? ShapedType::kDynamic : batch, size, size);
-      // A bf16 layer's softmax attention in bf16 where the products run by
-      // vdpbf16ps, as the JIT's stacks do (q, k and v rounded as the stack
-      // hands them over, the output widened back): operands beyond q, k
-      // and v keep it f32.
-      bool bf16Attention = bf16Dot && vectorBits == 512 &&
-                           spec.dtype == "bf16" &&
-                           attention.attention.kind == "softmax";
-      if (bf16Attention)
-        attention.dtype = "bf16";
-      std::vector<std::string> operands;
-      OwningOpRef<ModuleOp> kernel =
-          attnspec::buildModule(attention, sourceMgr, context, &operands);
-      if (kernel && bf16Attention &&
-          !llvm::all_of(operands, [](const std::string &n) {
-            return n == "q" || n == "k" || n == "v" || n == "qk";
-          })) {
-        bf16Attention = false;
-        attention.dtype = "f32";
-        operands.clear();
-        kernel = attnspec::buildModule(attention, sourceMgr, context, &operands);
-      }
-      if (!kernel)
-        return nullptr;
       std::string name = attention.name;
       if (length >= 0)
         name += llvm::formatv("_b{0}_l{1}", batch, length).str();
-      for (Operation &op :
-           llvm::make_early_inc_range(kernel->getBody()->getOperations())) {
-        if (auto fn = dyn_cast<func::FuncOp>(op))
-          if (fn.isPublic())
-            fn.setSymName(name);
-        op.moveBefore(module->getBody(), module->getBody()->end());
-      }
-      manifest += llvm::formatv("kernel={0} {1} {2} {3} {3} {4}{5}\n", name,
-                                self ? "self" : "cross", batch, length,
-                                llvm::join(operands, ","),
-                                bf16Attention ? " bf16" : "")
-                      .str();
+      if (!addKernel(attention, name, self ? "self" : "cross", batch, length))
+        return nullptr;
     }
   }
+  // A decoder's steps read the KV cache in place with the kernel of one KV
+  // head's query group (docs/Transformer.md, "KV cache").
+  int64_t any = ShapedType::kDynamic;
+  if (std::optional<attnspec::Spec> oneKvHead =
+          attnrt::oneKvHeadAttentionSpec(spec, any, any, any))
+    if (!addKernel(*oneKvHead, oneKvHead->name, "self-one-kv-head", -1, -1))
+      return nullptr;
   // The products on attn's GEMM: "linear=<function> <in> <out> <epilogue>
   // <panel width> <weight type>" per kernel. A bf16 / f16 layer keeps its
   // weights in that type: bf16 in k pairs ("bf16-pairs") where the target

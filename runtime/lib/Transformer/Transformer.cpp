@@ -156,18 +156,11 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   AttentionRole role = block == AttentionBlock::Cross ? AttentionRole::Cross
                                                       : AttentionRole::Self;
   bool oneKvHead = block == AttentionBlock::SelfOneKvHead;
-  // The per-KV-head kernel (LayerStack.h) is compiled for the CPU, for
-  // softmax attention without head-dependent terms (ALiBi's slopes, T5's
-  // table; any modifier, to be safe).
-  if (oneKvHead) {
-    const attnspec::AttentionShape &a = spec.layer.attention;
-    llvm::StringRef mods = llvm::StringRef(a.mods).trim();
-    if (options.contextRanks || !options.gpuTarget.empty() ||
-        a.kind != "softmax" || !(mods.empty() || mods == "[]") ||
-        spec.layer.positions == "alibi" || spec.layer.positions == "relative") {
-      kernel = nullptr;
-      return Status::ok();
-    }
+  // The per-KV-head kernel is compiled for the CPU, where the layer has it.
+  if (oneKvHead && (options.contextRanks || !options.gpuTarget.empty() ||
+                    !oneKvHeadAttentionSpec(spec, batch, lq, lk))) {
+    kernel = nullptr;
+    return Status::ok();
   }
   // Sequence parallel: one kernel per batch size, whatever the rank's share.
   if (options.contextRanks && role == AttentionRole::Self) {
@@ -195,12 +188,8 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     return Status::ok();
   }
   attnspec::Spec attentionSpec =
-      attnspec::attentionSpec(spec, role, batch, lq, lk);
-  if (oneKvHead) {
-    attentionSpec.name = "self_attention_one_kv_head";
-    attentionSpec.attention.queryHeads = spec.layer.heads / spec.layer.kvHeads;
-    attentionSpec.attention.keyHeads = 1;
-  }
+      oneKvHead ? *oneKvHeadAttentionSpec(spec, batch, lq, lk)
+                : attnspec::attentionSpec(spec, role, batch, lq, lk);
   // A bf16 layer's softmax attention runs in bf16 where its products run
   // on AMX tiles or by vdpbf16ps (q, k and v rounded as they are handed
   // over, the output widened back): 3x the f32 kernel on AMX, 1.7-1.8x by

@@ -137,3 +137,20 @@ bool attnrt::attentionTakesAnyLength(const LayerSpec &spec,
   return role == attnspec::AttentionRole::Cross ||
          spec.layer.attention.kind == "softmax";
 }
+
+std::optional<attnspec::Spec>
+attnrt::oneKvHeadAttentionSpec(const LayerSpec &spec, int64_t batch,
+                               int64_t queryLen, int64_t keyLen) {
+  const attnspec::LayerShape &l = spec.layer;
+  llvm::StringRef mods = llvm::StringRef(l.attention.mods).trim();
+  if (!l.isDecoder() || l.attention.kind != "softmax" ||
+      !(mods.empty() || mods == "[]") || l.positions == "alibi" ||
+      l.positions == "relative")
+    return std::nullopt;
+  attnspec::Spec s = attnspec::attentionSpec(
+      spec, attnspec::AttentionRole::Self, batch, queryLen, keyLen);
+  s.name = "self_attention_one_kv_head";
+  s.attention.queryHeads = l.heads / l.kvHeads;
+  s.attention.keyHeads = 1;
+  return s;
+}

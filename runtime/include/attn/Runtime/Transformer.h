@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,16 @@ LayerConfig layerConfig(const attnspec::LayerSpec &spec);
 /// softmax, and every cross-attention); the others are compiled per size.
 bool attentionTakesAnyLength(const attnspec::LayerSpec &spec,
                              attnspec::AttentionRole role);
+
+/// The attention spec of a decoder's per-KV-head kernel
+/// (AttentionBlock::SelfOneKvHead: the query heads of one KV head over its
+/// keys, q [B, H / Hkv, Lq, D], k and v [B, 1, Lk, D]), or nothing when the
+/// layer has no such kernel: not a decoder, not kind softmax, or terms
+/// that depend on the head (ALiBi's slopes, T5's table; any modifier, to be
+/// safe).
+std::optional<attnspec::Spec> oneKvHeadAttentionSpec(
+    const attnspec::LayerSpec &spec, int64_t batch, int64_t queryLen,
+    int64_t keyLen);
 
 /// The tensors a stack reads, with their shapes (docs/Transformer.md,
 /// "Weights"): what a weights file must hold for `spec`. Extra operands of
