@@ -38,6 +38,8 @@ template <typename T> struct UninitializedAllocator : std::allocator<T> {
 };
 /// A float buffer that is written whole before it is read.
 using Scratch = std::vector<float, UninitializedAllocator<float>>;
+/// The same for bf16 bits.
+using Scratch16 = std::vector<uint16_t, UninitializedAllocator<uint16_t>>;
 
 /// In place over rows of `width`: LayerNorm (bias may be empty) or RMSNorm.
 void layerNorm(float *x, int64_t rows, int64_t width, const float *weight,

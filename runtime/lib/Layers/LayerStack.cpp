@@ -98,6 +98,17 @@ struct LayerStack::Impl {
                    LayerCache &cache, const float *x,
                    const Activations *memory, int64_t batch, int64_t length,
                    std::vector<float> &result, const float *residual);
+  /// The attention kernel on its operands (q, k, v: f32, or bf16 bits
+  /// when the kernel takes bf16; variant operands from `w`) into `output`.
+  Status callKernel(const AttentionKernel &kernel, AttentionWeights &w,
+                    void *queries, void *keys, void *values, void *output,
+                    int64_t batch, int64_t length, int64_t keyLen);
+  /// A decode step on the cache in place: the per-KV-head kernel once per
+  /// (sequence, KV head), on that head's query group (adjacent heads of q
+  /// and of the output) and its block of the cache.
+  Status callPerKvHead(const AttentionKernel &kernel, LayerCache &cache,
+                       void *queries, void *output, int64_t batch,
+                       int64_t length);
   Status feedForward(LayerWeights &w, const float *x, int64_t rows,
                      std::vector<float> &result, const float *residual);
   void normalize(const NormWeights &n, float *x, int64_t rows);
@@ -277,7 +288,7 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   // Keys and values the kernel reads: this call's (encoder), the cache's
   // (the cache holds rotated keys: a key's position never changes) or the
   // memory's. A bf16 kernel reads all of them in bf16.
-  std::vector<uint16_t> q16, k16, v16;
+  lm::Scratch16 q16, k16, v16;
   void *queries = q.data(), *keys = k.data(), *values = v.data();
   if (bf16) {
     q16.resize(q.size());
@@ -319,60 +330,15 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   // The kernel writes into `heads` (destination-passing style), or into
   // `heads16` when it runs in bf16.
   lm::Scratch heads(rows * l.heads * hd);
-  std::vector<uint16_t> heads16(bf16 ? heads.size() : 0);
+  lm::Scratch16 heads16(bf16 ? heads.size() : 0);
   void *output = bf16 ? static_cast<void *>(heads16.data()) : heads.data();
   auto start = std::chrono::steady_clock::now();
-  if (perKvHead) {
-    // One call per (sequence, KV head): its query heads are adjacent in q
-    // and in the output, its keys one block of the cache.
-    int64_t group = l.heads / l.kvHeads, elementBytes = bf16 ? 2 : 4;
-    auto offset = [&](void *base, int64_t elements) {
-      return static_cast<void *>(static_cast<char *>(base) +
-                                 elements * elementBytes);
-    };
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t g = 0; g < l.kvHeads; ++g) {
-        int64_t block = b * l.kvHeads + g;
-        int64_t firstHead = (b * l.heads + g * group) * length * hd;
-        std::vector<int64_t> qShape = {1, group, length, hd},
-                             kShape = {1, 1, keyLen, hd};
-        if (Status s = oneKvHead->call(
-                {{offset(queries, firstHead), qShape},
-                 {cache.keys.at(block, 0), kShape},
-                 {cache.values.at(block, 0), kShape}},
-                {offset(output, firstHead), qShape});
-            s.failed())
-          return s;
-      }
-  } else {
-    std::vector<KernelOperand> operands;
-    for (size_t i = 0; i < kernel->argumentNames.size(); ++i) {
-      const std::string &name = kernel->argumentNames[i];
-      if (name == "q" || name == "qk") {
-        operands.push_back({queries, {batch, l.heads, length, hd}});
-      } else if (name == "k" || name == "v") {
-        operands.push_back(
-            {name == "k" ? keys : values, {batch, l.kvHeads, keyLen, hd}});
-      } else {
-        auto it = w.extras.find(name);
-        if (it == w.extras.end())
-          return Status::error("the attention needs operand '" + name +
-                               "', which the layer has no weight for");
-        if (i < kernel->argumentShapes.size() &&
-            it->second.shape != kernel->argumentShapes[i])
-          return Status::error(
-              "self_attn." + name + " has shape " +
-              shapeText(it->second.shape) + ", the attention over " +
-              std::to_string(keyLen) + " keys needs " +
-              shapeText(kernel->argumentShapes[i]));
-        operands.push_back({it->second.data.data(), it->second.shape});
-      }
-    }
-    if (Status s =
-            kernel->call(operands, {output, {batch, l.heads, length, hd}});
-        s.failed())
-      return s;
-  }
+  if (Status s = perKvHead ? callPerKvHead(*oneKvHead, cache, queries, output,
+                                          batch, length)
+                          : callKernel(*kernel, w, queries, keys, values,
+                                       output, batch, length, keyLen);
+      s.failed())
+    return s;
   attentionSeconds += std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)
                           .count();
@@ -391,6 +357,68 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
     cache.keys.keepLast(l.memoryLength);
     cache.values.keepLast(l.memoryLength);
   }
+  return Status::ok();
+}
+
+Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
+                                    AttentionWeights &w, void *queries,
+                                    void *keys, void *values, void *output,
+                                    int64_t batch, int64_t length,
+                                    int64_t keyLen) {
+  const LayerConfig &l = config;
+  int64_t hd = l.headDim;
+  std::vector<KernelOperand> operands;
+  for (size_t i = 0; i < kernel.argumentNames.size(); ++i) {
+    const std::string &name = kernel.argumentNames[i];
+    if (name == "q" || name == "qk") {
+      operands.push_back({queries, {batch, l.heads, length, hd}});
+    } else if (name == "k" || name == "v") {
+      operands.push_back(
+          {name == "k" ? keys : values, {batch, l.kvHeads, keyLen, hd}});
+    } else {
+      auto it = w.extras.find(name);
+      if (it == w.extras.end())
+        return Status::error("the attention needs operand '" + name +
+                             "', which the layer has no weight for");
+      if (i < kernel.argumentShapes.size() &&
+          it->second.shape != kernel.argumentShapes[i])
+        return Status::error(
+            "self_attn." + name + " has shape " +
+            shapeText(it->second.shape) + ", the attention over " +
+            std::to_string(keyLen) + " keys needs " +
+            shapeText(kernel.argumentShapes[i]));
+      // Variant operands stay f32 (bf16 kernels take q, k and v only).
+      operands.push_back({it->second.data.data(), it->second.shape});
+    }
+  }
+  return kernel.call(operands, {output, {batch, l.heads, length, hd}});
+}
+
+Status LayerStack::Impl::callPerKvHead(const AttentionKernel &kernel,
+                                       LayerCache &cache, void *queries,
+                                       void *output, int64_t batch,
+                                       int64_t length) {
+  const LayerConfig &l = config;
+  int64_t hd = l.headDim, group = l.heads / l.kvHeads;
+  int64_t keyLen = cache.keys.length();
+  int64_t elementBytes = kernel.bf16 ? 2 : 4;
+  auto offset = [&](void *base, int64_t elements) {
+    return static_cast<void *>(static_cast<char *>(base) +
+                               elements * elementBytes);
+  };
+  std::vector<int64_t> qShape = {1, group, length, hd},
+                       kShape = {1, 1, keyLen, hd};
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t g = 0; g < l.kvHeads; ++g) {
+      int64_t block = b * l.kvHeads + g;
+      int64_t firstHead = (b * l.heads + g * group) * length * hd;
+      if (Status s = kernel.call({{offset(queries, firstHead), qShape},
+                                  {cache.keys.at(block, 0), kShape},
+                                  {cache.values.at(block, 0), kShape}},
+                                 {offset(output, firstHead), qShape});
+          s.failed())
+        return s;
+    }
   return Status::ok();
 }
 
