@@ -100,31 +100,43 @@ class LlamaLayer(torch.nn.Module):
         for norm in (self.norm1, self.norm2):  # not all ones: tests the scale
             torch.nn.init.uniform_(norm.weight, 0.5, 1.5)
 
-    def rope(self, x):
-        """NeoX / Llama "half" pairs (n, n + D/2), theta = t base^(-2n/D)."""
+    def rope(self, x, first=0):
+        """NeoX / Llama "half" pairs (n, n + D/2), theta = t base^(-2n/D),
+        positions t from `first`."""
         n = x.shape[-2]
         inv = self.base ** (-torch.arange(0, self.dim, 2, dtype=torch.float64) / self.dim)
-        angles = torch.arange(n, dtype=torch.float64)[:, None] * inv[None, :]
+        angles = torch.arange(first, first + n, dtype=torch.float64)[:, None] * inv[None, :]
         cos = torch.cat([angles.cos(), angles.cos()], -1).to(x.dtype)
         sin = torch.cat([angles.sin(), angles.sin()], -1).to(x.dtype)
         half = self.dim // 2
         rotated = torch.cat([-x[..., half:], x[..., :half]], -1)
         return x * cos + rotated * sin
 
-    def forward(self, x):
+    def forward(self, x, cache=None):
+        """`cache`: a dict that keeps this layer's keys and values between
+        calls (HF-style: appended with torch.cat); with keys already in it,
+        x must be one token (decoding)."""
         b, n, d = x.shape
         h = self.norm1(x)
         split = lambda t, heads: t.view(b, n, heads, self.dim).transpose(1, 2)  # noqa: E731
-        q = self.rope(split(self.q_proj(h), self.heads))
-        k = self.rope(split(self.k_proj(h), self.kv_heads))
+        first = cache["k"].shape[-2] if cache and "k" in cache else 0
+        q = self.rope(split(self.q_proj(h), self.heads), first)
+        k = self.rope(split(self.k_proj(h), self.kv_heads), first)
         v = split(self.v_proj(h), self.kv_heads)
+        if cache is not None:
+            if first:
+                assert n == 1, "decoding takes one token per call"
+                k = torch.cat([cache["k"], k], -2)
+                v = torch.cat([cache["v"], v], -2)
+            cache["k"], cache["v"] = k, v
         if self.export:  # the exporter's SDPA has no enable_gqa
             group = self.heads // self.kv_heads
             k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
             a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
         else:
+            # One new token attends to every key: no mask.
             a = torch.nn.functional.scaled_dot_product_attention(
-                q, k, v, is_causal=True, enable_gqa=True)
+                q, k, v, is_causal=not first, enable_gqa=True)
         x = x + self.o_proj(a.transpose(1, 2).reshape(b, n, d))
         g = self.norm2(x)
         return x + self.linear2(torch.nn.functional.silu(self.linear_gate(g)) * self.linear1(g))
