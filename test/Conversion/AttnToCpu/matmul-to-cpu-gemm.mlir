@@ -87,10 +87,27 @@ func.func @nk(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %y: memref<?x?xf32>) {
 #x = affine_map<(m, n, k) -> (m, k)>
 #w32 = affine_map<(m, n, k) -> (n floordiv 32, k, n mod 32)>
 #y = affine_map<(m, n, k) -> (m, n)>
+// M is dynamic: the product has a form per row count, chosen at run time
+// (m > 1 ? (m > 4 ? 12 rows : 4 rows) : 1 row), each with its own packed A
+// and micro-kernel of that many rows x 2 vectors (a decode step's single
+// row would otherwise run 12 rows' FMAs); each micro-kernel has two k
+// loops (the first prefetches C), so the 1-row form has 4 FMAs in all.
 // CHECK-LABEL: func.func @packed
-// CHECK-COUNT-1: memref.alloc
+// CHECK: %[[M:.*]] = memref.dim %arg0, %c0
+// CHECK: %[[MORE1:.*]] = arith.cmpi sgt, %[[M]], %c1
+// CHECK: scf.if %[[MORE1]] {
+// CHECK: %[[MORE4:.*]] = arith.cmpi sgt, %[[M]], %c4
+// CHECK: scf.if %[[MORE4]] {
+// CHECK: memref.alloc({{.*}}) {{.*}} : memref<?x768x12xf32>
+// CHECK-COUNT-24: vector.fma
+// CHECK: } else {
+// CHECK: memref.alloc({{.*}}) {{.*}} : memref<?x768x4xf32>
+// CHECK-COUNT-8: vector.fma
+// CHECK: } else {
+// CHECK: memref.alloc({{.*}}) {{.*}} : memref<?x768x1xf32>
 // CHECK: vector.load %arg1
-// CHECK: vector.fma
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: vector.fma
 // CHECK-NOT: linalg.generic
 // CHECK: return
 // AVX2-LABEL: func.func @packed
@@ -98,6 +115,25 @@ func.func @nk(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %y: memref<?x?xf32>) {
 func.func @packed(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: memref<?x70xf32>) {
   linalg.generic {indexing_maps = [#x, #w32, #y], iterator_types = ["parallel", "parallel", "reduction"]}
     ins(%x, %w : memref<?x64xf32>, memref<3x64x32xf32>) outs(%y : memref<?x70xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// M known to be 1: the 1-row form alone.
+// CHECK-LABEL: func.func @packed_one_row
+// CHECK-NOT: arith.cmpi sgt
+// CHECK-NOT: x12xf32>
+// CHECK: memref.alloc{{.*}} : memref<1x768x1xf32>
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: return
+func.func @packed_one_row(%x: memref<1x64xf32>, %w: memref<3x64x32xf32>, %y: memref<1x70xf32>) {
+  linalg.generic {indexing_maps = [#x, #w32, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%x, %w : memref<1x64xf32>, memref<3x64x32xf32>) outs(%y : memref<1x70xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %c, %p : f32
