@@ -19,6 +19,9 @@
 //       the k-block; per k two B loads, R broadcasts of A and 2R FMAs
 //       (R = 12 on AVX-512, 6 on AVX2)
 //
+// Products of 1 row or up to 4 (decode steps) have forms of their own with
+// 1- and 4-row micro-kernels, chosen at run time when M is dynamic.
+//
 // With bf16-dot, products of bf16-rounded A and bf16 weights packed in k
 // pairs (AmxGemm.h's form with 2V-column panels) run on the same loop nest:
 // A's k-block is packed as i32 words of bf16 pairs, [row block][k / 2][R],
@@ -695,8 +698,9 @@ void GemmEmitter::emit(Value aBuffer, Value bBuffer, Value cBuffer,
   // micro-kernel of 1 or 4 rows: the R-row one would do up to R times the
   // FMAs the rows need, and bound the product by them rather than by the
   // weights' reads (1 x 768 x 768 with the weights in L3: 16 GFLOP/s on 12
-  // rows, 62 on 1; 4 x 1280 x 768: 68 on 12, 185 on 4). With M dynamic
-  // the choice is made at run time; the R-row form comes first.
+  // rows, 50-60 on 1; 4 x 1280 x 768: 68 on 12, 183-186 on 4;
+  // bench/RESULTS.md). With M dynamic the choice is made at run time; the
+  // R-row form comes first.
   std::optional<int64_t> staticM = getConstantIntValue(m);
   GemmBlocking rowBlocking = blk;
   SmallVector<int64_t> rows(std::begin(GemmBlocking::kFewRows),
