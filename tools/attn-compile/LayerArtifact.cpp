@@ -31,26 +31,11 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
   auto addKernel = [&](attnspec::Spec attention, const std::string &name,
                        const char *role, int64_t batch, int64_t length) {
     // A bf16 layer's softmax attention in bf16 where the products run by
-    // vdpbf16ps, as the JIT's stacks do (q, k and v rounded as the stack
-    // hands them over, the output widened back): operands beyond q, k and
-    // v keep it f32.
-    bool bf16Attention = bf16Dot && vectorBits == 512 &&
-                         spec.dtype == "bf16" &&
-                         attention.attention.kind == "softmax";
-    if (bf16Attention)
-      attention.dtype = "bf16";
+    // vdpbf16ps, as the JIT's stacks do.
+    bool bf16Attention = bf16Dot && vectorBits == 512 && spec.dtype == "bf16";
     std::vector<std::string> operands;
-    OwningOpRef<ModuleOp> kernel =
-        attnspec::buildModule(attention, sourceMgr, context, &operands);
-    if (kernel && bf16Attention &&
-        !llvm::all_of(operands, [](const std::string &n) {
-          return n == "q" || n == "k" || n == "v" || n == "qk";
-        })) {
-      bf16Attention = false;
-      attention.dtype = "f32";
-      operands.clear();
-      kernel = attnspec::buildModule(attention, sourceMgr, context, &operands);
-    }
+    OwningOpRef<ModuleOp> kernel = attnrt::buildLayerAttention(
+        attention, bf16Attention, sourceMgr, context, operands);
     if (!kernel)
       return false;
     for (Operation &op :

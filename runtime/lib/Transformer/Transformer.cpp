@@ -198,29 +198,17 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   HostCompileOptions hostOptions;
   hostOptions.bf16Products = options.bf16Products;
   bool bf16Attention = spec.dtype == "bf16" && options.gpuTarget.empty() &&
-                       attentionSpec.attention.kind == "softmax" &&
                        (bf16ProductsOnAmx(hostOptions) ||
                         bf16ProductsByDot(hostOptions));
-  if (bf16Attention)
-    attentionSpec.dtype = "bf16";
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer("attention:",
                                        "<layer " + spec.name + ">"),
       llvm::SMLoc());
   CompiledAttention compiled;
-  mlir::OwningOpRef<mlir::ModuleOp> module = attnspec::buildModule(
-      attentionSpec, sourceMgr, &context, &compiled.kernel.argumentNames);
-  if (module && bf16Attention &&
-      !llvm::all_of(compiled.kernel.argumentNames, [](const std::string &n) {
-        return n == "q" || n == "k" || n == "v" || n == "qk";
-      })) {
-    bf16Attention = false;
-    attentionSpec.dtype = "f32";
-    compiled.kernel.argumentNames.clear();
-    module = attnspec::buildModule(attentionSpec, sourceMgr, &context,
-                                   &compiled.kernel.argumentNames);
-  }
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      buildLayerAttention(attentionSpec, bf16Attention, sourceMgr, &context,
+                          compiled.kernel.argumentNames);
   if (!module)
     return Status::error(llvm::formatv("cannot build the {0} of layer spec "
                                        "'{1}' for {2} queries and {3} keys",

@@ -154,3 +154,24 @@ attnrt::oneKvHeadAttentionSpec(const LayerSpec &spec, int64_t batch,
   s.attention.keyHeads = 1;
   return s;
 }
+
+mlir::OwningOpRef<mlir::ModuleOp>
+attnrt::buildLayerAttention(attnspec::Spec attention, bool &bf16,
+                            llvm::SourceMgr &sourceMgr,
+                            mlir::MLIRContext *context,
+                            std::vector<std::string> &operands) {
+  bf16 = bf16 && attention.attention.kind == "softmax";
+  attention.dtype = bf16 ? "bf16" : "f32";
+  operands.clear();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      attnspec::buildModule(attention, sourceMgr, context, &operands);
+  if (!module || !bf16 ||
+      llvm::all_of(operands, [](const std::string &n) {
+        return n == "q" || n == "k" || n == "v" || n == "qk";
+      }))
+    return module;
+  bf16 = false;
+  attention.dtype = "f32";
+  operands.clear();
+  return attnspec::buildModule(attention, sourceMgr, context, &operands);
+}

@@ -89,6 +89,17 @@ std::optional<attnspec::Spec> oneKvHeadAttentionSpec(
     const attnspec::LayerSpec &spec, int64_t batch, int64_t queryLen,
     int64_t keyLen);
 
+/// The attention kernel module of `attention` (one of a layer's specs), in
+/// bf16 when `bf16` is set (q, k, v and the result in bf16: the stack
+/// rounds and widens them, LayerStack.h) and its operands are q, k and v
+/// alone; otherwise, and for variant operands, in f32. `bf16` tells which
+/// it became; `operands` gets the kernel's operand names. Null (reported
+/// to `sourceMgr`) when the spec does not build.
+mlir::OwningOpRef<mlir::ModuleOp>
+buildLayerAttention(attnspec::Spec attention, bool &bf16,
+                    llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
+                    std::vector<std::string> &operands);
+
 /// The tensors a stack reads, with their shapes (docs/Transformer.md,
 /// "Weights"): what a weights file must hold for `spec`. Extra operands of
 /// the attention variant (e_proj, omega, ...) are listed with the shape they
