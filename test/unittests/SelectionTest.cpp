@@ -100,6 +100,17 @@ TEST(Selection, TopKReadsStridedScoresAndKeepsColumnsPastTheRow) {
   EXPECT_EQ(two, (std::vector<int64_t>{1, 4, 0, 4, 1, 2}));
 }
 
+TEST(Selection, TopKRanksNaNBelowEveryNumber) {
+  // Too few numbers for k: the NaN of the lower column fills the last
+  // place; -inf still beats NaN.
+  std::vector<float> row = {NAN, 1.0f, NAN, -INFINITY, 2.0f};
+  std::vector<int64_t> indices(4, -1);
+  auto s = view<AttnMemRef2F32>(row, 1, 5);
+  auto i = view<AttnMemRef2I64>(indices, 1, 4);
+  _mlir_ciface_attn_top_k_f32(&s, &i);
+  EXPECT_EQ(indices, (std::vector<int64_t>{0, 1, 3, 4}));
+}
+
 TEST(Selection, CountingSortIsStableAndGivesStartsAndRanks) {
   std::mt19937 rng(11);
   const int64_t rows = 5, columns = 300, numKeys = 17;

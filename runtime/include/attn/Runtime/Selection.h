@@ -39,8 +39,8 @@ void _mlir_ciface_attn_counting_sort(AttnMemRef2I64 *keys,
                                      AttnMemRef2I64 *starts);
 
 /// The k = indices.sizes[1] columns of each row's largest scores (ties to
-/// the lower column), written in increasing column order. O(L + k log k
-/// log(L / k)) per row on average (a heap of the k best).
+/// the lower column; NaN below every number), written in increasing column
+/// order. O(L + k log k) per row.
 void _mlir_ciface_attn_top_k_f32(AttnMemRef2F32 *scores,
                                  AttnMemRef2I64 *indices);
 }
