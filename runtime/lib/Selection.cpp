@@ -68,38 +68,49 @@ void _mlir_ciface_attn_top_k_f32(AttnMemRef2F32 *scores,
   const int64_t k = std::min(indices->sizes[1], length);
   if (k <= 0)
     return;
-#pragma omp parallel for schedule(dynamic) if (rows > 1)
-  for (int64_t n = 0; n < rows; ++n) {
-    // The row read once into a plain array (the descriptor's fields were
-    // reloaded per element otherwise).
+#pragma omp parallel if (rows > 1)
+  {
+    // Per thread, reused by its rows: the row read once into a plain array
+    // (the descriptor's fields were reloaded per element otherwise), and the
+    // candidates' positions and keys.
     std::vector<float> row(length);
-    for (int64_t l = 0; l < length; ++l)
-      row[l] = at<float>(scores, n, l);
-    // A lower bound of the k-th largest score: split the row into k blocks;
-    // each holds its maximum, so at least k scores reach the smallest of
-    // the k maxima. Only those are candidates (NaN ones too, so that a row
-    // of too few numbers still fills k): for random scores a few times k
-    // of them, selected by nth_element on integer keys. 1536 rows of
-    // L = 4096, k = 64 on one thread: 71 ms by nth_element on the whole row
-    // (comparing scores read through the descriptor), 17 ms so.
-    float bound = INFINITY;
-    for (int64_t block = 0; block < k; ++block) {
-      float maximum = -INFINITY; // NaN never compares greater
-      for (int64_t l = block * length / k, e = (block + 1) * length / k;
-           l < e; ++l)
-        maximum = row[l] > maximum ? row[l] : maximum;
-      bound = std::min(bound, maximum);
-    }
+    std::vector<int64_t> candidates(length), chosen(k);
     std::vector<uint64_t> buffer;
-    for (int64_t l = 0; l < length; ++l)
-      if (!(row[l] < bound))
-        buffer.push_back(selectionKey(row[l], l));
-    std::nth_element(buffer.begin(), buffer.begin() + k - 1, buffer.end());
-    std::vector<int64_t> chosen(k);
-    for (int64_t s = 0; s < k; ++s)
-      chosen[s] = int64_t(buffer[s] & 0xffffffffu);
-    std::sort(chosen.begin(), chosen.end());
-    for (int64_t s = 0; s < k; ++s)
-      at<int64_t>(indices, n, s) = chosen[s];
+#pragma omp for schedule(dynamic)
+    for (int64_t n = 0; n < rows; ++n) {
+      for (int64_t l = 0; l < length; ++l)
+        row[l] = at<float>(scores, n, l);
+      // A lower bound of the k-th largest score: split the row into k blocks;
+      // each holds its maximum, so at least k scores reach the smallest of
+      // the k maxima. Only those are candidates (NaN ones too, so that a row
+      // of too few numbers still fills k): for random scores a few times k
+      // of them, selected by nth_element on integer keys. 1536 rows of
+      // L = 4096, k = 64 on one thread: 71 ms by nth_element on the whole row
+      // (comparing scores read through the descriptor), 12 ms so.
+      float bound = INFINITY;
+      for (int64_t block = 0; block < k; ++block) {
+        float maximum = -INFINITY; // NaN never compares greater
+        for (int64_t l = block * length / k, e = (block + 1) * length / k;
+             l < e; ++l)
+          maximum = row[l] > maximum ? row[l] : maximum;
+        bound = std::min(bound, maximum);
+      }
+      // Positions of candidates, written without a branch (a branch taken
+      // for a random few percent of the scores mispredicts each time: 2x).
+      int64_t count = 0;
+      for (int64_t l = 0; l < length; ++l) {
+        candidates[count] = l;
+        count += !(row[l] < bound);
+      }
+      buffer.resize(count);
+      for (int64_t c = 0; c < count; ++c)
+        buffer[c] = selectionKey(row[candidates[c]], candidates[c]);
+      std::nth_element(buffer.begin(), buffer.begin() + k - 1, buffer.end());
+      for (int64_t s = 0; s < k; ++s)
+        chosen[s] = int64_t(buffer[s] & 0xffffffffu);
+      std::sort(chosen.begin(), chosen.end());
+      for (int64_t s = 0; s < k; ++s)
+        at<int64_t>(indices, n, s) = chosen[s];
+    }
   }
 }

@@ -44,8 +44,8 @@ std::vector<int64_t> referenceTopK(const std::vector<float> &row, int64_t k) {
 TEST(Selection, TopKMatchesASortedRowWithTiesAndSignedZeros) {
   std::mt19937 rng(7);
   for (int64_t length : {1, 5, 64, 1000, 4096}) {
-    for (int64_t k : {int64_t(1), int64_t(3), int64_t(64), int64_t(200),
-                      length / 2}) {
+    for (int64_t k :
+         {int64_t(1), int64_t(3), int64_t(64), int64_t(200), length / 2}) {
       if (k < 1 || k > length)
         continue;
       const int64_t rows = 9;
@@ -136,9 +136,9 @@ TEST(Selection, CountingSortIsStableAndGivesStartsAndRanks) {
       EXPECT_EQ(rank[n * columns + expected[j]], j);
     }
     for (int64_t x = 0; x <= numKeys; ++x)
-      EXPECT_EQ(starts[n * (numKeys + 1) + x],
-                std::count_if(row, row + columns,
-                              [&](int64_t v) { return v < x; }));
+      EXPECT_EQ(
+          starts[n * (numKeys + 1) + x],
+          std::count_if(row, row + columns, [&](int64_t v) { return v < x; }));
   }
 }
 
