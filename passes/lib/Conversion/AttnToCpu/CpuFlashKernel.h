@@ -226,8 +226,13 @@ private:
   /// for while this one is computed (one group reads each row once, so
   /// decoding is bound by memory: without it the loads wait on DRAM).
   void prefetchNextKeyTile(Value j0);
-  /// Prefetches rows [r0, r0 + rows) after key j0 of K and V.
-  void prefetchKeyRows(Value j0, Value r0, Value rows);
+  /// Prefetches rows [r0, r0 + rows) after key j0 of K and (unless
+  /// `values` is false) V.
+  void prefetchKeyRows(Value j0, Value r0, Value rows, bool values = true);
+  /// Prefetches row j0 + r of V.
+  void prefetchValueRow(Value j0, Value r);
+  /// How far ahead scoresByRows kernels prefetch, in key tiles.
+  static constexpr int64_t kPrefetchTiles = 3;
   void computeScores(Value sT, Value qT, Value j0, Value tk);
   void applyMask(Value sT, Value j0, Value tk);
   /// Per query vector, whether table pattern `m` keeps key tile j0 for
