@@ -14,6 +14,22 @@
 // AVX2:   memref.alloca() {alignment = 64 : i64} : memref<128x24xf32>
 // AVX512: memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
 // AVX512: memref.alloca() {alignment = 64 : i64} : memref<128x64xf32>
+// Whole query tiles (tq = TQ; the head dim is whole vectors) pack Q^T in
+// blocks of lanes x lanes: lanes rows of Q transposed in registers,
+// log2(lanes) stages of shuffle pairs, scaled, stored as columns of Q^T.
+// Partial tiles (the last one here) go element by element.
+// CHECK: %[[WHOLE:.*]] = arith.cmpi eq, %[[TQ:.*]], %c{{24|64}} : index
+// CHECK-NEXT: scf.if %[[WHOLE]] {
+// AVX2-COUNT-8: vector.load %[[Q]]{{.*}} : memref<1x4x97x64xf32>, vector<8xf32>
+// AVX2-COUNT-24: vector.shuffle
+// AVX512-COUNT-16: vector.load %[[Q]]{{.*}} : memref<1x4x97x64xf32>, vector<16xf32>
+// AVX512-COUNT-64: vector.shuffle
+// CHECK: arith.mulf
+// AVX2: vector.store %{{.*}} : memref<64x24xf32>, vector<8xf32>
+// AVX512: vector.store %{{.*}} : memref<64x64xf32>, vector<16xf32>
+// CHECK: } else {
+// CHECK: memref.load %[[Q]]
+// CHECK: memref.store %{{.*}} : memref<64x{{24|64}}xf32>
 // The score micro-kernel: (4 rows x 3 | 6 rows x 4) vectors accumulated
 // over D.
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args(
@@ -33,7 +49,18 @@
 // The accumulator update reads V.
 // CHECK: memref.load %[[V]]
 // CHECK: vector.fma
-// Rows that kept nothing are stored as 0.
+// Whole tiles store O in blocks too: acc^T times 1 / l per query lane,
+// transposed in registers, stored as rows of O; partial tiles row by row.
+// Rows that kept nothing (l = 0) are stored as 0.
+// CHECK: %[[WHOLEOUT:.*]] = arith.cmpi eq, %[[TQ]], %c{{24|64}} : index
+// CHECK-NEXT: scf.if %[[WHOLEOUT]] {
+// CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %{{.*}} : vector<{{8|16}}xf32>
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}} : vector<{{8|16}}xf32>
+// CHECK: arith.select %[[EMPTY]], %{{.*}}, %[[INV]]
+// AVX2-COUNT-24: vector.shuffle
+// AVX512-COUNT-64: vector.shuffle
+// CHECK: vector.store %{{.*}}, %[[O]]
+// CHECK: } else {
 // CHECK: arith.cmpf oeq
 // CHECK: memref.store {{.*}}, %[[O]]
 // CHECK-LABEL: func.func @dense

@@ -183,7 +183,10 @@ private:
   void emitChoice(Value condition, function_ref<void()> then,
                   function_ref<void()> otherwise);
 
+  /// qT[c][q] = scale * Q[b, h, i0 + q, c], zero past tq.
   void packQueries(Value qT, Value tq);
+  void packQueryBlocks(Value qT, int64_t width);
+  void packQueriesByElement(Value qT, Value tq);
 
   // bf16 pair products: AMX (CpuFlashKernelAmx.cpp) or vdpbf16ps
   // (CpuFlashKernelDot.cpp). Both read Q, P and V^T as pairs along the sum.
@@ -284,7 +287,10 @@ private:
   /// whose value rows must then not be read into the sum at all.
   void updateSoftmaxAndAccumulate(Value sT, Value m, Value l, Value accT,
                                   Value j0, Value tk, Value mayDropKeys);
+  /// The tile's rows of the output (acc / l) and their log-sum-exp.
   void storeOutput(Value accT, Value m, Value l, Value tq);
+  void storeOutputBlocks(Value accT, Value l, int64_t width);
+  void storeOutputByRow(Value accT, Value l, Value tq);
   /// out[b, head, row, :] = acc of lane `column` / l[column] (0 when l is:
   /// a row that kept nothing), acc laid out as accByRows says.
   void storeRow(Value accT, Value l, Value column, Value head, Value row);
