@@ -8,7 +8,8 @@
 // - decode steps give the whole pass's answer, with and without the
 //   per-KV-head kernel (without it the cache is copied dense each step);
 // - decode steps call the per-KV-head kernel on cache rows that stay where
-//   they are until the cache grows;
+//   they are until the cache grows, and hand it its query group's rows of
+//   a per-head table operand (as T5's rel_table);
 // - a bf16 kernel receives bf16 operands (the cache rounded once) and its
 //   answer is the f32 one to bf16's precision, not equal to it.
 //
@@ -53,10 +54,14 @@ public:
   }
 };
 
+constexpr int64_t kTableColumns = 3;
+
 /// Seeded weights in [-0.5, 0.5) / sqrt(fan-in); norm weights near 1.
 Status readWeight(const std::string &name, const std::vector<int64_t> *required,
                   std::vector<int64_t> &shape, std::vector<float> &data) {
-  shape = *required;
+  // Variant operands come without a required shape: the per-head table
+  // of tableDecoder(), [heads, kTableColumns].
+  shape = required ? *required : std::vector<int64_t>{4, kTableColumns};
   int64_t count = 1;
   for (int64_t s : shape)
     count *= s;
@@ -91,6 +96,13 @@ LayerConfig gqaDecoder() {
   return c;
 }
 
+/// gqaDecoder() with a per-head table operand (as T5's rel_table).
+LayerConfig tableDecoder() {
+  LayerConfig c = gqaDecoder();
+  c.variantOperands = {"rel_table"};
+  return c;
+}
+
 struct Call {
   AttentionBlock block;
   const void *keys;
@@ -98,15 +110,20 @@ struct Call {
 };
 
 /// Causal (bottom-right) softmax attention in double, q [B, H, Lq, D] over
-/// k, v [B, Hkv, Lk, D]; f32 or bf16 operands.
+/// k, v [B, Hkv, Lk, D]; f32 or bf16 operands. With `table`, a fourth
+/// operand [H, kTableColumns] adds table[h][min(distance, columns - 1)] to
+/// head h's scores (a stand-in for T5's buckets).
 struct Kernels {
   bool oneKvHead = true, bf16 = false;
   std::vector<Call> calls;
   AttentionKernel whole, perKvHead;
 
-  Kernels(bool oneKvHead, bool bf16) : oneKvHead(oneKvHead), bf16(bf16) {
+  Kernels(bool oneKvHead, bool bf16, bool table = false)
+      : oneKvHead(oneKvHead), bf16(bf16) {
     for (AttentionKernel *k : {&whole, &perKvHead}) {
       k->argumentNames = {"q", "k", "v"};
+      if (table)
+        k->argumentNames.push_back("rel_table");
       k->bf16 = bf16;
       k->call = [this, k](const std::vector<KernelOperand> &in,
                           const KernelOperand &out) {
@@ -139,7 +156,16 @@ struct Kernels {
             for (int64_t d = 0; d < dim; ++d)
               s += double(load(in[0].data, qRow + d)) *
                    load(in[1].data, kRow + d);
-            scores.push_back(s / std::sqrt(double(dim)));
+            s /= std::sqrt(double(dim));
+            if (in.size() > 3) {
+              EXPECT_EQ(in[3].shape,
+                        (std::vector<int64_t>{heads, kTableColumns}));
+              int64_t distance = lk - lq + i - j;
+              s += static_cast<const float *>(
+                  in[3].data)[h * kTableColumns +
+                              std::min(distance, kTableColumns - 1)];
+            }
+            scores.push_back(s);
             max = std::max(max, scores.back());
           }
           double sum = 0;
@@ -197,9 +223,9 @@ Activations rows(const Activations &x, int64_t first, int64_t n) {
 
 /// The prompt, then kSteps decode steps of one token: their outputs laid
 /// out as a whole pass over the prompt and the steps would be.
-Activations decode(Kernels &kernels) {
+Activations decode(Kernels &kernels, const LayerConfig &config = gqaDecoder()) {
   std::unique_ptr<LayerStack> stack;
-  Status s = LayerStack::create(gqaDecoder(), readWeight, kernels.provider(),
+  Status s = LayerStack::create(config, readWeight, kernels.provider(),
                                 stack, std::make_shared<PlainBackend>());
   EXPECT_FALSE(s.failed()) << s.message();
   Activations x = tokens(), all(kBatch, kPrompt + kSteps, 16), out;
@@ -214,10 +240,11 @@ Activations decode(Kernels &kernels) {
   return all;
 }
 
-Activations wholePass(bool bf16) {
-  Kernels kernels(/*oneKvHead=*/true, bf16);
+Activations wholePass(bool bf16, bool table = false) {
+  Kernels kernels(/*oneKvHead=*/true, bf16, table);
   std::unique_ptr<LayerStack> stack;
-  Status s = LayerStack::create(gqaDecoder(), readWeight, kernels.provider(),
+  Status s = LayerStack::create(table ? tableDecoder() : gqaDecoder(),
+                                readWeight, kernels.provider(),
                                 stack, std::make_shared<PlainBackend>());
   EXPECT_FALSE(s.failed()) << s.message();
   Activations out;
@@ -276,6 +303,20 @@ TEST(KvCacheTest, DecodeStepsReadTheCacheInPlace) {
         EXPECT_NE(call->keys, grownOnce[c]) << keys << " keys, call " << c;
     }
   }
+}
+
+TEST(KvCacheTest, PerKvHeadCallsTakeTheirGroupsRowsOfPerHeadTables) {
+  Kernels kernels(/*oneKvHead=*/true, /*bf16=*/false, /*table=*/true);
+  Activations steps = decode(kernels, tableDecoder());
+  // Another group's rows (or the whole table's first rows) would move the
+  // scores of half the heads by up to ~1: far beyond kF32Bound.
+  EXPECT_LT(maxDifference(steps, wholePass(false, /*table=*/true)),
+            kF32Bound);
+  EXPECT_GT(maxDifference(wholePass(false, true), wholePass(false)), 1e-3);
+  size_t perKvHeadCalls = 0;
+  for (const Call &call : kernels.calls)
+    perKvHeadCalls += call.block == AttentionBlock::SelfOneKvHead;
+  EXPECT_EQ(perKvHeadCalls, size_t(6 * 2 * kBatch * 2));
 }
 
 TEST(KvCacheTest, WithoutThePerKvHeadKernelTheCacheIsCopiedDense) {

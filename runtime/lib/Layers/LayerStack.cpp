@@ -105,10 +105,11 @@ struct LayerStack::Impl {
                     int64_t batch, int64_t length, int64_t keyLen);
   /// A decode step on the cache in place: the per-KV-head kernel once per
   /// (sequence, KV head), on that head's query group (adjacent heads of q
-  /// and of the output) and its block of the cache.
-  Status callPerKvHead(const AttentionKernel &kernel, LayerCache &cache,
-                       void *queries, void *output, int64_t batch,
-                       int64_t length);
+  /// and of the output), its block of the cache and the group's rows of
+  /// per-head tables in `w` ([H, ...] variant operands: T5's).
+  Status callPerKvHead(const AttentionKernel &kernel, AttentionWeights &w,
+                       LayerCache &cache, void *queries, void *output,
+                       int64_t batch, int64_t length);
   Status feedForward(LayerWeights &w, const float *x, int64_t rows,
                      std::vector<float> &result, const float *residual);
   void normalize(const NormWeights &n, float *x, int64_t rows);
@@ -307,10 +308,8 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
                            oneKvHead);
         s.failed())
       return s;
-    perKvHead = !cache.keys.dense() && oneKvHead &&
-                oneKvHead->bf16 == bf16 &&
-                oneKvHead->argumentNames ==
-                    std::vector<std::string>{"q", "k", "v"};
+    perKvHead =
+        !cache.keys.dense() && oneKvHead && oneKvHead->bf16 == bf16;
     if (!perKvHead) {
       keys = cache.keys.denseRows(denseKeys);
       values = cache.values.denseRows(denseValues);
@@ -333,8 +332,8 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   lm::Scratch16 heads16(bf16 ? heads.size() : 0);
   void *output = bf16 ? static_cast<void *>(heads16.data()) : heads.data();
   auto start = std::chrono::steady_clock::now();
-  if (Status s = perKvHead ? callPerKvHead(*oneKvHead, cache, queries, output,
-                                          batch, length)
+  if (Status s = perKvHead ? callPerKvHead(*oneKvHead, w, cache, queries,
+                                          output, batch, length)
                           : callKernel(*kernel, w, queries, keys, values,
                                        output, batch, length, keyLen);
       s.failed())
@@ -395,9 +394,9 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
 }
 
 Status LayerStack::Impl::callPerKvHead(const AttentionKernel &kernel,
-                                       LayerCache &cache, void *queries,
-                                       void *output, int64_t batch,
-                                       int64_t length) {
+                                       AttentionWeights &w, LayerCache &cache,
+                                       void *queries, void *output,
+                                       int64_t batch, int64_t length) {
   const LayerConfig &l = config;
   int64_t hd = l.headDim, group = l.heads / l.kvHeads;
   int64_t keyLen = cache.keys.length();
@@ -406,16 +405,41 @@ Status LayerStack::Impl::callPerKvHead(const AttentionKernel &kernel,
     return static_cast<void *>(static_cast<char *>(base) +
                                elements * elementBytes);
   };
+  // Operands other than q, k and v: tables with a row per query head.
+  const std::vector<std::string> &names = kernel.argumentNames;
+  std::vector<Tensor *> tables(names.size(), nullptr);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "q" || names[i] == "k" || names[i] == "v")
+      continue;
+    auto it = w.extras.find(names[i]);
+    if (it == w.extras.end() || it->second.shape.empty() ||
+        it->second.shape[0] != l.heads)
+      return Status::error("the per-KV-head attention needs operand '" +
+                           names[i] + "' with a row per query head");
+    tables[i] = &it->second;
+  }
   std::vector<int64_t> qShape = {1, group, length, hd},
                        kShape = {1, 1, keyLen, hd};
+  std::vector<KernelOperand> operands(names.size());
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t g = 0; g < l.kvHeads; ++g) {
       int64_t block = b * l.kvHeads + g;
       int64_t firstHead = (b * l.heads + g * group) * length * hd;
-      if (Status s = kernel.call({{offset(queries, firstHead), qShape},
-                                  {cache.keys.at(block, 0), kShape},
-                                  {cache.values.at(block, 0), kShape}},
-                                 {offset(output, firstHead), qShape});
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] == "q") {
+          operands[i] = {offset(queries, firstHead), qShape};
+        } else if (names[i] == "k" || names[i] == "v") {
+          KvRows &rows = names[i] == "k" ? cache.keys : cache.values;
+          operands[i] = {rows.at(block, 0), kShape};
+        } else {
+          // The group's rows; variant operands stay f32.
+          std::vector<int64_t> shape = tables[i]->shape;
+          int64_t rowSize = int64_t(tables[i]->data.size()) / shape[0];
+          shape[0] = group;
+          operands[i] = {tables[i]->data.data() + g * group * rowSize, shape};
+        }
+      }
+      if (Status s = kernel.call(operands, {offset(output, firstHead), qShape});
           s.failed())
         return s;
     }

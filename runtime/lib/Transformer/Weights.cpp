@@ -138,14 +138,27 @@ bool attnrt::attentionTakesAnyLength(const LayerSpec &spec,
          spec.layer.attention.kind == "softmax";
 }
 
+/// Whether `mods` (attribute list text) holds soft-capping only, the one
+/// score modifier that is the same function for every head.
+static bool onlyHeadIndependentMods(llvm::StringRef mods) {
+  std::string rest = mods.str();
+  for (size_t at; (at = rest.find("#attn.softcap<")) != std::string::npos;) {
+    size_t end = rest.find('>', at);
+    if (end == std::string::npos)
+      return false;
+    rest.erase(at, end + 1 - at);
+  }
+  return llvm::all_of(rest, [](char c) {
+    return c == '[' || c == ']' || c == ',' || llvm::isSpace(c);
+  });
+}
+
 std::optional<attnspec::Spec>
 attnrt::oneKvHeadAttentionSpec(const LayerSpec &spec, int64_t batch,
                                int64_t queryLen, int64_t keyLen) {
   const attnspec::LayerShape &l = spec.layer;
-  llvm::StringRef mods = llvm::StringRef(l.attention.mods).trim();
   if (!l.isDecoder() || l.attention.kind != "softmax" ||
-      !(mods.empty() || mods == "[]") || l.positions == "alibi" ||
-      l.positions == "relative")
+      !onlyHeadIndependentMods(l.attention.mods) || l.positions == "alibi")
     return std::nullopt;
   attnspec::Spec s = attnspec::attentionSpec(
       spec, attnspec::AttentionRole::Self, batch, queryLen, keyLen);

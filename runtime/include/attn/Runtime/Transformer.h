@@ -83,8 +83,9 @@ bool attentionTakesAnyLength(const attnspec::LayerSpec &spec,
 /// (AttentionBlock::SelfOneKvHead: the query heads of one KV head over its
 /// keys, q [B, H / Hkv, Lq, D], k and v [B, 1, Lk, D]), or nothing when the
 /// layer has no such kernel: not a decoder, not kind softmax, or terms
-/// that depend on the head (ALiBi's slopes, T5's table; any modifier, to be
-/// safe).
+/// that depend on the head other than through a table (ALiBi's slopes; any
+/// score modifier but soft-capping). T5's table [H, buckets] is handed
+/// over per KV head: its group's rows, [H / Hkv, buckets].
 std::optional<attnspec::Spec> oneKvHeadAttentionSpec(
     const attnspec::LayerSpec &spec, int64_t batch, int64_t queryLen,
     int64_t keyLen);
