@@ -17,16 +17,10 @@ struct Header {
   size_t sizeClass;
 };
 
-/// Blocks from this size on are kept when freed, in size classes of 4 KiB
-/// up to 256 KiB and of 64 KiB beyond; smaller ones go back to malloc. The
-/// blocks of a few hundred KiB that attn.lsh's chunk loops allocate on
-/// every iteration were glibc mmap / trim fodder: fresh (huge) pages
-/// faulted in each time, 14 % of its time at N = 4096.
-constexpr size_t kKeptFrom = size_t(1) << 14;
-size_t sizeClassOf(size_t size) {
-  size_t granule = size < (size_t(1) << 18) ? size_t(1) << 12 : size_t(1) << 16;
-  return (size + granule - 1) / granule * granule;
-}
+/// Blocks from this size on are kept when freed (in size classes of
+/// 64 KiB); smaller ones go back to malloc, which reuses them itself.
+constexpr size_t kKeptFrom = size_t(1) << 18;
+constexpr size_t kSizeClass = size_t(1) << 16;
 /// At most this many bytes are held (an eighth of the machine's memory, at
 /// least 1 GiB); beyond it freed blocks are released. FAVOR+ at N = 16384
 /// (H = 12, 256 features) keeps 1-2 GiB of feature maps live: with a 1 GiB
@@ -64,7 +58,7 @@ void *allocate(size_t alignment, size_t size) {
   size_t sizeClass = 0, bytes = (size + kBaseAlignment - 1) /
                                      kBaseAlignment * kBaseAlignment;
   if (alignment == kBaseAlignment && size >= kKeptFrom) {
-    sizeClass = sizeClassOf(size);
+    sizeClass = (size + kSizeClass - 1) / kSizeClass * kSizeClass;
     bytes = sizeClass;
     Cache &c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);

@@ -46,24 +46,4 @@ TEST(KernelAllocator, LargeBlocksAreReusedNotReturned) {
   EXPECT_EQ(attnrt::kernelAllocatorCachedBytes(), before + 2 * (3 << 20));
 }
 
-TEST(KernelAllocator, BlocksOfAFewHundredKiBAreReusedToo) {
-  // attn.lsh's chunk loops allocate ~200 KiB per iteration: kept in 4 KiB
-  // size classes below 256 KiB (64 KiB ones beyond).
-  size_t before = attnrt::kernelAllocatorCachedBytes();
-  void *p = _mlir_memref_to_llvm_alloc(225000);
-  std::memset(p, 1, 225000);
-  _mlir_memref_to_llvm_free(p);
-  EXPECT_EQ(attnrt::kernelAllocatorCachedBytes(), before + 55 * 4096);
-  EXPECT_EQ(_mlir_memref_to_llvm_alloc(224000), p); // the same class
-  // A request 4 KiB larger is another class: a fresh block.
-  void *q = _mlir_memref_to_llvm_alloc(225000 + 4096);
-  EXPECT_NE(q, p);
-  _mlir_memref_to_llvm_free(p);
-  _mlir_memref_to_llvm_free(q);
-  // Blocks under 16 KiB go back to malloc.
-  size_t held = attnrt::kernelAllocatorCachedBytes();
-  _mlir_memref_to_llvm_free(_mlir_memref_to_llvm_alloc(8192));
-  EXPECT_EQ(attnrt::kernelAllocatorCachedBytes(), held);
-}
-
 } // namespace
