@@ -232,8 +232,9 @@ private:
   /// Prefetches rows [r0, r0 + rows) after key j0 of K and (unless
   /// `values` is false) V.
   void prefetchKeyRows(Value j0, Value r0, Value rows, bool values = true);
-  /// Prefetches row j0 + r of V.
-  void prefetchValueRow(Value j0, Value r);
+  /// Prefetches row j0 + r (clamped to the last key) of K or V, whose rows
+  /// are `width` long, into L2.
+  void prefetchRow(Value buffer, Value width, Value j0, Value r);
   /// How far ahead scoresByRows kernels prefetch, in key tiles.
   static constexpr int64_t kPrefetchTiles = 3;
   void computeScores(Value sT, Value qT, Value j0, Value tk);

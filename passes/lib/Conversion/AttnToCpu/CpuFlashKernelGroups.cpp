@@ -320,42 +320,29 @@ void CpuFlashKernel::prefetchNextKeyTile(Value j0) {
 
 void CpuFlashKernel::prefetchKeyRows(Value j0, Value r0, Value rows,
                                      bool values) {
-  // Into L2 (prefetcht1), not L1: the rows asked for lie up to 3 key tiles
-  // ahead (384 KiB with 128-key tiles at D = 128), more than any L1 holds, and L2 tracks more
-  // misses at once. On Zen 4, decoding 32768 keys: 13.8 -> 11.9 ms on two
-  // threads, 27.1 -> 20.3 on one (bench/RESULTS.md).
-  constexpr unsigned kKeyRowLocality = 2;
-  // Rows past the end repeat the last one: a prefetch cannot fault, but
-  // the memref access must stay in bounds.
-  Value last = sub(keyLen, index(1));
-  int64_t elementBytes =
-      cast<MemRefType>(key.getType()).getElementTypeBitWidth() / 8;
-  int64_t lineElements = 64 / elementBytes;
   loop(r0, add(r0, rows), 1, {}, [&](Value r, ValueRange) {
-    Value row = minIndex(add(j0, r), last);
-    auto lines = [&](Value buffer, Value width) {
-      loop(index(0), width, lineElements, {}, [&](Value c, ValueRange) {
-        memref::PrefetchOp::create(b, buffer,
-                                   ValueRange{batchIv, kvHead, row, c},
-                                   /*isWrite=*/false, kKeyRowLocality,
-                                   /*isDataCache=*/true);
-        return SmallVector<Value>{};
-      });
-    };
-    lines(key, headDim);
+    prefetchRow(key, headDim, j0, r);
     if (values)
-      lines(value, valueDim);
+      prefetchRow(value, valueDim, j0, r);
     return SmallVector<Value>{};
   });
 }
 
-void CpuFlashKernel::prefetchValueRow(Value j0, Value r) {
+void CpuFlashKernel::prefetchRow(Value buffer, Value width, Value j0,
+                                 Value r) {
+  // Into L2 (prefetcht1), not L1: the rows asked for lie up to 3 key tiles
+  // ahead (384 KiB with 128-key tiles at D = 128), more than any L1 holds,
+  // and L2 tracks more misses at once. On Zen 4, decoding 32768 keys:
+  // 13.8 -> 11.9 ms on two threads, 27.1 -> 20.3 on one (bench/RESULTS.md).
+  constexpr unsigned kKeyRowLocality = 2;
+  // Rows past the end repeat the last one: a prefetch cannot fault, but
+  // the memref access must stay in bounds.
   Value row = minIndex(add(j0, r), sub(keyLen, index(1)));
   int64_t lineElements =
-      512 / cast<MemRefType>(value.getType()).getElementTypeBitWidth();
-  loop(index(0), valueDim, lineElements, {}, [&](Value c, ValueRange) {
-    memref::PrefetchOp::create(b, value, ValueRange{batchIv, kvHead, row, c},
-                               /*isWrite=*/false, /*localityHint=*/2,
+      512 / cast<MemRefType>(buffer.getType()).getElementTypeBitWidth();
+  loop(index(0), width, lineElements, {}, [&](Value c, ValueRange) {
+    memref::PrefetchOp::create(b, buffer, ValueRange{batchIv, kvHead, row, c},
+                               /*isWrite=*/false, kKeyRowLocality,
                                /*isDataCache=*/true);
     return SmallVector<Value>{};
   });
@@ -385,7 +372,8 @@ void CpuFlashKernel::accumulateByRows(Value sT, Value accT, Value j0, Value tk,
       scf::ForOp keys = loop(
           index(0), tk, 1, init, [&](Value r, ValueRange acc) {
             if (prefetches)
-              prefetchValueRow(add(j0, index(kPrefetchTiles * keyTile)), r);
+              prefetchRow(value, valueDim,
+                          add(j0, index(kPrefetchTiles * keyTile)), r);
             SmallVector<Value> values, next(acc.begin(), acc.end());
             for (int64_t t = 0; t < vectors; ++t)
               values.push_back(loadVecAsF32(
