@@ -30,7 +30,9 @@ PACKAGES=(
   # Distributed attention: Open MPI (libattn_mpi; tests run mpirun -np 2..4
   # on this machine).
   libopenmpi-dev openmpi-bin
-  python3
+  # The Python package (python/): a virtual environment, and the headers
+  # its extension builds against.
+  python3 python3-venv python3-dev
 )
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
@@ -58,3 +60,15 @@ build/bin/attn-run examples/causal_gqa.yaml --check --repeat=5
 echo "== attn-run examples/bert_encoder_layer.yaml (random weights) --check"
 build/bin/attn-run examples/bert_encoder_layer.yaml --write-random-weights=build/examples/bert_layer.safetensors
 build/bin/attn-run examples/bert_encoder_layer.yaml --weights build/examples/bert_layer.safetensors --length 128 --check --repeat=3
+
+# The Python package (python/, docs/Python.md): a virtual environment at
+# .venv with NumPy, PyTorch (PyPI's wheel, used on the CPU), transformers
+# and pytest for the tests, and attn installed editable against build/.
+echo "== Python: .venv with the attn package"
+if [ ! -x .venv/bin/python ]; then /usr/bin/python3 -m venv .venv; fi
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q numpy torch transformers safetensors pytest \
+  nanobind scikit-build-core
+.venv/bin/pip install -q --no-build-isolation -e python
+echo "== .venv/bin/python python/examples/quickstart.py"
+.venv/bin/python python/examples/quickstart.py

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,13 +43,14 @@ attn_dtype dtypeNamed(const std::string &name) {
          : name == "i32"  ? ATTN_I32
          : name == "f16"  ? ATTN_F16
          : name == "bf16" ? ATTN_BF16
+         : name == "i1"   ? ATTN_BOOL
                           : attn_dtype(-1);
 }
 
 /// One operand type of an artifact's signature: "f32[1,8,?,64]", or for a
 /// result "f32[1,8,$0.2,64]" (dimension 2 is input 0's dimension 2).
 struct OperandType {
-  std::string element;        // f32, f16, bf16, i32 or other
+  std::string element;        // f32, f16, bf16, i32, i1 or other
   std::vector<int64_t> sizes; // -1: dynamic
   /// Per dimension: the (input, dimension) a dynamic size equals, or
   /// (-1, -1) when the signature does not say.
@@ -213,6 +215,19 @@ attn_artifact *attn_artifact_load(const char *path) {
 
 void attn_artifact_release(attn_artifact *artifact) { delete artifact; }
 
+const char *attn_artifact_signature(attn_artifact *artifact,
+                                    const char *function) {
+  if (!artifact || !function)
+    return fail<const char>("attn_artifact_signature: artifact or function "
+                            "is NULL");
+  const auto *text = static_cast<const char *>(dlsym(
+      artifact->handle, (std::string("_attn_signature_") + function).c_str()));
+  if (!text)
+    return fail<const char>(artifact->path + ": no signature for '" +
+                            function + "'");
+  return text;
+}
+
 int64_t attn_dtype_size(attn_dtype dtype) {
   switch (dtype) {
   case ATTN_F32:
@@ -221,33 +236,56 @@ int64_t attn_dtype_size(attn_dtype dtype) {
   case ATTN_F16:
   case ATTN_BF16:
     return 2;
+  case ATTN_BOOL:
+    return 1;
   default:
     return -1;
   }
 }
 
-attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
-                                const int64_t *sizes) {
+} // extern "C"
+
+namespace {
+/// The bytes of a tensor of `dtype` and `sizes`, after the checks
+/// attn_tensor_create and attn_tensor_wrap share; nullopt (and the error
+/// message set, prefixed by `who`) when they fail.
+std::optional<int64_t> checkedTensorBytes(const char *who, attn_dtype dtype,
+                                          int64_t rank, const int64_t *sizes) {
+  auto refuse = [&](const std::string &why) -> std::optional<int64_t> {
+    lastError = std::string(who) + ": " + why;
+    return std::nullopt;
+  };
   int64_t elementBytes = attn_dtype_size(dtype);
   if (elementBytes < 0)
-    return fail<attn_tensor>("attn_tensor_create: unknown dtype");
-  if (rank < 1 || rank > 8 || !sizes)
-    return fail<attn_tensor>("attn_tensor_create: rank must be 1 to 8");
+    return refuse("unknown dtype");
+  if (rank < 1 || rank > kMaxRank || !sizes)
+    return refuse("rank must be 1 to 8");
   for (int64_t d = 0; d < rank; ++d)
     if (sizes[d] < 0)
-      return fail<attn_tensor>("attn_tensor_create: negative size");
-  // The size is checked before anything is allocated, then rounded up to
-  // whole cache lines.
+      return refuse("negative size");
   // Strides multiply the sizes too: with a zero size the element count is
   // 0 whatever the others are, so they are bounded as if each were >= 1.
-  int64_t atLeastOne[8];
+  int64_t atLeastOne[kMaxRank];
   for (int64_t d = 0; d < rank; ++d)
     atLeastOne[d] = sizes[d] ? sizes[d] : 1;
   std::optional<int64_t> bytes = attnrt::tensorBytes(sizes, rank, elementBytes);
   if (!bytes || !attnrt::tensorBytes(atLeastOne, rank, elementBytes))
-    return fail<attn_tensor>("attn_tensor_create: the tensor would exceed " +
-                             std::to_string(attnrt::kMaxTensorBytes) +
-                             " bytes (or its size overflows)");
+    return refuse("the tensor would exceed " +
+                  std::to_string(attnrt::kMaxTensorBytes) +
+                  " bytes (or its size overflows)");
+  return bytes;
+}
+} // namespace
+
+extern "C" {
+
+attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
+                                const int64_t *sizes) {
+  std::optional<int64_t> bytes =
+      checkedTensorBytes("attn_tensor_create", dtype, rank, sizes);
+  if (!bytes)
+    return nullptr;
+  // Rounded up to whole cache lines.
   size_t rounded = (size_t(*bytes) + 63) / 64 * 64;
   void *data = std::aligned_alloc(64, rounded ? rounded : 64);
   if (!data)
@@ -259,6 +297,22 @@ attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
     std::free(data);
     return fail<attn_tensor>("attn_tensor_create: out of memory");
   }
+  tensor->sizes.assign(sizes, sizes + rank);
+  return tensor;
+}
+
+attn_tensor *attn_tensor_wrap(attn_dtype dtype, int64_t rank,
+                              const int64_t *sizes, void *data) {
+  std::optional<int64_t> bytes =
+      checkedTensorBytes("attn_tensor_wrap", dtype, rank, sizes);
+  if (!bytes)
+    return nullptr;
+  if (!data && *bytes > 0)
+    return fail<attn_tensor>("attn_tensor_wrap: data is NULL");
+  auto *tensor = new (std::nothrow)
+      attn_tensor{dtype, std::vector<int64_t>(), /*allocated=*/nullptr, data};
+  if (!tensor)
+    return fail<attn_tensor>("attn_tensor_wrap: out of memory");
   tensor->sizes.assign(sizes, sizes + rank);
   return tensor;
 }

@@ -139,6 +139,7 @@ std::string attntools::signatureOf(func::FuncOp fn) {
            : element.isF16()       ? "f16"
            : element.isBF16()      ? "bf16"
            : element.isInteger(32) ? "i32"
+           : element.isInteger(1)  ? "i1"
                                    : "other")
        << "[";
     for (auto [d, size] : llvm::enumerate(tensor.getShape())) {

@@ -30,10 +30,11 @@ extern "C" {
 
 /** Element types of kernel operands: f32, f16 or bf16 for Q, K, V and
  * results (IEEE binary16 and bfloat16 are stored as their 16-bit patterns,
- * uint16_t), i32 for segment (document) ids. Kernels of this release take
+ * uint16_t), i32 for segment (document) ids, bool (one byte, 0 or 1: i1 in
+ * attn IR) for dense masks. Kernels of this release take
  * and write f32; artifacts state what they take in their signature. */
 typedef int32_t attn_dtype;
-enum { ATTN_F32 = 0, ATTN_I32 = 1, ATTN_F16 = 2, ATTN_BF16 = 3 };
+enum { ATTN_F32 = 0, ATTN_I32 = 1, ATTN_F16 = 2, ATTN_BF16 = 3, ATTN_BOOL = 4 };
 /* An integer, not an enum type: a caller may pass any value and the library
  * refuses the unknown ones (an out-of-range C++ enum value is undefined). */
 
@@ -44,8 +45,14 @@ typedef struct attn_tensor attn_tensor;
 attn_artifact *attn_artifact_load(const char *path);
 /** Forgets the artifact (the library itself stays loaded in the process). */
 void attn_artifact_release(attn_artifact *artifact);
+/** The signature `function` of the artifact exports (docs/Runtime.md,
+ * "Artifacts"), e.g. "f32[1,4,37,40] f32[1,2,100,40] f32[1,2,100,40] ->
+ * f32[1,4,37,40]"; NULL when the artifact has no such function or exports
+ * none for it. The text lives as long as the library. */
+const char *attn_artifact_signature(attn_artifact *artifact,
+                                    const char *function);
 
-/** Bytes per element of `dtype` (4 or 2); -1 for an unknown dtype. */
+/** Bytes per element of `dtype` (4, 2 or 1); -1 for an unknown dtype. */
 int64_t attn_dtype_size(attn_dtype dtype);
 
 /** A zero-filled tensor of `rank` (1 to 8) sizes (each >= 0); NULL on
@@ -53,6 +60,14 @@ int64_t attn_dtype_size(attn_dtype dtype);
 attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
                                 const int64_t *sizes);
 void attn_tensor_release(attn_tensor *tensor);
+/** A tensor over the caller's memory, for calls without copies (the Python
+ * package passes NumPy and PyTorch buffers this way): `data` holds the
+ * product of `sizes` elements, dense and row-major, and must stay valid
+ * while the tensor is used. attn_tensor_release frees the handle, never
+ * `data`. NULL on error (as attn_tensor_create, and for a NULL `data` with
+ * elements). */
+attn_tensor *attn_tensor_wrap(attn_dtype dtype, int64_t rank,
+                              const int64_t *sizes, void *data);
 /** The elements (float, int32_t or uint16_t per dtype), row-major. */
 void *attn_tensor_data(attn_tensor *tensor);
 attn_dtype attn_tensor_dtype(const attn_tensor *tensor);

@@ -1,0 +1,121 @@
+"""attn IR text for one attention call (docs/Dialect.md).
+
+The Python front ends describe a call as an `AttentionCall` (shapes, the
+optional dense operands, a mask pattern, score mods, a score region) and
+this module writes the one-function module attn-compile takes:
+
+    func.func @attention(%q, %k, %v, [%mask], [%bias], [%q_segments,
+                         %kv_segments], [%rel_table], [captured...]) -> %o
+"""
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+ELEMENT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16",
+           "int32": "i32", "bool": "i1"}
+
+
+def tensor_type(shape, element):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def float_literal(value):
+    """A float MLIR reads back exactly (f32 attributes are rounded once)."""
+    text = repr(float(value))
+    if "inf" in text or "nan" in text:
+        raise ValueError(f"attn attributes must be finite, got {value}")
+    if "." not in text and "e" not in text:
+        text += ".0"
+    return text
+
+
+@dataclass
+class AttentionCall:
+    q_shape: Tuple[int, ...]
+    k_shape: Tuple[int, ...]
+    v_shape: Tuple[int, ...]
+    element: str = "f32"                    # f32, f16, bf16
+    mask_shape: Optional[Tuple[int, ...]] = None   # i1 [B|1, H|1, Lq, Lk]
+    bias_shape: Optional[Tuple[int, ...]] = None   # [B|1, H|1, Lq|1, Lk]
+    segment_shapes: Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]] = None
+    rel_table_shape: Optional[Tuple[int, ...]] = None
+    pattern: Optional[str] = None           # attn syntax, e.g. "#attn.causal"
+    mods: List[str] = field(default_factory=list)
+    scale: Optional[float] = None
+    align: Optional[str] = None             # "bottom_right" or None
+    # A score region: (body lines using %x %b %h %i %j, result value name),
+    # and the captured tensors it reads, as ((shape, element), ...).
+    score_body: Optional[Tuple[List[str], str]] = None
+    captured: List[Tuple[Tuple[int, ...], str]] = field(default_factory=list)
+    lse: bool = False
+
+    def operand_roles(self):
+        roles = ["q", "k", "v"]
+        if self.mask_shape is not None:
+            roles.append("mask")
+        if self.bias_shape is not None:
+            roles.append("bias")
+        if self.segment_shapes is not None:
+            roles += ["q_segments", "kv_segments"]
+        if self.rel_table_shape is not None:
+            roles.append("rel_table")
+        roles += [f"captured{n}" for n in range(len(self.captured))]
+        return roles
+
+    def output_shape(self):
+        return (self.q_shape[0], self.q_shape[1], self.q_shape[2], self.v_shape[3])
+
+    def module(self, name="attention"):
+        e = self.element
+        args = [("q", tensor_type(self.q_shape, e)), ("k", tensor_type(self.k_shape, e)),
+                ("v", tensor_type(self.v_shape, e))]
+        clauses = []
+        if self.mask_shape is not None:
+            args.append(("mask", tensor_type(self.mask_shape, "i1")))
+            clauses.append("mask(%mask)")
+        if self.bias_shape is not None:
+            args.append(("bias", tensor_type(self.bias_shape, e)))
+            clauses.append("bias(%bias)")
+        if self.segment_shapes is not None:
+            args.append(("q_segments", tensor_type(self.segment_shapes[0], "i32")))
+            args.append(("kv_segments", tensor_type(self.segment_shapes[1], "i32")))
+            clauses.append("segments(%q_segments, %kv_segments)")
+        if self.rel_table_shape is not None:
+            args.append(("rel_table", tensor_type(self.rel_table_shape, e)))
+            clauses.append("rel_table(%rel_table)")
+        attention_operands = [t for _, t in args]
+        for n, (shape, element) in enumerate(self.captured):
+            args.append((f"captured{n}", tensor_type(shape, element)))
+        if self.pattern:
+            clauses.append(f"pattern({self.pattern})")
+        if self.scale is not None:
+            clauses.append(f"scale = {float_literal(self.scale)}")
+        if self.align:
+            clauses.append(f"align = {self.align}")
+        if self.mods:
+            clauses.append("mods = [" + ", ".join(self.mods) + "]")
+        out = tensor_type(self.output_shape(), e)
+        results = out
+        if self.lse:
+            results = f"({out}, {tensor_type(self.q_shape[:3], 'f32')})"
+        lines = ["func.func @%s(%s) -> %s {" % (
+            name, ", ".join(f"%{n}: {t}" for n, t in args),
+            results if not self.lse else results)]
+        head = "  %o = attn.attention %q, %k, %v " + " ".join(clauses)
+        if self.lse:
+            head = head.replace("%o =", "%o, %lse =", 1)
+        if self.score_body is not None:
+            body, value = self.score_body
+            lines.append(head + " score {")
+            lines.append("  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):")
+            lines += ["    " + line for line in body]
+            lines.append(f"    attn.yield {value} : f32")
+            lines.append("  } : (" + ", ".join(attention_operands) + f") -> {results}")
+        else:
+            lines.append(head + " : (" + ", ".join(attention_operands) + f") -> {results}")
+        if self.lse:
+            lines.append(f"  return %o, %lse : {out}, {tensor_type(self.q_shape[:3], 'f32')}")
+        else:
+            lines.append(f"  return %o : {out}")
+        lines.append("}")
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,73 @@
+"""NumPy arrays and PyTorch tensors as kernel operands (no copies where the
+kernels can read them as they are)."""
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # the package works on NumPy alone
+    torch = None
+
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+
+
+def is_torch(x):
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def dtype_name(x):
+    """'float32', 'float16', 'bfloat16', 'int32', 'int64', 'bool', ..."""
+    if is_torch(x):
+        return str(x.dtype).replace("torch.", "")
+    return str(np.asarray(x).dtype) if not isinstance(x, np.ndarray) else str(x.dtype)
+
+
+def as_operand(x, what):
+    """`x` as something the extension takes: a CPU tensor or array in
+    row-major order (a copy only when it is not)."""
+    if is_torch(x):
+        if x.device.type != "cpu":
+            raise ValueError(f"{what} is on {x.device}; attn's Python entry points "
+                             "run CPU tensors (device='vulkan' is not wired up yet)")
+        if x.layout != torch.strided:
+            raise ValueError(f"{what} has layout {x.layout}; attn takes dense "
+                             "(torch.strided) tensors")
+        x = x.detach()
+        return x if x.is_contiguous() else x.contiguous()
+    if isinstance(x, np.ndarray):
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    raise TypeError(f"{what} must be a numpy.ndarray or a torch.Tensor, "
+                    f"got {type(x).__name__}")
+
+
+def empty_like_family(reference, shape, dtype=None):
+    """An uninitialized result of `shape` in `reference`'s library and dtype."""
+    if is_torch(reference):
+        return torch.empty(shape, dtype=dtype or reference.dtype)
+    return np.empty(shape, dtype=dtype or reference.dtype)
+
+
+def zeros_like_family(reference, shape):
+    if is_torch(reference):
+        return torch.zeros(shape, dtype=reference.dtype)
+    return np.zeros(shape, dtype=reference.dtype)
+
+
+def cast(x, dtype_of):
+    """`x` converted to the dtype of `dtype_of` (same library)."""
+    if is_torch(dtype_of):
+        if not is_torch(x):
+            x = torch.from_numpy(np.asarray(x))
+        return x.to(dtype_of.dtype)
+    return np.asarray(x).astype(dtype_of.dtype)
+
+
+def expand(x, shape):
+    """`x` broadcast to `shape` and made dense (a copy)."""
+    if is_torch(x):
+        return x.expand(shape).contiguous()
+    return np.ascontiguousarray(np.broadcast_to(x, shape))
+
+
+def reshape(x, shape):
+    return x.reshape(shape)

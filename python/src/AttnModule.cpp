@@ -1,0 +1,165 @@
+//===- AttnModule.cpp - the attn._attn Python extension -------------------===//
+//
+// Artifacts of attn-compile called on NumPy arrays and PyTorch tensors
+// without copies: each array is passed to the C API (attn-c/Runtime.h) as a
+// tensor over its own memory (attn_tensor_wrap), so the kernel reads the
+// caller's inputs and writes the caller's outputs in place. The C API checks
+// every call against the signature the artifact exports; its messages
+// become Python exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-c/Runtime.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+using Array = nb::ndarray<nb::ro>;
+
+/// The C API's dtype of `array`; -1 for one it does not carry.
+attn_dtype dtypeOf(const Array &array) {
+  nb::dlpack::dtype t = array.dtype();
+  if (t.lanes != 1)
+    return -1;
+  if (t.code == uint8_t(nb::dlpack::dtype_code::Float) && t.bits == 32)
+    return ATTN_F32;
+  if (t.code == uint8_t(nb::dlpack::dtype_code::Float) && t.bits == 16)
+    return ATTN_F16;
+  if (t.code == uint8_t(nb::dlpack::dtype_code::Bfloat) && t.bits == 16)
+    return ATTN_BF16;
+  if (t.code == uint8_t(nb::dlpack::dtype_code::Int) && t.bits == 32)
+    return ATTN_I32;
+  if (t.code == uint8_t(nb::dlpack::dtype_code::Bool) && t.bits == 8)
+    return ATTN_BOOL;
+  return -1;
+}
+
+/// "f32[1,8,1024,64]" for messages.
+std::string describe(const Array &array) {
+  nb::dlpack::dtype t = array.dtype();
+  std::string text = "dtype code " + std::to_string(t.code) + " bits " +
+                     std::to_string(t.bits) + " [";
+  for (size_t d = 0; d < array.ndim(); ++d)
+    text += (d ? "," : "") + std::to_string(array.shape(d));
+  return text + "]";
+}
+
+/// Whether `array` is dense and row-major (size-1 dimensions may have any
+/// stride), the layout kernels read.
+bool isRowMajor(const Array &array) {
+  int64_t expected = 1;
+  for (size_t d = array.ndim(); d-- > 0;) {
+    if (array.shape(d) != 1 && array.stride(d) != expected)
+      return false;
+    expected *= int64_t(array.shape(d));
+  }
+  return true;
+}
+
+/// Owns C API tensors for the duration of one call.
+struct WrappedTensors {
+  std::vector<attn_tensor *> tensors;
+  ~WrappedTensors() {
+    for (attn_tensor *t : tensors)
+      attn_tensor_release(t);
+  }
+};
+
+/// Wraps each array of `arrays` (`role` names it in messages).
+void wrapAll(const std::vector<Array> &arrays, const char *role,
+             WrappedTensors &out) {
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const Array &a = arrays[i];
+    std::string which = std::string(role) + " " + std::to_string(i);
+    if (a.device_type() != nb::device::cpu::value)
+      throw nb::value_error((which + " is not in CPU memory (attn's CPU "
+                                     "kernels read host memory)")
+                                .c_str());
+    attn_dtype dtype = dtypeOf(a);
+    if (dtype < 0)
+      throw nb::type_error((which + " has an element type attn does not "
+                                    "take: " + describe(a) +
+                            " (float32, float16, bfloat16, int32, bool)")
+                               .c_str());
+    if (!isRowMajor(a))
+      throw nb::value_error(
+          (which + " is not dense row-major (make it contiguous)").c_str());
+    std::vector<int64_t> sizes(a.ndim());
+    for (size_t d = 0; d < a.ndim(); ++d)
+      sizes[d] = int64_t(a.shape(d));
+    attn_tensor *t = attn_tensor_wrap(dtype, int64_t(sizes.size()),
+                                      sizes.data(), const_cast<void *>(a.data()));
+    if (!t)
+      throw nb::value_error((which + ": " + attn_last_error()).c_str());
+    out.tensors.push_back(t);
+  }
+}
+
+/// A shared library of attn-compile, loaded once.
+class Artifact {
+public:
+  explicit Artifact(const std::string &path)
+      : artifact(attn_artifact_load(path.c_str())) {
+    if (!artifact)
+      throw std::runtime_error(attn_last_error());
+  }
+  ~Artifact() { attn_artifact_release(artifact); }
+  Artifact(const Artifact &) = delete;
+  Artifact &operator=(const Artifact &) = delete;
+
+  nb::object signature(const std::string &function) const {
+    const char *text = attn_artifact_signature(artifact, function.c_str());
+    if (!text)
+      return nb::none();
+    return nb::str(text);
+  }
+
+  /// Runs `function` on `inputs`, writing `outputs` in place. The GIL is
+  /// released while the kernel runs (it runs on its own OpenMP threads).
+  void call(const std::string &function, const std::vector<Array> &inputs,
+            const std::vector<Array> &outputs) {
+    WrappedTensors in, out;
+    wrapAll(inputs, "input", in);
+    wrapAll(outputs, "output", out);
+    for (const Array &o : outputs)
+      if (o.ndim() > 0 && !o.is_valid())
+        throw nb::value_error("an output is not a valid array");
+    int status;
+    {
+      nb::gil_scoped_release release;
+      status = attn_call(artifact, function.c_str(), in.tensors.data(),
+                         int64_t(in.tensors.size()), out.tensors.data(),
+                         int64_t(out.tensors.size()));
+    }
+    if (status != 0)
+      throw nb::value_error(attn_last_error());
+  }
+
+private:
+  attn_artifact *artifact;
+};
+
+} // namespace
+
+NB_MODULE(_attn, m) {
+  m.doc() = "attn's runtime: artifacts of attn-compile, called in place";
+  nb::class_<Artifact>(m, "Artifact")
+      .def(nb::init<const std::string &>(), nb::arg("path"),
+           "Loads a shared library built by attn-compile --emit=so.")
+      .def("signature", &Artifact::signature, nb::arg("function"),
+           "The operand types the function takes and returns, or None.")
+      .def("call", &Artifact::call, nb::arg("function"), nb::arg("inputs"),
+           nb::arg("outputs"),
+           "Runs the function destination-passing style: reads the input "
+           "arrays, writes the output arrays in place (no copies).");
+}
