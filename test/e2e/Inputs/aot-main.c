@@ -158,6 +158,34 @@ static attn_tensor *runWithCApi(const char *path, const char *dynamicPath,
   }
   attn_tensor_release(half);
   attn_tensor_release(brain);
+  /* Tensors over the caller's memory: the kernel reads the wrapped inputs
+   * and writes the wrapped output in place; releasing a wrapper frees
+   * nothing of the caller's. */
+  {
+    attn_tensor *wrapped[3];
+    for (int t = 0; t < 3; ++t)
+      wrapped[t] = attn_tensor_wrap(ATTN_F32, 4, shapes[t],
+                                    attn_tensor_data(inputs[t]));
+    static float inPlace[B][HQ][LQ][D];
+    attn_tensor *target = attn_tensor_wrap(ATTN_F32, 4, shapes[0], inPlace);
+    attn_tensor *fresh = attn_run(artifact, "aot_causal", inputs, 3, 4);
+    if (attn_call(artifact, "aot_causal", wrapped, 3, &target, 1) == 0 && fresh &&
+        memcmp(inPlace, attn_tensor_data(fresh), sizeof inPlace) == 0)
+      printf("wrapped: same result in place\n");
+    attn_tensor_release(fresh);
+    attn_tensor_release(target);
+    for (int t = 0; t < 3; ++t)
+      attn_tensor_release(wrapped[t]);
+    if (attn_tensor_wrap(ATTN_F32, 4, shapes[0], NULL) == NULL)
+      printf("wrap null: %s\n", attn_last_error());
+    int64_t negative[1] = {-1};
+    if (attn_tensor_wrap(ATTN_F32, 1, negative, inPlace) == NULL)
+      printf("wrap negative: %s\n", attn_last_error());
+    const char *signature = attn_artifact_signature(artifact, "aot_causal");
+    printf("signature: %s\n", signature ? signature : "(none)");
+    if (attn_artifact_signature(artifact, "no_such_function") == NULL)
+      printf("no signature: %s\n", attn_last_error());
+  }
   if (attn_tensor_create((attn_dtype)7, 1, shapes[0]) == NULL &&
       attn_dtype_size((attn_dtype)7) == -1)
     printf("unknown dtype: %s\n", attn_last_error());
