@@ -28,17 +28,66 @@ from .functional import _check_qkv
 
 
 class BlockMask:
-    """What create_block_mask returns: the traced mask_mod and its shape.
-    Its recognized pattern decides which key tiles each query tile visits."""
+    """What create_block_mask returns: the traced mask_mod, its shape, the
+    attn pattern recognized in it, and for the rest of the mask (evaluated
+    per score in the kernel) the blocks of BLOCK_SIZE x BLOCK_SIZE it keeps,
+    so that the kernels skip the others (#attn.block_layout)."""
 
     def __init__(self, mask_mod, B, H, Q_LEN, KV_LEN, BLOCK_SIZE=128):
         self.mask_mod = mask_mod
         self.shape = (B, H, Q_LEN, KV_LEN)
         self.BLOCK_SIZE = BLOCK_SIZE
         self.expr = tr.trace_mask_mod(mask_mod)
+        self.pattern, self.residual = _recognize(self.expr, Q_LEN, KV_LEN)
+        self.layout = None
+        if self.residual is not None:
+            # From the whole mask: the recognized part bounds the blocks too.
+            self.layout = _block_layout(self.expr, B, H, Q_LEN, KV_LEN, BLOCK_SIZE)
 
     def __repr__(self):
         return f"BlockMask(shape={self.shape}, mask_mod={getattr(self.mask_mod, '__name__', '?')})"
+
+
+def _reads(expr, index):
+    """Whether `expr` reads the index `index` ('b', 'h', 'q' or 'kv')."""
+    if expr.op == "index":
+        return expr.args[0] == index
+    return any(isinstance(a, tr.Sym) and _reads(a, index) for a in expr.args)
+
+
+def _block_layout(expr, B, H, Lq, Lk, block):
+    """[1 or H, ceil(Lq / block), ceil(Lk / block)] bool: the blocks where
+    `expr` keeps some score, for any batch row; None when every block is
+    kept, or when the mask reads a batch or head index whose size is not
+    given (B or H None)."""
+    import torch
+    if (_reads(expr, "b") and B is None) or (_reads(expr, "h") and H is None):
+        return None
+    heads = H if _reads(expr, "h") else 1
+    batches = B if _reads(expr, "b") else 1
+    nq, nk = -(-Lq // block), -(-Lk // block)
+    b = torch.arange(batches).view(-1, 1, 1, 1)
+    h = torch.arange(heads).view(1, -1, 1, 1)
+    kv = torch.arange(Lk).view(1, 1, 1, -1)
+    layout = torch.zeros(heads, nq, nk, dtype=torch.bool)
+    pad = nk * block - Lk
+    for qb in range(nq):
+        q = torch.arange(qb * block, min((qb + 1) * block, Lq)).view(1, 1, -1, 1)
+        kept = tr.evaluate(expr, None, b, h, q, kv, torch)
+        kept = torch.as_tensor(kept, dtype=torch.bool).expand(batches, heads, q.shape[2], Lk)
+        kept = kept.any(dim=0).any(dim=1)                      # [heads, Lk]
+        kept = torch.nn.functional.pad(kept, (0, pad))
+        layout[:, qb] = kept.view(heads, nk, block).any(dim=2)
+    if bool(layout.all()):
+        return None
+    return layout
+
+
+def _layout_text(layout, block):
+    rows = ", ".join("[" + ", ".join("[" + ", ".join("1" if x else "0" for x in row) + "]"
+                                     for row in head) + "]" for head in layout.tolist())
+    shape = "x".join(str(d) for d in layout.shape)
+    return f"#attn.block_layout<block = {block}, layout = dense<[{rows}]> : tensor<{shape}xi1>>"
 
 
 def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device="cpu", BLOCK_SIZE=128,
@@ -443,9 +492,12 @@ def _plan(q_shape, k_shape, v_shape, element, score_mod, block_mask, scale, retu
         if (mq, mk) != (Lq, Lk):
             raise ValueError(f"flex_attention: the block mask is for Q_LEN {mq}, KV_LEN "
                              f"{mk}; the inputs have {Lq} and {Lk}")
-        found, residual = _recognize(block_mask.expr, Lq, Lk)
+        found, residual = block_mask.pattern, block_mask.residual
         if found is not None:
             pattern, segments = found.text, found.segments
+        if block_mask.layout is not None:
+            layout = _layout_text(block_mask.layout, block_mask.BLOCK_SIZE)
+            pattern = layout if pattern is None else f"#attn.and<[{pattern}, {layout}]>"
     mods, score_expr = [], None
     if score_mod is not None:
         score_expr = tr.trace_score_mod(score_mod)

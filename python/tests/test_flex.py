@@ -113,9 +113,33 @@ def test_abs_window():
     compare(q, k, v, mask_mod=sliding_window)
 
 
-def test_prefix_lm():
-    q, k, v = inputs()
+def test_prefix_lm_skips_blocks_by_layout():
+    q, k, v = inputs(L=300)
+    # No attn pattern says "key in the prefix, or causal": the mask runs in
+    # the score region, and the blocks it keeps become a block layout
+    # (128-blocks: the upper-right blocks beyond the prefix are skipped).
+    text = ir(q, k, v, mask_mod=prefix_lm)
+    assert "#attn.block_layout<block = 128, layout = dense<[[[1, 0, 0], [1, 1, 0], " \
+           "[1, 1, 1]]]>" in text
     compare(q, k, v, mask_mod=prefix_lm)
+
+
+def test_head_dependent_mask_layout_per_head():
+    q, k, v = inputs(L=512)
+    spans = torch.tensor([10, 600, 50, 130])
+
+    def per_head_window(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx <= spans[h])
+
+    mask = attn.create_block_mask(per_head_window, None, H, 512, 512)
+    # Head 0 (span 10) never reaches two blocks back; head 3 (span 130) does.
+    assert mask.layout is not None and mask.layout.shape == (H, 4, 4)
+    assert not mask.layout[0, 2, 0] and mask.layout[3, 2, 0] and mask.layout[1, 3, 0]
+    got = attn.flex_attention(q, k, v, block_mask=mask)
+    want = torch_flex.flex_attention(q.double(), k.double(), v.double(),
+                                     block_mask=torch_flex.create_block_mask(
+                                         per_head_window, None, H, 512, 512, device="cpu"))
+    assert (got.double() - want).abs().max().item() < TOL
 
 
 def test_dilated_recognized():
