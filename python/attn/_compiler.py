@@ -90,11 +90,38 @@ class Kernel:
 
     def __call__(self, *inputs, out):
         outputs = list(out) if isinstance(out, (list, tuple)) else [out]
-        self._artifact.call(self.function, list(inputs), outputs)
+        if all(type(x) is _Tensor for x in inputs) and all(type(x) is _Tensor for x in outputs):
+            # torch tensors (dense: the front ends made them so) by address.
+            self._artifact.call_buffers(self.function, [_buffer(x) for x in inputs],
+                                        [_buffer(x) for x in outputs])
+        else:
+            self._artifact.call(self.function, list(inputs), outputs)
         return out
 
     def __repr__(self):
         return f"<attn.Kernel {self.function}: {self.signature}>"
+
+
+try:
+    import torch
+    _Tensor = torch.Tensor
+    _DTYPES = {torch.float32: 0, torch.int32: 1, torch.float16: 2, torch.bfloat16: 3,
+               torch.bool: 4}
+except ImportError:
+    class _Tensor:  # never matches
+        pass
+    _DTYPES = {}
+
+
+def _buffer(t):
+    """(address, C API dtype, sizes) of a torch tensor; its dtype and layout
+    are checked here since the extension takes the address as it is."""
+    code = _DTYPES.get(t.dtype)
+    if code is None or t.device.type != "cpu" or not t.is_contiguous():
+        raise ValueError(f"a kernel operand must be a dense CPU tensor of float32, float16, "
+                         f"bfloat16, int32 or bool, got {t.dtype} on {t.device}"
+                         + ("" if t.is_contiguous() else ", not contiguous"))
+    return (t.data_ptr(), code, tuple(t.shape))
 
 
 def _parse_signature(signature):

@@ -10,6 +10,7 @@ from ._compiler import compile_source
 from ._ir import ELEMENT, AttentionCall
 
 _kernels = {}  # (shapes, dtype, options) -> Kernel: no IR text on a hit
+_fast = {}     # torch calls without a mask: (shapes, dtypes, options) -> (Kernel, result shape)
 
 
 def _check_qkv(q, k, v, enable_gqa, what="scaled_dot_product_attention"):
@@ -97,6 +98,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     float32, float16 or bfloat16. `attn_mask` is boolean (True keeps) or
     additive, broadcastable to [B, Hq, L, S]; `is_causal` keeps j <= i
     (top-left). `out`, when given, receives the result in place."""
+    # The fast path: a call like one before (same tensor types, shapes and
+    # dtypes, so the same checks pass) goes straight to its kernel.
+    fast_key = None
+    if attn_mask is None and out is None and T.is_torch(query) and T.is_torch(key) \
+            and T.is_torch(value) and not dropout_p:
+        fast_key = (query.shape, key.shape, value.shape, query.dtype, key.dtype,
+                    value.dtype, is_causal, scale, enable_gqa)
+        hit = _fast.get(fast_key)
+        if hit is not None and query.is_contiguous() and key.is_contiguous() \
+                and value.is_contiguous() and query.device.type == "cpu":
+            kernel, shape = hit
+            result = T.torch.empty(shape, dtype=query.dtype)
+            kernel(query, key, value, out=result)
+            return result
     if dropout_p != 0.0:
         raise NotImplementedError("attn.scaled_dot_product_attention: dropout_p > 0 "
                                   "is not supported (attn's kernels are inference kernels)")
@@ -132,6 +147,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
     result = _output(out, q, result_shape, squeeze)
     kernel(*operands, out=result)
+    if fast_key is not None and not squeeze and T.is_torch(q) and q.device.type == "cpu":
+        _fast[fast_key] = (kernel, result_shape)
     return _finish(result, squeeze, out)
 
 
