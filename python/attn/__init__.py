@@ -20,10 +20,12 @@ from ._trace import TraceError
 from .compiled import CompiledFunction, compile
 from .flex import BlockMask, create_block_mask, flex_attention, traced_ir
 from .functional import scaled_dot_product_attention
+from .models import TransformerStack, UnsupportedModel
 
 __all__ = ["BlockMask", "CompileError", "CompiledFunction", "Kernel", "TraceError",
            "cache_dir", "clear_memory_cache", "compile", "create_block_mask",
-           "flex_attention", "replace_sdpa", "scaled_dot_product_attention", "traced_ir"]
+           "flex_attention", "replace_sdpa", "scaled_dot_product_attention", "traced_ir",
+           "TransformerStack", "UnsupportedModel"]
 
 
 def __getattr__(name):

@@ -186,6 +186,61 @@ private:
   }
 
   attn_artifact *artifact;
+  friend class Stack;
+};
+
+/// A layer stack of a layer artifact (attn_stack_*): weights copied in at
+/// creation, forward calls in place. Python keeps the artifact alive for
+/// as long as the stack (keep_alive below), as the C API asks.
+class Stack {
+public:
+  Stack(Artifact &artifact, const std::vector<std::string> &names,
+        const std::vector<Array> &weights) {
+    if (names.size() != weights.size())
+      throw nb::value_error("one name per weight");
+    WrappedTensors tensors;
+    wrapAll(weights, "weight", tensors);
+    std::vector<const char *> cNames;
+    for (const std::string &name : names)
+      cNames.push_back(name.c_str());
+    for (size_t i = 0; i < weights.size(); ++i)
+      if (attn_tensor_dtype(tensors.tensors[i]) != ATTN_F32)
+        throw nb::type_error(("weight " + names[i] + " must be float32").c_str());
+    {
+      nb::gil_scoped_release release;
+      stack = attn_stack_create(artifact.artifact, cNames.data(),
+                                tensors.tensors.data(),
+                                int64_t(tensors.tensors.size()));
+    }
+    if (!stack)
+      throw nb::value_error(attn_last_error());
+  }
+  ~Stack() { attn_stack_release(stack); }
+  Stack(const Stack &) = delete;
+  Stack &operator=(const Stack &) = delete;
+
+  void forward(const Array &x, nb::object memory, const Array &out) {
+    WrappedTensors tensors;
+    std::vector<Array> arrays = {x, out};
+    if (!memory.is_none())
+      arrays.push_back(nb::cast<Array>(memory));
+    wrapAll(arrays, "operand", tensors);
+    attn_tensor *memoryTensor =
+        memory.is_none() ? nullptr : tensors.tensors[2];
+    int status;
+    {
+      nb::gil_scoped_release release;
+      status = attn_stack_forward(stack, tensors.tensors[0], memoryTensor,
+                                  tensors.tensors[1]);
+    }
+    if (status != 0)
+      throw nb::value_error(attn_last_error());
+  }
+
+  void reset() { attn_stack_reset(stack); }
+
+private:
+  attn_stack *stack = nullptr;
 };
 
 } // namespace
@@ -206,4 +261,16 @@ NB_MODULE(_attn, m) {
            "call() on (address, dtype, sizes) of dense row-major buffers "
            "the caller keeps alive (dtype: 0 f32, 1 i32, 2 f16, 3 bf16, 4 "
            "bool).");
+  nb::class_<Stack>(m, "Stack")
+      .def(nb::init<Artifact &, const std::vector<std::string> &,
+                    const std::vector<Array> &>(),
+           nb::arg("artifact"), nb::arg("names"), nb::arg("weights"),
+           nb::keep_alive<1, 2>(),
+           "A layer stack of a layer artifact, with float32 weights by the "
+           "names of docs/Transformer.md (copied in).")
+      .def("forward", &Stack::forward, nb::arg("x"), nb::arg("memory").none(),
+           nb::arg("out"),
+           "Runs the stack on x [batch, length, d_model] into out; a decoder "
+           "continues its sequence (KV cache) until reset().")
+      .def("reset", &Stack::reset, "Starts a new sequence.");
 }

@@ -1,0 +1,101 @@
+"""TransformerStack.from_pretrained against transformers' own models, built
+from configs with random weights and saved by save_pretrained."""
+
+import numpy as np
+import pytest
+import torch
+
+import attn
+
+transformers = pytest.importorskip("transformers")
+
+# The issue's bar: 1e-4 against transformers on O(1) hidden states. attn's
+# f32 products and norms differ from PyTorch's by ~1e-6 per layer; 1e-4
+# leaves room for two layers and LayerNorm's amplification of small
+# variances while catching any wrong weight mapping (errors of 1e-1).
+TOL = 1e-4
+
+
+def save(model, tmp_path):
+    model.save_pretrained(tmp_path, safe_serialization=True)
+    return str(tmp_path)
+
+
+def ids(batch, length, vocab, seed=0):
+    return torch.randint(0, vocab, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("kind", ["bert", "roberta"])
+def test_bert_family(kind, tmp_path):
+    config_class, model_class = ((transformers.BertConfig, transformers.BertModel)
+                                 if kind == "bert" else
+                                 (transformers.RobertaConfig, transformers.RobertaModel))
+    config = config_class(vocab_size=120, hidden_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, intermediate_size=128,
+                          max_position_embeddings=80)
+    torch.manual_seed(0)
+    model = model_class(config, add_pooling_layer=False).eval()
+    stack = attn.TransformerStack.from_pretrained(save(model, tmp_path))
+    x = ids(2, 37, 120)
+    with torch.no_grad():
+        want = model(input_ids=x).last_hidden_state.numpy()
+    got = stack.forward(stack.embed(x))
+    assert np.abs(got - want).max() < TOL
+
+
+def decode_check(model, stack, vocab, length=19, prompt=12):
+    x = ids(1, length, vocab, seed=3)
+    with torch.no_grad():
+        want = model(input_ids=x).last_hidden_state.numpy()
+    stack.reset()
+    whole = stack.forward(stack.embed(x))
+    assert np.abs(whole - want).max() < TOL
+    stack.reset()
+    parts = [stack.forward(stack.embed(x[:, :prompt]))]
+    for t in range(prompt, length):
+        parts.append(stack.forward(stack.embed(x[:, t:t + 1])))
+    decoded = np.concatenate(parts, axis=1)
+    assert np.abs(decoded - want).max() < TOL
+
+
+def test_gpt2_with_incremental_decoding(tmp_path):
+    config = transformers.GPT2Config(vocab_size=100, n_embd=64, n_layer=2, n_head=4,
+                                     n_positions=64)
+    torch.manual_seed(0)
+    model = transformers.GPT2Model(config).eval()
+    stack = attn.TransformerStack.from_pretrained(save(model, tmp_path))
+    decode_check(model, stack, 100)
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2"])
+def test_llama_style_with_gqa_and_decoding(kind, tmp_path):
+    config_class, model_class = ((transformers.LlamaConfig, transformers.LlamaModel)
+                                 if kind == "llama" else
+                                 (transformers.Qwen2Config, transformers.Qwen2Model))
+    config = config_class(vocab_size=100, hidden_size=64, intermediate_size=160,
+                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                          max_position_embeddings=64, rope_theta=500.0)
+    torch.manual_seed(0)
+    model = model_class(config).eval()
+    if kind == "qwen2":  # give the q/k/v biases values, so a lost bias shows
+        with torch.no_grad():
+            for layer in model.layers:
+                for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj,
+                             layer.self_attn.v_proj):
+                    proj.bias.normal_()
+    stack = attn.TransformerStack.from_pretrained(save(model, tmp_path))
+    decode_check(model, stack, 100)
+
+
+def test_unsupported_model_type(tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "t5"}')
+    with pytest.raises(attn.UnsupportedModel, match="model_type 't5' is not mapped"):
+        attn.TransformerStack.from_pretrained(str(tmp_path))
+
+
+def test_wrong_hidden_size(tmp_path):
+    config = transformers.GPT2Config(vocab_size=50, n_embd=32, n_layer=1, n_head=2,
+                                     n_positions=16)
+    stack = attn.TransformerStack.from_pretrained(save(transformers.GPT2Model(config), tmp_path))
+    with pytest.raises(ValueError, match=r"\[batch, length, 32\]"):
+        stack.forward(np.zeros((1, 4, 31), np.float32))
