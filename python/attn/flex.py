@@ -568,7 +568,14 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     kernel = compile_source(call.module("flex"))
     operands = [T.as_operand(q, "query"), T.as_operand(k, "key"),
                 T.as_operand(v, "value")] + extra
-    result = T.empty_like_family(q, call.output_shape()) if out is None else out
+    shape = call.output_shape()
+    if out is not None:
+        contiguous = out.is_contiguous() if T.is_torch(out) else out.flags.c_contiguous
+        if tuple(out.shape) != shape or T.dtype_name(out) != dtype or not contiguous or \
+                T.is_torch(out) != T.is_torch(q):
+            raise ValueError(f"flex_attention: out must be a dense {dtype} {shape} of the "
+                             f"inputs' library, got {T.dtype_name(out)} {tuple(out.shape)}")
+    result = T.empty_like_family(q, shape) if out is None else out
     outputs = [result]
     if return_lse:
         lse = T.empty_like_family(q, tuple(q.shape[:3]),

@@ -22,6 +22,12 @@ import torch.nn.functional as F
 from .functional import scaled_dot_product_attention
 
 _original_sdpa = F.scaled_dot_product_attention
+_flex_module = None
+try:
+    import torch.nn.attention.flex_attention as _flex_module
+    _original_flex = _flex_module.flex_attention
+except ImportError:  # a PyTorch without FlexAttention
+    _original_flex = None
 _warned = set()
 _lock = threading.Lock()
 _depth = 0
@@ -55,22 +61,54 @@ def _routed_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fal
                                        bool(kwargs.get("enable_gqa", False)))
         except (ValueError, TypeError, NotImplementedError) as error:
             reason = str(error)
-    if reason not in _warned:
-        _warned.add(reason)
-        warnings.warn(f"attn.replace_sdpa: PyTorch runs this call ({reason})",
-                      stacklevel=2)
+    _say_once(reason)
     return _original_sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
                           is_causal=is_causal, scale=scale, **kwargs)
 
 
+def _say_once(reason):
+    if reason not in _warned:
+        _warned.add(reason)
+        warnings.warn(f"attn.replace_sdpa: PyTorch runs this call ({reason})", stacklevel=3)
+
+
+def _routed_flex(query, key, value, score_mod=None, block_mask=None, scale=None,
+                 enable_gqa=False, return_lse=False, kernel_options=None, **kwargs):
+    """FlexAttention calls: the torch BlockMask's mask_mod is traced again
+    by attn (its seq_lengths give the shape)."""
+    from .flex import create_block_mask, flex_attention
+    reason = _fallback_reason(query, key, value, None, 0.0, {})
+    if reason is None and kwargs:
+        reason = f"arguments {sorted(kwargs)}"
+    if reason is None:
+        try:
+            mask = None
+            if block_mask is not None:
+                q_len, kv_len = block_mask.seq_lengths
+                mask = create_block_mask(block_mask.mask_mod, None, None, q_len, kv_len)
+            result = flex_attention(query, key, value, score_mod=score_mod, block_mask=mask,
+                                    scale=scale, enable_gqa=enable_gqa, return_lse=return_lse)
+            return result
+        except (ValueError, TypeError, NotImplementedError) as error:
+            reason = str(error)
+    _say_once(reason)
+    return _original_flex(query, key, value, score_mod=score_mod, block_mask=block_mask,
+                          scale=scale, enable_gqa=enable_gqa, return_lse=return_lse,
+                          kernel_options=kernel_options, **kwargs)
+
+
 @contextlib.contextmanager
 def replace_sdpa():
-    """Routes torch.nn.functional.scaled_dot_product_attention to attn's
-    kernels inside the block (nested blocks are fine)."""
+    """Routes torch.nn.functional.scaled_dot_product_attention and
+    torch.nn.attention.flex_attention.flex_attention to attn's kernels
+    inside the block (nested blocks are fine). Code that imported
+    flex_attention by name before the block keeps PyTorch's."""
     global _depth
     with _lock:
         _depth += 1
         F.scaled_dot_product_attention = _routed_sdpa
+        if _flex_module is not None:
+            _flex_module.flex_attention = _routed_flex
     try:
         yield
     finally:
@@ -78,6 +116,8 @@ def replace_sdpa():
             _depth -= 1
             if _depth == 0:
                 F.scaled_dot_product_attention = _original_sdpa
+                if _flex_module is not None:
+                    _flex_module.flex_attention = _original_flex
 
 
 @torch.library.custom_op("attn::sdpa", mutates_args=())

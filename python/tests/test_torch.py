@@ -71,3 +71,44 @@ def test_custom_op_under_torch_compile():
     got = compiled(q, k, v)
     want = F.scaled_dot_product_attention(q, k, v, is_causal=True) * 2
     assert (got - want).abs().max().item() < 1e-5
+
+
+def test_replace_sdpa_routes_flex_attention():
+    from torch.nn.attention import flex_attention as tflex
+    q, k, v = (torch.randn(1, 2, 96, 32, generator=torch.Generator().manual_seed(s))
+               for s in range(3))
+
+    def window(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx <= 10)
+
+    def bias(score, b, h, q_idx, kv_idx):
+        return score + 0.1 * h
+
+    mask = tflex.create_block_mask(window, None, None, 96, 96, device="cpu")
+    want = tflex.flex_attention(q.double(), k.double(), v.double(), score_mod=bias,
+                                block_mask=mask)
+    seen = []
+    original = attn.flex.flex_attention
+
+    def counting(*args, **kwargs):
+        seen.append(kwargs.get("block_mask"))
+        return original(*args, **kwargs)
+
+    attn.flex.flex_attention = counting
+    try:
+        with attn.replace_sdpa():
+            got = tflex.flex_attention(q, k, v, score_mod=bias, block_mask=mask)
+    finally:
+        attn.flex.flex_attention = original
+    assert len(seen) == 1 and isinstance(seen[0], attn.BlockMask)
+    assert tflex.flex_attention is attn.torch_integration._original_flex
+    assert (got.double() - want).abs().max().item() < 1e-5
+
+
+def test_flex_out_is_written_in_place():
+    q = torch.randn(1, 1, 16, 8)
+    out = torch.empty(1, 1, 16, 8)
+    result = attn.flex_attention(q, q, q, out=out)
+    assert result.data_ptr() == out.data_ptr()
+    with pytest.raises(ValueError, match="out must be"):
+        attn.flex_attention(q, q, q, out=torch.empty(1, 1, 16, 9))
