@@ -50,6 +50,10 @@ warnings.filterwarnings("ignore")
 
 
 def median_ms(fn, repeat):
+    # Let the previous peer's thread pools stop spinning (libomp keeps its
+    # threads busy-waiting for KMP_BLOCKTIME, 200 ms; ONNX Runtime and
+    # libgomp spin too) before this peer's threads want the cores.
+    time.sleep(0.3)
     fn()  # warm: compile, caches
     times = []
     for _ in range(repeat):
