@@ -296,6 +296,12 @@ def main():
     args.sizes = [int(s) for s in args.sizes.split(",")]
     args.kinds = args.kinds.split(",")
     torch.set_num_threads(args.threads)
+    # Every (shape, mask) recompiles FlexAttention; past dynamo's default
+    # limit (8) it would silently fall back to the eager kernel.
+    import torch._dynamo
+    for name in ("recompile_limit", "cache_size_limit"):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, 1024)
     only = set(args.only.split(",")) if args.only else {"attention", "overhead", "start", "models"}
     if args.ort:
         try:

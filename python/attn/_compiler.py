@@ -163,11 +163,13 @@ def _function_name(text, suffix):
     return match.group(1)
 
 
-def compile_source(text, suffix=".mlir", function=None, extra_args=()):
+def compile_source(text, suffix=".mlir", function=None, extra_args=(), target="cpu"):
     """The Kernel of `text` (attn IR when suffix is .mlir, a spec when
-    .yaml), compiled or taken from a cache."""
+    .yaml), compiled or taken from a cache. `target` is attn-compile's:
+    cpu (this host), vulkan..., cuda-sm80 / cuda-sm90."""
     key = hashlib.sha256("\0".join(
-        [text, suffix, " ".join(extra_args), _toolchain_identity()]).encode()).hexdigest()[:32]
+        [text, suffix, " ".join(extra_args), target,
+         _toolchain_identity()]).encode()).hexdigest()[:32]
     with _lock:
         kernel = _memory.get(key)
     if kernel is not None:
@@ -176,12 +178,18 @@ def compile_source(text, suffix=".mlir", function=None, extra_args=()):
         function = _function_name(text, suffix)
     directory = cache_dir()
     os.makedirs(directory, exist_ok=True)
-    library = os.path.join(directory, f"{key}.so")
+    gpu = target != "cpu"
+    extension = ".so" if not gpu else ".spv" if target.startswith("vulkan") else ".ptx"
+    library = os.path.join(directory, key + extension)
     origin, seconds = "disk", 0.0
     if not os.path.exists(library):
         origin = "compiled"
-        seconds = _run_compiler(text, suffix, library, extra_args)
-    kernel = Kernel(_attn.Artifact(library), function, text, origin, seconds, library)
+        seconds = _run_compiler(text, suffix, library, extra_args, target)
+    if gpu:
+        artifact = _attn.GpuArtifact(library, library[:-len(extension)] + ".json")
+        kernel = GpuKernel(artifact, function, text, origin, seconds, library)
+    else:
+        kernel = Kernel(_attn.Artifact(library), function, text, origin, seconds, library)
     if _log:
         print(f"attn: {function}: {origin}"
               + (f" in {seconds:.2f} s" if origin == "compiled" else "") + f" ({library})")
@@ -190,29 +198,54 @@ def compile_source(text, suffix=".mlir", function=None, extra_args=()):
         return _memory[key]
 
 
-def _run_compiler(text, suffix, library, extra_args):
-    """attn-compile into a temporary file renamed into place, so processes
-    sharing the cache never load a half-written library."""
+def _run_compiler(text, suffix, library, extra_args, target="cpu"):
+    """attn-compile into a temporary directory whose files are renamed into
+    place (a GPU artifact's .json first, its code last), so processes
+    sharing the cache never load a half-written artifact."""
     directory = os.path.dirname(library)
-    with tempfile.TemporaryDirectory(prefix="attn-") as work:
+    name = os.path.basename(library)
+    with tempfile.TemporaryDirectory(prefix="attn-") as work, \
+            tempfile.TemporaryDirectory(prefix=".partial-", dir=directory) as partial:
         source = os.path.join(work, "kernel" + suffix)
         with open(source, "w") as f:
             f.write(text)
-        fd, partial = tempfile.mkstemp(suffix=".so.partial", dir=directory)
-        os.close(fd)
+        output = os.path.join(partial, name)
+        emit = ["--emit=so"] if target == "cpu" else [f"--target={target}"]
         start = time.perf_counter()
-        try:
-            result = subprocess.run(
-                [compiler_path(), source, "--emit=so", "-o", partial, *extra_args],
-                capture_output=True, text=True)
-            if result.returncode != 0:
-                message = result.stderr.strip().replace(source, "<attn source>")
-                raise CompileError(message or "attn-compile failed")
-            os.replace(partial, library)
-        finally:
-            if os.path.exists(partial):
-                os.remove(partial)
-        return time.perf_counter() - start
+        result = subprocess.run([compiler_path(), source, *emit, "-o", output, *extra_args],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            message = result.stderr.strip().replace(source, "<attn source>")
+            raise CompileError(message or "attn-compile failed")
+        seconds = time.perf_counter() - start
+        produced = sorted(os.listdir(partial), key=lambda f: f == name)
+        for f in produced:
+            os.replace(os.path.join(partial, f), os.path.join(directory, f))
+        return seconds
+
+
+class GpuKernel(Kernel):
+    """A GPU artifact's function: inputs are host arrays (copied to the
+    device and the results back: the GPU path copies for now)."""
+
+    def __init__(self, artifact, function, source_text, origin, seconds, path):
+        self._artifact = artifact
+        self.function = function
+        self.source_text = source_text
+        self.source = origin
+        self.compile_seconds = seconds
+        self.path = path
+        self.signature = None
+        self.input_types, self.output_types = [], []
+
+    @property
+    def device(self):
+        return self._artifact.device()
+
+    def __call__(self, *inputs, out):
+        outputs = list(out) if isinstance(out, (list, tuple)) else [out]
+        self._artifact.call(self.function, list(inputs), outputs)
+        return out
 
 
 def clear_memory_cache():

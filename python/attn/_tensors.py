@@ -71,3 +71,42 @@ def expand(x, shape):
 
 def reshape(x, shape):
     return x.reshape(shape)
+
+
+def target_of(device, reference):
+    """(attn-compile target, the torch device results go back to or None)
+    for a call's `device` argument and its inputs: "cpu" by default,
+    "vulkan" when asked for, CUDA tensors on cuda-sm80 / cuda-sm90."""
+    on_cuda = is_torch(reference) and reference.device.type == "cuda"
+    if device in (None, "cpu") and not on_cuda:
+        return "cpu", None
+    if device == "vulkan" or (isinstance(device, str) and device.startswith("vulkan")):
+        return device, None
+    if on_cuda or device == "cuda" or (isinstance(device, str) and device.startswith("cuda")):
+        if isinstance(device, str) and device.startswith("cuda-sm"):
+            return device, reference.device if on_cuda else None
+        if torch is None or not torch.cuda.is_available():
+            raise ValueError("device='cuda': PyTorch sees no CUDA device here")
+        major, _ = torch.cuda.get_device_capability(reference.device if on_cuda else None)
+        return ("cuda-sm90" if major >= 9 else "cuda-sm80"), (reference.device if on_cuda
+                                                             else None)
+    raise ValueError(f"device must be 'cpu', 'vulkan' or 'cuda', got {device!r}")
+
+
+def on_host(home, fn, *args):
+    """Runs `fn` with torch tensors among `args` moved to the host and its
+    result moved back to `home` (the GPU path copies for now)."""
+    result = fn(*[a.cpu() if is_torch(a) else a for a in args])
+    if home is None:
+        return result
+    if isinstance(result, tuple):
+        return tuple(r.to(home) for r in result)
+    return result.to(home)
+
+
+def into(out, result):
+    """`result`, written into the caller's `out` when one is given."""
+    if out is None:
+        return result
+    out[...] = result
+    return out

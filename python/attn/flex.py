@@ -551,21 +551,37 @@ def traced_ir(query, key, value, score_mod=None, block_mask=None, scale=None,
 
 
 def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None,
-                   enable_gqa=False, return_lse=False, *, out=None):
+                   enable_gqa=False, return_lse=False, *, out=None, device=None):
     """torch.nn.attention.flex_attention.flex_attention on attn's kernels.
 
     `score_mod(score, b, h, q_idx, kv_idx)` returns the modified score;
     `block_mask` comes from create_block_mask. Returns the output
     [B, Hq, L, Dv], and with return_lse=True also the log-sum-exp of each
     row's kept scores [B, Hq, L] (float32; -inf for a row that keeps
-    nothing, whose output is 0)."""
+    nothing, whose output is 0). `device="vulkan"` (or CUDA tensors) runs
+    the GPU kernels on copies (lse is not available there)."""
+    target, home = T.target_of(device, query)
+    if target != "cpu":
+        if return_lse:
+            raise ValueError("flex_attention: return_lse runs on the CPU only (GPU "
+                             "targets have no lse result)")
+        result = T.on_host(home, lambda q, k, v: _flex(
+            q, k, v, score_mod, block_mask, scale, enable_gqa, False, None, target),
+            query, key, value)
+        return T.into(out, result)
+    return _flex(query, key, value, score_mod, block_mask, scale, enable_gqa, return_lse,
+                 out, "cpu")
+
+
+def _flex(query, key, value, score_mod, block_mask, scale, enable_gqa, return_lse, out,
+          target):
     q, k, v, dtype, squeeze = _check_qkv(query, key, value, enable_gqa, "flex_attention")
     if squeeze:
         raise ValueError("flex_attention: query, key and value must have rank 4 "
                          "[B, H, L, D]")
     call, extra = _plan(tuple(q.shape), tuple(k.shape), tuple(v.shape), ELEMENT[dtype],
                         score_mod, block_mask, scale, return_lse)
-    kernel = compile_source(call.module("flex"))
+    kernel = compile_source(call.module("flex"), target=target)
     operands = [T.as_operand(q, "query"), T.as_operand(k, "key"),
                 T.as_operand(v, "value")] + extra
     shape = call.output_shape()

@@ -90,7 +90,7 @@ def _mask_operand(attn_mask, q, B, Hq, Lq, Lk):
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False, *,
-                                 out=None):
+                                 out=None, device=None):
     """torch.nn.functional.scaled_dot_product_attention on attn's CPU kernels.
 
     query [B, Hq, L, D], key [B, Hkv, S, D], value [B, Hkv, S, Dv] (or rank 3
@@ -100,8 +100,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     (top-left). `out`, when given, receives the result in place."""
     # The fast path: a call like one before (same tensor types, shapes and
     # dtypes, so the same checks pass) goes straight to its kernel.
+    target, home = T.target_of(device, query)
+    if target != "cpu":
+        result = T.on_host(home, lambda q, k, v, m: _sdpa(
+            q, k, v, m, dropout_p, is_causal, scale, enable_gqa, None, target),
+            query, key, value, attn_mask)
+        return T.into(out, result)
+    return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, out,
+                 "cpu")
+
+
+def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, out,
+          target):
     fast_key = None
-    if attn_mask is None and out is None and T.is_torch(query) and T.is_torch(key) \
+    if target == "cpu" and attn_mask is None and out is None and T.is_torch(query) and T.is_torch(key) \
             and T.is_torch(value) and not dropout_p:
         fast_key = (query.shape, key.shape, value.shape, query.dtype, key.dtype,
                     value.dtype, is_causal, scale, enable_gqa)
@@ -133,7 +145,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         mask_shape = tuple(mask.shape)
         operands.append(mask)
     key_tuple = (tuple(q.shape), tuple(k.shape), tuple(v.shape), dtype, mask_kind,
-                 mask_shape, bool(is_causal), None if scale is None else float(scale))
+                 mask_shape, bool(is_causal), None if scale is None else float(scale), target)
     kernel = _kernels.get(key_tuple)
     if kernel is None:
         call = AttentionCall(tuple(q.shape), tuple(k.shape), tuple(v.shape),
@@ -142,7 +154,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                              bias_shape=mask_shape if mask_kind == "bias" else None,
                              pattern="#attn.causal" if is_causal else None,
                              scale=scale)
-        kernel = compile_source(call.module("sdpa"))
+        kernel = compile_source(call.module("sdpa"), target=target)
         _kernels[key_tuple] = kernel
 
     result = _output(out, q, result_shape, squeeze)

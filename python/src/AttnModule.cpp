@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-c/Runtime.h"
+#include "attn/Runtime/Gpu.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -17,7 +18,11 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -243,6 +248,98 @@ private:
   attn_stack *stack = nullptr;
 };
 
+/// The process's Vulkan device, opened on first use (instance and device
+/// creation cost tens of milliseconds; lavapipe without a GPU).
+attnrt::VulkanDevice *vulkanDevice() {
+  static std::mutex mutex;
+  static std::unique_ptr<attnrt::VulkanDevice> device;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!device) {
+    std::string error;
+    device = attnrt::VulkanDevice::open(error);
+    if (!device)
+      throw std::runtime_error("no Vulkan device: " + error);
+  }
+  return device.get();
+}
+
+/// The process's CUDA device, opened on first use.
+attnrt::CudaDevice *cudaDevice() {
+  static std::mutex mutex;
+  static std::unique_ptr<attnrt::CudaDevice> device;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!device) {
+    std::string error;
+    device = attnrt::CudaDevice::open(error);
+    if (!device)
+      throw std::runtime_error("no CUDA device: " + error);
+  }
+  return device.get();
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// A GPU artifact of `attn-compile --target=vulkan|cuda-...`: the .spv or
+/// .ptx / .cubin code and the .json launch descriptors next to it. Calls
+/// bind host arrays to the kernels' buffers (checked against the sizes the
+/// descriptors give) and copy the results back.
+class GpuArtifact {
+public:
+  GpuArtifact(const std::string &codePath, const std::string &descriptorPath) {
+    std::string error;
+    if (!attnrt::parseGpuDescriptors(readFile(descriptorPath), program.kernels,
+                                     error))
+      throw std::runtime_error(descriptorPath + ": " + error);
+    std::string code = readFile(codePath);
+    program.isSpirv = codePath.size() > 4 &&
+                      codePath.compare(codePath.size() - 4, 4, ".spv") == 0;
+    if (program.isSpirv) {
+      if (code.size() % 4)
+        throw std::runtime_error(codePath + ": not SPIR-V words");
+      program.spirv.resize(code.size() / 4);
+      std::memcpy(program.spirv.data(), code.data(), code.size());
+    } else {
+      program.ptx = std::move(code);
+    }
+  }
+
+  std::string device() {
+    return program.isSpirv ? vulkanDevice()->describe() : cudaDevice()->describe();
+  }
+
+  void call(const std::string &function, const std::vector<Array> &inputs,
+            const std::vector<Array> &outputs) {
+    std::vector<attnrt::GpuOperand> operands;
+    auto add = [&](const std::vector<Array> &arrays, const char *role) {
+      WrappedTensors checked; // the C API's checks of dtype and layout
+      wrapAll(arrays, role, checked);
+      for (const Array &a : arrays)
+        operands.push_back({const_cast<void *>(a.data()), uint64_t(a.nbytes())});
+    };
+    add(inputs, "input");
+    add(outputs, "output");
+    attnrt::VulkanDevice *vulkan = program.isSpirv ? vulkanDevice() : nullptr;
+    attnrt::CudaDevice *cuda = program.isSpirv ? nullptr : cudaDevice();
+    std::string error;
+    bool ran;
+    {
+      nb::gil_scoped_release release;
+      ran = attnrt::runGpuFunction(program, vulkan, cuda, function, operands,
+                                   /*repeats=*/1, nullptr, nullptr, error);
+    }
+    if (!ran)
+      throw nb::value_error(error.c_str());
+  }
+
+private:
+  attnrt::GpuProgram program;
+};
+
 } // namespace
 
 NB_MODULE(_attn, m) {
@@ -273,4 +370,15 @@ NB_MODULE(_attn, m) {
            "Runs the stack on x [batch, length, d_model] into out; a decoder "
            "continues its sequence (KV cache) until reset().")
       .def("reset", &Stack::reset, "Starts a new sequence.");
+  nb::class_<GpuArtifact>(m, "GpuArtifact")
+      .def(nb::init<const std::string &, const std::string &>(),
+           nb::arg("code"), nb::arg("descriptors"),
+           "Loads a GPU artifact: .spv (Vulkan) or .ptx / .cubin (CUDA) and "
+           "its .json launch descriptors.")
+      .def("device", &GpuArtifact::device,
+           "The device the artifact runs on (opened on first use).")
+      .def("call", &GpuArtifact::call, nb::arg("function"), nb::arg("inputs"),
+           nb::arg("outputs"),
+           "Runs the function on the GPU: host inputs are copied to the "
+           "device, results back into the output arrays.");
 }

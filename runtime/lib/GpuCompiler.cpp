@@ -122,80 +122,19 @@ GpuKernel::create(GpuArtifact artifact) {
 
 llvm::Error GpuKernel::call(llvm::StringRef function,
                             llvm::ArrayRef<MemRefDescriptor *> arguments) {
-  auto find = [&](llvm::StringRef name) -> const GpuKernelDescriptor * {
-    for (const GpuKernelDescriptor &d : artifact.kernels)
-      if (d.name == name)
-        return &d;
-    return nullptr;
-  };
-  const GpuKernelDescriptor *kernel = find(function);
-  if (!kernel)
-    return makeError("no GPU kernel named '" + function + "'");
-  // A launch whose key tiles are split over workgroups writes partial
-  // results that `<function>_merge` combines into the output.
-  const GpuKernelDescriptor *merge = find((function + "_merge").str());
-  size_t numInputs = llvm::count_if(kernel->bindings, [](const GpuBinding &b) {
-    return llvm::StringRef(b.name).starts_with("arg");
-  });
+  std::vector<GpuOperand> operands;
+  for (MemRefDescriptor *argument : arguments)
+    operands.push_back({argument->alignedData(), /*bytes=*/0});
   std::vector<int32_t> tileCounts;
-  std::vector<float> partials;
-  auto viewsOf = [&](const GpuKernelDescriptor &d,
-                     std::vector<GpuBufferView> &views) -> llvm::Error {
-    for (const GpuBinding &binding : d.bindings) {
-      llvm::StringRef name = binding.name;
-      GpuBufferView view{nullptr, binding.bytes, binding.written};
-      unsigned index = 0;
-      if (name.consume_front("arg") && !name.getAsInteger(10, index) &&
-          index < arguments.size()) {
-        view.data = arguments[index]->alignedData();
-      } else if (name.consume_front("result") &&
-                 !name.getAsInteger(10, index) &&
-                 numInputs + index < arguments.size()) {
-        view.data = arguments[numInputs + index]->alignedData();
-      } else if (const std::vector<uint32_t> *words =
-                     d.constant(binding.name)) {
-        view.data = const_cast<uint32_t *>(words->data());
-      } else if (name == "tile_counts") {
-        tileCounts.resize(binding.bytes / sizeof(int32_t));
-        view.data = tileCounts.data();
-      } else if (name == "partials") {
-        partials.resize(binding.bytes / sizeof(float));
-        view.data = partials.data();
-      } else {
-        return makeError("kernel '" + d.name + "': binding '" + binding.name +
-                         "' has no argument (given " +
-                         llvm::Twine(arguments.size()) + ")");
-      }
-      views.push_back(view);
-    }
-    return llvm::Error::success();
-  };
-  auto run = [&](const GpuKernelDescriptor &d) -> llvm::Error {
-    std::vector<GpuBufferView> views;
-    if (llvm::Error e = viewsOf(d, views))
-      return e;
-    std::string error;
-    std::vector<double> ms;
-    bool ran = vulkan ? vulkan->run(artifact.spirv, d, views, repeats, &ms,
-                                    error)
-                      : cuda->run(artifact.ptx, d, views, repeats, &ms, error);
-    if (!ran)
-      return makeError(error);
-    // A split launch's time is both kernels'.
-    times.resize(ms.size(), 0.0);
-    for (size_t r = 0; r < ms.size(); ++r)
-      times[r] += ms[r];
-    return llvm::Error::success();
-  };
-  times.clear();
-  if (llvm::Error e = run(*kernel))
-    return e;
-  if (merge)
-    if (llvm::Error e = run(*merge))
-      return e;
+  std::string error;
+  if (!runGpuFunction(artifact, vulkan.get(), cuda.get(), function.str(),
+                      operands, repeats, &times, &tileCounts, error))
+    return makeError(error);
   // Per workgroup: visited and partial key tiles.
-  for (size_t w = 0; w + 1 < tileCounts.size(); w += 2)
-    attn_record_tiles(kernel->tiling[0], kernel->tiling[1], kernel->tiling[2],
-                      tileCounts[w], tileCounts[w + 1]);
+  for (const GpuKernelDescriptor &d : artifact.kernels)
+    if (d.name == function)
+      for (size_t w = 0; w + 1 < tileCounts.size(); w += 2)
+        attn_record_tiles(d.tiling[0], d.tiling[1], d.tiling[2], tileCounts[w],
+                          tileCounts[w + 1]);
   return llvm::Error::success();
 }

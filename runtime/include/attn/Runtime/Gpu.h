@@ -125,6 +125,39 @@ private:
   std::unique_ptr<State> state;
 };
 
+/// Host memory of one operand of a call: the source function's inputs,
+/// then its results, in order.
+struct GpuOperand {
+  void *data = nullptr;
+  /// The operand's size; 0 when the caller does not know it (then the
+  /// binding's size is trusted).
+  uint64_t bytes = 0;
+};
+
+/// The compiled code of a GPU artifact and how to launch its kernels.
+struct GpuProgram {
+  bool isSpirv = true;
+  std::vector<uint32_t> spirv; ///< Vulkan
+  std::string ptx;             ///< CUDA (PTX text or a cubin)
+  std::vector<GpuKernelDescriptor> kernels;
+};
+
+/// Runs `function` of `program` on the device its code is for (`vulkan`
+/// for SPIR-V, `cuda` for PTX), then `<function>_merge` when the launch
+/// splits key tiles over workgroups: bindings `argN` and `resultN` read and
+/// write `operands`, constant bindings their descriptor contents, and the
+/// kernels' own scratch (`tile_counts`, `partials`) buffers held here.
+/// `milliseconds` receives each dispatch's time (a split launch: both
+/// kernels'), `tileCounts` the per-workgroup (visited, partial) key-tile
+/// counts when the kernel counts them. False with `error` set when the
+/// function or a binding's operand is missing, an operand's size differs
+/// from its binding's, or the device fails.
+bool runGpuFunction(const GpuProgram &program, VulkanDevice *vulkan,
+                    CudaDevice *cuda, const std::string &function,
+                    const std::vector<GpuOperand> &operands, unsigned repeats,
+                    std::vector<double> *milliseconds,
+                    std::vector<int32_t> *tileCounts, std::string &error);
+
 } // namespace attnrt
 
 #endif // ATTN_RUNTIME_GPU_H

@@ -26,12 +26,7 @@ struct GpuCompileOptions {
 
 /// What compiling for a GPU gives: one SPIR-V module (Vulkan) or one PTX
 /// text (CUDA) holding every kernel, and how to launch each.
-struct GpuArtifact {
-  bool isSpirv = true;
-  std::vector<uint32_t> spirv;
-  std::string ptx;
-  std::vector<GpuKernelDescriptor> kernels;
-};
+using GpuArtifact = GpuProgram;
 
 /// Lowers `module` (attn IR on tensors) with attn-gpu-pipeline for
 /// `options.target`. Diagnostics go to the context's handler.
