@@ -85,8 +85,11 @@ class Kernel:
         self.source = origin
         self.compile_seconds = seconds
         self.path = path
-        self.signature = artifact.signature(function)
+        self.signature = self._read_signature()
         self.input_types, self.output_types = _parse_signature(self.signature)
+
+    def _read_signature(self):
+        return self._artifact.signature(self.function)
 
     def __call__(self, *inputs, out):
         outputs = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -228,15 +231,8 @@ class GpuKernel(Kernel):
     """A GPU artifact's function: inputs are host arrays (copied to the
     device and the results back: the GPU path copies for now)."""
 
-    def __init__(self, artifact, function, source_text, origin, seconds, path):
-        self._artifact = artifact
-        self.function = function
-        self.source_text = source_text
-        self.source = origin
-        self.compile_seconds = seconds
-        self.path = path
-        self.signature = None
-        self.input_types, self.output_types = [], []
+    def _read_signature(self):
+        return None  # GPU artifacts export launch descriptors instead
 
     @property
     def device(self):

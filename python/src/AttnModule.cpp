@@ -248,33 +248,27 @@ private:
   attn_stack *stack = nullptr;
 };
 
-/// The process's Vulkan device, opened on first use (instance and device
-/// creation cost tens of milliseconds; lavapipe without a GPU).
-attnrt::VulkanDevice *vulkanDevice() {
+/// The process's device of type `Device` (attnrt::VulkanDevice or
+/// CudaDevice), opened on first use: instance and context creation cost
+/// tens of milliseconds, and lavapipe stands in for a GPU without one.
+template <typename Device> Device *processDevice(const char *what) {
   static std::mutex mutex;
-  static std::unique_ptr<attnrt::VulkanDevice> device;
+  static std::unique_ptr<Device> device;
   std::lock_guard<std::mutex> lock(mutex);
   if (!device) {
     std::string error;
-    device = attnrt::VulkanDevice::open(error);
+    device = Device::open(error);
     if (!device)
-      throw std::runtime_error("no Vulkan device: " + error);
+      throw std::runtime_error(std::string("no ") + what + " device: " + error);
   }
   return device.get();
 }
 
-/// The process's CUDA device, opened on first use.
+attnrt::VulkanDevice *vulkanDevice() {
+  return processDevice<attnrt::VulkanDevice>("Vulkan");
+}
 attnrt::CudaDevice *cudaDevice() {
-  static std::mutex mutex;
-  static std::unique_ptr<attnrt::CudaDevice> device;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!device) {
-    std::string error;
-    device = attnrt::CudaDevice::open(error);
-    if (!device)
-      throw std::runtime_error("no CUDA device: " + error);
-  }
-  return device.get();
+  return processDevice<attnrt::CudaDevice>("CUDA");
 }
 
 std::string readFile(const std::string &path) {
