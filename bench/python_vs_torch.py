@@ -37,6 +37,7 @@ import time
 import warnings
 
 import torch
+import torch._dynamo
 import torch.nn.functional as F
 from torch.nn.attention import flex_attention as tflex
 
@@ -298,7 +299,6 @@ def main():
     torch.set_num_threads(args.threads)
     # Every (shape, mask) recompiles FlexAttention; past dynamo's default
     # limit (8) it would silently fall back to the eager kernel.
-    import torch._dynamo
     for name in ("recompile_limit", "cache_size_limit"):
         if hasattr(torch._dynamo.config, name):
             setattr(torch._dynamo.config, name, 1024)

@@ -7,6 +7,7 @@ the same code). Libraries are kept under $ATTN_CACHE_DIR (default
 CPU, so a second process loads them without compiling.
 """
 
+import atexit
 import hashlib
 import os
 import re
@@ -244,7 +245,17 @@ class GpuKernel(Kernel):
         return out
 
 
+_forget_hooks = []  # other modules' caches of kernels
+
+
 def clear_memory_cache():
     """Forgets the kernels of this process (the disk cache stays)."""
     with _lock:
         _memory.clear()
+    for forget in _forget_hooks:
+        forget()
+
+
+# The caches hold extension objects; dropping them before the interpreter
+# tears the extension down keeps nanobind's leak check quiet.
+atexit.register(clear_memory_cache)

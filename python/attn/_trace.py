@@ -9,7 +9,6 @@ depends on a symbolic value cannot be traced and raises `TraceError` naming
 the line that did it.
 """
 
-import math
 import operator
 import traceback
 
@@ -150,6 +149,8 @@ def _const(x):
         return x
     if isinstance(x, (int, float)):
         return x
+    if isinstance(x, np.generic):  # NumPy scalars
+        return x.item()
     if _is_tensor(x) and x.ndim == 0:
         value = x.item()
         return value
@@ -353,5 +354,3 @@ def evaluate(expr, score, b, h, q, kv, xp):
         raise TraceError(f"unknown traced op {op}")
     return ev(expr)
 
-
-math_inf = math.inf

@@ -6,11 +6,12 @@ documented difference: a query row whose keys are all masked out yields 0
 """
 
 from . import _tensors as T
-from ._compiler import compile_source
+from ._compiler import _forget_hooks, compile_source
 from ._ir import ELEMENT, AttentionCall
 
 _kernels = {}  # (shapes, dtype, options) -> Kernel: no IR text on a hit
 _fast = {}     # torch calls without a mask: (shapes, dtypes, options) -> (Kernel, result shape)
+_forget_hooks += [_kernels.clear, _fast.clear]
 
 
 def _check_qkv(q, k, v, enable_gqa, what="scaled_dot_product_attention"):
