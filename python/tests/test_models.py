@@ -99,3 +99,14 @@ def test_wrong_hidden_size(tmp_path):
     stack = attn.TransformerStack.from_pretrained(save(transformers.GPT2Model(config), tmp_path))
     with pytest.raises(ValueError, match=r"\[batch, length, 32\]"):
         stack.forward(np.zeros((1, 4, 31), np.float32))
+
+
+def test_decoder_batch_change_needs_reset(tmp_path):
+    config = transformers.GPT2Config(vocab_size=50, n_embd=32, n_layer=1, n_head=2,
+                                     n_positions=16)
+    stack = attn.TransformerStack.from_pretrained(save(transformers.GPT2Model(config), tmp_path))
+    stack.forward(stack.embed(ids(2, 5, 50)))
+    with pytest.raises(ValueError, match="sequence in progress has 2"):
+        stack.forward(stack.embed(ids(3, 1, 50)))
+    stack.reset()
+    assert stack.forward(stack.embed(ids(3, 1, 50))).shape == (3, 1, 32)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "CApiObjects.h"
 #include "attn/Runtime/CInterfaceCall.h"
+#include "attn/Runtime/ElfCheck.h"
 #include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/RandomFeatures.h"
 #include <algorithm>
@@ -204,6 +205,9 @@ extern "C" {
 attn_artifact *attn_artifact_load(const char *path) {
   if (!path)
     return fail<attn_artifact>("attn_artifact_load: path is NULL");
+  // A truncated file would fault inside dlopen (SIGBUS), not fail.
+  if (std::string problem = attnrt::elfProblem(path); !problem.empty())
+    return fail<attn_artifact>(problem);
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     return fail<attn_artifact>(dlerror());
@@ -474,9 +478,14 @@ int attn_orthogonal_random_features(int64_t features, int64_t dim,
                 "dim >= 1, features * dim <= 2^32 and an output buffer";
     return -1;
   }
-  std::vector<float> omega =
-      attnrt::orthogonalRandomFeatures(features, dim, seed);
-  std::copy(omega.begin(), omega.end(), out); // features may be 0
+  // Written in place; the only allocation is the work buffer, refused (not
+  // thrown) when it cannot be had: no exception crosses the C API.
+  if (!attnrt::fillOrthogonalRandomFeatures(features, dim, seed, out)) {
+    lastError = "attn_orthogonal_random_features: out of memory for a " +
+                std::to_string(std::min(features, dim)) + " x " +
+                std::to_string(dim) + " work buffer";
+    return -1;
+  }
   return 0;
 }
 

@@ -1,5 +1,6 @@
 //===- SharedLibrary.cpp - call kernels from attn-compile --emit=so -------===//
 #include "attn/Runtime/CInterfaceCall.h"
+#include "attn/Runtime/ElfCheck.h"
 #include "attn/Runtime/Jit.h"
 #include "llvm/Support/DynamicLibrary.h"
 
@@ -7,6 +8,9 @@ using namespace attnrt;
 
 llvm::Expected<std::unique_ptr<SharedLibraryKernel>>
 SharedLibraryKernel::load(llvm::StringRef path) {
+  // A truncated file would fault inside dlopen (SIGBUS), not fail.
+  if (std::string problem = elfProblem(path.str().c_str()); !problem.empty())
+    return llvm::createStringError(problem);
   std::string error;
   // Kept loaded for the life of the process, as dlopen'ed plugins usually are.
   llvm::sys::DynamicLibrary library =

@@ -284,6 +284,17 @@ static std::string roleOf(BlockArgument arg, const RoleList &roles) {
 
 /// attn-run on a layer spec: the options in RunLayers' terms.
 static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
+  // Options of single attention problems: a layer spec would ignore them
+  // (docs/Hardening.md: options the chosen path ignores are errors).
+  for (const cl::Option *option :
+       std::initializer_list<const cl::Option *>{
+           &loadLibrary, &entryName, &generic, &queryTile, &keyTile,
+           &cpuKeyTile, &randomInputs, &gaussianOmega})
+    if (option->getNumOccurrences())
+      return fail("--" + option->ArgStr.str() +
+                  " applies to attention specs and IR, not to layer specs "
+                  "(attn-compile LAYER.yaml --emit=so builds a layer "
+                  "artifact; the C API's attn_stack_* runs it)");
   attnrt::LayerRunOptions options;
   options.weights = weightsFile;
   options.writeRandomWeights = writeWeights;

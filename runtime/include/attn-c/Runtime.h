@@ -118,8 +118,9 @@ attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path);
  * tensor of the same shape the caller created. `memory` is the encoder
  * output [batch, M, d_model] a decoder's cross-attention reads (kept until
  * attn_stack_reset), or NULL. An encoder sees `x` alone; a decoder
- * continues its sequence (its KV cache) until attn_stack_reset. Returns 0,
- * or -1 on error. */
+ * continues its sequence (its KV cache) until attn_stack_reset, and every
+ * call of a sequence must have the batch of its first (another batch is
+ * an error until the reset). Returns 0, or -1 on error. */
 int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
                        attn_tensor *out);
 /** Starts a new sequence: empties the KV cache and the memory. */

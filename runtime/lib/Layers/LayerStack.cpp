@@ -73,6 +73,9 @@ struct LayerStack::Impl {
   std::vector<LayerCache> caches;
   int64_t position = 0;
   int64_t firstPosition = 0; ///< of reset(): where this process's tokens start
+  /// A decoder's sequences in progress (its KV cache and cross-attention
+  /// memory hold rows of that many); 0 after reset().
+  int64_t sequences = 0;
   double attentionSeconds = 0;
   std::function<Status(std::vector<float> &)> sumAcrossRanks;
   std::shared_ptr<LinearBackend> linearBackend;
@@ -695,6 +698,13 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
     return Status::error("memory given to a stack without cross-attention");
   if (!l.isDecoder())
     reset(impl->firstPosition); // encoders keep nothing between calls
+  else if (impl->sequences && x.batch != impl->sequences)
+    return Status::error("the input has batch " + std::to_string(x.batch) +
+                         " but the decoder's sequence in progress has " +
+                         std::to_string(impl->sequences) +
+                         " (its KV cache holds that many); reset starts a "
+                         "new sequence");
+  impl->sequences = x.batch;
   result = x;
   std::vector<float> &h = result.data;
   // Absolute positions are added to the stack's input.
@@ -733,6 +743,7 @@ void LayerStack::reset(int64_t firstPosition) {
   for (LayerCache &cache : impl->caches)
     cache = LayerCache();
   impl->position = impl->firstPosition = firstPosition;
+  impl->sequences = 0;
 }
 
 int64_t LayerStack::position() const { return impl->position; }

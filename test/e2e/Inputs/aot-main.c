@@ -206,6 +206,21 @@ static attn_tensor *runWithCApi(const char *path, const char *dynamicPath,
       }
     printf("orthogonal features: %s\n", worst < 1e-5 ? "yes" : "no");
   }
+  /* One feature of a huge dim: one row drawn (it took cubic work and a
+   * dim x dim buffer, and aborted with std::bad_alloc at 2^20). The row is
+   * a Gaussian vector's length: |w|^2 / dim within 1 % of 1. */
+  {
+    int64_t dim = (int64_t)1 << 20;
+    float *one = (float *)malloc(sizeof(float) * (size_t)dim);
+    if (one && attn_orthogonal_random_features(1, dim, 5, one) == 0) {
+      double squares = 0;
+      for (int64_t c = 0; c < dim; ++c)
+        squares += (double)one[c] * one[c];
+      printf("one huge feature: %s\n",
+             fabs(squares / (double)dim - 1) < 0.01 ? "yes" : "no");
+    }
+    free(one);
+  }
   if (attn_orthogonal_random_features(6, 0, 1, omega) != 0)
     printf("bad features: %s\n", attn_last_error());
   if (dynamicPath)

@@ -97,6 +97,19 @@ int main(int argc, char **argv) {
          (long long)(length - prompt), (long long)prompt, error,
          same ? "SAME" : "DIFFERENT");
   printf("time: %.3f ms per step\n", 1e3 * seconds / (double)(length - prompt));
+  /* The sequence in progress has `batch` rows in its KV cache: another
+   * batch is refused until attn_stack_reset (it read past the cache's rows
+   * before), and runs after it. */
+  int64_t wideShape[3] = {batch + 1, 1, width};
+  attn_tensor *other = attn_tensor_create(ATTN_F32, 3, wideShape);
+  attn_tensor *otherOut = attn_tensor_create(ATTN_F32, 3, wideShape);
+  if (attn_stack_forward(stack, other, NULL, otherOut) != 0)
+    printf("batch change: %s\n", attn_last_error());
+  attn_stack_reset(stack);
+  if (attn_stack_forward(stack, other, NULL, otherOut) == 0)
+    printf("after reset: batch %lld runs\n", (long long)(batch + 1));
+  attn_tensor_release(other);
+  attn_tensor_release(otherOut);
   attn_tensor_release(all);
   attn_tensor_release(full);
   attn_stack_release(stack);

@@ -18,9 +18,17 @@ namespace attnrt {
 
 /// omega [features, dim], row-major, reproducible from `seed` (std::mt19937_64
 /// and std::normal_distribution of this C++ library); the last block is
-/// cut short when features is not a multiple of dim.
+/// cut short when features is not a multiple of dim (only its rows are
+/// drawn and orthogonalized: the work is features x min(features, dim) x
+/// dim, and one row of any dim costs O(dim)).
 std::vector<float> orthogonalRandomFeatures(int64_t features, int64_t dim,
                                             uint64_t seed);
+
+/// The same into out[features * dim]; false, with nothing written, when
+/// its work buffer (min(features, dim) x dim doubles) cannot be allocated.
+/// Allocates nothing else and throws nothing.
+bool fillOrthogonalRandomFeatures(int64_t features, int64_t dim, uint64_t seed,
+                                  float *out);
 
 } // namespace attnrt
 
