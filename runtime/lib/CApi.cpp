@@ -28,6 +28,16 @@ void attnc::setLastError(std::string message) {
   lastError = std::move(message);
 }
 
+void attnc::retainArtifact(attn_artifact *artifact) {
+  artifact->references.fetch_add(1, std::memory_order_relaxed);
+}
+
+void attnc::releaseArtifact(attn_artifact *artifact) {
+  if (artifact &&
+      artifact->references.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete artifact;
+}
+
 namespace {
 
 constexpr int64_t kMaxRank = 8;
@@ -211,13 +221,15 @@ attn_artifact *attn_artifact_load(const char *path) {
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     return fail<attn_artifact>(dlerror());
-  auto *artifact = new (std::nothrow) attn_artifact{handle, path};
+  auto *artifact = new (std::nothrow) attn_artifact{handle, path, {1}};
   if (!artifact)
     return fail<attn_artifact>("attn_artifact_load: out of memory");
   return artifact;
 }
 
-void attn_artifact_release(attn_artifact *artifact) { delete artifact; }
+void attn_artifact_release(attn_artifact *artifact) {
+  attnc::releaseArtifact(artifact);
+}
 
 const char *attn_artifact_signature(attn_artifact *artifact,
                                     const char *function) {

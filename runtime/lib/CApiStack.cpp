@@ -194,6 +194,17 @@ private:
 } // namespace
 
 struct attn_stack {
+  /// Retained for the stack's life: its kernels live in the artifact.
+  explicit attn_stack(attn_artifact *artifact) : artifact(artifact) {
+    attnc::retainArtifact(artifact);
+  }
+  ~attn_stack() {
+    stack.reset(); // the executor and its kernels' closures first
+    kernels.clear();
+    attnc::releaseArtifact(artifact);
+  }
+  attn_stack(const attn_stack &) = delete;
+  attn_stack &operator=(const attn_stack &) = delete;
   attn_artifact *artifact;
   std::vector<ManifestKernel> kernels;
   std::unique_ptr<LayerStack> stack;
@@ -215,8 +226,8 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
     return fail(artifact->path + " holds no layer stack (build it with "
                                  "attn-compile LAYER.yaml --emit=so)");
   // The manifest: the layer's description, then its kernels.
-  auto stack = std::unique_ptr<attn_stack>(new (std::nothrow) attn_stack{
-      artifact, {}, nullptr});
+  auto stack =
+      std::unique_ptr<attn_stack>(new (std::nothrow) attn_stack(artifact));
   if (!stack)
     return fail("out of memory");
   std::string configText;

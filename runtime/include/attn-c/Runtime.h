@@ -43,7 +43,8 @@ typedef struct attn_tensor attn_tensor;
 
 /** Loads a shared library built by attn-compile --emit=so; NULL on error. */
 attn_artifact *attn_artifact_load(const char *path);
-/** Forgets the artifact (the library itself stays loaded in the process). */
+/** Forgets the artifact (the library itself stays loaded in the process).
+ * Stacks made from it keep it until they are released. */
 void attn_artifact_release(attn_artifact *artifact);
 /** The signature `function` of the artifact exports (docs/Runtime.md,
  * "Artifacts"), e.g. "f32[1,4,37,40] f32[1,2,100,40] f32[1,2,100,40] ->
@@ -103,8 +104,8 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
  * `attn-compile LAYER.yaml --emit=so`: the artifact holds the attention
  * kernels and the layer's description, the caller gives the weights, f32
  * tensors by the names of docs/Transformer.md, "Weights"
- * ("layers.0.self_attn.q_proj.weight", ...). They are copied; the artifact
- * must outlive the stack. NULL on error (a missing weight or a wrong shape
+ * ("layers.0.self_attn.q_proj.weight", ...). They are copied; the stack
+ * keeps the artifact (releasing the artifact first is safe). NULL on error (a missing weight or a wrong shape
  * is named). Projections and feed-forward run on OpenBLAS. */
 typedef struct attn_stack attn_stack;
 attn_stack *attn_stack_create(attn_artifact *artifact,
