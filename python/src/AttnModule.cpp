@@ -134,25 +134,13 @@ public:
     return nb::str(text);
   }
 
-  /// Runs `function` on `inputs`, writing `outputs` in place. The GIL is
-  /// released while the kernel runs (it runs on its own OpenMP threads).
+  /// Runs `function` on `inputs`, writing `outputs` in place.
   void call(const std::string &function, const std::vector<Array> &inputs,
             const std::vector<Array> &outputs) {
     WrappedTensors in, out;
     wrapAll(inputs, "input", in);
     wrapAll(outputs, "output", out);
-    for (const Array &o : outputs)
-      if (o.ndim() > 0 && !o.is_valid())
-        throw nb::value_error("an output is not a valid array");
-    int status;
-    {
-      nb::gil_scoped_release release;
-      status = attn_call(artifact, function.c_str(), in.tensors.data(),
-                         int64_t(in.tensors.size()), out.tensors.data(),
-                         int64_t(out.tensors.size()));
-    }
-    if (status != 0)
-      throw nb::value_error(attn_last_error());
+    run(function, in, out);
   }
 
   /// `call` for operands given as (address, C API dtype, sizes) of dense
@@ -163,6 +151,14 @@ public:
     WrappedTensors in, out;
     wrapBuffers(inputs, "input", in);
     wrapBuffers(outputs, "output", out);
+    run(function, in, out);
+  }
+
+private:
+  /// attn_call with the GIL released: the kernel runs on its own OpenMP
+  /// threads, and other Python threads go on meanwhile.
+  void run(const std::string &function, WrappedTensors &in,
+           WrappedTensors &out) {
     int status;
     {
       nb::gil_scoped_release release;
@@ -174,7 +170,6 @@ public:
       throw nb::value_error(attn_last_error());
   }
 
-private:
   static void wrapBuffers(const std::vector<Buffer> &buffers, const char *role,
                           WrappedTensors &out) {
     for (size_t i = 0; i < buffers.size(); ++i) {
