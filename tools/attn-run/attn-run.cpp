@@ -748,6 +748,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "attn-run: compile, run and check attention\n");
   stats = llvm::AreStatisticsEnabled();
+  // 1e400 parses as infinity: a bound every result would pass.
+  if (!std::isfinite(tolerance) || tolerance < 0)
+    return fail("--tolerance must be a finite number >= 0");
   if (std::optional<int> status = runIfLayerSpec())
     return *status;
 

@@ -118,7 +118,8 @@ attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path);
 /** Runs the stack on `x` [batch, length, d_model] (f32) into `out`, a
  * tensor of the same shape the caller created. `memory` is the encoder
  * output [batch, M, d_model] a decoder's cross-attention reads (kept until
- * attn_stack_reset), or NULL. An encoder sees `x` alone; a decoder
+ * attn_stack_reset; a memory given again mid-sequence replaces the kept
+ * one from that call on), or NULL. An encoder sees `x` alone; a decoder
  * continues its sequence (its KV cache) until attn_stack_reset, and every
  * call of a sequence must have the batch of its first (another batch is
  * an error until the reset). Returns 0, or -1 on error. */
