@@ -512,6 +512,16 @@ buildKernel(ModuleOp module) {
   if (!loadLibrary.empty())
     return attnrt::SharedLibraryKernel::load(loadLibrary);
   if (device != "cpu") { // checked by checkDeviceOptions
+    // The emulated mma is the tensor-core kernel's, which takes 16-bit
+    // attention only: on f32 the flag would be ignored.
+    bool halfAttention = false;
+    module.walk([&](attn::AttentionOp op) {
+      Type element = cast<ShapedType>(op.getQuery().getType()).getElementType();
+      halfAttention |= element.isF16() || element.isBF16();
+    });
+    if (emulateMma && !halfAttention)
+      return error("--gpu-emulate-mma applies to f16 / bf16 attention (the "
+                   "tensor-core kernel); this input has none");
     attnrt::GpuCompileOptions options;
     options.target = effectiveGpuTarget();
     options.countTiles = stats;
