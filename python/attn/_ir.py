@@ -99,8 +99,7 @@ class AttentionCall:
         if self.lse:
             results = f"({out}, {tensor_type(self.q_shape[:3], 'f32')})"
         lines = ["func.func @%s(%s) -> %s {" % (
-            name, ", ".join(f"%{n}: {t}" for n, t in args),
-            results if not self.lse else results)]
+            name, ", ".join(f"%{n}: {t}" for n, t in args), results)]
         head = "  %o = attn.attention %q, %k, %v " + " ".join(clauses)
         if self.lse:
             head = head.replace("%o =", "%o, %lse =", 1)

@@ -69,9 +69,6 @@ def expand(x, shape):
     return np.ascontiguousarray(np.broadcast_to(x, shape))
 
 
-def reshape(x, shape):
-    return x.reshape(shape)
-
 
 def target_of(device, reference):
     """(attn-compile target, the torch device results go back to or None)

@@ -70,7 +70,7 @@ def _mask_operand(attn_mask, q, B, Hq, Lq, Lk):
         if have not in (1, want):
             raise ValueError(f"attn_mask {shape} does not broadcast to {full} "
                              f"(dimension {d - 4 + len(shape)})")
-    mask = T.reshape(attn_mask, shape4)
+    mask = attn_mask.reshape(shape4)
     kind = "mask" if T.dtype_name(attn_mask) == "bool" else "bias"
     if kind == "bias":
         if T.dtype_name(attn_mask) not in T.FLOAT_DTYPES:

@@ -178,13 +178,18 @@ std::string checkOperands(const std::string &function, const char *what,
   return "";
 }
 
+/// The `_attn_signature_<function>` string of `artifact`, or NULL.
+const char *signatureText(attn_artifact *artifact, const std::string &function) {
+  return static_cast<const char *>(
+      dlsym(artifact->handle, ("_attn_signature_" + function).c_str()));
+}
+
 /// The signature `artifact` exports for `function`; false when it exports
 /// none, an error message in `error` when it is malformed.
 bool signatureOf(attn_artifact *artifact, const std::string &function,
                  std::vector<OperandType> &inputs,
                  std::vector<OperandType> &results, std::string &error) {
-  const auto *text = static_cast<const char *>(
-      dlsym(artifact->handle, ("_attn_signature_" + function).c_str()));
+  const char *text = signatureText(artifact, function);
   if (!text)
     return false;
   if (!parseSignature(text, inputs, results) || results.empty())
@@ -236,8 +241,7 @@ const char *attn_artifact_signature(attn_artifact *artifact,
   if (!artifact || !function)
     return fail<const char>("attn_artifact_signature: artifact or function "
                             "is NULL");
-  const auto *text = static_cast<const char *>(dlsym(
-      artifact->handle, (std::string("_attn_signature_") + function).c_str()));
+  const char *text = signatureText(artifact, function);
   if (!text)
     return fail<const char>(artifact->path + ": no signature for '" +
                             function + "'");

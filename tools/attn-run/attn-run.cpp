@@ -515,10 +515,12 @@ buildKernel(ModuleOp module) {
     // The emulated mma is the tensor-core kernel's, which takes 16-bit
     // attention only: on f32 the flag would be ignored.
     bool halfAttention = false;
-    module.walk([&](attn::AttentionOp op) {
-      Type element = cast<ShapedType>(op.getQuery().getType()).getElementType();
-      halfAttention |= element.isF16() || element.isBF16();
-    });
+    if (emulateMma)
+      module.walk([&](attn::AttentionOp op) {
+        Type element =
+            cast<ShapedType>(op.getQuery().getType()).getElementType();
+        halfAttention |= element.isF16() || element.isBF16();
+      });
     if (emulateMma && !halfAttention)
       return error("--gpu-emulate-mma applies to f16 / bf16 attention (the "
                    "tensor-core kernel); this input has none");

@@ -105,8 +105,9 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
  * kernels and the layer's description, the caller gives the weights, f32
  * tensors by the names of docs/Transformer.md, "Weights"
  * ("layers.0.self_attn.q_proj.weight", ...). They are copied; the stack
- * keeps the artifact (releasing the artifact first is safe). NULL on error (a missing weight or a wrong shape
- * is named). Projections and feed-forward run on OpenBLAS. */
+ * keeps the artifact (releasing the artifact first is safe). NULL on error
+ * (a missing weight or a wrong shape is named). Projections and
+ * feed-forward run on the artifact's own GEMM kernels. */
 typedef struct attn_stack attn_stack;
 attn_stack *attn_stack_create(attn_artifact *artifact,
                               const char *const *weight_names,
