@@ -22,10 +22,22 @@
 
 namespace {
 thread_local std::string lastError;
+/// Set instead of lastError when no string could be allocated for it.
+thread_local const char *fixedError = nullptr;
 } // namespace
 
 void attnc::setLastError(std::string message) {
   lastError = std::move(message);
+  fixedError = nullptr;
+}
+
+void attnc::setLastErrorNoThrow(const char *caller, const char *what) noexcept {
+  try {
+    setLastError(std::string(caller) + ": " + what);
+  } catch (...) {
+    lastError.clear();
+    fixedError = "out of memory";
+  }
 }
 
 void attnc::retainArtifact(attn_artifact *artifact) {
@@ -43,7 +55,7 @@ namespace {
 constexpr int64_t kMaxRank = 8;
 
 template <typename T> T *fail(std::string message) {
-  lastError = std::move(message);
+  attnc::setLastError(std::move(message));
   return nullptr;
 }
 
@@ -217,7 +229,8 @@ std::vector<int64_t> descriptorOf(attn_tensor *t) {
 
 extern "C" {
 
-attn_artifact *attn_artifact_load(const char *path) {
+/// attn_artifact_load's work; the entry point runs it guarded.
+static attn_artifact *loadArtifact(const char *path) {
   if (!path)
     return fail<attn_artifact>("attn_artifact_load: path is NULL");
   // A truncated file would fault inside dlopen (SIGBUS), not fail.
@@ -232,12 +245,18 @@ attn_artifact *attn_artifact_load(const char *path) {
   return artifact;
 }
 
+attn_artifact *attn_artifact_load(const char *path) {
+  return attnc::guarded<attn_artifact *>("attn_artifact_load", nullptr,
+                                         [&] { return loadArtifact(path); });
+}
+
 void attn_artifact_release(attn_artifact *artifact) {
   attnc::releaseArtifact(artifact);
 }
 
-const char *attn_artifact_signature(attn_artifact *artifact,
-                                    const char *function) {
+/// attn_artifact_signature's work; the entry point runs it guarded.
+static const char *artifactSignature(attn_artifact *artifact,
+                                     const char *function) {
   if (!artifact || !function)
     return fail<const char>("attn_artifact_signature: artifact or function "
                             "is NULL");
@@ -246,6 +265,13 @@ const char *attn_artifact_signature(attn_artifact *artifact,
     return fail<const char>(artifact->path + ": no signature for '" +
                             function + "'");
   return text;
+}
+
+const char *attn_artifact_signature(attn_artifact *artifact,
+                                    const char *function) {
+  return attnc::guarded<const char *>("attn_artifact_signature", nullptr, [&] {
+    return artifactSignature(artifact, function);
+  });
 }
 
 int64_t attn_dtype_size(attn_dtype dtype) {
@@ -272,7 +298,7 @@ namespace {
 std::optional<int64_t> checkedTensorBytes(const char *who, attn_dtype dtype,
                                           int64_t rank, const int64_t *sizes) {
   auto refuse = [&](const std::string &why) -> std::optional<int64_t> {
-    lastError = std::string(who) + ": " + why;
+    attnc::setLastError(std::string(who) + ": " + why);
     return std::nullopt;
   };
   int64_t elementBytes = attn_dtype_size(dtype);
@@ -299,8 +325,9 @@ std::optional<int64_t> checkedTensorBytes(const char *who, attn_dtype dtype,
 
 extern "C" {
 
-attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
-                                const int64_t *sizes) {
+/// attn_tensor_create's work; the entry point runs it guarded.
+static attn_tensor *createTensor(attn_dtype dtype, int64_t rank,
+                                 const int64_t *sizes) {
   std::optional<int64_t> bytes =
       checkedTensorBytes("attn_tensor_create", dtype, rank, sizes);
   if (!bytes)
@@ -321,8 +348,16 @@ attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
   return tensor;
 }
 
-attn_tensor *attn_tensor_wrap(attn_dtype dtype, int64_t rank,
-                              const int64_t *sizes, void *data) {
+attn_tensor *attn_tensor_create(attn_dtype dtype, int64_t rank,
+                                const int64_t *sizes) {
+  return attnc::guarded<attn_tensor *>("attn_tensor_create", nullptr, [&] {
+    return createTensor(dtype, rank, sizes);
+  });
+}
+
+/// attn_tensor_wrap's work; the entry point runs it guarded.
+static attn_tensor *wrapTensor(attn_dtype dtype, int64_t rank,
+                               const int64_t *sizes, void *data) {
   std::optional<int64_t> bytes =
       checkedTensorBytes("attn_tensor_wrap", dtype, rank, sizes);
   if (!bytes)
@@ -335,6 +370,13 @@ attn_tensor *attn_tensor_wrap(attn_dtype dtype, int64_t rank,
     return fail<attn_tensor>("attn_tensor_wrap: out of memory");
   tensor->sizes.assign(sizes, sizes + rank);
   return tensor;
+}
+
+attn_tensor *attn_tensor_wrap(attn_dtype dtype, int64_t rank,
+                              const int64_t *sizes, void *data) {
+  return attnc::guarded<attn_tensor *>("attn_tensor_wrap", nullptr, [&] {
+    return wrapTensor(dtype, rank, sizes, data);
+  });
 }
 
 void attn_tensor_release(attn_tensor *tensor) {
@@ -362,11 +404,12 @@ int64_t attn_tensor_size(const attn_tensor *tensor, int64_t dim) {
   return tensor->sizes[dim];
 }
 
-int attn_call(attn_artifact *artifact, const char *function,
-              attn_tensor *const *inputs, int64_t num_inputs,
-              attn_tensor *const *outputs, int64_t num_outputs) {
+/// attn_call's work; the entry point runs it guarded.
+static int callFunction(attn_artifact *artifact, const char *function,
+                        attn_tensor *const *inputs, int64_t num_inputs,
+                        attn_tensor *const *outputs, int64_t num_outputs) {
   auto failCall = [](std::string message) {
-    lastError = "attn_call: " + std::move(message);
+    attnc::setLastError("attn_call: " + std::move(message));
     return -1;
   };
   if (!artifact || !function)
@@ -419,9 +462,19 @@ int attn_call(attn_artifact *artifact, const char *function,
   return 0;
 }
 
-attn_tensor *attn_run(attn_artifact *artifact, const char *function,
-                      attn_tensor *const *inputs, int64_t num_inputs,
-                      int64_t result_rank) {
+int attn_call(attn_artifact *artifact, const char *function,
+              attn_tensor *const *inputs, int64_t num_inputs,
+              attn_tensor *const *outputs, int64_t num_outputs) {
+  return attnc::guarded<int>("attn_call", -1, [&] {
+    return callFunction(artifact, function, inputs, num_inputs, outputs,
+                        num_outputs);
+  });
+}
+
+/// attn_run's work; the entry point runs it guarded.
+static attn_tensor *runFunction(attn_artifact *artifact, const char *function,
+                                attn_tensor *const *inputs, int64_t num_inputs,
+                                int64_t result_rank) {
   if (!artifact || !function)
     return fail<attn_tensor>("attn_run: artifact or function is NULL");
   if (result_rank < 1 || result_rank > kMaxRank)
@@ -486,25 +539,45 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
   return output;
 }
 
-int attn_orthogonal_random_features(int64_t features, int64_t dim,
-                                    uint64_t seed, float *out) {
+attn_tensor *attn_run(attn_artifact *artifact, const char *function,
+                      attn_tensor *const *inputs, int64_t num_inputs,
+                      int64_t result_rank) {
+  return attnc::guarded<attn_tensor *>("attn_run", nullptr, [&] {
+    return runFunction(artifact, function, inputs, num_inputs, result_rank);
+  });
+}
+
+/// attn_orthogonal_random_features's work; the entry point runs it guarded.
+static int randomFeatures(int64_t features, int64_t dim, uint64_t seed,
+                          float *out) {
   if (features < 0 || dim < 1 || !out || !attnrt::mulSizes(features, dim) ||
       *attnrt::mulSizes(features, dim) > (int64_t(1) << 32)) {
-    lastError = "attn_orthogonal_random_features: need features >= 0, "
-                "dim >= 1, features * dim <= 2^32 and an output buffer";
+    attnc::setLastError("attn_orthogonal_random_features: need features "
+                        ">= 0, dim >= 1, features * dim <= 2^32 and an "
+                        "output buffer");
     return -1;
   }
   // Written in place; the only allocation is the work buffer, refused (not
   // thrown) when it cannot be had: no exception crosses the C API.
   if (!attnrt::fillOrthogonalRandomFeatures(features, dim, seed, out)) {
-    lastError = "attn_orthogonal_random_features: out of memory for a " +
-                std::to_string(std::min(features, dim)) + " x " +
-                std::to_string(dim) + " work buffer";
+    attnc::setLastError("attn_orthogonal_random_features: out of memory "
+                        "for a " +
+                        std::to_string(std::min(features, dim)) + " x " +
+                        std::to_string(dim) + " work buffer");
     return -1;
   }
   return 0;
 }
 
-const char *attn_last_error(void) { return lastError.c_str(); }
+int attn_orthogonal_random_features(int64_t features, int64_t dim,
+                                    uint64_t seed, float *out) {
+  return attnc::guarded<int>("attn_orthogonal_random_features", -1, [&] {
+    return randomFeatures(features, dim, seed, out);
+  });
+}
+
+const char *attn_last_error(void) {
+  return fixedError ? fixedError : lastError.c_str();
+}
 
 } // extern "C"

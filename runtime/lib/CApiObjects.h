@@ -9,6 +9,8 @@
 
 #include "attn-c/Runtime.h"
 #include <atomic>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,30 @@ struct attn_tensor {
 namespace attnc {
 /// Sets the message attn_last_error() returns on this thread.
 void setLastError(std::string message);
+/// Sets "<caller>: <what>" as the message, or a fixed one when even that
+/// string cannot be allocated.
+void setLastErrorNoThrow(const char *caller, const char *what) noexcept;
+
+/// Runs the body of the C entry point `caller` so that no exception
+/// crosses the C boundary: out of memory (std::bad_alloc, and
+/// std::length_error from a size no allocation can have) and anything else
+/// thrown become the error attn_last_error() reports, and `failed` is
+/// returned.
+template <typename T, typename Body>
+T guarded(const char *caller, T failed, Body body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    setLastErrorNoThrow(caller, "out of memory");
+  } catch (const std::length_error &) {
+    setLastErrorNoThrow(caller, "out of memory");
+  } catch (const std::exception &e) {
+    setLastErrorNoThrow(caller, e.what());
+  } catch (...) {
+    setLastErrorNoThrow(caller, "an unexpected exception");
+  }
+  return failed;
+}
 /// One more owner of `artifact`.
 void retainArtifact(attn_artifact *artifact);
 /// One owner less; the last frees it (the library stays loaded).

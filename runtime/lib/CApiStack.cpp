@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CApiObjects.h"
+#include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/LayerStack.h"
 #include "attn/Runtime/PackedPanels.h"
 #include "attn/Runtime/SafetensorsReader.h"
@@ -45,6 +46,9 @@ bool parseKernelLine(const std::string &text, ManifestKernel &entry) {
         entry.lk >> operands) ||
       (role != "self" && role != "cross" && role != "self-one-kv-head"))
     return false;
+  for (int64_t size : {entry.batch, entry.lq, entry.lk})
+    if (size == 0 || size < -1 || size > kMaxSize)
+      return false;
   entry.block = role == "self"    ? AttentionBlock::Self
                 : role == "cross" ? AttentionBlock::Cross
                                   : AttentionBlock::SelfOneKvHead;
@@ -69,6 +73,10 @@ struct ManifestLinear {
   bool pairs = false; ///< bf16 weights in k pairs (PackedPanels.h)
 };
 
+/// Panels are a few vector registers wide (16 to 64 columns); a wider one
+/// in a manifest is not attn-compile's.
+constexpr int64_t kMaxPanelWidth = 1024;
+
 /// Reads the product line after "linear=".
 bool parseLinearLine(const std::string &text, ManifestLinear &entry) {
   std::istringstream words(text);
@@ -76,6 +84,7 @@ bool parseLinearLine(const std::string &text, ManifestLinear &entry) {
   if (!(words >> entry.function >> entry.in >> entry.out >> epilogue >>
         entry.width >> weights) ||
       entry.in < 1 || entry.out < 1 || entry.width < 1 ||
+      entry.width > kMaxPanelWidth ||
       (weights != "f32" && weights != "bf16" && weights != "f16" &&
        weights != "bf16-pairs"))
     return false;
@@ -137,6 +146,10 @@ public:
   }
 
   bool fusesEpilogues() const override { return true; }
+
+  FloatFormat weightFormat() const override {
+    return kernels.empty() ? FloatFormat::F32 : kernels.front().weights;
+  }
 
   Status apply(const float *x, int64_t rows, const Weight &weight,
                const LinearEpilogue &epilogue, const float *bias,
@@ -213,9 +226,12 @@ struct attn_stack {
 namespace {
 
 /// The stack of `artifact`'s manifest with weights from `read`; NULL and
-/// the error message (prefixed with `caller`) on failure.
+/// the error message (prefixed with `caller`) on failure. Every name in
+/// `available` (from `source`) must be a weight of the stack.
 attn_stack *createStack(const char *caller, attn_artifact *artifact,
-                        const WeightReader &read) {
+                        const WeightReader &read,
+                        const std::vector<std::string> &available,
+                        const std::string &source) {
   auto fail = [caller](std::string message) -> attn_stack * {
     attnc::setLastError(std::string(caller) + ": " + std::move(message));
     return nullptr;
@@ -255,6 +271,20 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
   LayerConfig config;
   if (Status s = parseLayerConfig(configText, config); s.failed())
     return fail(artifact->path + ": " + s.message());
+  // The packed weights are sized from the product lines: each must be a
+  // product of this layer.
+  std::vector<LinearUse> uses = fusedLinearUses(config);
+  for (const ManifestLinear &k : linears) {
+    bool used = false;
+    for (const LinearUse &u : uses)
+      used |= u.in == k.in && u.out == k.out && u.epilogue == k.epilogue;
+    if (!used)
+      return fail(artifact->path + ": layer manifest: product kernel '" +
+                  k.function + "' (" + std::to_string(k.in) + " -> " +
+                  std::to_string(k.out) + ", " +
+                  linearEpilogueName(k.epilogue) +
+                  ") is not a product of the layer it describes");
+  }
   for (ManifestKernel &entry : stack->kernels) {
     std::string function = entry.function;
     // bf16 operands are rounded by the stack (LayerStack.h).
@@ -313,16 +343,20 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
           LayerStack::create(config, read, kernels, stack->stack, linear);
       s.failed())
     return fail(s.message());
+  if (std::string unused = stack->stack->unusedWeights(available);
+      !unused.empty())
+    return fail(source + ": " + unused);
   return stack.release();
 }
 } // namespace
 
 extern "C" {
 
-attn_stack *attn_stack_create(attn_artifact *artifact,
-                              const char *const *weight_names,
-                              attn_tensor *const *weights,
-                              int64_t num_weights) {
+/// attn_stack_create's work; the entry point runs it guarded.
+static attn_stack *createStackFromTensors(attn_artifact *artifact,
+                                          const char *const *weight_names,
+                                          attn_tensor *const *weights,
+                                          int64_t num_weights) {
   const char *caller = "attn_stack_create";
   if (!artifact || num_weights < 0 ||
       (num_weights && (!weight_names || !weights))) {
@@ -362,10 +396,24 @@ attn_stack *attn_stack_create(attn_artifact *artifact,
     data.assign(values, values + count);
     return Status::ok();
   };
-  return createStack(caller, artifact, read);
+  std::vector<std::string> names;
+  for (const auto &[name, tensor] : byName)
+    names.push_back(name);
+  return createStack(caller, artifact, read, names, "the weights given");
 }
 
-attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path) {
+attn_stack *attn_stack_create(attn_artifact *artifact,
+                              const char *const *weight_names,
+                              attn_tensor *const *weights,
+                              int64_t num_weights) {
+  return attnc::guarded<attn_stack *>("attn_stack_create", nullptr, [&] {
+    return createStackFromTensors(artifact, weight_names, weights, num_weights);
+  });
+}
+
+/// attn_stack_load's work; the entry point runs it guarded.
+static attn_stack *loadStack(attn_artifact *artifact,
+                             const char *weights_path) {
   const char *caller = "attn_stack_load";
   if (!artifact || !weights_path) {
     attnc::setLastError(std::string(caller) +
@@ -389,11 +437,18 @@ attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path) {
       return Status::error(file->getPath() + ": no tensor '" + name + "'");
     return file->read(name, shape, data);
   };
-  return createStack(caller, artifact, read);
+  return createStack(caller, artifact, read, file->names(), file->getPath());
 }
 
-int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
-                       attn_tensor *out) {
+attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path) {
+  return attnc::guarded<attn_stack *>("attn_stack_load", nullptr, [&] {
+    return loadStack(artifact, weights_path);
+  });
+}
+
+/// attn_stack_forward's work; the entry point runs it guarded.
+static int stackForward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
+                        attn_tensor *out) {
   auto fail = [](std::string message) {
     attnc::setLastError("attn_stack_forward: " + std::move(message));
     return -1;
@@ -417,6 +472,13 @@ int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
   std::copy(result.data.begin(), result.data.end(),
             static_cast<float *>(out->data));
   return 0;
+}
+
+int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
+                       attn_tensor *out) {
+  return attnc::guarded<int>("attn_stack_forward", -1, [&] {
+    return stackForward(stack, x, memory, out);
+  });
 }
 
 void attn_stack_reset(attn_stack *stack) {

@@ -1,6 +1,7 @@
 //===- LayerSpec.cpp - Transformer layer specs in YAML --------------------===//
 #include "attn/Spec/LayerSpec.h"
 #include "YamlInput.h"
+#include "attn/Runtime/LayerStack.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -57,84 +58,30 @@ template <> struct MappingTraits<LayerShape> {
   }
 
   static std::string validate(IO &, LayerShape &l) {
-    auto oneOf = [](llvm::StringRef value,
-                    std::initializer_list<llvm::StringRef> allowed) {
-      return llvm::is_contained(allowed, value);
-    };
-    if (!oneOf(l.type, {"encoder", "decoder"}))
-      return "type must be encoder or decoder, got '" + l.type + "'";
-    if (l.dModel < 1 || l.heads < 1 || l.ffnHidden < 1 || l.layers < 1)
-      return "d_model, heads, ffn_hidden and layers must be >= 1";
-    // Checked before weights are read or allocated: every weight must fit
-    // in memory, and stacks deeper than 4096 layers are not models.
-    if (l.layers > 4096)
-      return llvm::formatv("layers ({0}) must be at most 4096", l.layers);
-    if (l.heads > 65536)
-      return "heads must be at most 65536";
-    // An unset head_dim (0) becomes d_model / heads, within these bounds;
-    // negative values get their own messages below.
-    std::string limits = checkSizeLimits(
-        {{"d_model", l.dModel},
-         {"head_dim", l.headDim},
-         {"ffn_hidden", l.ffnHidden},
-         {"max_positions", l.maxPositions},
-         {"memory_length", l.memoryLength},
-         {"relative_max_distance", l.relativeMaxDistance}},
-        {{l.dModel, l.ffnHidden, 2},
-         {l.heads, std::max<int64_t>(l.headDim, 1), l.dModel},
-         {std::max<int64_t>(l.maxPositions, 0), l.dModel}});
-    if (!limits.empty())
-      return limits;
-    if (l.relativeBuckets > 65536 || l.relativeMaxDistance > 65536)
-      return "relative_buckets and relative_max_distance must be at most "
-             "65536";
+    // Defaults that depend on other keys, then the rules a layer artifact's
+    // manifest obeys too (attnrt::checkLayerConfig), then the keys only a
+    // spec has.
     if (l.kvHeads == 0)
       l.kvHeads = l.heads;
-    if (l.kvHeads < 1 || l.heads % l.kvHeads != 0)
-      return llvm::formatv("heads ({0}) must be a multiple of kv_heads ({1})",
-                           l.heads, l.kvHeads);
-    if (l.headDim == 0) {
+    if (l.headDim == 0 && l.heads >= 1) {
       if (l.dModel % l.heads != 0)
         return llvm::formatv("d_model ({0}) is not a multiple of heads ({1}): "
                              "give head_dim",
                              l.dModel, l.heads);
       l.headDim = l.dModel / l.heads;
     }
-    if (l.headDim < 1)
-      return "head_dim must be >= 1";
-    if (!oneOf(l.activation, {"relu", "gelu", "gelu_tanh", "swiglu"}))
-      return "activation must be relu, gelu, gelu_tanh or swiglu, got '" +
-             l.activation + "'";
-    if (!oneOf(l.norm, {"layernorm", "rmsnorm"}))
-      return "norm must be layernorm or rmsnorm, got '" + l.norm + "'";
-    if (!oneOf(l.normPosition, {"pre", "post"}))
-      return "norm_position must be pre or post, got '" + l.normPosition + "'";
-    if (!(l.normEps > 0))
-      return "norm_eps must be > 0";
+    if (std::string problem = attnrt::checkLayerConfig(layerConfigFields(l));
+        !problem.empty())
+      return problem;
+    if (l.relativeBuckets > 65536 || l.relativeMaxDistance > 65536)
+      return "relative_buckets and relative_max_distance must be at most "
+             "65536";
     if (l.dropout < 0 || l.dropout >= 1)
       return "dropout must be in [0, 1) (it is ignored at inference)";
-    if (!oneOf(l.positions,
-               {"none", "sinusoidal", "learned", "rope", "alibi", "relative"}))
-      return "positions must be none, sinusoidal, learned, rope, alibi or "
-             "relative, got '" +
-             l.positions + "'";
-    if ((l.positions == "learned") != (l.maxPositions != 0) ||
-        l.maxPositions < 0)
-      return "max_positions (>= 1) is required by, and only taken by, "
-             "positions: learned";
-    if (l.positions == "rope" && l.headDim % 2 != 0)
-      return "positions: rope needs an even head_dim";
-    if (!oneOf(l.ropeStyle, {"half", "interleaved"}))
-      return "rope_style must be half or interleaved";
-    if (!(l.ropeBase > 0) || !(l.alibiMaxBias > 0) || l.relativeBuckets < 2 ||
-        l.relativeMaxDistance < 1)
-      return "rope_base and alibi_max_bias must be > 0, relative_buckets >= 2 "
+    if (!(l.alibiMaxBias > 0) || !std::isfinite(l.alibiMaxBias) ||
+        l.relativeBuckets < 2 || l.relativeMaxDistance < 1)
+      return "alibi_max_bias must be finite and > 0, relative_buckets >= 2 "
              "and relative_max_distance >= 1";
-    if (l.memoryLength < 0)
-      return "memory_length must be >= 0";
-    if (l.memoryLength && !l.isDecoder())
-      return "memory_length (Transformer-XL memory) needs type decoder: its "
-             "queries attend causally to the kept keys";
     return validateVariant(l);
   }
 
@@ -145,16 +92,6 @@ template <> struct MappingTraits<LayerShape> {
              "decoder self-attention)";
     if (a.causal)
       return "attention: causal is set by the layer (type decoder)";
-    bool softmax = a.kind == "softmax";
-    if (!softmax && (l.positions == "alibi" || l.positions == "relative"))
-      return "positions " + l.positions +
-             " are score mods and need attention kind softmax";
-    if (l.isDecoder() && (a.kind == "linformer" || a.kind == "nystrom"))
-      return "attention kind " + a.kind +
-             " has no causal form; a decoder's self-attention is causal";
-    if (l.isDecoder() && a.kind == "lsh")
-      return "attention kind lsh shares queries and keys, which a KV cache "
-             "does not; use it in an encoder";
     // The kind's own keys; sizes are only known at run time, so they are
     // checked large here and again by the op's verifier per call.
     a.batch = 1;
@@ -180,6 +117,34 @@ template <> struct MappingTraits<LayerSpec> {
   }
 };
 } // namespace llvm::yaml
+
+attnrt::LayerConfig attnspec::layerConfigFields(const LayerShape &l) {
+  attnrt::LayerConfig c;
+  c.type = l.type;
+  c.dModel = l.dModel;
+  c.heads = l.heads;
+  c.kvHeads = l.kvHeads;
+  c.headDim = l.headDim;
+  c.ffnHidden = l.ffnHidden;
+  c.activation = l.activation;
+  c.norm = l.norm;
+  c.normPosition = l.normPosition;
+  c.normEps = l.normEps;
+  c.bias = l.bias;
+  c.layers = l.layers;
+  c.sharedWeights = l.sharedWeights;
+  c.crossAttention = l.crossAttention;
+  c.finalNorm = l.finalNorm;
+  c.positions = l.positions;
+  c.maxPositions = l.maxPositions;
+  c.ropeBase = l.ropeBase;
+  c.ropeStyle = l.ropeStyle;
+  c.memoryLength = l.memoryLength;
+  c.attentionKind = l.attention.kind;
+  // lsh projects queries and keys with one weight (q_proj).
+  c.sharesQueryKey = l.attention.kind == "lsh";
+  return c;
+}
 
 bool attnspec::isLayerSpec(const llvm::SourceMgr &sourceMgr) {
   llvm::StringRef text =

@@ -31,8 +31,8 @@ LayerConfig sample() {
   c.ropeBase = 500000;
   c.ropeStyle = "interleaved";
   c.memoryLength = 16;
-  c.attentionKind = "linformer";
-  c.variantOperands = {"e_proj", "f_proj"};
+  c.attentionKind = "kernelized";
+  c.variantOperands = {"omega"};
   return c;
 }
 } // namespace
@@ -52,7 +52,7 @@ TEST(LayerConfig, ReadsBackWhatItWrites) {
   EXPECT_EQ(read.ropeBase, 500000);
   EXPECT_EQ(read.ropeStyle, "interleaved");
   EXPECT_EQ(read.memoryLength, 16);
-  EXPECT_EQ(read.attentionKind, "linformer");
+  EXPECT_EQ(read.attentionKind, "kernelized");
   EXPECT_EQ(read.variantOperands, written.variantOperands);
   EXPECT_EQ(serializeLayerConfig(read), serializeLayerConfig(written));
 }
@@ -69,9 +69,24 @@ TEST(LayerConfig, RefusesWhatItCannotRun) {
   refuses(good + "heads=eight\n", "malformed value for 'heads'");
   refuses(good + "bias=yes\n", "malformed value for 'bias'");
   refuses(good + "norm_eps=1e-5x\n", "malformed value for 'norm_eps'");
-  refuses(good + "heads=7\n", "sizes out of range"); // not a multiple of 2
-  refuses(good + "d_model=0\n", "sizes out of range");
-  refuses(good + "layers=-1\n", "sizes out of range");
-  refuses(good + "activation=tanh\n", "unknown type, activation");
-  refuses("", "sizes out of range");
+  refuses(good + "heads=7\n", "heads (7) must be a multiple of kv_heads (2)");
+  refuses(good + "d_model=0\n", "must be >= 1");
+  refuses(good + "layers=-1\n", "must be >= 1");
+  refuses(good + "activation=tanh\n", "activation must be relu, gelu");
+  refuses("", "must be >= 1");
+  // The manifest obeys the layer spec's rules (checkLayerConfig): values a
+  // hostile or foreign artifact could carry, each accepted before.
+  refuses(good + "norm_eps=inf\n", "norm_eps must be finite and > 0");
+  refuses(good + "rope_base=nan\n", "rope_base must be finite and > 0");
+  refuses(good + "attention_kind=bogus\n", "attention kind must be softmax");
+  refuses(good + "layers=1048576\nshared_weights=1\n",
+          "layers (1048576) must be at most 4096");
+  refuses(good + "ffn_hidden=1099511627777\n",
+          "ffn_hidden (1099511627777) must be at most 2^40");
+  refuses(good + "d_model=1048576\nffn_hidden=1048576\n",
+          "larger than 2^40 bytes");
+  refuses(good + "attention_kind=linformer\n", "has no causal form");
+  refuses(good + "type=encoder\n", "memory_length (Transformer-XL memory) "
+                                    "needs type decoder");
+  refuses(good + "shares_query_key=1\n", "shares_query_key is set for");
 }

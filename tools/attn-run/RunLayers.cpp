@@ -120,12 +120,21 @@ static void place(Activations &into, const Activations &part, int64_t from) {
                 &into.data[(b * into.length + from) * into.width]);
 }
 
-/// max |a - b| / max |b|; infinity when a non-finite value of either side
-/// is not matched by the same one on the other (so NaN never passes).
+/// How many values of `a` are NaN or infinite.
+template <typename A> static int64_t nonFiniteCount(const A &a) {
+  return std::count_if(a.begin(), a.end(),
+                       [](double v) { return !std::isfinite(v); });
+}
+
+/// max |a - b| / max |b|; infinity when either side holds a NaN or an
+/// infinity: a layer's output is finite, and two NaN outputs agreeing
+/// (poisoned weights or inputs on both sides) is no pass.
 template <typename A, typename B>
 static double scaledError(const A &a, const B &b) {
   reference::Comparison c = reference::compare(a, b, a.size());
-  return c.mismatches ? INFINITY : c.scaledError();
+  if (c.mismatches || nonFiniteCount(a) || nonFiniteCount(b))
+    return INFINITY;
+  return c.scaledError();
 }
 
 /// Moves the first element by `amount` times the largest magnitude (or makes
@@ -308,6 +317,23 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   }
   if (memory && !l.hasCrossAttention())
     return fail("--memory is for decoder layers with cross_attention");
+  // A NaN or infinity in an input spreads to every row that attends to it.
+  for (auto [a, what] : {std::pair(&x, "--input"), std::pair(&memory, "--memory")}) {
+    if (!*a || options.allowNonFinite)
+      continue;
+    const Activations &v = **a;
+    auto bad = std::find_if(v.data.begin(), v.data.end(),
+                            [](float f) { return !std::isfinite(f); });
+    if (bad == v.data.end())
+      continue;
+    int64_t at = bad - v.data.begin();
+    return fail(llvm::formatv("{0} has {1} at [{2}, {3}, {4}] (--allow-nonfinite "
+                              "runs it anyway)",
+                              what, std::isnan(*bad) ? "NaN" : "an infinity",
+                              at / (v.length * v.width), at / v.width % v.length,
+                              at % v.width)
+                    .str());
+  }
   const Activations *mem = memory ? &*memory : nullptr;
 
   TransformerOptions stackOptions;
@@ -315,6 +341,11 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   stackOptions.gpuTarget = options.gpuTarget;
   stackOptions.compiledLinears = options.compiledLinears;
   stackOptions.bf16Products = options.bf16Products;
+  stackOptions.allowNonFiniteWeights = options.allowNonFinite;
+  stackOptions.allowUnusedWeights = options.allowUnusedWeights;
+  stackOptions.warn = [](const std::string &message) {
+    llvm::WithColor::warning(llvm::errs(), "attn-run") << message << "\n";
+  };
   if (options.progress)
     stackOptions.onLayer = [](int64_t i, int64_t n, double seconds) {
       llvm::errs() << llvm::formatv("attn-run: layer {0}/{1} {2:f2} ms\n",
@@ -562,11 +593,15 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
       perturbFirst(y.data, *options.perturb);
     double error = scaledError(y.data, *expected);
     bool pass = error <= bar;
+    std::string nonFinite;
+    if (int64_t n = nonFiniteCount(y.data))
+      nonFinite = llvm::formatv(", {0} of {1} outputs not finite", n,
+                                y.data.size());
     llvm::outs() << llvm::formatv(
         "check: {0} {1} layer(s), [{2}, {3}, {4}], max |out - ref| / max "
-        "|ref| = {5:e2} (tolerance {6:e1}{7}): {8}\n",
+        "|ref| = {5:e2} (tolerance {6:e1}{7}{8}): {9}\n",
         l.layers, l.type, y.batch, y.length, y.width, error, bar, barSource,
-        pass ? "PASS" : "FAIL");
+        nonFinite, pass ? "PASS" : "FAIL");
     ok &= pass;
   }
 

@@ -44,6 +44,12 @@ struct LayerRunOptions {
   /// --bf16-products: how a bf16 layer's products run
   /// (TransformerOptions::bf16Products).
   Bf16Products bf16Products = Bf16Products::Auto;
+  /// --allow-nonfinite: NaN and infinite weights and inputs run instead of
+  /// being refused.
+  bool allowNonFinite = false;
+  /// --allow-unused-weights: tensors of --weights the layer does not read
+  /// are a warning, not an error.
+  bool allowUnusedWeights = false;
 };
 
 /// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.

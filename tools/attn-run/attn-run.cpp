@@ -251,6 +251,16 @@ static cl::opt<int64_t> genMemory(
     "memory-length",
     cl::desc("rows of a generated memory (default: the input's length)"),
     cl::init(0), cl::cat(layerCategory));
+static cl::opt<bool> allowNonFinite(
+    "allow-nonfinite",
+    cl::desc("run NaN or infinite weights and inputs (refused by default: "
+             "every output would be NaN, and so would the reference)"),
+    cl::cat(layerCategory));
+static cl::opt<bool> allowUnusedWeights(
+    "allow-unused-weights",
+    cl::desc("warn about tensors of --weights the layer does not read "
+             "(refused by default: weights of another layer spec)"),
+    cl::cat(layerCategory));
 static cl::opt<bool> progress("progress",
                               cl::desc("print each layer and decoding step"),
                               cl::cat(layerCategory));
@@ -323,6 +333,8 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
   options.tolerance = tolerance;
   options.toleranceGiven = tolerance.getNumOccurrences() > 0;
   options.perturb = perturbAmount();
+  options.allowNonFinite = allowNonFinite;
+  options.allowUnusedWeights = allowUnusedWeights;
   options.repeat = repeat;
   options.numThreads = threads;
   if (std::string message = checkDeviceOptions(); !message.empty())
@@ -701,7 +713,8 @@ static int checkResult(const CheckedOp &checked,
         barSource,
         c.mismatches
             ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
-            : std::string(),
+        : c.finitePairs == 0 && c.values > 0 ? ", NO FINITE VALUE"
+                                             : "",
         pass ? "PASS" : "FAIL");
     return pass;
   };

@@ -5,8 +5,11 @@
 // reader is strict: a library built by another attn may not match.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Runtime/InputLimits.h"
 #include "attn/Runtime/LayerStack.h"
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -153,24 +156,93 @@ Status attnrt::parseLayerConfig(const std::string &text, LayerConfig &config) {
       return Status::error(where + ": malformed value for '" + it->first +
                            "'");
   }
-  // Sizes a stack cannot have would make the executor's buffers wrong.
-  auto positive = [](int64_t v) { return v >= 1 && v <= (int64_t(1) << 20); };
-  if (!positive(config.dModel) || !positive(config.heads) ||
-      !positive(config.kvHeads) || !positive(config.headDim) ||
-      !positive(config.ffnHidden) || !positive(config.layers) ||
-      config.heads % config.kvHeads || config.maxPositions < 0 ||
-      config.memoryLength < 0 || !(config.normEps >= 0))
-    return Status::error("layer manifest: sizes out of range");
-  if (!oneOf(config.type, {"encoder", "decoder"}) ||
-      !oneOf(config.activation, {"relu", "gelu", "gelu_tanh", "swiglu"}) ||
-      !oneOf(config.norm, {"layernorm", "rmsnorm"}) ||
-      !oneOf(config.normPosition, {"pre", "post"}) ||
-      !oneOf(config.positions, {"none", "sinusoidal", "learned", "rope",
-                                "alibi", "relative"}) ||
-      !oneOf(config.ropeStyle, {"half", "interleaved"}))
-    return Status::error("layer manifest: unknown type, activation, norm or "
-                         "positions");
+  if (std::string problem = checkLayerConfig(config); !problem.empty())
+    return Status::error("layer manifest: " + problem);
   return Status::ok();
+}
+
+std::string attnrt::checkLayerConfig(const LayerConfig &l) {
+  if (!oneOf(l.type, {"encoder", "decoder"}))
+    return "type must be encoder or decoder, got '" + l.type + "'";
+  if (l.dModel < 1 || l.heads < 1 || l.ffnHidden < 1 || l.layers < 1)
+    return "d_model, heads, ffn_hidden and layers must be >= 1";
+  // Checked before weights are read or allocated: every weight must fit
+  // in memory, and stacks deeper than 4096 layers are not models.
+  if (l.layers > 4096)
+    return "layers (" + std::to_string(l.layers) + ") must be at most 4096";
+  if (l.heads > 65536)
+    return "heads must be at most 65536";
+  if (l.kvHeads < 1 || l.heads % l.kvHeads != 0)
+    return "heads (" + std::to_string(l.heads) +
+           ") must be a multiple of kv_heads (" + std::to_string(l.kvHeads) +
+           ")";
+  if (l.headDim < 1)
+    return "head_dim must be >= 1";
+  for (auto [name, size] :
+       {std::pair<const char *, int64_t>{"d_model", l.dModel},
+        {"head_dim", l.headDim},
+        {"ffn_hidden", l.ffnHidden},
+        {"max_positions", l.maxPositions},
+        {"memory_length", l.memoryLength}})
+    if (size > kMaxSize)
+      return std::string(name) + " (" + std::to_string(size) +
+             ") must be at most 2^40";
+  // The largest weights: the feed-forward's, a projection, the learned
+  // positions.
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{l.dModel, l.ffnHidden, 2},
+        {l.heads, l.headDim, l.dModel},
+        {std::max<int64_t>(l.maxPositions, 0), l.dModel}})
+    if (!tensorBytes(shape.data(), shape.size(), sizeof(float)))
+      return "the sizes make a tensor larger than 2^40 bytes (1 TiB)";
+  if (!oneOf(l.activation, {"relu", "gelu", "gelu_tanh", "swiglu"}))
+    return "activation must be relu, gelu, gelu_tanh or swiglu, got '" +
+           l.activation + "'";
+  if (!oneOf(l.norm, {"layernorm", "rmsnorm"}))
+    return "norm must be layernorm or rmsnorm, got '" + l.norm + "'";
+  if (!oneOf(l.normPosition, {"pre", "post"}))
+    return "norm_position must be pre or post, got '" + l.normPosition + "'";
+  // An infinite epsilon makes every norm's output zero: not a model.
+  if (!(l.normEps > 0) || !std::isfinite(l.normEps))
+    return "norm_eps must be finite and > 0";
+  if (!oneOf(l.positions,
+             {"none", "sinusoidal", "learned", "rope", "alibi", "relative"}))
+    return "positions must be none, sinusoidal, learned, rope, alibi or "
+           "relative, got '" +
+           l.positions + "'";
+  if ((l.positions == "learned") != (l.maxPositions != 0) || l.maxPositions < 0)
+    return "max_positions (>= 1) is required by, and only taken by, "
+           "positions: learned";
+  if (l.positions == "rope" && l.headDim % 2 != 0)
+    return "positions: rope needs an even head_dim";
+  if (!oneOf(l.ropeStyle, {"half", "interleaved"}))
+    return "rope_style must be half or interleaved";
+  if (!(l.ropeBase > 0) || !std::isfinite(l.ropeBase))
+    return "rope_base must be finite and > 0";
+  if (l.memoryLength < 0)
+    return "memory_length must be >= 0";
+  if (l.memoryLength && !l.isDecoder())
+    return "memory_length (Transformer-XL memory) needs type decoder: its "
+           "queries attend causally to the kept keys";
+  const std::string &kind = l.attentionKind;
+  if (!oneOf(kind, {"softmax", "linformer", "nystrom", "kernelized", "lsh",
+                    "routing"}))
+    return "attention kind must be softmax, linformer, nystrom, kernelized, "
+           "lsh or routing, got '" +
+           kind + "'";
+  if (kind != "softmax" &&
+      (l.positions == "alibi" || l.positions == "relative"))
+    return "positions " + l.positions +
+           " are score mods and need attention kind softmax";
+  if (l.isDecoder() && (kind == "linformer" || kind == "nystrom"))
+    return "attention kind " + kind +
+           " has no causal form; a decoder's self-attention is causal";
+  if (l.isDecoder() && kind == "lsh")
+    return "attention kind lsh shares queries and keys, which a KV cache "
+           "does not; use it in an encoder";
+  if (l.sharesQueryKey != (kind == "lsh"))
+    return "shares_query_key is set for, and only for, attention kind lsh";
+  return "";
 }
 
 std::string attnrt::shapeText(const std::vector<int64_t> &shape) {

@@ -10,10 +10,12 @@
 #include "attn/Runtime/LayerStack.h"
 #include "KvRows.h"
 #include "LayerMath.h"
+#include "attn/Runtime/InputLimits.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 using namespace attnrt;
 namespace lm = attnrt::layermath;
@@ -80,7 +82,10 @@ struct LayerStack::Impl {
   std::function<Status(std::vector<float> &)> sumAcrossRanks;
   std::shared_ptr<LinearBackend> linearBackend;
 
-  Status load(const WeightReader &read);
+  /// The names of the weights load() read.
+  std::set<std::string> weightNames;
+
+  Status load(const WeightReader &read, bool allowNonFinite);
   /// Stacks each self-attention's q, k and v weights into one product.
   void fuseQkv();
   /// Hands every weight of a product to the linear backend's prepare().
@@ -118,20 +123,84 @@ struct LayerStack::Impl {
   void normalize(const NormWeights &n, float *x, int64_t rows);
   Status layer(int64_t index, std::vector<float> &h, const Activations *memory,
                int64_t batch, int64_t length);
+  /// About the most bytes one forward call on [batch, length] holds at
+  /// once (the caller's copies of x and the result included); a lower
+  /// bound, in double: the sizes may overflow int64_t.
+  double forwardBytes(int64_t batch, int64_t length,
+                      int64_t memoryLength) const;
 };
 
-Status LayerStack::Impl::load(const WeightReader &readWeight) {
+double LayerStack::Impl::forwardBytes(int64_t batch, int64_t length,
+                                      int64_t memoryLength) const {
   const LayerConfig &l = config;
+  double rows = double(batch) * length, d = l.dModel;
+  double q = double(l.heads) * l.headDim, kv = double(l.kvHeads) * l.headDim;
+  // h, its normalized copy and a block's result; the caller's x and out.
+  double floats = rows * 5 * d;
+  // A block's projections (fused and split), heads and merged heads.
+  floats += rows * (2 * (q + 2 * kv) + 2 * q);
+  // The feed-forward's hidden units (and gate).
+  floats += rows * l.ffnHidden * (l.activation == "swiglu" ? 2 : 1);
+  // A decoder keeps keys and values of every layer (blocks grow by
+  // doubling), and the encoder memory's; one dense copy is read at a time.
+  if (l.isDecoder()) {
+    double keys = double(batch) * (position + length) * kv * 2;
+    floats += l.layers * 2 * keys + keys;
+    floats += l.layers * double(batch) * memoryLength * kv * 2;
+  }
+  return floats * sizeof(float);
+}
+
+/// The first value of `data` that is not finite, or that `format` rounds to
+/// infinity; "" when none.
+static std::string nonFiniteValue(const std::string &name,
+                                  const std::vector<float> &data,
+                                  FloatFormat format) {
+  for (size_t i = 0; i < data.size(); ++i) {
+    float v = data[i];
+    bool overflows = std::isfinite(v) && format != FloatFormat::F32 &&
+                     !std::isfinite(fromBits(format, toBits(format, v)));
+    if (std::isfinite(v) && !overflows)
+      continue;
+    return "weight '" + name + "' has " +
+           (overflows ? std::to_string(v) + ", which overflows " +
+                            (format == FloatFormat::F16 ? "f16" : "bf16") +
+                            ","
+                      : std::string(std::isnan(v) ? "NaN" : "an infinity")) +
+           " at index " + std::to_string(i) +
+           " (every output would be NaN or infinite)";
+  }
+  return "";
+}
+
+Status LayerStack::Impl::load(const WeightReader &readWeight,
+                              bool allowNonFinite) {
+  const LayerConfig &l = config;
+  // Every weight read is named (unusedWeights) and checked for values no
+  // model holds; products' weights also against the backend's format.
+  auto readChecked = [&](const std::string &name,
+                         const std::vector<int64_t> *required,
+                         std::vector<int64_t> &shape, std::vector<float> &into,
+                         bool product) {
+    weightNames.insert(name);
+    Status s = readWeight(name, required, shape, into);
+    if (s.failed() || allowNonFinite)
+      return s;
+    std::string problem = nonFiniteValue(
+        name, into,
+        product ? linearBackend->weightFormat() : FloatFormat::F32);
+    return problem.empty() ? s : Status::error(problem);
+  };
   auto read = [&](const std::string &name, std::vector<int64_t> shape,
-                  std::vector<float> &into) {
+                  std::vector<float> &into, bool product = false) {
     std::vector<int64_t> actual;
-    return readWeight(name, &shape, actual, into);
+    return readChecked(name, &shape, actual, into, product);
   };
   auto linear = [&](const std::string &name, int64_t out, int64_t in,
                     LinearWeights &w) {
     w.out = out;
     w.in = in;
-    Status s = read(name + ".weight", {out, in}, w.weight);
+    Status s = read(name + ".weight", {out, in}, w.weight, /*product=*/true);
     if (s.failed() || !l.bias)
       return s;
     return read(name + ".bias", {out}, w.bias);
@@ -159,7 +228,7 @@ Status LayerStack::Impl::load(const WeightReader &readWeight) {
     // operand shapes when it is called.
     for (const std::string &name : l.variantOperands) {
       Tensor &t = w.extras[name];
-      s = readWeight(p + name, nullptr, t.shape, t.data);
+      s = readChecked(p + name, nullptr, t.shape, t.data, false);
       if (s.failed())
         return s;
     }
@@ -656,7 +725,8 @@ LayerStack::~LayerStack() = default;
 Status LayerStack::create(const LayerConfig &config,
                           const WeightReader &weights, KernelProvider kernels,
                           std::unique_ptr<LayerStack> &stack,
-                          std::shared_ptr<LinearBackend> linear) {
+                          std::shared_ptr<LinearBackend> linear,
+                          bool allowNonFiniteWeights) {
   if (!linear)
     return Status::error("a layer stack needs a linear backend for its "
                          "products");
@@ -664,7 +734,7 @@ Status LayerStack::create(const LayerConfig &config,
   impl->config = config;
   impl->kernels = std::move(kernels);
   impl->linearBackend = std::move(linear);
-  if (Status s = impl->load(weights); s.failed())
+  if (Status s = impl->load(weights, allowNonFiniteWeights); s.failed())
     return s;
   impl->fuseQkv();
   if (Status s = impl->prepareLinears(); s.failed())
@@ -696,6 +766,16 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
                          std::to_string(l.dModel) + "]");
   if (memory && !l.hasCrossAttention())
     return Status::error("memory given to a stack without cross-attention");
+  // Compiled kernels cannot report a failed allocation (they would fault):
+  // a call whose buffers cannot fit is refused before it starts.
+  double need =
+      impl->forwardBytes(x.batch, x.length, memory ? memory->length : 0);
+  if (int64_t budget = memoryBudgetBytes(); budget && need > double(budget))
+    return Status::error("the input " + dims(x) + " needs about " +
+                         std::to_string(int64_t(need / (1 << 20))) +
+                         " MiB of buffers, more than the " +
+                         std::to_string(budget >> 20) +
+                         " MiB this process can still allocate");
   if (!l.isDecoder())
     reset(impl->firstPosition); // encoders keep nothing between calls
   else if (impl->sequences && x.batch != impl->sequences)
@@ -776,5 +856,34 @@ int64_t LayerStack::weightBytes() const {
   }
   return floats * int64_t(sizeof(float)) + prepared;
 }
+std::string
+LayerStack::unusedWeights(const std::vector<std::string> &available) const {
+  std::vector<std::string> unused;
+  bool normBias = false;
+  for (const std::string &name : available)
+    if (!impl->weightNames.count(name)) {
+      unused.push_back(name);
+      normBias |= name.find("norm") != std::string::npos &&
+                  name.size() > 5 && name.substr(name.size() - 5) == ".bias";
+    }
+  if (unused.empty())
+    return "";
+  const LayerConfig &l = impl->config;
+  std::string list;
+  for (size_t i = 0; i < unused.size() && i < 8; ++i)
+    list += (i ? ", " : "") + unused[i];
+  if (unused.size() > 8)
+    list += ", ...";
+  std::string hint;
+  if (normBias && (l.norm == "rmsnorm" || !l.bias))
+    hint = "; this layer's norm (" + l.norm +
+           (l.bias ? "" : ", bias: false") + ") takes no bias";
+  return std::to_string(unused.size()) + " tensor" +
+         (unused.size() == 1 ? "" : "s") + " the layer does not use (" +
+         list + "): weights of another layer spec? (" +
+         std::to_string(l.layers) + " layer" + (l.layers == 1 ? "" : "s") +
+         (l.sharedWeights ? ", shared weights" : "") + hint + ")";
+}
+
 const LayerConfig &LayerStack::config() const { return impl->config; }
 double LayerStack::attentionSeconds() const { return impl->attentionSeconds; }

@@ -336,6 +336,8 @@ public:
 
   bool fusesEpilogues() const override { return true; }
 
+  FloatFormat weightFormat() const override { return format; }
+
   Status apply(const float *x, int64_t rows, const Weight &weight,
                const LinearEpilogue &epilogue, const float *bias,
                const float *other, float *y) override {
@@ -463,9 +465,18 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
     linear = std::make_shared<OpenBlasLinearBackend>();
   }
   if (Status s = LayerStack::create(layerConfig(impl->spec), read, kernels,
-                                    impl->stack, linear);
+                                    impl->stack, linear,
+                                    impl->options.allowNonFiniteWeights);
       s.failed())
     return error(s.message());
+  if (std::string unused = impl->stack->unusedWeights(weights.names());
+      !unused.empty()) {
+    std::string message = weights.getPath().str() + ": " + unused;
+    if (!impl->options.allowUnusedWeights)
+      return error(message + " (attn-run --allow-unused-weights loads it)");
+    if (impl->options.warn)
+      impl->options.warn(message);
+  }
   impl->stack->onLayer = impl->options.onLayer;
   if (tensorRanks)
     impl->stack->setSumAcrossRanks([tensorRanks](std::vector<float> &partial) {

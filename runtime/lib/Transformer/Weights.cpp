@@ -12,7 +12,7 @@ std::string attnrt::layerPrefix(const LayerSpec &spec, int64_t index) {
 }
 
 bool attnrt::sharesQueryKey(const LayerSpec &spec) {
-  return spec.layer.attention.kind == "lsh";
+  return attnspec::layerConfigFields(spec.layer).sharesQueryKey;
 }
 
 WeightList attnrt::variantOperands(const LayerSpec &spec, int64_t length) {
@@ -102,31 +102,8 @@ double attnrt::layerStackFlops(const LayerSpec &spec, int64_t batch,
 }
 
 LayerConfig attnrt::layerConfig(const LayerSpec &spec) {
-  const attnspec::LayerShape &l = spec.layer;
-  LayerConfig c;
+  LayerConfig c = attnspec::layerConfigFields(spec.layer);
   c.name = spec.name;
-  c.type = l.type;
-  c.dModel = l.dModel;
-  c.heads = l.heads;
-  c.kvHeads = l.kvHeads;
-  c.headDim = l.headDim;
-  c.ffnHidden = l.ffnHidden;
-  c.activation = l.activation;
-  c.norm = l.norm;
-  c.normPosition = l.normPosition;
-  c.normEps = l.normEps;
-  c.bias = l.bias;
-  c.layers = l.layers;
-  c.sharedWeights = l.sharedWeights;
-  c.crossAttention = l.crossAttention;
-  c.finalNorm = l.finalNorm;
-  c.positions = l.positions;
-  c.maxPositions = l.maxPositions;
-  c.ropeBase = l.ropeBase;
-  c.ropeStyle = l.ropeStyle;
-  c.memoryLength = l.memoryLength;
-  c.attentionKind = l.attention.kind;
-  c.sharesQueryKey = sharesQueryKey(spec);
   for (auto &[name, shape] : variantOperands(spec, 1))
     c.variantOperands.push_back(name);
   return c;

@@ -2,6 +2,7 @@
   eye OUT N [HEADS]        the N x N identity ([HEADS, N, N] when given)
   normal OUT ROWS COLS SIGMA SEED   seeded N(0, SIGMA^2) entries
   zeros OUT DIM...         zeros of shape DIM...
+  fill OUT VALUE DIM...    VALUE (e.g. nan) everywhere, shape DIM...
   tensor OUT SEED DIM...   seeded N(0, 1) entries of shape DIM...
   unit-rows IN OUT         IN with its last-axis rows scaled to unit length
   negative-rows OUT SEED EVERY DIM...   as tensor, but every EVERY-th
@@ -37,6 +38,12 @@ elif kind == "zeros":
     for d in shape:
         count *= d
     write(out, shape, [0.0] * count)
+elif kind == "fill":
+    value, shape = float(sys.argv[3]), [int(d) for d in sys.argv[4:]]
+    count = 1
+    for d in shape:
+        count *= d
+    write(out, shape, [value] * count)
 elif kind == "tensor":
     seed, shape = int(sys.argv[3]), [int(d) for d in sys.argv[4:]]
     count = 1

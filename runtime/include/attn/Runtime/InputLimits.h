@@ -9,10 +9,13 @@
 #ifndef ATTN_RUNTIME_INPUTLIMITS_H
 #define ATTN_RUNTIME_INPUTLIMITS_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string_view>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace attnrt {
@@ -20,6 +23,10 @@ namespace attnrt {
 /// The most bytes one tensor may take (1 TiB). Larger requests come from
 /// corrupt or hostile headers, never from a model this runtime can run.
 constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+
+/// The largest size of one dimension (length, heads, widths, ...) a spec,
+/// a layer manifest or a header may give: 2^40.
+constexpr int64_t kMaxSize = int64_t(1) << 40;
 
 /// The deepest bracket nesting a spec, a layer spec or a JSON header may
 /// have. Real inputs nest a handful of levels; recursive-descent parsers
@@ -54,6 +61,28 @@ inline int64_t physicalMemoryBytes() {
   if (pages <= 0 || pageSize <= 0)
     return 0;
   return int64_t(pages) * int64_t(pageSize);
+}
+
+/// The bytes this process may still allocate, as far as it can tell: the
+/// physical memory, or less under an address-space limit (`ulimit -v`),
+/// less what the process already maps. 0 when unknown. Work that needs
+/// more is refused up front: compiled kernels cannot report a failed
+/// allocation.
+inline int64_t memoryBudgetBytes() {
+  int64_t budget = physicalMemoryBytes();
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    int64_t mapped = 0;
+    if (FILE *statm = std::fopen("/proc/self/statm", "r")) {
+      long pages = 0;
+      if (std::fscanf(statm, "%ld", &pages) == 1)
+        mapped = int64_t(pages) * sysconf(_SC_PAGESIZE);
+      std::fclose(statm);
+    }
+    int64_t left = std::max<int64_t>(int64_t(limit.rlim_cur) - mapped, 1);
+    budget = budget ? std::min(budget, left) : left;
+  }
+  return budget;
 }
 
 /// Syntax whose strings and comments are skipped when nesting is counted.

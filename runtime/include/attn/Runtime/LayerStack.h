@@ -14,6 +14,7 @@
 #ifndef ATTN_RUNTIME_LAYERSTACK_H
 #define ATTN_RUNTIME_LAYERSTACK_H
 
+#include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/LinearEpilogue.h"
 #include <cstdint>
 #include <functional>
@@ -85,6 +86,11 @@ struct LayerConfig {
   bool isDecoder() const { return type == "decoder"; }
   bool hasCrossAttention() const { return isDecoder() && crossAttention; }
 };
+
+/// The rules every layer description obeys, whether it came from a layer
+/// spec (YAML, where the reader adds file:line:col) or an artifact's
+/// manifest: "" when a stack can have `config`, else what is wrong.
+std::string checkLayerConfig(const LayerConfig &config);
 
 /// `config` as "key=value" lines, and back. parseLayerConfig rejects
 /// unknown keys, malformed numbers and sizes a stack cannot have.
@@ -163,6 +169,9 @@ public:
   /// y[rows, out] += x[rows, in] W^T, W as prepare() made it.
   virtual Status accumulate(const float *x, int64_t rows,
                             const Weight &weight, float *y) = 0;
+  /// The format weights are kept in after prepare(): a weight an f16 or
+  /// bf16 backend would round to infinity is refused as it is read.
+  virtual FloatFormat weightFormat() const { return FloatFormat::F32; }
   /// Whether apply() finishes products in one pass; otherwise the stack
   /// adds biases, activations and residuals in passes of its own.
   virtual bool fusesEpilogues() const { return false; }
@@ -190,11 +199,15 @@ class LayerStack {
 public:
   /// Reads every weight `config` needs through `weights` (missing tensors
   /// and wrong shapes are errors naming them). `linear` runs the matrix
-  /// products (required).
+  /// products (required). A NaN or infinite weight, or one the backend's
+  /// 16-bit format rounds to infinity, is an error naming the tensor and
+  /// index unless `allowNonFiniteWeights`: it would make every output NaN,
+  /// and a reference computed from the same weights would agree.
   static Status create(const LayerConfig &config, const WeightReader &weights,
                        KernelProvider kernels,
                        std::unique_ptr<LayerStack> &stack,
-                       std::shared_ptr<LinearBackend> linear);
+                       std::shared_ptr<LinearBackend> linear,
+                       bool allowNonFiniteWeights = false);
   ~LayerStack();
 
   /// Runs the stack on `x` [B, L, d_model] (TransformerStack::forward has
@@ -220,6 +233,11 @@ public:
   void setSumAcrossRanks(std::function<Status(std::vector<float> &)> sum);
   /// Bytes of weights this stack holds.
   int64_t weightBytes() const;
+  /// "" when every name in `available` (a weights file's tensors, the
+  /// weights a caller passes) is a weight this stack read; else a message
+  /// naming those it did not (weights of another layer spec: more layers,
+  /// a norm with biases where this one takes none, ...).
+  std::string unusedWeights(const std::vector<std::string> &available) const;
 
 private:
   struct Impl;

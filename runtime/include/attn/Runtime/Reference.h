@@ -119,9 +119,14 @@ struct Comparison {
   double maxError = 0;    // max |out - ref| where both are finite
   double scale = 0;       // max |ref| over finite ref values
   int64_t mismatches = 0; // non-finite on one side only, or different
+  int64_t finitePairs = 0; // values compared as numbers
+  int64_t values = 0;
   double scaledError() const { return scale > 0 ? maxError / scale : maxError; }
+  /// An output with no finite value is no pass, even where the reference
+  /// is NaN at the same places (poisoned inputs on both sides).
   bool passes(double tolerance) const {
-    return mismatches == 0 && scaledError() <= tolerance;
+    return mismatches == 0 && scaledError() <= tolerance &&
+           (finitePairs > 0 || values == 0);
   }
 };
 
@@ -132,6 +137,7 @@ struct Comparison {
 template <typename Out, typename Ref>
 Comparison compare(const Out &out, const Ref &ref, size_t n) {
   Comparison c;
+  c.values = int64_t(n);
   for (size_t e = 0; e < n; ++e) {
     double o = double(out[e]), r = double(ref[e]);
     if (!std::isfinite(o) || !std::isfinite(r)) {
@@ -141,6 +147,7 @@ Comparison compare(const Out &out, const Ref &ref, size_t n) {
     }
     c.maxError = std::max(c.maxError, std::abs(o - r));
     c.scale = std::max(c.scale, std::abs(r));
+    ++c.finitePairs;
   }
   return c;
 }

@@ -65,6 +65,13 @@ struct TransformerOptions {
   /// host allows them (x rounded to bf16, f32 sums), else (and with Widen
   /// or Dot) bf16 weights widened to f32 in registers.
   Bf16Products bf16Products = Bf16Products::Auto;
+  /// Weights that are NaN or infinite (or that a 16-bit layer rounds to
+  /// infinity) load instead of being refused (LayerStack::create).
+  bool allowNonFiniteWeights = false;
+  /// Tensors of the weights file that the stack does not read are a
+  /// warning through `warn` instead of an error.
+  bool allowUnusedWeights = false;
+  std::function<void(const std::string &)> warn;
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
   std::function<void(int64_t, int64_t, double)> onLayer;

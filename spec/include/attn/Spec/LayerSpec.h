@@ -15,6 +15,10 @@
 #include <optional>
 #include <string>
 
+namespace attnrt {
+struct LayerConfig;
+} // namespace attnrt
+
 namespace attnspec {
 
 struct LayerShape {
@@ -58,6 +62,11 @@ struct LayerSpec {
   std::string dtype = "f32";
   LayerShape layer;
 };
+
+/// `layer` as the executor and artifact manifests describe it
+/// (attnrt::LayerConfig, LayerStack.h): sizes, kinds and positions, without
+/// the spec's name and the variant's operands.
+attnrt::LayerConfig layerConfigFields(const LayerShape &layer);
 
 /// Whether the YAML in `sourceMgr`'s main buffer is a layer spec (has a
 /// top-level `layer:` key) rather than an attention spec.

@@ -8,6 +8,7 @@
 #ifndef ATTN_SPEC_SPEC_H
 #define ATTN_SPEC_SPEC_H
 
+#include "attn/Runtime/InputLimits.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -94,7 +95,7 @@ buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
 std::string validateAttentionKind(const AttentionShape &shape);
 
 /// The largest size (length, heads, dims, ...) a spec may give: 2^40.
-constexpr int64_t kMaxSpecSize = int64_t(1) << 40;
+constexpr int64_t kMaxSpecSize = attnrt::kMaxSize;
 
 /// Maps an optional size key whose absence leaves `field` at 0 ("same as
 /// ..."); an explicit 0 becomes -1 so that validation rejects it.
