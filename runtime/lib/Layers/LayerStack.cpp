@@ -141,6 +141,8 @@ double LayerStack::Impl::forwardBytes(int64_t batch, int64_t length,
   floats += rows * (2 * (q + 2 * kv) + 2 * q);
   // The feed-forward's hidden units (and gate).
   floats += rows * l.ffnHidden * (l.activation == "swiglu" ? 2 : 1);
+  // A product kernel's packed copy of its input (at most the input).
+  floats += rows * std::max({d, q, double(l.ffnHidden)});
   // A decoder keeps keys and values of every layer (blocks grow by
   // doubling), and the encoder memory's; one dense copy is read at a time.
   if (l.isDecoder()) {

@@ -5,7 +5,7 @@
 
 // bf16 weights packed in k pairs of 32-column panels (AmxGemm.h's form
 // with 2V columns) by vdpbf16ps (MatmulToCpuGemm.cpp, bf16-dot): A's
-// k-block becomes i32 words of bf16 pairs, [row block][384][12]; whole row
+// k-block becomes i32 words of bf16 pairs, [row block][ceil(min(K, 768) / 2) = 38][12]; whole row
 // blocks round 32 k's of each of 12 rows (one vector<32xf32> load, one
 // truncf) and transpose the words in registers, the K = 75's last pairs
 // go one word at a time (the 38th pair's second k is past K: zero). The
@@ -16,21 +16,21 @@
 #wpairs = affine_map<(m, n, k) -> (n floordiv 32, k floordiv 2, (n mod 32) * 2 + k mod 2)>
 #y = affine_map<(m, n, k) -> (m, n)>
 // CHECK-LABEL: func.func @dot_pairs
-// CHECK: %[[A:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x384x12xi32>
+// CHECK: %[[A:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x38x12xi32>
 // CHECK: scf.forall
 // CHECK: vector.load %arg0{{.*}} : memref<?x75xf32>, vector<32xf32>
 // CHECK: arith.truncf {{.*}} : vector<32xf32> to vector<32xbf16>
 // CHECK: vector.bitcast {{.*}} : vector<32xbf16> to vector<16xi32>
 // CHECK: vector.shuffle
 // CHECK: vector.extract_strided_slice {{.*}} {offsets = [0], sizes = [12], strides = [1]} : vector<16xi32> to vector<12xi32>
-// CHECK: vector.store {{.*}}, %[[A]]{{.*}} : memref<?x384x12xi32>, vector<12xi32>
+// CHECK: vector.store {{.*}}, %[[A]]{{.*}} : memref<?x38x12xi32>, vector<12xi32>
 // CHECK: vector.from_elements {{.*}} : vector<2xf32>
 // CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK: scf.forall
 // CHECK: scf.for %{{.*}} = %c0 to %c12 step %c1 iter_args
 // CHECK: memref.prefetch
 // CHECK-COUNT-2: vector.load %arg1{{.*}} : memref<2x38x64xbf16>, vector<32xbf16>
-// CHECK: memref.load %[[A]]{{.*}} : memref<?x384x12xi32>
+// CHECK: memref.load %[[A]]{{.*}} : memref<?x38x12xi32>
 // CHECK: vector.broadcast {{.*}} : i32 to vector<16xi32>
 // CHECK: vector.bitcast {{.*}} : vector<16xi32> to vector<32xbf16>
 // CHECK-COUNT-24: x86vector.avx512.dot

@@ -98,13 +98,14 @@ func.func @nk(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // CHECK: scf.if %[[MORE1]] {
 // CHECK: %[[MORE4:.*]] = arith.cmpi sgt, %[[M]], %c4
 // CHECK: scf.if %[[MORE4]] {
-// CHECK: memref.alloc({{.*}}) {{.*}} : memref<?x768x12xf32>
+// A's block is no deeper than K = 64 (not the 768 of a k-block).
+// CHECK: memref.alloc({{.*}}) {{.*}} : memref<?x64x12xf32>
 // CHECK-COUNT-24: vector.fma
 // CHECK: } else {
-// CHECK: memref.alloc({{.*}}) {{.*}} : memref<?x768x4xf32>
+// CHECK: memref.alloc({{.*}}) {{.*}} : memref<?x64x4xf32>
 // CHECK-COUNT-8: vector.fma
 // CHECK: } else {
-// CHECK: memref.alloc({{.*}}) {{.*}} : memref<?x768x1xf32>
+// CHECK: memref.alloc({{.*}}) {{.*}} : memref<?x64x1xf32>
 // CHECK: vector.load %arg1
 // CHECK-COUNT-4: vector.fma
 // CHECK-NOT: vector.fma
@@ -127,7 +128,7 @@ func.func @packed(%x: memref<?x64xf32>, %w: memref<3x64x32xf32>, %y: memref<?x70
 // CHECK-LABEL: func.func @packed_one_row
 // CHECK-NOT: arith.cmpi sgt
 // CHECK-NOT: x12xf32>
-// CHECK: memref.alloc{{.*}} : memref<1x768x1xf32>
+// CHECK: memref.alloc{{.*}} : memref<1x64x1xf32>
 // CHECK-COUNT-4: vector.fma
 // CHECK-NOT: vector.fma
 // CHECK: return

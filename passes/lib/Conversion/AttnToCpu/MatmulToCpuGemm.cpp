@@ -742,16 +742,19 @@ void GemmEmitter::emitBlocked() {
         ValueRange{panels, k}, b.getI64IntegerAttr(64));
     parallel({panels}, [&](ValueRange ivs) { packB(packedB, ivs[0]); });
   }
-  // A is packed one k-block at a time: a buffer of M x kKeyBlock floats
-  // (allocated once per call, small enough for malloc to reuse heap pages
-  // instead of mapping fresh ones each call).
+  // A is packed one k-block at a time: a buffer of M x min(K, kKeyBlock)
+  // floats (allocated once per call, small enough for malloc to reuse heap
+  // pages instead of mapping fresh ones each call; no wider than K, so a
+  // narrow product's buffer is never a multiple of its input).
   int64_t kb = GemmBlocking::kKeyBlock;
+  Value blockDepth = minI(k, index(kb));
+  if (pairs())
+    blockDepth = ceilDiv(blockDepth, index(2));
   Value packedA = memref::AllocOp::create(
       b,
-      pairs() ? MemRefType::get({ShapedType::kDynamic, kb / 2, blk.rows},
-                                b.getI32Type())
-              : MemRefType::get({ShapedType::kDynamic, kb, blk.rows}, f32),
-      ValueRange{rowBlocks}, b.getI64IntegerAttr(64));
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic, blk.rows},
+                      pairs() ? Type(b.getI32Type()) : Type(f32)),
+      ValueRange{rowBlocks, blockDepth}, b.getI64IntegerAttr(64));
 
   // Column groups: one per parallel tile while they stay kMinGroupPanels
   // wide (each group reads the A block again), then row chunks of whole
