@@ -778,6 +778,13 @@ int main(int argc, char **argv) {
     return fail("--tolerance must be a finite number >= 0");
   if (std::optional<int> status = runIfLayerSpec())
     return *status;
+  // Options of layer specs: an attention spec or IR would ignore them
+  // (docs/Hardening.md: options the chosen path ignores are errors).
+  for (const auto &[name, option] : cl::getRegisteredOptions())
+    if (llvm::is_contained(option->Categories, &layerCategory) &&
+        option->getNumOccurrences())
+      return fail("--" + name.str() +
+                  " applies to layer specs, not to attention specs and IR");
 
   DialectRegistry registry;
   attnspec::registerToolDialects(registry);
