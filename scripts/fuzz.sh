@@ -22,13 +22,18 @@ if [ ! -f build-sanitize/build.ninja ]; then
     -DLLVM_EXTERNAL_LIT="$LLVM_BIN/lit" -DATTN_SANITIZE=ON > /dev/null
 fi
 cmake --build build-sanitize --target attn-fuzz-spec attn-fuzz-ir \
-  attn-fuzz-npy attn-fuzz-safetensors attn-fuzz-capi attn-compile || exit 1
+  attn-fuzz-npy attn-fuzz-safetensors attn-fuzz-capi attn-compile attn-run || exit 1
 
 export ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 mkdir -p fuzz-work
 build-sanitize/bin/attn-compile test/e2e/Inputs/aot-spec.yaml --emit=so \
   -o fuzz-work/libaot.so || exit 1
+# A decoder layer artifact with cross-attention for the stack calls.
+build-sanitize/bin/attn-compile test/layers/Inputs/gelu_tanh_cross.yaml \
+  --emit=so -o fuzz-work/libcross.so || exit 1
+build-sanitize/bin/attn-run test/layers/Inputs/gelu_tanh_cross.yaml \
+  --write-random-weights=fuzz-work/cross.st > /dev/null || exit 1
 status=0
 for target in "${targets[@]}"; do
   mkdir -p "fuzz-work/$target"
@@ -37,7 +42,8 @@ for target in "${targets[@]}"; do
   case $target in
     ir) extra=(-max_len=8192 -timeout=60) ;;
     safetensors) extra=(-max_len=16384) ;;
-    capi) export ATTN_FUZZ_ARTIFACT=$PWD/fuzz-work/libaot.so ATTN_FUZZ_FUNCTION=aot_causal ;;
+    capi) export ATTN_FUZZ_ARTIFACT=$PWD/fuzz-work/libaot.so ATTN_FUZZ_FUNCTION=aot_causal \
+            ATTN_FUZZ_STACK=$PWD/fuzz-work/libcross.so ATTN_FUZZ_WEIGHTS=$PWD/fuzz-work/cross.st ;;
   esac
   start=$(date +%s)
   "build-sanitize/bin/attn-fuzz-$target" -runs="$runs" -seed=1 -max_len=4096 \

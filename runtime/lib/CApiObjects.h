@@ -8,6 +8,7 @@
 #define ATTN_RUNTIME_CAPIOBJECTS_H
 
 #include "attn-c/Runtime.h"
+#include <cstdint>
 #include <atomic>
 #include <new>
 #include <stdexcept>
@@ -57,6 +58,12 @@ T guarded(const char *caller, T failed, Body body) noexcept {
   }
   return failed;
 }
+/// attn_stack_load with `manifest` read in place of the artifact's own
+/// (its kernels still come from `artifact`): how the C API fuzzer feeds
+/// hostile manifests without building a library for each.
+attn_stack *loadStackWithManifest(attn_artifact *artifact,
+                                  const char *weightsPath,
+                                  const std::string &manifest);
 /// One more owner of `artifact`.
 void retainArtifact(attn_artifact *artifact);
 /// One owner less; the last frees it (the library stays loaded).

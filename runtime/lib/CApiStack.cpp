@@ -231,13 +231,15 @@ namespace {
 attn_stack *createStack(const char *caller, attn_artifact *artifact,
                         const WeightReader &read,
                         const std::vector<std::string> &available,
-                        const std::string &source) {
+                        const std::string &source,
+                        const char *manifest = nullptr) {
   auto fail = [caller](std::string message) -> attn_stack * {
     attnc::setLastError(std::string(caller) + ": " + std::move(message));
     return nullptr;
   };
-  const auto *manifest = static_cast<const char *>(
-      dlsym(artifact->handle, "_attn_layer_manifest"));
+  if (!manifest)
+    manifest = static_cast<const char *>(
+        dlsym(artifact->handle, "_attn_layer_manifest"));
   if (!manifest)
     return fail(artifact->path + " holds no layer stack (build it with "
                                  "attn-compile LAYER.yaml --emit=so)");
@@ -411,9 +413,10 @@ attn_stack *attn_stack_create(attn_artifact *artifact,
   });
 }
 
-/// attn_stack_load's work; the entry point runs it guarded.
-static attn_stack *loadStack(attn_artifact *artifact,
-                             const char *weights_path) {
+/// attn_stack_load's work (with `manifest` in place of the artifact's
+/// when not null); the entry point runs it guarded.
+static attn_stack *loadStack(attn_artifact *artifact, const char *weights_path,
+                             const char *manifest = nullptr) {
   const char *caller = "attn_stack_load";
   if (!artifact || !weights_path) {
     attnc::setLastError(std::string(caller) +
@@ -437,7 +440,8 @@ static attn_stack *loadStack(attn_artifact *artifact,
       return Status::error(file->getPath() + ": no tensor '" + name + "'");
     return file->read(name, shape, data);
   };
-  return createStack(caller, artifact, read, file->names(), file->getPath());
+  return createStack(caller, artifact, read, file->names(), file->getPath(),
+                     manifest);
 }
 
 attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path) {
@@ -480,6 +484,18 @@ int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
     return stackForward(stack, x, memory, out);
   });
 }
+
+} // extern "C"
+
+attn_stack *attnc::loadStackWithManifest(attn_artifact *artifact,
+                                         const char *weightsPath,
+                                         const std::string &manifest) {
+  return attnc::guarded<attn_stack *>("attn_stack_load", nullptr, [&] {
+    return loadStack(artifact, weightsPath, manifest.c_str());
+  });
+}
+
+extern "C" {
 
 void attn_stack_reset(attn_stack *stack) {
   if (stack)

@@ -6,13 +6,23 @@
 // artifact loading (bad paths), layer stacks refused (NULLs, no manifest)
 // and, when ATTN_FUZZ_ARTIFACT names a library
 // from attn-compile --emit=so whose function is ATTN_FUZZ_FUNCTION, calls
-// with fuzzed input and output lists and result ranks. Every call must
-// return an error or a result, never crash.
+// with fuzzed input and output lists and result ranks. When
+// ATTN_FUZZ_STACK names a layer artifact (attn-compile LAYER.yaml
+// --emit=so) and ATTN_FUZZ_WEIGHTS its weights, also sequences of stack
+// calls (load, forward with varying batch, length and memory, reset,
+// release of stacks and of the artifact, in any order) and stacks loaded
+// from the artifact's manifest with fuzzed edits (hostile manifests). Every
+// call must return an error or a result, never crash.
 //
 //===----------------------------------------------------------------------===//
+#include "CApiObjects.h"
 #include "attn-c/Runtime.h"
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
+#include <string>
 #include <vector>
 
 namespace {
@@ -33,6 +43,127 @@ struct Script {
     return kind < 200 ? int64_t(kind % 9) : word();
   }
 };
+
+/// The layer artifact under test (ATTN_FUZZ_STACK, ATTN_FUZZ_WEIGHTS): its
+/// path, weights, width and manifest; reloaded after the script releases
+/// it.
+struct StackTarget {
+  const char *path = std::getenv("ATTN_FUZZ_STACK");
+  const char *weights = std::getenv("ATTN_FUZZ_WEIGHTS");
+  attn_artifact *artifact = nullptr;
+  std::string manifest;
+  int64_t width = 0;
+
+  StackTarget() {
+    if (!path || !weights)
+      return;
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const char *text =
+        handle ? static_cast<const char *>(
+                     dlsym(handle, "_attn_layer_manifest"))
+               : nullptr;
+    if (!text)
+      std::abort(); // a setup error: not an artifact of a layer stack
+    manifest = text;
+    size_t at = manifest.find("d_model=");
+    width = std::atoll(manifest.c_str() + at + 8);
+  }
+  bool enabled() const { return width > 0; }
+  attn_artifact *get() {
+    if (!artifact)
+      artifact = attn_artifact_load(path);
+    return artifact;
+  }
+  void release() {
+    attn_artifact_release(artifact);
+    artifact = nullptr;
+  }
+};
+
+/// The manifest with fuzzed edits: a line's value replaced by a fuzzed
+/// number or bytes, a line dropped or repeated, bytes inserted.
+std::string hostileManifest(const std::string &manifest, Script &script) {
+  std::vector<std::string> lines;
+  for (size_t from = 0; from < manifest.size();) {
+    size_t end = manifest.find('\n', from);
+    if (end == std::string::npos)
+      end = manifest.size();
+    lines.push_back(manifest.substr(from, end - from));
+    from = end + 1;
+  }
+  for (int edits = 1 + script.byte() % 3; edits-- && !lines.empty();) {
+    std::string &line = lines[script.byte() % lines.size()];
+    size_t cut = line.find_first_of("= ", script.byte() % (line.size() + 1));
+    cut = cut == std::string::npos ? line.size() : cut + 1;
+    switch (script.byte() % 6) {
+    case 0: { // a number of any size or sign, or a special value
+      static const char *specials[] = {"nan", "inf", "-inf", "-1", "0",
+                                       "1e308", "2000000000000000000"};
+      uint8_t pick = script.byte();
+      line = line.substr(0, cut) +
+             (pick < 64 ? specials[pick % 7] : std::to_string(script.word()));
+      break;
+    }
+    case 1: { // fuzzed bytes
+      std::string bytes;
+      for (int n = script.byte() % 12; n--;)
+        bytes += char(script.byte());
+      line = line.substr(0, cut) + bytes;
+      break;
+    }
+    case 2:
+      line.clear();
+      break;
+    case 3:
+      lines.push_back(line);
+      break;
+    case 4: // a small size in place of the value
+      line = line.substr(0, cut) + std::to_string(script.size64());
+      break;
+    default: // truncated
+      line.resize(cut);
+      break;
+    }
+  }
+  std::string text;
+  for (const std::string &line : lines)
+    text += line + "\n";
+  return text;
+}
+
+/// ATTN_FUZZ_TRACE=1 prints what each stack call answered (to see what a
+/// saved input exercises).
+void trace(const char *what, bool ok) {
+  static const bool enabled = std::getenv("ATTN_FUZZ_TRACE");
+  if (enabled)
+    std::fprintf(stderr, "%s: %s\n", what, ok ? "ok" : attn_last_error());
+}
+
+/// A forward call of `stack` on a fuzzed [batch, length, width] input (and
+/// memory): mostly the layer's width and small sizes, sometimes others.
+void forwardFuzzed(attn_stack *stack, int64_t width, Script &script) {
+  int64_t sizes[3] = {1 + script.byte() % 4, 1 + script.byte() % 9,
+                      script.byte() % 16 == 15 ? script.size64() : width};
+  attn_tensor *x = attn_tensor_create(ATTN_F32, 3, sizes);
+  attn_tensor *out = attn_tensor_create(ATTN_F32, 3, sizes);
+  int64_t memorySizes[3] = {sizes[0], 1 + script.byte() % 5, width};
+  // Zero bytes (a used-up script) pick the common case: the layer's width,
+  // a memory (the artifact's decoder has cross-attention), out apart from x.
+  attn_tensor *memory = script.byte() % 4 == 3
+                            ? nullptr
+                            : attn_tensor_create(ATTN_F32, 3, memorySizes);
+  if (x) {
+    float *values = static_cast<float *>(attn_tensor_data(x));
+    for (int64_t i = 0, n = sizes[0] * sizes[1] * sizes[2]; i < n; ++i)
+      values[i] = std::sin(0.37f * float(i + script.byte()));
+  }
+  trace("forward",
+        attn_stack_forward(stack, x, memory,
+                           script.byte() % 16 == 15 ? x : out) == 0);
+  attn_tensor_release(x);
+  attn_tensor_release(out);
+  attn_tensor_release(memory);
+}
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -41,10 +172,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return path ? attn_artifact_load(path) : nullptr;
   }();
   static const char *function = std::getenv("ATTN_FUZZ_FUNCTION");
+  static StackTarget target;
   Script script{data, size};
   std::vector<attn_tensor *> tensors;
+  std::vector<attn_stack *> stacks;
+  // Forward calls are the slow step: a bounded number per input.
+  int forwards = 0;
   while (script.size) {
-    switch (script.byte() % 7) {
+    switch (script.byte() % (target.enabled() ? 9 : 7)) {
     case 0: {                            // create
       int64_t rank = script.byte() % 11; // 0 and 9, 10 are invalid
       std::vector<int64_t> sizes(rank);
@@ -149,8 +284,53 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       attn_stack_release(stack);
       break;
     }
+    case 7: { // a step of a stack call sequence
+      switch (script.byte() % 5) {
+      case 0:
+        if (stacks.size() < 3)
+          if (attn_stack *s = attn_stack_load(target.get(), target.weights))
+            stacks.push_back(s);
+          else
+            trace("load", false);
+        break;
+      case 1: // the stacks keep the artifact (reference-counted)
+        target.release();
+        break;
+      case 2:
+        if (!stacks.empty() && forwards++ < 6)
+          forwardFuzzed(stacks[script.byte() % stacks.size()], target.width,
+                        script);
+        break;
+      case 3:
+        if (!stacks.empty())
+          attn_stack_reset(stacks[script.byte() % stacks.size()]);
+        break;
+      default:
+        if (!stacks.empty()) {
+          size_t which = script.byte() % stacks.size();
+          attn_stack_release(stacks[which]);
+          stacks.erase(stacks.begin() + which);
+        }
+        break;
+      }
+      break;
+    }
+    case 8: { // a hostile manifest over the artifact's kernels
+      attn_artifact *artifact = target.get();
+      if (!artifact)
+        break;
+      attn_stack *stack = attnc::loadStackWithManifest(
+          artifact, target.weights, hostileManifest(target.manifest, script));
+      trace("hostile manifest", stack != nullptr);
+      if (stack && forwards++ < 6)
+        forwardFuzzed(stack, target.width, script);
+      attn_stack_release(stack);
+      break;
+    }
     }
   }
+  for (attn_stack *s : stacks)
+    attn_stack_release(s);
   for (attn_tensor *t : tensors)
     attn_tensor_release(t);
   (void)attn_last_error();
