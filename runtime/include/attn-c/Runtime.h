@@ -16,7 +16,11 @@
  * returns is owned by the caller and released with its *_release function.
  * Functions that fail return NULL (or a negative value) and set a message
  * that attn_last_error() returns until the next failing call on the same
- * thread.
+ * thread. No C++ exception crosses this API and no argument a caller can
+ * pass crashes it (out of memory is an error too); the caller's contract is
+ * what the API cannot see: buffers at least as large as their tensors say,
+ * handles not used after their release, one stack per thread at a time
+ * (docs/Hardening.md, "What the C API promises").
  *
  *===----------------------------------------------------------------------===*/
 #ifndef ATTN_C_RUNTIME_H
@@ -105,8 +109,10 @@ attn_tensor *attn_run(attn_artifact *artifact, const char *function,
  * kernels and the layer's description, the caller gives the weights, f32
  * tensors by the names of docs/Transformer.md, "Weights"
  * ("layers.0.self_attn.q_proj.weight", ...). They are copied; the stack
- * keeps the artifact (releasing the artifact first is safe). NULL on error
- * (a missing weight or a wrong shape is named). Projections and
+ * keeps the artifact (releasing the artifact first is safe). NULL on error:
+ * a missing weight, a wrong shape, a NaN or infinite value (or one a 16-bit
+ * layer rounds to infinity) and a weight the layer does not read are named;
+ * a manifest that breaks a layer spec's rules is refused. Projections and
  * feed-forward run on the artifact's own GEMM kernels. */
 typedef struct attn_stack attn_stack;
 attn_stack *attn_stack_create(attn_artifact *artifact,
@@ -123,7 +129,9 @@ attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path);
  * one from that call on), or NULL. An encoder sees `x` alone; a decoder
  * continues its sequence (its KV cache) until attn_stack_reset, and every
  * call of a sequence must have the batch of its first (another batch is
- * an error until the reset). Returns 0, or -1 on error. */
+ * an error until the reset). A call whose buffers exceed the memory this
+ * process can still allocate is refused before it starts. Returns 0, or -1
+ * on error. */
 int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
                        attn_tensor *out);
 /** Starts a new sequence: empties the KV cache and the memory. */

@@ -108,6 +108,17 @@ int main(int argc, char **argv) {
   attn_stack_reset(stack);
   if (attn_stack_forward(stack, other, NULL, otherOut) == 0)
     printf("after reset: batch %lld runs\n", (long long)(batch + 1));
+  /* Fewer rows than the cache holds (it read rows of another sequence's
+   * cache) and far more (it read past the cache) are refused too. */
+  for (int64_t changed = 1; changed <= 5000; changed += 4999) {
+    int64_t changedShape[3] = {changed, 1, width};
+    attn_tensor *in = attn_tensor_create(ATTN_F32, 3, changedShape);
+    attn_tensor *out = attn_tensor_create(ATTN_F32, 3, changedShape);
+    if (attn_stack_forward(stack, in, NULL, out) != 0)
+      printf("batch %lld: %s\n", (long long)changed, attn_last_error());
+    attn_tensor_release(in);
+    attn_tensor_release(out);
+  }
   attn_tensor_release(other);
   attn_tensor_release(otherOut);
   attn_tensor_release(all);
