@@ -110,3 +110,15 @@ def test_decoder_batch_change_needs_reset(tmp_path):
         stack.forward(stack.embed(ids(3, 1, 50)))
     stack.reset()
     assert stack.forward(stack.embed(ids(3, 1, 50))).shape == (3, 1, 32)
+
+
+def test_poisoned_checkpoint_is_refused(tmp_path):
+    # One NaN in a weight made every output NaN; the stack refuses it where
+    # it is read, naming attn's tensor (GPT-2's c_fc is linear1).
+    config = transformers.GPT2Config(vocab_size=50, n_embd=32, n_layer=1, n_head=2,
+                                     n_positions=16)
+    model = transformers.GPT2Model(config)
+    with torch.no_grad():
+        model.h[0].mlp.c_fc.weight[3, 5] = float("nan")
+    with pytest.raises(ValueError, match=r"weight 'layers\.0\.linear1\.weight' has NaN at index"):
+        attn.TransformerStack.from_pretrained(save(model, tmp_path))
