@@ -485,6 +485,47 @@ int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
   });
 }
 
+/// attn_stack_forward_packed's work; the entry point runs it guarded.
+static int stackForwardPacked(attn_stack *stack, attn_tensor *x,
+                              const int64_t *lengths, int64_t count,
+                              attn_tensor *out) {
+  auto fail = [](std::string message) {
+    attnc::setLastError("attn_stack_forward_packed: " + std::move(message));
+    return -1;
+  };
+  if (!stack || !x || !out || !lengths)
+    return fail("stack, x, lengths or out is NULL");
+  auto isPacked = [](const attn_tensor *t) {
+    return t->dtype == ATTN_F32 && t->sizes.size() == 2;
+  };
+  if (!isPacked(x) || !isPacked(out) || out->sizes != x->sizes)
+    return fail("x and out must be f32 tensors [total tokens, d_model] of "
+                "one shape");
+  if (count < 1 || count > x->sizes[0])
+    return fail("count (" + std::to_string(count) +
+                ") must be 1 to the input's " + std::to_string(x->sizes[0]) +
+                " tokens");
+  Activations packed(1, x->sizes[0], x->sizes[1]);
+  const auto *data = static_cast<const float *>(x->data);
+  packed.data.assign(data, data + packed.data.size());
+  Activations result;
+  if (Status s = stack->stack->forwardPacked(
+          packed, std::vector<int64_t>(lengths, lengths + count), result);
+      s.failed())
+    return fail(s.message());
+  std::copy(result.data.begin(), result.data.end(),
+            static_cast<float *>(out->data));
+  return 0;
+}
+
+int attn_stack_forward_packed(attn_stack *stack, attn_tensor *x,
+                              const int64_t *lengths, int64_t count,
+                              attn_tensor *out) {
+  return attnc::guarded<int>("attn_stack_forward_packed", -1, [&] {
+    return stackForwardPacked(stack, x, lengths, count, out);
+  });
+}
+
 } // extern "C"
 
 attn_stack *attnc::loadStackWithManifest(attn_artifact *artifact,

@@ -244,6 +244,77 @@ static ReferenceAttention bindReference(const LayerSpec &spec,
   };
 }
 
+/// --lengths: the sequences packed in `x` [1, total, d_model] in one call
+/// (TransformerStack::forwardPacked), against each sequence run alone
+/// through the same stack and, with --check, against the f64 reference of
+/// each sequence alone.
+static int runPacked(const LayerSpec &spec, const SafetensorsFile &weights,
+                     TransformerStack &stack, const Activations &x,
+                     const LayerRunOptions &options,
+                     mlir::MLIRContext &context) {
+  if (options.decodeSteps || options.tensorParallel ||
+      !options.contextParallel.empty() || !options.memory.empty() ||
+      options.repeat)
+    return fail("--lengths runs one packed pass: no --decode-steps, "
+                "--tensor-parallel, --context-parallel, --memory or "
+                "--repeat");
+  if (spec.dtype != "f32" && options.check && !options.toleranceGiven)
+    return fail("--check with --lengths on a " + spec.dtype +
+                " layer needs --tolerance (the reference is f32's)");
+  auto packed = stack.forwardPacked(x, options.lengths);
+  if (!packed)
+    return fail(llvm::toString(packed.takeError()));
+  std::vector<float> alone;
+  std::vector<double> expected;
+  std::string lengthList;
+  int64_t first = 0;
+  for (int64_t n : options.lengths) {
+    Activations one = slice(x, first, n);
+    stack.reset();
+    auto out = stack.forward(one);
+    if (!out)
+      return fail(llvm::toString(out.takeError()));
+    alone.insert(alone.end(), out->data.begin(), out->data.end());
+    if (options.check) {
+      auto ref = referenceForward(spec, weights, one, nullptr,
+                                  bindReference(spec, context, 1));
+      if (!ref)
+        return fail(llvm::toString(ref.takeError()));
+      expected.insert(expected.end(), ref->begin(), ref->end());
+    }
+    lengthList += (first ? ", " : "") + std::to_string(n);
+    first += n;
+  }
+  stack.reset();
+  if (options.perturb)
+    perturbFirst(packed->data, *options.perturb);
+  // Packing changes which rows share a product, not any sum: the same
+  // f32 bound as --check.
+  double difference = scaledError(packed->data, alone);
+  bool ok = difference <= options.tolerance;
+  llvm::outs() << llvm::formatv(
+      "packed: {0} sequences [{1}] ({2} tokens) vs each alone: max |diff| / "
+      "max |alone| = {3:e2} ({4})\n",
+      options.lengths.size(), lengthList, x.length, difference,
+      ok ? "SAME" : "DIFFERENT");
+  if (options.check) {
+    double error = scaledError(packed->data, expected);
+    bool pass = error <= options.tolerance;
+    llvm::outs() << llvm::formatv(
+        "check: packed {0} {1} layer(s), each sequence against its f64 "
+        "reference alone: max |out - ref| / max |ref| = {2:e2} (tolerance "
+        "{3:e1}): {4}\n",
+        spec.layer.layers, spec.layer.type, error, options.tolerance,
+        pass ? "PASS" : "FAIL");
+    ok &= pass;
+  }
+  if (!options.output.empty())
+    if (llvm::Error e = writeNpy(options.output, {1, x.length, x.width},
+                                 packed->data))
+      return fail(llvm::toString(std::move(e)));
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
                          const LayerRunOptions &options) {
   std::optional<LayerSpec> spec = attnspec::readLayerSpec(sourceMgr);
@@ -302,8 +373,13 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
       return fail(llvm::toString(read.takeError()));
     x = std::move(*read);
   } else {
-    x = randomActivations(options.batch, options.length, l.dModel,
-                          options.seed);
+    int64_t packedTotal = 0;
+    for (int64_t n : options.lengths)
+      packedTotal += n;
+    x = options.lengths.empty()
+            ? randomActivations(options.batch, options.length, l.dModel,
+                                options.seed)
+            : randomActivations(1, packedTotal, l.dModel, options.seed);
   }
   if (!options.memory.empty()) {
     auto read = readActivations(options.memory, l.dModel);
@@ -354,6 +430,9 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   auto stack = TransformerStack::create(*spec, *weights, stackOptions);
   if (!stack)
     return fail(llvm::toString(stack.takeError()));
+
+  if (!options.lengths.empty())
+    return runPacked(*spec, *weights, **stack, *x, options, context);
 
   auto full = (*stack)->forward(*x, mem);
   if (!full)

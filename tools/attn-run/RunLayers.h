@@ -50,6 +50,9 @@ struct LayerRunOptions {
   /// --allow-unused-weights: tensors of --weights the layer does not read
   /// are a warning, not an error.
   bool allowUnusedWeights = false;
+  /// --lengths: sequences of these lengths packed in one input [1, total,
+  /// d_model] (TransformerStack::forwardPacked).
+  std::vector<int64_t> lengths;
 };
 
 /// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.

@@ -251,6 +251,11 @@ static cl::opt<int64_t> genMemory(
     "memory-length",
     cl::desc("rows of a generated memory (default: the input's length)"),
     cl::init(0), cl::cat(layerCategory));
+static cl::list<int64_t> packedLengths(
+    "lengths",
+    cl::desc("run sequences of these lengths packed in one input [1, total, "
+             "d_model] and compare each with running it alone"),
+    cl::CommaSeparated, cl::cat(layerCategory));
 static cl::opt<bool> allowNonFinite(
     "allow-nonfinite",
     cl::desc("run NaN or infinite weights and inputs (refused by default: "
@@ -334,6 +339,11 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
   options.toleranceGiven = tolerance.getNumOccurrences() > 0;
   options.perturb = perturbAmount();
   options.allowNonFinite = allowNonFinite;
+  options.lengths.assign(packedLengths.begin(), packedLengths.end());
+  if (!options.lengths.empty() &&
+      (genBatch.getNumOccurrences() || genLength.getNumOccurrences()))
+    return fail("--lengths gives the packed sequences: no --batch or "
+                "--length");
   options.allowUnusedWeights = allowUnusedWeights;
   options.repeat = repeat;
   options.numThreads = threads;

@@ -134,6 +134,18 @@ attn_stack *attn_stack_load(attn_artifact *artifact, const char *weights_path);
  * on error. */
 int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
                        attn_tensor *out);
+/** Variable-length batches, packed (FlashAttention's varlen layout): `x`
+ * [total, d_model] (f32) holds the tokens of `count` sequences of
+ * `lengths` one after the other, total = the sum of the lengths; `out`
+ * gets the same shape. Products run on all the rows at once, positions
+ * restart at each sequence and each sequence attends to its own tokens
+ * only: each sequence's rows equal running it alone. A whole pass: a
+ * decoder must have no sequence in progress and keeps no KV cache from it;
+ * stacks with cross-attention or Transformer-XL memory refuse it. Returns
+ * 0, or -1 on error. */
+int attn_stack_forward_packed(attn_stack *stack, attn_tensor *x,
+                              const int64_t *lengths, int64_t count,
+                              attn_tensor *out);
 /** Starts a new sequence: empties the KV cache and the memory. */
 void attn_stack_reset(attn_stack *stack);
 void attn_stack_release(attn_stack *stack);

@@ -84,6 +84,9 @@ struct LayerStack::Impl {
 
   /// The names of the weights load() read.
   std::set<std::string> weightNames;
+  /// During forwardPacked: the lengths of the packed sequences (empty
+  /// otherwise).
+  std::vector<int64_t> packedLengths;
 
   Status load(const WeightReader &read, bool allowNonFinite);
   /// Stacks each self-attention's q, k and v weights into one product.
@@ -118,6 +121,12 @@ struct LayerStack::Impl {
   Status callPerKvHead(const AttentionKernel &kernel, AttentionWeights &w,
                        LayerCache &cache, void *queries, void *output,
                        int64_t batch, int64_t length);
+  /// Packed sequences' self-attention: q [1, H, total, D], k and v
+  /// [1, Hkv, total, D] (before RoPE) into `heads` [1, H, total, D], one
+  /// kernel call per sequence on its rows, RoPE from position 0 in each.
+  Status attendPacked(AttentionWeights &w, const lm::Scratch &q,
+                      const lm::Scratch &k, const lm::Scratch &v,
+                      lm::Scratch &heads);
   Status feedForward(LayerWeights &w, const float *x, int64_t rows,
                      std::vector<float> &result, const float *residual);
   void normalize(const NormWeights &n, float *x, int64_t rows);
@@ -310,6 +319,18 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
     if (self)
       v = project(w.v, x, length, l.kvHeads);
   }
+  if (self && l.sharesQueryKey && !packedLengths.empty())
+    k = q; // RoPE per sequence, in attendPacked
+  if (self && !packedLengths.empty()) {
+    lm::Scratch heads(rows * l.heads * hd);
+    if (Status s = attendPacked(w, q, k, v, heads); s.failed())
+      return s;
+    lm::Scratch merged(rows * l.heads * hd);
+    lm::mergeHeads(heads.data(), batch, length, l.heads, hd, merged.data());
+    result.resize(rows * l.dModel); // written whole by the product
+    return linear(w.o, merged.data(), rows, result.data(),
+                  LinearEpilogue::Activation::None, nullptr, residual);
+  }
   if (self && l.positions == "rope") {
     bool interleaved = l.ropeStyle == "interleaved";
     lm::rope(q.data(), batch, l.heads, length, hd, position, l.ropeBase,
@@ -429,6 +450,76 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   if (decoding && l.memoryLength && cache.keys.length() > l.memoryLength) {
     cache.keys.keepLast(l.memoryLength);
     cache.values.keepLast(l.memoryLength);
+  }
+  return Status::ok();
+}
+
+Status LayerStack::Impl::attendPacked(AttentionWeights &w,
+                                      const lm::Scratch &q,
+                                      const lm::Scratch &k,
+                                      const lm::Scratch &v,
+                                      lm::Scratch &heads) {
+  const LayerConfig &l = config;
+  int64_t hd = l.headDim, total = 0;
+  for (int64_t n : packedLengths)
+    total += n;
+  // Rows [first, first + n) of every head of x [1, H, total, D], gathered
+  // into [1, H, n, D] or scattered back.
+  auto gather = [&](const float *x, int64_t nHeads, int64_t first, int64_t n,
+                    lm::Scratch &into) {
+    into.resize(nHeads * n * hd);
+    for (int64_t h = 0; h < nHeads; ++h)
+      std::copy_n(x + (h * total + first) * hd, n * hd,
+                  into.data() + h * n * hd);
+  };
+  bool rope = l.positions == "rope",
+       interleaved = l.ropeStyle == "interleaved";
+  lm::Scratch qs, ks, vs, out;
+  lm::Scratch16 q16, k16, v16, out16;
+  int64_t first = 0;
+  for (int64_t n : packedLengths) {
+    gather(q.data(), l.heads, first, n, qs);
+    gather(k.data(), l.kvHeads, first, n, ks);
+    gather(v.data(), l.kvHeads, first, n, vs);
+    if (rope) {
+      lm::rope(qs.data(), 1, l.heads, n, hd, 0, l.ropeBase, interleaved);
+      if (!l.sharesQueryKey)
+        lm::rope(ks.data(), 1, l.kvHeads, n, hd, 0, l.ropeBase, interleaved);
+      else
+        ks = qs;
+    }
+    const AttentionKernel *kernel = nullptr;
+    if (Status s = kernels(AttentionBlock::Self, 1, n, n, kernel); s.failed())
+      return s;
+    out.resize(l.heads * n * hd);
+    void *queries = qs.data(), *keys = ks.data(), *values = vs.data(),
+         *output = out.data();
+    if (kernel->bf16) {
+      for (auto [from, to] : {std::pair(&qs, &q16), std::pair(&ks, &k16),
+                              std::pair(&vs, &v16)}) {
+        to->resize(from->size());
+        lm::roundToBf16(from->data(), from->size(), to->data());
+      }
+      out16.resize(out.size());
+      queries = q16.data();
+      keys = k16.data();
+      values = v16.data();
+      output = out16.data();
+    }
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = callKernel(*kernel, w, queries, keys, values, output, 1, n,
+                              n);
+        s.failed())
+      return s;
+    attentionSeconds += std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+    if (kernel->bf16)
+      lm::widenBf16(out16.data(), out16.size(), out.data());
+    for (int64_t h = 0; h < l.heads; ++h)
+      std::copy_n(out.data() + h * n * hd, n * hd,
+                  heads.data() + (h * total + first) * hd);
+    first += n;
   }
   return Status::ok();
 }
@@ -790,16 +881,26 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
   result = x;
   std::vector<float> &h = result.data;
   // Absolute positions are added to the stack's input.
-  if (l.positions == "learned" && impl->position + x.length > l.maxPositions)
+  int64_t span = impl->packedLengths.empty()
+                     ? x.length
+                     : *std::max_element(impl->packedLengths.begin(),
+                                         impl->packedLengths.end());
+  if (l.positions == "learned" && impl->position + span > l.maxPositions)
     return Status::error("position " +
-                         std::to_string(impl->position + x.length - 1) +
+                         std::to_string(impl->position + span - 1) +
                          " is past max_positions (" +
                          std::to_string(l.maxPositions) + ")");
+  // Packed sequences restart their positions (packedStart: where each
+  // token's sequence starts).
+  std::vector<int64_t> packedStart;
+  for (int64_t n : impl->packedLengths)
+    packedStart.insert(packedStart.end(), n, int64_t(packedStart.size()));
   if (l.positions == "learned" || l.positions == "sinusoidal")
     for (int64_t b = 0; b < x.batch; ++b)
       for (int64_t t = 0; t < x.length; ++t)
         for (int64_t c = 0; c < l.dModel; ++c) {
-          int64_t pos = impl->position + t;
+          int64_t pos = packedStart.empty() ? impl->position + t
+                                            : t - packedStart[t];
           h[(b * x.length + t) * l.dModel + c] +=
               l.positions == "learned"
                   ? impl->posEmbedding[pos * l.dModel + c]
@@ -819,6 +920,39 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
     impl->normalize(impl->finalNorm, h.data(), x.batch * x.length);
   impl->position += x.length;
   return Status::ok();
+}
+
+Status LayerStack::forwardPacked(const Activations &x,
+                                 const std::vector<int64_t> &lengths,
+                                 Activations &result) {
+  const LayerConfig &l = impl->config;
+  int64_t total = 0;
+  for (int64_t n : lengths) {
+    if (n < 1 || n > x.length)
+      return Status::error("packed sequence lengths must be 1 to the "
+                           "input's " + std::to_string(x.length) +
+                           " tokens, got " + std::to_string(n));
+    total += n;
+  }
+  if (lengths.empty() || x.batch != 1 || total != x.length)
+    return Status::error(
+        "packed sequences: the input holds " + std::to_string(x.length) +
+        " tokens in " + std::to_string(x.batch) + " row(s); the " +
+        std::to_string(lengths.size()) + " lengths add up to " +
+        std::to_string(total) + " (a packed input is [1, sum of lengths, " +
+        "d_model])");
+  if (l.hasCrossAttention() || l.memoryLength)
+    return Status::error("packed sequences take no cross-attention or "
+                         "Transformer-XL memory (each sequence would need "
+                         "its own)");
+  if (l.isDecoder() && impl->sequences)
+    return Status::error("a packed call is a whole pass over each sequence: "
+                         "reset the decoder's sequence in progress first");
+  impl->packedLengths = lengths;
+  Status s = forward(x, nullptr, result);
+  impl->packedLengths.clear();
+  reset(impl->firstPosition); // a decoder keeps no cache from it
+  return s;
 }
 
 void LayerStack::reset(int64_t firstPosition) {

@@ -497,6 +497,15 @@ TransformerStack::forward(const Activations &x, const Activations *memory) {
   return result;
 }
 
+llvm::Expected<Activations>
+TransformerStack::forwardPacked(const Activations &x,
+                                const std::vector<int64_t> &lengths) {
+  Activations result;
+  if (Status s = impl->stack->forwardPacked(x, lengths, result); s.failed())
+    return error(s.message());
+  return result;
+}
+
 void TransformerStack::reset(int64_t firstPosition) {
   impl->stack->reset(firstPosition);
 }

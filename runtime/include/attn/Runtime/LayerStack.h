@@ -215,6 +215,18 @@ public:
   /// sequence, `memory` feeds cross-attention).
   Status forward(const Activations &x, const Activations *memory,
                  Activations &result);
+  /// Variable-length batches, packed: `x` [1, total, d_model] holds the
+  /// tokens of sequences of `lengths` one after the other (FlashAttention's
+  /// varlen layout, without padding). Products, norms and the feed-forward
+  /// run on all the rows at once; positions restart at each sequence, and
+  /// each sequence's self-attention sees its own keys only (one kernel call
+  /// per sequence on its rows), so each output equals that sequence run
+  /// alone. A whole pass: a decoder keeps no KV cache from it (and must
+  /// have no sequence in progress); cross-attention and Transformer-XL
+  /// memory are refused.
+  Status forwardPacked(const Activations &x,
+                       const std::vector<int64_t> &lengths,
+                       Activations &result);
   /// Starts a new sequence: empties the KV cache and the memory.
   /// `firstPosition`: where this process's tokens start in the sequence
   /// (its share of a sequence-parallel run; positions continue from it).
