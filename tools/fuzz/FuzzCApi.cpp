@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "CApiObjects.h"
 #include "attn-c/Runtime.h"
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -291,7 +292,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       break;
     }
     case 7: { // a step of a stack call sequence
-      switch (script.byte() % 5) {
+      switch (script.byte() % 6) {
+      case 5: { // a packed call with fuzzed lengths (any sum, any sign)
+        if (stacks.empty() || forwards++ >= 6)
+          break;
+        std::vector<int64_t> lengths(script.byte() % 5);
+        int64_t total = 0;
+        for (int64_t &n : lengths)
+          total += n = script.byte() % 32 == 31 ? script.size64() - 4
+                                                 : 1 + script.byte() % 9;
+        int64_t sizes[2] = {script.byte() % 8 == 7 ? 1 + script.byte() % 40
+                                                    : std::clamp<int64_t>(
+                                                          total, 1, 40),
+                            target.width};
+        attn_tensor *x = attn_tensor_create(ATTN_F32, 2, sizes);
+        attn_tensor *out = attn_tensor_create(ATTN_F32, 2, sizes);
+        trace("packed", attn_stack_forward_packed(
+                            stacks[script.byte() % stacks.size()], x,
+                            script.byte() % 16 == 15 ? nullptr
+                                                     : lengths.data(),
+                            int64_t(lengths.size()), out) == 0);
+        attn_tensor_release(x);
+        attn_tensor_release(out);
+        break;
+      }
       case 0:
         if (stacks.size() < 3)
           if (attn_stack *s = attn_stack_load(target.get(), target.weights))
