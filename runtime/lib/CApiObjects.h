@@ -8,8 +8,8 @@
 #define ATTN_RUNTIME_CAPIOBJECTS_H
 
 #include "attn-c/Runtime.h"
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <new>
 #include <stdexcept>
 #include <string>

@@ -87,6 +87,6 @@ TEST(LayerConfig, RefusesWhatItCannotRun) {
           "larger than 2^40 bytes");
   refuses(good + "attention_kind=linformer\n", "has no causal form");
   refuses(good + "type=encoder\n", "memory_length (Transformer-XL memory) "
-                                    "needs type decoder");
+                                   "needs type decoder");
   refuses(good + "shares_query_key=1\n", "shares_query_key is set for");
 }

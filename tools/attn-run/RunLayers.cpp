@@ -309,8 +309,8 @@ static int runPacked(const LayerSpec &spec, const SafetensorsFile &weights,
     ok &= pass;
   }
   if (!options.output.empty())
-    if (llvm::Error e = writeNpy(options.output, {1, x.length, x.width},
-                                 packed->data))
+    if (llvm::Error e =
+            writeNpy(options.output, {1, x.length, x.width}, packed->data))
       return fail(llvm::toString(std::move(e)));
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }
@@ -394,7 +394,8 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   if (memory && !l.hasCrossAttention())
     return fail("--memory is for decoder layers with cross_attention");
   // A NaN or infinity in an input spreads to every row that attends to it.
-  for (auto [a, what] : {std::pair(&x, "--input"), std::pair(&memory, "--memory")}) {
+  for (auto [a, what] :
+       {std::pair(&x, "--input"), std::pair(&memory, "--memory")}) {
     if (!*a || options.allowNonFinite)
       continue;
     const Activations &v = **a;
@@ -403,12 +404,13 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
     if (bad == v.data.end())
       continue;
     int64_t at = bad - v.data.begin();
-    return fail(llvm::formatv("{0} has {1} at [{2}, {3}, {4}] (--allow-nonfinite "
-                              "runs it anyway)",
-                              what, std::isnan(*bad) ? "NaN" : "an infinity",
-                              at / (v.length * v.width), at / v.width % v.length,
-                              at % v.width)
-                    .str());
+    return fail(
+        llvm::formatv("{0} has {1} at [{2}, {3}, {4}] (--allow-nonfinite "
+                      "runs it anyway)",
+                      what, std::isnan(*bad) ? "NaN" : "an infinity",
+                      at / (v.length * v.width), at / v.width % v.length,
+                      at % v.width)
+            .str());
   }
   const Activations *mem = memory ? &*memory : nullptr;
 
@@ -674,8 +676,8 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
     bool pass = error <= bar;
     std::string nonFinite;
     if (int64_t n = nonFiniteCount(y.data))
-      nonFinite = llvm::formatv(", {0} of {1} outputs not finite", n,
-                                y.data.size());
+      nonFinite =
+          llvm::formatv(", {0} of {1} outputs not finite", n, y.data.size());
     llvm::outs() << llvm::formatv(
         "check: {0} {1} layer(s), [{2}, {3}, {4}], max |out - ref| / max "
         "|ref| = {5:e2} (tolerance {6:e1}{7}{8}): {9}\n",

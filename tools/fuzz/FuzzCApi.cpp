@@ -60,9 +60,9 @@ struct StackTarget {
       return;
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     const char *text =
-        handle ? static_cast<const char *>(
-                     dlsym(handle, "_attn_layer_manifest"))
-               : nullptr;
+        handle
+            ? static_cast<const char *>(dlsym(handle, "_attn_layer_manifest"))
+            : nullptr;
     if (!text)
       std::abort(); // a setup error: not an artifact of a layer stack
     manifest = text;
@@ -98,8 +98,8 @@ std::string hostileManifest(const std::string &manifest, Script &script) {
     cut = cut == std::string::npos ? line.size() : cut + 1;
     switch (script.byte() % 6) {
     case 0: { // a number of any size or sign, or a special value
-      static const char *specials[] = {"nan", "inf", "-inf", "-1", "0",
-                                       "1e308", "2000000000000000000"};
+      static const char *specials[] = {
+          "nan", "inf", "-inf", "-1", "0", "1e308", "2000000000000000000"};
       uint8_t pick = script.byte();
       line = line.substr(0, cut) +
              (pick < 64 ? specials[pick % 7] : std::to_string(script.word()));
@@ -147,8 +147,8 @@ void forwardFuzzed(attn_stack *stack, int64_t width, Script &script) {
                       script.byte() % 16 == 15 ? script.size64() : width};
   // Sizes the API would accept are allocated: keep them within the
   // fuzzer's memory limit (sizes it refuses still go through).
-  __int128 bytes = __int128(sizes[0]) * sizes[1] * 4 *
-                   (sizes[2] < 0 ? 1 : sizes[2]);
+  __int128 bytes =
+      __int128(sizes[0]) * sizes[1] * 4 * (sizes[2] < 0 ? 1 : sizes[2]);
   if (bytes > (64 << 20) && bytes <= (__int128(1) << 40))
     sizes[2] = width;
   attn_tensor *x = attn_tensor_create(ATTN_F32, 3, sizes);
@@ -164,9 +164,8 @@ void forwardFuzzed(attn_stack *stack, int64_t width, Script &script) {
     for (int64_t i = 0, n = sizes[0] * sizes[1] * sizes[2]; i < n; ++i)
       values[i] = std::sin(0.37f * float(i + script.byte()));
   }
-  trace("forward",
-        attn_stack_forward(stack, x, memory,
-                           script.byte() % 16 == 15 ? x : out) == 0);
+  trace("forward", attn_stack_forward(stack, x, memory,
+                                      script.byte() % 16 == 15 ? x : out) == 0);
   attn_tensor_release(x);
   attn_tensor_release(out);
   attn_tensor_release(memory);
@@ -300,17 +299,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int64_t total = 0;
         for (int64_t &n : lengths)
           total += n = script.byte() % 32 == 31 ? script.size64() - 4
-                                                 : 1 + script.byte() % 9;
-        int64_t sizes[2] = {script.byte() % 8 == 7 ? 1 + script.byte() % 40
-                                                    : std::clamp<int64_t>(
-                                                          total, 1, 40),
+                                                : 1 + script.byte() % 9;
+        int64_t sizes[2] = {script.byte() % 8 == 7
+                                ? 1 + script.byte() % 40
+                                : std::clamp<int64_t>(total, 1, 40),
                             target.width};
         attn_tensor *x = attn_tensor_create(ATTN_F32, 2, sizes);
         attn_tensor *out = attn_tensor_create(ATTN_F32, 2, sizes);
         trace("packed", attn_stack_forward_packed(
                             stacks[script.byte() % stacks.size()], x,
-                            script.byte() % 16 == 15 ? nullptr
-                                                     : lengths.data(),
+                            script.byte() % 16 == 15 ? nullptr : lengths.data(),
                             int64_t(lengths.size()), out) == 0);
         attn_tensor_release(x);
         attn_tensor_release(out);

@@ -175,8 +175,7 @@ static std::string nonFiniteValue(const std::string &name,
       continue;
     return "weight '" + name + "' has " +
            (overflows ? std::to_string(v) + ", which overflows " +
-                            (format == FloatFormat::F16 ? "f16" : "bf16") +
-                            ","
+                            (format == FloatFormat::F16 ? "f16" : "bf16") + ","
                       : std::string(std::isnan(v) ? "NaN" : "an infinity")) +
            " at index " + std::to_string(i) +
            " (every output would be NaN or infinite)";
@@ -198,8 +197,7 @@ Status LayerStack::Impl::load(const WeightReader &readWeight,
     if (s.failed() || allowNonFinite)
       return s;
     std::string problem = nonFiniteValue(
-        name, into,
-        product ? linearBackend->weightFormat() : FloatFormat::F32);
+        name, into, product ? linearBackend->weightFormat() : FloatFormat::F32);
     return problem.empty() ? s : Status::error(problem);
   };
   auto read = [&](const std::string &name, std::vector<int64_t> shape,
@@ -454,8 +452,7 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   return Status::ok();
 }
 
-Status LayerStack::Impl::attendPacked(AttentionWeights &w,
-                                      const lm::Scratch &q,
+Status LayerStack::Impl::attendPacked(AttentionWeights &w, const lm::Scratch &q,
                                       const lm::Scratch &k,
                                       const lm::Scratch &v,
                                       lm::Scratch &heads) {
@@ -472,8 +469,7 @@ Status LayerStack::Impl::attendPacked(AttentionWeights &w,
       std::copy_n(x + (h * total + first) * hd, n * hd,
                   into.data() + h * n * hd);
   };
-  bool rope = l.positions == "rope",
-       interleaved = l.ropeStyle == "interleaved";
+  bool rope = l.positions == "rope", interleaved = l.ropeStyle == "interleaved";
   lm::Scratch qs, ks, vs, out;
   lm::Scratch16 q16, k16, v16, out16;
   int64_t first = 0;
@@ -495,8 +491,8 @@ Status LayerStack::Impl::attendPacked(AttentionWeights &w,
     void *queries = qs.data(), *keys = ks.data(), *values = vs.data(),
          *output = out.data();
     if (kernel->bf16) {
-      for (auto [from, to] : {std::pair(&qs, &q16), std::pair(&ks, &k16),
-                              std::pair(&vs, &v16)}) {
+      for (auto [from, to] :
+           {std::pair(&qs, &q16), std::pair(&ks, &k16), std::pair(&vs, &v16)}) {
         to->resize(from->size());
         lm::roundToBf16(from->data(), from->size(), to->data());
       }
@@ -507,13 +503,13 @@ Status LayerStack::Impl::attendPacked(AttentionWeights &w,
       output = out16.data();
     }
     auto start = std::chrono::steady_clock::now();
-    if (Status s = callKernel(*kernel, w, queries, keys, values, output, 1, n,
-                              n);
+    if (Status s =
+            callKernel(*kernel, w, queries, keys, values, output, 1, n, n);
         s.failed())
       return s;
-    attentionSeconds += std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
+    attentionSeconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (kernel->bf16)
       lm::widenBf16(out16.data(), out16.size(), out.data());
     for (int64_t h = 0; h < l.heads; ++h)
@@ -886,10 +882,9 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
                      : *std::max_element(impl->packedLengths.begin(),
                                          impl->packedLengths.end());
   if (l.positions == "learned" && impl->position + span > l.maxPositions)
-    return Status::error("position " +
-                         std::to_string(impl->position + span - 1) +
-                         " is past max_positions (" +
-                         std::to_string(l.maxPositions) + ")");
+    return Status::error(
+        "position " + std::to_string(impl->position + span - 1) +
+        " is past max_positions (" + std::to_string(l.maxPositions) + ")");
   // Packed sequences restart their positions (packedStart: where each
   // token's sequence starts).
   std::vector<int64_t> packedStart;
@@ -899,8 +894,8 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
     for (int64_t b = 0; b < x.batch; ++b)
       for (int64_t t = 0; t < x.length; ++t)
         for (int64_t c = 0; c < l.dModel; ++c) {
-          int64_t pos = packedStart.empty() ? impl->position + t
-                                            : t - packedStart[t];
+          int64_t pos =
+              packedStart.empty() ? impl->position + t : t - packedStart[t];
           h[(b * x.length + t) * l.dModel + c] +=
               l.positions == "learned"
                   ? impl->posEmbedding[pos * l.dModel + c]
@@ -930,8 +925,9 @@ Status LayerStack::forwardPacked(const Activations &x,
   for (int64_t n : lengths) {
     if (n < 1 || n > x.length)
       return Status::error("packed sequence lengths must be 1 to the "
-                           "input's " + std::to_string(x.length) +
-                           " tokens, got " + std::to_string(n));
+                           "input's " +
+                           std::to_string(x.length) + " tokens, got " +
+                           std::to_string(n));
     total += n;
   }
   if (lengths.empty() || x.batch != 1 || total != x.length)
@@ -999,8 +995,8 @@ LayerStack::unusedWeights(const std::vector<std::string> &available) const {
   for (const std::string &name : available)
     if (!impl->weightNames.count(name)) {
       unused.push_back(name);
-      normBias |= name.find("norm") != std::string::npos &&
-                  name.size() > 5 && name.substr(name.size() - 5) == ".bias";
+      normBias |= name.find("norm") != std::string::npos && name.size() > 5 &&
+                  name.substr(name.size() - 5) == ".bias";
     }
   if (unused.empty())
     return "";
@@ -1012,12 +1008,12 @@ LayerStack::unusedWeights(const std::vector<std::string> &available) const {
     list += ", ...";
   std::string hint;
   if (normBias && (l.norm == "rmsnorm" || !l.bias))
-    hint = "; this layer's norm (" + l.norm +
-           (l.bias ? "" : ", bias: false") + ") takes no bias";
+    hint = "; this layer's norm (" + l.norm + (l.bias ? "" : ", bias: false") +
+           ") takes no bias";
   return std::to_string(unused.size()) + " tensor" +
-         (unused.size() == 1 ? "" : "s") + " the layer does not use (" +
-         list + "): weights of another layer spec? (" +
-         std::to_string(l.layers) + " layer" + (l.layers == 1 ? "" : "s") +
+         (unused.size() == 1 ? "" : "s") + " the layer does not use (" + list +
+         "): weights of another layer spec? (" + std::to_string(l.layers) +
+         " layer" + (l.layers == 1 ? "" : "s") +
          (l.sharedWeights ? ", shared weights" : "") + hint + ")";
 }
 

@@ -143,8 +143,8 @@ public:
                                       const Activations *memory = nullptr);
   /// Sequences of `lengths` packed one after the other in `x` [1, total,
   /// d_model] (LayerStack::forwardPacked).
-  llvm::Expected<Activations> forwardPacked(const Activations &x,
-                                            const std::vector<int64_t> &lengths);
+  llvm::Expected<Activations>
+  forwardPacked(const Activations &x, const std::vector<int64_t> &lengths);
 
   /// Starts a new sequence: empties the KV cache and the cross-attention
   /// memory. `firstPosition`: where this process's tokens start (sequence
