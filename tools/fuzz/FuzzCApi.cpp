@@ -297,9 +297,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           break;
         std::vector<int64_t> lengths(script.byte() % 5);
         int64_t total = 0;
-        for (int64_t &n : lengths)
-          total += n = script.byte() % 32 == 31 ? script.size64() - 4
-                                                : 1 + script.byte() % 9;
+        for (int64_t &n : lengths) {
+          n = script.byte() % 32 == 31 ? script.size64() - 4
+                                       : 1 + script.byte() % 9;
+          if (__builtin_add_overflow(total, n, &total))
+            total = 0; // a sum no input can match
+        }
         int64_t sizes[2] = {script.byte() % 8 == 7
                                 ? 1 + script.byte() % 40
                                 : std::clamp<int64_t>(total, 1, 40),

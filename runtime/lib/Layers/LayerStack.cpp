@@ -922,12 +922,19 @@ Status LayerStack::forwardPacked(const Activations &x,
                                  Activations &result) {
   const LayerConfig &l = impl->config;
   int64_t total = 0;
-  for (int64_t n : lengths) {
-    if (n < 1 || n > x.length)
-      return Status::error("packed sequence lengths must be 1 to the "
-                           "input's " +
-                           std::to_string(x.length) + " tokens, got " +
-                           std::to_string(n));
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    int64_t n = lengths[i];
+    if (n < 1)
+      return Status::error("packed sequence lengths must be >= 1, got " +
+                           std::to_string(n) + " (sequence " +
+                           std::to_string(i) + ")");
+    // At most the rows left: the sum cannot overflow.
+    if (n > x.length - total)
+      return Status::error(
+          "the packed sequence lengths add up to more than the input's " +
+          std::to_string(x.length) + " tokens (sequence " + std::to_string(i) +
+          ", of " + std::to_string(n) + " tokens, starts at token " +
+          std::to_string(total) + ")");
     total += n;
   }
   if (lengths.empty() || x.batch != 1 || total != x.length)
