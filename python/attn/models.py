@@ -271,6 +271,23 @@ class TransformerStack:
 
     __call__ = forward
 
+    def forward_packed(self, hidden_states, lengths, out=None):
+        """Sequences of `lengths` packed one after the other in
+        hidden_states [total, d_model] (FlashAttention's varlen layout, no
+        padding): each sequence's rows as if it ran alone. A whole pass: a
+        decoder must be reset and keeps no KV cache from it."""
+        x = _numpy(hidden_states)
+        if x.ndim != 2 or x.shape[1] != self.layer["d_model"]:
+            raise ValueError(f"hidden_states must be [total, {self.layer['d_model']}], "
+                             f"got {tuple(x.shape)}")
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        result = np.empty_like(x) if out is None else out
+        self._stack.forward_packed(x, [int(n) for n in lengths], result)
+        if out is None and _is_torch(hidden_states):
+            import torch
+            return torch.from_numpy(result)
+        return result
+
     def reset(self):
         """A new sequence: empties a decoder's KV cache."""
         self._stack.reset()

@@ -237,6 +237,22 @@ public:
       throw nb::value_error(attn_last_error());
   }
 
+  void forwardPacked(const Array &x, const std::vector<int64_t> &lengths,
+                     const Array &out) {
+    WrappedTensors tensors;
+    wrapAll({x, out}, "operand", tensors);
+    int status;
+    {
+      nb::gil_scoped_release release;
+      status = attn_stack_forward_packed(stack, tensors.tensors[0],
+                                         lengths.data(),
+                                         int64_t(lengths.size()),
+                                         tensors.tensors[1]);
+    }
+    if (status != 0)
+      throw nb::value_error(attn_last_error());
+  }
+
   void reset() { attn_stack_reset(stack); }
 
 private:
@@ -358,6 +374,10 @@ NB_MODULE(_attn, m) {
            nb::arg("out"),
            "Runs the stack on x [batch, length, d_model] into out; a decoder "
            "continues its sequence (KV cache) until reset().")
+      .def("forward_packed", &Stack::forwardPacked, nb::arg("x"),
+           nb::arg("lengths"), nb::arg("out"),
+           "Runs sequences of `lengths` packed in x [total, d_model] into "
+           "out, each as if alone (attn_stack_forward_packed).")
       .def("reset", &Stack::reset, "Starts a new sequence.");
   nb::class_<GpuArtifact>(m, "GpuArtifact")
       .def(nb::init<const std::string &, const std::string &>(),

@@ -122,3 +122,24 @@ def test_poisoned_checkpoint_is_refused(tmp_path):
         model.h[0].mlp.c_fc.weight[3, 5] = float("nan")
     with pytest.raises(ValueError, match=r"weight 'layers\.0\.linear1\.weight' has NaN at index"):
         attn.TransformerStack.from_pretrained(save(model, tmp_path))
+
+
+def test_packed_sequences_equal_each_alone(tmp_path):
+    # Packed (no padding): learned positions restart per sequence inside the
+    # stack, each sequence attends to its own tokens. f32 sums over the
+    # same rows: 1e-5 of the largest output is far above their rounding
+    # and far below a position or key from another sequence (O(1)).
+    config = transformers.GPT2Config(vocab_size=50, n_embd=32, n_layer=2, n_head=2,
+                                     n_positions=16)
+    stack = attn.TransformerStack.from_pretrained(save(transformers.GPT2Model(config), tmp_path))
+    lengths = [3, 7, 1, 5]
+    seqs = [stack.embed(ids(1, n, 50, seed=n))[0] for n in lengths]
+    packed = stack.forward_packed(np.concatenate(seqs), lengths)
+    alone = []
+    for s in seqs:
+        stack.reset()
+        alone.append(stack.forward(s[None])[0])
+    alone = np.concatenate(alone)
+    assert np.abs(packed - alone).max() <= 1e-5 * np.abs(alone).max()
+    with pytest.raises(ValueError, match="add up to more than the input's 16 tokens"):
+        stack.forward_packed(np.concatenate(seqs), [3, 7, 1, 6])
