@@ -253,20 +253,27 @@ class TransformerStack:
             x = (x - mean) / np.sqrt(var + eps) * w + b
         return np.ascontiguousarray(x, dtype=np.float32)
 
-    def forward(self, hidden_states, out=None):
-        """The stack on [B, L, d_model] (float32, NumPy or torch); a decoder
-        continues its sequence until reset()."""
+    def _run(self, hidden_states, rank, shape_text, out, call):
+        """Checks hidden_states (float32 NumPy or torch, d_model last),
+        runs call(x, result) and returns result as the caller's kind."""
         x = _numpy(hidden_states)
-        if x.ndim != 3 or x.shape[2] != self.layer["d_model"]:
-            raise ValueError(f"hidden_states must be [batch, length, {self.layer['d_model']}], "
-                             f"got {tuple(x.shape)}")
+        if x.ndim != rank or x.shape[-1] != self.layer["d_model"]:
+            raise ValueError(f"hidden_states must be {shape_text}, got {tuple(x.shape)}")
         x = np.ascontiguousarray(x, dtype=np.float32)
         result = np.empty_like(x) if out is None else out
-        self._stack.forward(x, None, result)
-        self._position += x.shape[1]
+        call(x, result)
         if out is None and _is_torch(hidden_states):
             import torch
             return torch.from_numpy(result)
+        return result
+
+    def forward(self, hidden_states, out=None):
+        """The stack on [B, L, d_model] (float32, NumPy or torch); a decoder
+        continues its sequence until reset()."""
+        d = self.layer["d_model"]
+        result = self._run(hidden_states, 3, f"[batch, length, {d}]", out,
+                           lambda x, y: self._stack.forward(x, None, y))
+        self._position += result.shape[1]
         return result
 
     __call__ = forward
@@ -276,17 +283,9 @@ class TransformerStack:
         hidden_states [total, d_model] (FlashAttention's varlen layout, no
         padding): each sequence's rows as if it ran alone. A whole pass: a
         decoder must be reset and keeps no KV cache from it."""
-        x = _numpy(hidden_states)
-        if x.ndim != 2 or x.shape[1] != self.layer["d_model"]:
-            raise ValueError(f"hidden_states must be [total, {self.layer['d_model']}], "
-                             f"got {tuple(x.shape)}")
-        x = np.ascontiguousarray(x, dtype=np.float32)
-        result = np.empty_like(x) if out is None else out
-        self._stack.forward_packed(x, [int(n) for n in lengths], result)
-        if out is None and _is_torch(hidden_states):
-            import torch
-            return torch.from_numpy(result)
-        return result
+        lengths = [int(n) for n in lengths]
+        return self._run(hidden_states, 2, f"[total, {self.layer['d_model']}]", out,
+                         lambda x, y: self._stack.forward_packed(x, lengths, y))
 
     def reset(self):
         """A new sequence: empties a decoder's KV cache."""

@@ -122,7 +122,8 @@ struct LayerStack::Impl {
                        LayerCache &cache, void *queries, void *output,
                        int64_t batch, int64_t length);
   /// Packed sequences' self-attention: q [1, H, total, D], k and v
-  /// [1, Hkv, total, D] (before RoPE) into `heads` [1, H, total, D], one
+  /// [1, Hkv, total, D] (before RoPE; k unused when queries and keys share
+  /// a projection) into `heads` [1, H, total, D], one
   /// kernel call per sequence on its rows, RoPE from position 0 in each.
   Status attendPacked(AttentionWeights &w, const lm::Scratch &q,
                       const lm::Scratch &k, const lm::Scratch &v,
@@ -317,8 +318,6 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
     if (self)
       v = project(w.v, x, length, l.kvHeads);
   }
-  if (self && l.sharesQueryKey && !packedLengths.empty())
-    k = q; // RoPE per sequence, in attendPacked
   if (self && !packedLengths.empty()) {
     lm::Scratch heads(rows * l.heads * hd);
     if (Status s = attendPacked(w, q, k, v, heads); s.failed())
@@ -475,15 +474,16 @@ Status LayerStack::Impl::attendPacked(AttentionWeights &w, const lm::Scratch &q,
   int64_t first = 0;
   for (int64_t n : packedLengths) {
     gather(q.data(), l.heads, first, n, qs);
-    gather(k.data(), l.kvHeads, first, n, ks);
+    if (!l.sharesQueryKey)
+      gather(k.data(), l.kvHeads, first, n, ks);
     gather(v.data(), l.kvHeads, first, n, vs);
     if (rope) {
       lm::rope(qs.data(), 1, l.heads, n, hd, 0, l.ropeBase, interleaved);
       if (!l.sharesQueryKey)
         lm::rope(ks.data(), 1, l.kvHeads, n, hd, 0, l.ropeBase, interleaved);
-      else
-        ks = qs;
     }
+    if (l.sharesQueryKey) // lsh: keys are the (rotated) queries
+      ks = qs;
     const AttentionKernel *kernel = nullptr;
     if (Status s = kernels(AttentionBlock::Self, 1, n, n, kernel); s.failed())
       return s;
