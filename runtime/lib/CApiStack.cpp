@@ -526,6 +526,103 @@ int attn_stack_forward_packed(attn_stack *stack, attn_tensor *x,
   });
 }
 
+/// attn_stack_step's work; the entry point runs it guarded.
+static int stackStep(attn_stack *stack, const int64_t *ids,
+                     const int64_t *lengths, int64_t count, attn_tensor *x,
+                     attn_tensor *out) {
+  auto fail = [](std::string message) {
+    attnc::setLastError("attn_stack_step: " + std::move(message));
+    return -1;
+  };
+  if (!stack || !x || !out || !ids || !lengths)
+    return fail("stack, ids, lengths, x or out is NULL");
+  auto isPacked = [](const attn_tensor *t) {
+    return t->dtype == ATTN_F32 && t->sizes.size() == 2;
+  };
+  if (!isPacked(x) || !isPacked(out) || out->sizes != x->sizes)
+    return fail("x and out must be f32 tensors [total tokens, d_model] of "
+                "one shape");
+  if (count < 1 || count > x->sizes[0])
+    return fail("count (" + std::to_string(count) +
+                ") must be 1 to the input's " + std::to_string(x->sizes[0]) +
+                " tokens");
+  Activations packed(1, x->sizes[0], x->sizes[1]);
+  const auto *data = static_cast<const float *>(x->data);
+  packed.data.assign(data, data + packed.data.size());
+  Activations result;
+  if (Status s = stack->stack->step(std::vector<int64_t>(ids, ids + count),
+                                    packed,
+                                    std::vector<int64_t>(lengths,
+                                                         lengths + count),
+                                    result);
+      s.failed())
+    return fail(s.message());
+  std::copy(result.data.begin(), result.data.end(),
+            static_cast<float *>(out->data));
+  return 0;
+}
+
+int attn_stack_step(attn_stack *stack, const int64_t *ids,
+                    const int64_t *lengths, int64_t count, attn_tensor *x,
+                    attn_tensor *out) {
+  return attnc::guarded<int>("attn_stack_step", -1, [&] {
+    return stackStep(stack, ids, lengths, count, x, out);
+  });
+}
+
+int64_t attn_stack_add_sequence(attn_stack *stack) {
+  return attnc::guarded<int64_t>("attn_stack_add_sequence", -1, [&] {
+    if (!stack) {
+      attnc::setLastError("attn_stack_add_sequence: stack is NULL");
+      return int64_t(-1);
+    }
+    int64_t id = -1;
+    if (Status s = stack->stack->addSequence(id); s.failed()) {
+      attnc::setLastError("attn_stack_add_sequence: " + s.message());
+      return int64_t(-1);
+    }
+    return id;
+  });
+}
+
+int attn_stack_remove_sequence(attn_stack *stack, int64_t id) {
+  return attnc::guarded<int>("attn_stack_remove_sequence", -1, [&] {
+    Status s = stack ? stack->stack->removeSequence(id)
+                     : Status::error("stack is NULL");
+    if (s.failed()) {
+      attnc::setLastError("attn_stack_remove_sequence: " + s.message());
+      return -1;
+    }
+    return 0;
+  });
+}
+
+int64_t attn_stack_sequence_length(attn_stack *stack, int64_t id) {
+  return attnc::guarded<int64_t>("attn_stack_sequence_length", -1, [&] {
+    int64_t length = stack ? stack->stack->sequenceLength(id) : -1;
+    if (length < 0)
+      attnc::setLastError(
+          std::string("attn_stack_sequence_length: ") +
+          (stack ? "no live sequence " + std::to_string(id)
+                 : std::string("stack is NULL")));
+    return length;
+  });
+}
+
+int attn_stack_set_serving_limits(attn_stack *stack, int64_t max_sequences,
+                                  int64_t max_sequence_tokens) {
+  return attnc::guarded<int>("attn_stack_set_serving_limits", -1, [&] {
+    if (!stack || max_sequences < 0 || max_sequence_tokens < 0) {
+      attnc::setLastError("attn_stack_set_serving_limits: " +
+                          std::string(stack ? "limits must be >= 0"
+                                            : "stack is NULL"));
+      return -1;
+    }
+    stack->stack->setServingLimits(max_sequences, max_sequence_tokens);
+    return 0;
+  });
+}
+
 } // extern "C"
 
 attn_stack *attnc::loadStackWithManifest(attn_artifact *artifact,

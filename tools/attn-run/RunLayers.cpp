@@ -126,15 +126,20 @@ template <typename A> static int64_t nonFiniteCount(const A &a) {
                        [](double v) { return !std::isfinite(v); });
 }
 
-/// max |a - b| / max |b|; infinity when either side holds a NaN or an
-/// infinity: a layer's output is finite, and two NaN outputs agreeing
-/// (poisoned weights or inputs on both sides) is no pass.
 template <typename A, typename B>
 static double scaledError(const A &a, const B &b) {
   reference::Comparison c = reference::compare(a, b, a.size());
   if (c.mismatches || nonFiniteCount(a) || nonFiniteCount(b))
     return INFINITY;
   return c.scaledError();
+}
+double attnrt::scaledLayerError(const std::vector<float> &a,
+                                const std::vector<double> &b) {
+  return scaledError(a, b);
+}
+double attnrt::scaledLayerError(const std::vector<float> &a,
+                                const std::vector<float> &b) {
+  return scaledError(a, b);
 }
 
 /// Moves the first element by `amount` times the largest magnitude (or makes
@@ -435,6 +440,9 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
 
   if (!options.lengths.empty())
     return runPacked(*spec, *weights, **stack, *x, options, context);
+  if (options.serve.sequences)
+    return runServing(*spec, *weights, **stack, options,
+                      bindReference(*spec, context, 1));
 
   auto full = (*stack)->forward(*x, mem);
   if (!full)

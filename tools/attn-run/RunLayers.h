@@ -3,12 +3,24 @@
 #define ATTN_TOOLS_ATTNRUN_RUNLAYERS_H
 
 #include "attn/Runtime/HostCompiler.h"
+#include "attn/Runtime/Transformer.h"
 #include "llvm/Support/SourceMgr.h"
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace attnrt {
+
+/// A synthetic serving trace (attn-run --serve): sequences arrive by a
+/// Poisson process, prompts and outputs of lengths drawn uniformly from
+/// 1 to twice their means, at most `maxLive` live at once, each step at
+/// most `stepTokens` tokens (decode tokens first, then prompt chunks).
+struct ServeTrace {
+  int64_t sequences = 0;
+  double arrivalRate = 0; ///< per second; 0: all arrive at the start
+  int64_t promptMean = 32, outputMean = 16;
+  int64_t maxLive = 16, stepTokens = 256;
+};
 
 struct LayerRunOptions {
   std::string weights;            ///< --weights
@@ -53,10 +65,30 @@ struct LayerRunOptions {
   /// --lengths: sequences of these lengths packed in one input [1, total,
   /// d_model] (TransformerStack::forwardPacked).
   std::vector<int64_t> lengths;
+  /// --serve N: replay a synthetic continuous-batching trace of N
+  /// sequences (RunServing.cpp); 0: off.
+  ServeTrace serve;
 };
 
 /// Runs the layer spec in `sourceMgr`'s main buffer; the exit status.
 int runLayerSpec(llvm::SourceMgr &sourceMgr, const LayerRunOptions &options);
+
+/// --serve: replays options.serve's trace through `stack`'s continuous
+/// batching (LayerStack::step), reports tokens/s and latency percentiles,
+/// and compares every sequence's outputs with decoding it alone (and, with
+/// --check, with its f64 reference); the exit status.
+int runServing(const attnspec::LayerSpec &spec,
+               const SafetensorsFile &weights, TransformerStack &stack,
+               const LayerRunOptions &options,
+               const ReferenceAttention &reference);
+
+/// max |a - b| / max |b|; infinity when either side holds a NaN or an
+/// infinity: a layer's output is finite, and two NaN outputs agreeing
+/// (poisoned weights or inputs on both sides) is no pass.
+double scaledLayerError(const std::vector<float> &a,
+                        const std::vector<double> &b);
+double scaledLayerError(const std::vector<float> &a,
+                        const std::vector<float> &b);
 
 } // namespace attnrt
 

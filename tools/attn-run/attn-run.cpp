@@ -256,6 +256,29 @@ static cl::list<int64_t> packedLengths(
     cl::desc("run sequences of these lengths packed in one input [1, total, "
              "d_model] and compare each with running it alone"),
     cl::CommaSeparated, cl::cat(layerCategory));
+static cl::opt<int64_t> serveSequences(
+    "serve",
+    cl::desc("replay a synthetic continuous-batching trace of N sequences "
+             "(decoders) and compare each with decoding it alone"),
+    cl::init(0), cl::value_desc("N"), cl::cat(layerCategory));
+static cl::opt<double> arrivalRate(
+    "arrival-rate",
+    cl::desc("--serve: Poisson arrivals per second (0: all at the start)"),
+    cl::init(0), cl::cat(layerCategory));
+static cl::opt<int64_t> promptMean(
+    "prompt-mean", cl::desc("--serve: mean prompt length (uniform 1..2x)"),
+    cl::init(32), cl::cat(layerCategory));
+static cl::opt<int64_t> outputMean(
+    "output-mean", cl::desc("--serve: mean output length (uniform 1..2x)"),
+    cl::init(16), cl::cat(layerCategory));
+static cl::opt<int64_t> maxLive(
+    "max-live", cl::desc("--serve: most sequences live at once"),
+    cl::init(16), cl::cat(layerCategory));
+static cl::opt<int64_t> stepTokens(
+    "step-tokens",
+    cl::desc("--serve: most tokens per step (decode tokens, then prompt "
+             "chunks)"),
+    cl::init(256), cl::cat(layerCategory));
 static cl::opt<bool> allowNonFinite(
     "allow-nonfinite",
     cl::desc("run NaN or infinite weights and inputs (refused by default: "
@@ -345,6 +368,25 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
     return fail("--lengths gives the packed sequences: no --batch or "
                 "--length");
   options.allowUnusedWeights = allowUnusedWeights;
+  options.serve.sequences = serveSequences;
+  options.serve.arrivalRate = arrivalRate;
+  options.serve.promptMean = promptMean;
+  options.serve.outputMean = outputMean;
+  options.serve.maxLive = maxLive;
+  options.serve.stepTokens = stepTokens;
+  if (serveSequences < 0 || serveSequences > 1000000 || promptMean < 1 ||
+      promptMean > 1000000 || outputMean < 1 || outputMean > 1000000 ||
+      maxLive < 1 || stepTokens < 1 || !(arrivalRate >= 0) ||
+      std::isinf(arrivalRate))
+    return fail("--serve takes 0 to 10^6 sequences, --prompt-mean and "
+                "--output-mean 1 to 10^6, --max-live and --step-tokens >= 1, "
+                "--arrival-rate finite and >= 0");
+  if (serveSequences &&
+      (!options.lengths.empty() || decodeSteps || repeat ||
+       !contextParallel.empty() || tensorParallel ||
+       genBatch.getNumOccurrences() || genLength.getNumOccurrences()))
+    return fail("--serve replays its own trace: no --lengths, --decode-steps, "
+                "--repeat, --batch, --length or parallel runs");
   options.repeat = repeat;
   options.numThreads = threads;
   if (std::string message = checkDeviceOptions(); !message.empty())

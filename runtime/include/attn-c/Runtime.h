@@ -146,7 +146,36 @@ int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
 int attn_stack_forward_packed(attn_stack *stack, attn_tensor *x,
                               const int64_t *lengths, int64_t count,
                               attn_tensor *out);
-/** Starts a new sequence: empties the KV cache and the memory. */
+/** Continuous batching (docs/Transformer.md, "Serving"): a decoder stack
+ * (attention kind softmax, no cross-attention or Transformer-XL memory)
+ * keeps live sequences, each with its own KV cache and position, apart
+ * from attn_stack_forward's sequence in progress.
+ * attn_stack_add_sequence starts one and returns its id (>= 0; ids are
+ * never reused), or -1 on error; attn_stack_remove_sequence ends it and
+ * frees its cache (0, or -1 for an unknown id). */
+int64_t attn_stack_add_sequence(attn_stack *stack);
+int attn_stack_remove_sequence(attn_stack *stack, int64_t id);
+/** One step over `count` live sequences: `x` [total, d_model] (f32) holds
+ * lengths[i] new tokens of sequence ids[i], one sequence after the other
+ * (whole prompts, chunks of them and single decode tokens mixed); `out`
+ * gets the same shape. Each sequence's tokens continue its positions and
+ * attend to its cache and its earlier tokens of the step: each output
+ * equals decoding that sequence alone. Unknown or repeated ids, lengths
+ * that do not add up to `total`, or a sequence passing its capacity are
+ * errors, and a failed step leaves every sequence as it was. Returns 0,
+ * or -1 on error. */
+int attn_stack_step(attn_stack *stack, const int64_t *ids,
+                    const int64_t *lengths, int64_t count, attn_tensor *x,
+                    attn_tensor *out);
+/** Tokens live sequence `id` holds, or -1 (with an error) when none. */
+int64_t attn_stack_sequence_length(attn_stack *stack, int64_t id);
+/** Limits attn_stack_add_sequence and attn_stack_step enforce (0: none):
+ * live sequences, and tokens one sequence may hold. Returns 0, or -1 on
+ * negative limits. */
+int attn_stack_set_serving_limits(attn_stack *stack, int64_t max_sequences,
+                                  int64_t max_sequence_tokens);
+/** Starts a new sequence: empties the KV cache and the memory (not the
+ * live sequences of continuous batching). */
 void attn_stack_reset(attn_stack *stack);
 void attn_stack_release(attn_stack *stack);
 

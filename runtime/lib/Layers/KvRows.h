@@ -25,6 +25,10 @@ public:
               bool bf16);
   /// Keeps the last `keep` rows of each block.
   void keepLast(int64_t keep);
+  /// Keeps the first `keep` rows of each block (undoes appends).
+  void truncate(int64_t keep) { rows = keep < rows ? keep : rows; }
+  /// Bytes held (spare rows included).
+  int64_t heldBytes() const { return int64_t(bytes.size()); }
 
   int64_t length() const { return rows; }
   bool empty() const { return rows == 0; }

@@ -84,9 +84,23 @@ struct LayerStack::Impl {
 
   /// The names of the weights load() read.
   std::set<std::string> weightNames;
-  /// During forwardPacked: the lengths of the packed sequences (empty
+  /// A sequence of a packed call (forwardPacked, step): its tokens, the
+  /// position of the first and, when serving, the KV caches it continues
+  /// (one per layer).
+  struct PackedSequence {
+    int64_t length = 0, position = 0;
+    std::vector<LayerCache> *caches = nullptr;
+  };
+  /// During a packed call: its sequences, in the order of its rows (empty
   /// otherwise).
-  std::vector<int64_t> packedLengths;
+  std::vector<PackedSequence> packed;
+  /// Continuous batching's live sequences by id.
+  struct ServedSequence {
+    int64_t length = 0;
+    std::vector<LayerCache> caches;
+  };
+  std::map<int64_t, ServedSequence> served;
+  int64_t nextSequenceId = 0, maxSequences = 0, maxSequenceTokens = 0;
 
   Status load(const WeightReader &read, bool allowNonFinite);
   /// Stacks each self-attention's q, k and v weights into one product.
@@ -105,8 +119,8 @@ struct LayerStack::Impl {
   bool fusesEpilogues() const { return linearBackend->fusesEpilogues(); }
   /// The blocks write their output to `result`, plus `residual` when that
   /// is not null (their last product adds it).
-  Status attention(AttentionBlock block, AttentionWeights &w,
-                   LayerCache &cache, const float *x,
+  Status attention(int64_t layerIndex, AttentionBlock block,
+                   AttentionWeights &w, LayerCache &cache, const float *x,
                    const Activations *memory, int64_t batch, int64_t length,
                    std::vector<float> &result, const float *residual);
   /// The attention kernel on its operands (q, k, v: f32, or bf16 bits
@@ -121,11 +135,22 @@ struct LayerStack::Impl {
   Status callPerKvHead(const AttentionKernel &kernel, AttentionWeights &w,
                        LayerCache &cache, void *queries, void *output,
                        int64_t batch, int64_t length);
+  /// A decoder's self-attention over its cache: appends `k` and `v` [batch,
+  /// Hkv, length, D] (f32) to `cache`, then runs `kernel` on `queries`
+  /// (the kernel's element type) over all the cached rows into `output`:
+  /// in place, per KV head, when the cache has spare rows and the provider
+  /// has a per-KV-head kernel; else on a dense copy.
+  Status attendCached(const AttentionKernel &kernel, AttentionWeights &w,
+                      LayerCache &cache, const float *k, const float *v,
+                      void *queries, void *output, int64_t batch,
+                      int64_t length);
   /// Packed sequences' self-attention: q [1, H, total, D], k and v
   /// [1, Hkv, total, D] (before RoPE; k unused when queries and keys share
-  /// a projection) into `heads` [1, H, total, D], one
-  /// kernel call per sequence on its rows, RoPE from position 0 in each.
-  Status attendPacked(AttentionWeights &w, const lm::Scratch &q,
+  /// a projection) into `heads` [1, H, total, D], one kernel call per
+  /// sequence on its rows (and its layer `layerIndex` cache when serving),
+  /// RoPE from the sequence's position.
+  Status attendPacked(int64_t layerIndex, AttentionWeights &w,
+                      const lm::Scratch &q,
                       const lm::Scratch &k, const lm::Scratch &v,
                       lm::Scratch &heads);
   Status feedForward(LayerWeights &w, const float *x, int64_t rows,
@@ -133,6 +158,15 @@ struct LayerStack::Impl {
   void normalize(const NormWeights &n, float *x, int64_t rows);
   Status layer(int64_t index, std::vector<float> &h, const Activations *memory,
                int64_t batch, int64_t length);
+  /// Positions, the layers and the final norm on `x` into `result`
+  /// (forward's work once its input is checked; packed calls too).
+  Status run(const Activations &x, const Activations *memory,
+             Activations &result,
+             const std::function<void(int64_t, int64_t, double)> &onLayer);
+  /// "" when `lengths` are >= 1 and add up to the rows of `x` [1, total,
+  /// d_model]; else what is wrong.
+  static std::string checkPackedLengths(const Activations &x,
+                                        const std::vector<int64_t> &lengths);
   /// About the most bytes one forward call on [batch, length] holds at
   /// once (the caller's copies of x and the result included); a lower
   /// bound, in double: the sizes may overflow int64_t.
@@ -276,8 +310,9 @@ Status LayerStack::Impl::load(const WeightReader &readWeight,
   return Status::ok();
 }
 
-Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
-                                   LayerCache &cache, const float *x,
+Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
+                                   AttentionWeights &w, LayerCache &cache,
+                                   const float *x,
                                    const Activations *memory, int64_t batch,
                                    int64_t length, std::vector<float> &result,
                                    const float *residual) {
@@ -318,9 +353,9 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
     if (self)
       v = project(w.v, x, length, l.kvHeads);
   }
-  if (self && !packedLengths.empty()) {
+  if (self && !packed.empty()) {
     lm::Scratch heads(rows * l.heads * hd);
-    if (Status s = attendPacked(w, q, k, v, heads); s.failed())
+    if (Status s = attendPacked(layerIndex, w, q, k, v, heads); s.failed())
       return s;
     lm::Scratch merged(rows * l.heads * hd);
     lm::mergeHeads(heads.data(), batch, length, l.heads, hd, merged.data());
@@ -388,28 +423,11 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
     lm::roundToBf16(q.data(), q.size(), q16.data());
     queries = q16.data();
   }
-  std::vector<char> denseKeys, denseValues; // copies of a cache with spare rows
-  bool perKvHead = false;
-  const AttentionKernel *oneKvHead = nullptr;
-  if (decoding) {
-    cache.keys.append(k.data(), length, batch * l.kvHeads, hd, bf16);
-    cache.values.append(v.data(), length, batch * l.kvHeads, hd, bf16);
-    // The prompt compiles the kernel that later calls read the cache in
-    // place with, so that no decode step waits for the compiler.
-    if (Status s = kernels(AttentionBlock::SelfOneKvHead, 1, length, keyLen,
-                           oneKvHead);
-        s.failed())
-      return s;
-    perKvHead =
-        !cache.keys.dense() && oneKvHead && oneKvHead->bf16 == bf16;
-    if (!perKvHead) {
-      keys = cache.keys.denseRows(denseKeys);
-      values = cache.values.denseRows(denseValues);
-    }
-  } else if (!self) {
+  std::vector<char> denseKeys, denseValues;
+  if (!self) {
     keys = cache.memoryKeys.denseRows(denseKeys);
     values = cache.memoryValues.denseRows(denseValues);
-  } else if (bf16) {
+  } else if (bf16 && !decoding) {
     k16.resize(k.size());
     v16.resize(v.size());
     lm::roundToBf16(k.data(), k.size(), k16.data());
@@ -424,10 +442,10 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   lm::Scratch16 heads16(bf16 ? heads.size() : 0);
   void *output = bf16 ? static_cast<void *>(heads16.data()) : heads.data();
   auto start = std::chrono::steady_clock::now();
-  if (Status s = perKvHead ? callPerKvHead(*oneKvHead, w, cache, queries,
-                                          output, batch, length)
-                          : callKernel(*kernel, w, queries, keys, values,
-                                       output, batch, length, keyLen);
+  if (Status s = decoding ? attendCached(*kernel, w, cache, k.data(), v.data(),
+                                         queries, output, batch, length)
+                         : callKernel(*kernel, w, queries, keys, values,
+                                      output, batch, length, keyLen);
       s.failed())
     return s;
   attentionSeconds += std::chrono::duration<double>(
@@ -451,16 +469,41 @@ Status LayerStack::Impl::attention(AttentionBlock block, AttentionWeights &w,
   return Status::ok();
 }
 
-Status LayerStack::Impl::attendPacked(AttentionWeights &w, const lm::Scratch &q,
+Status LayerStack::Impl::attendCached(const AttentionKernel &kernel,
+                                      AttentionWeights &w, LayerCache &cache,
+                                      const float *k, const float *v,
+                                      void *queries, void *output,
+                                      int64_t batch, int64_t length) {
+  const LayerConfig &l = config;
+  cache.keys.append(k, length, batch * l.kvHeads, l.headDim, kernel.bf16);
+  cache.values.append(v, length, batch * l.kvHeads, l.headDim, kernel.bf16);
+  int64_t keyLen = cache.keys.length();
+  // The prompt compiles the kernel that later calls read the cache in
+  // place with, so that no decode step waits for the compiler.
+  const AttentionKernel *oneKvHead = nullptr;
+  if (Status s = kernels(AttentionBlock::SelfOneKvHead, 1, length, keyLen,
+                         oneKvHead);
+      s.failed())
+    return s;
+  if (!cache.keys.dense() && oneKvHead && oneKvHead->bf16 == kernel.bf16)
+    return callPerKvHead(*oneKvHead, w, cache, queries, output, batch, length);
+  std::vector<char> denseKeys, denseValues; // copies of a cache with spare rows
+  return callKernel(kernel, w, queries, cache.keys.denseRows(denseKeys),
+                    cache.values.denseRows(denseValues), output, batch, length,
+                    keyLen);
+}
+
+Status LayerStack::Impl::attendPacked(int64_t layerIndex, AttentionWeights &w,
+                                      const lm::Scratch &q,
                                       const lm::Scratch &k,
                                       const lm::Scratch &v,
                                       lm::Scratch &heads) {
   const LayerConfig &l = config;
   int64_t hd = l.headDim, total = 0;
-  for (int64_t n : packedLengths)
-    total += n;
+  for (const PackedSequence &sequence : packed)
+    total += sequence.length;
   // Rows [first, first + n) of every head of x [1, H, total, D], gathered
-  // into [1, H, n, D] or scattered back.
+  // into [1, H, n, D].
   auto gather = [&](const float *x, int64_t nHeads, int64_t first, int64_t n,
                     lm::Scratch &into) {
     into.resize(nHeads * n * hd);
@@ -472,20 +515,27 @@ Status LayerStack::Impl::attendPacked(AttentionWeights &w, const lm::Scratch &q,
   lm::Scratch qs, ks, vs, out;
   lm::Scratch16 q16, k16, v16, out16;
   int64_t first = 0;
-  for (int64_t n : packedLengths) {
+  for (const PackedSequence &sequence : packed) {
+    int64_t n = sequence.length, position = sequence.position;
     gather(q.data(), l.heads, first, n, qs);
     if (!l.sharesQueryKey)
       gather(k.data(), l.kvHeads, first, n, ks);
     gather(v.data(), l.kvHeads, first, n, vs);
     if (rope) {
-      lm::rope(qs.data(), 1, l.heads, n, hd, 0, l.ropeBase, interleaved);
+      lm::rope(qs.data(), 1, l.heads, n, hd, position, l.ropeBase,
+               interleaved);
       if (!l.sharesQueryKey)
-        lm::rope(ks.data(), 1, l.kvHeads, n, hd, 0, l.ropeBase, interleaved);
+        lm::rope(ks.data(), 1, l.kvHeads, n, hd, position, l.ropeBase,
+                 interleaved);
     }
     if (l.sharesQueryKey) // lsh: keys are the (rotated) queries
       ks = qs;
+    LayerCache *cache =
+        sequence.caches ? &(*sequence.caches)[layerIndex] : nullptr;
+    int64_t keyLen = n + (cache ? cache->keys.length() : 0);
     const AttentionKernel *kernel = nullptr;
-    if (Status s = kernels(AttentionBlock::Self, 1, n, n, kernel); s.failed())
+    if (Status s = kernels(AttentionBlock::Self, 1, n, keyLen, kernel);
+        s.failed())
       return s;
     out.resize(l.heads * n * hd);
     void *queries = qs.data(), *keys = ks.data(), *values = vs.data(),
@@ -493,6 +543,8 @@ Status LayerStack::Impl::attendPacked(AttentionWeights &w, const lm::Scratch &q,
     if (kernel->bf16) {
       for (auto [from, to] :
            {std::pair(&qs, &q16), std::pair(&ks, &k16), std::pair(&vs, &v16)}) {
+        if (cache && from != &qs)
+          continue; // the cache rounds what it appends
         to->resize(from->size());
         lm::roundToBf16(from->data(), from->size(), to->data());
       }
@@ -503,8 +555,10 @@ Status LayerStack::Impl::attendPacked(AttentionWeights &w, const lm::Scratch &q,
       output = out16.data();
     }
     auto start = std::chrono::steady_clock::now();
-    if (Status s =
-            callKernel(*kernel, w, queries, keys, values, output, 1, n, n);
+    if (Status s = cache ? attendCached(*kernel, w, *cache, ks.data(),
+                                        vs.data(), queries, output, 1, n)
+                         : callKernel(*kernel, w, queries, keys, values,
+                                      output, 1, n, n);
         s.failed())
       return s;
     attentionSeconds +=
@@ -790,13 +844,15 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
   };
   Status s = block(w.norms[0], [&](const float *in, std::vector<float> &r,
                                    const float *residual) {
-    return attention(AttentionBlock::Self, w.self, cache, in, nullptr, batch,
+    return attention(index, AttentionBlock::Self, w.self, cache, in, nullptr,
+                     batch,
                      length, r, residual);
   });
   if (!s.failed() && l.hasCrossAttention())
     s = block(w.norms[1], [&](const float *in, std::vector<float> &r,
                               const float *residual) {
-      return attention(AttentionBlock::Cross, w.cross, cache, in, memory,
+      return attention(index, AttentionBlock::Cross, w.cross, cache, in,
+                       memory,
                        batch, length, r, residual);
     });
   if (s.failed())
@@ -874,36 +930,45 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
                          " (its KV cache holds that many); reset starts a "
                          "new sequence");
   impl->sequences = x.batch;
+  if (Status s = impl->run(x, memory, result, onLayer); s.failed())
+    return s;
+  impl->position += x.length;
+  return Status::ok();
+}
+
+Status LayerStack::Impl::run(
+    const Activations &x, const Activations *memory, Activations &result,
+    const std::function<void(int64_t, int64_t, double)> &onLayer) {
+  const LayerConfig &l = config;
   result = x;
   std::vector<float> &h = result.data;
-  // Absolute positions are added to the stack's input.
-  int64_t span = impl->packedLengths.empty()
-                     ? x.length
-                     : *std::max_element(impl->packedLengths.begin(),
-                                         impl->packedLengths.end());
-  if (l.positions == "learned" && impl->position + span > l.maxPositions)
-    return Status::error(
-        "position " + std::to_string(impl->position + span - 1) +
-        " is past max_positions (" + std::to_string(l.maxPositions) + ")");
-  // Packed sequences restart their positions (packedStart: where each
-  // token's sequence starts).
-  std::vector<int64_t> packedStart;
-  for (int64_t n : impl->packedLengths)
-    packedStart.insert(packedStart.end(), n, int64_t(packedStart.size()));
+  // Absolute positions are added to the stack's input; packed sequences
+  // each start at their own position (tokenPosition: each row's).
+  std::vector<int64_t> tokenPosition;
+  if (packed.empty())
+    for (int64_t t = 0; t < x.length; ++t)
+      tokenPosition.push_back(position + t);
+  for (const PackedSequence &sequence : packed)
+    for (int64_t t = 0; t < sequence.length; ++t)
+      tokenPosition.push_back(sequence.position + t);
+  int64_t last = *std::max_element(tokenPosition.begin(), tokenPosition.end());
+  if (l.positions == "learned" && last >= l.maxPositions)
+    return Status::error("position " + std::to_string(last) +
+                         " is past max_positions (" +
+                         std::to_string(l.maxPositions) + ")");
   if (l.positions == "learned" || l.positions == "sinusoidal")
     for (int64_t b = 0; b < x.batch; ++b)
       for (int64_t t = 0; t < x.length; ++t)
         for (int64_t c = 0; c < l.dModel; ++c) {
-          int64_t pos =
-              packedStart.empty() ? impl->position + t : t - packedStart[t];
+          int64_t pos = tokenPosition[t];
           h[(b * x.length + t) * l.dModel + c] +=
               l.positions == "learned"
-                  ? impl->posEmbedding[pos * l.dModel + c]
+                  ? posEmbedding[pos * l.dModel + c]
                   : float(lm::sinusoid(pos, c, l.dModel));
         }
   for (int64_t i = 0; i < l.layers; ++i) {
     auto start = std::chrono::steady_clock::now();
-    if (Status s = impl->layer(i, h, memory, x.batch, x.length); s.failed())
+    if (Status s = layer(i, h, memory, x.batch, x.length); s.failed())
       return s;
     if (onLayer)
       onLayer(i, l.layers,
@@ -912,38 +977,42 @@ Status LayerStack::forward(const Activations &x, const Activations *memory,
                   .count());
   }
   if (l.finalNorm)
-    impl->normalize(impl->finalNorm, h.data(), x.batch * x.length);
-  impl->position += x.length;
+    normalize(finalNorm, h.data(), x.batch * x.length);
   return Status::ok();
+}
+
+std::string
+LayerStack::Impl::checkPackedLengths(const Activations &x,
+                                     const std::vector<int64_t> &lengths) {
+  int64_t total = 0;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    int64_t n = lengths[i];
+    if (n < 1)
+      return "packed sequence lengths must be >= 1, got " +
+             std::to_string(n) + " (sequence " + std::to_string(i) + ")";
+    // At most the rows left: the sum cannot overflow.
+    if (n > x.length - total)
+      return "the packed sequence lengths add up to more than the input's " +
+             std::to_string(x.length) + " tokens (sequence " +
+             std::to_string(i) + ", of " + std::to_string(n) +
+             " tokens, starts at token " + std::to_string(total) + ")";
+    total += n;
+  }
+  if (lengths.empty() || x.batch != 1 || total != x.length)
+    return "packed sequences: the input holds " + std::to_string(x.length) +
+           " tokens in " + std::to_string(x.batch) + " row(s); the " +
+           std::to_string(lengths.size()) + " lengths add up to " +
+           std::to_string(total) + " (a packed input is [1, sum of lengths, " +
+           "d_model])";
+  return "";
 }
 
 Status LayerStack::forwardPacked(const Activations &x,
                                  const std::vector<int64_t> &lengths,
                                  Activations &result) {
   const LayerConfig &l = impl->config;
-  int64_t total = 0;
-  for (size_t i = 0; i < lengths.size(); ++i) {
-    int64_t n = lengths[i];
-    if (n < 1)
-      return Status::error("packed sequence lengths must be >= 1, got " +
-                           std::to_string(n) + " (sequence " +
-                           std::to_string(i) + ")");
-    // At most the rows left: the sum cannot overflow.
-    if (n > x.length - total)
-      return Status::error(
-          "the packed sequence lengths add up to more than the input's " +
-          std::to_string(x.length) + " tokens (sequence " + std::to_string(i) +
-          ", of " + std::to_string(n) + " tokens, starts at token " +
-          std::to_string(total) + ")");
-    total += n;
-  }
-  if (lengths.empty() || x.batch != 1 || total != x.length)
-    return Status::error(
-        "packed sequences: the input holds " + std::to_string(x.length) +
-        " tokens in " + std::to_string(x.batch) + " row(s); the " +
-        std::to_string(lengths.size()) + " lengths add up to " +
-        std::to_string(total) + " (a packed input is [1, sum of lengths, " +
-        "d_model])");
+  if (std::string error = Impl::checkPackedLengths(x, lengths); !error.empty())
+    return Status::error(error);
   if (l.hasCrossAttention() || l.memoryLength)
     return Status::error("packed sequences take no cross-attention or "
                          "Transformer-XL memory (each sequence would need "
@@ -951,11 +1020,119 @@ Status LayerStack::forwardPacked(const Activations &x,
   if (l.isDecoder() && impl->sequences)
     return Status::error("a packed call is a whole pass over each sequence: "
                          "reset the decoder's sequence in progress first");
-  impl->packedLengths = lengths;
+  for (int64_t n : lengths)
+    impl->packed.push_back({n, 0, nullptr});
   Status s = forward(x, nullptr, result);
-  impl->packedLengths.clear();
+  impl->packed.clear();
   reset(impl->firstPosition); // a decoder keeps no cache from it
   return s;
+}
+
+Status LayerStack::addSequence(int64_t &id) {
+  const LayerConfig &l = impl->config;
+  if (!l.isDecoder() || l.hasCrossAttention() || l.memoryLength ||
+      l.attentionKind != "softmax")
+    return Status::error(
+        "continuous batching needs a decoder stack of attention kind softmax "
+        "without cross-attention or Transformer-XL memory (an encoder keeps "
+        "no KV cache: forward_packed batches encoder sequences)");
+  if (impl->maxSequences &&
+      int64_t(impl->served.size()) >= impl->maxSequences)
+    return Status::error("the stack serves " +
+                         std::to_string(impl->served.size()) +
+                         " sequences, its limit: remove one first");
+  id = impl->nextSequenceId++;
+  impl->served[id].caches.resize(l.layers);
+  return Status::ok();
+}
+
+Status LayerStack::removeSequence(int64_t id) {
+  if (!impl->served.erase(id))
+    return Status::error("no live sequence " + std::to_string(id));
+  return Status::ok();
+}
+
+Status LayerStack::step(const std::vector<int64_t> &ids, const Activations &x,
+                        const std::vector<int64_t> &lengths,
+                        Activations &result) {
+  const LayerConfig &l = impl->config;
+  if (x.width != l.dModel ||
+      int64_t(x.data.size()) != x.batch * x.length * x.width)
+    return Status::error("the input is " +
+                         shapeText({x.batch, x.length, x.width}) +
+                         ", a step takes [1, tokens, d_model = " +
+                         std::to_string(l.dModel) + "]");
+  if (ids.size() != lengths.size())
+    return Status::error("a step takes one length per sequence id (" +
+                         std::to_string(ids.size()) + " ids, " +
+                         std::to_string(lengths.size()) + " lengths)");
+  if (std::string error = Impl::checkPackedLengths(x, lengths); !error.empty())
+    return Status::error(error);
+  std::vector<Impl::PackedSequence> packed;
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = impl->served.find(ids[i]);
+    if (it == impl->served.end())
+      return Status::error("no live sequence " + std::to_string(ids[i]) +
+                           " (ids come from addSequence)");
+    if (!seen.insert(ids[i]).second)
+      return Status::error("sequence " + std::to_string(ids[i]) +
+                           " appears twice in one step");
+    Impl::ServedSequence &sequence = it->second;
+    if (impl->maxSequenceTokens &&
+        lengths[i] > impl->maxSequenceTokens - sequence.length)
+      return Status::error(
+          "sequence " + std::to_string(ids[i]) + " holds " +
+          std::to_string(sequence.length) + " tokens; " +
+          std::to_string(lengths[i]) + " more pass its capacity of " +
+          std::to_string(impl->maxSequenceTokens));
+    packed.push_back({lengths[i], sequence.length, &sequence.caches});
+  }
+  double need = impl->forwardBytes(1, x.length, 0);
+  if (int64_t budget = memoryBudgetBytes(); budget && need > double(budget))
+    return Status::error("the step's " + std::to_string(x.length) +
+                         " tokens need about " +
+                         std::to_string(int64_t(need / (1 << 20))) +
+                         " MiB of buffers, more than the " +
+                         std::to_string(budget >> 20) +
+                         " MiB this process can still allocate");
+  impl->packed = packed;
+  Status s = impl->run(x, nullptr, result, onLayer);
+  impl->packed.clear();
+  for (const Impl::PackedSequence &p : packed) {
+    int64_t &length = impl->served[ids[&p - packed.data()]].length;
+    if (s.failed()) {
+      // Undo what the layers before the failure appended.
+      for (LayerCache &cache : *p.caches) {
+        cache.keys.truncate(length);
+        cache.values.truncate(length);
+      }
+      continue;
+    }
+    length += p.length;
+  }
+  return s;
+}
+
+int64_t LayerStack::sequenceLength(int64_t id) const {
+  auto it = impl->served.find(id);
+  return it == impl->served.end() ? -1 : it->second.length;
+}
+
+int64_t LayerStack::liveSequences() const { return impl->served.size(); }
+
+int64_t LayerStack::cacheBytes() const {
+  int64_t bytes = 0;
+  for (const auto &[id, sequence] : impl->served)
+    for (const LayerCache &cache : sequence.caches)
+      bytes += cache.keys.heldBytes() + cache.values.heldBytes();
+  return bytes;
+}
+
+void LayerStack::setServingLimits(int64_t maxSequences,
+                                  int64_t maxSequenceTokens) {
+  impl->maxSequences = std::max<int64_t>(maxSequences, 0);
+  impl->maxSequenceTokens = std::max<int64_t>(maxSequenceTokens, 0);
 }
 
 void LayerStack::reset(int64_t firstPosition) {

@@ -506,6 +506,30 @@ TransformerStack::forwardPacked(const Activations &x,
   return result;
 }
 
+llvm::Expected<int64_t> TransformerStack::addSequence() {
+  int64_t id = -1;
+  if (Status s = impl->stack->addSequence(id); s.failed())
+    return error(s.message());
+  return id;
+}
+
+llvm::Error TransformerStack::removeSequence(int64_t id) {
+  if (Status s = impl->stack->removeSequence(id); s.failed())
+    return error(s.message());
+  return llvm::Error::success();
+}
+
+llvm::Expected<Activations>
+TransformerStack::step(const std::vector<int64_t> &ids, const Activations &x,
+                       const std::vector<int64_t> &lengths) {
+  Activations result;
+  if (Status s = impl->stack->step(ids, x, lengths, result); s.failed())
+    return error(s.message());
+  return result;
+}
+
+LayerStack &TransformerStack::layerStack() { return *impl->stack; }
+
 void TransformerStack::reset(int64_t firstPosition) {
   impl->stack->reset(firstPosition);
 }

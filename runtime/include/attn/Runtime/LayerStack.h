@@ -227,6 +227,33 @@ public:
   Status forwardPacked(const Activations &x,
                        const std::vector<int64_t> &lengths,
                        Activations &result);
+  /// Continuous batching (docs/Transformer.md, "Serving"): a decoder keeps
+  /// a set of live sequences, each with its own KV cache and position,
+  /// apart from forward()'s sequence in progress. addSequence() starts one
+  /// and sets `id` (ids are never reused); removeSequence() ends it and
+  /// frees its cache. Kind softmax decoders without cross-attention or
+  /// Transformer-XL memory only.
+  Status addSequence(int64_t &id);
+  Status removeSequence(int64_t id);
+  /// One step over any subset of the live sequences: `x` [1, total,
+  /// d_model] holds `lengths[i]` new tokens of sequence `ids[i]`, one
+  /// sequence after the other (whole prompts, chunks of them and single
+  /// decode tokens mixed). Products run on all the rows at once; each
+  /// sequence's tokens take the positions after those it holds and attend
+  /// to its cache and its earlier tokens of this step, so each output
+  /// equals decoding that sequence alone. A failed step leaves every
+  /// sequence as it was.
+  Status step(const std::vector<int64_t> &ids, const Activations &x,
+              const std::vector<int64_t> &lengths, Activations &result);
+  /// Tokens sequence `id` holds, or -1 when it is not live.
+  int64_t sequenceLength(int64_t id) const;
+  /// Live sequences.
+  int64_t liveSequences() const;
+  /// Bytes the live sequences' KV caches hold.
+  int64_t cacheBytes() const;
+  /// Limits a step enforces (0: none): live sequences, and tokens a
+  /// sequence may hold (its cache's capacity).
+  void setServingLimits(int64_t maxSequences, int64_t maxSequenceTokens);
   /// Starts a new sequence: empties the KV cache and the memory.
   /// `firstPosition`: where this process's tokens start in the sequence
   /// (its share of a sequence-parallel run; positions continue from it).

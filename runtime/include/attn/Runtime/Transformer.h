@@ -146,6 +146,17 @@ public:
   llvm::Expected<Activations>
   forwardPacked(const Activations &x, const std::vector<int64_t> &lengths);
 
+  /// Continuous batching (LayerStack::addSequence, removeSequence, step):
+  /// live sequences with their own KV caches, and steps that run the new
+  /// tokens of any of them at once.
+  llvm::Expected<int64_t> addSequence();
+  llvm::Error removeSequence(int64_t id);
+  llvm::Expected<Activations> step(const std::vector<int64_t> &ids,
+                                   const Activations &x,
+                                   const std::vector<int64_t> &lengths);
+  /// The executor (serving limits, sequence lengths, cache bytes).
+  LayerStack &layerStack();
+
   /// Starts a new sequence: empties the KV cache and the cross-attention
   /// memory. `firstPosition`: where this process's tokens start (sequence
   /// parallelism).
