@@ -526,6 +526,42 @@ int attn_stack_forward_packed(attn_stack *stack, attn_tensor *x,
   });
 }
 
+/// attn_stack_forward_padded's work; the entry point runs it guarded.
+static int stackForwardPadded(attn_stack *stack, attn_tensor *x,
+                              const int64_t *lengths, attn_tensor *out) {
+  auto fail = [](std::string message) {
+    attnc::setLastError("attn_stack_forward_padded: " + std::move(message));
+    return -1;
+  };
+  if (!stack || !x || !out || !lengths)
+    return fail("stack, x, lengths or out is NULL");
+  auto isPadded = [](const attn_tensor *t) {
+    return t->dtype == ATTN_F32 && t->sizes.size() == 3;
+  };
+  if (!isPadded(x) || !isPadded(out) || out->sizes != x->sizes)
+    return fail("x and out must be f32 tensors [batch, length, d_model] of "
+                "one shape");
+  Activations padded(x->sizes[0], x->sizes[1], x->sizes[2]);
+  const auto *data = static_cast<const float *>(x->data);
+  padded.data.assign(data, data + padded.data.size());
+  Activations result;
+  if (Status s = stack->stack->forwardPadded(
+          padded, std::vector<int64_t>(lengths, lengths + x->sizes[0]),
+          result);
+      s.failed())
+    return fail(s.message());
+  std::copy(result.data.begin(), result.data.end(),
+            static_cast<float *>(out->data));
+  return 0;
+}
+
+int attn_stack_forward_padded(attn_stack *stack, attn_tensor *x,
+                              const int64_t *lengths, attn_tensor *out) {
+  return attnc::guarded<int>("attn_stack_forward_padded", -1, [&] {
+    return stackForwardPadded(stack, x, lengths, out);
+  });
+}
+
 /// attn_stack_step's work; the entry point runs it guarded.
 static int stackStep(attn_stack *stack, const int64_t *ids,
                      const int64_t *lengths, int64_t count, attn_tensor *x,

@@ -269,6 +269,40 @@ static int runPacked(const LayerSpec &spec, const SafetensorsFile &weights,
   auto packed = stack.forwardPacked(x, options.lengths);
   if (!packed)
     return fail(llvm::toString(packed.takeError()));
+  int64_t sequences = options.lengths.size();
+  int64_t longest =
+      *std::max_element(options.lengths.begin(), options.lengths.end());
+  if (options.padded) {
+    // The same tokens padded to [B, longest, d], NaN in every padding row:
+    // none may reach an output, and the padding's output rows must be 0.
+    Activations padded(sequences, longest, x.width);
+    std::fill(padded.data.begin(), padded.data.end(), NAN);
+    for (int64_t b = 0, first = 0; b < sequences;
+         first += options.lengths[b++])
+      std::copy_n(&x.data[first * x.width], options.lengths[b] * x.width,
+                  &padded.data[b * longest * x.width]);
+    auto out = stack.forwardPadded(padded, options.lengths);
+    if (!out)
+      return fail(llvm::toString(out.takeError()));
+    int64_t paddingRows = 0, nonZero = 0;
+    for (int64_t b = 0, first = 0; b < sequences;
+         first += options.lengths[b++]) {
+      const float *rows = &out->data[b * longest * x.width];
+      std::copy_n(rows, options.lengths[b] * x.width,
+                  &packed->data[first * x.width]);
+      for (int64_t i = options.lengths[b] * x.width; i < longest * x.width;
+           ++i)
+        nonZero += rows[i] != 0;
+      paddingRows += longest - options.lengths[b];
+    }
+    llvm::outs() << llvm::formatv(
+        "padded: [{0}, {1}, {2}] with NaN in its {3} padding rows: {4} "
+        "nonzero output values there ({5})\n",
+        sequences, longest, x.width, paddingRows, nonZero,
+        nonZero ? "LEAKED" : "CLEAN");
+    if (nonZero)
+      return EXIT_FAILURE;
+  }
   std::vector<float> alone;
   std::vector<double> expected;
   std::string lengthList;

@@ -65,6 +65,10 @@ struct LayerRunOptions {
   /// --lengths: sequences of these lengths packed in one input [1, total,
   /// d_model] (TransformerStack::forwardPacked).
   std::vector<int64_t> lengths;
+  /// --padded: the --lengths sequences also run padded ([B, longest,
+  /// d_model], NaN in the padding; TransformerStack::forwardPadded), their
+  /// rows compared in place of the packed call's.
+  bool padded = false;
   /// --serve N: replay a synthetic continuous-batching trace of N
   /// sequences (RunServing.cpp); 0: off.
   ServeTrace serve;

@@ -89,6 +89,9 @@ int attnrt::runServing(const attnspec::LayerSpec &spec,
                        TransformerStack &stack,
                        const LayerRunOptions &options,
                        const ReferenceAttention &reference) {
+  if (spec.dtype != "f32" && options.check && !options.toleranceGiven)
+    return fail("--check with --serve on a " + spec.dtype +
+                " layer needs --tolerance (the reference is f32's)");
   const ServeTrace &trace = options.serve;
   LayerStack &layers = stack.layerStack();
   int64_t width = spec.layer.dModel;

@@ -256,6 +256,11 @@ static cl::list<int64_t> packedLengths(
     cl::desc("run sequences of these lengths packed in one input [1, total, "
              "d_model] and compare each with running it alone"),
     cl::CommaSeparated, cl::cat(layerCategory));
+static cl::opt<bool> paddedLengths(
+    "padded",
+    cl::desc("with --lengths: run the sequences padded to the longest, NaN "
+             "in the padding, and compare their rows"),
+    cl::cat(layerCategory));
 static cl::opt<int64_t> serveSequences(
     "serve",
     cl::desc("replay a synthetic continuous-batching trace of N sequences "
@@ -368,6 +373,9 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
     return fail("--lengths gives the packed sequences: no --batch or "
                 "--length");
   options.allowUnusedWeights = allowUnusedWeights;
+  options.padded = paddedLengths;
+  if (paddedLengths && options.lengths.empty())
+    return fail("--padded pads the sequences of --lengths: give --lengths");
   options.serve.sequences = serveSequences;
   options.serve.arrivalRate = arrivalRate;
   options.serve.promptMean = promptMean;

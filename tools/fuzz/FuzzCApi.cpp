@@ -182,6 +182,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Script script{data, size};
   std::vector<attn_tensor *> tensors;
   std::vector<attn_stack *> stacks;
+  // Ids attn_stack_add_sequence gave (any stack's), and others.
+  std::vector<int64_t> sequenceIds;
+  auto fuzzedId = [&](Script &script) -> int64_t {
+    if (sequenceIds.empty() || script.byte() % 8 == 7)
+      return script.size64() - 2;
+    return sequenceIds[script.byte() % sequenceIds.size()];
+  };
   // Forward calls are the slow step: a bounded number per input.
   int forwards = 0;
   while (script.size) {
@@ -291,7 +298,66 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       break;
     }
     case 7: { // a step of a stack call sequence
-      switch (script.byte() % 6) {
+      switch (script.byte() % 8) {
+      case 6: { // continuous batching: sequences come and go, limits change
+        if (stacks.empty())
+          break;
+        attn_stack *stack = stacks[script.byte() % stacks.size()];
+        switch (script.byte() % 4) {
+        case 0:
+        case 1: {
+          int64_t id = attn_stack_add_sequence(stack);
+          trace("add sequence", id >= 0);
+          if (id >= 0)
+            sequenceIds.push_back(id);
+          break;
+        }
+        case 2:
+          trace("remove sequence",
+                attn_stack_remove_sequence(stack, fuzzedId(script)) == 0);
+          break;
+        default:
+          trace("serving limits",
+                attn_stack_set_serving_limits(
+                    stack, int64_t(script.byte() % 6) - 1,
+                    script.byte() % 4 ? int64_t(script.byte() % 48) - 1
+                                      : script.size64()) == 0);
+          (void)attn_stack_sequence_length(stack, fuzzedId(script));
+          break;
+        }
+        break;
+      }
+      case 7: { // a step over fuzzed ids and lengths
+        if (stacks.empty() || forwards++ >= 6)
+          break;
+        std::vector<int64_t> ids(1 + script.byte() % 4), lengths(ids.size());
+        int64_t total = 0;
+        for (size_t i = 0; i < ids.size(); ++i) {
+          ids[i] = fuzzedId(script);
+          int64_t &n = lengths[i];
+          n = script.byte() % 32 == 31 ? script.size64() - 4
+                                       : 1 + script.byte() % 9;
+          if (__builtin_add_overflow(total, n, &total))
+            total = 0;
+        }
+        int64_t sizes[2] = {script.byte() % 8 == 7
+                                ? 1 + script.byte() % 40
+                                : std::clamp<int64_t>(total, 1, 40),
+                            script.byte() % 16 == 15 ? script.size64()
+                                                     : target.width};
+        if (sizes[1] < 1 || sizes[1] > 4096)
+          sizes[1] = target.width;
+        attn_tensor *x = attn_tensor_create(ATTN_F32, 2, sizes);
+        attn_tensor *out = attn_tensor_create(ATTN_F32, 2, sizes);
+        trace("step",
+              attn_stack_step(stacks[script.byte() % stacks.size()],
+                              script.byte() % 16 == 15 ? nullptr : ids.data(),
+                              lengths.data(), int64_t(ids.size()), x,
+                              out) == 0);
+        attn_tensor_release(x);
+        attn_tensor_release(out);
+        break;
+      }
       case 5: { // a packed call with fuzzed lengths (any sum, any sign)
         if (stacks.empty() || forwards++ >= 6)
           break;

@@ -146,6 +146,14 @@ int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
 int attn_stack_forward_packed(attn_stack *stack, attn_tensor *x,
                               const int64_t *lengths, int64_t count,
                               attn_tensor *out);
+/** Variable-length batches, padded: `x` [batch, length, d_model] (f32)
+ * holds sequence b's lengths[b] (1..length) tokens in its first rows,
+ * padding after them; `out` gets the same shape. The tokens run packed
+ * (attn_stack_forward_packed): padding takes no work and never reaches an
+ * output (NaN there is harmless), and padding rows of `out` are 0. Returns
+ * 0, or -1 on error. */
+int attn_stack_forward_padded(attn_stack *stack, attn_tensor *x,
+                              const int64_t *lengths, attn_tensor *out);
 /** Continuous batching (docs/Transformer.md, "Serving"): a decoder stack
  * (attention kind softmax, no cross-attention or Transformer-XL memory)
  * keeps live sequences, each with its own KV cache and position, apart

@@ -1028,6 +1028,46 @@ Status LayerStack::forwardPacked(const Activations &x,
   return s;
 }
 
+Status LayerStack::forwardPadded(const Activations &x,
+                                 const std::vector<int64_t> &lengths,
+                                 Activations &result) {
+  if (x.width != impl->config.dModel || x.batch < 1 || x.length < 1 ||
+      int64_t(x.data.size()) != x.batch * x.length * x.width ||
+      int64_t(lengths.size()) != x.batch)
+    return Status::error(
+        "a padded batch is [batch, length, d_model = " +
+        std::to_string(impl->config.dModel) + "] with a length per sequence; "
+        "the input is " + shapeText({x.batch, x.length, x.width}) + " with " +
+        std::to_string(lengths.size()) + " lengths");
+  int64_t total = 0;
+  for (size_t b = 0; b < lengths.size(); ++b) {
+    if (lengths[b] < 1 || lengths[b] > x.length)
+      return Status::error("sequence " + std::to_string(b) + " has length " +
+                           std::to_string(lengths[b]) +
+                           "; a padded batch of " + std::to_string(x.length) +
+                           " rows takes 1 to " + std::to_string(x.length));
+    total += lengths[b];
+  }
+  // The tokens, packed; padding rows are never read.
+  Activations packed(1, total, x.width), out;
+  int64_t row = 0;
+  for (int64_t b = 0; b < x.batch; ++b) {
+    std::copy_n(x.data.data() + b * x.length * x.width, lengths[b] * x.width,
+                packed.data.data() + row * x.width);
+    row += lengths[b];
+  }
+  if (Status s = forwardPacked(packed, lengths, out); s.failed())
+    return s;
+  result = Activations(x.batch, x.length, x.width); // padding rows are 0
+  row = 0;
+  for (int64_t b = 0; b < x.batch; ++b) {
+    std::copy_n(out.data.data() + row * x.width, lengths[b] * x.width,
+                result.data.data() + b * x.length * x.width);
+    row += lengths[b];
+  }
+  return Status::ok();
+}
+
 Status LayerStack::addSequence(int64_t &id) {
   const LayerConfig &l = impl->config;
   if (!l.isDecoder() || l.hasCrossAttention() || l.memoryLength ||
@@ -1074,7 +1114,7 @@ Status LayerStack::step(const std::vector<int64_t> &ids, const Activations &x,
     auto it = impl->served.find(ids[i]);
     if (it == impl->served.end())
       return Status::error("no live sequence " + std::to_string(ids[i]) +
-                           " (ids come from addSequence)");
+                           " (ids come from adding a sequence)");
     if (!seen.insert(ids[i]).second)
       return Status::error("sequence " + std::to_string(ids[i]) +
                            " appears twice in one step");

@@ -506,6 +506,15 @@ TransformerStack::forwardPacked(const Activations &x,
   return result;
 }
 
+llvm::Expected<Activations>
+TransformerStack::forwardPadded(const Activations &x,
+                                const std::vector<int64_t> &lengths) {
+  Activations result;
+  if (Status s = impl->stack->forwardPadded(x, lengths, result); s.failed())
+    return error(s.message());
+  return result;
+}
+
 llvm::Expected<int64_t> TransformerStack::addSequence() {
   int64_t id = -1;
   if (Status s = impl->stack->addSequence(id); s.failed())

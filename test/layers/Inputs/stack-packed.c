@@ -70,6 +70,60 @@ int main(int argc, char **argv) {
          (long long)count, (long long)total, error,
          same ? "SAME" : "DIFFERENT");
 
+  /* The same sequences padded to the longest, NaN in the padding
+   * (attn_stack_forward_padded): their rows must equal the packed call's,
+   * the padding's output rows must be 0. */
+  int64_t longest = 0;
+  for (int64_t s = 0; s < count; ++s)
+    longest = lengths[s] > longest ? lengths[s] : longest;
+  int64_t paddedShape[3] = {count, longest, width};
+  attn_tensor *px = attn_tensor_create(ATTN_F32, 3, paddedShape);
+  attn_tensor *pout = attn_tensor_create(ATTN_F32, 3, paddedShape);
+  float *pv = (float *)attn_tensor_data(px);
+  for (int64_t i = 0; i < count * longest * width; ++i)
+    pv[i] = NAN;
+  for (int64_t s = 0, first = 0; s < count; first += lengths[s++])
+    memcpy(pv + s * longest * width, values + first * width,
+           sizeof(float) * lengths[s] * width);
+  attn_stack_reset(stack);
+  if (attn_stack_forward_padded(stack, px, lengths, pout) != 0) {
+    printf("padded: %s\n", attn_last_error());
+    return 1;
+  }
+  const float *po = (const float *)attn_tensor_data(pout);
+  double paddedWorst = 0;
+  int64_t leaked = 0;
+  for (int64_t s = 0, first = 0; s < count; first += lengths[s++])
+    for (int64_t i = 0; i < longest * width; ++i) {
+      float y = po[s * longest * width + i];
+      if (i >= lengths[s] * width) {
+        leaked += y != 0;
+        continue;
+      }
+      double diff = fabs((double)y - packed[first * width + i]);
+      paddedWorst = isnan(diff) ? INFINITY
+                    : diff > paddedWorst ? diff : paddedWorst;
+    }
+  printf("padded: max |padded - packed| = %.2e, %lld nonzero padding "
+         "outputs\n",
+         paddedWorst, (long long)leaked);
+  same &= paddedWorst == 0 && leaked == 0;
+  int64_t tooLong[64];
+  for (int64_t s = 0; s < count && s < 64; ++s)
+    tooLong[s] = longest + 1;
+  if (attn_stack_forward_padded(stack, px, tooLong, pout) != 0)
+    printf("too long: %s\n", attn_last_error());
+  attn_tensor_release(px);
+  attn_tensor_release(pout);
+  /* A decoder's sequence in progress again (a padded call keeps none). */
+  int64_t tokenShape[3] = {1, 1, width};
+  attn_tensor *token = attn_tensor_create(ATTN_F32, 3, tokenShape);
+  attn_tensor *tokenOut = attn_tensor_create(ATTN_F32, 3, tokenShape);
+  memcpy(attn_tensor_data(token), values, sizeof(float) * width);
+  attn_stack_forward(stack, token, NULL, tokenOut);
+  attn_tensor_release(token);
+  attn_tensor_release(tokenOut);
+
   /* Calls to refuse: lengths that do not add up to the rows, a zero
    * length, no lengths; a decoder's sequence in progress (the last
    * attn_stack_forward above left one) for a packed pass. */

@@ -227,6 +227,14 @@ public:
   Status forwardPacked(const Activations &x,
                        const std::vector<int64_t> &lengths,
                        Activations &result);
+  /// Variable-length batches, padded: `x` [B, L, d_model] holds sequence
+  /// b's `lengths[b]` (1..L) tokens in its first rows, padding after them.
+  /// The tokens run packed (forwardPacked): padding rows take no work and
+  /// never reach an output (NaN there is harmless); their output rows are
+  /// 0.
+  Status forwardPadded(const Activations &x,
+                       const std::vector<int64_t> &lengths,
+                       Activations &result);
   /// Continuous batching (docs/Transformer.md, "Serving"): a decoder keeps
   /// a set of live sequences, each with its own KV cache and position,
   /// apart from forward()'s sequence in progress. addSequence() starts one

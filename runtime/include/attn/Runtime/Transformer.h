@@ -146,6 +146,10 @@ public:
   llvm::Expected<Activations>
   forwardPacked(const Activations &x, const std::vector<int64_t> &lengths);
 
+  /// Sequences of `lengths` padded in `x` [B, L, d_model]
+  /// (LayerStack::forwardPadded).
+  llvm::Expected<Activations>
+  forwardPadded(const Activations &x, const std::vector<int64_t> &lengths);
   /// Continuous batching (LayerStack::addSequence, removeSequence, step):
   /// live sequences with their own KV caches, and steps that run the new
   /// tokens of any of them at once.
