@@ -44,14 +44,16 @@ bool parseKernelLine(const std::string &text, ManifestKernel &entry) {
   std::string role, operands;
   if (!(words >> entry.function >> role >> entry.batch >> entry.lq >>
         entry.lk >> operands) ||
-      (role != "self" && role != "cross" && role != "self-one-kv-head"))
+      (role != "self" && role != "cross" && role != "self-one-kv-head" &&
+       role != "self-paged"))
     return false;
   for (int64_t size : {entry.batch, entry.lq, entry.lk})
     if (size == 0 || size < -1 || size > kMaxSize)
       return false;
-  entry.block = role == "self"    ? AttentionBlock::Self
-                : role == "cross" ? AttentionBlock::Cross
-                                  : AttentionBlock::SelfOneKvHead;
+  entry.block = role == "self"         ? AttentionBlock::Self
+                : role == "cross"      ? AttentionBlock::Cross
+                : role == "self-paged" ? AttentionBlock::SelfPaged
+                                       : AttentionBlock::SelfOneKvHead;
   std::string type;
   if (words >> type) {
     if (type != "bf16")
@@ -324,7 +326,8 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
     // Without a per-KV-head kernel (layers whose attention depends on the
     // head; artifacts built before it) decode steps read the cache through
     // a dense copy.
-    if (block == AttentionBlock::SelfOneKvHead) {
+    if (block == AttentionBlock::SelfOneKvHead ||
+        block == AttentionBlock::SelfPaged) {
       kernel = nullptr;
       return Status::ok();
     }

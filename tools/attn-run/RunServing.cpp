@@ -11,7 +11,8 @@
 // A layer stack maps activations to activations: a sequence's "tokens" are
 // seeded random rows, the prompt's and the decode steps' alike, so every
 // output can be compared with the same sequence decoded alone (a prompt
-// call, then one token per call) and with its f64 reference.
+// call, then one token per call, by forward(): a dense cache, no pages)
+// and with its f64 reference.
 //
 //===----------------------------------------------------------------------===//
 #include "RunLayers.h"
@@ -228,29 +229,40 @@ int attnrt::runServing(const attnspec::LayerSpec &spec,
       percentileMs(firstTokens, 0.5), percentileMs(firstTokens, 0.99),
       percentileMs(gaps, 0.5), percentileMs(gaps, 0.9),
       percentileMs(gaps, 0.99));
+  if (layers.poolPages()) {
+    // Pages the sequences held in all, against the pool's: more means
+    // pages of departed sequences served new ones.
+    int64_t held = 0;
+    for (const TraceSequence &s : sequences)
+      held += (s.prompt + s.output + kKvPageRows - 1) / kKvPageRows;
+    llvm::outs() << llvm::formatv(
+        "pages: a pool of {0} pages of {1} rows served {2} pages of "
+        "sequences ({3}); {4} in use after the last left\n",
+        layers.poolPages(), kKvPageRows, held,
+        held > layers.poolPages() ? "reused" : "none reused",
+        layers.usedPages());
+  }
   if (layers.liveSequences() || layers.cacheBytes())
     return fail("sequences or cache left after the trace");
 
-  // Each sequence alone: its prompt in one call, then a token per call.
+  // Each sequence decoded alone by forward(), the cache of a single
+  // sequence (dense rows, not pages): its prompt in one call, then a token
+  // per call.
   bool ok = true;
   double worstAlone = 0, worstReference = 0;
   for (TraceSequence &s : sequences) {
-    auto id = stack.addSequence();
-    if (!id)
-      return fail(llvm::toString(id.takeError()));
+    stack.reset();
     std::vector<float> alone;
     for (int64_t from = 0; from < s.prompt + s.output;) {
       int64_t n = from == 0 ? s.prompt : 1;
       Activations x(1, n, width);
       std::copy_n(rowsOf(s.tokens, from), n * width, x.data.begin());
-      auto y = stack.step({*id}, x, {n});
+      auto y = stack.forward(x);
       if (!y)
         return fail(llvm::toString(y.takeError()));
       alone.insert(alone.end(), y->data.begin(), y->data.end());
       from += n;
     }
-    if (llvm::Error e = stack.removeSequence(*id))
-      return fail(llvm::toString(std::move(e)));
     if (options.perturb && &s == &sequences.back()) {
       float scale = 0;
       for (float v : s.outputs)

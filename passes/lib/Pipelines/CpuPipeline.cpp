@@ -73,6 +73,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     kernels.reportTiles = options.reportTiles;
     pm.addPass(createAttnToCpuKernels(kernels));
   }
+  // Paged caches the kernels did not read in place: their rows, gathered.
+  pm.addPass(createAttnDecomposePagedKv());
   pm.addPass(createAttnLowerOnlineAttention());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -27,6 +27,8 @@ void mlir::attn::buildGpuKernelPipeline(OpPassManager &pm,
   AttnTileOptions tile;
   tile.target = options.target;
   pm.addPass(createAttnTile(tile));
+  // The GPU kernels read dense K and V: paged caches are gathered first.
+  pm.addPass(createAttnDecomposePagedKv());
   AttnToGpuKernelsOptions kernels;
   kernels.target = options.target;
   kernels.countTiles = options.countTiles;

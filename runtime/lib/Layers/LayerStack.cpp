@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace attnrt;
@@ -90,6 +91,8 @@ struct LayerStack::Impl {
   struct PackedSequence {
     int64_t length = 0, position = 0;
     std::vector<LayerCache> *caches = nullptr;
+    /// Serving on a paged cache: the sequence's pages (its page table).
+    const std::vector<int32_t> *pages = nullptr;
   };
   /// During a packed call: its sequences, in the order of its rows (empty
   /// otherwise).
@@ -97,10 +100,41 @@ struct LayerStack::Impl {
   /// Continuous batching's live sequences by id.
   struct ServedSequence {
     int64_t length = 0;
-    std::vector<LayerCache> caches;
+    std::vector<LayerCache> caches; ///< without a paged cache
+    std::vector<int32_t> pages;     ///< with one: its page table
   };
   std::map<int64_t, ServedSequence> served;
   int64_t nextSequenceId = 0, maxSequences = 0, maxSequenceTokens = 0;
+  /// Continuous batching's paged KV cache, when the provider has a
+  /// SelfPaged kernel (decided by the first addSequence): per layer a pool
+  /// of keys and one of values, [pages, Hkv, kKvPageRows, D] in the
+  /// kernel's element type; page p is page p of every layer's pools. Pages
+  /// not in use hold NaN, so a kernel reading past a sequence's rows would
+  /// show it in every output.
+  struct PagePool {
+    std::vector<std::vector<char>> keys, values;
+    int64_t pages = 0, elementBytes = 4;
+    std::vector<int32_t> free;
+  };
+  std::optional<bool> servesPaged;
+  PagePool pool;
+  /// Pages for `rows` rows of `sequence` (the pool doubles when it runs
+  /// out: the only copy of cached rows, amortized over the pages added).
+  Status reservePages(ServedSequence &sequence, int64_t rows);
+  /// Back to the pool: pages of `sequence` past its first `rows` rows,
+  /// filled with NaN again.
+  void releasePages(ServedSequence &sequence, int64_t rows);
+  /// Writes rows [position, position + n) of layer `layerIndex`'s keys and
+  /// values (f32 [Hkv, n, D]) into the sequence's pages.
+  void writePages(int64_t layerIndex, const std::vector<int32_t> &pages,
+                  int64_t position, int64_t n, const float *k,
+                  const float *v);
+  /// The operands of a SelfPaged kernel beyond q and the variant's.
+  struct PagedOperands {
+    int64_t layerIndex;
+    const std::vector<int32_t> *pages;
+    int64_t keyLen;
+  };
 
   Status load(const WeightReader &read, bool allowNonFinite);
   /// Stacks each self-attention's q, k and v weights into one product.
@@ -127,7 +161,8 @@ struct LayerStack::Impl {
   /// when the kernel takes bf16; variant operands from `w`) into `output`.
   Status callKernel(const AttentionKernel &kernel, AttentionWeights &w,
                     void *queries, void *keys, void *values, void *output,
-                    int64_t batch, int64_t length, int64_t keyLen);
+                    int64_t batch, int64_t length, int64_t keyLen,
+                    const PagedOperands *paged = nullptr);
   /// A decode step on the cache in place: the per-KV-head kernel once per
   /// (sequence, KV head), on that head's query group (adjacent heads of q
   /// and of the output), its block of the cache and the group's rows of
@@ -533,17 +568,23 @@ Status LayerStack::Impl::attendPacked(int64_t layerIndex, AttentionWeights &w,
     LayerCache *cache =
         sequence.caches ? &(*sequence.caches)[layerIndex] : nullptr;
     int64_t keyLen = n + (cache ? cache->keys.length() : 0);
+    if (sequence.pages)
+      keyLen = position + n;
     const AttentionKernel *kernel = nullptr;
-    if (Status s = kernels(AttentionBlock::Self, 1, n, keyLen, kernel);
+    if (Status s = kernels(sequence.pages ? AttentionBlock::SelfPaged
+                                          : AttentionBlock::Self,
+                           1, n, keyLen, kernel);
         s.failed())
       return s;
+    if (!kernel)
+      return Status::error("the kernel provider has no paged attention");
     out.resize(l.heads * n * hd);
     void *queries = qs.data(), *keys = ks.data(), *values = vs.data(),
          *output = out.data();
     if (kernel->bf16) {
       for (auto [from, to] :
            {std::pair(&qs, &q16), std::pair(&ks, &k16), std::pair(&vs, &v16)}) {
-        if (cache && from != &qs)
+        if ((cache || sequence.pages) && from != &qs)
           continue; // the cache rounds what it appends
         to->resize(from->size());
         lm::roundToBf16(from->data(), from->size(), to->data());
@@ -555,12 +596,21 @@ Status LayerStack::Impl::attendPacked(int64_t layerIndex, AttentionWeights &w,
       output = out16.data();
     }
     auto start = std::chrono::steady_clock::now();
-    if (Status s = cache ? attendCached(*kernel, w, *cache, ks.data(),
-                                        vs.data(), queries, output, 1, n)
-                         : callKernel(*kernel, w, queries, keys, values,
-                                      output, 1, n, n);
-        s.failed())
-      return s;
+    Status called = Status::ok();
+    if (sequence.pages) {
+      writePages(layerIndex, *sequence.pages, position, n, ks.data(),
+                 vs.data());
+      PagedOperands paged{layerIndex, sequence.pages, keyLen};
+      called = callKernel(*kernel, w, queries, nullptr, nullptr, output, 1, n,
+                          keyLen, &paged);
+    } else if (cache) {
+      called = attendCached(*kernel, w, *cache, ks.data(), vs.data(), queries,
+                            output, 1, n);
+    } else {
+      called = callKernel(*kernel, w, queries, keys, values, output, 1, n, n);
+    }
+    if (called.failed())
+      return called;
     attentionSeconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -578,13 +628,25 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
                                     AttentionWeights &w, void *queries,
                                     void *keys, void *values, void *output,
                                     int64_t batch, int64_t length,
-                                    int64_t keyLen) {
+                                    int64_t keyLen,
+                                    const PagedOperands *paged) {
   const LayerConfig &l = config;
   int64_t hd = l.headDim;
   std::vector<KernelOperand> operands;
+  int64_t kvLength = keyLen; // kv_length's one element
   for (size_t i = 0; i < kernel.argumentNames.size(); ++i) {
     const std::string &name = kernel.argumentNames[i];
-    if (name == "q" || name == "qk") {
+    if (paged && (name == "k_pages" || name == "v_pages")) {
+      std::vector<char> &rows = (name == "k_pages" ? pool.keys
+                                                   : pool.values)[paged->layerIndex];
+      operands.push_back(
+          {rows.data(), {pool.pages, l.kvHeads, kKvPageRows, hd}});
+    } else if (paged && name == "page_table") {
+      operands.push_back({const_cast<int32_t *>(paged->pages->data()),
+                          {1, int64_t(paged->pages->size())}});
+    } else if (paged && name == "kv_length") {
+      operands.push_back({&kvLength, {1}});
+    } else if (name == "q" || name == "qk") {
       operands.push_back({queries, {batch, l.heads, length, hd}});
     } else if (name == "k" || name == "v") {
       operands.push_back(
@@ -1081,15 +1143,116 @@ Status LayerStack::addSequence(int64_t &id) {
     return Status::error("the stack serves " +
                          std::to_string(impl->served.size()) +
                          " sequences, its limit: remove one first");
+  if (!impl->servesPaged) {
+    // A provider with a paged kernel: one page pool for all sequences.
+    const AttentionKernel *paged = nullptr;
+    if (Status s = impl->kernels(AttentionBlock::SelfPaged, 1, -1, -1, paged);
+        s.failed())
+      return s;
+    impl->servesPaged = paged != nullptr;
+    impl->pool.elementBytes = paged && paged->bf16 ? 2 : 4;
+    impl->pool.keys.resize(paged ? l.layers : 0);
+    impl->pool.values.resize(paged ? l.layers : 0);
+  }
   id = impl->nextSequenceId++;
-  impl->served[id].caches.resize(l.layers);
+  if (!*impl->servesPaged)
+    impl->served[id].caches.resize(l.layers);
+  else
+    impl->served[id];
   return Status::ok();
 }
 
 Status LayerStack::removeSequence(int64_t id) {
-  if (!impl->served.erase(id))
+  auto it = impl->served.find(id);
+  if (it == impl->served.end())
     return Status::error("no live sequence " + std::to_string(id));
+  impl->releasePages(it->second, 0);
+  impl->served.erase(it);
   return Status::ok();
+}
+
+Status LayerStack::Impl::reservePages(ServedSequence &sequence, int64_t rows) {
+  int64_t want = (rows + kKvPageRows - 1) / kKvPageRows;
+  while (int64_t(sequence.pages.size()) < want) {
+    if (pool.free.empty()) {
+      // Double the pool (at least 64 pages); new pages hold NaN.
+      int64_t grown = std::max<int64_t>(64, 2 * pool.pages);
+      if (grown > INT32_MAX)
+        return Status::error("the KV page pool cannot grow past 2^31 pages");
+      int64_t pageBytes =
+          config.kvHeads * kKvPageRows * config.headDim * pool.elementBytes;
+      double need = double(grown - pool.pages) * pageBytes * 2 * config.layers;
+      if (int64_t budget = memoryBudgetBytes(); budget && need > double(budget))
+        return Status::error("the KV page pool cannot grow to " +
+                             std::to_string(grown) + " pages: " +
+                             std::to_string(int64_t(need / (1 << 20))) +
+                             " MiB more than this process can allocate");
+      for (auto *pools : {&pool.keys, &pool.values})
+        for (std::vector<char> &layer : *pools) {
+          layer.resize(grown * pageBytes);
+          if (pool.elementBytes == 4)
+            std::fill_n(reinterpret_cast<float *>(layer.data()) +
+                            pool.pages * pageBytes / 4,
+                        (grown - pool.pages) * pageBytes / 4, NAN);
+          else
+            std::fill_n(reinterpret_cast<uint16_t *>(layer.data()) +
+                            pool.pages * pageBytes / 2,
+                        (grown - pool.pages) * pageBytes / 2,
+                        uint16_t(0x7fc0)); // bf16 NaN
+        }
+      for (int64_t p = grown - 1; p >= pool.pages; --p)
+        pool.free.push_back(int32_t(p));
+      pool.pages = grown;
+    }
+    sequence.pages.push_back(pool.free.back());
+    pool.free.pop_back();
+  }
+  return Status::ok();
+}
+
+void LayerStack::Impl::releasePages(ServedSequence &sequence, int64_t rows) {
+  size_t keep = (rows + kKvPageRows - 1) / kKvPageRows;
+  int64_t pageBytes =
+      config.kvHeads * kKvPageRows * config.headDim * pool.elementBytes;
+  while (sequence.pages.size() > keep) {
+    int32_t page = sequence.pages.back();
+    sequence.pages.pop_back();
+    for (auto *pools : {&pool.keys, &pool.values})
+      for (std::vector<char> &layer : *pools) {
+        char *at = layer.data() + page * pageBytes;
+        if (pool.elementBytes == 4)
+          std::fill_n(reinterpret_cast<float *>(at), pageBytes / 4, NAN);
+        else
+          std::fill_n(reinterpret_cast<uint16_t *>(at), pageBytes / 2,
+                      uint16_t(0x7fc0));
+      }
+    pool.free.push_back(page);
+  }
+}
+
+void LayerStack::Impl::writePages(int64_t layerIndex,
+                                  const std::vector<int32_t> &pages,
+                                  int64_t position, int64_t n, const float *k,
+                                  const float *v) {
+  int64_t hd = config.headDim, rowElements = hd;
+  for (int64_t t = 0; t < n; ++t) {
+    int64_t row = position + t;
+    int64_t page = pages[row / kKvPageRows], inPage = row % kKvPageRows;
+    for (int64_t h = 0; h < config.kvHeads; ++h) {
+      int64_t at = ((page * config.kvHeads + h) * kKvPageRows + inPage) * hd;
+      const float *from[2] = {k + (h * n + t) * hd, v + (h * n + t) * hd};
+      std::vector<char> *to[2] = {&pool.keys[layerIndex],
+                                  &pool.values[layerIndex]};
+      for (int i = 0; i < 2; ++i) {
+        char *base = to[i]->data() + at * pool.elementBytes;
+        if (pool.elementBytes == 2)
+          lm::roundToBf16(from[i], rowElements,
+                          reinterpret_cast<uint16_t *>(base));
+        else
+          std::copy_n(from[i], rowElements, reinterpret_cast<float *>(base));
+      }
+    }
+  }
 }
 
 Status LayerStack::step(const std::vector<int64_t> &ids, const Activations &x,
@@ -1126,7 +1289,9 @@ Status LayerStack::step(const std::vector<int64_t> &ids, const Activations &x,
           std::to_string(sequence.length) + " tokens; " +
           std::to_string(lengths[i]) + " more pass its capacity of " +
           std::to_string(impl->maxSequenceTokens));
-    packed.push_back({lengths[i], sequence.length, &sequence.caches});
+    packed.push_back({lengths[i], sequence.length,
+                      sequence.caches.empty() ? nullptr : &sequence.caches,
+                      nullptr});
   }
   double need = impl->forwardBytes(1, x.length, 0);
   if (int64_t budget = memoryBudgetBytes(); budget && need > double(budget))
@@ -1136,20 +1301,32 @@ Status LayerStack::step(const std::vector<int64_t> &ids, const Activations &x,
                          " MiB of buffers, more than the " +
                          std::to_string(budget >> 20) +
                          " MiB this process can still allocate");
-  impl->packed = packed;
-  Status s = impl->run(x, nullptr, result, onLayer);
-  impl->packed.clear();
-  for (const Impl::PackedSequence &p : packed) {
-    int64_t &length = impl->served[ids[&p - packed.data()]].length;
-    if (s.failed()) {
-      // Undo what the layers before the failure appended.
-      for (LayerCache &cache : *p.caches) {
-        cache.keys.truncate(length);
-        cache.values.truncate(length);
-      }
+  // Pages for the step's rows (a paged cache), taken before any layer runs.
+  Status s = Status::ok();
+  for (size_t i = 0; i < ids.size() && !s.failed(); ++i) {
+    Impl::ServedSequence &sequence = impl->served[ids[i]];
+    if (*impl->servesPaged) {
+      s = impl->reservePages(sequence, sequence.length + lengths[i]);
+      packed[i].pages = &sequence.pages;
+    }
+  }
+  if (!s.failed()) {
+    impl->packed = packed;
+    s = impl->run(x, nullptr, result, onLayer);
+    impl->packed.clear();
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Impl::ServedSequence &sequence = impl->served[ids[i]];
+    if (!s.failed()) {
+      sequence.length += lengths[i];
       continue;
     }
-    length += p.length;
+    // Undo what the layers before the failure appended.
+    impl->releasePages(sequence, sequence.length);
+    for (LayerCache &cache : sequence.caches) {
+      cache.keys.truncate(sequence.length);
+      cache.values.truncate(sequence.length);
+    }
   }
   return s;
 }
@@ -1166,7 +1343,15 @@ int64_t LayerStack::cacheBytes() const {
   for (const auto &[id, sequence] : impl->served)
     for (const LayerCache &cache : sequence.caches)
       bytes += cache.keys.heldBytes() + cache.values.heldBytes();
-  return bytes;
+  const LayerConfig &l = impl->config;
+  return bytes + usedPages() * 2 * l.layers * l.kvHeads * kKvPageRows *
+                     l.headDim * impl->pool.elementBytes;
+}
+
+int64_t LayerStack::poolPages() const { return impl->pool.pages; }
+
+int64_t LayerStack::usedPages() const {
+  return impl->pool.pages - int64_t(impl->pool.free.size());
 }
 
 void LayerStack::setServingLimits(int64_t maxSequences,

@@ -156,11 +156,24 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   AttentionRole role = block == AttentionBlock::Cross ? AttentionRole::Cross
                                                       : AttentionRole::Self;
   bool oneKvHead = block == AttentionBlock::SelfOneKvHead;
+  bool paged = block == AttentionBlock::SelfPaged;
   // The per-KV-head kernel is compiled for the CPU, where the layer has it.
   if (oneKvHead && (options.contextRanks || !options.gpuTarget.empty() ||
                     !oneKvHeadAttentionSpec(spec, batch, lq, lk))) {
     kernel = nullptr;
     return Status::ok();
+  }
+  // So is the paged one (continuous batching), for decoders of kind
+  // softmax: one kernel for any lengths.
+  if (paged && (options.contextRanks || !options.gpuTarget.empty() ||
+                !spec.layer.isDecoder() ||
+                spec.layer.attention.kind != "softmax")) {
+    kernel = nullptr;
+    return Status::ok();
+  }
+  if (paged) { // one sequence per call: batch 1, as attn.paged_kv reads it
+    batch = 1;
+    lq = lk = mlir::ShapedType::kDynamic;
   }
   // Sequence parallel: one kernel per batch size, whatever the rank's share.
   if (options.contextRanks && role == AttentionRole::Self) {
@@ -179,7 +192,8 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     return Status::ok();
   }
   // GPU kernels take static shapes: one per size there.
-  if (attentionTakesAnyLength(spec, role) && options.gpuTarget.empty())
+  if (attentionTakesAnyLength(spec, role) && options.gpuTarget.empty() &&
+      !paged)
     batch = lq = lk = mlir::ShapedType::kDynamic;
   auto key = std::make_tuple(int(block), batch, lq, lk);
   auto it = kernels.find(key);
@@ -209,6 +223,11 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   mlir::OwningOpRef<mlir::ModuleOp> module =
       buildLayerAttention(attentionSpec, bf16Attention, sourceMgr, &context,
                           compiled.kernel.argumentNames);
+  if (module && paged &&
+      !pageKeysAndValues(*module, compiled.kernel.argumentNames)) {
+    kernel = nullptr; // no k and v to page: rows kept per sequence
+    return Status::ok();
+  }
   if (!module)
     return Status::error(llvm::formatv("cannot build the {0} of layer spec "
                                        "'{1}' for {2} queries and {3} keys",

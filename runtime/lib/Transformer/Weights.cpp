@@ -1,6 +1,11 @@
 //===- Weights.cpp - the tensors of a layer stack -------------------------===//
 #include "Weights.h"
 #include "attn/Runtime/Transformer.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runtime/LayerStack.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace attnrt;
 using attnspec::LayerSpec;
@@ -164,4 +169,70 @@ attnrt::buildLayerAttention(attnspec::Spec attention, bool &bf16,
   attention.dtype = "f32";
   operands.clear();
   return attnspec::buildModule(attention, sourceMgr, context, &operands);
+}
+
+bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
+                               std::vector<std::string> &operands) {
+  using namespace mlir;
+  auto functions = module.getOps<func::FuncOp>();
+  if (functions.empty())
+    return false;
+  func::FuncOp fn = *functions.begin();
+  auto position = [&](llvm::StringRef name) -> int64_t {
+    auto it = llvm::find(operands, name);
+    return it == operands.end() ? -1 : it - operands.begin();
+  };
+  int64_t kIndex = position("k"), vIndex = position("v");
+  if (kIndex < 0 || vIndex < 0 || fn.getNumArguments() != operands.size())
+    return false;
+  // k and v [1 or ?, Hkv, ?, D], one type.
+  auto keyType = dyn_cast<RankedTensorType>(fn.getArgument(kIndex).getType());
+  if (!keyType || keyType.getRank() != 4 ||
+      fn.getArgument(vIndex).getType() != keyType ||
+      keyType.isDynamicDim(1) || keyType.isDynamicDim(3) ||
+      !keyType.isDynamicDim(2) ||
+      (!keyType.isDynamicDim(0) && keyType.getDimSize(0) != 1))
+    return false;
+  MLIRContext *context = module.getContext();
+  int64_t dyn = ShapedType::kDynamic, heads = keyType.getDimSize(1),
+          dim = keyType.getDimSize(3);
+  Type element = keyType.getElementType();
+  auto poolType =
+      RankedTensorType::get({dyn, heads, kKvPageRows, dim}, element);
+  auto rowsType = RankedTensorType::get({1, heads, dyn, dim}, element);
+  auto tableType =
+      RankedTensorType::get({1, dyn}, IntegerType::get(context, 32));
+  auto lengthType =
+      RankedTensorType::get({1}, IntegerType::get(context, 64));
+  Location loc = fn.getLoc();
+  unsigned end = fn.getNumArguments();
+  if (failed(fn.insertArguments({end, end}, {tableType, lengthType},
+                                {DictionaryAttr(), DictionaryAttr()},
+                                {loc, loc})))
+    return false;
+  Block &entry = fn.getBody().front();
+  OpBuilder b(context);
+  b.setInsertionPointToStart(&entry);
+  Value table = entry.getArgument(end);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value length = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      tensor::ExtractOp::create(b, loc, entry.getArgument(end + 1),
+                                ValueRange{zero}));
+  for (int64_t index : {kIndex, vIndex}) {
+    BlockArgument arg = entry.getArgument(index);
+    arg.setType(poolType);
+    auto paged = attn::PagedKvOp::create(b, loc, rowsType, arg, table, length);
+    Value rows = paged.getResult();
+    if (rowsType != keyType) // a dynamic batch: the type the uses expect
+      rows = tensor::CastOp::create(b, loc, keyType, rows);
+    arg.replaceAllUsesExcept(rows, paged.getOperation());
+  }
+  fn.setFunctionType(FunctionType::get(context, entry.getArgumentTypes(),
+                                       fn.getFunctionType().getResults()));
+  operands[kIndex] = "k_pages";
+  operands[vIndex] = "v_pages";
+  operands.push_back("page_table");
+  operands.push_back("kv_length");
+  return true;
 }

@@ -1336,3 +1336,84 @@ func.func @f(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x
   } : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
+
+// -----
+
+// paged_kv: pool rank
+func.func @f(%pool: tensor<8x16x64xf32>, %table: tensor<1x4xi32>, %n: index) {
+  // expected-error @+1 {{pool must have rank 4 [pages, H, P, D], got 'tensor<8x16x64xf32>'}}
+  %k = attn.paged_kv %pool[%table] length %n : tensor<8x16x64xf32>, tensor<1x4xi32> -> tensor<1x2x?x64xf32>
+  return
+}
+
+// -----
+
+// paged_kv: table rank
+func.func @f(%pool: tensor<8x2x16x64xf32>, %table: tensor<4xi32>, %n: index) {
+  // expected-error @+1 {{table must have rank 2 [B, max_pages], got 'tensor<4xi32>'}}
+  %k = attn.paged_kv %pool[%table] length %n : tensor<8x2x16x64xf32>, tensor<4xi32> -> tensor<1x2x?x64xf32>
+  return
+}
+
+// -----
+
+// paged_kv: result rank
+func.func @f(%pool: tensor<8x2x16x64xf32>, %table: tensor<1x4xi32>, %n: index) {
+  // expected-error @+1 {{result must have rank 4 [B, H, length, D], got 'tensor<2x?x64xf32>'}}
+  %k = attn.paged_kv %pool[%table] length %n : tensor<8x2x16x64xf32>, tensor<1x4xi32> -> tensor<2x?x64xf32>
+  return
+}
+
+// -----
+
+// paged_kv: element type
+func.func @f(%pool: tensor<8x2x16x64xf32>, %table: tensor<1x4xi32>, %n: index) {
+  // expected-error @+1 {{result element type 'bf16' must be the pool's, 'f32'}}
+  %k = attn.paged_kv %pool[%table] length %n : tensor<8x2x16x64xf32>, tensor<1x4xi32> -> tensor<1x2x?x64xbf16>
+  return
+}
+
+// -----
+
+// paged_kv: table entries
+func.func @f(%pool: tensor<8x2x16x64xf32>, %table: tensor<1x4xi16>, %n: index) {
+  // expected-error @+1 {{table entries must be i32 or i64, got 'i16'}}
+  %k = attn.paged_kv %pool[%table] length %n : tensor<8x2x16x64xf32>, tensor<1x4xi16> -> tensor<1x2x?x64xf32>
+  return
+}
+
+// -----
+
+// paged_kv: dynamic page rows
+func.func @f(%pool: tensor<8x2x?x64xf32>, %table: tensor<1x4xi32>, %n: index) {
+  // expected-error @+1 {{the rows per page (pool dim 2) must be static and >= 1}}
+  %k = attn.paged_kv %pool[%table] length %n : tensor<8x2x?x64xf32>, tensor<1x4xi32> -> tensor<1x2x?x64xf32>
+  return
+}
+
+// -----
+
+// paged_kv: batch
+func.func @f(%pool: tensor<8x2x16x64xf32>, %table: tensor<3x4xi32>, %n: index) {
+  // expected-error @+1 {{result dimension 0 (table's batch) is 1, expected 3}}
+  %k = attn.paged_kv %pool[%table] length %n : tensor<8x2x16x64xf32>, tensor<3x4xi32> -> tensor<1x2x?x64xf32>
+  return
+}
+
+// -----
+
+// paged_kv: heads
+func.func @f(%pool: tensor<8x2x16x64xf32>, %table: tensor<1x4xi32>, %n: index) {
+  // expected-error @+1 {{result dimension 1 (pool's heads) is 4, expected 2}}
+  %k = attn.paged_kv %pool[%table] length %n : tensor<8x2x16x64xf32>, tensor<1x4xi32> -> tensor<1x4x?x64xf32>
+  return
+}
+
+// -----
+
+// paged_kv: head dim
+func.func @f(%pool: tensor<8x2x16x64xf32>, %table: tensor<1x4xi32>, %n: index) {
+  // expected-error @+1 {{result dimension 3 (pool's head dim) is 32, expected 64}}
+  %k = attn.paged_kv %pool[%table] length %n : tensor<8x2x16x64xf32>, tensor<1x4xi32> -> tensor<1x2x?x32xf32>
+  return
+}

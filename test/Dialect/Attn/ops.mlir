@@ -257,3 +257,12 @@ func.func @mixing_and_positions(%x: tensor<2x128x768xf32>,
       {base = 500000.0 : f64} : tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @paged
+// CHECK: attn.paged_kv %{{.*}}[%{{.*}}] length %{{.*}} : tensor<?x2x16x64xf32>, tensor<1x?xi32> -> tensor<1x2x?x64xf32>
+func.func @paged(%pool: tensor<?x2x16x64xf32>, %table: tensor<1x?xi32>, %n: index) -> tensor<1x2x?x64xf32> {
+  %k = attn.paged_kv %pool[%table] length %n : tensor<?x2x16x64xf32>, tensor<1x?xi32> -> tensor<1x2x?x64xf32>
+  return %k : tensor<1x2x?x64xf32>
+}

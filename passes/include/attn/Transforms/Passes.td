@@ -129,6 +129,16 @@ def AttnDecomposeRope : Pass<"attn-decompose-rope"> {
   let dependentDialects = DecompositionDialects;
 }
 
+def AttnDecomposePagedKv : Pass<"attn-decompose-paged-kv"> {
+  let summary = "Rewrite attn.paged_kv as a gather of its rows";
+  let description = [{
+    Each attn.paged_kv the kernels did not read in place becomes one
+    linalg.generic reading the page table and the pool with tensor.extract
+    (table entries clamped to the pool); unused ones are erased.
+  }];
+  let dependentDialects = DecompositionDialects;
+}
+
 def AttnDecomposeNystrom : Pass<"attn-decompose-nystrom"> {
   let summary = "Rewrite attn.nystrom as landmarks, pseudo-inverse, attention";
   let description = [{

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
 #include "LoopBuilder.h"
+#include "attn/Transforms/PagedKv.h"
 #include "VectorTranspose.h"
 
 using namespace mlir;
@@ -156,14 +157,16 @@ void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
   // sT[r0 + g] = sum_c K[j0 + r0 + g][c] qT[c], rows of K in blocks.
   forRowBlocks(tk, [&](Value r0, int64_t rows) {
     SmallVector<Value> zeros(rows * kQueryVectors, vecConst(0.0f));
+    SmallVector<std::pair<Value, Value>> keyRows;
+    for (int64_t g = 0; g < rows; ++g)
+      keyRows.push_back(kvRow(add(add(j0, r0), index(g))));
     SmallVector<Value> dots = blockedUpdates(
         headDim, zeros, rows,
         [&](Value c, int64_t t) {
           return loadVec(qT, {c, lane(t)});
         },
         [&](Value c, int64_t g) -> Value {
-          Value row = add(add(j0, r0), index(g));
-          return loadAsF32(key, ValueRange{batchIv, kvHead, row, c});
+          return loadAsF32(key, kvIndices(keyRows[g], c));
         });
     for (int64_t g = 0; g < rows; ++g)
       for (int64_t t = 0; t < kQueryVectors; ++t)
@@ -317,9 +320,8 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
             return loadVec(sT, {r, lane(t)});
           },
           [&](Value r, int64_t g) -> Value {
-            return loadAsF32(
-                value,
-                ValueRange{batchIv, kvHead, add(j0, r), add(c0, index(g))});
+            return loadAsF32(value,
+                             kvIndices(kvRow(add(j0, r)), add(c0, index(g))));
           },
           guarded ? function_ref<Value(Value)>(keptLanes)
                   : function_ref<Value(Value)>());
@@ -454,13 +456,24 @@ void CpuFlashKernel::storeOutputBlocks(Value accT, Value l, int64_t width) {
   });
 }
 
-void CpuFlashKernel::setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf) {
+std::pair<Value, Value> CpuFlashKernel::kvRow(Value row) {
+  if (!readsPages)
+    return {batchIv, row};
+  Value rows = index(pagedKeys.getPageRows());
+  Value entry = memref::LoadOp::create(
+      b, pageTable, ValueRange{batchIv, arith::DivUIOp::create(b, row, rows)});
+  return {emitPageOfRow(b, b.getLoc(), entry, numPages),
+          arith::RemUIOp::create(b, row, rows)};
+}
+
+void CpuFlashKernel::setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf,
+                                Value keyLength) {
   query = queryBuf;
   key = keyBuf;
   value = valueBuf;
   queryLen = dim(query, 2);
   headDim = dim(query, 3);
-  keyLen = dim(key, 2);
+  keyLen = keyLength ? keyLength : dim(key, 2);
   valueDim = dim(value, 3);
   delta = op.getAlignment() == Alignment::bottom_right ? sub(keyLen, queryLen)
                                                        : index(0);
@@ -602,8 +615,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // One query tile per call: the scratch buffers are allocas of the call's
   // frame, so they are released on return (and hoisted once inlined).
   SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
-                                bufferTypeOf(op.getKey()),
-                                bufferTypeOf(op.getValue()),
+                                keyBufferType(),
+                                valueBufferType(),
                                 MemRefType::get(resultType.getShape(),
                                                 resultType.getElementType()),
                                 b.getIndexType(),
@@ -631,6 +644,9 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
         {dyn, dyn, valueDimStatic(), dyn}, b.getBF16Type()));
     argTypes.push_back(MemRefType::get({dyn, dyn, dyn}, b.getI8Type()));
   }
+  // A paged cache's table and length come last.
+  if (readsPages)
+    argTypes.append({bufferTypeOf(pagedKeys.getTable()), b.getIndexType()});
   OpBuilder::InsertionGuard guard(b);
   auto parent = op->getParentOfType<func::FuncOp>();
   b.setInsertionPoint(parent);
@@ -670,8 +686,15 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   SymbolTable(module).insert(fn); // uniquifies the name
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  Value keyLength;
+  if (readsPages) {
+    unsigned last = entry->getNumArguments();
+    pageTable = entry->getArgument(last - 2);
+    keyLength = entry->getArgument(last - 1);
+    numPages = dim(entry->getArgument(1), 0);
+  }
   setUpSizes(entry->getArgument(0), entry->getArgument(1),
-             entry->getArgument(2));
+             entry->getArgument(2), keyLength);
   out = entry->getArgument(3);
   batchIv = entry->getArgument(4);
   headIv = entry->getArgument(5);
@@ -857,8 +880,20 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
     return bufferization::ToBufferOp::create(b, bufferTypeOf(tensor), tensor,
                                              /*read_only=*/true);
   };
-  Value q = toBuffer(op.getQuery()), k = toBuffer(op.getKey()),
-        v = toBuffer(op.getValue());
+  // A paged cache is read in place only when every kernel built here can.
+  bool pages = readsPages && (!packed || packed->readsPages) &&
+               (!splitter || splitter->readsPages);
+  for (CpuFlashKernel *kernel : {this, packed, splitter})
+    if (kernel)
+      kernel->readsPages = pages;
+  Value q = toBuffer(op.getQuery());
+  Value k = toBuffer(pages ? pagedKeys.getPool() : op.getKey()),
+        v = toBuffer(pages ? pagedValues.getPool() : op.getValue());
+  // What the tile functions take after their other arguments.
+  SmallVector<Value> pagedArgs;
+  if (pages)
+    pagedArgs = {toBuffer(pagedKeys.getTable()), pagedKeys.getLength()};
+  Value keyCount = pages ? pagedKeys.getLength() : dim(k, 2);
   Value batch = dim(q, 0), queryHeads = dim(q, 1);
   Value numQueryTiles =
       plan.queryTiling.period
@@ -907,6 +942,7 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
     SmallVector<Value> args = {q, k, v, result};
     llvm::append_range(args, forall.getInductionVars());
     llvm::append_range(args, operandBuffers);
+    llvm::append_range(args, pagedArgs);
     func::CallOp::create(b, fn, args);
   };
   // When the group's queries fit the packed kernel's vector, one call per
@@ -922,7 +958,7 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
   }
   auto emitGroups = [&] {
     Value splits =
-        splitter ? numKeySplits(batch, keyHeads, dim(k, 2), dim(v, 3))
+        splitter ? numKeySplits(batch, keyHeads, keyCount, dim(v, 3))
                  : index(1);
     auto unsplit = [&] {
       emitForall(packed->buildTileFunction(module),
@@ -962,13 +998,15 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
         if (biasBuffer)
           args.push_back(biasBuffer);
         llvm::append_range(args, ValueRange{partialBuf, iv[2], splits});
+        llvm::append_range(args, pagedArgs);
         func::CallOp::create(b, splitFn, args);
         return SmallVector<Value>{};
       });
       callAll({batch, keyHeads}, [&](ValueRange iv) {
-        func::CallOp::create(b, mergeFn,
-                             ValueRange{q, k, v, result, partialBuf, iv[0],
-                                        iv[1], splits});
+        SmallVector<Value> args = {q,          k,     v,     result,
+                                   partialBuf, iv[0], iv[1], splits};
+        llvm::append_range(args, pagedArgs);
+        func::CallOp::create(b, mergeFn, args);
         return SmallVector<Value>{};
       });
       memref::AllocaScopeReturnOp::create(b, ValueRange{});

@@ -71,6 +71,12 @@ public:
                          : b.getI64Type()) {
     usesAmx = amx && amxCovers();
     usesDot = !usesAmx && bf16Dot && amxCovers();
+    pagedKeys = op.getKey().getDefiningOp<PagedKvOp>();
+    pagedValues = op.getValue().getDefiningOp<PagedKvOp>();
+    readsPages = pagedKeys && pagedValues && !usesPairs() &&
+                 pagedKeys.getTable() == pagedValues.getTable() &&
+                 pagedKeys.getLength() == pagedValues.getLength() &&
+                 pagedKeys.getPageRows() == pagedValues.getPageRows();
   }
 
   /// Emits the kernel; returns the result tensor (and the rows' log-sum-exp
@@ -114,7 +120,9 @@ private:
   /// vectors: log2(kLanes) levels of two shuffles and an add per pair.
   Value transposeSum(ArrayRef<Value> vectors);
   void storeGroupOutput(Value accT, Value l, Value groups);
-  void setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf);
+  /// `keyLength`: the keys when K is not [B, H, keys, D] (a paged pool).
+  void setUpSizes(Value queryBuf, Value keyBuf, Value valueBuf,
+                  Value keyLength = {});
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value f32Const(float v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
@@ -131,6 +139,21 @@ private:
   Value loadAsF32(Value memref, ValueRange indices) {
     Value x = memref::LoadOp::create(b, memref, indices);
     return x.getType().isF32() ? x : arith::ExtFOp::create(b, f32, x);
+  }
+  /// K's and V's buffer types as the tile functions take them: the pools
+  /// when the kernel reads a paged cache.
+  MemRefType keyBufferType() {
+    return bufferTypeOf(readsPages ? pagedKeys.getPool() : op.getKey());
+  }
+  MemRefType valueBufferType() {
+    return bufferTypeOf(readsPages ? pagedValues.getPool() : op.getValue());
+  }
+  /// Where row `row` of this call's (batch, KV head) of K or V lies: the
+  /// first and third indices of its buffer ({batch, row}, or the row's page
+  /// and its row in the page when the kernel reads a paged cache).
+  std::pair<Value, Value> kvRow(Value row);
+  SmallVector<Value> kvIndices(std::pair<Value, Value> at, Value c) {
+    return {at.first, kvHead, at.second, c};
   }
   Value dim(Value memref, int64_t d) {
     return b.createOrFold<memref::DimOp>(memref, d);
@@ -299,6 +322,11 @@ private:
   OnlineAttentionOp op;
   bool packsHeads, splitsKeys;
   bool usesAmx = false, usesDot = false;
+  /// K and V come from attn.paged_kv of one table and length, and the
+  /// kernel reads their pools through the table (kvRow).
+  PagedKvOp pagedKeys, pagedValues;
+  bool readsPages = false;
+  Value pageTable, numPages; // readsPages: [B, max pages], the pool's pages
   RankedTensorType resultType; // of the whole attention, [B, Hq, Lq, Dv]
   RankedTensorType lseType;    // [B, Hq, Lq], or null without an lse result
   const KernelPlan &plan;

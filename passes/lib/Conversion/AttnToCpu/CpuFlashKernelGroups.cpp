@@ -118,12 +118,15 @@ void CpuFlashKernel::computeScoresByRows(Value sT, Value j0, Value tk) {
     loop(index(0), rowBlocks, 1, {}, [&](Value rb, ValueRange) {
       Value g0 = mul(rb, index(kRows));
       SmallVector<Value> zeros(keys * kRows, vecConst(0.0f));
+      SmallVector<std::pair<Value, Value>> keyRows;
+      for (int64_t k = 0; k < keys; ++k)
+        keyRows.push_back(kvRow(add(add(j0, r0), index(k))));
       scf::ForOp dots = loop(
           index(0), index(width), kLanes, zeros, [&](Value c, ValueRange acc) {
             SmallVector<Value> keyVectors, next(acc.begin(), acc.end());
             for (int64_t k = 0; k < keys; ++k)
-              keyVectors.push_back(loadVecAsF32(
-                  key, {batchIv, kvHead, add(add(j0, r0), index(k)), c}));
+              keyVectors.push_back(
+                  loadVecAsF32(key, kvIndices(keyRows[k], c)));
             for (int64_t g = 0; g < kRows; ++g) {
               Value q = loadVec(qRows, {add(g0, index(g)), c});
               for (int64_t k = 0; k < keys; ++k) {
@@ -204,14 +207,16 @@ void CpuFlashKernel::storePartial(Value accT, Value m, Value l) {
 func::FuncOp CpuFlashKernel::buildMergeFunction(ModuleOp module) {
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
-                                bufferTypeOf(op.getKey()),
-                                bufferTypeOf(op.getValue()),
+                                keyBufferType(),
+                                valueBufferType(),
                                 MemRefType::get(resultType.getShape(),
                                                 resultType.getElementType()),
                                 MemRefType::get({dyn, dyn, kLanes}, f32),
                                 b.getIndexType(),
                                 b.getIndexType(),
                                 b.getIndexType()};
+  if (readsPages)
+    argTypes.append({bufferTypeOf(pagedKeys.getTable()), b.getIndexType()});
   OpBuilder::InsertionGuard guard(b);
   auto parent = op->getParentOfType<func::FuncOp>();
   b.setInsertionPoint(parent);
@@ -224,7 +229,9 @@ func::FuncOp CpuFlashKernel::buildMergeFunction(ModuleOp module) {
   b.setInsertionPointToStart(entry);
   accByRows = false; // the merged acc below is [Dv][lanes]
   setUpSizes(entry->getArgument(0), entry->getArgument(1),
-             entry->getArgument(2));
+             entry->getArgument(2),
+             readsPages ? entry->getArgument(entry->getNumArguments() - 1)
+                        : Value());
   out = entry->getArgument(3);
   partial = entry->getArgument(4);
   batchIv = entry->getArgument(5);
@@ -337,11 +344,12 @@ void CpuFlashKernel::prefetchRow(Value buffer, Value width, Value j0,
   constexpr unsigned kKeyRowLocality = 2;
   // Rows past the end repeat the last one: a prefetch cannot fault, but
   // the memref access must stay in bounds.
-  Value row = minIndex(add(j0, r), sub(keyLen, index(1)));
+  std::pair<Value, Value> row =
+      kvRow(minIndex(add(j0, r), sub(keyLen, index(1))));
   int64_t lineElements =
       512 / cast<MemRefType>(buffer.getType()).getElementTypeBitWidth();
   loop(index(0), width, lineElements, {}, [&](Value c, ValueRange) {
-    memref::PrefetchOp::create(b, buffer, ValueRange{batchIv, kvHead, row, c},
+    memref::PrefetchOp::create(b, buffer, kvIndices(row, c),
                                /*isWrite=*/false, kKeyRowLocality,
                                /*isDataCache=*/true);
     return SmallVector<Value>{};
@@ -377,7 +385,7 @@ void CpuFlashKernel::accumulateByRows(Value sT, Value accT, Value j0, Value tk,
             SmallVector<Value> values, next(acc.begin(), acc.end());
             for (int64_t t = 0; t < vectors; ++t)
               values.push_back(loadVecAsF32(
-                  value, {batchIv, kvHead, add(j0, r), index(c0 + t * kLanes)}));
+                  value, kvIndices(kvRow(add(j0, r)), index(c0 + t * kLanes))));
             for (int64_t g = 0; g < rows; ++g) {
               Value p = memref::LoadOp::create(
                   b, sT, ValueRange{r, add(g0, index(g))});

@@ -109,7 +109,17 @@ std::string layerPrefix(const LayerConfig &config, int64_t index);
 /// its KV cache in place, one call per (sequence, KV head), where the cache
 /// keeps spare rows after each head's keys. Only attention whose terms do
 /// not depend on the head index has it.
-enum class AttentionBlock { Self, Cross, SelfOneKvHead };
+///
+/// SelfPaged is the self-attention of one sequence over a paged KV cache
+/// (continuous batching, LayerStack::step): q [1, H, Lq, D], the keys and
+/// values as pools `k_pages` and `v_pages` [pages, Hkv, kKvPageRows, D],
+/// the sequence's `page_table` [1, pages] (i32) and `kv_length` [1] (i64,
+/// its rows), the kernel reading the pools through the table in place
+/// (attn.paged_kv, docs/Dialect.md). Decoders of kind softmax only.
+enum class AttentionBlock { Self, Cross, SelfOneKvHead, SelfPaged };
+
+/// Rows of each KV head in a page of a paged KV cache.
+constexpr int64_t kKvPageRows = 16;
 
 /// One operand of a kernel call: dense row-major of `shape`, f32, or bf16
 /// bits (uint16_t) when the kernel takes bf16 (AttentionKernel::bf16).
@@ -257,8 +267,13 @@ public:
   int64_t sequenceLength(int64_t id) const;
   /// Live sequences.
   int64_t liveSequences() const;
-  /// Bytes the live sequences' KV caches hold.
+  /// Bytes the live sequences' KV caches hold (with a paged cache: their
+  /// pages).
   int64_t cacheBytes() const;
+  /// A paged cache's pool: pages it holds, and pages in use (0 and 0 when
+  /// the kernels take no paged cache and each sequence keeps its own rows).
+  int64_t poolPages() const;
+  int64_t usedPages() const;
   /// Limits a step enforces (0: none): live sequences, and tokens a
   /// sequence may hold (its cache's capacity).
   void setServingLimits(int64_t maxSequences, int64_t maxSequenceTokens);

@@ -97,6 +97,16 @@ std::optional<attnspec::Spec> oneKvHeadAttentionSpec(
     const attnspec::LayerSpec &spec, int64_t batch, int64_t queryLen,
     int64_t keyLen);
 
+/// Rewrites the attention function of `module` (buildLayerAttention's,
+/// batch 1 with dynamic lengths) into the SelfPaged kernel (LayerStack.h):
+/// its k and v arguments become pools `k_pages` and `v_pages` [pages, Hkv,
+/// kKvPageRows, D] read through attn.paged_kv with a `page_table` [1,
+/// pages] (i32) and a `kv_length` [1] (i64) appended. `operands` (the
+/// function's operand names) is updated; false when the function has no k
+/// and v of that form.
+bool pageKeysAndValues(mlir::ModuleOp module,
+                       std::vector<std::string> &operands);
+
 /// The attention kernel module of `attention` (one of a layer's specs), in
 /// bf16 when `bf16` is set (q, k, v and the result in bf16: the stack
 /// rounds and widens them, LayerStack.h) and its operands are q, k and v

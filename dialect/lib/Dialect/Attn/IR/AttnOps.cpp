@@ -618,6 +618,35 @@ LogicalResult FourierMixOp::verify() {
   return success();
 }
 
+LogicalResult PagedKvOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getPool(), "pool", 4, "[pages, H, P, D]")) ||
+      failed(checkRank(op, getTable(), "table", 2, "[B, max_pages]")) ||
+      failed(checkRank(op, getResult(), "result", 4, "[B, H, length, D]")))
+    return failure();
+  auto pool = cast<RankedTensorType>(getPool().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (pool.getElementType() != result.getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " must be the pool's, " << pool.getElementType();
+  unsigned width = getTable().getType().getElementTypeBitWidth();
+  if (width != 32 && width != 64)
+    return emitOpError() << "table entries must be i32 or i64, got "
+                         << getTable().getType().getElementType();
+  int64_t pageRows = getPageRows();
+  if (ShapedType::isDynamic(pageRows) || pageRows < 1)
+    return emitOpError() << "the rows per page (pool dim 2) must be static "
+                            "and >= 1";
+  if (failed(checkDim(op, getResult(), "result", 0, dimOf(getTable(), 0),
+                      "table's batch")) ||
+      failed(checkDim(op, getResult(), "result", 1, dimOf(getPool(), 1),
+                      "pool's heads")) ||
+      failed(checkDim(op, getResult(), "result", 3, dimOf(getPool(), 3),
+                      "pool's head dim")))
+    return failure();
+  return success();
+}
+
 LogicalResult RopeOp::verify() {
   Operation *op = getOperation();
   if (failed(checkRank(op, getInput(), "input", 4, "[B, H, L, D]")))

@@ -453,4 +453,41 @@ def Attn_RopeOp : Attn_Op<"rope", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_PagedKvOp : Attn_Op<"paged_kv", [Pure]> {
+  let summary = "the rows of a paged KV cache as one tensor";
+  let description = [{
+    Keys or values kept in fixed-size pages (docs/Dialect.md, "Paged KV
+    caches"): `pool` `[pages, H, P, D]` holds P rows of every head per page,
+    `table` `[B, max_pages]` lists each sequence's pages in order. The
+    result `[B, H, length, D]` is the first `length` rows of each sequence:
+
+      result[b, h, j, :] = pool[table[b, j / P], h, j mod P, :]
+
+    A table entry outside [0, pages) reads page 0 or pages - 1 (clamped,
+    never out of bounds); entries past a sequence's rows are not read. The
+    CPU decoding kernels read the pool through the table in place when both
+    of an attention's K and V come from attn.paged_kv of one table and
+    length; elsewhere attn-decompose-paged-kv gathers the rows.
+
+    ```mlir
+    %k = attn.paged_kv %pool[%table] length %n
+        : tensor<?x2x16x64xf32>, tensor<1x?xi32> -> tensor<1x2x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$pool, Attn_IntTensor:$table,
+                       Index:$length);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $pool `[` $table `]` `length` $length attr-dict `:` type($pool) `,`
+    type($table) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// P, the rows of each head in a page.
+    int64_t getPageRows() {
+      return cast<RankedTensorType>(getPool().getType()).getDimSize(2);
+    }
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
