@@ -7,19 +7,22 @@
   unit-rows IN OUT         IN with its last-axis rows scaled to unit length
   negative-rows OUT SEED EVERY DIM...   as tensor, but every EVERY-th
                            last-axis row is -|x| (no positive entry)
+  i32 OUT ROWS VALUE,...   an int32 [ROWS, len / ROWS] matrix of the values
+  poison-pages IN OUT PAGE[:ROW],...   IN, a paged pool [pages, H, P, D],
+                           with NaN in rows ROW.. (default 0) of each PAGE
 """
 import random
 import struct
 import sys
 
 
-def write(path, shape, values):
+def write(path, shape, values, descr="<f4", code="f"):
     shape_text = "(" + ", ".join(str(s) for s in shape) + ")"
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % shape_text
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape_text)
     header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack("<%df" % len(values), *values))
+        f.write(struct.pack("<%d%s" % (len(values), code), *values))
 
 
 kind, out = sys.argv[1], sys.argv[2]
@@ -63,6 +66,24 @@ elif kind == "negative-rows":
         for c in range(cols):
             values[r * cols + c] = -abs(values[r * cols + c])
     write(out, shape, values)
+elif kind == "i32":
+    rows, values = int(sys.argv[3]), [int(v) for v in sys.argv[4].split(",")]
+    write(out, [rows, len(values) // rows], values, "<i4", "i")
+elif kind == "poison-pages":
+    source, out = out, sys.argv[3]
+    blob = open(source, "rb").read()
+    header_length = struct.unpack("<H", blob[8:10])[0]
+    header = blob[10:10 + header_length].decode()
+    shape = [int(d) for d in header.split("(")[1].split(")")[0].split(",") if d.strip()]
+    data = list(struct.unpack("<%df" % ((len(blob) - 10 - header_length) // 4), blob[10 + header_length:]))
+    _, heads, rows, dim = shape
+    for spec in sys.argv[4].split(","):
+        page, _, first = spec.partition(":")
+        for h in range(heads):
+            for r in range(int(first or 0), rows):
+                at = ((int(page) * heads + h) * rows + r) * dim
+                data[at:at + dim] = [float("nan")] * dim
+    write(out, shape, data)
 elif kind == "unit-rows":
     source, out = out, sys.argv[3]
     blob = open(source, "rb").read()
