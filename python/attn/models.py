@@ -287,6 +287,35 @@ class TransformerStack:
         return self._run(hidden_states, 2, f"[total, {self.layer['d_model']}]", out,
                          lambda x, y: self._stack.forward_packed(x, lengths, y))
 
+    def forward_padded(self, hidden_states, lengths, out=None):
+        """Sequences padded in hidden_states [batch, length, d_model]:
+        row b holds lengths[b] tokens, padding after them. The tokens run
+        packed (no work on padding, which reaches no output); padding rows
+        of the result are 0."""
+        lengths = [int(n) for n in lengths]
+        d = self.layer["d_model"]
+        return self._run(hidden_states, 3, f"[batch, length, {d}]", out,
+                         lambda x, y: self._stack.forward_padded(x, lengths, y))
+
+    def add_sequence(self):
+        """Continuous batching (a decoder): starts a live sequence with its
+        own KV cache; returns its id."""
+        return self._stack.add_sequence()
+
+    def remove_sequence(self, sequence_id):
+        """Ends a live sequence and frees its cache."""
+        self._stack.remove_sequence(int(sequence_id))
+
+    def step(self, ids, hidden_states, lengths, out=None):
+        """One step of continuous batching: lengths[i] new tokens of live
+        sequence ids[i], packed in hidden_states [total, d_model] (prompts,
+        chunks of them and single decode tokens mixed); each sequence's
+        rows equal decoding it alone."""
+        ids = [int(i) for i in ids]
+        lengths = [int(n) for n in lengths]
+        return self._run(hidden_states, 2, f"[total, {self.layer['d_model']}]", out,
+                         lambda x, y: self._stack.step(ids, x, lengths, y))
+
     def reset(self):
         """A new sequence: empties a decoder's KV cache."""
         self._stack.reset()

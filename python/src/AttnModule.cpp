@@ -253,6 +253,59 @@ public:
       throw nb::value_error(attn_last_error());
   }
 
+  void forwardPadded(const Array &x, const std::vector<int64_t> &lengths,
+                     const Array &out) {
+    WrappedTensors tensors;
+    wrapAll({x, out}, "operand", tensors);
+    if (int64_t(lengths.size()) != attn_tensor_size(tensors.tensors[0], 0))
+      throw nb::value_error("one length per sequence of x [batch, length, "
+                            "d_model]");
+    int status;
+    {
+      nb::gil_scoped_release release;
+      status = attn_stack_forward_padded(stack, tensors.tensors[0],
+                                         lengths.data(), tensors.tensors[1]);
+    }
+    if (status != 0)
+      throw nb::value_error(attn_last_error());
+  }
+
+  int64_t addSequence() {
+    int64_t id = attn_stack_add_sequence(stack);
+    if (id < 0)
+      throw nb::value_error(attn_last_error());
+    return id;
+  }
+
+  void removeSequence(int64_t id) {
+    if (attn_stack_remove_sequence(stack, id) != 0)
+      throw nb::value_error(attn_last_error());
+  }
+
+  void step(const std::vector<int64_t> &ids, const Array &x,
+            const std::vector<int64_t> &lengths, const Array &out) {
+    if (ids.size() != lengths.size())
+      throw nb::value_error("one length per sequence id");
+    WrappedTensors tensors;
+    wrapAll({x, out}, "operand", tensors);
+    int status;
+    {
+      nb::gil_scoped_release release;
+      status = attn_stack_step(stack, ids.data(), lengths.data(),
+                               int64_t(ids.size()), tensors.tensors[0],
+                               tensors.tensors[1]);
+    }
+    if (status != 0)
+      throw nb::value_error(attn_last_error());
+  }
+
+  int64_t sequenceLength(int64_t id) {
+    int64_t length = attn_stack_sequence_length(stack, id);
+    if (length < 0)
+      throw nb::value_error(attn_last_error());
+    return length;
+  }
+
   void reset() { attn_stack_reset(stack); }
 
 private:
@@ -378,6 +431,21 @@ NB_MODULE(_attn, m) {
            nb::arg("lengths"), nb::arg("out"),
            "Runs sequences of `lengths` packed in x [total, d_model] into "
            "out, each as if alone (attn_stack_forward_packed).")
+      .def("forward_padded", &Stack::forwardPadded, nb::arg("x"),
+           nb::arg("lengths"), nb::arg("out"),
+           "Runs sequences padded in x [batch, length, d_model], lengths[b] "
+           "tokens first in row b, into out (padding rows 0; "
+           "attn_stack_forward_padded).")
+      .def("add_sequence", &Stack::addSequence,
+           "Continuous batching: starts a live sequence, returns its id.")
+      .def("remove_sequence", &Stack::removeSequence, nb::arg("id"),
+           "Ends live sequence `id` and frees its cache.")
+      .def("step", &Stack::step, nb::arg("ids"), nb::arg("x"),
+           nb::arg("lengths"), nb::arg("out"),
+           "One step: lengths[i] new tokens of sequence ids[i], packed in x "
+           "[total, d_model], into out (attn_stack_step).")
+      .def("sequence_length", &Stack::sequenceLength, nb::arg("id"),
+           "Tokens live sequence `id` holds.")
       .def("reset", &Stack::reset, "Starts a new sequence.");
   nb::class_<GpuArtifact>(m, "GpuArtifact")
       .def(nb::init<const std::string &, const std::string &>(),

@@ -124,6 +124,68 @@ def test_poisoned_checkpoint_is_refused(tmp_path):
         attn.TransformerStack.from_pretrained(save(model, tmp_path))
 
 
+def test_padded_sequences_equal_each_alone(tmp_path):
+    # Padded [B, L, d] with per-sequence lengths: NaN in every padding row
+    # reaches no output, padding rows of the result are 0, each sequence's
+    # rows equal it alone (the packed bound, below).
+    config = transformers.GPT2Config(vocab_size=50, n_embd=32, n_layer=2, n_head=2,
+                                     n_positions=16)
+    stack = attn.TransformerStack.from_pretrained(save(transformers.GPT2Model(config), tmp_path))
+    lengths = [3, 7, 1, 5]
+    seqs = [stack.embed(ids(1, n, 50, seed=n))[0] for n in lengths]
+    padded = np.full((4, 7, 32), np.nan, np.float32)
+    for b, s in enumerate(seqs):
+        padded[b, :len(s)] = s
+    out = stack.forward_padded(padded, lengths)
+    for b, s in enumerate(seqs):
+        stack.reset()
+        alone = stack.forward(s[None])[0]
+        assert np.abs(out[b, :len(s)] - alone).max() <= 1e-5 * np.abs(alone).max()
+        assert (out[b, len(s):] == 0).all()
+    with pytest.raises(ValueError, match="sequence 0 has length 8"):
+        stack.forward_padded(padded, [8, 7, 1, 5])
+
+
+def test_continuous_batching_equals_decoding_alone(tmp_path):
+    # Live sequences come and go; each step mixes prompts and decode tokens.
+    # Each sequence's rows must equal decoding it alone by forward() (its
+    # prompt, then a token per call): the same f32 sums per row, 1e-5 of
+    # the largest output as in the packed test.
+    config = transformers.GPT2Config(vocab_size=50, n_embd=32, n_layer=2, n_head=2,
+                                     n_positions=64)
+    stack = attn.TransformerStack.from_pretrained(save(transformers.GPT2Model(config), tmp_path))
+    prompts = [5, 1, 9, 3, 12, 2]
+    tokens = [stack.embed(ids(1, n + 4, 50, seed=10 + n))[0] for n in prompts]
+    served = [[] for _ in prompts]
+    live, done = {}, [0] * len(prompts)  # sequence index -> id
+    pending = list(range(len(prompts)))
+    while pending or live:
+        while pending and len(live) < 3:
+            live[pending.pop(0)] = stack.add_sequence()
+        order = list(live)
+        counts = [prompts[i] if done[i] == 0 else 1 for i in order]
+        x = np.concatenate([tokens[i][done[i]:done[i] + n] for i, n in zip(order, counts)])
+        y = stack.step([live[i] for i in order], x, counts)
+        row = 0
+        for i, n in zip(order, counts):
+            served[i].append(y[row:row + n])
+            row += n
+            done[i] += n
+            if done[i] == tokens[i].shape[0]:
+                stack.remove_sequence(live.pop(i))
+    for i, t in enumerate(tokens):
+        stack.reset()
+        alone = [stack.forward(t[None, :prompts[i]])[0]]
+        alone += [stack.forward(t[None, j:j + 1])[0] for j in range(prompts[i], t.shape[0])]
+        alone = np.concatenate(alone)
+        got = np.concatenate(served[i])
+        assert np.abs(got - alone).max() <= 1e-5 * np.abs(alone).max()
+    with pytest.raises(ValueError, match="no live sequence 12345"):
+        stack.step([12345], tokens[0][:1], [1])
+    with pytest.raises(ValueError, match="no live sequence 0"):
+        stack.remove_sequence(0)
+
+
 def test_packed_sequences_equal_each_alone(tmp_path):
     # Packed (no padding): learned positions restart per sequence inside the
     # stack, each sequence attends to its own tokens. f32 sums over the

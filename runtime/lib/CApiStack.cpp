@@ -96,9 +96,8 @@ bool parseLinearLine(const std::string &text, ManifestLinear &entry) {
 }
 
 /// A tensor over memory the stack owns (released without freeing it).
-attn_tensor borrowed(const KernelOperand &operand, bool bf16) {
-  return attn_tensor{bf16 ? ATTN_BF16 : ATTN_F32, operand.shape, nullptr,
-                     operand.data};
+attn_tensor borrowed(const KernelOperand &operand, attn_dtype dtype) {
+  return attn_tensor{dtype, operand.shape, nullptr, operand.data};
 }
 
 /// Whether `t` is an f32 tensor of rank 3.
@@ -293,13 +292,22 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
     std::string function = entry.function;
     // bf16 operands are rounded by the stack (LayerStack.h).
     bool bf16 = entry.kernel.bf16 = entry.bf16;
-    entry.kernel.call = [artifact, function, bf16](
+    // A paged kernel's table and length are i32; the rest f32, or bf16 in
+    // a bf16 kernel.
+    std::vector<attn_dtype> dtypes;
+    for (const std::string &name : entry.kernel.argumentNames)
+      dtypes.push_back(name == "page_table" || name == "kv_length" ? ATTN_I32
+                       : bf16                                      ? ATTN_BF16
+                                                                   : ATTN_F32);
+    entry.kernel.call = [artifact, function, bf16, dtypes](
                             const std::vector<KernelOperand> &inputs,
                             const KernelOperand &output) {
       std::vector<attn_tensor> tensors;
-      for (const KernelOperand &operand : inputs)
-        tensors.push_back(borrowed(operand, bf16));
-      attn_tensor out = borrowed(output, bf16);
+      for (size_t i = 0; i < inputs.size(); ++i)
+        tensors.push_back(borrowed(
+            inputs[i], i < dtypes.size() ? dtypes[i]
+                                         : (bf16 ? ATTN_BF16 : ATTN_F32)));
+      attn_tensor out = borrowed(output, bf16 ? ATTN_BF16 : ATTN_F32);
       std::vector<attn_tensor *> in;
       for (attn_tensor &t : tensors)
         in.push_back(&t);

@@ -35,6 +35,8 @@
 // CHECK: attn-fourier-mix-to-call,
 // CHECK: attn-tile{kv-tile=32 q-tile=64 target=cpu-avx512},
 // CHECK-NEXT: attn-to-cpu-kernels{amx=false bf16-dot=false count-tiles=false report-tiles=false vector-bits=512},
+// Paged caches the kernels did not read in place are gathered after them.
+// CHECK-NEXT: attn-decompose-paged-kv,
 // CHECK-NEXT: attn-lower-online-attention,
 // CHECK: one-shot-bufferize{allow-return-allocs-from-loops=true
 // CHECK-SAME: bufferize-function-boundaries=true
@@ -50,6 +52,7 @@
 // GENERIC-NEXT: canonicalize
 // GENERIC-NEXT: cse
 // GENERIC-NEXT: attn-tile{kv-tile=128 q-tile=64 target=},
+// GENERIC-NEXT: attn-decompose-paged-kv,
 // GENERIC-NEXT: attn-lower-online-attention,
 // GENERIC-NOT: attn-to-cpu-kernels
 func.func @f() {

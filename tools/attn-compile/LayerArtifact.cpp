@@ -29,7 +29,8 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
   // Adds one attention kernel, `name`, and its manifest line: "kernel=
   // <function> <role> <batch> <lq> <lk> <operands>[ bf16]".
   auto addKernel = [&](attnspec::Spec attention, const std::string &name,
-                       const char *role, int64_t batch, int64_t length) {
+                       const char *role, int64_t batch, int64_t length,
+                       bool paged = false) {
     // A bf16 layer's softmax attention in bf16 where the products run by
     // vdpbf16ps, as the JIT's stacks do.
     bool bf16Attention = bf16Dot && vectorBits == 512 && spec.dtype == "bf16";
@@ -38,6 +39,8 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
         attention, bf16Attention, sourceMgr, context, operands);
     if (!kernel)
       return false;
+    if (paged && !attnrt::pageKeysAndValues(*kernel, operands))
+      return true; // no k and v to page: rows kept per sequence
     for (Operation &op :
          llvm::make_early_inc_range(kernel->getBody()->getOperations())) {
       if (auto fn = dyn_cast<func::FuncOp>(op))
@@ -86,6 +89,15 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
           attnrt::oneKvHeadAttentionSpec(spec, any, any, any))
     if (!addKernel(*oneKvHead, oneKvHead->name, "self-one-kv-head", -1, -1))
       return nullptr;
+  // Continuous batching reads a paged KV cache, one sequence per call
+  // (docs/Transformer.md, "Serving").
+  if (spec.layer.isDecoder() && spec.layer.attention.kind == "softmax") {
+    attnspec::Spec paged =
+        attnspec::attentionSpec(spec, AttentionRole::Self, 1, any, any);
+    if (!addKernel(paged, "self_attention_paged", "self-paged", 1, -1,
+                   /*paged=*/true))
+      return nullptr;
+  }
   // The products on attn's GEMM: "linear=<function> <in> <out> <epilogue>
   // <panel width> <weight type>" per kernel. A bf16 / f16 layer keeps its
   // weights in that type: bf16 in k pairs ("bf16-pairs") where the target

@@ -460,6 +460,7 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   stackOptions.bf16Products = options.bf16Products;
   stackOptions.allowNonFiniteWeights = options.allowNonFinite;
   stackOptions.allowUnusedWeights = options.allowUnusedWeights;
+  stackOptions.pagedKvCache = options.serve.pagedCache;
   stackOptions.warn = [](const std::string &message) {
     llvm::WithColor::warning(llvm::errs(), "attn-run") << message << "\n";
   };

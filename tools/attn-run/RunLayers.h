@@ -20,7 +20,12 @@ struct ServeTrace {
   double arrivalRate = 0; ///< per second; 0: all arrive at the start
   int64_t promptMean = 32, outputMean = 16;
   int64_t maxLive = 16, stepTokens = 256;
+  bool pagedCache = true; ///< off: each sequence keeps its own rows
 };
+
+/// Reads --serve's "N,key=value,..." into `trace` ("" leaves it off): ""
+/// or what is wrong.
+std::string parseServeTrace(llvm::StringRef text, ServeTrace &trace);
 
 struct LayerRunOptions {
   std::string weights;            ///< --weights
@@ -69,8 +74,8 @@ struct LayerRunOptions {
   /// d_model], NaN in the padding; TransformerStack::forwardPadded), their
   /// rows compared in place of the packed call's.
   bool padded = false;
-  /// --serve N: replay a synthetic continuous-batching trace of N
-  /// sequences (RunServing.cpp); 0: off.
+  /// --serve N,...: replay a synthetic continuous-batching trace of N
+  /// sequences (RunServing.cpp); 0 sequences: off.
   ServeTrace serve;
 };
 

@@ -85,6 +85,49 @@ static double percentileMs(std::vector<double> values, double q) {
   return values[at] * 1e3;
 }
 
+std::string attnrt::parseServeTrace(llvm::StringRef text, ServeTrace &trace) {
+  if (text.empty())
+    return "";
+  llvm::SmallVector<llvm::StringRef> items;
+  text.split(items, ',', -1, /*KeepEmpty=*/false);
+  if (items.empty() || items.front().trim().getAsInteger(10, trace.sequences) ||
+      trace.sequences < 1 || trace.sequences > 1000000)
+    return "N, the sequences, must be 1 to 10^6, then key=value items";
+  for (llvm::StringRef item : llvm::ArrayRef(items).drop_front()) {
+    auto [key, value] = item.split('=');
+    key = key.trim();
+    value = value.trim();
+    if (key == "rate") {
+      double rate;
+      if (value.getAsDouble(rate) || !(rate >= 0) || std::isinf(rate))
+        return "rate must be a finite number >= 0, got '" + value.str() + "'";
+      trace.arrivalRate = rate;
+      continue;
+    }
+    int64_t n;
+    if (value.getAsInteger(10, n))
+      return "'" + key.str() + "' takes an integer, got '" + value.str() +
+             "'";
+    if (key == "paged") {
+      if (n != 0 && n != 1)
+        return "paged is 0 or 1";
+      trace.pagedCache = n == 1;
+    } else if (key == "prompt" || key == "output" || key == "live" ||
+               key == "step") {
+      if (n < 1 || n > 1000000)
+        return key.str() + " must be 1 to 10^6, got " + std::to_string(n);
+      (key == "prompt"   ? trace.promptMean
+       : key == "output" ? trace.outputMean
+       : key == "live"   ? trace.maxLive
+                         : trace.stepTokens) = n;
+    } else {
+      return "unknown key '" + key.str() +
+             "' (rate, prompt, output, live, step, paged)";
+    }
+  }
+  return "";
+}
+
 int attnrt::runServing(const attnspec::LayerSpec &spec,
                        const SafetensorsFile &weights,
                        TransformerStack &stack,

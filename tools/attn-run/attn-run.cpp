@@ -261,29 +261,15 @@ static cl::opt<bool> paddedLengths(
     cl::desc("with --lengths: run the sequences padded to the longest, NaN "
              "in the padding, and compare their rows"),
     cl::cat(layerCategory));
-static cl::opt<int64_t> serveSequences(
+static cl::opt<std::string> serve(
     "serve",
     cl::desc("replay a synthetic continuous-batching trace of N sequences "
-             "(decoders) and compare each with decoding it alone"),
-    cl::init(0), cl::value_desc("N"), cl::cat(layerCategory));
-static cl::opt<double> arrivalRate(
-    "arrival-rate",
-    cl::desc("--serve: Poisson arrivals per second (0: all at the start)"),
-    cl::init(0), cl::cat(layerCategory));
-static cl::opt<int64_t> promptMean(
-    "prompt-mean", cl::desc("--serve: mean prompt length (uniform 1..2x)"),
-    cl::init(32), cl::cat(layerCategory));
-static cl::opt<int64_t> outputMean(
-    "output-mean", cl::desc("--serve: mean output length (uniform 1..2x)"),
-    cl::init(16), cl::cat(layerCategory));
-static cl::opt<int64_t> maxLive(
-    "max-live", cl::desc("--serve: most sequences live at once"),
-    cl::init(16), cl::cat(layerCategory));
-static cl::opt<int64_t> stepTokens(
-    "step-tokens",
-    cl::desc("--serve: most tokens per step (decode tokens, then prompt "
-             "chunks)"),
-    cl::init(256), cl::cat(layerCategory));
+             "(decoders), each compared with decoding it alone; then "
+             "key=value: rate (Poisson arrivals per second, 0: all at "
+             "once), prompt and output (mean lengths, uniform 1..2x), live "
+             "(most live sequences), step (most tokens per step), paged (0: "
+             "rows per sequence)"),
+    cl::value_desc("N[,key=value...]"), cl::cat(layerCategory));
 static cl::opt<bool> allowNonFinite(
     "allow-nonfinite",
     cl::desc("run NaN or infinite weights and inputs (refused by default: "
@@ -376,20 +362,10 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
   options.padded = paddedLengths;
   if (paddedLengths && options.lengths.empty())
     return fail("--padded pads the sequences of --lengths: give --lengths");
-  options.serve.sequences = serveSequences;
-  options.serve.arrivalRate = arrivalRate;
-  options.serve.promptMean = promptMean;
-  options.serve.outputMean = outputMean;
-  options.serve.maxLive = maxLive;
-  options.serve.stepTokens = stepTokens;
-  if (serveSequences < 0 || serveSequences > 1000000 || promptMean < 1 ||
-      promptMean > 1000000 || outputMean < 1 || outputMean > 1000000 ||
-      maxLive < 1 || stepTokens < 1 || !(arrivalRate >= 0) ||
-      std::isinf(arrivalRate))
-    return fail("--serve takes 0 to 10^6 sequences, --prompt-mean and "
-                "--output-mean 1 to 10^6, --max-live and --step-tokens >= 1, "
-                "--arrival-rate finite and >= 0");
-  if (serveSequences &&
+  if (std::string message = attnrt::parseServeTrace(serve, options.serve);
+      !message.empty())
+    return fail("--serve: " + message);
+  if (options.serve.sequences &&
       (!options.lengths.empty() || decodeSteps || repeat ||
        !contextParallel.empty() || tensorParallel ||
        genBatch.getNumOccurrences() || genLength.getNumOccurrences()))

@@ -373,10 +373,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                 ? 1 + script.byte() % 40
                                 : std::clamp<int64_t>(total, 1, 40),
                             target.width};
+        attn_stack *stack = stacks[script.byte() % stacks.size()];
+        if (script.byte() % 4 == 3 && !lengths.empty()) {
+          // Padded: a row per length, as long as the rows the input has.
+          int64_t padded[3] = {int64_t(lengths.size()),
+                               1 + script.byte() % 12, target.width};
+          attn_tensor *x = attn_tensor_create(ATTN_F32, 3, padded);
+          attn_tensor *out = attn_tensor_create(ATTN_F32, 3, padded);
+          trace("padded", attn_stack_forward_padded(
+                              stack, x,
+                              script.byte() % 16 == 15 ? nullptr
+                                                       : lengths.data(),
+                              out) == 0);
+          attn_tensor_release(x);
+          attn_tensor_release(out);
+          break;
+        }
         attn_tensor *x = attn_tensor_create(ATTN_F32, 2, sizes);
         attn_tensor *out = attn_tensor_create(ATTN_F32, 2, sizes);
         trace("packed", attn_stack_forward_packed(
-                            stacks[script.byte() % stacks.size()], x,
+                            stack, x,
                             script.byte() % 16 == 15 ? nullptr : lengths.data(),
                             int64_t(lengths.size()), out) == 0);
         attn_tensor_release(x);

@@ -633,7 +633,7 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
   const LayerConfig &l = config;
   int64_t hd = l.headDim;
   std::vector<KernelOperand> operands;
-  int64_t kvLength = keyLen; // kv_length's one element
+  int32_t kvLength = int32_t(keyLen); // kv_length's (step caps it at 2^31)
   for (size_t i = 0; i < kernel.argumentNames.size(); ++i) {
     const std::string &name = kernel.argumentNames[i];
     if (paged && (name == "k_pages" || name == "v_pages")) {
@@ -1282,6 +1282,9 @@ Status LayerStack::step(const std::vector<int64_t> &ids, const Activations &x,
       return Status::error("sequence " + std::to_string(ids[i]) +
                            " appears twice in one step");
     Impl::ServedSequence &sequence = it->second;
+    if (lengths[i] > INT32_MAX - sequence.length)
+      return Status::error("sequence " + std::to_string(ids[i]) +
+                           " would pass 2^31 tokens");
     if (impl->maxSequenceTokens &&
         lengths[i] > impl->maxSequenceTokens - sequence.length)
       return Status::error(

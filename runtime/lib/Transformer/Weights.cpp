@@ -203,7 +203,7 @@ bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
   auto tableType =
       RankedTensorType::get({1, dyn}, IntegerType::get(context, 32));
   auto lengthType =
-      RankedTensorType::get({1}, IntegerType::get(context, 64));
+      RankedTensorType::get({1}, IntegerType::get(context, 32));
   Location loc = fn.getLoc();
   unsigned end = fn.getNumArguments();
   if (failed(fn.insertArguments({end, end}, {tableType, lengthType},

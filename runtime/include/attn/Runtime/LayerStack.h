@@ -113,7 +113,7 @@ std::string layerPrefix(const LayerConfig &config, int64_t index);
 /// SelfPaged is the self-attention of one sequence over a paged KV cache
 /// (continuous batching, LayerStack::step): q [1, H, Lq, D], the keys and
 /// values as pools `k_pages` and `v_pages` [pages, Hkv, kKvPageRows, D],
-/// the sequence's `page_table` [1, pages] (i32) and `kv_length` [1] (i64,
+/// the sequence's `page_table` [1, pages] (i32) and `kv_length` [1] (i32,
 /// its rows), the kernel reading the pools through the table in place
 /// (attn.paged_kv, docs/Dialect.md). Decoders of kind softmax only.
 enum class AttentionBlock { Self, Cross, SelfOneKvHead, SelfPaged };

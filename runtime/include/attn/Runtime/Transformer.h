@@ -71,6 +71,10 @@ struct TransformerOptions {
   /// Tensors of the weights file that the stack does not read are a
   /// warning through `warn` instead of an error.
   bool allowUnusedWeights = false;
+  /// Continuous batching keeps its KV cache in pages of one pool, read in
+  /// place by the kernels (LayerStack::step); off: each sequence keeps its
+  /// own rows (the baseline of bench/serve.sh).
+  bool pagedKvCache = true;
   std::function<void(const std::string &)> warn;
   /// Called after each layer with (layer index, layers, seconds): progress
   /// output for long runs.
@@ -101,7 +105,7 @@ std::optional<attnspec::Spec> oneKvHeadAttentionSpec(
 /// batch 1 with dynamic lengths) into the SelfPaged kernel (LayerStack.h):
 /// its k and v arguments become pools `k_pages` and `v_pages` [pages, Hkv,
 /// kKvPageRows, D] read through attn.paged_kv with a `page_table` [1,
-/// pages] (i32) and a `kv_length` [1] (i64) appended. `operands` (the
+/// pages] (i32) and a `kv_length` [1] (i32) appended. `operands` (the
 /// function's operand names) is updated; false when the function has no k
 /// and v of that form.
 bool pageKeysAndValues(mlir::ModuleOp module,
