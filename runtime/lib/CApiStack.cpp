@@ -496,6 +496,25 @@ int attn_stack_forward(attn_stack *stack, attn_tensor *x, attn_tensor *memory,
   });
 }
 
+/// `x` [total, d_model] as a packed input [1, total, d_model] for `count`
+/// sequences, `out` of its shape: "" or what is wrong.
+static std::string packedInput(const attn_tensor *x, const attn_tensor *out,
+                               int64_t count, Activations &packed) {
+  auto isPacked = [](const attn_tensor *t) {
+    return t->dtype == ATTN_F32 && t->sizes.size() == 2;
+  };
+  if (!isPacked(x) || !isPacked(out) || out->sizes != x->sizes)
+    return "x and out must be f32 tensors [total tokens, d_model] of one "
+           "shape";
+  if (count < 1 || count > x->sizes[0])
+    return "count (" + std::to_string(count) + ") must be 1 to the input's " +
+           std::to_string(x->sizes[0]) + " tokens";
+  packed = Activations(1, x->sizes[0], x->sizes[1]);
+  const auto *data = static_cast<const float *>(x->data);
+  packed.data.assign(data, data + packed.data.size());
+  return "";
+}
+
 /// attn_stack_forward_packed's work; the entry point runs it guarded.
 static int stackForwardPacked(attn_stack *stack, attn_tensor *x,
                               const int64_t *lengths, int64_t count,
@@ -506,19 +525,9 @@ static int stackForwardPacked(attn_stack *stack, attn_tensor *x,
   };
   if (!stack || !x || !out || !lengths)
     return fail("stack, x, lengths or out is NULL");
-  auto isPacked = [](const attn_tensor *t) {
-    return t->dtype == ATTN_F32 && t->sizes.size() == 2;
-  };
-  if (!isPacked(x) || !isPacked(out) || out->sizes != x->sizes)
-    return fail("x and out must be f32 tensors [total tokens, d_model] of "
-                "one shape");
-  if (count < 1 || count > x->sizes[0])
-    return fail("count (" + std::to_string(count) +
-                ") must be 1 to the input's " + std::to_string(x->sizes[0]) +
-                " tokens");
-  Activations packed(1, x->sizes[0], x->sizes[1]);
-  const auto *data = static_cast<const float *>(x->data);
-  packed.data.assign(data, data + packed.data.size());
+  Activations packed;
+  if (std::string error = packedInput(x, out, count, packed); !error.empty())
+    return fail(error);
   Activations result;
   if (Status s = stack->stack->forwardPacked(
           packed, std::vector<int64_t>(lengths, lengths + count), result);
@@ -583,19 +592,9 @@ static int stackStep(attn_stack *stack, const int64_t *ids,
   };
   if (!stack || !x || !out || !ids || !lengths)
     return fail("stack, ids, lengths, x or out is NULL");
-  auto isPacked = [](const attn_tensor *t) {
-    return t->dtype == ATTN_F32 && t->sizes.size() == 2;
-  };
-  if (!isPacked(x) || !isPacked(out) || out->sizes != x->sizes)
-    return fail("x and out must be f32 tensors [total tokens, d_model] of "
-                "one shape");
-  if (count < 1 || count > x->sizes[0])
-    return fail("count (" + std::to_string(count) +
-                ") must be 1 to the input's " + std::to_string(x->sizes[0]) +
-                " tokens");
-  Activations packed(1, x->sizes[0], x->sizes[1]);
-  const auto *data = static_cast<const float *>(x->data);
-  packed.data.assign(data, data + packed.data.size());
+  Activations packed;
+  if (std::string error = packedInput(x, out, count, packed); !error.empty())
+    return fail(error);
   Activations result;
   if (Status s = stack->stack->step(std::vector<int64_t>(ids, ids + count),
                                     packed,
