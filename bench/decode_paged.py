@@ -6,6 +6,8 @@
                 16 rows (a shuffled page table over one pool: no sequence's
                 pages are contiguous), the attn.paged_kv kernel read in
                 place, one call per sequence (as LayerStack::step makes)
+  attn rows     the same kernel on each sequence's rows kept contiguous:
+                what the pages cost
   PyTorch SDPA  the same batch padded to the longest cache, [32, 8, Lmax,
                 128], with a boolean key mask (enable_gqa=True)
 
@@ -22,6 +24,7 @@ alternating the two.
 Results: bench/RESULTS.md, "Serving".
 """
 import argparse
+import mmap
 import os
 import re
 import statistics
@@ -35,22 +38,43 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import attn  # noqa: E402
+from attn._compiler import compile_source  # noqa: E402
 
 PAGE = 16
-KERNEL = """
-func.func @paged_decode(%q: tensor<1x{hq}x1x{d}xf32>, %kp: tensor<?x{hkv}x16x{d}xf32>,
-                        %vp: tensor<?x{hkv}x16x{d}xf32>, %table: tensor<1x?xi32>,
-                        %len: tensor<1xi32>) -> tensor<1x{hq}x1x{d}xf32> {{
-  %c0 = arith.constant 0 : index
-  %n32 = tensor.extract %len[%c0] : tensor<1xi32>
-  %n = arith.index_cast %n32 : i32 to index
-  %k = attn.paged_kv %kp[%table] length %n : tensor<?x{hkv}x16x{d}xf32>, tensor<1x?xi32> -> tensor<1x{hkv}x?x{d}xf32>
-  %v = attn.paged_kv %vp[%table] length %n : tensor<?x{hkv}x16x{d}xf32>, tensor<1x?xi32> -> tensor<1x{hkv}x?x{d}xf32>
+DENSE = """
+func.func @dense_decode(%q: tensor<1x{hq}x1x{d}xf32>, %k: tensor<1x{hkv}x?x{d}xf32>,
+                        %v: tensor<1x{hkv}x?x{d}xf32>) -> tensor<1x{hq}x1x{d}xf32> {{
   %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
       : (tensor<1x{hq}x1x{d}xf32>, tensor<1x{hkv}x?x{d}xf32>, tensor<1x{hkv}x?x{d}xf32>) -> tensor<1x{hq}x1x{d}xf32>
   return %o : tensor<1x{hq}x1x{d}xf32>
 }}
 """
+KERNEL = """
+func.func @paged_decode(%q: tensor<1x{hq}x1x{d}xf32>, %kp: tensor<?x{hkv}x{page}x{d}xf32>,
+                        %vp: tensor<?x{hkv}x{page}x{d}xf32>, %table: tensor<1x?xi32>,
+                        %len: tensor<1xi32>) -> tensor<1x{hq}x1x{d}xf32> {{
+  %c0 = arith.constant 0 : index
+  %n32 = tensor.extract %len[%c0] : tensor<1xi32>
+  %n = arith.index_cast %n32 : i32 to index
+  %k = attn.paged_kv %kp[%table] length %n : tensor<?x{hkv}x{page}x{d}xf32>, tensor<1x?xi32> -> tensor<1x{hkv}x?x{d}xf32>
+  %v = attn.paged_kv %vp[%table] length %n : tensor<?x{hkv}x{page}x{d}xf32>, tensor<1x?xi32> -> tensor<1x{hkv}x?x{d}xf32>
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x{hq}x1x{d}xf32>, tensor<1x{hkv}x?x{d}xf32>, tensor<1x{hkv}x?x{d}xf32>) -> tensor<1x{hq}x1x{d}xf32>
+  return %o : tensor<1x{hq}x1x{d}xf32>
+}}
+"""
+
+
+def huge_array(shape):
+    """A float32 array on transparent huge pages (madvise), as the layer
+    runtime keeps its page pool: a page table spreads a sequence's rows over
+    the pool, and on 4 KiB pages each page of the cache would cost TLB
+    misses that contiguous rows do not."""
+    count = int(np.prod(shape))
+    buffer = mmap.mmap(-1, max(count * 4, 1))
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        buffer.madvise(mmap.MADV_HUGEPAGE)
+    return np.frombuffer(buffer, np.float32, count).reshape(shape)
 
 
 def main():
@@ -66,7 +90,10 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--build", default="build")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--page-rows", type=int, default=16)
     args = parser.parse_args()
+    global PAGE
+    PAGE = args.page_rows
     torch.set_num_threads(args.threads)
     hq, hkv, d = args.q_heads, args.kv_heads, args.dim
     rng = np.random.default_rng(args.seed)
@@ -79,11 +106,13 @@ def main():
     for p in pages_each:
         tables.append(np.ascontiguousarray(order[at:at + p][None]))
         at += p
-    k_pool = rng.standard_normal((pool_pages, hkv, PAGE, d), dtype=np.float32)
-    v_pool = rng.standard_normal((pool_pages, hkv, PAGE, d), dtype=np.float32)
+    k_pool = huge_array((pool_pages, hkv, PAGE, d))
+    v_pool = huge_array((pool_pages, hkv, PAGE, d))
+    k_pool[...] = rng.standard_normal(k_pool.shape, dtype=np.float32)
+    v_pool[...] = rng.standard_normal(v_pool.shape, dtype=np.float32)
     q = rng.standard_normal((args.sequences, hq, 1, d), dtype=np.float32)
 
-    kernel = attn.compile_source(KERNEL.format(hq=hq, hkv=hkv, d=d), ".mlir",
+    kernel = compile_source(KERNEL.format(hq=hq, hkv=hkv, d=d, page=PAGE), ".mlir",
                                  function="paged_decode")
     outs = [np.empty((1, hq, 1, d), np.float32) for _ in lengths]
     lens = [np.array([n], np.int32) for n in lengths]
@@ -92,11 +121,28 @@ def main():
         for i in range(len(lengths)):
             kernel(q[i:i + 1], k_pool, v_pool, tables[i], lens[i], out=outs[i])
 
+    def rows(pool, i):  # [hkv, n, d] of sequence i
+        return pool[tables[i][0]].transpose(1, 0, 2, 3).reshape(hkv, -1, d)[:, :lengths[i]]
+
     # PyTorch: the batch padded to the longest cache, masked.
     longest = max(lengths)
 
-    def rows(pool, i):  # [hkv, n, d] of sequence i
-        return pool[tables[i][0]].transpose(1, 0, 2, 3).reshape(hkv, -1, d)[:, :lengths[i]]
+    # The same kernel on each sequence's rows kept contiguous (no pages): what
+    # paging costs.
+    dense_kernel = compile_source(DENSE.format(hq=hq, hkv=hkv, d=d), ".mlir",
+                                  function="dense_decode")
+    def dense(pool, i):
+        a = huge_array((1, hkv, lengths[i], d))
+        a[0] = rows(pool, i)
+        return a
+
+    dense_k = [dense(k_pool, i) for i in range(len(lengths))]
+    dense_v = [dense(v_pool, i) for i in range(len(lengths))]
+    dense_outs = [np.empty((1, hq, 1, d), np.float32) for _ in lengths]
+
+    def dense_step():
+        for i in range(len(lengths)):
+            dense_kernel(q[i:i + 1], dense_k[i], dense_v[i], out=dense_outs[i])
 
     k_pad = torch.zeros(len(lengths), hkv, longest, d)
     v_pad = torch.zeros(len(lengths), hkv, longest, d)
@@ -128,14 +174,14 @@ def main():
             worst_torch = max(worst_torch, np.abs(theirs[i, h, 0] - ref).max() / scale)
 
     bandwidth = []
-    ours, peers = [], []
+    ours, peers, dense_times = [], [], []
     for _ in range(args.rounds):
         probe = subprocess.run(
             [os.path.join(args.build, "bin", "attn-decode-bench"), "--kv-lens=1024",
              "--repeat=1", f"--num-threads={args.threads}"],
             capture_output=True, text=True).stdout
         bandwidth.append(float(re.search(r"read bandwidth ([0-9.]+) GB/s", probe).group(1)))
-        for fn, into in ((attn_step, ours), (torch_step, peers)):
+        for fn, into in ((attn_step, ours), (dense_step, dense_times), (torch_step, peers)):
             fn()
             samples = []
             for _ in range(args.repeat):
@@ -147,6 +193,8 @@ def main():
     padded_bytes = len(lengths) * longest * hkv * d * 4 * 2
     bw = statistics.median(bandwidth)
     t_attn, t_torch = statistics.median(ours), statistics.median(peers)
+    t_dense = statistics.median(dense_times)
+    paged_vs_dense = max(float(np.abs(a - b).max()) for a, b in zip(outs, dense_outs))
     cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     model = cpu.split("Model name:")[1].splitlines()[0].strip()
     print(f"# {model}, {args.threads} threads, read bandwidth {bw:.1f} GB/s "
@@ -154,10 +202,12 @@ def main():
     print(f"# {len(lengths)} sequences, caches {min(lengths)}..{max(lengths)} (sum {sum(lengths)}), "
           f"Hq {hq}, Hkv {hkv}, D {d}, f32, pages of {PAGE}; a step reads {bytes_read / 1e9:.2f} GB "
           f"({padded_bytes / 1e9:.2f} GB padded)")
-    print(f"# max |out - f64 ref| / max |ref|: attn {worst_attn:.1e}, PyTorch {worst_torch:.1e}")
+    print(f"# max |out - f64 ref| / max |ref|: attn {worst_attn:.1e}, PyTorch {worst_torch:.1e}; "
+          f"paged vs contiguous max |diff| {paged_vs_dense:.1e}")
     print("| run | step ms | GB/s of the cache | % of read bandwidth | time / attn |")
     print("|---|---|---|---|---|")
-    for name, t in (("attn paged", t_attn), ("PyTorch SDPA padded", t_torch)):
+    for name, t in (("attn paged", t_attn), ("attn, rows contiguous", t_dense),
+                    ("PyTorch SDPA padded", t_torch)):
         print(f"| {name} | {t * 1e3:.1f} | {bytes_read / t / 1e9:.1f} | "
               f"{100 * bytes_read / t / 1e9 / bw:.1f}% | {t / t_attn:.2f}x |")
 

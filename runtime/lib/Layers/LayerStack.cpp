@@ -1175,8 +1175,8 @@ Status LayerStack::Impl::reservePages(ServedSequence &sequence, int64_t rows) {
   int64_t want = (rows + kKvPageRows - 1) / kKvPageRows;
   while (int64_t(sequence.pages.size()) < want) {
     if (pool.free.empty()) {
-      // Double the pool (at least 64 pages); new pages hold NaN.
-      int64_t grown = std::max<int64_t>(64, 2 * pool.pages);
+      // Double the pool (at least 16 pages); new pages hold NaN.
+      int64_t grown = std::max<int64_t>(16, 2 * pool.pages);
       if (grown > INT32_MAX)
         return Status::error("the KV page pool cannot grow past 2^31 pages");
       int64_t pageBytes =
