@@ -46,13 +46,16 @@ func.func @paged_decode(%q: tensor<1x8x?x64xf32>, %kp: tensor<?x2x16x64xf32>, %v
 
 // -----
 
-// bf16 on pair products (vdpbf16ps) reads V transposed once per call: the
-// kernels take the rows, and the paged_kv stays for
-// attn-decompose-paged-kv to gather.
+// bf16: pair products (vdpbf16ps) would read V transposed whole once per
+// call, copying the cache on every decode step; over a paged cache the
+// kernels read the pools in place and widen bf16 rows instead (no
+// vdpbf16ps, no transposed V).
+// DOT-LABEL: func.func private @paged_bf16__attn_cpu_flash_tile
+// DOT-SAME: memref<?x2x16x64xbf16>, %{{[a-z0-9]+}}: memref<?x2x16x64xbf16>
+// DOT-SAME: memref<1x?xi32>, %{{[a-z0-9]+}}: index)
+// DOT-NOT: x86vector.avx512.dot
 // DOT-LABEL: func.func @paged_bf16(
-// DOT: attn.paged_kv
-// DOT: attn.paged_kv
-// DOT: bufferization.to_buffer %{{.*}} : tensor<1x2x?x64xbf16> to memref<1x2x?x64xbf16>
+// DOT-NOT: attn.paged_kv
 func.func @paged_bf16(%q: tensor<1x8x?x64xbf16>, %kp: tensor<?x2x16x64xbf16>, %vp: tensor<?x2x16x64xbf16>, %table: tensor<1x?xi32>, %n: index) -> tensor<1x8x?x64xbf16> {
   %k = attn.paged_kv %kp[%table] length %n : tensor<?x2x16x64xbf16>, tensor<1x?xi32> -> tensor<1x2x?x64xbf16>
   %v = attn.paged_kv %vp[%table] length %n : tensor<?x2x16x64xbf16>, tensor<1x?xi32> -> tensor<1x2x?x64xbf16>

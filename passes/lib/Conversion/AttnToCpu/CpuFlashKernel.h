@@ -69,14 +69,17 @@ public:
         positionType(positionsFitInI32(op.getPatternAttr(), op.getMaskShape())
                          ? b.getI32Type()
                          : b.getI64Type()) {
-    usesAmx = amx && amxCovers();
-    usesDot = !usesAmx && bf16Dot && amxCovers();
     pagedKeys = op.getKey().getDefiningOp<PagedKvOp>();
     pagedValues = op.getValue().getDefiningOp<PagedKvOp>();
-    readsPages = pagedKeys && pagedValues && !usesPairs() &&
+    readsPages = pagedKeys && pagedValues &&
                  pagedKeys.getTable() == pagedValues.getTable() &&
                  pagedKeys.getLength() == pagedValues.getLength() &&
                  pagedKeys.getPageRows() == pagedValues.getPageRows();
+    // Pair products read V transposed whole, once per call: a paged cache
+    // would be copied on every call (every decode step), so its bf16
+    // kernels widen rows as they read them instead.
+    usesAmx = amx && !readsPages && amxCovers();
+    usesDot = !usesAmx && bf16Dot && !readsPages && amxCovers();
   }
 
   /// Emits the kernel; returns the result tensor (and the rows' log-sum-exp
