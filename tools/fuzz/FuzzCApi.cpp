@@ -182,12 +182,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Script script{data, size};
   std::vector<attn_tensor *> tensors;
   std::vector<attn_stack *> stacks;
-  // Ids attn_stack_add_sequence gave (any stack's), and others.
-  std::vector<int64_t> sequenceIds;
-  auto fuzzedId = [&](Script &script) -> int64_t {
-    if (sequenceIds.empty() || script.byte() % 8 == 7)
-      return script.size64() - 2;
-    return sequenceIds[script.byte() % sequenceIds.size()];
+  // Ids attn_stack_add_sequence gave, with their stack: a call on a stack
+  // mostly names that stack's sequences (so that steps run), sometimes
+  // another's or any number.
+  std::vector<std::pair<attn_stack *, int64_t>> sequenceIds;
+  auto fuzzedId = [&](Script &script, attn_stack *stack) -> int64_t {
+    std::vector<int64_t> own;
+    for (auto [owner, id] : sequenceIds)
+      if (owner == stack)
+        own.push_back(id);
+    uint8_t pick = script.byte();
+    if (!own.empty() && pick % 8 < 6)
+      return own[script.byte() % own.size()];
+    if (!sequenceIds.empty() && pick % 8 == 6)
+      return sequenceIds[script.byte() % sequenceIds.size()].second;
+    return script.size64() - 2;
   };
   // Forward calls are the slow step: a bounded number per input.
   int forwards = 0;
@@ -309,12 +318,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           int64_t id = attn_stack_add_sequence(stack);
           trace("add sequence", id >= 0);
           if (id >= 0)
-            sequenceIds.push_back(id);
+            sequenceIds.push_back({stack, id});
           break;
         }
         case 2:
           trace("remove sequence",
-                attn_stack_remove_sequence(stack, fuzzedId(script)) == 0);
+                attn_stack_remove_sequence(stack, fuzzedId(script, stack)) ==
+                    0);
           break;
         default:
           trace("serving limits",
@@ -322,7 +332,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     stack, int64_t(script.byte() % 6) - 1,
                     script.byte() % 4 ? int64_t(script.byte() % 48) - 1
                                       : script.size64()) == 0);
-          (void)attn_stack_sequence_length(stack, fuzzedId(script));
+          (void)attn_stack_sequence_length(stack, fuzzedId(script, stack));
           break;
         }
         break;
@@ -330,10 +340,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 7: { // a step over fuzzed ids and lengths
         if (stacks.empty() || forwards++ >= 6)
           break;
+        attn_stack *stack = stacks[script.byte() % stacks.size()];
         std::vector<int64_t> ids(1 + script.byte() % 4), lengths(ids.size());
         int64_t total = 0;
         for (size_t i = 0; i < ids.size(); ++i) {
-          ids[i] = fuzzedId(script);
+          ids[i] = fuzzedId(script, stack);
           int64_t &n = lengths[i];
           n = script.byte() % 32 == 31 ? script.size64() - 4
                                        : 1 + script.byte() % 9;
@@ -350,7 +361,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         attn_tensor *x = attn_tensor_create(ATTN_F32, 2, sizes);
         attn_tensor *out = attn_tensor_create(ATTN_F32, 2, sizes);
         trace("step",
-              attn_stack_step(stacks[script.byte() % stacks.size()],
+              attn_stack_step(stack,
                               script.byte() % 16 == 15 ? nullptr : ids.data(),
                               lengths.data(), int64_t(ids.size()), x,
                               out) == 0);
