@@ -18,10 +18,15 @@
 // CHECK: %[[CLAMPED:.*]] = arith.maxsi %[[LOW]], %c0 : index
 // CHECK: %[[ROW:.*]] = arith.remui %{{.*}}, %c16 : index
 // CHECK: memref.prefetch %{{.*}}[%[[CLAMPED]], %{{.*}}, %[[ROW]], %{{.*}}], read, locality<2>, data : memref<?x2x16x64xf32>
+// A block of 4 keys lies in one page: one table lookup, then rows +1..+3.
 // CHECK: %[[SLOT2:.*]] = arith.divui %{{.*}}, %c16 : index
 // CHECK: memref.load %[[TABLE]][%{{.*}}, %[[SLOT2]]] : memref<1x?xi32>
-// CHECK: %[[ROW2:.*]] = arith.remui %{{.*}}, %c16 : index
-// CHECK: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW2]], %{{.*}}] : memref<?x2x16x64xf32>, vector<16xf32>
+// CHECK: %[[PAGE2:.*]] = arith.maxsi %{{.*}}, %c0 : index
+// CHECK-NEXT: %[[ROW2:.*]] = arith.remui %{{.*}}, %c16 : index
+// CHECK-NEXT: %[[ROW3:.*]] = arith.addi %[[ROW2]], %c1 : index
+// CHECK-NOT: memref.load %[[TABLE]]
+// CHECK: vector.load %{{.*}}[%[[PAGE2]], %{{.*}}, %[[ROW2]], %{{.*}}] : memref<?x2x16x64xf32>, vector<16xf32>
+// CHECK-NEXT: vector.load %{{.*}}[%[[PAGE2]], %{{.*}}, %[[ROW3]], %{{.*}}] : memref<?x2x16x64xf32>, vector<16xf32>
 // CHECK-LABEL: func.func private @paged_decode__attn_cpu_group_merge
 // CHECK-SAME: memref<?x2x16x64xf32>, %{{[a-z0-9]+}}: memref<?x2x16x64xf32>
 // CHECK-LABEL: func.func private @paged_decode__attn_cpu_group_tile

@@ -118,9 +118,18 @@ void CpuFlashKernel::computeScoresByRows(Value sT, Value j0, Value tk) {
     loop(index(0), rowBlocks, 1, {}, [&](Value rb, ValueRange) {
       Value g0 = mul(rb, index(kRows));
       SmallVector<Value> zeros(keys * kRows, vecConst(0.0f));
+      // A block's rows lie in one page when blocks and pages are whole
+      // multiples of it (j0 is a whole number of key tiles): one table
+      // lookup per block.
       SmallVector<std::pair<Value, Value>> keyRows;
+      bool onePage = readsPages && keyTile % keysPerBlock == 0 &&
+                     pagedKeys.getPageRows() % keysPerBlock == 0;
+      std::pair<Value, Value> first = kvRow(add(j0, r0));
       for (int64_t k = 0; k < keys; ++k)
-        keyRows.push_back(kvRow(add(add(j0, r0), index(k))));
+        keyRows.push_back(k == 0 ? first
+                          : onePage
+                              ? std::pair(first.first, add(first.second, index(k)))
+                              : kvRow(add(add(j0, r0), index(k))));
       scf::ForOp dots = loop(
           index(0), index(width), kLanes, zeros, [&](Value c, ValueRange acc) {
             SmallVector<Value> keyVectors, next(acc.begin(), acc.end());
