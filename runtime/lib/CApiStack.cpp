@@ -299,14 +299,14 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
       dtypes.push_back(name == "page_table" || name == "kv_length" ? ATTN_I32
                        : bf16                                      ? ATTN_BF16
                                                                    : ATTN_F32);
-    entry.kernel.call = [artifact, function, bf16, dtypes](
-                            const std::vector<KernelOperand> &inputs,
-                            const KernelOperand &output) {
+    entry.kernel.call = [artifact, function, bf16,
+                         dtypes](const std::vector<KernelOperand> &inputs,
+                                 const KernelOperand &output) {
       std::vector<attn_tensor> tensors;
       for (size_t i = 0; i < inputs.size(); ++i)
         tensors.push_back(borrowed(
-            inputs[i], i < dtypes.size() ? dtypes[i]
-                                         : (bf16 ? ATTN_BF16 : ATTN_F32)));
+            inputs[i],
+            i < dtypes.size() ? dtypes[i] : (bf16 ? ATTN_BF16 : ATTN_F32)));
       attn_tensor out = borrowed(output, bf16 ? ATTN_BF16 : ATTN_F32);
       std::vector<attn_tensor *> in;
       for (attn_tensor &t : tensors)
@@ -566,8 +566,7 @@ static int stackForwardPadded(attn_stack *stack, attn_tensor *x,
   padded.data.assign(data, data + padded.data.size());
   Activations result;
   if (Status s = stack->stack->forwardPadded(
-          padded, std::vector<int64_t>(lengths, lengths + x->sizes[0]),
-          result);
+          padded, std::vector<int64_t>(lengths, lengths + x->sizes[0]), result);
       s.failed())
     return fail(s.message());
   std::copy(result.data.begin(), result.data.end(),
@@ -596,11 +595,9 @@ static int stackStep(attn_stack *stack, const int64_t *ids,
   if (std::string error = packedInput(x, out, count, packed); !error.empty())
     return fail(error);
   Activations result;
-  if (Status s = stack->stack->step(std::vector<int64_t>(ids, ids + count),
-                                    packed,
-                                    std::vector<int64_t>(lengths,
-                                                         lengths + count),
-                                    result);
+  if (Status s = stack->stack->step(
+          std::vector<int64_t>(ids, ids + count), packed,
+          std::vector<int64_t>(lengths, lengths + count), result);
       s.failed())
     return fail(s.message());
   std::copy(result.data.begin(), result.data.end(),
@@ -647,10 +644,9 @@ int64_t attn_stack_sequence_length(attn_stack *stack, int64_t id) {
   return attnc::guarded<int64_t>("attn_stack_sequence_length", -1, [&] {
     int64_t length = stack ? stack->stack->sequenceLength(id) : -1;
     if (length < 0)
-      attnc::setLastError(
-          std::string("attn_stack_sequence_length: ") +
-          (stack ? "no live sequence " + std::to_string(id)
-                 : std::string("stack is NULL")));
+      attnc::setLastError(std::string("attn_stack_sequence_length: ") +
+                          (stack ? "no live sequence " + std::to_string(id)
+                                 : std::string("stack is NULL")));
     return length;
   });
 }
@@ -659,9 +655,9 @@ int attn_stack_set_serving_limits(attn_stack *stack, int64_t max_sequences,
                                   int64_t max_sequence_tokens) {
   return attnc::guarded<int>("attn_stack_set_serving_limits", -1, [&] {
     if (!stack || max_sequences < 0 || max_sequence_tokens < 0) {
-      attnc::setLastError("attn_stack_set_serving_limits: " +
-                          std::string(stack ? "limits must be >= 0"
-                                            : "stack is NULL"));
+      attnc::setLastError(
+          "attn_stack_set_serving_limits: " +
+          std::string(stack ? "limits must be >= 0" : "stack is NULL"));
       return -1;
     }
     stack->stack->setServingLimits(max_sequences, max_sequence_tokens);

@@ -277,8 +277,7 @@ static int runPacked(const LayerSpec &spec, const SafetensorsFile &weights,
     // none may reach an output, and the padding's output rows must be 0.
     Activations padded(sequences, longest, x.width);
     std::fill(padded.data.begin(), padded.data.end(), NAN);
-    for (int64_t b = 0, first = 0; b < sequences;
-         first += options.lengths[b++])
+    for (int64_t b = 0, first = 0; b < sequences; first += options.lengths[b++])
       std::copy_n(&x.data[first * x.width], options.lengths[b] * x.width,
                   &padded.data[b * longest * x.width]);
     auto out = stack.forwardPadded(padded, options.lengths);
@@ -290,8 +289,7 @@ static int runPacked(const LayerSpec &spec, const SafetensorsFile &weights,
       const float *rows = &out->data[b * longest * x.width];
       std::copy_n(rows, options.lengths[b] * x.width,
                   &packed->data[first * x.width]);
-      for (int64_t i = options.lengths[b] * x.width; i < longest * x.width;
-           ++i)
+      for (int64_t i = options.lengths[b] * x.width; i < longest * x.width; ++i)
         nonZero += rows[i] != 0;
       paddingRows += longest - options.lengths[b];
     }

@@ -86,9 +86,8 @@ int runLayerSpec(llvm::SourceMgr &sourceMgr, const LayerRunOptions &options);
 /// batching (LayerStack::step), reports tokens/s and latency percentiles,
 /// and compares every sequence's outputs with decoding it alone (and, with
 /// --check, with its f64 reference); the exit status.
-int runServing(const attnspec::LayerSpec &spec,
-               const SafetensorsFile &weights, TransformerStack &stack,
-               const LayerRunOptions &options,
+int runServing(const attnspec::LayerSpec &spec, const SafetensorsFile &weights,
+               TransformerStack &stack, const LayerRunOptions &options,
                const ReferenceAttention &reference);
 
 /// max |a - b| / max |b|; infinity when either side holds a NaN or an

@@ -33,7 +33,7 @@ namespace {
 struct TraceSequence {
   double arrival = 0; ///< seconds after the start
   int64_t prompt = 0, output = 0;
-  Activations tokens; ///< [1, prompt + output, d_model]
+  Activations tokens;         ///< [1, prompt + output, d_model]
   std::vector<float> outputs; ///< the rows the steps returned, in order
   int64_t id = -1;            ///< the stack's, while live
   int64_t done = 0;           ///< tokens run so far
@@ -106,8 +106,7 @@ std::string attnrt::parseServeTrace(llvm::StringRef text, ServeTrace &trace) {
     }
     int64_t n;
     if (value.getAsInteger(10, n))
-      return "'" + key.str() + "' takes an integer, got '" + value.str() +
-             "'";
+      return "'" + key.str() + "' takes an integer, got '" + value.str() + "'";
     if (key == "paged") {
       if (n != 0 && n != 1)
         return "paged is 0 or 1";
@@ -129,8 +128,7 @@ std::string attnrt::parseServeTrace(llvm::StringRef text, ServeTrace &trace) {
 }
 
 int attnrt::runServing(const attnspec::LayerSpec &spec,
-                       const SafetensorsFile &weights,
-                       TransformerStack &stack,
+                       const SafetensorsFile &weights, TransformerStack &stack,
                        const LayerRunOptions &options,
                        const ReferenceAttention &reference) {
   if (spec.dtype != "f32" && options.check && !options.toleranceGiven)
@@ -139,8 +137,7 @@ int attnrt::runServing(const attnspec::LayerSpec &spec,
   const ServeTrace &trace = options.serve;
   LayerStack &layers = stack.layerStack();
   int64_t width = spec.layer.dModel;
-  std::vector<TraceSequence> sequences =
-      makeTrace(trace, width, options.seed);
+  std::vector<TraceSequence> sequences = makeTrace(trace, width, options.seed);
 
   // Compile the kernels first (a prompt, then a decode step reading the
   // cache in place) so that no step of the trace waits for the compiler.
@@ -264,8 +261,8 @@ int attnrt::runServing(const attnspec::LayerSpec &spec,
       "tokens/s; at most {8} live, {9:f2} MiB of KV cache at the peak, {10} "
       "bytes after the last left\n",
       sequences.size(), promptTokens, decodeTokens, steps, seconds, busy,
-      (promptTokens + decodeTokens) / seconds, decodeTokens / seconds,
-      peakLive, peakCacheBytes / double(1 << 20), layers.cacheBytes());
+      (promptTokens + decodeTokens) / seconds, decodeTokens / seconds, peakLive,
+      peakCacheBytes / double(1 << 20), layers.cacheBytes());
   llvm::outs() << llvm::formatv(
       "latency: first token p50 {0:f2} ms, p99 {1:f2} ms; between tokens "
       "p50 {2:f2} ms, p90 {3:f2} ms, p99 {4:f2} ms\n",
@@ -310,16 +307,16 @@ int attnrt::runServing(const attnspec::LayerSpec &spec,
       float scale = 0;
       for (float v : s.outputs)
         scale = std::max(scale, std::abs(v));
-      s.outputs.back() = std::isnan(*options.perturb)
-                             ? NAN
-                             : s.outputs.back() + float(*options.perturb) *
-                                                      scale;
+      s.outputs.back() =
+          std::isnan(*options.perturb)
+              ? NAN
+              : s.outputs.back() + float(*options.perturb) * scale;
     }
     worstAlone = std::max(worstAlone, scaledLayerError(s.outputs, alone));
     if (options.check) {
       // The whole sequence in one causal pass: what decoding it computes.
-      auto expected = referenceForward(spec, weights, s.tokens, nullptr,
-                                       reference);
+      auto expected =
+          referenceForward(spec, weights, s.tokens, nullptr, reference);
       if (!expected)
         return fail(llvm::toString(expected.takeError()));
       worstReference =

@@ -322,9 +322,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           break;
         }
         case 2:
-          trace("remove sequence",
-                attn_stack_remove_sequence(stack, fuzzedId(script, stack)) ==
-                    0);
+          trace("remove sequence", attn_stack_remove_sequence(
+                                       stack, fuzzedId(script, stack)) == 0);
           break;
         default:
           trace("serving limits",
@@ -351,20 +350,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           if (__builtin_add_overflow(total, n, &total))
             total = 0;
         }
-        int64_t sizes[2] = {script.byte() % 8 == 7
-                                ? 1 + script.byte() % 40
-                                : std::clamp<int64_t>(total, 1, 40),
-                            script.byte() % 16 == 15 ? script.size64()
-                                                     : target.width};
+        int64_t sizes[2] = {
+            script.byte() % 8 == 7 ? 1 + script.byte() % 40
+                                   : std::clamp<int64_t>(total, 1, 40),
+            script.byte() % 16 == 15 ? script.size64() : target.width};
         if (sizes[1] < 1 || sizes[1] > 4096)
           sizes[1] = target.width;
         attn_tensor *x = attn_tensor_create(ATTN_F32, 2, sizes);
         attn_tensor *out = attn_tensor_create(ATTN_F32, 2, sizes);
         trace("step",
-              attn_stack_step(stack,
-                              script.byte() % 16 == 15 ? nullptr : ids.data(),
-                              lengths.data(), int64_t(ids.size()), x,
-                              out) == 0);
+              attn_stack_step(
+                  stack, script.byte() % 16 == 15 ? nullptr : ids.data(),
+                  lengths.data(), int64_t(ids.size()), x, out) == 0);
         attn_tensor_release(x);
         attn_tensor_release(out);
         break;
@@ -387,25 +384,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         attn_stack *stack = stacks[script.byte() % stacks.size()];
         if (script.byte() % 4 == 3 && !lengths.empty()) {
           // Padded: a row per length, as long as the rows the input has.
-          int64_t padded[3] = {int64_t(lengths.size()),
-                               1 + script.byte() % 12, target.width};
+          int64_t padded[3] = {int64_t(lengths.size()), 1 + script.byte() % 12,
+                               target.width};
           attn_tensor *x = attn_tensor_create(ATTN_F32, 3, padded);
           attn_tensor *out = attn_tensor_create(ATTN_F32, 3, padded);
-          trace("padded", attn_stack_forward_padded(
-                              stack, x,
-                              script.byte() % 16 == 15 ? nullptr
-                                                       : lengths.data(),
-                              out) == 0);
+          trace("padded", attn_stack_forward_padded(stack, x,
+                                                    script.byte() % 16 == 15
+                                                        ? nullptr
+                                                        : lengths.data(),
+                                                    out) == 0);
           attn_tensor_release(x);
           attn_tensor_release(out);
           break;
         }
         attn_tensor *x = attn_tensor_create(ATTN_F32, 2, sizes);
         attn_tensor *out = attn_tensor_create(ATTN_F32, 2, sizes);
-        trace("packed", attn_stack_forward_packed(
-                            stack, x,
-                            script.byte() % 16 == 15 ? nullptr : lengths.data(),
-                            int64_t(lengths.size()), out) == 0);
+        trace("packed",
+              attn_stack_forward_packed(
+                  stack, x, script.byte() % 16 == 15 ? nullptr : lengths.data(),
+                  int64_t(lengths.size()), out) == 0);
         attn_tensor_release(x);
         attn_tensor_release(out);
         break;

@@ -28,11 +28,10 @@ Value mlir::attn::emitPageOfRow(OpBuilder &b, Location loc, Value entry,
   // Entries outside [0, pages) read the nearest page: never out of bounds.
   Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value last = arith::SubIOp::create(
-      b, loc, pages, arith::ConstantIndexOp::create(b, loc, 1));
-  return arith::MaxSIOp::create(b, loc,
-                                arith::MinSIOp::create(b, loc, page, last),
-                                zero);
+  Value last = arith::SubIOp::create(b, loc, pages,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::MaxSIOp::create(
+      b, loc, arith::MinSIOp::create(b, loc, page, last), zero);
 }
 
 namespace {
@@ -48,14 +47,13 @@ Value decomposePagedKv(PagedKvOp op) {
       {table, 0}, {pool, 1}, {nullptr, 0}, {pool, 3}};
   for (int64_t d = 0; d < 4; ++d)
     if (type.isDynamicDim(d))
-      sizes.push_back(d == 2 ? op.getLength()
-                             : tensor::DimOp::create(b, loc, dims[d].first,
-                                                     dims[d].second)
-                                   .getResult());
+      sizes.push_back(
+          d == 2 ? op.getLength()
+                 : tensor::DimOp::create(b, loc, dims[d].first, dims[d].second)
+                       .getResult());
   Value empty = tensor::EmptyOp::create(b, loc, type, sizes);
   Value pages = tensor::DimOp::create(b, loc, pool, 0);
-  Value pageRows =
-      arith::ConstantIndexOp::create(b, loc, op.getPageRows());
+  Value pageRows = arith::ConstantIndexOp::create(b, loc, op.getPageRows());
   AffineMap id = b.getMultiDimIdentityMap(4);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{type}, ValueRange{}, ValueRange{empty}, {id},

@@ -1,4 +1,5 @@
-//===- LayerAttention.cpp - a layer's attention blocks ---------------------===//
+//===- LayerAttention.cpp - a layer's attention blocks
+//---------------------===//
 //
 // Projections into heads, RoPE, the KV cache (forward's dense rows, per
 // sequence) and the calls of the compiled attention kernel: whole, per KV
@@ -14,9 +15,9 @@ using namespace attnrt;
 
 Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
                                    AttentionWeights &w, LayerCache &cache,
-                                   const float *x,
-                                   const Activations *memory, int64_t batch,
-                                   int64_t length, std::vector<float> &result,
+                                   const float *x, const Activations *memory,
+                                   int64_t batch, int64_t length,
+                                   std::vector<float> &result,
                                    const float *residual) {
   const LayerConfig &l = config;
   int64_t rows = batch * length, hd = l.headDim;
@@ -79,8 +80,8 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
     // The encoder memory's keys and values, kept for the calls that follow.
     lm::Scratch memoryKeys = project(w.k, memory->data.data(), memory->length,
                                      l.kvHeads),
-                memoryValues = project(w.v, memory->data.data(),
-                                       memory->length, l.kvHeads);
+                memoryValues = project(w.v, memory->data.data(), memory->length,
+                                       l.kvHeads);
     const AttentionKernel *cross = nullptr;
     if (status.failed())
       return status;
@@ -107,7 +108,7 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
         "attention kind " + l.attentionKind +
         " runs whole sequences only: call reset() before each forward "
         "(incremental decoding needs kind softmax)");
-  int64_t keyLen = !self    ? cache.memoryKeys.length()
+  int64_t keyLen = !self      ? cache.memoryKeys.length()
                    : decoding ? cache.keys.length() + length
                               : length;
   const AttentionKernel *kernel = nullptr;
@@ -146,13 +147,13 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   auto start = std::chrono::steady_clock::now();
   if (Status s = decoding ? attendCached(*kernel, w, cache, k.data(), v.data(),
                                          queries, output, batch, length)
-                         : callKernel(*kernel, w, queries, keys, values,
-                                      output, batch, length, keyLen);
+                          : callKernel(*kernel, w, queries, keys, values,
+                                       output, batch, length, keyLen);
       s.failed())
     return s;
-  attentionSeconds += std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+  attentionSeconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (bf16)
     lm::widenBf16(heads16.data(), heads16.size(), heads.data());
   lm::Scratch merged(rows * l.heads * hd);
@@ -183,8 +184,8 @@ Status LayerStack::Impl::attendCached(const AttentionKernel &kernel,
   // The prompt compiles the kernel that later calls read the cache in
   // place with, so that no decode step waits for the compiler.
   const AttentionKernel *oneKvHead = nullptr;
-  if (Status s = kernels(AttentionBlock::SelfOneKvHead, 1, length, keyLen,
-                         oneKvHead);
+  if (Status s =
+          kernels(AttentionBlock::SelfOneKvHead, 1, length, keyLen, oneKvHead);
       s.failed())
     return s;
   if (!cache.keys.dense() && oneKvHead && oneKvHead->bf16 == kernel.bf16)
@@ -224,8 +225,7 @@ Status LayerStack::Impl::attendPacked(int64_t layerIndex, AttentionWeights &w,
       gather(k.data(), l.kvHeads, first, n, ks);
     gather(v.data(), l.kvHeads, first, n, vs);
     if (rope) {
-      lm::rope(qs.data(), 1, l.heads, n, hd, position, l.ropeBase,
-               interleaved);
+      lm::rope(qs.data(), 1, l.heads, n, hd, position, l.ropeBase, interleaved);
       if (!l.sharesQueryKey)
         lm::rope(ks.data(), 1, l.kvHeads, n, hd, position, l.ropeBase,
                  interleaved);
@@ -304,8 +304,8 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
   for (size_t i = 0; i < kernel.argumentNames.size(); ++i) {
     const std::string &name = kernel.argumentNames[i];
     if (paged && (name == "k_pages" || name == "v_pages")) {
-      std::vector<char> &rows = (name == "k_pages" ? pool.keys
-                                                   : pool.values)[paged->layerIndex];
+      std::vector<char> &rows =
+          (name == "k_pages" ? pool.keys : pool.values)[paged->layerIndex];
       operands.push_back(
           {rows.data(), {pool.pages, l.kvHeads, kKvPageRows, hd}});
     } else if (paged && name == "page_table") {
@@ -326,9 +326,8 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
       if (i < kernel.argumentShapes.size() &&
           it->second.shape != kernel.argumentShapes[i])
         return Status::error(
-            "self_attn." + name + " has shape " +
-            shapeText(it->second.shape) + ", the attention over " +
-            std::to_string(keyLen) + " keys needs " +
+            "self_attn." + name + " has shape " + shapeText(it->second.shape) +
+            ", the attention over " + std::to_string(keyLen) + " keys needs " +
             shapeText(kernel.argumentShapes[i]));
       // Variant operands stay f32 (bf16 kernels take q, k and v only).
       operands.push_back({it->second.data.data(), it->second.shape});
@@ -389,4 +388,3 @@ Status LayerStack::Impl::callPerKvHead(const AttentionKernel &kernel,
     }
   return Status::ok();
 }
-

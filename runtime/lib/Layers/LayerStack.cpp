@@ -348,14 +348,12 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
   Status s = block(w.norms[0], [&](const float *in, std::vector<float> &r,
                                    const float *residual) {
     return attention(index, AttentionBlock::Self, w.self, cache, in, nullptr,
-                     batch,
-                     length, r, residual);
+                     batch, length, r, residual);
   });
   if (!s.failed() && l.hasCrossAttention())
     s = block(w.norms[1], [&](const float *in, std::vector<float> &r,
                               const float *residual) {
-      return attention(index, AttentionBlock::Cross, w.cross, cache, in,
-                       memory,
+      return attention(index, AttentionBlock::Cross, w.cross, cache, in, memory,
                        batch, length, r, residual);
     });
   if (s.failed())
@@ -465,9 +463,8 @@ Status LayerStack::Impl::run(
         for (int64_t c = 0; c < l.dModel; ++c) {
           int64_t pos = tokenPosition[t];
           h[(b * x.length + t) * l.dModel + c] +=
-              l.positions == "learned"
-                  ? posEmbedding[pos * l.dModel + c]
-                  : float(lm::sinusoid(pos, c, l.dModel));
+              l.positions == "learned" ? posEmbedding[pos * l.dModel + c]
+                                       : float(lm::sinusoid(pos, c, l.dModel));
         }
   for (int64_t i = 0; i < l.layers; ++i) {
     auto start = std::chrono::steady_clock::now();
@@ -491,8 +488,8 @@ LayerStack::Impl::checkPackedLengths(const Activations &x,
   for (size_t i = 0; i < lengths.size(); ++i) {
     int64_t n = lengths[i];
     if (n < 1)
-      return "packed sequence lengths must be >= 1, got " +
-             std::to_string(n) + " (sequence " + std::to_string(i) + ")";
+      return "packed sequence lengths must be >= 1, got " + std::to_string(n) +
+             " (sequence " + std::to_string(i) + ")";
     // At most the rows left: the sum cannot overflow.
     if (n > x.length - total)
       return "the packed sequence lengths add up to more than the input's " +
@@ -537,18 +534,19 @@ Status LayerStack::forwardPadded(const Activations &x,
   if (x.width != impl->config.dModel || x.batch < 1 || x.length < 1 ||
       int64_t(x.data.size()) != x.batch * x.length * x.width ||
       int64_t(lengths.size()) != x.batch)
-    return Status::error(
-        "a padded batch is [batch, length, d_model = " +
-        std::to_string(impl->config.dModel) + "] with a length per sequence; "
-        "the input is " + shapeText({x.batch, x.length, x.width}) + " with " +
-        std::to_string(lengths.size()) + " lengths");
+    return Status::error("a padded batch is [batch, length, d_model = " +
+                         std::to_string(impl->config.dModel) +
+                         "] with a length per sequence; "
+                         "the input is " +
+                         shapeText({x.batch, x.length, x.width}) + " with " +
+                         std::to_string(lengths.size()) + " lengths");
   int64_t total = 0;
   for (size_t b = 0; b < lengths.size(); ++b) {
     if (lengths[b] < 1 || lengths[b] > x.length)
       return Status::error("sequence " + std::to_string(b) + " has length " +
-                           std::to_string(lengths[b]) +
-                           "; a padded batch of " + std::to_string(x.length) +
-                           " rows takes 1 to " + std::to_string(x.length));
+                           std::to_string(lengths[b]) + "; a padded batch of " +
+                           std::to_string(x.length) + " rows takes 1 to " +
+                           std::to_string(x.length));
     total += lengths[b];
   }
   // The tokens, packed; padding rows are never read.

@@ -9,9 +9,9 @@
 #ifndef ATTN_RUNTIME_LAYERS_LAYERSTACKIMPL_H
 #define ATTN_RUNTIME_LAYERS_LAYERSTACKIMPL_H
 
-#include "attn/Runtime/LayerStack.h"
 #include "KvRows.h"
 #include "LayerMath.h"
+#include "attn/Runtime/LayerStack.h"
 #include <functional>
 #include <map>
 #include <optional>
@@ -115,8 +115,7 @@ struct LayerStack::Impl {
   /// Writes rows [position, position + n) of layer `layerIndex`'s keys and
   /// values (f32 [Hkv, n, D]) into the sequence's pages.
   void writePages(int64_t layerIndex, const std::vector<int32_t> &pages,
-                  int64_t position, int64_t n, const float *k,
-                  const float *v);
+                  int64_t position, int64_t n, const float *k, const float *v);
   /// The operands of a SelfPaged kernel beyond q and the variant's.
   struct PagedOperands {
     int64_t layerIndex;
@@ -132,12 +131,10 @@ struct LayerStack::Impl {
   /// y[rows, out] = act(x[rows, in] W^T + bias) (SiluTimesOther: times
   /// `other`), plus `residual` [rows, out] when given: in one pass where
   /// the backend fuses epilogues, else in passes of the stack's.
-  Status linear(const LinearWeights &w, const float *x, int64_t rows,
-                float *y,
-                LinearEpilogue::Activation activation =
-                    LinearEpilogue::Activation::None,
-                const float *other = nullptr,
-                const float *residual = nullptr);
+  Status linear(
+      const LinearWeights &w, const float *x, int64_t rows, float *y,
+      LinearEpilogue::Activation activation = LinearEpilogue::Activation::None,
+      const float *other = nullptr, const float *residual = nullptr);
   bool fusesEpilogues() const { return linearBackend->fusesEpilogues(); }
   /// The blocks write their output to `result`, plus `residual` when that
   /// is not null (their last product adds it).
@@ -173,9 +170,8 @@ struct LayerStack::Impl {
   /// sequence on its rows (and its layer `layerIndex` cache when serving),
   /// RoPE from the sequence's position.
   Status attendPacked(int64_t layerIndex, AttentionWeights &w,
-                      const lm::Scratch &q,
-                      const lm::Scratch &k, const lm::Scratch &v,
-                      lm::Scratch &heads);
+                      const lm::Scratch &q, const lm::Scratch &k,
+                      const lm::Scratch &v, lm::Scratch &heads);
   Status feedForward(LayerWeights &w, const float *x, int64_t rows,
                      std::vector<float> &result, const float *residual);
   void normalize(const NormWeights &n, float *x, int64_t rows);

@@ -22,8 +22,7 @@ Status LayerStack::addSequence(int64_t &id) {
         "continuous batching needs a decoder stack of attention kind softmax "
         "without cross-attention or Transformer-XL memory (an encoder keeps "
         "no KV cache: forward_packed batches encoder sequences)");
-  if (impl->maxSequences &&
-      int64_t(impl->served.size()) >= impl->maxSequences)
+  if (impl->maxSequences && int64_t(impl->served.size()) >= impl->maxSequences)
     return Status::error("the stack serves " +
                          std::to_string(impl->served.size()) +
                          " sequences, its limit: remove one first");
@@ -67,10 +66,10 @@ Status LayerStack::Impl::reservePages(ServedSequence &sequence, int64_t rows) {
           config.kvHeads * kKvPageRows * config.headDim * pool.elementBytes;
       double need = double(grown - pool.pages) * pageBytes * 2 * config.layers;
       if (int64_t budget = memoryBudgetBytes(); budget && need > double(budget))
-        return Status::error("the KV page pool cannot grow to " +
-                             std::to_string(grown) + " pages: " +
-                             std::to_string(int64_t(need / (1 << 20))) +
-                             " MiB more than this process can allocate");
+        return Status::error(
+            "the KV page pool cannot grow to " + std::to_string(grown) +
+            " pages: " + std::to_string(int64_t(need / (1 << 20))) +
+            " MiB more than this process can allocate");
       for (auto *pools : {&pool.keys, &pool.values})
         for (std::vector<char> &layer : *pools) {
           layer.resize(grown * pageBytes);
@@ -145,10 +144,10 @@ Status LayerStack::step(const std::vector<int64_t> &ids, const Activations &x,
   const LayerConfig &l = impl->config;
   if (x.width != l.dModel ||
       int64_t(x.data.size()) != x.batch * x.length * x.width)
-    return Status::error("the input is " +
-                         shapeText({x.batch, x.length, x.width}) +
-                         ", a step takes [1, tokens, d_model = " +
-                         std::to_string(l.dModel) + "]");
+    return Status::error(
+        "the input is " + shapeText({x.batch, x.length, x.width}) +
+        ", a step takes [1, tokens, d_model = " + std::to_string(l.dModel) +
+        "]");
   if (ids.size() != lengths.size())
     return Status::error("a step takes one length per sequence id (" +
                          std::to_string(ids.size()) + " ids, " +
@@ -171,23 +170,22 @@ Status LayerStack::step(const std::vector<int64_t> &ids, const Activations &x,
                            " would pass 2^31 tokens");
     if (impl->maxSequenceTokens &&
         lengths[i] > impl->maxSequenceTokens - sequence.length)
-      return Status::error(
-          "sequence " + std::to_string(ids[i]) + " holds " +
-          std::to_string(sequence.length) + " tokens; " +
-          std::to_string(lengths[i]) + " more pass its capacity of " +
-          std::to_string(impl->maxSequenceTokens));
+      return Status::error("sequence " + std::to_string(ids[i]) + " holds " +
+                           std::to_string(sequence.length) + " tokens; " +
+                           std::to_string(lengths[i]) +
+                           " more pass its capacity of " +
+                           std::to_string(impl->maxSequenceTokens));
     packed.push_back({lengths[i], sequence.length,
                       sequence.caches.empty() ? nullptr : &sequence.caches,
                       nullptr});
   }
   double need = impl->forwardBytes(1, x.length, 0);
   if (int64_t budget = memoryBudgetBytes(); budget && need > double(budget))
-    return Status::error("the step's " + std::to_string(x.length) +
-                         " tokens need about " +
-                         std::to_string(int64_t(need / (1 << 20))) +
-                         " MiB of buffers, more than the " +
-                         std::to_string(budget >> 20) +
-                         " MiB this process can still allocate");
+    return Status::error(
+        "the step's " + std::to_string(x.length) + " tokens need about " +
+        std::to_string(int64_t(need / (1 << 20))) +
+        " MiB of buffers, more than the " + std::to_string(budget >> 20) +
+        " MiB this process can still allocate");
   // Pages for the step's rows (a paged cache), taken before any layer runs.
   Status s = Status::ok();
   for (size_t i = 0; i < ids.size() && !s.failed(); ++i) {
@@ -246,4 +244,3 @@ void LayerStack::setServingLimits(int64_t maxSequences,
   impl->maxSequences = std::max<int64_t>(maxSequences, 0);
   impl->maxSequenceTokens = std::max<int64_t>(maxSequenceTokens, 0);
 }
-

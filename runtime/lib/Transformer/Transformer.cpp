@@ -166,8 +166,7 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   // So is the paged one (continuous batching), for decoders of kind
   // softmax: one kernel for any lengths.
   if (paged && (!options.pagedKvCache || options.contextRanks ||
-                !options.gpuTarget.empty() ||
-                !spec.layer.isDecoder() ||
+                !options.gpuTarget.empty() || !spec.layer.isDecoder() ||
                 spec.layer.attention.kind != "softmax")) {
     kernel = nullptr;
     return Status::ok();

@@ -1,8 +1,8 @@
 //===- Weights.cpp - the tensors of a layer stack -------------------------===//
 #include "Weights.h"
-#include "attn/Runtime/Transformer.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Runtime/LayerStack.h"
+#include "attn/Runtime/Transformer.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -188,9 +188,8 @@ bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
   // k and v [1 or ?, Hkv, ?, D], one type.
   auto keyType = dyn_cast<RankedTensorType>(fn.getArgument(kIndex).getType());
   if (!keyType || keyType.getRank() != 4 ||
-      fn.getArgument(vIndex).getType() != keyType ||
-      keyType.isDynamicDim(1) || keyType.isDynamicDim(3) ||
-      !keyType.isDynamicDim(2) ||
+      fn.getArgument(vIndex).getType() != keyType || keyType.isDynamicDim(1) ||
+      keyType.isDynamicDim(3) || !keyType.isDynamicDim(2) ||
       (!keyType.isDynamicDim(0) && keyType.getDimSize(0) != 1))
     return false;
   MLIRContext *context = module.getContext();
@@ -202,8 +201,7 @@ bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
   auto rowsType = RankedTensorType::get({1, heads, dyn, dim}, element);
   auto tableType =
       RankedTensorType::get({1, dyn}, IntegerType::get(context, 32));
-  auto lengthType =
-      RankedTensorType::get({1}, IntegerType::get(context, 32));
+  auto lengthType = RankedTensorType::get({1}, IntegerType::get(context, 32));
   Location loc = fn.getLoc();
   unsigned end = fn.getNumArguments();
   if (failed(fn.insertArguments({end, end}, {tableType, lengthType},

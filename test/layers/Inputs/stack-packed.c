@@ -101,8 +101,9 @@ int main(int argc, char **argv) {
         continue;
       }
       double diff = fabs((double)y - packed[first * width + i]);
-      paddedWorst = isnan(diff) ? INFINITY
-                    : diff > paddedWorst ? diff : paddedWorst;
+      paddedWorst = isnan(diff)          ? INFINITY
+                    : diff > paddedWorst ? diff
+                                         : paddedWorst;
     }
   printf("padded: max |padded - packed| = %.2e, %lld nonzero padding "
          "outputs\n",

@@ -80,8 +80,8 @@ int main(int argc, char **argv) {
     attn_tensor *out = attn_tensor_create(ATTN_F32, 2, shape);
     float *xs = (float *)attn_tensor_data(x);
     for (int64_t i = 0, row = 0; i < n; row += lengths[i++])
-      memcpy(xs + row * width, seqs[members[i]].tokens +
-                                   seqs[members[i]].done * width,
+      memcpy(xs + row * width,
+             seqs[members[i]].tokens + seqs[members[i]].done * width,
              sizeof(float) * lengths[i] * width);
     if (attn_stack_step(stack, ids, lengths, n, x, out) != 0) {
       printf("step: %s\n", attn_last_error());
@@ -94,8 +94,7 @@ int main(int argc, char **argv) {
              sizeof(float) * lengths[i] * width);
       q->done += lengths[i];
       if (attn_stack_sequence_length(stack, q->id) != q->done) {
-        printf("sequence %lld holds %lld tokens, not %lld\n",
-               (long long)q->id,
+        printf("sequence %lld holds %lld tokens, not %lld\n", (long long)q->id,
                (long long)attn_stack_sequence_length(stack, q->id),
                (long long)q->done);
         return 1;
@@ -147,7 +146,8 @@ int main(int argc, char **argv) {
          same ? "SAME" : "DIFFERENT");
 
   /* Calls to refuse. */
-  int64_t a = attn_stack_add_sequence(stack), b = attn_stack_add_sequence(stack);
+  int64_t a = attn_stack_add_sequence(stack),
+          b = attn_stack_add_sequence(stack);
   int64_t shape[2] = {4, width};
   attn_tensor *x = attn_tensor_create(ATTN_F32, 2, shape);
   attn_tensor *out = attn_tensor_create(ATTN_F32, 2, shape);

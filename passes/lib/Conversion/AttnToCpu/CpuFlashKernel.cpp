@@ -23,8 +23,8 @@
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
 #include "LoopBuilder.h"
-#include "attn/Transforms/PagedKv.h"
 #include "VectorTranspose.h"
+#include "attn/Transforms/PagedKv.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -162,9 +162,7 @@ void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
       keyRows.push_back(kvRow(add(add(j0, r0), index(g))));
     SmallVector<Value> dots = blockedUpdates(
         headDim, zeros, rows,
-        [&](Value c, int64_t t) {
-          return loadVec(qT, {c, lane(t)});
-        },
+        [&](Value c, int64_t t) { return loadVec(qT, {c, lane(t)}); },
         [&](Value c, int64_t g) -> Value {
           return loadAsF32(key, kvIndices(keyRows[g], c));
         });
@@ -316,9 +314,7 @@ void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,
       };
       SmallVector<Value> products = blockedUpdates(
           tk, scaled, cols,
-          [&](Value r, int64_t t) {
-            return loadVec(sT, {r, lane(t)});
-          },
+          [&](Value r, int64_t t) { return loadVec(sT, {r, lane(t)}); },
           [&](Value r, int64_t g) -> Value {
             return loadAsF32(value,
                              kvIndices(kvRow(add(j0, r)), add(c0, index(g))));
@@ -614,14 +610,14 @@ void CpuFlashKernel::emitKeyTileLoop(Value queryTileIndex, Value tq, Value qT,
 func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // One query tile per call: the scratch buffers are allocas of the call's
   // frame, so they are released on return (and hoisted once inlined).
-  SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
-                                keyBufferType(),
-                                valueBufferType(),
-                                MemRefType::get(resultType.getShape(),
-                                                resultType.getElementType()),
-                                b.getIndexType(),
-                                b.getIndexType(),
-                                b.getIndexType()};
+  SmallVector<Type> argTypes = {
+      bufferTypeOf(op.getQuery()),
+      keyBufferType(),
+      valueBufferType(),
+      MemRefType::get(resultType.getShape(), resultType.getElementType()),
+      b.getIndexType(),
+      b.getIndexType(),
+      b.getIndexType()};
   pattern = op.getPatternAttr();
   bool usesSegments = pattern && pattern.usesSegments();
   if (usesSegments) {
@@ -957,9 +953,8 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
                                          index(packed->kQueryTile));
   }
   auto emitGroups = [&] {
-    Value splits =
-        splitter ? numKeySplits(batch, keyHeads, keyCount, dim(v, 3))
-                 : index(1);
+    Value splits = splitter ? numKeySplits(batch, keyHeads, keyCount, dim(v, 3))
+                            : index(1);
     auto unsplit = [&] {
       emitForall(packed->buildTileFunction(module),
                  {batch, keyHeads, index(1)});

@@ -329,7 +329,7 @@ private:
   /// kernel reads their pools through the table (kvRow).
   PagedKvOp pagedKeys, pagedValues;
   bool readsPages = false;
-  Value pageTable, numPages; // readsPages: [B, max pages], the pool's pages
+  Value pageTable, numPages;   // readsPages: [B, max pages], the pool's pages
   RankedTensorType resultType; // of the whole attention, [B, Hq, Lq, Dv]
   RankedTensorType lseType;    // [B, Hq, Lq], or null without an lse result
   const KernelPlan &plan;

@@ -126,16 +126,15 @@ void CpuFlashKernel::computeScoresByRows(Value sT, Value j0, Value tk) {
                      pagedKeys.getPageRows() % keysPerBlock == 0;
       std::pair<Value, Value> first = kvRow(add(j0, r0));
       for (int64_t k = 0; k < keys; ++k)
-        keyRows.push_back(k == 0 ? first
-                          : onePage
-                              ? std::pair(first.first, add(first.second, index(k)))
-                              : kvRow(add(add(j0, r0), index(k))));
+        keyRows.push_back(
+            k == 0    ? first
+            : onePage ? std::pair(first.first, add(first.second, index(k)))
+                      : kvRow(add(add(j0, r0), index(k))));
       scf::ForOp dots = loop(
           index(0), index(width), kLanes, zeros, [&](Value c, ValueRange acc) {
             SmallVector<Value> keyVectors, next(acc.begin(), acc.end());
             for (int64_t k = 0; k < keys; ++k)
-              keyVectors.push_back(
-                  loadVecAsF32(key, kvIndices(keyRows[k], c)));
+              keyVectors.push_back(loadVecAsF32(key, kvIndices(keyRows[k], c)));
             for (int64_t g = 0; g < kRows; ++g) {
               Value q = loadVec(qRows, {add(g0, index(g)), c});
               for (int64_t k = 0; k < keys; ++k) {
@@ -215,15 +214,15 @@ void CpuFlashKernel::storePartial(Value accT, Value m, Value l) {
 
 func::FuncOp CpuFlashKernel::buildMergeFunction(ModuleOp module) {
   int64_t dyn = ShapedType::kDynamic;
-  SmallVector<Type> argTypes = {bufferTypeOf(op.getQuery()),
-                                keyBufferType(),
-                                valueBufferType(),
-                                MemRefType::get(resultType.getShape(),
-                                                resultType.getElementType()),
-                                MemRefType::get({dyn, dyn, kLanes}, f32),
-                                b.getIndexType(),
-                                b.getIndexType(),
-                                b.getIndexType()};
+  SmallVector<Type> argTypes = {
+      bufferTypeOf(op.getQuery()),
+      keyBufferType(),
+      valueBufferType(),
+      MemRefType::get(resultType.getShape(), resultType.getElementType()),
+      MemRefType::get({dyn, dyn, kLanes}, f32),
+      b.getIndexType(),
+      b.getIndexType(),
+      b.getIndexType()};
   if (readsPages)
     argTypes.append({bufferTypeOf(pagedKeys.getTable()), b.getIndexType()});
   OpBuilder::InsertionGuard guard(b);
@@ -237,10 +236,9 @@ func::FuncOp CpuFlashKernel::buildMergeFunction(ModuleOp module) {
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   accByRows = false; // the merged acc below is [Dv][lanes]
-  setUpSizes(entry->getArgument(0), entry->getArgument(1),
-             entry->getArgument(2),
-             readsPages ? entry->getArgument(entry->getNumArguments() - 1)
-                        : Value());
+  setUpSizes(
+      entry->getArgument(0), entry->getArgument(1), entry->getArgument(2),
+      readsPages ? entry->getArgument(entry->getNumArguments() - 1) : Value());
   out = entry->getArgument(3);
   partial = entry->getArgument(4);
   batchIv = entry->getArgument(5);
