@@ -109,6 +109,10 @@ struct LayerStack::Impl {
   /// Pages for `rows` rows of `sequence` (the pool doubles when it runs
   /// out: the only copy of cached rows, amortized over the pages added).
   Status reservePages(ServedSequence &sequence, int64_t rows);
+  /// Bytes of one page in one layer's pool; NaN into `count` pages from
+  /// `first` of every pool.
+  int64_t pageBytes() const;
+  void poisonPages(int64_t first, int64_t count);
   /// Back to the pool: pages of `sequence` past its first `rows` rows,
   /// filled with NaN again.
   void releasePages(ServedSequence &sequence, int64_t rows);

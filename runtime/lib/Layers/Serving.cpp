@@ -38,10 +38,8 @@ Status LayerStack::addSequence(int64_t &id) {
     impl->pool.values.resize(paged ? l.layers : 0);
   }
   id = impl->nextSequenceId++;
-  if (!*impl->servesPaged)
-    impl->served[id].caches.resize(l.layers);
-  else
-    impl->served[id];
+  // Without pages, each sequence keeps its rows per layer.
+  impl->served[id].caches.resize(*impl->servesPaged ? 0 : l.layers);
   return Status::ok();
 }
 
@@ -54,6 +52,24 @@ Status LayerStack::removeSequence(int64_t id) {
   return Status::ok();
 }
 
+int64_t LayerStack::Impl::pageBytes() const {
+  return config.kvHeads * kKvPageRows * config.headDim * pool.elementBytes;
+}
+
+void LayerStack::Impl::poisonPages(int64_t first, int64_t count) {
+  int64_t elements = count * pageBytes() / pool.elementBytes,
+          at = first * pageBytes();
+  for (auto *pools : {&pool.keys, &pool.values})
+    for (std::vector<char> &layer : *pools) {
+      if (pool.elementBytes == 4)
+        std::fill_n(reinterpret_cast<float *>(layer.data() + at), elements,
+                    NAN);
+      else // bf16 NaN
+        std::fill_n(reinterpret_cast<uint16_t *>(layer.data() + at), elements,
+                    uint16_t(0x7fc0));
+    }
+}
+
 Status LayerStack::Impl::reservePages(ServedSequence &sequence, int64_t rows) {
   int64_t want = (rows + kKvPageRows - 1) / kKvPageRows;
   while (int64_t(sequence.pages.size()) < want) {
@@ -62,27 +78,16 @@ Status LayerStack::Impl::reservePages(ServedSequence &sequence, int64_t rows) {
       int64_t grown = std::max<int64_t>(16, 2 * pool.pages);
       if (grown > INT32_MAX)
         return Status::error("the KV page pool cannot grow past 2^31 pages");
-      int64_t pageBytes =
-          config.kvHeads * kKvPageRows * config.headDim * pool.elementBytes;
-      double need = double(grown - pool.pages) * pageBytes * 2 * config.layers;
+      double need = double(grown - pool.pages) * pageBytes() * 2 * config.layers;
       if (int64_t budget = memoryBudgetBytes(); budget && need > double(budget))
         return Status::error(
             "the KV page pool cannot grow to " + std::to_string(grown) +
             " pages: " + std::to_string(int64_t(need / (1 << 20))) +
             " MiB more than this process can allocate");
       for (auto *pools : {&pool.keys, &pool.values})
-        for (std::vector<char> &layer : *pools) {
-          layer.resize(grown * pageBytes);
-          if (pool.elementBytes == 4)
-            std::fill_n(reinterpret_cast<float *>(layer.data()) +
-                            pool.pages * pageBytes / 4,
-                        (grown - pool.pages) * pageBytes / 4, NAN);
-          else
-            std::fill_n(reinterpret_cast<uint16_t *>(layer.data()) +
-                            pool.pages * pageBytes / 2,
-                        (grown - pool.pages) * pageBytes / 2,
-                        uint16_t(0x7fc0)); // bf16 NaN
-        }
+        for (std::vector<char> &layer : *pools)
+          layer.resize(grown * pageBytes());
+      poisonPages(pool.pages, grown - pool.pages);
       for (int64_t p = grown - 1; p >= pool.pages; --p)
         pool.free.push_back(int32_t(p));
       pool.pages = grown;
@@ -95,21 +100,10 @@ Status LayerStack::Impl::reservePages(ServedSequence &sequence, int64_t rows) {
 
 void LayerStack::Impl::releasePages(ServedSequence &sequence, int64_t rows) {
   size_t keep = (rows + kKvPageRows - 1) / kKvPageRows;
-  int64_t pageBytes =
-      config.kvHeads * kKvPageRows * config.headDim * pool.elementBytes;
   while (sequence.pages.size() > keep) {
-    int32_t page = sequence.pages.back();
+    poisonPages(sequence.pages.back(), 1);
+    pool.free.push_back(sequence.pages.back());
     sequence.pages.pop_back();
-    for (auto *pools : {&pool.keys, &pool.values})
-      for (std::vector<char> &layer : *pools) {
-        char *at = layer.data() + page * pageBytes;
-        if (pool.elementBytes == 4)
-          std::fill_n(reinterpret_cast<float *>(at), pageBytes / 4, NAN);
-        else
-          std::fill_n(reinterpret_cast<uint16_t *>(at), pageBytes / 2,
-                      uint16_t(0x7fc0));
-      }
-    pool.free.push_back(page);
   }
 }
 
@@ -117,7 +111,7 @@ void LayerStack::Impl::writePages(int64_t layerIndex,
                                   const std::vector<int32_t> &pages,
                                   int64_t position, int64_t n, const float *k,
                                   const float *v) {
-  int64_t hd = config.headDim, rowElements = hd;
+  int64_t hd = config.headDim;
   for (int64_t t = 0; t < n; ++t) {
     int64_t row = position + t;
     int64_t page = pages[row / kKvPageRows], inPage = row % kKvPageRows;
@@ -129,10 +123,10 @@ void LayerStack::Impl::writePages(int64_t layerIndex,
       for (int i = 0; i < 2; ++i) {
         char *base = to[i]->data() + at * pool.elementBytes;
         if (pool.elementBytes == 2)
-          lm::roundToBf16(from[i], rowElements,
+          lm::roundToBf16(from[i], hd,
                           reinterpret_cast<uint16_t *>(base));
         else
-          std::copy_n(from[i], rowElements, reinterpret_cast<float *>(base));
+          std::copy_n(from[i], hd, reinterpret_cast<float *>(base));
       }
     }
   }
@@ -228,9 +222,8 @@ int64_t LayerStack::cacheBytes() const {
   for (const auto &[id, sequence] : impl->served)
     for (const LayerCache &cache : sequence.caches)
       bytes += cache.keys.heldBytes() + cache.values.heldBytes();
-  const LayerConfig &l = impl->config;
-  return bytes + usedPages() * 2 * l.layers * l.kvHeads * kKvPageRows *
-                     l.headDim * impl->pool.elementBytes;
+  return bytes +
+         usedPages() * 2 * impl->config.layers * impl->pageBytes();
 }
 
 int64_t LayerStack::poolPages() const { return impl->pool.pages; }
