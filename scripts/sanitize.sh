@@ -33,6 +33,7 @@ status=${PIPESTATUS[0]}
 passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$log" | tail -1)
 failed=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$log")
 reports=$(grep -cE 'ERROR: AddressSanitizer|runtime error:' "$log")
+./scripts/failure-digest.sh "$log"
 rm -f "$log"
 echo "attn sanitizer tests: ${passed:-0} passed, ${failed} failed, ${reports} sanitizer reports"
 exit "$status"

@@ -10,6 +10,7 @@ log=$(mktemp)
 status=${PIPESTATUS[0]}
 passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$log" | tail -1)
 failed=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$log")
+./scripts/failure-digest.sh "$log"
 rm -f "$log"
 echo "attn tests: ${passed:-0} passed, ${failed} failed"
 

@@ -139,46 +139,50 @@ static double perHead(const std::vector<double> &values, int64_t h) {
 
 /// The soft-cap mods of the problem on the scaled score: they come before
 /// the bias and every other mod (docs/Dialect.md, step 2).
-static double softcap(const AttentionProblem &pb, double x) {
+double softcap(const AttentionProblem &pb, double x) {
   for (const ScoreMod &mod : pb.mods)
     if (mod.kind == ScoreMod::Kind::Softcap)
       x = mod.x * std::tanh(x / mod.x);
   return x;
 }
 
-/// Applies the other mods in order to the logit x of (h, i, j).
-static double applyMods(const AttentionProblem &pb, double x, int64_t h,
-                        int64_t r) {
+double applyMod(const AttentionProblem &pb, const ScoreMod &mod, double x,
+                int64_t h, int64_t r) {
   using K = ScoreMod::Kind;
-  for (const ScoreMod &mod : pb.mods) {
-    switch (mod.kind) {
-    case K::Alibi:
-      x -= alibiSlope(mod.x, h, pb.queryHeads) * double(std::llabs(r));
-      break;
-    case K::Softcap:
-      break; // applied first, by softcap()
-    case K::ShawBias: {
-      int64_t k = mod.n, idx = std::clamp<int64_t>(r, -k, k) + k;
-      x += pb.relTable[h * (2 * k + 1) + idx];
-      break;
-    }
-    case K::T5Bias:
-      x += pb.relTable[h * mod.n + t5Bucket(r, mod.n, mod.m, mod.flag)];
-      break;
-    case K::DistanceWeight: {
-      double w = perHead(mod.perHead, h) * double(std::llabs(r));
-      x = std::max(x, 0.0) * (1 + std::exp(mod.x)) / (1 + std::exp(mod.x - w));
-      break;
-    }
-    case K::AdaptiveSpan: {
-      double z = perHead(mod.perHead, h), ramp = mod.x;
-      double weight = std::clamp((ramp + z - double(std::llabs(r))) / ramp,
-                                 0.0, 1.0);
-      x += std::log(weight); // log(0) = -inf drops the key
-      break;
-    }
-    }
+  switch (mod.kind) {
+  case K::Alibi:
+    x -= alibiSlope(mod.x, h, pb.queryHeads) * double(std::llabs(r));
+    break;
+  case K::Softcap:
+    break; // applied first, by softcap()
+  case K::ShawBias: {
+    int64_t k = mod.n, idx = std::clamp<int64_t>(r, -k, k) + k;
+    x += pb.relTable[h * (2 * k + 1) + idx];
+    break;
   }
+  case K::T5Bias:
+    x += pb.relTable[h * mod.n + t5Bucket(r, mod.n, mod.m, mod.flag)];
+    break;
+  case K::DistanceWeight: {
+    double w = perHead(mod.perHead, h) * double(std::llabs(r));
+    x = std::max(x, 0.0) * (1 + std::exp(mod.x)) / (1 + std::exp(mod.x - w));
+    break;
+  }
+  case K::AdaptiveSpan: {
+    double z = perHead(mod.perHead, h), ramp = mod.x;
+    double weight = std::clamp((ramp + z - double(std::llabs(r))) / ramp,
+                               0.0, 1.0);
+    x += std::log(weight); // log(0) = -inf drops the key
+    break;
+  }
+  }
+  return x;
+}
+
+double applyMods(const AttentionProblem &pb, double x, int64_t h,
+                 int64_t r) {
+  for (const ScoreMod &mod : pb.mods)
+    x = applyMod(pb, mod, x, h, r);
   return x;
 }
 

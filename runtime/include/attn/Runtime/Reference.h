@@ -102,6 +102,24 @@ bool isKept(const Pattern &pattern, int64_t i, int64_t j, int64_t lq,
 std::vector<double> attention(const AttentionProblem &problem,
                               std::vector<double> *lse = nullptr);
 
+/// The soft-cap mods on a scaled score x (they come first, step 2 of
+/// docs/Dialect.md), and the other mods in order on a logit x of head h at
+/// signed distance r = j - p; applyMod applies one (a soft-cap: none).
+double softcap(const AttentionProblem &problem, double x);
+double applyMods(const AttentionProblem &problem, double x, int64_t h,
+                 int64_t r);
+double applyMod(const AttentionProblem &problem, const ScoreMod &mod,
+                double x, int64_t h, int64_t r);
+
+/// The gradients of attn.attention (ReferenceGradients.cpp): given the
+/// output's gradient dO [B, Hq, Lq, Dv], those of Q, K and V, of the bias
+/// operand (its own broadcast shape) and of the relative-position table.
+struct Gradients {
+  std::vector<double> query, key, value, bias, relTable;
+};
+Gradients attentionGradients(const AttentionProblem &problem,
+                             const float *outputGradient);
+
 /// The key blocks BigBird random blocks keep (the documented recipe).
 std::vector<int64_t> randomBlocks(int64_t seed, int64_t count, int64_t qb,
                                   int64_t head, int64_t numKeyBlocks);
