@@ -1417,3 +1417,48 @@ func.func @f(%pool: tensor<8x2x16x64xf32>, %table: tensor<1x4xi32>, %n: index) {
   %k = attn.paged_kv %pool[%table] length %n : tensor<8x2x16x64xf32>, tensor<1x4xi32> -> tensor<1x2x?x32xf32>
   return
 }
+
+// -----
+
+// attention_grad: lse of the wrong query length
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %o: tensor<1x4x16x8xf32>, %lse: tensor<1x4x15xf32>) {
+  // expected-error @+1 {{lse dimension 2 (query length) is 15, expected 16}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %o, %lse : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x15xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>)
+  return
+}
+
+// -----
+
+// attention_grad: output of the wrong shape
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %o: tensor<1x4x17x8xf32>, %lse: tensor<1x4x16xf32>) {
+  // expected-error @+1 {{result dimension 2 (query length) is 17, expected 16}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %o, %lse : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x4x17x8xf32>, tensor<1x4x17x8xf32>, tensor<1x4x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>)
+  return
+}
+
+// -----
+
+// attention_grad: output gradient of another shape than the output
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %o: tensor<1x4x16x8xf32>, %do: tensor<1x4x16x4xf32>, %lse: tensor<1x4x16xf32>) {
+  // expected-error @+1 {{all of {output, output_grad} have same type}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x4xf32>, tensor<1x4x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>)
+  return
+}
+
+// -----
+
+// attention_grad: a key gradient of another type than the key
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %o: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>) {
+  // expected-error @+1 {{all of {key, key_grad} have same type}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %o, %lse : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x32x8xf32>)
+  return
+}
+
+// -----
+
+// attention_grad: the score operands are checked as on attn.attention
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %o: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>) {
+  // expected-error @+1 {{mod #attn.t5_bias<buckets = 32, max_distance = 128, bidirectional = true> needs a rel_table(...) operand}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %o, %lse mods = [#attn.t5_bias<buckets = 32, max_distance = 128, bidirectional = true>] : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>)
+  return
+}

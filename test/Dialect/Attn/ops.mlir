@@ -266,3 +266,15 @@ func.func @paged(%pool: tensor<?x2x16x64xf32>, %table: tensor<1x?xi32>, %n: inde
   %k = attn.paged_kv %pool[%table] length %n : tensor<?x2x16x64xf32>, tensor<1x?xi32> -> tensor<1x2x?x64xf32>
   return %k : tensor<1x2x?x64xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @grad
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}} = attn.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} bias(%{{.*}}) pattern(#attn.causal) scale = 1.250000e-01 align = bottom_right mods = [#attn.softcap<cap = 3.000000e+01>, #attn.alibi<max_bias = 8.000000e+00>] :
+// CHECK-SAME: -> (tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32>)
+func.func @grad(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x32xf32>, %o: tensor<1x8x?x32xf32>, %do: tensor<1x8x?x32xf32>, %lse: tensor<1x8x?xf32>, %bias: tensor<1x8x?x?xf32>) -> (tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse bias(%bias) pattern(#attn.causal) scale = 0.125 align = bottom_right mods = [#attn.softcap<cap = 30.0>, #attn.alibi<max_bias = 8.0>]
+      : (tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32>, tensor<1x8x?x32xf32>, tensor<1x8x?x32xf32>, tensor<1x8x?xf32>, tensor<1x8x?x?xf32>)
+      -> (tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32>)
+  return %dq, %dk, %dv : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32>
+}

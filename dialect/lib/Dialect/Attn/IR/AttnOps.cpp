@@ -428,6 +428,33 @@ LogicalResult AttentionOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+MaskShape AttentionGradOp::getMaskShape() {
+  return maskShapeOf(getQuery(), getKey(), getPositionShift());
+}
+
+LogicalResult AttentionGradOp::verify() {
+  // The output and its gradient have the forward's result shape (their
+  // types match by the op's traits), lse its [B, Hq, Lq].
+  if (failed(verifyQueryKeyValue(*this, getQuery(), getKey(), getValue(),
+                                 getOutput())))
+    return failure();
+  Value q = getQuery(), lse = getLse();
+  if (failed(checkRank(*this, lse, "lse", 3, "[B, Hq, Lq]")) ||
+      failed(checkDim(*this, lse, "lse", 0, dimOf(q, 0), "batch")) ||
+      failed(checkDim(*this, lse, "lse", 1, dimOf(q, 1), "query heads")) ||
+      failed(checkDim(*this, lse, "lse", 2, dimOf(q, 2), "query length")))
+    return failure();
+  return verifyScoreOperands(*this);
+}
+
+LogicalResult AttentionGradOp::verifyRegions() {
+  return verifyScoreRegion(*this, getScore());
+}
+
+//===----------------------------------------------------------------------===//
 // OnlineAttentionOp and FinalizeTileOp
 //===----------------------------------------------------------------------===//
 

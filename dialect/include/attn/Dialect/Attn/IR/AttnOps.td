@@ -117,6 +117,87 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   }];
 }
 
+def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
+    AttrSizedOperandSegments, RecursiveMemoryEffects,
+    AllTypesMatch<["query", "query_grad"]>, AllTypesMatch<["key", "key_grad"]>,
+    AllTypesMatch<["value", "value_grad"]>,
+    AllTypesMatch<["output", "output_grad"]>]> {
+  let summary = "the backward of attn.attention: dQ, dK and dV";
+  let description = [{
+    Given an attn.attention's operands, its `output` O and `lse` results and
+    the gradient `output_grad` dO of a loss with respect to O, returns the
+    loss's gradients with respect to Q, K and V (docs/Dialect.md,
+    "Backward"). Every operand, attribute and region means what it means on
+    attn.attention; with x the final logit and P = exp(x - lse) the kept
+    probabilities (0 for dropped keys):
+
+      dV[j] = sum_i P[i,j] dO[i]
+      dX[i,j] = P[i,j] (dO[i] . V[j] - dO[i] . O[i])
+      dS[i,j] = scale * dX[i,j] * (1 - tanh^2(s/c))   (soft-cap c, if any)
+      dQ[i] = sum_j dS[i,j] K[j];  dK[j] = sum_i dS[i,j] Q[i]
+
+    with dK and dV summed over the query heads of each key/value head
+    (GQA/MQA). Bias and the additive mods pass dX through unchanged; a
+    lowering refuses, at the op's location, what it cannot differentiate.
+
+    ```mlir
+    %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+        pattern(#attn.causal)
+      : (tensor<1x8x128x64xf32>, tensor<1x2x128x64xf32>,
+         tensor<1x2x128x64xf32>, tensor<1x8x128x64xf32>,
+         tensor<1x8x128x64xf32>, tensor<1x8x128xf32>)
+      -> (tensor<1x8x128x64xf32>, tensor<1x2x128x64xf32>,
+          tensor<1x2x128x64xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$query, Attn_FloatTensor:$key, Attn_FloatTensor:$value,
+    Attn_FloatTensor:$output, Attn_FloatTensor:$output_grad,
+    Attn_F32Tensor:$lse,
+    Optional<Attn_BoolTensor>:$mask,
+    Optional<Attn_FloatTensor>:$bias,
+    Optional<Attn_IntTensor>:$q_segments,
+    Optional<Attn_IntTensor>:$kv_segments,
+    Optional<Attn_FloatTensor>:$rel_table,
+    OptionalAttr<Attn_MaskAttrInterface>:$pattern,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<Attn_AlignmentAttr>:$align,
+    OptionalAttr<ArrayAttr>:$mods,
+    OptionalAttr<I64Attr>:$query_offset,
+    OptionalAttr<I64Attr>:$key_offset);
+  let results = (outs Attn_FloatTensor:$query_grad,
+                      Attn_FloatTensor:$key_grad,
+                      Attn_FloatTensor:$value_grad);
+  let regions = (region MaxSizedRegion<1>:$score);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $output_grad `,` $lse
+    (`mask` `(` $mask^ `)`)?
+    (`bias` `(` $bias^ `)`)?
+    (`segments` `(` $q_segments^ `,` $kv_segments `)`)?
+    (`rel_table` `(` $rel_table^ `)`)?
+    (`pattern` `(` custom<MaskPattern>($pattern)^ `)`)?
+    (`scale` `=` $scale^)?
+    (`align` `=` custom<AlignmentKeyword>($align)^)?
+    (`query_offset` `=` $query_offset^)?
+    (`key_offset` `=` $key_offset^)?
+    (`mods` `=` $mods^)?
+    (`score` $score^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    Alignment getAlignment() {
+      return getAlign() ? *getAlign() : Alignment::top_left;
+    }
+    int64_t getPositionShift() {
+      return (getQueryOffsetAttr() ? getQueryOffsetAttr().getInt() : 0) -
+             (getKeyOffsetAttr() ? getKeyOffsetAttr().getInt() : 0);
+    }
+    MaskShape getMaskShape();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // The tiled form (docs/Design.md, "The tiled form")
 //===----------------------------------------------------------------------===//
