@@ -16,6 +16,7 @@
 #include "EfficientOps.h"
 #include "Operands.h"
 #include "ProblemFromIR.h"
+#include "RunBackward.h"
 #include "RunContextParallel.h"
 #include "RunLayers.h"
 #include "TileStats.h"
@@ -84,6 +85,11 @@ static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated inputs"),
                               cl::init(0), cl::cat(runCategory));
 static cl::opt<bool> check("check", cl::desc("compare with the f64 reference"),
                            cl::cat(runCategory));
+static cl::opt<bool> backward(
+    "backward",
+    cl::desc("run the attention's backward on a seeded dO (an added last "
+             "argument): results dQ, dK, dV; --check checks each"),
+    cl::cat(runCategory));
 static cl::opt<double> tolerance(
     "tolerance",
     cl::desc("largest accepted max |out - ref| / max |ref| for --check"),
@@ -786,6 +792,34 @@ static bool describeProblem(
   return true;
 }
 
+/// --backward: the checked attention's gradients (RunBackward.cpp).
+static int runBackwardOf(ModuleOp module, func::FuncOp entry,
+                         const CheckedOp &checked) {
+  if (checked.efficient) {
+    entry.walk([&](Operation *op) {
+      if (attnrt::describeEfficientOp(op))
+        op->emitError() << "attn-run --backward: " << op->getName()
+                        << " has no backward yet (docs/Dialect.md, "
+                           "\"Backward\")";
+    });
+    return EXIT_FAILURE;
+  }
+  if (!checked.attention)
+    return fail("--backward needs one attn.attention in @" +
+                entry.getSymName());
+  if (device != "cpu" || !loadLibrary.empty() || repeat > 0 || stats ||
+      !outputFile.empty() || !contextParallel.empty())
+    return fail("--backward runs JIT-compiled CPU code once: no --device, "
+                "--load, --repeat, --stats, --output or --context-parallel");
+  attnrt::BackwardRun run;
+  run.prepareOperands = prepareOperands;
+  run.buildKernel = buildKernel;
+  run.check = check;
+  if (tolerance.getNumOccurrences())
+    run.tolerance = tolerance;
+  return attnrt::runBackward(module, entry, checked.attention, run);
+}
+
 /// A layer spec, if the input is one (runLayerSpec runs it).
 static std::optional<int> runIfLayerSpec() {
   if (!attnspec::isSpecFile(inputFile))
@@ -865,6 +899,8 @@ int main(int argc, char **argv) {
       {device == "cpu" ? std::string("cpu") : effectiveGpuTarget()}));
   if (failed(verify.run(*module)))
     return EXIT_FAILURE;
+  if (backward)
+    return runBackwardOf(*module, entry, checked);
   RankedTensorType lseType;
   RankedTensorType resultType = resultTypeOf(entry, lseType);
   if (!resultType)

@@ -75,6 +75,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   }
   // Paged caches the kernels did not read in place: their rows, gathered.
   pm.addPass(createAttnDecomposePagedKv());
+  pm.addPass(createAttnLowerAttentionGrad());
   pm.addPass(createAttnLowerOnlineAttention());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -10,6 +10,35 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnLowerAttentionGrad
+    : Pass<"attn-lower-attention-grad", "ModuleOp"> {
+  let summary = "Lower attn.attention_grad to tiled loops of linalg on tensors";
+  let description = [{
+    The generic backward of softmax attention (FlashAttention-2's algorithm,
+    docs/Dialect.md "Backward"), in two race-free passes that recompute the
+    probabilities per tile from Q, K and lse: dQ over (batch, query head,
+    query tile) looping over key tiles, and dK, dV over (batch, key/value
+    head, key tile) looping over the group's query heads and the query
+    tiles. Tiles the pattern drops are skipped in both (the forward's tile
+    classes). Accumulation is f32 whatever the element type.
+
+    Supported: every mask pattern the generic forward supports, the dense
+    mask and bias operands, soft-cap and the additive mods (ALiBi, Shaw and
+    T5 tables, adaptive span). The score region and distance_weight have no
+    derivative here yet: an error at the op.
+  }];
+  let options = [
+    Option<"queryTile", "query-tile", "int64_t", "64",
+           "query rows per tile">,
+    Option<"keyTile", "key-tile", "int64_t", "64", "key rows per tile">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnLowerOnlineAttention
     : Pass<"attn-lower-online-attention", "ModuleOp"> {
   let summary = "Lower the tiled form's ops to loops of linalg on tensors";

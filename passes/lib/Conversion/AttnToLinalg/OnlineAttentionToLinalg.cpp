@@ -22,6 +22,7 @@
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "attn/Transforms/TiledForm.h"
+#include "ScoreTile.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -54,13 +55,6 @@ LogicalResult checkSupported(OnlineAttentionOp op) {
       return op.emitOpError("attn-lower-online-attention: ") << reason;
   }
   return success();
-}
-
-/// Extends `v` to f32 when it is of another float type.
-Value toF32(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
 }
 
 /// Builds the key tile loop of one attn.online_attention.
@@ -98,12 +92,12 @@ private:
                                    elementType);
   }
   /// A rank-reduced [rows, cols] slice of a 4-D [B, H, L, C] tensor.
-  Value slice(Value source, ArrayRef<Value> offsets, Value rows, Value cols);
+  Value slice(Value source, ArrayRef<Value> offsets, Value rows, Value cols) {
+    return sliceRows(b, loc, source, offsets, rows, cols);
+  }
   /// linalg.generic with one result whose body returns the yielded value.
   Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
                 ArrayRef<IteratorType> iterators, BodyFn body);
-  /// Offset along a broadcastable dim: 0 when the operand's size is 1.
-  Value broadcastOffset(Value operand, int64_t d, Value offset);
 
   /// S = scale * Q K^T (+ bias), with masked entries at -inf when `masked`.
   Value buildScores(Value qTile, Value kTile, Value i0, Value j0, Value tq,
@@ -124,21 +118,6 @@ private:
   Value headDim, valueDim, keyLen, delta, scale;
 };
 
-Value FlashTiler::slice(Value source, ArrayRef<Value> offsets, Value rows,
-                        Value cols) {
-  auto sourceType = cast<RankedTensorType>(source.getType());
-  SmallVector<OpFoldResult> mixedOffsets = getAsOpFoldResult(offsets);
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                     getAsOpFoldResult(rows),
-                                     getAsOpFoldResult(cols)};
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  RankedTensorType type =
-      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(2, sourceType,
-                                                                  sizes);
-  return tensor::ExtractSliceOp::create(b, loc, type, source, mixedOffsets,
-                                        sizes, strides);
-}
-
 Value FlashTiler::generic(ValueRange inputs, Value init,
                           ArrayRef<AffineMap> maps,
                           ArrayRef<IteratorType> iterators, BodyFn body) {
@@ -151,97 +130,29 @@ Value FlashTiler::generic(ValueRange inputs, Value init,
   return genericOp.getResult(0);
 }
 
-Value FlashTiler::broadcastOffset(Value operand, int64_t d, Value offset) {
-  Value size = dim(operand, d);
-  Value isOne =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, index(1));
-  return arith::SelectOp::create(b, loc, isOne, index(0), offset);
-}
-
 Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile, Value j0,
                               Value tq, Value tk, bool masked) {
-  MLIRContext *ctx = b.getContext();
-  AffineExpr i, j, c;
-  bindDims(ctx, i, j, c);
-  auto map3 = [&](ArrayRef<AffineExpr> r) {
-    return AffineMap::get(3, 0, r, ctx);
-  };
-  // Q K^T, contracting the head dim.
-  Value dot = generic(
-      {qTile, kTile}, filled(0.0f, {tq, tk}),
-      {map3({i, c}), map3({j, c}), map3({i, j})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, toF32(nb, l, a[0]),
-                                           toF32(nb, l, a[1]));
-        return arith::AddFOp::create(nb, l, a[2], prod);
-      });
-
-  // Scale, bias and mask, elementwise.
-  SmallVector<Value> inputs = {dot};
-  Value bias = op.getBias(), mask = op.getMask();
-  // A per-key bias [., ., 1, Lk] reads its one row for every query.
-  bool biasPerKey =
-      bias && cast<RankedTensorType>(bias.getType()).getDimSize(2) == 1;
-  if (bias)
-    inputs.push_back(slice(bias,
-                           {broadcastOffset(bias, 0, batchIv),
-                            broadcastOffset(bias, 1, headIv),
-                            biasPerKey ? index(0) : i0Tile, j0},
-                           biasPerKey ? index(1) : tq, tk));
-  if (masked && mask) {
-    Value maskTile = slice(mask,
-                           {broadcastOffset(mask, 0, batchIv),
-                            broadcastOffset(mask, 1, headIv), i0Tile, j0},
-                           tq, tk);
-    inputs.push_back(maskTile);
-  }
-  AffineMap id2 = b.getMultiDimIdentityMap(2);
-  SmallVector<AffineMap> maps(inputs.size() + 1, id2);
-  if (biasPerKey)
-    maps[1] = AffineMap::get(2, 0, {b.getAffineConstantExpr(0), j}, ctx);
-  return generic(
-      inputs, emptyTensor({tq, tk}, f32), maps,
-      {IteratorType::parallel, IteratorType::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value x = arith::MulFOp::create(nb, l, a[0], scale);
-        x = emitSoftcap(nb, l, op.getModsAttr(), x);
-        unsigned next = 1;
-        if (bias)
-          x = arith::AddFOp::create(nb, l, x, toF32(nb, l, a[next++]));
-        Value row = arith::AddIOp::create(nb, l, i0Tile,
-                                          linalg::IndexOp::create(nb, l, 0));
-        Value col =
-            arith::AddIOp::create(nb, l, j0, linalg::IndexOp::create(nb, l, 1));
-        if (ArrayAttr mods = op.getModsAttr()) {
-          // r = j - (i + delta), the signed distance of docs/Dialect.md.
-          Value distance = arith::SubIOp::create(
-              nb, l, col, arith::AddIOp::create(nb, l, row, delta));
-          x = emitScoreMods(
-              nb, l, mods, x, distance, headIv, op.getRelTable(),
-              cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1));
-        }
-        // The custom score function comes last (docs/Dialect.md, step 4).
-        if (!op.getScore().empty())
-          x = emitScoreRegion(nb, op, x, batchIv, headIv, row, col,
-                              /*copyCapturedConstants=*/false);
-        if (!masked)
-          return x;
-        Value kept;
-        if (pattern)
-          kept = emitElementMask(nb, l, pattern, row, col,
-                                 MaskContext{delta,
-                                             headIv,
-                                             batchIv,
-                                             op.getQSegments(),
-                                             op.getKvSegments(),
-                                             op.getMaskShape(),
-                                             {}});
-        if (mask)
-          kept = kept ? arith::AndIOp::create(nb, l, kept, a[next]) : a[next];
-        return arith::SelectOp::create(nb, l, kept, x,
-                                       f32Const(nb, l, -INFINITY));
-      });
+  ScoreOperands operands{op.getBias(),
+                         op.getMask(),
+                         op.getQSegments(),
+                         op.getKvSegments(),
+                         op.getRelTable(),
+                         op.getModsAttr(),
+                         pattern,
+                         op.getMaskShape(),
+                         cast<RankedTensorType>(op.getQuery().getType())
+                             .getDimSize(1),
+                         {}};
+  if (!op.getScore().empty())
+    operands.scoreRegion = [&](OpBuilder &nb, Value x, Value batch, Value head,
+                               Value row, Value col) {
+      return emitScoreRegion(nb, op, x, batch, head, row, col,
+                             /*copyCapturedConstants=*/false);
+    };
+  Value dot = buildTileProduct(b, loc, qTile, kTile, tq, tk);
+  return buildScoreTile(b, loc, operands,
+                        {batchIv, headIv, i0Tile, j0, tq, tk, delta, scale},
+                        dot, masked);
 }
 
 SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
@@ -339,7 +250,7 @@ SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
       {probs, vTile}, accScaled, {map3({i, c}), map3({c, j}), map3({i, j})},
       {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, a[0], toF32(nb, l, a[1]));
+        Value prod = arith::MulFOp::create(nb, l, a[0], extendToF32(nb, l, a[1]));
         Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
                                            a[0], f32Const(nb, l, 0.0f));
         return arith::SelectOp::create(

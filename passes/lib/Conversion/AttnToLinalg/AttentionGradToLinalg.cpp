@@ -1,0 +1,476 @@
+//===- AttentionGradToLinalg.cpp - the backward as loops of linalg --------===//
+//
+// attn.attention_grad becomes two loop nests over tiles (FlashAttention-2's
+// backward with a second pass instead of atomics, so that each result tile
+// has one writer):
+//
+//   dQ:     forall (b, h, query tile)   for key tiles j0:     dQ += dS K
+//   dK, dV: forall (b, hkv, key tile)   for h in the group, query tiles i0:
+//                                         dV += P^T dO, dK += dS^T Q
+//
+// where, per tile, x are the logits (ScoreTile.h), P = exp(x - lse) (0 for
+// dropped keys and for rows that keep nothing), D = rowsum(dO o O) and
+// dS = scale P (dO V^T - D) (1 - tanh^2) (the last factor only with a
+// soft-cap). Products skip entries with P = 0 / dS = 0, so a dropped key's
+// K or V never reaches a gradient even as NaN or inf. Tiles the pattern
+// drops are skipped (emitTileClass, as the forward).
+//
+//===----------------------------------------------------------------------===//
+#include "ScoreTile.h"
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Transforms/MaskCodegen.h"
+#include "attn/Transforms/ScoreModCodegen.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERATTENTIONGRAD
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using utils::IteratorType;
+
+/// The first feature of `op` this lowering cannot differentiate, reported
+/// at the op.
+LogicalResult checkSupported(AttentionGradOp op) {
+  auto refuse = [&](const Twine &what) {
+    return op.emitOpError("attn-lower-attention-grad: ")
+           << what << " has no backward yet";
+  };
+  if (!op.getScore().empty())
+    return refuse("a score region");
+  if (ArrayAttr mods = op.getModsAttr())
+    for (Attribute mod : mods)
+      if (isa<DistanceWeightAttr>(mod))
+        return refuse("#attn.distance_weight (not additive)");
+  std::string reason;
+  int64_t numHeads =
+      cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1);
+  if (!isScoreModCodegenSupported(op.getModsAttr(), numHeads, reason))
+    return op.emitOpError("attn-lower-attention-grad: ") << reason;
+  if (MaskAttrInterface pattern = op.getPatternAttr())
+    if (!isMaskCodegenSupported(pattern, op.getMaskShape(),
+                                /*withTensors=*/true, reason))
+      return op.emitOpError("attn-lower-attention-grad: ") << reason;
+  return success();
+}
+
+/// Builds the two loop nests of one attn.attention_grad.
+class GradLowering {
+public:
+  GradLowering(AttentionGradOp op, int64_t queryTile, int64_t keyTile)
+      : op(op), b(op), loc(op.getLoc()), f32(b.getF32Type()),
+        queryTile(queryTile), keyTile(keyTile) {}
+
+  /// dQ, dK, dV in the op's result types.
+  SmallVector<Value> build();
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32Const(OpBuilder &builder, float v) {
+    return arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(v));
+  }
+  Value dim(Value tensor, int64_t d) {
+    return getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, tensor, d));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  /// min(tile, length - start): the rows of the tile at `start`.
+  Value tileRows(int64_t tile, Value length, Value start) {
+    return arith::MinSIOp::create(b, loc, index(tile),
+                                  arith::SubIOp::create(b, loc, length, start));
+  }
+  Value filled(float value, ArrayRef<Value> sizes) {
+    Value empty =
+        tensor::EmptyOp::create(b, loc, getAsOpFoldResult(sizes), f32);
+    return linalg::FillOp::create(b, loc, ValueRange{f32Const(b, value)},
+                                  ValueRange{empty})
+        .getResult(0);
+  }
+  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+                ArrayRef<IteratorType> iterators,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+               maps, iterators,
+               [&](OpBuilder &nb, Location l, ValueRange args) {
+                 linalg::YieldOp::create(nb, l,
+                                         ValueRange{body(nb, l, args)});
+               })
+        .getResult(0);
+  }
+  AffineMap map2(ArrayRef<AffineExpr> results) {
+    return AffineMap::get(2, 0, results, b.getContext());
+  }
+  AffineMap map3(ArrayRef<AffineExpr> results) {
+    return AffineMap::get(3, 0, results, b.getContext());
+  }
+
+  /// The query-side tiles of (batch, head, rows [i0, i0 + tq)).
+  struct QueryRows {
+    Value q, o, dO, lse, rowDot; // rowDot = rowsum(dO o O)
+  };
+  QueryRows queryRows(Value batch, Value head, Value i0, Value tq);
+  /// P and dS of one tile (the file comment's formulas).
+  std::pair<Value, Value> tileGradients(const QueryRows &rows, Value kTile,
+                                        Value vTile, Value batch, Value head,
+                                        Value i0, Value j0, Value tq,
+                                        Value tk);
+  /// acc[r, c] += sum_s weights(s, r or r, s) x[s, c], skipping zero weights;
+  /// `transposed` reads weights as [s, r] (dK, dV), else as [r, s] (dQ).
+  Value accumulate(Value acc, Value weights, Value x, bool transposed);
+  /// Runs `body` on the tile [i0, i0 + tq) x [j0, j0 + tk) unless the
+  /// pattern drops it; yields `state` unchanged when it does.
+  SmallVector<Value> unlessEmpty(
+      Value i0, Value tq, Value j0, Value tk, ValueRange state,
+      function_ref<SmallVector<Value>()> body);
+
+  Value buildQueryGrad();
+  std::pair<Value, Value> buildKeyValueGrads();
+  /// `value` (f32) in the element type of `like`.
+  Value toElementTypeOf(Value value, Value like);
+
+  AttentionGradOp op;
+  OpBuilder b;
+  Location loc;
+  Type f32;
+  int64_t queryTile, keyTile;
+  ScoreOperands operands;
+  Value batchSize, queryHeads, keyHeads, groups, queryLen, keyLen, headDim,
+      valueDim, delta, scale;
+};
+
+GradLowering::QueryRows GradLowering::queryRows(Value batch, Value head,
+                                                Value i0, Value tq) {
+  QueryRows rows;
+  rows.q = sliceRows(b, loc, op.getQuery(), {batch, head, i0, index(0)}, tq,
+                     headDim);
+  rows.o = sliceRows(b, loc, op.getOutput(), {batch, head, i0, index(0)}, tq,
+                     valueDim);
+  rows.dO = sliceRows(b, loc, op.getOutputGrad(), {batch, head, i0, index(0)},
+                      tq, valueDim);
+  SmallVector<OpFoldResult> offsets = getAsOpFoldResult(ValueRange{batch, head, i0});
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     getAsOpFoldResult(tq)};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto lseType = tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+      1, cast<RankedTensorType>(op.getLse().getType()), sizes);
+  rows.lse = tensor::ExtractSliceOp::create(b, loc, lseType, op.getLse(),
+                                            offsets, sizes, strides);
+  AffineExpr i, c;
+  bindDims(b.getContext(), i, c);
+  rows.rowDot = generic(
+      {rows.dO, rows.o}, filled(0.0f, {tq}),
+      {map2({i, c}), map2({i, c}), map2({i})},
+      {IteratorType::parallel, IteratorType::reduction},
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value prod = arith::MulFOp::create(nb, l, extendToF32(nb, l, a[0]),
+                                           extendToF32(nb, l, a[1]));
+        return arith::AddFOp::create(nb, l, a[2], prod);
+      });
+  return rows;
+}
+
+std::pair<Value, Value>
+GradLowering::tileGradients(const QueryRows &rows, Value kTile, Value vTile,
+                            Value batch, Value head, Value i0, Value j0,
+                            Value tq, Value tk) {
+  Value dot = buildTileProduct(b, loc, rows.q, kTile, tq, tk);
+  bool masked = operands.pattern || operands.mask;
+  Value logits = buildScoreTile(
+      b, loc, operands, {batch, head, i0, j0, tq, tk, delta, scale}, dot,
+      masked);
+  Value dP = buildTileProduct(b, loc, rows.dO, vTile, tq, tk);
+  AffineExpr i, j;
+  bindDims(b.getContext(), i, j);
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  SmallVector<IteratorType> par2(2, IteratorType::parallel);
+  Value empty = tensor::EmptyOp::create(
+      b, loc, getAsOpFoldResult(ValueRange{tq, tk}), f32);
+  // P = exp(x - lse): 0 where x = -inf (a dropped key) and in a row that
+  // keeps nothing (lse = -inf), where x - lse would be NaN.
+  Value probs = generic(
+      {logits, rows.lse}, empty, {id2, map2({i}), id2}, par2,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value negInf = f32Const(nb, -INFINITY);
+        Value emptyRow =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[1], negInf);
+        Value p = math::ExpOp::create(nb, l,
+                                      arith::SubFOp::create(nb, l, a[0], a[1]));
+        return arith::SelectOp::create(nb, l, emptyRow, f32Const(nb, 0.0f), p);
+      });
+  std::optional<float> cap;
+  if (ArrayAttr mods = op.getModsAttr())
+    for (Attribute mod : mods)
+      if (auto softcap = dyn_cast<SoftcapAttr>(mod))
+        cap = softcap.getCap().convertToFloat();
+  Value dS = generic(
+      {probs, dP, rows.rowDot, dot}, empty, {id2, id2, map2({i}), id2, id2},
+      par2, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value p = a[0];
+        Value ds = arith::MulFOp::create(
+            nb, l, p, arith::SubFOp::create(nb, l, a[1], a[2]));
+        ds = arith::MulFOp::create(nb, l, ds, scale);
+        if (cap) {
+          // d(c tanh(s / c)) / ds = 1 - tanh^2(s / c), s = scale Q K^T.
+          Value s = arith::MulFOp::create(nb, l, a[3], scale);
+          Value t = math::TanhOp::create(
+              nb, l, arith::DivFOp::create(nb, l, s, f32Const(nb, *cap)));
+          Value slope = arith::SubFOp::create(
+              nb, l, f32Const(nb, 1.0f), arith::MulFOp::create(nb, l, t, t));
+          ds = arith::MulFOp::create(nb, l, ds, slope);
+        }
+        Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE, p,
+                                           f32Const(nb, 0.0f));
+        return arith::SelectOp::create(nb, l, kept, ds, f32Const(nb, 0.0f));
+      });
+  return {probs, dS};
+}
+
+Value GradLowering::accumulate(Value acc, Value weights, Value x,
+                               bool transposed) {
+  AffineExpr r, c, s;
+  bindDims(b.getContext(), r, c, s);
+  return generic(
+      {weights, x}, acc,
+      {map3(transposed ? ArrayRef<AffineExpr>{s, r} : ArrayRef<AffineExpr>{r, s}),
+       map3({s, c}), map3({r, c})},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value prod =
+            arith::MulFOp::create(nb, l, a[0], extendToF32(nb, l, a[1]));
+        Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
+                                           a[0], f32Const(nb, 0.0f));
+        return arith::SelectOp::create(
+            nb, l, kept, arith::AddFOp::create(nb, l, a[2], prod), a[2]);
+      });
+}
+
+SmallVector<Value>
+GradLowering::unlessEmpty(Value i0, Value tq, Value j0, Value tk,
+                          ValueRange state,
+                          function_ref<SmallVector<Value>()> body) {
+  if (!operands.pattern)
+    return body();
+  Value isEmpty = emitTileClass(b, loc, operands.pattern, i0, add(i0, tq), j0,
+                                add(j0, tk), delta)
+                      .first;
+  auto ifOp = scf::IfOp::create(
+      b, loc, isEmpty,
+      [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, state); },
+      [&](OpBuilder &eb, Location el) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
+        scf::YieldOp::create(b, el, body());
+      });
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+Value GradLowering::buildQueryGrad() {
+  Value numTiles = arith::CeilDivUIOp::create(b, loc, queryLen, index(queryTile));
+  Value out = tensor::EmptyOp::create(
+      b, loc,
+      getAsOpFoldResult(ValueRange{batchSize, queryHeads, queryLen, headDim}),
+      f32);
+  auto forall = scf::ForallOp::create(
+      b, loc, getAsOpFoldResult(ValueRange{batchSize, queryHeads, numTiles}),
+      ValueRange{out}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value batch = forall.getInductionVars()[0], head = forall.getInductionVars()[1];
+  Value i0 = mul(forall.getInductionVars()[2], index(queryTile));
+  Value tq = tileRows(queryTile, queryLen, i0);
+  Value kvHead = arith::DivUIOp::create(b, loc, head, groups);
+  QueryRows rows = queryRows(batch, head, i0, tq);
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), keyLen, index(keyTile),
+      ValueRange{filled(0.0f, {tq, headDim})},
+      [&](OpBuilder &nb, Location l, Value j0, ValueRange state) {
+        OpBuilder::InsertionGuard loopGuard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value tk = tileRows(keyTile, keyLen, j0);
+        SmallVector<Value> next = unlessEmpty(i0, tq, j0, tk, state, [&] {
+          Value kTile = sliceRows(b, loc, op.getKey(),
+                                  {batch, kvHead, j0, index(0)}, tk, headDim);
+          Value vTile = sliceRows(b, loc, op.getValue(),
+                                  {batch, kvHead, j0, index(0)}, tk, valueDim);
+          Value dS = tileGradients(rows, kTile, vTile, batch, head, i0, j0, tq,
+                                   tk)
+                         .second;
+          return SmallVector<Value>{
+              accumulate(state[0], dS, kTile, /*transposed=*/false)};
+        });
+        scf::YieldOp::create(b, l, next);
+      });
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> offsets = {batch, head, i0, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     getAsOpFoldResult(tq),
+                                     getAsOpFoldResult(headDim)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(b, loc, loop.getResult(0),
+                                        forall.getRegionIterArgs()[0], offsets,
+                                        sizes, strides);
+  return forall.getResult(0);
+}
+
+std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
+  Value numTiles = arith::CeilDivUIOp::create(b, loc, keyLen, index(keyTile));
+  Value dkOut = tensor::EmptyOp::create(
+      b, loc, getAsOpFoldResult(ValueRange{batchSize, keyHeads, keyLen, headDim}),
+      f32);
+  Value dvOut = tensor::EmptyOp::create(
+      b, loc,
+      getAsOpFoldResult(ValueRange{batchSize, keyHeads, keyLen, valueDim}), f32);
+  auto forall = scf::ForallOp::create(
+      b, loc, getAsOpFoldResult(ValueRange{batchSize, keyHeads, numTiles}),
+      ValueRange{dkOut, dvOut}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value batch = forall.getInductionVars()[0],
+        kvHead = forall.getInductionVars()[1];
+  Value j0 = mul(forall.getInductionVars()[2], index(keyTile));
+  Value tk = tileRows(keyTile, keyLen, j0);
+  Value kTile = sliceRows(b, loc, op.getKey(), {batch, kvHead, j0, index(0)},
+                          tk, headDim);
+  Value vTile = sliceRows(b, loc, op.getValue(), {batch, kvHead, j0, index(0)},
+                          tk, valueDim);
+  SmallVector<Value> init = {filled(0.0f, {tk, headDim}),
+                             filled(0.0f, {tk, valueDim})};
+  // The query heads of the group share this K/V head: their dK, dV add up.
+  auto heads = scf::ForOp::create(
+      b, loc, index(0), groups, index(1), init,
+      [&](OpBuilder &hb, Location hl, Value g, ValueRange headState) {
+        OpBuilder::InsertionGuard headGuard(b);
+        b.setInsertionPoint(hb.getInsertionBlock(), hb.getInsertionPoint());
+        Value head = add(mul(kvHead, groups), g);
+        auto rowsLoop = scf::ForOp::create(
+            b, hl, index(0), queryLen, index(queryTile), headState,
+            [&](OpBuilder &nb, Location l, Value i0, ValueRange state) {
+              OpBuilder::InsertionGuard loopGuard(b);
+              b.setInsertionPoint(nb.getInsertionBlock(),
+                                  nb.getInsertionPoint());
+              Value tq = tileRows(queryTile, queryLen, i0);
+              SmallVector<Value> next =
+                  unlessEmpty(i0, tq, j0, tk, state, [&] {
+                    QueryRows rows = queryRows(batch, head, i0, tq);
+                    auto [probs, dS] = tileGradients(rows, kTile, vTile, batch,
+                                                     head, i0, j0, tq, tk);
+                    return SmallVector<Value>{
+                        accumulate(state[0], dS, rows.q, /*transposed=*/true),
+                        accumulate(state[1], probs, rows.dO,
+                                   /*transposed=*/true)};
+                  });
+              scf::YieldOp::create(b, l, next);
+            });
+        scf::YieldOp::create(b, hl, rowsLoop.getResults());
+      });
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  for (auto [index4, dims] :
+       llvm::enumerate(ArrayRef<Value>{headDim, valueDim})) {
+    SmallVector<OpFoldResult> offsets = {batch, kvHead, j0,
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                       getAsOpFoldResult(tk),
+                                       getAsOpFoldResult(dims)};
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, heads.getResult(index4), forall.getRegionIterArgs()[index4],
+        offsets, sizes, strides);
+  }
+  return {forall.getResult(0), forall.getResult(1)};
+}
+
+Value GradLowering::toElementTypeOf(Value value, Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  if (type.getElementType().isF32())
+    return value;
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(dim(like, d));
+  Value init = tensor::EmptyOp::create(b, loc, getAsOpFoldResult(sizes),
+                                       type.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  return generic({value}, init, {id, id},
+                 SmallVector<IteratorType>(type.getRank(),
+                                           IteratorType::parallel),
+                 [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                   return arith::TruncFOp::create(nb, l, type.getElementType(),
+                                                  a[0]);
+                 });
+}
+
+SmallVector<Value> GradLowering::build() {
+  Value q = op.getQuery(), k = op.getKey();
+  batchSize = dim(q, 0);
+  queryHeads = dim(q, 1);
+  queryLen = dim(q, 2);
+  headDim = dim(q, 3);
+  keyHeads = dim(k, 1);
+  keyLen = dim(k, 2);
+  valueDim = dim(op.getValue(), 3);
+  groups = arith::DivUIOp::create(b, loc, queryHeads, keyHeads);
+  delta = op.getAlignment() == Alignment::bottom_right
+              ? arith::SubIOp::create(b, loc, keyLen, queryLen).getResult()
+              : index(0);
+  if (int64_t shift = op.getPositionShift())
+    delta = add(delta, index(shift));
+  if (std::optional<APFloat> attr = op.getScale()) {
+    scale = f32Const(b, attr->convertToFloat());
+  } else {
+    Value d = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), headDim);
+    scale = math::RsqrtOp::create(b, loc,
+                                  arith::UIToFPOp::create(b, loc, f32, d));
+  }
+  operands = ScoreOperands{op.getBias(),
+                           op.getMask(),
+                           op.getQSegments(),
+                           op.getKvSegments(),
+                           op.getRelTable(),
+                           op.getModsAttr(),
+                           op.getPatternAttr(),
+                           op.getMaskShape(),
+                           cast<RankedTensorType>(q.getType()).getDimSize(1),
+                           {}};
+  Value dq = buildQueryGrad();
+  auto [dk, dv] = buildKeyValueGrads();
+  return {toElementTypeOf(dq, q), toElementTypeOf(dk, k),
+          toElementTypeOf(dv, op.getValue())};
+}
+
+struct AttnLowerAttentionGradPass
+    : attn::impl::AttnLowerAttentionGradBase<AttnLowerAttentionGradPass> {
+  using AttnLowerAttentionGradBase::AttnLowerAttentionGradBase;
+
+  void runOnOperation() override {
+    if (queryTile < 1 || keyTile < 1) {
+      getOperation().emitError("attn-lower-attention-grad: query-tile and "
+                               "key-tile must be positive");
+      return signalPassFailure();
+    }
+    SmallVector<AttentionGradOp> ops;
+    getOperation().walk([&](AttentionGradOp op) { ops.push_back(op); });
+    for (AttentionGradOp op : ops) {
+      if (failed(checkSupported(op)))
+        return signalPassFailure();
+      SmallVector<Value> grads = GradLowering(op, queryTile, keyTile).build();
+      op.replaceAllUsesWith(grads);
+      op.erase();
+    }
+  }
+};
+
+} // namespace

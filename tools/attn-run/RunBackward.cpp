@@ -1,0 +1,187 @@
+//===- RunBackward.cpp - attn-run --backward ------------------------------===//
+#include "RunBackward.h"
+#include "ProblemFromIR.h"
+#include "attn/Runtime/Reference.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+
+namespace attnrt {
+
+namespace {
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
+  return EXIT_FAILURE;
+}
+
+/// f32 gradients: the 16-bit backward (f32 accumulation, rounded results)
+/// needs its own yardstick, as the forward's --check has.
+constexpr double kDefaultTolerance = 1e-4;
+
+/// The entry made to return (dQ, dK, dV) of `forward` for a new last
+/// argument dO; the forward gains its lse result when it has none.
+/// Returns the backward op, or null after reporting at the op why not.
+attn::AttentionGradOp appendBackward(func::FuncOp entry,
+                                     attn::AttentionOp forward) {
+  OpBuilder b(forward);
+  Location loc = forward.getLoc();
+  auto outType = cast<RankedTensorType>(forward.getOutput().getType());
+  for (Type type : {forward.getQuery().getType(), forward.getKey().getType(),
+                    forward.getValue().getType()})
+    if (!cast<RankedTensorType>(type).getElementType().isF32()) {
+      forward.emitError("attn-run --backward runs f32 attention (16-bit "
+                        "backward kernels are not built yet)");
+      return {};
+    }
+  BlockArgument dO = entry.front().addArgument(outType, loc);
+  Value lse = forward.getLse();
+  if (!lse) {
+    auto lseType = RankedTensorType::get(outType.getShape().drop_back(),
+                                         b.getF32Type());
+    auto withLse = attn::AttentionOp::create(
+        b, loc, outType, lseType, forward.getQuery(), forward.getKey(),
+        forward.getValue(), forward.getMask(), forward.getBias(),
+        forward.getQSegments(), forward.getKvSegments(),
+        forward.getRelTable(), forward.getPatternAttr(),
+        forward.getScaleAttr(), forward.getAlignAttr(), forward.getModsAttr(),
+        forward.getQueryOffsetAttr(), forward.getKeyOffsetAttr());
+    withLse.getScore().takeBody(forward.getScore());
+    forward.getOutput().replaceAllUsesWith(withLse.getOutput());
+    forward.erase();
+    forward = withLse;
+    lse = forward.getLse();
+  }
+  b.setInsertionPointAfter(forward);
+  auto grad = attn::AttentionGradOp::create(
+      b, loc,
+      TypeRange{forward.getQuery().getType(), forward.getKey().getType(),
+                forward.getValue().getType()},
+      forward.getQuery(), forward.getKey(), forward.getValue(),
+      forward.getOutput(), dO, lse, forward.getMask(), forward.getBias(),
+      forward.getQSegments(), forward.getKvSegments(), forward.getRelTable(),
+      forward.getPatternAttr(), forward.getScaleAttr(), forward.getAlignAttr(),
+      forward.getModsAttr(), forward.getQueryOffsetAttr(),
+      forward.getKeyOffsetAttr());
+  IRMapping mapping;
+  forward.getScore().cloneInto(&grad.getScore(), mapping);
+  Operation *ret = entry.front().getTerminator();
+  b.setInsertionPoint(ret);
+  func::ReturnOp::create(b, ret->getLoc(), grad.getResults());
+  ret->erase();
+  entry.setType(b.getFunctionType(entry.front().getArgumentTypes(),
+                                  grad.getResultTypes()));
+  return grad;
+}
+
+} // namespace
+
+int runBackward(ModuleOp module, func::FuncOp entry,
+                attn::AttentionOp forward, const BackwardRun &run) {
+  // The reference problem is read before the rewrite and the lowering.
+  FailureOr<reference::AttentionProblem> problem =
+      run.check ? problemFromAttention(forward)
+                : FailureOr<reference::AttentionProblem>(
+                      reference::AttentionProblem());
+  if (failed(problem))
+    return EXIT_FAILURE;
+  std::vector<std::pair<Value, std::string>> roles = {
+      {forward.getQuery(), "q"},
+      {forward.getKey(), "k"},
+      {forward.getValue(), "v"},
+      {forward.getMask(), "mask"},
+      {forward.getBias(), "bias"},
+      {forward.getQSegments(), "q_segments"},
+      {forward.getKvSegments(), "kv_segments"},
+      {forward.getRelTable(), "rel_table"}};
+  attn::AttentionGradOp grad = appendBackward(entry, forward);
+  if (!grad)
+    return EXIT_FAILURE;
+  roles.push_back({grad.getOutputGrad(), "grad_output"});
+
+  std::list<Operand> operands;
+  std::map<std::string, unsigned> roleArgs;
+  auto queryType = cast<RankedTensorType>(grad.getQuery().getType());
+  if (std::string message = run.prepareOperands(entry, queryType, roles,
+                                                operands, roleArgs);
+      !message.empty())
+    return fail(message);
+  auto operandOf = [&](llvm::StringRef role) -> Operand * {
+    auto it = roleArgs.find(role.str());
+    return it == roleArgs.end() ? nullptr
+                                : &*std::next(operands.begin(), it->second);
+  };
+  if (run.check)
+    for (const auto &[value, role] : roles)
+      if (value && !operandOf(role))
+        return fail("--backward --check needs " + role +
+                    " to be an argument of @" + entry.getSymName());
+
+  std::string symbol = entry.getSymName().str();
+  SmallVector<RankedTensorType> resultTypes;
+  for (Type type : grad.getResultTypes())
+    resultTypes.push_back(cast<RankedTensorType>(type));
+  auto kernel = run.buildKernel(module);
+  if (!kernel)
+    return fail(llvm::toString(kernel.takeError()));
+  std::vector<std::vector<float>> results;
+  std::vector<MemRefDescriptor> outs;
+  for (RankedTensorType type : resultTypes)
+    results.emplace_back(type.getNumElements());
+  for (auto [type, result] : llvm::zip(resultTypes, results))
+    outs.emplace_back(result.data(), type.getShape().vec());
+  std::vector<MemRefDescriptor *> args;
+  for (Operand &operand : operands)
+    args.push_back(&operand.descriptor);
+  for (MemRefDescriptor &out : outs)
+    args.push_back(&out);
+  if (llvm::Error error = (*kernel)->call(symbol, args))
+    return fail(llvm::toString(std::move(error)));
+  if (!run.check)
+    return EXIT_SUCCESS;
+
+  reference::AttentionProblem &pb = *problem;
+  pb.query = operandOf("q")->floats();
+  pb.key = operandOf("k")->floats();
+  pb.value = operandOf("v")->floats();
+  if (Operand *mask = operandOf("mask"))
+    pb.mask = mask->as<uint8_t>();
+  if (Operand *bias = operandOf("bias"))
+    pb.bias = bias->floats();
+  if (Operand *table = operandOf("rel_table"))
+    pb.relTable = table->floats();
+  std::vector<int64_t> qIds, kvIds;
+  if (Operand *q = operandOf("q_segments")) {
+    qIds = segmentIds(*q);
+    kvIds = segmentIds(*operandOf("kv_segments"));
+    pb.qSegments = qIds.data();
+    pb.kvSegments = kvIds.data();
+  }
+  reference::Gradients expected =
+      reference::attentionGradients(pb, operandOf("grad_output")->floats());
+  double bar = run.tolerance.value_or(kDefaultTolerance);
+  bool pass = true;
+  const std::vector<double> *refs[] = {&expected.query, &expected.key,
+                                       &expected.value};
+  const char *names[] = {"dq", "dk", "dv"};
+  for (int r = 0; r < 3; ++r) {
+    reference::Comparison c =
+        reference::compare(results[r], *refs[r], refs[r]->size());
+    bool ok = c.passes(bar);
+    llvm::outs() << llvm::formatv(
+        "check {0}: max abs error {1:e2}, scale {2:e2}, scaled error {3:e2} "
+        "(tolerance {4:e1}){5}: {6}\n",
+        names[r], c.maxError, c.scale, c.scaledError(), bar,
+        c.mismatches
+            ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
+            : std::string(),
+        ok ? "PASS" : "FAIL");
+    pass &= ok;
+  }
+  return pass ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+} // namespace attnrt

@@ -1,0 +1,47 @@
+//===- RunBackward.h - attn-run --backward ----------------------*- C++ -*-===//
+//
+// attn-run FILE.mlir --backward: the entry's attn.attention and its
+// backward (attn.attention_grad) compiled and run together on a seeded
+// output gradient dO; with --check, dQ, dK and dV against the f64
+// reference's gradients (ReferenceGradients.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TOOLS_ATTNRUN_RUNBACKWARD_H
+#define ATTN_TOOLS_ATTNRUN_RUNBACKWARD_H
+
+#include "Operands.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runtime/Jit.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include <functional>
+#include <list>
+#include <map>
+
+namespace attnrt {
+
+/// What --backward takes from attn-run's main path.
+struct BackwardRun {
+  /// Generates (or reads) the entry's operands; "" or the message.
+  std::function<std::string(mlir::func::FuncOp entry,
+                            mlir::RankedTensorType resultType,
+                            const std::vector<std::pair<mlir::Value,
+                                                        std::string>> &roles,
+                            std::list<Operand> &operands,
+                            std::map<std::string, unsigned> &roleArgs)>
+      prepareOperands;
+  std::function<llvm::Expected<std::unique_ptr<Kernel>>(mlir::ModuleOp)>
+      buildKernel;
+  bool check = false;
+  /// --tolerance when given, else the backward's default.
+  std::optional<double> tolerance;
+};
+
+/// Rewrites `entry` to return the gradients of its `forward` attention
+/// with respect to q, k and v for an added last argument, dO, then runs
+/// and (with check) checks it. Returns the exit status.
+int runBackward(mlir::ModuleOp module, mlir::func::FuncOp entry,
+                mlir::attn::AttentionOp forward, const BackwardRun &run);
+
+} // namespace attnrt
+
+#endif // ATTN_TOOLS_ATTNRUN_RUNBACKWARD_H
