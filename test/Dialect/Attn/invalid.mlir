@@ -690,7 +690,7 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // attn.yield outside a score region
 func.func @f(%x: f32) {
-  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.online_attention'}}
+  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.attention_grad, attn.online_attention'}}
   attn.yield %x : f32
 }
 

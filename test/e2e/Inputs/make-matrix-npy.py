@@ -8,6 +8,8 @@
   negative-rows OUT SEED EVERY DIM...   as tensor, but every EVERY-th
                            last-axis row is -|x| (no positive entry)
   i32 OUT ROWS VALUE,...   an int32 [ROWS, len / ROWS] matrix of the values
+  nan-tail OUT SEED FROM DIM...   as tensor, with NaN in every row
+                           (second-to-last axis) from FROM on
   poison-pages IN OUT PAGE[:ROW],...   IN, a paged pool [pages, H, P, D],
                            with NaN in rows ROW.. (default 0) of each PAGE
 """
@@ -54,6 +56,18 @@ elif kind == "tensor":
         count *= d
     rng = random.Random(seed)
     write(out, shape, [rng.gauss(0.0, 1.0) for _ in range(count)])
+elif kind == "nan-tail":
+    seed, first, shape = int(sys.argv[3]), int(sys.argv[4]), [int(d) for d in sys.argv[5:]]
+    count = 1
+    for d in shape:
+        count *= d
+    rng = random.Random(seed)
+    values = [rng.gauss(0.0, 1.0) for _ in range(count)]
+    rows, cols = shape[-2], shape[-1]
+    for at in range(0, count, cols):
+        if (at // cols) % rows >= first:
+            values[at:at + cols] = [float("nan")] * cols
+    write(out, shape, values)
 elif kind == "negative-rows":
     seed, every, shape = int(sys.argv[3]), int(sys.argv[4]), [int(d) for d in sys.argv[5:]]
     count = 1

@@ -319,7 +319,7 @@ def Attn_FinalizeTileOp : Attn_Op<"finalize_tile", [Pure]> {
 
 def Attn_YieldOp : Attn_Op<"yield", [
     Pure, Terminator, ReturnLike,
-    ParentOneOf<["AttentionOp", "OnlineAttentionOp"]>]> {
+    ParentOneOf<["AttentionOp", "AttentionGradOp", "OnlineAttentionOp"]>]> {
   let summary = "yields the modified score from a score region";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";

@@ -1,0 +1,124 @@
+// The backward of attn.attention (attn.attention_grad, lowered by
+// attn-lower-attention-grad) run by attn-run --backward on a seeded dO:
+// dQ, dK and dV against the f64 reference's gradients
+// (ReferenceGradients.cpp, itself checked against finite differences in
+// the unit tests), on the vectorized CPU path (the forward's kernels, the
+// backward's loops) and on --generic. Tolerance 1e-4 of each gradient's
+// scale: f32 has 6e-8 relative precision; dK and dV sum over up to
+// 4 x 1000 query rows and dS = P (dP - D) cancels, which leaves errors
+// near 1e-6 scaled (measured: at most 3e-6); a wrong formula or a missed
+// tile is off by 1e-2 or more.
+// RUN: attn-run %s --entry=dense_odd --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=dense_odd --backward --check --generic | FileCheck %s
+// RUN: attn-run %s --entry=causal_top_left --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --check --generic | FileCheck %s
+// RUN: attn-run %s --entry=gqa_4to1_long --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=mqa_cross --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=sliding_window --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=bigbird --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=documents --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=alibi_softcap --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=t5_bias --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=mask_and_bias --backward --check | FileCheck %s
+// CHECK: check dq: {{.*}}: PASS
+// CHECK: check dk: {{.*}}: PASS
+// CHECK: check dv: {{.*}}: PASS
+
+// A NaN in the K and V rows no query keeps (keys 60.. under top-left
+// causal with Lq = 60) reaches no gradient: their dK and dV rows are 0.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python %S/Inputs/make-matrix-npy.py nan-tail %t/k.npy 1 60 1 2 80 32
+// RUN: %python %S/Inputs/make-matrix-npy.py nan-tail %t/v.npy 2 60 1 2 80 32
+// RUN: attn-run %s --entry=masked_nan_keys --backward --check --input k=%t/k.npy --input v=%t/v.npy --random-inputs | FileCheck %s
+// RUN: attn-run %s --entry=masked_nan_keys --backward --check --generic --input k=%t/k.npy --input v=%t/v.npy --random-inputs | FileCheck %s
+
+// The check can fail: a perturbed tolerance of 0 fails on rounding.
+// RUN: not attn-run %s --entry=dense_odd --backward --check --tolerance=0 | FileCheck %s --check-prefix=STRICT
+// STRICT: check dq: {{.*}}: FAIL
+
+// Bad input, each refused at its op: a family without a backward, a mod
+// and a score region the lowering cannot differentiate, 16-bit attention.
+// RUN: not attn-run %S/Inputs/backward-bad.mlir --entry=linformer --backward 2>&1 | FileCheck %s --check-prefix=LINFORMER
+// LINFORMER: backward-bad.mlir:3:8: error: attn-run --backward: attn.linformer has no backward yet
+// RUN: not attn-run %S/Inputs/backward-bad.mlir --entry=distance_weight --backward 2>&1 | FileCheck %s --check-prefix=WEIGHT
+// WEIGHT: backward-bad.mlir:9:8: error: 'attn.attention_grad' op attn-lower-attention-grad: #attn.distance_weight (not additive) has no backward yet
+// RUN: not attn-run %S/Inputs/backward-bad.mlir --entry=score_region --backward 2>&1 | FileCheck %s --check-prefix=REGION
+// REGION: backward-bad.mlir:15:8: error: 'attn.attention_grad' op attn-lower-attention-grad: a score region has no backward yet
+// RUN: not attn-run %S/Inputs/backward-bad.mlir --entry=bf16 --backward 2>&1 | FileCheck %s --check-prefix=HALF
+// HALF: backward-bad.mlir:25:8: error: attn-run --backward runs f32 attention
+
+func.func @dense_odd(%q: tensor<2x3x97x40xf32>, %k: tensor<2x3x97x40xf32>, %v: tensor<2x3x97x40xf32>) -> tensor<2x3x97x40xf32> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<2x3x97x40xf32>, tensor<2x3x97x40xf32>, tensor<2x3x97x40xf32>) -> tensor<2x3x97x40xf32>
+  return %o : tensor<2x3x97x40xf32>
+}
+
+func.func @causal_top_left(%q: tensor<1x2x130x64xf32>, %k: tensor<1x2x130x64xf32>, %v: tensor<1x2x130x64xf32>) -> tensor<1x2x130x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x2x130x64xf32>, tensor<1x2x130x64xf32>, tensor<1x2x130x64xf32>) -> tensor<1x2x130x64xf32>
+  return %o : tensor<1x2x130x64xf32>
+}
+
+func.func @causal_bottom_right_d128(%q: tensor<1x2x37x128xf32>, %k: tensor<1x2x150x128xf32>, %v: tensor<1x2x150x128xf32>) -> tensor<1x2x37x128xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x2x37x128xf32>, tensor<1x2x150x128xf32>, tensor<1x2x150x128xf32>) -> tensor<1x2x37x128xf32>
+  return %o : tensor<1x2x37x128xf32>
+}
+
+func.func @gqa_4to1_long(%q: tensor<1x4x1000x64xf32>, %k: tensor<1x1x1000x64xf32>, %v: tensor<1x1x1000x64xf32>) -> tensor<1x4x1000x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x4x1000x64xf32>, tensor<1x1x1000x64xf32>, tensor<1x1x1000x64xf32>) -> tensor<1x4x1000x64xf32>
+  return %o : tensor<1x4x1000x64xf32>
+}
+
+func.func @mqa_cross(%q: tensor<2x4x45x40xf32>, %k: tensor<2x1x97x40xf32>, %v: tensor<2x1x97x40xf32>) -> tensor<2x4x45x40xf32> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<2x4x45x40xf32>, tensor<2x1x97x40xf32>, tensor<2x1x97x40xf32>) -> tensor<2x4x45x40xf32>
+  return %o : tensor<2x4x45x40xf32>
+}
+
+func.func @sliding_window(%q: tensor<1x2x300x64xf32>, %k: tensor<1x2x300x64xf32>, %v: tensor<1x2x300x64xf32>) -> tensor<1x2x300x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.window<left = 40, right = 0>)
+      : (tensor<1x2x300x64xf32>, tensor<1x2x300x64xf32>, tensor<1x2x300x64xf32>) -> tensor<1x2x300x64xf32>
+  return %o : tensor<1x2x300x64xf32>
+}
+
+func.func @bigbird(%q: tensor<1x2x97x40xf32>, %k: tensor<1x2x97x40xf32>, %v: tensor<1x2x97x40xf32>) -> tensor<1x2x97x40xf32> {
+  %o = attn.attention %q, %k, %v
+      pattern(#attn.or<[#attn.window<left = 8, right = 8>, #attn.global<[0, 1]>,
+                        #attn.random_blocks<block = 16, count = 2, seed = 7>]>)
+      : (tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>) -> tensor<1x2x97x40xf32>
+  return %o : tensor<1x2x97x40xf32>
+}
+
+func.func @documents(%q: tensor<1x2x97x40xf32>, %k: tensor<1x2x97x40xf32>, %v: tensor<1x2x97x40xf32>, %qi: tensor<1x97xi32>, %ki: tensor<1x97xi32>) -> tensor<1x2x97x40xf32> {
+  %o = attn.attention %q, %k, %v segments(%qi, %ki) pattern(#attn.and<[#attn.segments, #attn.causal]>)
+      : (tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>, tensor<1x97xi32>, tensor<1x97xi32>) -> tensor<1x2x97x40xf32>
+  return %o : tensor<1x2x97x40xf32>
+}
+
+func.func @alibi_softcap(%q: tensor<1x4x97x64xf32>, %k: tensor<1x4x97x64xf32>, %v: tensor<1x4x97x64xf32>) -> tensor<1x4x97x64xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) scale = 1.0
+      mods = [#attn.alibi<max_bias = 8.0>, #attn.softcap<cap = 2.0>]
+      : (tensor<1x4x97x64xf32>, tensor<1x4x97x64xf32>, tensor<1x4x97x64xf32>) -> tensor<1x4x97x64xf32>
+  return %o : tensor<1x4x97x64xf32>
+}
+
+func.func @t5_bias(%q: tensor<1x4x97x40xf32>, %k: tensor<1x4x200x40xf32>, %v: tensor<1x4x200x40xf32>, %t: tensor<4x16xf32>) -> tensor<1x4x97x40xf32> {
+  %o = attn.attention %q, %k, %v rel_table(%t) pattern(#attn.causal) align = bottom_right mods = [#attn.t5_bias<buckets = 16, max_distance = 40, bidirectional = false>]
+      : (tensor<1x4x97x40xf32>, tensor<1x4x200x40xf32>, tensor<1x4x200x40xf32>, tensor<4x16xf32>) -> tensor<1x4x97x40xf32>
+  return %o : tensor<1x4x97x40xf32>
+}
+
+func.func @mask_and_bias(%q: tensor<2x2x50x32xf32>, %k: tensor<2x2x70x32xf32>, %v: tensor<2x2x70x32xf32>, %m: tensor<2x1x50x70xi1>, %b: tensor<1x2x50x70xf32>) -> tensor<2x2x50x32xf32> {
+  %o = attn.attention %q, %k, %v mask(%m) bias(%b)
+      : (tensor<2x2x50x32xf32>, tensor<2x2x70x32xf32>, tensor<2x2x70x32xf32>, tensor<2x1x50x70xi1>, tensor<1x2x50x70xf32>) -> tensor<2x2x50x32xf32>
+  return %o : tensor<2x2x50x32xf32>
+}
+
+func.func @masked_nan_keys(%q: tensor<1x4x60x32xf32>, %k: tensor<1x2x80x32xf32>, %v: tensor<1x2x80x32xf32>) -> tensor<1x4x60x32xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal)
+      : (tensor<1x4x60x32xf32>, tensor<1x2x80x32xf32>, tensor<1x2x80x32xf32>) -> tensor<1x4x60x32xf32>
+  return %o : tensor<1x4x60x32xf32>
+}
