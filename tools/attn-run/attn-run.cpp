@@ -79,16 +79,16 @@ static cl::opt<std::string> outputFile("output",
 static cl::opt<bool> gaussianOmega(
     "gaussian-omega",
     cl::desc("draw a generated omega (attn.kernelized) i.i.d. N(0, 1) "
-             "instead of as orthogonal random features"),
-    cl::cat(runCategory));
+             "instead of as orthogonal random features (tests; --help-hidden)"),
+    cl::cat(runCategory), cl::Hidden);
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated inputs"),
                               cl::init(0), cl::cat(runCategory));
 static cl::opt<bool> check("check", cl::desc("compare with the f64 reference"),
                            cl::cat(runCategory));
 static cl::opt<bool> backward(
     "backward",
-    cl::desc("run the attention's backward on a seeded dO (an added last "
-             "argument): results dQ, dK, dV; --check checks each"),
+    cl::desc("run the attention's backward on a seeded dO: dQ, dK, dV "
+             "(--check: against the f64 reference's gradients)"),
     cl::cat(runCategory));
 static cl::opt<double> tolerance(
     "tolerance",
