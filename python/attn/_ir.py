@@ -65,7 +65,9 @@ class AttentionCall:
     def output_shape(self):
         return (self.q_shape[0], self.q_shape[1], self.q_shape[2], self.v_shape[3])
 
-    def module(self, name="attention"):
+    def _operands_and_clauses(self):
+        """The function arguments (name, type), the op's clauses and the
+        types of its optional operands after q, k, v."""
         e = self.element
         args = [("q", tensor_type(self.q_shape, e)), ("k", tensor_type(self.k_shape, e)),
                 ("v", tensor_type(self.v_shape, e))]
@@ -83,9 +85,7 @@ class AttentionCall:
         if self.rel_table_shape is not None:
             args.append(("rel_table", tensor_type(self.rel_table_shape, e)))
             clauses.append("rel_table(%rel_table)")
-        attention_operands = [t for _, t in args]
-        for n, (shape, element) in enumerate(self.captured):
-            args.append((f"captured{n}", tensor_type(shape, element)))
+        optional = [t for _, t in args[3:]]
         if self.pattern:
             clauses.append(f"pattern({self.pattern})")
         if self.scale is not None:
@@ -94,6 +94,38 @@ class AttentionCall:
             clauses.append(f"align = {self.align}")
         if self.mods:
             clauses.append("mods = [" + ", ".join(self.mods) + "]")
+        return args, clauses, optional
+
+    def grad_module(self, name="attention_grad"):
+        """The backward (attn.attention_grad, docs/Dialect.md): a function of
+        the forward's operands, then its output o, the output's gradient do
+        and its lse, returning (dq, dk, dv)."""
+        if self.score_body is not None or self.captured:
+            raise NotImplementedError("attn: the backward of a score_mod (score region) "
+                                      "is not built yet")
+        e = self.element
+        args, clauses, optional = self._operands_and_clauses()
+        out = tensor_type(self.output_shape(), e)
+        lse = tensor_type(self.q_shape[:3], "f32")
+        args += [("o", out), ("do", out), ("lse", lse)]
+        grads = [tensor_type(self.q_shape, e), tensor_type(self.k_shape, e),
+                 tensor_type(self.v_shape, e)]
+        operand_types = [grads[0], grads[1], grads[2], out, out, lse] + optional
+        return "\n".join([
+            "func.func @%s(%s) -> (%s) {" % (
+                name, ", ".join(f"%{n}: {t}" for n, t in args), ", ".join(grads)),
+            "  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse " +
+            " ".join(clauses) + " : (" + ", ".join(operand_types) + ") -> (" +
+            ", ".join(grads) + ")",
+            "  return %dq, %dk, %dv : " + ", ".join(grads),
+            "}"]) + "\n"
+
+    def module(self, name="attention"):
+        e = self.element
+        args, clauses, _ = self._operands_and_clauses()
+        attention_operands = [t for _, t in args]
+        for n, (shape, element) in enumerate(self.captured):
+            args.append((f"captured{n}", tensor_type(shape, element)))
         out = tensor_type(self.output_shape(), e)
         results = out
         if self.lse:

@@ -22,6 +22,7 @@ import math
 
 from . import _tensors as T
 from . import _trace as tr
+from .autograd import attention_with_grad, needs_grad
 from ._compiler import compile_source
 from ._ir import ELEMENT, AttentionCall, float_literal, tensor_type
 from .functional import _check_qkv
@@ -581,6 +582,12 @@ def _flex(query, key, value, score_mod, block_mask, scale, enable_gqa, return_ls
                          "[B, H, L, D]")
     call, extra = _plan(tuple(q.shape), tuple(k.shape), tuple(v.shape), ELEMENT[dtype],
                         score_mod, block_mask, scale, return_lse)
+    if target == "cpu" and needs_grad(q, k, v):
+        # Training: the output carries attn's backward (autograd.py).
+        if return_lse or out is not None:
+            raise ValueError("flex_attention: return_lse and out= are for inference "
+                             "(inputs that require grad take neither)")
+        return attention_with_grad(call, q, k, v, extra)
     kernel = compile_source(call.module("flex"), target=target)
     operands = [T.as_operand(q, "query"), T.as_operand(k, "key"),
                 T.as_operand(v, "value")] + extra

@@ -6,6 +6,7 @@ documented difference: a query row whose keys are all masked out yields 0
 """
 
 from . import _tensors as T
+from .autograd import attention_with_grad, needs_grad
 from ._compiler import _forget_hooks, compile_source
 from ._ir import ELEMENT, AttentionCall
 
@@ -115,7 +116,7 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
           target):
     fast_key = None
     if target == "cpu" and attn_mask is None and out is None and T.is_torch(query) and T.is_torch(key) \
-            and T.is_torch(value) and not dropout_p:
+            and T.is_torch(value) and not dropout_p and not needs_grad(query, key, value):
         fast_key = (query.shape, key.shape, value.shape, query.dtype, key.dtype,
                     value.dtype, is_causal, scale, enable_gqa)
         hit = _fast.get(fast_key)
@@ -147,14 +148,24 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
         operands.append(mask)
     key_tuple = (tuple(q.shape), tuple(k.shape), tuple(v.shape), dtype, mask_kind,
                  mask_shape, bool(is_causal), None if scale is None else float(scale), target)
+    call = AttentionCall(tuple(q.shape), tuple(k.shape), tuple(v.shape),
+                         element=ELEMENT[dtype],
+                         mask_shape=mask_shape if mask_kind == "mask" else None,
+                         bias_shape=mask_shape if mask_kind == "bias" else None,
+                         pattern="#attn.causal" if is_causal else None,
+                         scale=scale)
+    if attn_mask is not None and needs_grad(attn_mask):
+        raise NotImplementedError("attn: gradients of masks and biases are not built "
+                                  "yet (only of query, key and value)")
+    if target == "cpu" and needs_grad(q, k, v):
+        # Training: the output carries attn's backward (autograd.py).
+        if out is not None:
+            raise ValueError("attn.scaled_dot_product_attention: out= cannot take "
+                             "a result that requires grad")
+        result = attention_with_grad(call, q, k, v, operands[3:])
+        return _finish(result, squeeze, None)
     kernel = _kernels.get(key_tuple)
     if kernel is None:
-        call = AttentionCall(tuple(q.shape), tuple(k.shape), tuple(v.shape),
-                             element=ELEMENT[dtype],
-                             mask_shape=mask_shape if mask_kind == "mask" else None,
-                             bias_shape=mask_shape if mask_kind == "bias" else None,
-                             pattern="#attn.causal" if is_causal else None,
-                             scale=scale)
         kernel = compile_source(call.module("sdpa"), target=target)
         _kernels[key_tuple] = kernel
 

@@ -85,7 +85,7 @@ int64_t attn_tensor_size(const attn_tensor *tensor, int64_t dim);
  * `inputs`, in the order of its arguments, and writes each result into the
  * tensor of `outputs` the caller created for it (the kernel allocates
  * nothing; the caller owns every tensor). Returns 0, or -1 on error. At most
- * 9 inputs and outputs together.
+ * 16 inputs and outputs together.
  * Artifacts of attn-compile export their signature
  * (`_attn_signature_<function>`): the number of inputs and outputs, their
  * element types, ranks and static sizes are checked against it before the

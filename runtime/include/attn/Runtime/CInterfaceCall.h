@@ -10,49 +10,41 @@
 #define ATTN_RUNTIME_CINTERFACECALL_H
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace attnrt {
 
-/// The most arguments (outputs included) callCInterface handles.
-constexpr std::size_t kMaxCInterfaceArguments = 9;
+/// The most arguments (outputs included) callCInterface handles: enough
+/// for a backward with every optional operand (q, k, v, mask, bias, two
+/// segment id tensors, a table, o, dO, lse and three gradients).
+constexpr std::size_t kMaxCInterfaceArguments = 16;
+
+namespace detail {
+template <std::size_t... I>
+void callWithPointers(void *address, const std::vector<void *> &p,
+                      std::index_sequence<I...>) {
+  using Function = void (*)(decltype((void)I, static_cast<void *>(nullptr))...);
+  reinterpret_cast<Function>(address)(p[I]...);
+}
+
+template <std::size_t N>
+bool callWithArity(void *address, const std::vector<void *> &p) {
+  if constexpr (N > kMaxCInterfaceArguments) {
+    return false;
+  } else {
+    if (p.size() != N)
+      return callWithArity<N + 1>(address, p);
+    callWithPointers(address, p, std::make_index_sequence<N>());
+    return true;
+  }
+}
+} // namespace detail
 
 /// Calls `address` with the pointers in `p`; false (no call) when there are
 /// more than kMaxCInterfaceArguments or none.
 inline bool callCInterface(void *address, const std::vector<void *> &p) {
-  using V = void *;
-  switch (p.size()) {
-  case 1: reinterpret_cast<void (*)(V)>(address)(p[0]); return true;
-  case 2: reinterpret_cast<void (*)(V, V)>(address)(p[0], p[1]); return true;
-  case 3:
-    reinterpret_cast<void (*)(V, V, V)>(address)(p[0], p[1], p[2]);
-    return true;
-  case 4:
-    reinterpret_cast<void (*)(V, V, V, V)>(address)(p[0], p[1], p[2], p[3]);
-    return true;
-  case 5:
-    reinterpret_cast<void (*)(V, V, V, V, V)>(address)(p[0], p[1], p[2], p[3],
-                                                        p[4]);
-    return true;
-  case 6:
-    reinterpret_cast<void (*)(V, V, V, V, V, V)>(address)(p[0], p[1], p[2],
-                                                           p[3], p[4], p[5]);
-    return true;
-  case 7:
-    reinterpret_cast<void (*)(V, V, V, V, V, V, V)>(address)(
-        p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
-    return true;
-  case 8:
-    reinterpret_cast<void (*)(V, V, V, V, V, V, V, V)>(address)(
-        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
-    return true;
-  case 9:
-    reinterpret_cast<void (*)(V, V, V, V, V, V, V, V, V)>(address)(
-        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]);
-    return true;
-  default:
-    return false;
-  }
+  return detail::callWithArity<1>(address, p);
 }
 
 } // namespace attnrt

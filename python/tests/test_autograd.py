@@ -1,0 +1,127 @@
+"""Gradients through attn's backward (attn.attention_grad, autograd.py):
+attn.scaled_dot_product_attention and attn.flex_attention on float32
+inputs that require grad, against torch's autograd in float64 of
+independent formulas: PyTorch's math SDPA, and for flex (whose CPU
+FlexAttention has no backward) plain softmax(mod(q k^T)) v."""
+
+import pytest
+import torch
+
+import attn
+
+# f32 gradients against float64: errors seen ~1e-6 of each gradient's
+# largest entry (sums over <= 200 keys/queries of products of O(1) terms);
+# 1e-4 leaves 100x margin and a wrong term (a missed scale, a GQA head,
+# a mask) is off by 1e-2 or more.
+TOL = 1e-4
+
+
+def random(*shape, seed):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed),
+                       dtype=torch.float64)
+
+
+def grads(fn, tensors, dout, dtype):
+    leaves = [t.to(dtype).requires_grad_() for t in tensors]
+    out = fn(*leaves)
+    out.backward(dout.to(dtype))
+    return out, [t.grad for t in leaves]
+
+
+def check(ours, theirs, q, k, v, dout):
+    out, ours_grads = grads(ours, (q, k, v), dout, torch.float32)
+    ref, ref_grads = grads(theirs, (q, k, v), dout, torch.float64)
+    assert out.grad_fn is not None
+    scale = ref.abs().max()
+    assert (out.double() - ref).abs().max() <= TOL * scale
+    for name, a, r in zip(("dq", "dk", "dv"), ours_grads, ref_grads):
+        error = (a.double() - r).abs().max() / r.abs().max()
+        assert error <= TOL, f"{name}: scaled error {error:.2e}"
+
+
+@pytest.mark.parametrize("causal,hq,hkv,lq,lk", [
+    (False, 4, 4, 37, 53), (True, 4, 2, 53, 53), (False, 4, 1, 1, 97)])
+def test_sdpa(causal, hq, hkv, lq, lk):
+    q, k, v = random(2, hq, lq, 40, seed=1), random(2, hkv, lk, 40, seed=2), \
+        random(2, hkv, lk, 24, seed=3)
+    dout = random(2, hq, lq, 24, seed=4)
+    f = torch.nn.functional.scaled_dot_product_attention
+    check(lambda q, k, v: attn.scaled_dot_product_attention(
+              q, k, v, is_causal=causal, enable_gqa=hq != hkv),
+          lambda q, k, v: f(q, k, v, is_causal=causal, enable_gqa=hq != hkv),
+          q, k, v, dout)
+
+
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_sdpa_masks(kind):
+    q, k, v = random(2, 2, 30, 16, seed=5), random(2, 2, 45, 16, seed=6), \
+        random(2, 2, 45, 16, seed=7)
+    dout = random(2, 2, 30, 16, seed=8)
+    mask = torch.rand(30, 45, generator=torch.Generator().manual_seed(9)) > 0.3 \
+        if kind == "bool" else random(2, 1, 30, 45, seed=9).float()
+    f = torch.nn.functional.scaled_dot_product_attention
+    check(lambda q, k, v: attn.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+          lambda q, k, v: f(q, k, v, attn_mask=mask if kind == "bool" else mask.double()),
+          q, k, v, dout)
+
+
+def test_sdpa_rank3_and_no_grad():
+    q, k, v = random(3, 20, 8, seed=10), random(3, 20, 8, seed=11), random(3, 20, 8, seed=12)
+    f = torch.nn.functional.scaled_dot_product_attention
+    check(attn.scaled_dot_product_attention, f, q, k, v, random(3, 20, 8, seed=13))
+    with torch.no_grad():
+        out = attn.scaled_dot_product_attention(*(t.float().requires_grad_() for t in (q, k, v)))
+    assert out.grad_fn is None
+
+
+def causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+def window(b, h, q_idx, kv_idx):
+    return (q_idx >= kv_idx) & (q_idx - kv_idx <= 16)
+
+
+def softcap(score, b, h, q_idx, kv_idx):
+    return 20.0 * torch.tanh(score / 20.0)
+
+
+@pytest.mark.parametrize("score_mod,mask_mod", [
+    (None, causal), (None, window), (softcap, None), (softcap, causal)])
+def test_flex(score_mod, mask_mod):
+    q, k, v = random(1, 4, 100, 32, seed=14) * 3, random(1, 4, 100, 32, seed=15), \
+        random(1, 4, 100, 32, seed=16)
+    dout = random(1, 4, 100, 32, seed=17)
+
+    def ours(q, k, v):
+        block_mask = attn.create_block_mask(mask_mod, None, None, 100, 100) \
+            if mask_mod else None
+        return attn.flex_attention(q, k, v, score_mod=score_mod, block_mask=block_mask)
+
+    def theirs(q, k, v):
+        scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+        i = torch.arange(100).view(100, 1)
+        j = torch.arange(100).view(1, 100)
+        if score_mod:
+            scores = score_mod(scores, None, None, i, j)
+        if mask_mod:
+            scores = scores.masked_fill(~mask_mod(None, None, i, j), float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+    check(ours, theirs, q, k, v, dout)
+
+
+def test_refusals():
+    q, k, v = (random(1, 2, 16, 8, seed=s).float().requires_grad_() for s in (18, 19, 20))
+    bias = random(1, 2, 16, 16, seed=21).float().requires_grad_()
+    with pytest.raises(NotImplementedError, match="masks and biases"):
+        attn.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+    gate = torch.tensor([0.5, -1.0])
+    with pytest.raises(NotImplementedError, match="score_mod"):
+        attn.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s * gate[h]) \
+            .sum().backward()
+    half = [t.detach().bfloat16().requires_grad_() for t in (q, k, v)]
+    with pytest.raises(NotImplementedError, match="float32"):
+        attn.scaled_dot_product_attention(*half)
+    with pytest.raises(ValueError, match="out="):
+        attn.scaled_dot_product_attention(q, k, v, out=torch.empty(1, 2, 16, 8))
