@@ -96,10 +96,11 @@ class AttentionCall:
             clauses.append("mods = [" + ", ".join(self.mods) + "]")
         return args, clauses, optional
 
-    def grad_module(self, name="attention_grad"):
+    def grad_module(self, name="attention_grad", bias_grad=False):
         """The backward (attn.attention_grad, docs/Dialect.md): a function of
         the forward's operands, then its output o, the output's gradient do
-        and its lse, returning (dq, dk, dv)."""
+        and its lse, returning (dq, dk, dv) and with `bias_grad` the bias
+        operand's gradient."""
         if self.score_body is not None or self.captured:
             raise NotImplementedError("attn: the backward of a score_mod (score region) "
                                       "is not built yet")
@@ -111,13 +112,17 @@ class AttentionCall:
         grads = [tensor_type(self.q_shape, e), tensor_type(self.k_shape, e),
                  tensor_type(self.v_shape, e)]
         operand_types = [grads[0], grads[1], grads[2], out, out, lse] + optional
+        if bias_grad:
+            grads.append(tensor_type(self.bias_shape, e))
         return "\n".join([
             "func.func @%s(%s) -> (%s) {" % (
                 name, ", ".join(f"%{n}: {t}" for n, t in args), ", ".join(grads)),
-            "  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse " +
+            "  %dq, %dk, %dv" + (", %dbias" if bias_grad else "") +
+            " = attn.attention_grad %q, %k, %v, %o, %do, %lse " +
             " ".join(clauses) + " : (" + ", ".join(operand_types) + ") -> (" +
             ", ".join(grads) + ")",
-            "  return %dq, %dk, %dv : " + ", ".join(grads),
+            "  return %dq, %dk, %dv" + (", %dbias" if bias_grad else "") + " : " +
+            ", ".join(grads),
             "}"]) + "\n"
 
     def module(self, name="attention"):

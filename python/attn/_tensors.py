@@ -22,9 +22,11 @@ def dtype_name(x):
     return str(np.asarray(x).dtype) if not isinstance(x, np.ndarray) else str(x.dtype)
 
 
-def as_operand(x, what):
+def as_operand(x, what, keep_grad=False):
     """`x` as something the extension takes: a CPU tensor or array in
-    row-major order (a copy only when it is not)."""
+    row-major order (a copy only when it is not). With `keep_grad`, a torch
+    tensor stays in autograd's graph (an operand whose gradient attn's
+    backward returns)."""
     if is_torch(x):
         if x.device.type != "cpu":
             raise ValueError(f"{what} is on {x.device}; attn's Python entry points "
@@ -32,7 +34,8 @@ def as_operand(x, what):
         if x.layout != torch.strided:
             raise ValueError(f"{what} has layout {x.layout}; attn takes dense "
                              "(torch.strided) tensors")
-        x = x.detach()
+        if not keep_grad:
+            x = x.detach()
         return x if x.is_contiguous() else x.contiguous()
     if isinstance(x, np.ndarray):
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)

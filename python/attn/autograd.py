@@ -21,9 +21,13 @@ def needs_grad(*tensors):
 
 def attention_with_grad(call, q, k, v, extras):
     """The output of `call` on (q, k, v, *extras) as a torch tensor whose
-    backward runs attn's kernel. Gradients flow to q, k and v; the extra
-    operands (masks, biases, segment ids) get none."""
+    backward runs attn's kernel. Gradients flow to q, k, v and the bias
+    operand (when it requires grad); masks and segment ids get none."""
     import torch
+
+    roles = call.operand_roles()[3:]
+    bias_at = roles.index("bias") if "bias" in roles else None
+    bias_grad = bias_at is not None and needs_grad(extras[bias_at])
 
     class _Attention(torch.autograd.Function):
         @staticmethod
@@ -39,11 +43,17 @@ def attention_with_grad(call, q, k, v, extras):
         @staticmethod
         def backward(ctx, grad_out):
             q, k, v, out, lse, *extras = ctx.saved_tensors
-            kernel = compile_source(call.grad_module("attention_backward"))
-            dq, dk, dv = (torch.empty_like(t) for t in (q, k, v))
+            kernel = compile_source(call.grad_module("attention_backward",
+                                                     bias_grad=bias_grad))
+            grads = [torch.empty_like(t) for t in (q, k, v)]
+            if bias_grad:
+                grads.append(torch.empty_like(extras[bias_at]))
             kernel(q, k, v, *extras, out, grad_out.contiguous().to(q.dtype), lse,
-                   out=[dq, dk, dv])
-            return (dq, dk, dv) + (None,) * len(extras)
+                   out=grads)
+            extra_grads = [None] * len(extras)
+            if bias_grad:
+                extra_grads[bias_at] = grads[3]
+            return tuple(grads[:3]) + tuple(extra_grads)
 
     if call.element != "f32":
         raise NotImplementedError("attn: the backward runs float32 attention only "

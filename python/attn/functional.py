@@ -87,7 +87,9 @@ def _mask_operand(attn_mask, q, B, Hq, Lq, Lk):
         target[2] = Lq
     if tuple(target) != shape4:
         mask = T.expand(mask, tuple(target))
-    return kind, T.as_operand(mask, "attn_mask")
+    # A bias that requires grad stays in the graph (autograd.py returns its
+    # gradient, which the steps above carry back to attn_mask).
+    return kind, T.as_operand(mask, "attn_mask", keep_grad=kind == "bias")
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -154,10 +156,7 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
                          bias_shape=mask_shape if mask_kind == "bias" else None,
                          pattern="#attn.causal" if is_causal else None,
                          scale=scale)
-    if attn_mask is not None and needs_grad(attn_mask):
-        raise NotImplementedError("attn: gradients of masks and biases are not built "
-                                  "yet (only of query, key and value)")
-    if target == "cpu" and needs_grad(q, k, v):
+    if target == "cpu" and needs_grad(q, k, v, *operands[3:]):
         # Training: the output carries attn's backward (autograd.py).
         if out is not None:
             raise ValueError("attn.scaled_dot_product_attention: out= cannot take "

@@ -20,10 +20,15 @@
 // RUN: attn-run %s --entry=documents --backward --check | FileCheck %s
 // RUN: attn-run %s --entry=alibi_softcap --backward --check | FileCheck %s
 // RUN: attn-run %s --entry=t5_bias --backward --check | FileCheck %s
-// RUN: attn-run %s --entry=mask_and_bias --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=mask_and_bias --backward --check | FileCheck %s --check-prefixes=CHECK,BIAS
+// RUN: attn-run %s --entry=mask_and_bias --backward --check --generic | FileCheck %s --check-prefixes=CHECK,BIAS
+// RUN: attn-run %s --entry=per_key_bias_causal --backward --check | FileCheck %s --check-prefixes=CHECK,BIAS
 // CHECK: check dq: {{.*}}: PASS
 // CHECK: check dk: {{.*}}: PASS
 // CHECK: check dv: {{.*}}: PASS
+// A bias operand gets its gradient (attn.attention_grad's fourth result),
+// summed over the dimensions it broadcasts.
+// BIAS: check dbias: {{.*}}: PASS
 
 // A NaN in the K and V rows no query keeps (keys 60.. under top-left
 // causal with Lq = 60) reaches no gradient: their dK and dV rows are 0.
@@ -120,5 +125,11 @@ func.func @mask_and_bias(%q: tensor<2x2x50x32xf32>, %k: tensor<2x2x70x32xf32>, %
 func.func @masked_nan_keys(%q: tensor<1x4x60x32xf32>, %k: tensor<1x2x80x32xf32>, %v: tensor<1x2x80x32xf32>) -> tensor<1x4x60x32xf32> {
   %o = attn.attention %q, %k, %v pattern(#attn.causal)
       : (tensor<1x4x60x32xf32>, tensor<1x2x80x32xf32>, tensor<1x2x80x32xf32>) -> tensor<1x4x60x32xf32>
+  return %o : tensor<1x4x60x32xf32>
+}
+
+func.func @per_key_bias_causal(%q: tensor<1x4x60x32xf32>, %k: tensor<1x2x60x32xf32>, %v: tensor<1x2x60x32xf32>, %b: tensor<1x1x1x60xf32>) -> tensor<1x4x60x32xf32> {
+  %o = attn.attention %q, %k, %v bias(%b) pattern(#attn.causal)
+      : (tensor<1x4x60x32xf32>, tensor<1x2x60x32xf32>, tensor<1x2x60x32xf32>, tensor<1x1x1x60xf32>) -> tensor<1x4x60x32xf32>
   return %o : tensor<1x4x60x32xf32>
 }

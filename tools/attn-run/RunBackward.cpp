@@ -22,8 +22,8 @@ int fail(const llvm::Twine &message) {
 /// needs its own yardstick, as the forward's --check has.
 constexpr double kDefaultTolerance = 1e-4;
 
-/// The entry made to return (dQ, dK, dV) of `forward` for a new last
-/// argument dO; the forward gains its lse result when it has none.
+/// The entry made to return (dQ, dK, dV[, dBias]) of `forward` for a new
+/// last argument dO; the forward gains its lse result when it has none.
 /// Returns the backward op, or null after reporting at the op why not.
 attn::AttentionGradOp appendBackward(func::FuncOp entry,
                                      attn::AttentionOp forward) {
@@ -56,10 +56,14 @@ attn::AttentionGradOp appendBackward(func::FuncOp entry,
     lse = forward.getLse();
   }
   b.setInsertionPointAfter(forward);
+  // A bias operand gets its gradient too (a fourth result).
+  SmallVector<Type> gradTypes = {forward.getQuery().getType(),
+                                 forward.getKey().getType(),
+                                 forward.getValue().getType()};
+  if (Value bias = forward.getBias())
+    gradTypes.push_back(bias.getType());
   auto grad = attn::AttentionGradOp::create(
-      b, loc,
-      TypeRange{forward.getQuery().getType(), forward.getKey().getType(),
-                forward.getValue().getType()},
+      b, loc, gradTypes,
       forward.getQuery(), forward.getKey(), forward.getValue(),
       forward.getOutput(), dO, lse, forward.getMask(), forward.getBias(),
       forward.getQSegments(), forward.getKvSegments(), forward.getRelTable(),
@@ -165,9 +169,9 @@ int runBackward(ModuleOp module, func::FuncOp entry,
   double bar = run.tolerance.value_or(kDefaultTolerance);
   bool pass = true;
   const std::vector<double> *refs[] = {&expected.query, &expected.key,
-                                       &expected.value};
-  const char *names[] = {"dq", "dk", "dv"};
-  for (int r = 0; r < 3; ++r) {
+                                       &expected.value, &expected.bias};
+  const char *names[] = {"dq", "dk", "dv", "dbias"};
+  for (size_t r = 0; r < results.size(); ++r) {
     reference::Comparison c =
         reference::compare(results[r], *refs[r], refs[r]->size());
     bool ok = c.passes(bar);

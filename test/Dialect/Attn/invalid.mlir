@@ -1462,3 +1462,21 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %o, %lse mods = [#attn.t5_bias<buckets = 32, max_distance = 128, bidirectional = true>] : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>)
   return
 }
+
+// -----
+
+// attention_grad: a bias gradient without a bias
+func.func @f(%q: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>) {
+  // expected-error @+1 {{bias_grad needs a bias operand}}
+  %dq, %dk, %dv, %db = attn.attention_grad %q, %q, %q, %q, %q, %lse : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x16xf32>)
+  return
+}
+
+// -----
+
+// attention_grad: a bias gradient of another shape than the bias
+func.func @f(%q: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>, %b: tensor<1x1x16x16xf32>) {
+  // expected-error @+1 {{bias_grad must have the bias's type 'tensor<1x1x16x16xf32>'}}
+  %dq, %dk, %dv, %db = attn.attention_grad %q, %q, %q, %q, %q, %lse bias(%b) : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>, tensor<1x1x16x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x16xf32>)
+  return
+}

@@ -55,6 +55,14 @@ LogicalResult checkSupported(AttentionGradOp op) {
     for (Attribute mod : mods)
       if (isa<DistanceWeightAttr>(mod))
         return refuse("#attn.distance_weight (not additive)");
+  if (op.getBiasGrad()) {
+    // Which dimensions the bias broadcasts must be known to sum over them.
+    auto biasType = cast<RankedTensorType>(op.getBias().getType());
+    for (int64_t d = 0; d < 3; ++d)
+      if (biasType.isDynamicDim(d))
+        return op.emitOpError("attn-lower-attention-grad: bias_grad needs the "
+                              "bias's batch, head and query dimensions static");
+  }
   std::string reason;
   int64_t numHeads =
       cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1);
@@ -124,11 +132,14 @@ private:
     Value q, o, dO, lse, rowDot; // rowDot = rowsum(dO o O)
   };
   QueryRows queryRows(Value batch, Value head, Value i0, Value tq);
-  /// P and dS of one tile (the file comment's formulas).
-  std::pair<Value, Value> tileGradients(const QueryRows &rows, Value kTile,
-                                        Value vTile, Value batch, Value head,
-                                        Value i0, Value j0, Value tq,
-                                        Value tk);
+  /// P, dX (the logits' gradient) and dS of one tile (the file comment's
+  /// formulas).
+  struct TileGradients {
+    Value probs, logitGrad, scoreGrad;
+  };
+  TileGradients tileGradients(const QueryRows &rows, Value kTile, Value vTile,
+                              Value batch, Value head, Value i0, Value j0,
+                              Value tq, Value tk);
   /// acc[r, c] += sum_s weights(s, r or r, s) x[s, c], skipping zero weights;
   /// `transposed` reads weights as [s, r] (dK, dV), else as [r, s] (dQ).
   Value accumulate(Value acc, Value weights, Value x, bool transposed);
@@ -138,7 +149,10 @@ private:
       Value i0, Value tq, Value j0, Value tk, ValueRange state,
       function_ref<SmallVector<Value>()> body);
 
-  Value buildQueryGrad();
+  /// dQ, and with `withLogitGrads` dX of every (b, h, i, j) [B, Hq, Lq, Lk].
+  std::pair<Value, Value> buildQueryGrad(bool withLogitGrads);
+  /// The bias operand's gradient from dX.
+  Value buildBiasGrad(Value logitGrads);
   std::pair<Value, Value> buildKeyValueGrads();
   /// `value` (f32) in the element type of `like`.
   Value toElementTypeOf(Value value, Value like);
@@ -184,7 +198,7 @@ GradLowering::QueryRows GradLowering::queryRows(Value batch, Value head,
   return rows;
 }
 
-std::pair<Value, Value>
+GradLowering::TileGradients
 GradLowering::tileGradients(const QueryRows &rows, Value kTile, Value vTile,
                             Value batch, Value head, Value i0, Value j0,
                             Value tq, Value tk) {
@@ -217,27 +231,31 @@ GradLowering::tileGradients(const QueryRows &rows, Value kTile, Value vTile,
     for (Attribute mod : mods)
       if (auto softcap = dyn_cast<SoftcapAttr>(mod))
         cap = softcap.getCap().convertToFloat();
-  Value dS = generic(
-      {probs, dP, rows.rowDot, dot}, empty, {id2, id2, map2({i}), id2, id2},
-      par2, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value p = a[0];
-        Value ds = arith::MulFOp::create(
-            nb, l, p, arith::SubFOp::create(nb, l, a[1], a[2]));
-        ds = arith::MulFOp::create(nb, l, ds, scale);
-        if (cap) {
-          // d(c tanh(s / c)) / ds = 1 - tanh^2(s / c), s = scale Q K^T.
-          Value s = arith::MulFOp::create(nb, l, a[3], scale);
-          Value t = math::TanhOp::create(
-              nb, l, arith::DivFOp::create(nb, l, s, f32Const(nb, *cap)));
-          Value slope = arith::SubFOp::create(
-              nb, l, f32Const(nb, 1.0f), arith::MulFOp::create(nb, l, t, t));
-          ds = arith::MulFOp::create(nb, l, ds, slope);
-        }
-        Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE, p,
-                                           f32Const(nb, 0.0f));
-        return arith::SelectOp::create(nb, l, kept, ds, f32Const(nb, 0.0f));
+  // dX = P (dP - D), 0 where P = 0 (a dropped key's NaN V stays out).
+  Value dX = generic(
+      {probs, dP, rows.rowDot}, empty, {id2, id2, map2({i}), id2}, par2,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value dx = arith::MulFOp::create(
+            nb, l, a[0], arith::SubFOp::create(nb, l, a[1], a[2]));
+        Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
+                                           a[0], f32Const(nb, 0.0f));
+        return arith::SelectOp::create(nb, l, kept, dx, f32Const(nb, 0.0f));
       });
-  return {probs, dS};
+  Value dS = generic(
+      {dX, dot}, empty, {id2, id2, id2}, par2,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value ds = arith::MulFOp::create(nb, l, a[0], scale);
+        if (!cap)
+          return ds;
+        // d(c tanh(s / c)) / ds = 1 - tanh^2(s / c), s = scale Q K^T.
+        Value s = arith::MulFOp::create(nb, l, a[1], scale);
+        Value t = math::TanhOp::create(
+            nb, l, arith::DivFOp::create(nb, l, s, f32Const(nb, *cap)));
+        Value slope = arith::SubFOp::create(
+            nb, l, f32Const(nb, 1.0f), arith::MulFOp::create(nb, l, t, t));
+        return arith::MulFOp::create(nb, l, ds, slope);
+      });
+  return {probs, dX, dS};
 }
 
 Value GradLowering::accumulate(Value acc, Value weights, Value x,
@@ -279,15 +297,20 @@ GradLowering::unlessEmpty(Value i0, Value tq, Value j0, Value tk,
   return SmallVector<Value>(ifOp.getResults());
 }
 
-Value GradLowering::buildQueryGrad() {
+std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
   Value numTiles = arith::CeilDivUIOp::create(b, loc, queryLen, index(queryTile));
-  Value out = tensor::EmptyOp::create(
+  SmallVector<Value> outs = {tensor::EmptyOp::create(
       b, loc,
       getAsOpFoldResult(ValueRange{batchSize, queryHeads, queryLen, headDim}),
-      f32);
+      f32)};
+  if (withLogitGrads)
+    outs.push_back(tensor::EmptyOp::create(
+        b, loc,
+        getAsOpFoldResult(ValueRange{batchSize, queryHeads, queryLen, keyLen}),
+        f32));
   auto forall = scf::ForallOp::create(
       b, loc, getAsOpFoldResult(ValueRange{batchSize, queryHeads, numTiles}),
-      ValueRange{out}, std::nullopt);
+      outs, std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
   Value batch = forall.getInductionVars()[0], head = forall.getInductionVars()[1];
@@ -295,9 +318,13 @@ Value GradLowering::buildQueryGrad() {
   Value tq = tileRows(queryTile, queryLen, i0);
   Value kvHead = arith::DivUIOp::create(b, loc, head, groups);
   QueryRows rows = queryRows(batch, head, i0, tq);
+  // The state: dQ's rows, and with withLogitGrads the rows' dX over every
+  // key (0 in the tiles the pattern drops).
+  SmallVector<Value> init = {filled(0.0f, {tq, headDim})};
+  if (withLogitGrads)
+    init.push_back(filled(0.0f, {tq, keyLen}));
   auto loop = scf::ForOp::create(
-      b, loc, index(0), keyLen, index(keyTile),
-      ValueRange{filled(0.0f, {tq, headDim})},
+      b, loc, index(0), keyLen, index(keyTile), init,
       [&](OpBuilder &nb, Location l, Value j0, ValueRange state) {
         OpBuilder::InsertionGuard loopGuard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -307,24 +334,70 @@ Value GradLowering::buildQueryGrad() {
                                   {batch, kvHead, j0, index(0)}, tk, headDim);
           Value vTile = sliceRows(b, loc, op.getValue(),
                                   {batch, kvHead, j0, index(0)}, tk, valueDim);
-          Value dS = tileGradients(rows, kTile, vTile, batch, head, i0, j0, tq,
-                                   tk)
-                         .second;
-          return SmallVector<Value>{
-              accumulate(state[0], dS, kTile, /*transposed=*/false)};
+          TileGradients tile = tileGradients(rows, kTile, vTile, batch, head,
+                                             i0, j0, tq, tk);
+          SmallVector<Value> updated = {
+              accumulate(state[0], tile.scoreGrad, kTile, /*transposed=*/false)};
+          if (withLogitGrads)
+            updated.push_back(tensor::InsertSliceOp::create(
+                b, loc, tile.logitGrad, state[1],
+                ArrayRef<OpFoldResult>{b.getIndexAttr(0), j0},
+                ArrayRef<OpFoldResult>{tq, tk},
+                ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)}));
+          return updated;
         });
         scf::YieldOp::create(b, l, next);
       });
   b.setInsertionPointToStart(forall.getTerminator().getBody());
-  SmallVector<OpFoldResult> offsets = {batch, head, i0, b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                     getAsOpFoldResult(tq),
-                                     getAsOpFoldResult(headDim)};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  tensor::ParallelInsertSliceOp::create(b, loc, loop.getResult(0),
-                                        forall.getRegionIterArgs()[0], offsets,
-                                        sizes, strides);
-  return forall.getResult(0);
+  for (auto [n, columns] : llvm::enumerate(ArrayRef<Value>{headDim, keyLen})) {
+    if (n >= loop.getNumResults())
+      break;
+    SmallVector<OpFoldResult> offsets = {batch, head, i0, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                       getAsOpFoldResult(tq),
+                                       getAsOpFoldResult(columns)};
+    tensor::ParallelInsertSliceOp::create(b, loc, loop.getResult(n),
+                                          forall.getRegionIterArgs()[n],
+                                          offsets, sizes, strides);
+  }
+  return {forall.getResult(0),
+          withLogitGrads ? forall.getResult(1) : Value()};
+}
+
+Value GradLowering::buildBiasGrad(Value logitGrads) {
+  // dBias[b', h', i', j] = sum of dX[b, h, i, j] over the dimensions the
+  // bias broadcasts (size 1: static, checked by checkSupported): a
+  // reduction into the kept dimensions, then the unit ones put back.
+  Value bias = op.getBias();
+  auto biasType = cast<RankedTensorType>(bias.getType());
+  SmallVector<AffineExpr> kept;
+  SmallVector<IteratorType> iterators;
+  SmallVector<Value> keptSizes;
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (int64_t d = 0; d < 4; ++d) {
+    bool broadcast = biasType.getDimSize(d) == 1 && d < 3;
+    iterators.push_back(broadcast ? IteratorType::reduction
+                                  : IteratorType::parallel);
+    pending.push_back(d);
+    if (broadcast)
+      continue;
+    kept.push_back(b.getAffineDimExpr(d));
+    keptSizes.push_back(dim(logitGrads, d));
+    groups.push_back(pending);
+    pending.clear();
+  }
+  Value sum = generic({logitGrads}, filled(0.0f, keptSizes),
+                      {b.getMultiDimIdentityMap(4),
+                       AffineMap::get(4, 0, kept, b.getContext())},
+                      iterators,
+                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                        return arith::AddFOp::create(nb, l, a[1], a[0]);
+                      });
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, biasType.clone(f32), sum, groups);
+  return toElementTypeOf(expanded, bias);
 }
 
 std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
@@ -367,11 +440,12 @@ std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
               SmallVector<Value> next =
                   unlessEmpty(i0, tq, j0, tk, state, [&] {
                     QueryRows rows = queryRows(batch, head, i0, tq);
-                    auto [probs, dS] = tileGradients(rows, kTile, vTile, batch,
-                                                     head, i0, j0, tq, tk);
+                    TileGradients tile = tileGradients(
+                        rows, kTile, vTile, batch, head, i0, j0, tq, tk);
                     return SmallVector<Value>{
-                        accumulate(state[0], dS, rows.q, /*transposed=*/true),
-                        accumulate(state[1], probs, rows.dO,
+                        accumulate(state[0], tile.scoreGrad, rows.q,
+                                   /*transposed=*/true),
+                        accumulate(state[1], tile.probs, rows.dO,
                                    /*transposed=*/true)};
                   });
               scf::YieldOp::create(b, l, next);
@@ -445,10 +519,13 @@ SmallVector<Value> GradLowering::build() {
                            op.getMaskShape(),
                            cast<RankedTensorType>(q.getType()).getDimSize(1),
                            {}};
-  Value dq = buildQueryGrad();
+  auto [dq, logitGrads] = buildQueryGrad(/*withLogitGrads=*/bool(op.getBiasGrad()));
   auto [dk, dv] = buildKeyValueGrads();
-  return {toElementTypeOf(dq, q), toElementTypeOf(dk, k),
-          toElementTypeOf(dv, op.getValue())};
+  SmallVector<Value> grads = {toElementTypeOf(dq, q), toElementTypeOf(dk, k),
+                              toElementTypeOf(dv, op.getValue())};
+  if (op.getBiasGrad())
+    grads.push_back(buildBiasGrad(logitGrads));
+  return grads;
 }
 
 struct AttnLowerAttentionGradPass

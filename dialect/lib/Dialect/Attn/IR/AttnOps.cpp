@@ -447,6 +447,13 @@ LogicalResult AttentionGradOp::verify() {
       failed(checkDim(*this, lse, "lse", 1, dimOf(q, 1), "query heads")) ||
       failed(checkDim(*this, lse, "lse", 2, dimOf(q, 2), "query length")))
     return failure();
+  if (Value biasGrad = getBiasGrad()) {
+    if (!getBias())
+      return emitOpError() << "bias_grad needs a bias operand";
+    if (biasGrad.getType() != getBias().getType())
+      return emitOpError() << "bias_grad must have the bias's type "
+                           << getBias().getType();
+  }
   return verifyScoreOperands(*this);
 }
 

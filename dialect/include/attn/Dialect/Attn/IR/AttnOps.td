@@ -139,6 +139,9 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     with dK and dV summed over the query heads of each key/value head
     (GQA/MQA). Bias and the additive mods pass dX through unchanged; a
     lowering refuses, at the op's location, what it cannot differentiate.
+    With a fourth result type, the op also returns the gradient of the
+    `bias` operand (its type): dX summed over the dimensions the bias
+    broadcasts.
 
     ```mlir
     %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
@@ -167,7 +170,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     OptionalAttr<I64Attr>:$key_offset);
   let results = (outs Attn_FloatTensor:$query_grad,
                       Attn_FloatTensor:$key_grad,
-                      Attn_FloatTensor:$value_grad);
+                      Attn_FloatTensor:$value_grad,
+                      Optional<Attn_FloatTensor>:$bias_grad);
   let regions = (region MaxSizedRegion<1>:$score);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $output_grad `,` $lse
