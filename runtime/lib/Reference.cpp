@@ -170,8 +170,8 @@ double applyMod(const AttentionProblem &pb, const ScoreMod &mod, double x,
   }
   case K::AdaptiveSpan: {
     double z = perHead(mod.perHead, h), ramp = mod.x;
-    double weight = std::clamp((ramp + z - double(std::llabs(r))) / ramp,
-                               0.0, 1.0);
+    double weight =
+        std::clamp((ramp + z - double(std::llabs(r))) / ramp, 0.0, 1.0);
     x += std::log(weight); // log(0) = -inf drops the key
     break;
   }
@@ -179,8 +179,7 @@ double applyMod(const AttentionProblem &pb, const ScoreMod &mod, double x,
   return x;
 }
 
-double applyMods(const AttentionProblem &pb, double x, int64_t h,
-                 int64_t r) {
+double applyMods(const AttentionProblem &pb, double x, int64_t h, int64_t r) {
   for (const ScoreMod &mod : pb.mods)
     x = applyMod(pb, mod, x, h, r);
   return x;

@@ -38,15 +38,15 @@ int64_t relTableColumns(const AttentionProblem &pb) {
 /// One logit of (h, i, j) on the way forward: the scaled score s, the
 /// logit after the soft-caps, and what backward needs of every mod.
 struct Logit {
-  double x = 0;          // the final logit
-  double capSlope = 1;   // d(soft-capped s) / ds
-  double modSlope = 1;   // d(final logit) / d(logit after bias)
+  double x = 0;            // the final logit
+  double capSlope = 1;     // d(soft-capped s) / ds
+  double modSlope = 1;     // d(final logit) / d(logit after bias)
   int64_t tableIndex = -1; // the table entry a Shaw / T5 mod added
   double tableSlope = 1;   // d(final logit) / d(that entry)
 };
 
-Logit forwardLogit(const AttentionProblem &pb, double s, double bias,
-                   int64_t h, int64_t r) {
+Logit forwardLogit(const AttentionProblem &pb, double s, double bias, int64_t h,
+                   int64_t r) {
   Logit out;
   double x = s;
   for (const ScoreMod &mod : pb.mods)
@@ -121,8 +121,8 @@ Gradients attentionGradients(const AttentionProblem &pb, const float *dOut) {
         int64_t biasAt = -1;
         double maxLogit = negInf;
         for (int64_t j = 0; j < Lk; ++j) {
-          bool keep = !pb.pattern || isKept(*pb.pattern, i, j, Lq, Lk, delta,
-                                            h, qSeg, kSeg);
+          bool keep = !pb.pattern ||
+                      isKept(*pb.pattern, i, j, Lq, Lk, delta, h, qSeg, kSeg);
           if (pb.mask) {
             int64_t mb = pb.maskBatch == 1 ? 0 : b,
                     mh = pb.maskHeads == 1 ? 0 : h;
@@ -145,7 +145,8 @@ Gradients attentionGradients(const AttentionProblem &pb, const float *dOut) {
                      Lk;
             bias = pb.bias[biasAt + j];
           }
-          logits[j] = forwardLogit(pb, pb.scale * dot, bias, h, j - (i + delta));
+          logits[j] =
+              forwardLogit(pb, pb.scale * dot, bias, h, j - (i + delta));
           // A logit of -inf (an adaptive span's end) drops the key too.
           kept[j] = logits[j].x != negInf;
           if (kept[j])

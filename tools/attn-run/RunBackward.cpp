@@ -40,14 +40,14 @@ attn::AttentionGradOp appendBackward(func::FuncOp entry,
   BlockArgument dO = entry.front().addArgument(outType, loc);
   Value lse = forward.getLse();
   if (!lse) {
-    auto lseType = RankedTensorType::get(outType.getShape().drop_back(),
-                                         b.getF32Type());
+    auto lseType =
+        RankedTensorType::get(outType.getShape().drop_back(), b.getF32Type());
     auto withLse = attn::AttentionOp::create(
         b, loc, outType, lseType, forward.getQuery(), forward.getKey(),
         forward.getValue(), forward.getMask(), forward.getBias(),
-        forward.getQSegments(), forward.getKvSegments(),
-        forward.getRelTable(), forward.getPatternAttr(),
-        forward.getScaleAttr(), forward.getAlignAttr(), forward.getModsAttr(),
+        forward.getQSegments(), forward.getKvSegments(), forward.getRelTable(),
+        forward.getPatternAttr(), forward.getScaleAttr(),
+        forward.getAlignAttr(), forward.getModsAttr(),
         forward.getQueryOffsetAttr(), forward.getKeyOffsetAttr());
     withLse.getScore().takeBody(forward.getScore());
     forward.getOutput().replaceAllUsesWith(withLse.getOutput());
@@ -63,13 +63,12 @@ attn::AttentionGradOp appendBackward(func::FuncOp entry,
   if (Value bias = forward.getBias())
     gradTypes.push_back(bias.getType());
   auto grad = attn::AttentionGradOp::create(
-      b, loc, gradTypes,
-      forward.getQuery(), forward.getKey(), forward.getValue(),
-      forward.getOutput(), dO, lse, forward.getMask(), forward.getBias(),
-      forward.getQSegments(), forward.getKvSegments(), forward.getRelTable(),
-      forward.getPatternAttr(), forward.getScaleAttr(), forward.getAlignAttr(),
-      forward.getModsAttr(), forward.getQueryOffsetAttr(),
-      forward.getKeyOffsetAttr());
+      b, loc, gradTypes, forward.getQuery(), forward.getKey(),
+      forward.getValue(), forward.getOutput(), dO, lse, forward.getMask(),
+      forward.getBias(), forward.getQSegments(), forward.getKvSegments(),
+      forward.getRelTable(), forward.getPatternAttr(), forward.getScaleAttr(),
+      forward.getAlignAttr(), forward.getModsAttr(),
+      forward.getQueryOffsetAttr(), forward.getKeyOffsetAttr());
   IRMapping mapping;
   forward.getScore().cloneInto(&grad.getScore(), mapping);
   Operation *ret = entry.front().getTerminator();
@@ -83,8 +82,8 @@ attn::AttentionGradOp appendBackward(func::FuncOp entry,
 
 } // namespace
 
-int runBackward(ModuleOp module, func::FuncOp entry,
-                attn::AttentionOp forward, const BackwardRun &run) {
+int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
+                const BackwardRun &run) {
   // The reference problem is read before the rewrite and the lowering.
   FailureOr<reference::AttentionProblem> problem =
       run.check ? problemFromAttention(forward)
@@ -109,8 +108,8 @@ int runBackward(ModuleOp module, func::FuncOp entry,
   std::list<Operand> operands;
   std::map<std::string, unsigned> roleArgs;
   auto queryType = cast<RankedTensorType>(grad.getQuery().getType());
-  if (std::string message = run.prepareOperands(entry, queryType, roles,
-                                                operands, roleArgs);
+  if (std::string message =
+          run.prepareOperands(entry, queryType, roles, operands, roleArgs);
       !message.empty())
     return fail(message);
   auto operandOf = [&](llvm::StringRef role) -> Operand * {

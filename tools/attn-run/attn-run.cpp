@@ -85,11 +85,11 @@ static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated inputs"),
                               cl::init(0), cl::cat(runCategory));
 static cl::opt<bool> check("check", cl::desc("compare with the f64 reference"),
                            cl::cat(runCategory));
-static cl::opt<bool> backward(
-    "backward",
-    cl::desc("run the attention's backward on a seeded dO: dQ, dK, dV "
-             "(--check: against the f64 reference's gradients)"),
-    cl::cat(runCategory));
+static cl::opt<bool>
+    backward("backward",
+             cl::desc("run the attention's backward on a seeded dO: dQ, dK, dV "
+                      "(--check: against the f64 reference's gradients)"),
+             cl::cat(runCategory));
 static cl::opt<double> tolerance(
     "tolerance",
     cl::desc("largest accepted max |out - ref| / max |ref| for --check"),

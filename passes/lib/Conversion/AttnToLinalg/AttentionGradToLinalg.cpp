@@ -115,8 +115,7 @@ private:
                b, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
                maps, iterators,
                [&](OpBuilder &nb, Location l, ValueRange args) {
-                 linalg::YieldOp::create(nb, l,
-                                         ValueRange{body(nb, l, args)});
+                 linalg::YieldOp::create(nb, l, ValueRange{body(nb, l, args)});
                })
         .getResult(0);
   }
@@ -145,9 +144,9 @@ private:
   Value accumulate(Value acc, Value weights, Value x, bool transposed);
   /// Runs `body` on the tile [i0, i0 + tq) x [j0, j0 + tk) unless the
   /// pattern drops it; yields `state` unchanged when it does.
-  SmallVector<Value> unlessEmpty(
-      Value i0, Value tq, Value j0, Value tk, ValueRange state,
-      function_ref<SmallVector<Value>()> body);
+  SmallVector<Value> unlessEmpty(Value i0, Value tq, Value j0, Value tk,
+                                 ValueRange state,
+                                 function_ref<SmallVector<Value>()> body);
 
   /// dQ, and with `withLogitGrads` dX of every (b, h, i, j) [B, Hq, Lq, Lk].
   std::pair<Value, Value> buildQueryGrad(bool withLogitGrads);
@@ -176,7 +175,8 @@ GradLowering::QueryRows GradLowering::queryRows(Value batch, Value head,
                      valueDim);
   rows.dO = sliceRows(b, loc, op.getOutputGrad(), {batch, head, i0, index(0)},
                       tq, valueDim);
-  SmallVector<OpFoldResult> offsets = getAsOpFoldResult(ValueRange{batch, head, i0});
+  SmallVector<OpFoldResult> offsets =
+      getAsOpFoldResult(ValueRange{batch, head, i0});
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                      getAsOpFoldResult(tq)};
   SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
@@ -186,15 +186,15 @@ GradLowering::QueryRows GradLowering::queryRows(Value batch, Value head,
                                             offsets, sizes, strides);
   AffineExpr i, c;
   bindDims(b.getContext(), i, c);
-  rows.rowDot = generic(
-      {rows.dO, rows.o}, filled(0.0f, {tq}),
-      {map2({i, c}), map2({i, c}), map2({i})},
-      {IteratorType::parallel, IteratorType::reduction},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, extendToF32(nb, l, a[0]),
-                                           extendToF32(nb, l, a[1]));
-        return arith::AddFOp::create(nb, l, a[2], prod);
-      });
+  rows.rowDot =
+      generic({rows.dO, rows.o}, filled(0.0f, {tq}),
+              {map2({i, c}), map2({i, c}), map2({i})},
+              {IteratorType::parallel, IteratorType::reduction},
+              [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                Value prod = arith::MulFOp::create(
+                    nb, l, extendToF32(nb, l, a[0]), extendToF32(nb, l, a[1]));
+                return arith::AddFOp::create(nb, l, a[2], prod);
+              });
   return rows;
 }
 
@@ -204,9 +204,9 @@ GradLowering::tileGradients(const QueryRows &rows, Value kTile, Value vTile,
                             Value tq, Value tk) {
   Value dot = buildTileProduct(b, loc, rows.q, kTile, tq, tk);
   bool masked = operands.pattern || operands.mask;
-  Value logits = buildScoreTile(
-      b, loc, operands, {batch, head, i0, j0, tq, tk, delta, scale}, dot,
-      masked);
+  Value logits =
+      buildScoreTile(b, loc, operands,
+                     {batch, head, i0, j0, tq, tk, delta, scale}, dot, masked);
   Value dP = buildTileProduct(b, loc, rows.dO, vTile, tq, tk);
   AffineExpr i, j;
   bindDims(b.getContext(), i, j);
@@ -220,8 +220,8 @@ GradLowering::tileGradients(const QueryRows &rows, Value kTile, Value vTile,
       {logits, rows.lse}, empty, {id2, map2({i}), id2}, par2,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value negInf = f32Const(nb, -INFINITY);
-        Value emptyRow =
-            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[1], negInf);
+        Value emptyRow = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                               a[1], negInf);
         Value p = math::ExpOp::create(nb, l,
                                       arith::SubFOp::create(nb, l, a[0], a[1]));
         return arith::SelectOp::create(nb, l, emptyRow, f32Const(nb, 0.0f), p);
@@ -241,20 +241,21 @@ GradLowering::tileGradients(const QueryRows &rows, Value kTile, Value vTile,
                                            a[0], f32Const(nb, 0.0f));
         return arith::SelectOp::create(nb, l, kept, dx, f32Const(nb, 0.0f));
       });
-  Value dS = generic(
-      {dX, dot}, empty, {id2, id2, id2}, par2,
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value ds = arith::MulFOp::create(nb, l, a[0], scale);
-        if (!cap)
-          return ds;
-        // d(c tanh(s / c)) / ds = 1 - tanh^2(s / c), s = scale Q K^T.
-        Value s = arith::MulFOp::create(nb, l, a[1], scale);
-        Value t = math::TanhOp::create(
-            nb, l, arith::DivFOp::create(nb, l, s, f32Const(nb, *cap)));
-        Value slope = arith::SubFOp::create(
-            nb, l, f32Const(nb, 1.0f), arith::MulFOp::create(nb, l, t, t));
-        return arith::MulFOp::create(nb, l, ds, slope);
-      });
+  Value dS =
+      generic({dX, dot}, empty, {id2, id2, id2}, par2,
+              [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                Value ds = arith::MulFOp::create(nb, l, a[0], scale);
+                if (!cap)
+                  return ds;
+                // d(c tanh(s / c)) / ds = 1 - tanh^2(s / c), s = scale Q K^T.
+                Value s = arith::MulFOp::create(nb, l, a[1], scale);
+                Value t = math::TanhOp::create(
+                    nb, l, arith::DivFOp::create(nb, l, s, f32Const(nb, *cap)));
+                Value slope =
+                    arith::SubFOp::create(nb, l, f32Const(nb, 1.0f),
+                                          arith::MulFOp::create(nb, l, t, t));
+                return arith::MulFOp::create(nb, l, ds, slope);
+              });
   return {probs, dX, dS};
 }
 
@@ -264,7 +265,8 @@ Value GradLowering::accumulate(Value acc, Value weights, Value x,
   bindDims(b.getContext(), r, c, s);
   return generic(
       {weights, x}, acc,
-      {map3(transposed ? ArrayRef<AffineExpr>{s, r} : ArrayRef<AffineExpr>{r, s}),
+      {map3(transposed ? ArrayRef<AffineExpr>{s, r}
+                       : ArrayRef<AffineExpr>{r, s}),
        map3({s, c}), map3({r, c})},
       {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -298,7 +300,8 @@ GradLowering::unlessEmpty(Value i0, Value tq, Value j0, Value tk,
 }
 
 std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
-  Value numTiles = arith::CeilDivUIOp::create(b, loc, queryLen, index(queryTile));
+  Value numTiles =
+      arith::CeilDivUIOp::create(b, loc, queryLen, index(queryTile));
   SmallVector<Value> outs = {tensor::EmptyOp::create(
       b, loc,
       getAsOpFoldResult(ValueRange{batchSize, queryHeads, queryLen, headDim}),
@@ -313,7 +316,8 @@ std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
       outs, std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
-  Value batch = forall.getInductionVars()[0], head = forall.getInductionVars()[1];
+  Value batch = forall.getInductionVars()[0],
+        head = forall.getInductionVars()[1];
   Value i0 = mul(forall.getInductionVars()[2], index(queryTile));
   Value tq = tileRows(queryTile, queryLen, i0);
   Value kvHead = arith::DivUIOp::create(b, loc, head, groups);
@@ -334,10 +338,10 @@ std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
                                   {batch, kvHead, j0, index(0)}, tk, headDim);
           Value vTile = sliceRows(b, loc, op.getValue(),
                                   {batch, kvHead, j0, index(0)}, tk, valueDim);
-          TileGradients tile = tileGradients(rows, kTile, vTile, batch, head,
-                                             i0, j0, tq, tk);
-          SmallVector<Value> updated = {
-              accumulate(state[0], tile.scoreGrad, kTile, /*transposed=*/false)};
+          TileGradients tile =
+              tileGradients(rows, kTile, vTile, batch, head, i0, j0, tq, tk);
+          SmallVector<Value> updated = {accumulate(
+              state[0], tile.scoreGrad, kTile, /*transposed=*/false)};
           if (withLogitGrads)
             updated.push_back(tensor::InsertSliceOp::create(
                 b, loc, tile.logitGrad, state[1],
@@ -361,8 +365,7 @@ std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
                                           forall.getRegionIterArgs()[n],
                                           offsets, sizes, strides);
   }
-  return {forall.getResult(0),
-          withLogitGrads ? forall.getResult(1) : Value()};
+  return {forall.getResult(0), withLogitGrads ? forall.getResult(1) : Value()};
 }
 
 Value GradLowering::buildBiasGrad(Value logitGrads) {
@@ -388,26 +391,26 @@ Value GradLowering::buildBiasGrad(Value logitGrads) {
     groups.push_back(pending);
     pending.clear();
   }
-  Value sum = generic({logitGrads}, filled(0.0f, keptSizes),
-                      {b.getMultiDimIdentityMap(4),
-                       AffineMap::get(4, 0, kept, b.getContext())},
-                      iterators,
-                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                        return arith::AddFOp::create(nb, l, a[1], a[0]);
-                      });
-  Value expanded = tensor::ExpandShapeOp::create(
-      b, loc, biasType.clone(f32), sum, groups);
+  Value sum = generic(
+      {logitGrads}, filled(0.0f, keptSizes),
+      {b.getMultiDimIdentityMap(4), AffineMap::get(4, 0, kept, b.getContext())},
+      iterators, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::AddFOp::create(nb, l, a[1], a[0]);
+      });
+  Value expanded =
+      tensor::ExpandShapeOp::create(b, loc, biasType.clone(f32), sum, groups);
   return toElementTypeOf(expanded, bias);
 }
 
 std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
   Value numTiles = arith::CeilDivUIOp::create(b, loc, keyLen, index(keyTile));
   Value dkOut = tensor::EmptyOp::create(
-      b, loc, getAsOpFoldResult(ValueRange{batchSize, keyHeads, keyLen, headDim}),
-      f32);
+      b, loc,
+      getAsOpFoldResult(ValueRange{batchSize, keyHeads, keyLen, headDim}), f32);
   Value dvOut = tensor::EmptyOp::create(
       b, loc,
-      getAsOpFoldResult(ValueRange{batchSize, keyHeads, keyLen, valueDim}), f32);
+      getAsOpFoldResult(ValueRange{batchSize, keyHeads, keyLen, valueDim}),
+      f32);
   auto forall = scf::ForallOp::create(
       b, loc, getAsOpFoldResult(ValueRange{batchSize, keyHeads, numTiles}),
       ValueRange{dkOut, dvOut}, std::nullopt);
@@ -437,17 +440,16 @@ std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
               b.setInsertionPoint(nb.getInsertionBlock(),
                                   nb.getInsertionPoint());
               Value tq = tileRows(queryTile, queryLen, i0);
-              SmallVector<Value> next =
-                  unlessEmpty(i0, tq, j0, tk, state, [&] {
-                    QueryRows rows = queryRows(batch, head, i0, tq);
-                    TileGradients tile = tileGradients(
-                        rows, kTile, vTile, batch, head, i0, j0, tq, tk);
-                    return SmallVector<Value>{
-                        accumulate(state[0], tile.scoreGrad, rows.q,
-                                   /*transposed=*/true),
-                        accumulate(state[1], tile.probs, rows.dO,
-                                   /*transposed=*/true)};
-                  });
+              SmallVector<Value> next = unlessEmpty(i0, tq, j0, tk, state, [&] {
+                QueryRows rows = queryRows(batch, head, i0, tq);
+                TileGradients tile = tileGradients(rows, kTile, vTile, batch,
+                                                   head, i0, j0, tq, tk);
+                return SmallVector<Value>{
+                    accumulate(state[0], tile.scoreGrad, rows.q,
+                               /*transposed=*/true),
+                    accumulate(state[1], tile.probs, rows.dO,
+                               /*transposed=*/true)};
+              });
               scf::YieldOp::create(b, l, next);
             });
         scf::YieldOp::create(b, hl, rowsLoop.getResults());
@@ -456,14 +458,13 @@ std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   for (auto [index4, dims] :
        llvm::enumerate(ArrayRef<Value>{headDim, valueDim})) {
-    SmallVector<OpFoldResult> offsets = {batch, kvHead, j0,
-                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> offsets = {batch, kvHead, j0, b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                        getAsOpFoldResult(tk),
                                        getAsOpFoldResult(dims)};
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, heads.getResult(index4), forall.getRegionIterArgs()[index4],
-        offsets, sizes, strides);
+    tensor::ParallelInsertSliceOp::create(b, loc, heads.getResult(index4),
+                                          forall.getRegionIterArgs()[index4],
+                                          offsets, sizes, strides);
   }
   return {forall.getResult(0), forall.getResult(1)};
 }
@@ -478,13 +479,12 @@ Value GradLowering::toElementTypeOf(Value value, Value like) {
   Value init = tensor::EmptyOp::create(b, loc, getAsOpFoldResult(sizes),
                                        type.getElementType());
   AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  return generic({value}, init, {id, id},
-                 SmallVector<IteratorType>(type.getRank(),
-                                           IteratorType::parallel),
-                 [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                   return arith::TruncFOp::create(nb, l, type.getElementType(),
-                                                  a[0]);
-                 });
+  return generic(
+      {value}, init, {id, id},
+      SmallVector<IteratorType>(type.getRank(), IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::TruncFOp::create(nb, l, type.getElementType(), a[0]);
+      });
 }
 
 SmallVector<Value> GradLowering::build() {
@@ -506,8 +506,8 @@ SmallVector<Value> GradLowering::build() {
     scale = f32Const(b, attr->convertToFloat());
   } else {
     Value d = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), headDim);
-    scale = math::RsqrtOp::create(b, loc,
-                                  arith::UIToFPOp::create(b, loc, f32, d));
+    scale =
+        math::RsqrtOp::create(b, loc, arith::UIToFPOp::create(b, loc, f32, d));
   }
   operands = ScoreOperands{op.getBias(),
                            op.getMask(),
@@ -519,7 +519,8 @@ SmallVector<Value> GradLowering::build() {
                            op.getMaskShape(),
                            cast<RankedTensorType>(q.getType()).getDimSize(1),
                            {}};
-  auto [dq, logitGrads] = buildQueryGrad(/*withLogitGrads=*/bool(op.getBiasGrad()));
+  auto [dq, logitGrads] =
+      buildQueryGrad(/*withLogitGrads=*/bool(op.getBiasGrad()));
   auto [dk, dv] = buildKeyValueGrads();
   SmallVector<Value> grads = {toElementTypeOf(dq, q), toElementTypeOf(dk, k),
                               toElementTypeOf(dv, op.getValue())};

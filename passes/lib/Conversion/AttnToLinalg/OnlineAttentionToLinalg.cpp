@@ -17,12 +17,12 @@
 // Inputs of other float types are extended to f32 where they are read.
 //
 //===----------------------------------------------------------------------===//
+#include "ScoreTile.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "attn/Transforms/TiledForm.h"
-#include "ScoreTile.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -132,17 +132,17 @@ Value FlashTiler::generic(ValueRange inputs, Value init,
 
 Value FlashTiler::buildScores(Value qTile, Value kTile, Value i0Tile, Value j0,
                               Value tq, Value tk, bool masked) {
-  ScoreOperands operands{op.getBias(),
-                         op.getMask(),
-                         op.getQSegments(),
-                         op.getKvSegments(),
-                         op.getRelTable(),
-                         op.getModsAttr(),
-                         pattern,
-                         op.getMaskShape(),
-                         cast<RankedTensorType>(op.getQuery().getType())
-                             .getDimSize(1),
-                         {}};
+  ScoreOperands operands{
+      op.getBias(),
+      op.getMask(),
+      op.getQSegments(),
+      op.getKvSegments(),
+      op.getRelTable(),
+      op.getModsAttr(),
+      pattern,
+      op.getMaskShape(),
+      cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1),
+      {}};
   if (!op.getScore().empty())
     operands.scoreRegion = [&](OpBuilder &nb, Value x, Value batch, Value head,
                                Value row, Value col) {
@@ -250,7 +250,8 @@ SmallVector<Value> FlashTiler::buildTileUpdate(ValueRange state, Value qTile,
       {probs, vTile}, accScaled, {map3({i, c}), map3({c, j}), map3({i, j})},
       {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, a[0], extendToF32(nb, l, a[1]));
+        Value prod =
+            arith::MulFOp::create(nb, l, a[0], extendToF32(nb, l, a[1]));
         Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
                                            a[0], f32Const(nb, l, 0.0f));
         return arith::SelectOp::create(

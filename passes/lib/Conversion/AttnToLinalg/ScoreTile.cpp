@@ -23,9 +23,8 @@ Value mlir::attn::sliceRows(OpBuilder &b, Location loc, Value source,
   RankedTensorType type =
       tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(2, sourceType,
                                                                   sizes);
-  return tensor::ExtractSliceOp::create(b, loc, type, source,
-                                        getAsOpFoldResult(offsets), sizes,
-                                        strides);
+  return tensor::ExtractSliceOp::create(
+      b, loc, type, source, getAsOpFoldResult(offsets), sizes, strides);
 }
 
 Value mlir::attn::extendToF32(OpBuilder &b, Location loc, Value value) {
@@ -90,19 +89,17 @@ Value mlir::attn::buildScoreTile(OpBuilder &b, Location loc,
   bool biasPerKey =
       ops.bias && cast<RankedTensorType>(ops.bias.getType()).getDimSize(2) == 1;
   if (ops.bias)
-    inputs.push_back(
-        sliceRows(b, loc, ops.bias,
-                  {broadcastOffset(b, loc, ops.bias, 0, at.batch),
-                   broadcastOffset(b, loc, ops.bias, 1, at.head),
-                   biasPerKey ? zero : at.i0, at.j0},
-                  biasPerKey ? one : at.rows, at.cols));
+    inputs.push_back(sliceRows(b, loc, ops.bias,
+                               {broadcastOffset(b, loc, ops.bias, 0, at.batch),
+                                broadcastOffset(b, loc, ops.bias, 1, at.head),
+                                biasPerKey ? zero : at.i0, at.j0},
+                               biasPerKey ? one : at.rows, at.cols));
   bool readsMask = masked && ops.mask;
   if (readsMask)
     inputs.push_back(
         sliceRows(b, loc, ops.mask,
                   {broadcastOffset(b, loc, ops.mask, 0, at.batch),
-                   broadcastOffset(b, loc, ops.mask, 1, at.head), at.i0,
-                   at.j0},
+                   broadcastOffset(b, loc, ops.mask, 1, at.head), at.i0, at.j0},
                   at.rows, at.cols));
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   SmallVector<AffineMap> maps(inputs.size() + 1, id2);
@@ -150,7 +147,8 @@ Value mlir::attn::buildScoreTile(OpBuilder &b, Location loc,
       linalg::YieldOp::create(nb, l, ValueRange{x});
       return;
     }
-    Value negInf = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(-INFINITY));
+    Value negInf =
+        arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(-INFINITY));
     linalg::YieldOp::create(
         nb, l, ValueRange{arith::SelectOp::create(nb, l, kept, x, negInf)});
   };

@@ -25,8 +25,8 @@ struct ScoreOperands {
   int64_t numHeads = 0;
   /// Inlines the op's score region on x of (batch, head, row, col); null
   /// without one.
-  std::function<Value(OpBuilder &, Value x, Value batch, Value head,
-                      Value row, Value col)>
+  std::function<Value(OpBuilder &, Value x, Value batch, Value head, Value row,
+                      Value col)>
       scoreRegion;
 };
 

@@ -108,8 +108,8 @@ std::vector<double> attention(const AttentionProblem &problem,
 double softcap(const AttentionProblem &problem, double x);
 double applyMods(const AttentionProblem &problem, double x, int64_t h,
                  int64_t r);
-double applyMod(const AttentionProblem &problem, const ScoreMod &mod,
-                double x, int64_t h, int64_t r);
+double applyMod(const AttentionProblem &problem, const ScoreMod &mod, double x,
+                int64_t h, int64_t r);
 
 /// The gradients of attn.attention (ReferenceGradients.cpp): given the
 /// output's gradient dO [B, Hq, Lq, Dv], those of Q, K and V, of the bias
