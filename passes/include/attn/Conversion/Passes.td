@@ -10,7 +10,8 @@
 
 include "mlir/Pass/PassBase.td"
 
-def AttnLowerAttentionGrad : Pass<"attn-lower-attention-grad", "ModuleOp"> {
+def AttnLowerAttentionGrad
+    : Pass<"attn-lower-attention-grad", "ModuleOp"> {
   let summary = "Lower attn.attention_grad to tiled loops of linalg on tensors";
   let description = [{
     The generic backward of softmax attention (FlashAttention-2's algorithm,
@@ -26,15 +27,16 @@ def AttnLowerAttentionGrad : Pass<"attn-lower-attention-grad", "ModuleOp"> {
     T5 tables, adaptive span). The score region and distance_weight have no
     derivative here yet: an error at the op.
   }];
-  let options = [Option<"queryTile", "query-tile", "int64_t", "64",
-                        "query rows per tile">,
-                 Option<"keyTile", "key-tile", "int64_t", "64",
-                        "key rows per tile">];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::linalg::LinalgDialect",
-                           "::mlir::math::MathDialect",
-                           "::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"queryTile", "query-tile", "int64_t", "64",
+           "query rows per tile">,
+    Option<"keyTile", "key-tile", "int64_t", "64", "key rows per tile">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
 }
 
 def AttnLowerOnlineAttention
