@@ -96,11 +96,11 @@ class AttentionCall:
             clauses.append("mods = [" + ", ".join(self.mods) + "]")
         return args, clauses, optional
 
-    def grad_module(self, name="attention_grad", bias_grad=False):
+    def grad_module(self, name="attention_grad", operand_grads=False):
         """The backward (attn.attention_grad, docs/Dialect.md): a function of
         the forward's operands, then its output o, the output's gradient do
-        and its lse, returning (dq, dk, dv) and with `bias_grad` the bias
-        operand's gradient."""
+        and its lse, returning (dq, dk, dv) and with `operand_grads` the
+        gradients of the bias and rel_table operands the call has."""
         if self.score_body is not None or self.captured:
             raise NotImplementedError("attn: the backward of a score_mod (score region) "
                                       "is not built yet")
@@ -112,17 +112,20 @@ class AttentionCall:
         grads = [tensor_type(self.q_shape, e), tensor_type(self.k_shape, e),
                  tensor_type(self.v_shape, e)]
         operand_types = [grads[0], grads[1], grads[2], out, out, lse] + optional
-        if bias_grad:
-            grads.append(tensor_type(self.bias_shape, e))
+        results = ["%dq", "%dk", "%dv"]
+        if operand_grads:
+            for shape, result in ((self.bias_shape, "%dbias"),
+                                  (self.rel_table_shape, "%drel_table")):
+                if shape is not None:
+                    grads.append(tensor_type(shape, e))
+                    results.append(result)
         return "\n".join([
             "func.func @%s(%s) -> (%s) {" % (
                 name, ", ".join(f"%{n}: {t}" for n, t in args), ", ".join(grads)),
-            "  %dq, %dk, %dv" + (", %dbias" if bias_grad else "") +
-            " = attn.attention_grad %q, %k, %v, %o, %do, %lse " +
+            "  " + ", ".join(results) + " = attn.attention_grad %q, %k, %v, %o, %do, %lse " +
             " ".join(clauses) + " : (" + ", ".join(operand_types) + ") -> (" +
             ", ".join(grads) + ")",
-            "  return %dq, %dk, %dv" + (", %dbias" if bias_grad else "") + " : " +
-            ", ".join(grads),
+            "  return " + ", ".join(results) + " : " + ", ".join(grads),
             "}"]) + "\n"
 
     def module(self, name="attention"):

@@ -21,13 +21,15 @@ def needs_grad(*tensors):
 
 def attention_with_grad(call, q, k, v, extras):
     """The output of `call` on (q, k, v, *extras) as a torch tensor whose
-    backward runs attn's kernel. Gradients flow to q, k, v and the bias
-    operand (when it requires grad); masks and segment ids get none."""
+    backward runs attn's kernel. Gradients flow to q, k, v, the bias and
+    the relative-position table; masks and segment ids get none."""
     import torch
 
+    # The bias and relative-position table get gradients (all of those the
+    # call has, when one of them requires grad).
     roles = call.operand_roles()[3:]
-    bias_at = roles.index("bias") if "bias" in roles else None
-    bias_grad = bias_at is not None and needs_grad(extras[bias_at])
+    differentiable = [roles.index(r) for r in ("bias", "rel_table") if r in roles]
+    operand_grads = any(needs_grad(extras[n]) for n in differentiable)
 
     class _Attention(torch.autograd.Function):
         @staticmethod
@@ -44,15 +46,16 @@ def attention_with_grad(call, q, k, v, extras):
         def backward(ctx, grad_out):
             q, k, v, out, lse, *extras = ctx.saved_tensors
             kernel = compile_source(call.grad_module("attention_backward",
-                                                     bias_grad=bias_grad))
+                                                     operand_grads=operand_grads))
             grads = [torch.empty_like(t) for t in (q, k, v)]
-            if bias_grad:
-                grads.append(torch.empty_like(extras[bias_at]))
+            if operand_grads:
+                grads += [torch.empty_like(extras[n]) for n in differentiable]
             kernel(q, k, v, *extras, out, grad_out.contiguous().to(q.dtype), lse,
                    out=grads)
             extra_grads = [None] * len(extras)
-            if bias_grad:
-                extra_grads[bias_at] = grads[3]
+            if operand_grads:
+                for n, grad in zip(differentiable, grads[3:]):
+                    extra_grads[n] = grad
             return tuple(grads[:3]) + tuple(extra_grads)
 
     if call.element != "f32":

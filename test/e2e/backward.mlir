@@ -19,7 +19,9 @@
 // RUN: attn-run %s --entry=bigbird --backward --check | FileCheck %s
 // RUN: attn-run %s --entry=documents --backward --check | FileCheck %s
 // RUN: attn-run %s --entry=alibi_softcap --backward --check | FileCheck %s
-// RUN: attn-run %s --entry=t5_bias --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=t5_bias --backward --check | FileCheck %s --check-prefixes=CHECK,TABLE
+// RUN: attn-run %s --entry=t5_bias --backward --check --generic | FileCheck %s --check-prefixes=CHECK,TABLE
+// RUN: attn-run %s --entry=shaw_gqa --backward --check | FileCheck %s --check-prefixes=CHECK,TABLE
 // RUN: attn-run %s --entry=mask_and_bias --backward --check | FileCheck %s --check-prefixes=CHECK,BIAS
 // RUN: attn-run %s --entry=mask_and_bias --backward --check --generic | FileCheck %s --check-prefixes=CHECK,BIAS
 // RUN: attn-run %s --entry=per_key_bias_causal --backward --check | FileCheck %s --check-prefixes=CHECK,BIAS
@@ -29,6 +31,9 @@
 // A bias operand gets its gradient (attn.attention_grad's fourth result),
 // summed over the dimensions it broadcasts.
 // BIAS: check dbias: {{.*}}: PASS
+// The relative-position table (T5 buckets, Shaw's clipped distances) gets
+// its gradient: each logit's dX added to the entry it read.
+// TABLE: check drel_table: {{.*}}: PASS
 
 // A NaN in the K and V rows no query keeps (keys 60.. under top-left
 // causal with Lq = 60) reaches no gradient: their dK and dV rows are 0.
@@ -132,4 +137,10 @@ func.func @per_key_bias_causal(%q: tensor<1x4x60x32xf32>, %k: tensor<1x2x60x32xf
   %o = attn.attention %q, %k, %v bias(%b) pattern(#attn.causal)
       : (tensor<1x4x60x32xf32>, tensor<1x2x60x32xf32>, tensor<1x2x60x32xf32>, tensor<1x1x1x60xf32>) -> tensor<1x4x60x32xf32>
   return %o : tensor<1x4x60x32xf32>
+}
+
+func.func @shaw_gqa(%q: tensor<2x4x45x32xf32>, %k: tensor<2x2x70x32xf32>, %v: tensor<2x2x70x32xf32>, %t: tensor<4x17xf32>) -> tensor<2x4x45x32xf32> {
+  %o = attn.attention %q, %k, %v rel_table(%t) align = bottom_right mods = [#attn.shaw_bias<max_distance = 8>]
+      : (tensor<2x4x45x32xf32>, tensor<2x2x70x32xf32>, tensor<2x2x70x32xf32>, tensor<4x17xf32>) -> tensor<2x4x45x32xf32>
+  return %o : tensor<2x4x45x32xf32>
 }

@@ -56,12 +56,13 @@ attn::AttentionGradOp appendBackward(func::FuncOp entry,
     lse = forward.getLse();
   }
   b.setInsertionPointAfter(forward);
-  // A bias operand gets its gradient too (a fourth result).
+  // The bias and rel_table operands get their gradients too.
   SmallVector<Type> gradTypes = {forward.getQuery().getType(),
                                  forward.getKey().getType(),
                                  forward.getValue().getType()};
-  if (Value bias = forward.getBias())
-    gradTypes.push_back(bias.getType());
+  for (Value operand : {forward.getBias(), forward.getRelTable()})
+    if (operand)
+      gradTypes.push_back(operand.getType());
   auto grad = attn::AttentionGradOp::create(
       b, loc, gradTypes, forward.getQuery(), forward.getKey(),
       forward.getValue(), forward.getOutput(), dO, lse, forward.getMask(),
@@ -167,17 +168,20 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
       reference::attentionGradients(pb, operandOf("grad_output")->floats());
   double bar = run.tolerance.value_or(kDefaultTolerance);
   bool pass = true;
-  const std::vector<double> *refs[] = {&expected.query, &expected.key,
-                                       &expected.value, &expected.bias};
-  const char *names[] = {"dq", "dk", "dv", "dbias"};
+  std::vector<std::pair<const char *, const std::vector<double> *>> refs = {
+      {"dq", &expected.query}, {"dk", &expected.key}, {"dv", &expected.value}};
+  if (pb.bias)
+    refs.push_back({"dbias", &expected.bias});
+  if (pb.relTable)
+    refs.push_back({"drel_table", &expected.relTable});
   for (size_t r = 0; r < results.size(); ++r) {
-    reference::Comparison c =
-        reference::compare(results[r], *refs[r], refs[r]->size());
+    auto [name, ref] = refs[r];
+    reference::Comparison c = reference::compare(results[r], *ref, ref->size());
     bool ok = c.passes(bar);
     llvm::outs() << llvm::formatv(
         "check {0}: max abs error {1:e2}, scale {2:e2}, scaled error {3:e2} "
         "(tolerance {4:e1}){5}: {6}\n",
-        names[r], c.maxError, c.scale, c.scaledError(), bar,
+        name, c.maxError, c.scale, c.scaledError(), bar,
         c.mismatches
             ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
             : std::string(),

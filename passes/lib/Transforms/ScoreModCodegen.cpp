@@ -129,6 +129,60 @@ int64_t t5DirectionBucket(int64_t d, int64_t nb, int64_t maxDistance) {
 }
 } // namespace
 
+namespace {
+/// The rel_table column mod `attr` reads at signed distance `distance`
+/// (index, or lanes of them): Shaw's clamped distance, T5's bucket; null
+/// for mods without a table.
+Value relTableColumn(ModBuilder &m, Attribute attr, Value distance) {
+  OpBuilder &b = m.b;
+  Location loc = m.loc;
+  if (auto a = dyn_cast<ShawBiasAttr>(attr)) {
+    int64_t k = a.getMaxDistance();
+    Value clamped = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, distance, m.idx(-k)), m.idx(k));
+    return arith::AddIOp::create(b, loc, clamped, m.idx(k));
+  }
+  auto a = dyn_cast<T5BiasAttr>(attr);
+  if (!a)
+    return Value();
+  // Buckets of |r| in one direction from a table computed with the
+  // documented formula; past max_distance the last bucket.
+  int64_t buckets = a.getBuckets(), maxD = a.getMaxDistance();
+  int64_t nb = a.getBidirectional() ? buckets / 2 : buckets;
+  SmallVector<float> bucketOf;
+  for (int64_t d = 0; d <= maxD; ++d)
+    bucketOf.push_back(float(t5DirectionBucket(d, nb, maxD)));
+  Value d;
+  if (a.getBidirectional())
+    d = arith::MaxSIOp::create(
+        b, loc, distance, arith::SubIOp::create(b, loc, m.idx(0), distance));
+  else // only the past counts: d = max(-r, 0)
+    d = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, m.idx(0), distance), m.idx(0));
+  d = arith::MinSIOp::create(b, loc, d, m.idx(maxD));
+  Value bucketF = m.table(bucketOf, d);
+  Value bucket = arith::IndexCastOp::create(
+      b, loc, m.typeOf(b.getIndexType()),
+      arith::FPToSIOp::create(b, loc, m.typeOf(b.getI64Type()), bucketF));
+  if (!a.getBidirectional())
+    return bucket;
+  Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                      distance, m.idx(0));
+  return arith::AddIOp::create(
+      b, loc, bucket,
+      arith::SelectOp::create(b, loc, later, m.idx(nb), m.idx(0)));
+}
+} // namespace
+
+Value mlir::attn::emitRelTableColumn(OpBuilder &b, Location loc,
+                                     ArrayAttr mods, Value distance) {
+  ModBuilder m{b, loc, 0, {}};
+  for (Attribute attr : mods ? mods : ArrayAttr())
+    if (Value column = relTableColumn(m, attr, distance))
+      return column;
+  return Value();
+}
+
 Value mlir::attn::emitSoftcap(OpBuilder &b, Location loc, ArrayAttr mods,
                               Value x) {
   if (!mods)
@@ -153,8 +207,6 @@ Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
   ModBuilder m{b, loc, vectorType ? vectorType.getDimSize(0) : 0, lanes};
   Value r = m.toF32(distance);
   Value absR = math::AbsFOp::create(b, loc, r);
-  Value absIndex = arith::MaxSIOp::create(
-      b, loc, distance, arith::SubIOp::create(b, loc, m.idx(0), distance));
   for (Attribute attr : mods) {
     x = llvm::TypeSwitch<Attribute, Value>(attr)
             .Case([&](AlibiAttr a) {
@@ -166,44 +218,9 @@ Value mlir::attn::emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods,
               return arith::SubFOp::create(b, loc, x, m.mul(slope, absR));
             })
             .Case([&](SoftcapAttr) { return x; }) // emitSoftcap
-            .Case([&](ShawBiasAttr a) {
-              int64_t k = a.getMaxDistance();
-              Value clamped = arith::MinSIOp::create(
-                  b, loc, arith::MaxSIOp::create(b, loc, distance, m.idx(-k)),
-                  m.idx(k));
-              Value column = arith::AddIOp::create(b, loc, clamped, m.idx(k));
-              return m.add(x, m.relTable(relTable, head, column));
-            })
-            .Case([&](T5BiasAttr a) {
-              // Buckets of |r| in one direction from a table computed with
-              // the documented formula; past max_distance the last bucket.
-              int64_t buckets = a.getBuckets(), maxD = a.getMaxDistance();
-              int64_t nb = a.getBidirectional() ? buckets / 2 : buckets;
-              SmallVector<float> bucketOf;
-              for (int64_t d = 0; d <= maxD; ++d)
-                bucketOf.push_back(float(t5DirectionBucket(d, nb, maxD)));
-              Value d;
-              if (a.getBidirectional())
-                d = absIndex;
-              else // only the past counts: d = max(-r, 0)
-                d = arith::MaxSIOp::create(
-                    b, loc, arith::SubIOp::create(b, loc, m.idx(0), distance),
-                    m.idx(0));
-              d = arith::MinSIOp::create(b, loc, d, m.idx(maxD));
-              Value bucketF = m.table(bucketOf, d);
-              Value bucket = arith::IndexCastOp::create(
-                  b, loc, m.typeOf(b.getIndexType()),
-                  arith::FPToSIOp::create(b, loc, m.typeOf(b.getI64Type()),
-                                          bucketF));
-              if (a.getBidirectional()) {
-                Value later = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::sgt, distance, m.idx(0));
-                bucket = arith::AddIOp::create(
-                    b, loc, bucket,
-                    arith::SelectOp::create(b, loc, later, m.idx(nb),
-                                            m.idx(0)));
-              }
-              return m.add(x, m.relTable(relTable, head, bucket));
+            .Case<ShawBiasAttr, T5BiasAttr>([&](Attribute a) {
+              return m.add(x, m.relTable(relTable, head,
+                                         relTableColumn(m, a, distance)));
             })
             .Case([&](DistanceWeightAttr a) {
               double v = a.getThreshold().convertToDouble();

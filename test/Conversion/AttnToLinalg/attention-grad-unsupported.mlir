@@ -22,7 +22,7 @@ func.func @region(%q: tensor<1x1x8x8xf32>, %lse: tensor<1x1x8xf32>) -> tensor<1x
 // -----
 
 func.func @dynamic_bias(%q: tensor<1x1x8x8xf32>, %lse: tensor<1x1x8xf32>, %b: tensor<?x1x8x8xf32>) -> tensor<?x1x8x8xf32> {
-  // expected-error @+1 {{attn-lower-attention-grad: bias_grad needs the bias's batch, head and query dimensions static}}
+  // expected-error @+1 {{attn-lower-attention-grad: the bias gradient needs the bias's batch, head and query dimensions static}}
   %dq, %dk, %dv, %db = attn.attention_grad %q, %q, %q, %q, %q, %lse bias(%b)
       : (tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8xf32>, tensor<?x1x8x8xf32>) -> (tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<?x1x8x8xf32>)
   return %db : tensor<?x1x8x8xf32>

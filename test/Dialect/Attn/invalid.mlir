@@ -1465,9 +1465,9 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // -----
 
-// attention_grad: a bias gradient without a bias
+// attention_grad: operand gradients without the operands
 func.func @f(%q: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>) {
-  // expected-error @+1 {{bias_grad needs a bias operand}}
+  // expected-error @+1 {{has 1 operand gradients; expected none or 0 (one per bias and rel_table operand given)}}
   %dq, %dk, %dv, %db = attn.attention_grad %q, %q, %q, %q, %q, %lse : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x16xf32>)
   return
 }
@@ -1476,7 +1476,7 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>) {
 
 // attention_grad: a bias gradient of another shape than the bias
 func.func @f(%q: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>, %b: tensor<1x1x16x16xf32>) {
-  // expected-error @+1 {{bias_grad must have the bias's type 'tensor<1x1x16x16xf32>'}}
+  // expected-error @+1 {{operand gradient of type 'tensor<1x4x16x16xf32>' must have its operand's type 'tensor<1x1x16x16xf32>'}}
   %dq, %dk, %dv, %db = attn.attention_grad %q, %q, %q, %q, %q, %lse bias(%b) : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>, tensor<1x1x16x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x16xf32>)
   return
 }

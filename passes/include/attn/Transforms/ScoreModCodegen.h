@@ -46,6 +46,11 @@ Value emitScoreMods(OpBuilder &b, Location loc, ArrayAttr mods, Value x,
                     Value distance, Value head, Value relTable,
                     int64_t numHeads, const ScoreModLanes &lanes = {});
 
+/// The rel_table column the Shaw or T5 mod of `mods` reads at signed
+/// distance `distance` (a scalar index); null when no mod reads a table.
+Value emitRelTableColumn(OpBuilder &b, Location loc, ArrayAttr mods,
+                         Value distance);
+
 } // namespace mlir::attn
 
 #endif // ATTN_TRANSFORMS_SCOREMODCODEGEN_H

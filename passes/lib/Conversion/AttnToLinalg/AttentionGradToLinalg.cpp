@@ -55,13 +55,14 @@ LogicalResult checkSupported(AttentionGradOp op) {
     for (Attribute mod : mods)
       if (isa<DistanceWeightAttr>(mod))
         return refuse("#attn.distance_weight (not additive)");
-  if (op.getBiasGrad()) {
+  if (!op.getOperandGrads().empty() && op.getBias()) {
     // Which dimensions the bias broadcasts must be known to sum over them.
     auto biasType = cast<RankedTensorType>(op.getBias().getType());
     for (int64_t d = 0; d < 3; ++d)
       if (biasType.isDynamicDim(d))
-        return op.emitOpError("attn-lower-attention-grad: bias_grad needs the "
-                              "bias's batch, head and query dimensions static");
+        return op.emitOpError("attn-lower-attention-grad: the bias gradient "
+                              "needs the bias's batch, head and query "
+                              "dimensions static");
   }
   std::string reason;
   int64_t numHeads =
@@ -152,6 +153,9 @@ private:
   std::pair<Value, Value> buildQueryGrad(bool withLogitGrads);
   /// The bias operand's gradient from dX.
   Value buildBiasGrad(Value logitGrads);
+  /// The rel_table operand's gradient from dX: each logit's dX added to
+  /// the table entry its Shaw / T5 mod read.
+  Value buildRelTableGrad(Value logitGrads);
   std::pair<Value, Value> buildKeyValueGrads();
   /// `value` (f32) in the element type of `like`.
   Value toElementTypeOf(Value value, Value like);
@@ -469,6 +473,46 @@ std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
   return {forall.getResult(0), forall.getResult(1)};
 }
 
+Value GradLowering::buildRelTableGrad(Value logitGrads) {
+  Value table = op.getRelTable();
+  Value init = filled(0.0f, {dim(table, 0), dim(table, 1)});
+  // for b, h, i, j: grad[h, column(j - (i + delta))] += dX[b, h, i, j], in
+  // order (a scatter: entries are shared by many logits).
+  auto nest = [&](Value upper, Value state,
+                  function_ref<Value(Value iv, Value state)> body) {
+    return scf::ForOp::create(
+               b, loc, index(0), upper, index(1), ValueRange{state},
+               [&](OpBuilder &nb, Location l, Value iv, ValueRange args) {
+                 OpBuilder::InsertionGuard g(b);
+                 b.setInsertionPoint(nb.getInsertionBlock(),
+                                     nb.getInsertionPoint());
+                 scf::YieldOp::create(b, l, body(iv, args[0]));
+               })
+        .getResult(0);
+  };
+  Value sum = nest(batchSize, init, [&](Value bi, Value s0) {
+    return nest(queryHeads, s0, [&](Value h, Value s1) {
+      return nest(queryLen, s1, [&](Value i, Value s2) {
+        return nest(keyLen, s2, [&](Value j, Value s3) {
+          Value distance =
+              arith::SubIOp::create(b, loc, j, add(i, delta)).getResult();
+          Value column =
+              emitRelTableColumn(b, loc, op.getModsAttr(), distance);
+          Value dx = tensor::ExtractOp::create(b, loc, logitGrads,
+                                               ValueRange{bi, h, i, j});
+          Value old =
+              tensor::ExtractOp::create(b, loc, s3, ValueRange{h, column});
+          return tensor::InsertOp::create(b, loc,
+                                          arith::AddFOp::create(b, loc, old, dx),
+                                          s3, ValueRange{h, column})
+              .getResult();
+        });
+      });
+    });
+  });
+  return toElementTypeOf(sum, table);
+}
+
 Value GradLowering::toElementTypeOf(Value value, Value like) {
   auto type = cast<RankedTensorType>(like.getType());
   if (type.getElementType().isF32())
@@ -519,13 +563,15 @@ SmallVector<Value> GradLowering::build() {
                            op.getMaskShape(),
                            cast<RankedTensorType>(q.getType()).getDimSize(1),
                            {}};
-  auto [dq, logitGrads] =
-      buildQueryGrad(/*withLogitGrads=*/bool(op.getBiasGrad()));
+  bool operandGrads = !op.getOperandGrads().empty();
+  auto [dq, logitGrads] = buildQueryGrad(/*withLogitGrads=*/operandGrads);
   auto [dk, dv] = buildKeyValueGrads();
   SmallVector<Value> grads = {toElementTypeOf(dq, q), toElementTypeOf(dk, k),
                               toElementTypeOf(dv, op.getValue())};
-  if (op.getBiasGrad())
+  if (operandGrads && op.getBias())
     grads.push_back(buildBiasGrad(logitGrads));
+  if (operandGrads && op.getRelTable())
+    grads.push_back(buildRelTableGrad(logitGrads));
   return grads;
 }
 

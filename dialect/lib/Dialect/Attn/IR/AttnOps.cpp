@@ -447,13 +447,22 @@ LogicalResult AttentionGradOp::verify() {
       failed(checkDim(*this, lse, "lse", 1, dimOf(q, 1), "query heads")) ||
       failed(checkDim(*this, lse, "lse", 2, dimOf(q, 2), "query length")))
     return failure();
-  if (Value biasGrad = getBiasGrad()) {
-    if (!getBias())
-      return emitOpError() << "bias_grad needs a bias operand";
-    if (biasGrad.getType() != getBias().getType())
-      return emitOpError() << "bias_grad must have the bias's type "
-                           << getBias().getType();
-  }
+  // Operand gradients: none, or one per differentiable operand given.
+  SmallVector<Value> differentiable;
+  for (Value operand : {getBias(), getRelTable()})
+    if (operand)
+      differentiable.push_back(operand);
+  ValueRange grads = getOperandGrads();
+  if (!grads.empty() && grads.size() != differentiable.size())
+    return emitOpError() << "has " << grads.size()
+                         << " operand gradients; expected none or "
+                         << differentiable.size()
+                         << " (one per bias and rel_table operand given)";
+  for (auto [grad, operand] : llvm::zip(grads, differentiable))
+    if (grad.getType() != operand.getType())
+      return emitOpError() << "operand gradient of type " << grad.getType()
+                           << " must have its operand's type "
+                           << operand.getType();
   return verifyScoreOperands(*this);
 }
 

@@ -139,9 +139,10 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     with dK and dV summed over the query heads of each key/value head
     (GQA/MQA). Bias and the additive mods pass dX through unchanged; a
     lowering refuses, at the op's location, what it cannot differentiate.
-    With a fourth result type, the op also returns the gradient of the
-    `bias` operand (its type): dX summed over the dimensions the bias
-    broadcasts.
+    With `operand_grads` (none, or one per operand present, in this order)
+    the op also returns the gradients of the `bias` operand (dX summed over
+    the dimensions it broadcasts) and of the `rel_table` operand (dX summed
+    over the (b, i, j) whose logit reads each entry), in their types.
 
     ```mlir
     %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
@@ -171,7 +172,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
   let results = (outs Attn_FloatTensor:$query_grad,
                       Attn_FloatTensor:$key_grad,
                       Attn_FloatTensor:$value_grad,
-                      Optional<Attn_FloatTensor>:$bias_grad);
+                      Variadic<Attn_FloatTensor>:$operand_grads);
   let regions = (region MaxSizedRegion<1>:$score);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $output_grad `,` $lse
