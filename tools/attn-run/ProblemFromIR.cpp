@@ -157,3 +157,14 @@ attnrt::problemFromAttention(AttentionOp op) {
   }
   return pb;
 }
+
+attnrt::RoleList attnrt::attentionRoles(AttentionOp op) {
+  return {{op.getQuery(), "q"},
+          {op.getKey(), "k"},
+          {op.getValue(), "v"},
+          {op.getMask(), "mask"},
+          {op.getBias(), "bias"},
+          {op.getQSegments(), "q_segments"},
+          {op.getKvSegments(), "kv_segments"},
+          {op.getRelTable(), "rel_table"}};
+}

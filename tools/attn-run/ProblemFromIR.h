@@ -7,6 +7,13 @@
 
 namespace attnrt {
 
+/// The operands of an op attn-run checks, with their role names.
+using RoleList = std::vector<std::pair<mlir::Value, std::string>>;
+
+/// The roles of attn.attention's operands: q, k, v, mask, bias,
+/// q_segments, kv_segments, rel_table (null values where absent).
+RoleList attentionRoles(mlir::attn::AttentionOp op);
+
 /// Copies the sizes, scale, alignment, pattern and mods of `op` (static
 /// shapes) into a reference problem; operand pointers are left to the caller.
 mlir::FailureOr<reference::AttentionProblem>

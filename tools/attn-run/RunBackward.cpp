@@ -92,15 +92,7 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
                       reference::AttentionProblem());
   if (failed(problem))
     return EXIT_FAILURE;
-  std::vector<std::pair<Value, std::string>> roles = {
-      {forward.getQuery(), "q"},
-      {forward.getKey(), "k"},
-      {forward.getValue(), "v"},
-      {forward.getMask(), "mask"},
-      {forward.getBias(), "bias"},
-      {forward.getQSegments(), "q_segments"},
-      {forward.getKvSegments(), "kv_segments"},
-      {forward.getRelTable(), "rel_table"}};
+  RoleList roles = attentionRoles(forward);
   attn::AttentionGradOp grad = appendBackward(entry, forward);
   if (!grad)
     return EXIT_FAILURE;

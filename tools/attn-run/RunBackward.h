@@ -10,6 +10,7 @@
 #define ATTN_TOOLS_ATTNRUN_RUNBACKWARD_H
 
 #include "Operands.h"
+#include "ProblemFromIR.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Runtime/Jit.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,7 +25,7 @@ struct BackwardRun {
   /// Generates (or reads) the entry's operands; "" or the message.
   std::function<std::string(
       mlir::func::FuncOp entry, mlir::RankedTensorType resultType,
-      const std::vector<std::pair<mlir::Value, std::string>> &roles,
+      const RoleList &roles,
       std::list<Operand> &operands, std::map<std::string, unsigned> &roleArgs)>
       prepareOperands;
   std::function<llvm::Expected<std::unique_ptr<Kernel>>(mlir::ModuleOp)>

@@ -295,19 +295,8 @@ static int fail(const llvm::Twine &message) {
   return EXIT_FAILURE;
 }
 
-/// The operands of the op attn-run checks, with their role names.
-using RoleList = std::vector<std::pair<Value, std::string>>;
-
-static RoleList attentionRoles(attn::AttentionOp op) {
-  return {{op.getQuery(), "q"},
-          {op.getKey(), "k"},
-          {op.getValue(), "v"},
-          {op.getMask(), "mask"},
-          {op.getBias(), "bias"},
-          {op.getQSegments(), "q_segments"},
-          {op.getKvSegments(), "kv_segments"},
-          {op.getRelTable(), "rel_table"}};
-}
+using attnrt::attentionRoles;
+using attnrt::RoleList;
 
 /// Role of an entry argument from its use in the checked op.
 static std::string roleOf(BlockArgument arg, const RoleList &roles) {

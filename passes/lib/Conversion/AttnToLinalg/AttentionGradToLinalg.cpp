@@ -151,6 +151,11 @@ private:
 
   /// dQ, and with `withLogitGrads` dX of every (b, h, i, j) [B, Hq, Lq, Lk].
   std::pair<Value, Value> buildQueryGrad(bool withLogitGrads);
+  /// In `forall`'s terminator: tile n, rows [first, first + rows) of
+  /// (batch, head) and columns[n] wide, into shared output n.
+  void insertTiles(scf::ForallOp forall, ValueRange tiles, Value batch,
+                   Value head, Value first, Value rows,
+                   ArrayRef<Value> columns);
   /// The bias operand's gradient from dX.
   Value buildBiasGrad(Value logitGrads);
   /// The rel_table operand's gradient from dX: each logit's dX added to
@@ -169,6 +174,24 @@ private:
   Value batchSize, queryHeads, keyHeads, groups, queryLen, keyLen, headDim,
       valueDim, delta, scale;
 };
+
+void GradLowering::insertTiles(scf::ForallOp forall, ValueRange tiles,
+                               Value batch, Value head, Value first,
+                               Value rows, ArrayRef<Value> columns) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  for (auto [n, width] : llvm::enumerate(columns)) {
+    SmallVector<OpFoldResult> offsets = {batch, head, first,
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                       getAsOpFoldResult(rows),
+                                       getAsOpFoldResult(width)};
+    tensor::ParallelInsertSliceOp::create(b, loc, tiles[n],
+                                          forall.getRegionIterArgs()[n],
+                                          offsets, sizes, strides);
+  }
+}
 
 GradLowering::QueryRows GradLowering::queryRows(Value batch, Value head,
                                                 Value i0, Value tq) {
@@ -356,19 +379,10 @@ std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
         });
         scf::YieldOp::create(b, l, next);
       });
-  b.setInsertionPointToStart(forall.getTerminator().getBody());
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  for (auto [n, columns] : llvm::enumerate(ArrayRef<Value>{headDim, keyLen})) {
-    if (n >= loop.getNumResults())
-      break;
-    SmallVector<OpFoldResult> offsets = {batch, head, i0, b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                       getAsOpFoldResult(tq),
-                                       getAsOpFoldResult(columns)};
-    tensor::ParallelInsertSliceOp::create(b, loc, loop.getResult(n),
-                                          forall.getRegionIterArgs()[n],
-                                          offsets, sizes, strides);
-  }
+  SmallVector<Value> columns = {headDim};
+  if (withLogitGrads)
+    columns.push_back(keyLen);
+  insertTiles(forall, loop.getResults(), batch, head, i0, tq, columns);
   return {forall.getResult(0), withLogitGrads ? forall.getResult(1) : Value()};
 }
 
@@ -458,18 +472,8 @@ std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
             });
         scf::YieldOp::create(b, hl, rowsLoop.getResults());
       });
-  b.setInsertionPointToStart(forall.getTerminator().getBody());
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  for (auto [index4, dims] :
-       llvm::enumerate(ArrayRef<Value>{headDim, valueDim})) {
-    SmallVector<OpFoldResult> offsets = {batch, kvHead, j0, b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                       getAsOpFoldResult(tk),
-                                       getAsOpFoldResult(dims)};
-    tensor::ParallelInsertSliceOp::create(b, loc, heads.getResult(index4),
-                                          forall.getRegionIterArgs()[index4],
-                                          offsets, sizes, strides);
-  }
+  insertTiles(forall, heads.getResults(), batch, kvHead, j0, tk,
+              {headDim, valueDim});
   return {forall.getResult(0), forall.getResult(1)};
 }
 
