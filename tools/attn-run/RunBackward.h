@@ -23,10 +23,10 @@ namespace attnrt {
 /// What --backward takes from attn-run's main path.
 struct BackwardRun {
   /// Generates (or reads) the entry's operands; "" or the message.
-  std::function<std::string(
-      mlir::func::FuncOp entry, mlir::RankedTensorType resultType,
-      const RoleList &roles,
-      std::list<Operand> &operands, std::map<std::string, unsigned> &roleArgs)>
+  std::function<std::string(mlir::func::FuncOp entry,
+                            mlir::RankedTensorType resultType,
+                            const RoleList &roles, std::list<Operand> &operands,
+                            std::map<std::string, unsigned> &roleArgs)>
       prepareOperands;
   std::function<llvm::Expected<std::unique_ptr<Kernel>>(mlir::ModuleOp)>
       buildKernel;

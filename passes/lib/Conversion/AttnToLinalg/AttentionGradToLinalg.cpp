@@ -176,14 +176,13 @@ private:
 };
 
 void GradLowering::insertTiles(scf::ForallOp forall, ValueRange tiles,
-                               Value batch, Value head, Value first,
-                               Value rows, ArrayRef<Value> columns) {
+                               Value batch, Value head, Value first, Value rows,
+                               ArrayRef<Value> columns) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   for (auto [n, width] : llvm::enumerate(columns)) {
-    SmallVector<OpFoldResult> offsets = {batch, head, first,
-                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> offsets = {batch, head, first, b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                        getAsOpFoldResult(rows),
                                        getAsOpFoldResult(width)};
