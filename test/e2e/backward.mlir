@@ -35,6 +35,16 @@
 // its gradient: each logit's dX added to the entry it read.
 // TABLE: check drel_table: {{.*}}: PASS
 
+// Both passes of the backward visit exactly the key tiles the pattern
+// keeps something of (the forward's tile classes; exact for causal and
+// window), as the forward's kernel does at its own tiling.
+// RUN: attn-run %s --entry=causal_top_left --backward --stats | FileCheck %s --check-prefix=STATS
+// RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --stats | FileCheck %s --check-prefix=STATS
+// RUN: attn-run %s --entry=sliding_window --backward --stats | FileCheck %s --check-prefix=STATS
+// STATS: stats: query tile {{[0-9]+}}, key tile {{[0-9]+}}: visited [[FORWARD:[0-9]+]] of
+// STATS-NEXT: stats: key tiles the pattern keeps something of (reference): [[FORWARD]]
+// STATS-NEXT: stats: backward, query tile 64, key tile 64: the dQ pass visited [[KEPT:[0-9]+]] and the dK/dV pass [[KEPT]] of {{[0-9]+}} tiles; the pattern keeps something of [[KEPT]] (reference)
+
 // A NaN in the K and V rows no query keeps (keys 60.. under top-left
 // causal with Lq = 60) reaches no gradient: their dK and dV rows are 0.
 // RUN: rm -rf %t && mkdir -p %t

@@ -1,7 +1,9 @@
 //===- RunBackward.cpp - attn-run --backward ------------------------------===//
 #include "RunBackward.h"
 #include "ProblemFromIR.h"
+#include "TileStats.h"
 #include "attn/Runtime/Reference.h"
+#include "attn/Runtime/TileCounters.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -87,9 +89,9 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
                 const BackwardRun &run) {
   // The reference problem is read before the rewrite and the lowering.
   FailureOr<reference::AttentionProblem> problem =
-      run.check ? problemFromAttention(forward)
-                : FailureOr<reference::AttentionProblem>(
-                      reference::AttentionProblem());
+      run.check || run.stats ? problemFromAttention(forward)
+                             : FailureOr<reference::AttentionProblem>(
+                                   reference::AttentionProblem());
   if (failed(problem))
     return EXIT_FAILURE;
   RoleList roles = attentionRoles(forward);
@@ -134,10 +136,9 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
     args.push_back(&operand.descriptor);
   for (MemRefDescriptor &out : outs)
     args.push_back(&out);
+  resetTileCounts();
   if (llvm::Error error = (*kernel)->call(symbol, args))
     return fail(llvm::toString(std::move(error)));
-  if (!run.check)
-    return EXIT_SUCCESS;
 
   reference::AttentionProblem &pb = *problem;
   pb.query = operandOf("q")->floats();
@@ -156,6 +157,14 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
     pb.qSegments = qIds.data();
     pb.kvSegments = kvIds.data();
   }
+  if (run.stats) {
+    // The forward's kernel (its own tiling), then the backward's passes.
+    TileCounts counts = readTileCounts();
+    printTileStats(counts, pb);
+    printBackwardTileStats(counts, pb);
+  }
+  if (!run.check)
+    return EXIT_SUCCESS;
   reference::Gradients expected =
       reference::attentionGradients(pb, operandOf("grad_output")->floats());
   double bar = run.tolerance.value_or(kDefaultTolerance);

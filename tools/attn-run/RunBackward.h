@@ -31,6 +31,8 @@ struct BackwardRun {
   std::function<llvm::Expected<std::unique_ptr<Kernel>>(mlir::ModuleOp)>
       buildKernel;
   bool check = false;
+  /// --stats: the tiles each pass visited (the kernel counts them).
+  bool stats = false;
   /// --tolerance when given, else the backward's default.
   std::optional<double> tolerance;
 };

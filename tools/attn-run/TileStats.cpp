@@ -64,3 +64,18 @@ void attnrt::printTileStats(
       "stats: key tiles the pattern keeps something of (reference): {0}\n",
       nonEmpty);
 }
+
+void attnrt::printBackwardTileStats(
+    const attnrt::TileCounts &counts,
+    const attnrt::reference::AttentionProblem &problem) {
+  int64_t total = 0;
+  int64_t nonEmpty = countNonEmptyTiles(
+      problem, mlir::attn::QueryTiling{counts.backwardQueryTile, 0},
+      counts.backwardKeyTile, total);
+  llvm::outs() << llvm::formatv(
+      "stats: backward, query tile {0}, key tile {1}: the dQ pass visited {2} "
+      "and the dK/dV pass {3} of {4} tiles; the pattern keeps something of "
+      "{5} (reference)\n",
+      counts.backwardQueryTile, counts.backwardKeyTile,
+      counts.backwardQueryPass, counts.backwardKeyPass, total, nonEmpty);
+}

@@ -13,6 +13,11 @@ namespace attnrt {
 void printTileStats(const TileCounts &counts,
                     const std::optional<reference::AttentionProblem> &problem);
 
+/// The backward's passes (attn-run --backward --stats) against the tiles
+/// of its tiling that the pattern keeps something of.
+void printBackwardTileStats(const TileCounts &counts,
+                            const reference::AttentionProblem &problem);
+
 } // namespace attnrt
 
 #endif // ATTN_TOOLS_ATTN_RUN_TILESTATS_H

@@ -796,14 +796,15 @@ static int runBackwardOf(ModuleOp module, func::FuncOp entry,
   if (!checked.attention)
     return fail("--backward needs one attn.attention in @" +
                 entry.getSymName());
-  if (device != "cpu" || !loadLibrary.empty() || repeat > 0 || stats ||
+  if (device != "cpu" || !loadLibrary.empty() || repeat > 0 ||
       !outputFile.empty() || !contextParallel.empty())
     return fail("--backward runs JIT-compiled CPU code once: no --device, "
-                "--load, --repeat, --stats, --output or --context-parallel");
+                "--load, --repeat, --output or --context-parallel");
   attnrt::BackwardRun run;
   run.prepareOperands = prepareOperands;
   run.buildKernel = buildKernel;
   run.check = check;
+  run.stats = stats;
   if (tolerance.getNumOccurrences())
     run.tolerance = tolerance;
   return attnrt::runBackward(module, entry, checked.attention, run);

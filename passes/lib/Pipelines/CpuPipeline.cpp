@@ -75,7 +75,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   }
   // Paged caches the kernels did not read in place: their rows, gathered.
   pm.addPass(createAttnDecomposePagedKv());
-  pm.addPass(createAttnLowerAttentionGrad());
+  AttnLowerAttentionGradOptions grad;
+  grad.countTiles = options.countTiles;
+  pm.addPass(createAttnLowerAttentionGrad(grad));
   pm.addPass(createAttnLowerOnlineAttention());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

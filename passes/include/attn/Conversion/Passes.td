@@ -30,12 +30,15 @@ def AttnLowerAttentionGrad
   let options = [
     Option<"queryTile", "query-tile", "int64_t", "64",
            "query rows per tile">,
-    Option<"keyTile", "key-tile", "int64_t", "64", "key rows per tile">
+    Option<"keyTile", "key-tile", "int64_t", "64", "key rows per tile">,
+    Option<"countTiles", "count-tiles", "bool", "false",
+           "report the tiles each pass visits to "
+           "attn_record_backward_tiles (attn-run --backward --stats)">
   ];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
-    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
   ];
 }
 

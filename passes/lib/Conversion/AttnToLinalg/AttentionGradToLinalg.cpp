@@ -23,6 +23,7 @@
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -79,9 +80,10 @@ LogicalResult checkSupported(AttentionGradOp op) {
 /// Builds the two loop nests of one attn.attention_grad.
 class GradLowering {
 public:
-  GradLowering(AttentionGradOp op, int64_t queryTile, int64_t keyTile)
+  GradLowering(AttentionGradOp op, int64_t queryTile, int64_t keyTile,
+               bool countTiles)
       : op(op), b(op), loc(op.getLoc()), f32(b.getF32Type()),
-        queryTile(queryTile), keyTile(keyTile) {}
+        queryTile(queryTile), keyTile(keyTile), countTiles(countTiles) {}
 
   /// dQ, dK, dV in the op's result types.
   SmallVector<Value> build();
@@ -151,6 +153,9 @@ private:
 
   /// dQ, and with `withLogitGrads` dX of every (b, h, i, j) [B, Hq, Lq, Lk].
   std::pair<Value, Value> buildQueryGrad(bool withLogitGrads);
+  /// Reports (dQ pass, dK/dV pass) visited tiles to the runtime's
+  /// attn_record_backward_tiles (declared once).
+  void record(ValueRange passCounts);
   /// In `forall`'s terminator: tile n, rows [first, first + rows) of
   /// (batch, head) and columns[n] wide, into shared output n.
   void insertTiles(scf::ForallOp forall, ValueRange tiles, Value batch,
@@ -170,10 +175,31 @@ private:
   Location loc;
   Type f32;
   int64_t queryTile, keyTile;
+  /// Count visited tiles (a last index in every loop's state) and report
+  /// them to the runtime's counters.
+  bool countTiles;
   ScoreOperands operands;
   Value batchSize, queryHeads, keyHeads, groups, queryLen, keyLen, headDim,
       valueDim, delta, scale;
 };
+
+void GradLowering::record(ValueRange passCounts) {
+  StringRef function = "attn_record_backward_tiles";
+  auto module = op->getParentOfType<ModuleOp>();
+  Type i64 = b.getI64Type();
+  if (!module.lookupSymbol(function)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    func::FuncOp::create(b, loc, function,
+                         b.getFunctionType({i64, i64, i64, i64}, {}))
+        .setPrivate();
+  }
+  SmallVector<Value> args;
+  for (Value count :
+       {index(queryTile), index(keyTile), passCounts[0], passCounts[1]})
+    args.push_back(arith::IndexCastOp::create(b, loc, i64, count));
+  func::CallOp::create(b, loc, function, TypeRange{}, args);
+}
 
 void GradLowering::insertTiles(scf::ForallOp forall, ValueRange tiles,
                                Value batch, Value head, Value first, Value rows,
@@ -309,8 +335,15 @@ SmallVector<Value>
 GradLowering::unlessEmpty(Value i0, Value tq, Value j0, Value tk,
                           ValueRange state,
                           function_ref<SmallVector<Value>()> body) {
+  // A visited tile adds one to the counter (the state's last value).
+  auto visit = [&]() {
+    SmallVector<Value> next = body();
+    if (countTiles)
+      next.push_back(add(state.back(), index(1)));
+    return next;
+  };
   if (!operands.pattern)
-    return body();
+    return visit();
   Value isEmpty = emitTileClass(b, loc, operands.pattern, i0, add(i0, tq), j0,
                                 add(j0, tk), delta)
                       .first;
@@ -320,7 +353,7 @@ GradLowering::unlessEmpty(Value i0, Value tq, Value j0, Value tk,
       [&](OpBuilder &eb, Location el) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
-        scf::YieldOp::create(b, el, body());
+        scf::YieldOp::create(b, el, visit());
       });
   return SmallVector<Value>(ifOp.getResults());
 }
@@ -353,6 +386,8 @@ std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
   SmallVector<Value> init = {filled(0.0f, {tq, headDim})};
   if (withLogitGrads)
     init.push_back(filled(0.0f, {tq, keyLen}));
+  if (countTiles)
+    init.push_back(index(0));
   auto loop = scf::ForOp::create(
       b, loc, index(0), keyLen, index(keyTile), init,
       [&](OpBuilder &nb, Location l, Value j0, ValueRange state) {
@@ -378,6 +413,8 @@ std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
         });
         scf::YieldOp::create(b, l, next);
       });
+  if (countTiles)
+    record({loop.getResults().back(), index(0)});
   SmallVector<Value> columns = {headDim};
   if (withLogitGrads)
     columns.push_back(keyLen);
@@ -443,6 +480,8 @@ std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
                           tk, valueDim);
   SmallVector<Value> init = {filled(0.0f, {tk, headDim}),
                              filled(0.0f, {tk, valueDim})};
+  if (countTiles)
+    init.push_back(index(0));
   // The query heads of the group share this K/V head: their dK, dV add up.
   auto heads = scf::ForOp::create(
       b, loc, index(0), groups, index(1), init,
@@ -471,6 +510,8 @@ std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
             });
         scf::YieldOp::create(b, hl, rowsLoop.getResults());
       });
+  if (countTiles)
+    record({index(0), heads.getResults().back()});
   insertTiles(forall, heads.getResults(), batch, kvHead, j0, tk,
               {headDim, valueDim});
   return {forall.getResult(0), forall.getResult(1)};
@@ -593,7 +634,8 @@ struct AttnLowerAttentionGradPass
     for (AttentionGradOp op : ops) {
       if (failed(checkSupported(op)))
         return signalPassFailure();
-      SmallVector<Value> grads = GradLowering(op, queryTile, keyTile).build();
+      SmallVector<Value> grads =
+          GradLowering(op, queryTile, keyTile, countTiles).build();
       op.replaceAllUsesWith(grads);
       op.erase();
     }

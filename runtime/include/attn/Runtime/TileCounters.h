@@ -13,6 +13,11 @@
 extern "C" void attn_record_tiles(int64_t queryTile, int64_t queryPeriod,
                                   int64_t keyTile, int64_t visited,
                                   int64_t partial);
+/// The backward (attn-lower-attention-grad with count-tiles): its tiling
+/// and the tiles one loop of its dQ pass (queryPass) or of its dK/dV pass
+/// (keyPass) visited.
+extern "C" void attn_record_backward_tiles(int64_t queryTile, int64_t keyTile,
+                                           int64_t queryPass, int64_t keyPass);
 
 namespace attnrt {
 
@@ -21,6 +26,9 @@ struct TileCounts {
   int64_t queryTile = 0, queryPeriod = 0, keyTile = 0;
   int64_t queryTiles = 0;             ///< calls, one per query tile
   int64_t visited = 0, partial = 0;   ///< key tiles
+  /// The backward's tiling and the tiles each of its passes visited.
+  int64_t backwardQueryTile = 0, backwardKeyTile = 0;
+  int64_t backwardQueryPass = 0, backwardKeyPass = 0;
 };
 
 void resetTileCounts();
