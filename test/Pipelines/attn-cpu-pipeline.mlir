@@ -38,7 +38,7 @@
 // Paged caches the kernels did not read in place are gathered after them.
 // CHECK-NEXT: attn-decompose-paged-kv,
 // The backward (attn.attention_grad) lowers to loops of linalg on both paths.
-// CHECK-NEXT: attn-lower-attention-grad{key-tile=64 query-tile=64},
+// CHECK-NEXT: attn-lower-attention-grad{count-tiles=false key-tile=64 query-tile=64},
 // CHECK-NEXT: attn-lower-online-attention,
 // CHECK: one-shot-bufferize{allow-return-allocs-from-loops=true
 // CHECK-SAME: bufferize-function-boundaries=true
@@ -55,7 +55,7 @@
 // GENERIC-NEXT: cse
 // GENERIC-NEXT: attn-tile{kv-tile=128 q-tile=64 target=},
 // GENERIC-NEXT: attn-decompose-paged-kv,
-// GENERIC-NEXT: attn-lower-attention-grad{key-tile=64 query-tile=64},
+// GENERIC-NEXT: attn-lower-attention-grad{count-tiles=false key-tile=64 query-tile=64},
 // GENERIC-NEXT: attn-lower-online-attention,
 // GENERIC-NOT: attn-to-cpu-kernels
 func.func @f() {
