@@ -58,7 +58,4 @@ def attention_with_grad(call, q, k, v, extras):
                     extra_grads[n] = grad
             return tuple(grads[:3]) + tuple(extra_grads)
 
-    if call.element != "f32":
-        raise NotImplementedError("attn: the backward runs float32 attention only "
-                                  f"(got {call.element})")
     return _Attention.apply(q, k, v, *extras)

@@ -20,9 +20,3 @@ func.func @score_region(%q: tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32> {
   } : (tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32>
   return %o : tensor<1x2x32x16xf32>
 }
-
-func.func @bf16(%q: tensor<1x2x32x16xbf16>) -> tensor<1x2x32x16xbf16> {
-  %o = attn.attention %q, %q, %q
-      : (tensor<1x2x32x16xbf16>, tensor<1x2x32x16xbf16>, tensor<1x2x32x16xbf16>) -> tensor<1x2x32x16xbf16>
-  return %o : tensor<1x2x32x16xbf16>
-}
