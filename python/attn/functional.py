@@ -150,22 +150,25 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
         operands.append(mask)
     key_tuple = (tuple(q.shape), tuple(k.shape), tuple(v.shape), dtype, mask_kind,
                  mask_shape, bool(is_causal), None if scale is None else float(scale), target)
-    call = AttentionCall(tuple(q.shape), tuple(k.shape), tuple(v.shape),
-                         element=ELEMENT[dtype],
-                         mask_shape=mask_shape if mask_kind == "mask" else None,
-                         bias_shape=mask_shape if mask_kind == "bias" else None,
-                         pattern="#attn.causal" if is_causal else None,
-                         scale=scale)
+
+    def described():
+        return AttentionCall(tuple(q.shape), tuple(k.shape), tuple(v.shape),
+                             element=ELEMENT[dtype],
+                             mask_shape=mask_shape if mask_kind == "mask" else None,
+                             bias_shape=mask_shape if mask_kind == "bias" else None,
+                             pattern="#attn.causal" if is_causal else None,
+                             scale=scale)
+
     if target == "cpu" and needs_grad(q, k, v, *operands[3:]):
         # Training: the output carries attn's backward (autograd.py).
         if out is not None:
             raise ValueError("attn.scaled_dot_product_attention: out= cannot take "
                              "a result that requires grad")
-        result = attention_with_grad(call, q, k, v, operands[3:])
+        result = attention_with_grad(described(), q, k, v, operands[3:])
         return _finish(result, squeeze, None)
     kernel = _kernels.get(key_tuple)
     if kernel is None:
-        kernel = compile_source(call.module("sdpa"), target=target)
+        kernel = compile_source(described().module("sdpa"), target=target)
         _kernels[key_tuple] = kernel
 
     result = _output(out, q, result_shape, squeeze)

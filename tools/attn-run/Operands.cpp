@@ -175,3 +175,12 @@ std::string attnrt::copyNpy(const NpyArray &array, Operand &operand) {
   }
   return "";
 }
+
+attnrt::Operand *
+attnrt::operandForRole(std::list<Operand> &operands,
+                       const std::map<std::string, unsigned> &roleArgs,
+                       const std::string &role) {
+  auto it = roleArgs.find(role);
+  return it == roleArgs.end() ? nullptr
+                              : &*std::next(operands.begin(), it->second);
+}

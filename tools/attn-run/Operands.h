@@ -11,6 +11,8 @@
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Npy.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include <list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,12 @@ std::vector<int64_t> segmentIds(Operand &operand);
 /// Copies an .npy array into an operand of the same shape; an error message
 /// when the types do not go together ("" on success).
 std::string copyNpy(const NpyArray &array, Operand &operand);
+
+/// The operand feeding `role` (`roleArgs`: role -> entry argument number,
+/// `operands` one per argument), or null when no argument does.
+Operand *operandForRole(std::list<Operand> &operands,
+                        const std::map<std::string, unsigned> &roleArgs,
+                        const std::string &role);
 
 } // namespace attnrt
 

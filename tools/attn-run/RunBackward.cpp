@@ -112,10 +112,8 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
           run.prepareOperands(entry, queryType, roles, operands, roleArgs);
       !message.empty())
     return fail(message);
-  auto operandOf = [&](llvm::StringRef role) -> Operand * {
-    auto it = roleArgs.find(role.str());
-    return it == roleArgs.end() ? nullptr
-                                : &*std::next(operands.begin(), it->second);
+  auto operandOf = [&](llvm::StringRef role) {
+    return attnrt::operandForRole(operands, roleArgs, role.str());
   };
   if (run.check)
     for (const auto &[value, role] : roles)

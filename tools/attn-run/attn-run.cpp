@@ -903,10 +903,8 @@ int main(int argc, char **argv) {
                                             operands, roleArgs);
       !message.empty())
     return fail(message);
-  auto operandOf = [&](llvm::StringRef role) -> Operand * {
-    auto it = roleArgs.find(role.str());
-    return it == roleArgs.end() ? nullptr
-                                : &*std::next(operands.begin(), it->second);
+  auto operandOf = [&](llvm::StringRef role) {
+    return attnrt::operandForRole(operands, roleArgs, role.str());
   };
   std::optional<attnrt::reference::AttentionProblem> problem;
   double flops;
