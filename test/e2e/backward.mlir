@@ -62,6 +62,10 @@
 // The check can fail: a perturbed tolerance of 0 fails on rounding.
 // RUN: not attn-run %s --entry=dense_odd --backward --check --tolerance=0 | FileCheck %s --check-prefix=STRICT
 // STRICT: check dq: {{.*}}: FAIL
+// A NaN in a gradient fails, and so does a 1 % error in one entry.
+// RUN: not attn-run %s --entry=dense_odd --backward --check --perturb-output=nan | FileCheck %s --check-prefix=NAN
+// NAN: check dq: {{.*}}1 NON-FINITE MISMATCHES: FAIL
+// RUN: not attn-run %s --entry=dense_odd --backward --check --perturb-output=0.01 | FileCheck %s --check-prefix=STRICT
 
 // Bad input, each refused at its op: a family without a backward, a mod
 // and a score region the lowering cannot differentiate.

@@ -33,6 +33,9 @@ struct BackwardRun {
   bool check = false;
   /// --stats: the tiles each pass visited (the kernel counts them).
   bool stats = false;
+  /// --perturb-output (tests of --check): added to dQ's first entry, in
+  /// units of dQ's largest magnitude, or NaN written there.
+  std::optional<double> perturb;
   /// --tolerance when given, else the backward's default.
   std::optional<double> tolerance;
 };

@@ -805,6 +805,7 @@ static int runBackwardOf(ModuleOp module, func::FuncOp entry,
   run.buildKernel = buildKernel;
   run.check = check;
   run.stats = stats;
+  run.perturb = perturbAmount();
   if (tolerance.getNumOccurrences())
     run.tolerance = tolerance;
   return attnrt::runBackward(module, entry, checked.attention, run);
