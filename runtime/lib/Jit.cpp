@@ -69,6 +69,9 @@ JitKernel::create(mlir::ModuleOp module) {
     symbols[interner("attn_record_backward_tiles")] = {
         llvm::orc::ExecutorAddr::fromPtr(&attn_record_backward_tiles),
         llvm::JITSymbolFlags::Exported};
+    symbols[interner("attn_record_backward_fused_tiles")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&attn_record_backward_fused_tiles),
+        llvm::JITSymbolFlags::Exported};
     // attn.fourier_mix, attn.lsh and attn.routing call the runtime's
     // support functions.
     auto add = [&](llvm::StringRef name, void *function) {

@@ -6,7 +6,7 @@
 namespace {
 std::atomic<int64_t> queryTile{0}, queryPeriod{0}, keyTile{0}, queryTiles{0},
     visited{0}, partial{0}, backwardQueryTile{0}, backwardKeyTile{0},
-    backwardQueryPass{0}, backwardKeyPass{0};
+    backwardQueryPass{0}, backwardKeyPass{0}, backwardFused{0};
 } // namespace
 
 extern "C" void attn_record_tiles(int64_t tq, int64_t period, int64_t tk,
@@ -27,11 +27,18 @@ extern "C" void attn_record_backward_tiles(int64_t tq, int64_t tk,
   backwardKeyPass.fetch_add(keyPass, std::memory_order_relaxed);
 }
 
+extern "C" void attn_record_backward_fused_tiles(int64_t tq, int64_t tk,
+                                                 int64_t visitedTiles) {
+  backwardQueryTile.store(tq, std::memory_order_relaxed);
+  backwardKeyTile.store(tk, std::memory_order_relaxed);
+  backwardFused.fetch_add(visitedTiles, std::memory_order_relaxed);
+}
+
 void attnrt::resetTileCounts() {
   for (std::atomic<int64_t> *counter :
        {&queryTile, &queryPeriod, &keyTile, &queryTiles, &visited, &partial,
         &backwardQueryTile, &backwardKeyTile, &backwardQueryPass,
-        &backwardKeyPass})
+        &backwardKeyPass, &backwardFused})
     counter->store(0);
 }
 
@@ -40,5 +47,6 @@ attnrt::TileCounts attnrt::readTileCounts() {
           keyTile.load(),           queryTiles.load(),
           visited.load(),           partial.load(),
           backwardQueryTile.load(), backwardKeyTile.load(),
-          backwardQueryPass.load(), backwardKeyPass.load()};
+          backwardQueryPass.load(), backwardKeyPass.load(),
+          backwardFused.load()};
 }

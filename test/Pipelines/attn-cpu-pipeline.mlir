@@ -37,7 +37,9 @@
 // CHECK-NEXT: attn-to-cpu-kernels{amx=false bf16-dot=false count-tiles=false report-tiles=false vector-bits=512},
 // Paged caches the kernels did not read in place are gathered after them.
 // CHECK-NEXT: attn-decompose-paged-kv,
-// The backward (attn.attention_grad) lowers to loops of linalg on both paths.
+// The backward (attn.attention_grad): the fused kernel where it covers the
+// op, else loops of linalg (the generic path's only lowering).
+// CHECK-NEXT: attn-attention-grad-to-cpu{count-tiles=false vector-bits=512},
 // CHECK-NEXT: attn-lower-attention-grad{count-tiles=false key-tile=64 query-tile=64},
 // CHECK-NEXT: attn-lower-online-attention,
 // CHECK: one-shot-bufferize{allow-return-allocs-from-loops=true
@@ -50,6 +52,7 @@
 // CHECK-NEXT: )
 // RUN: attn-opt %s --attn-cpu-pipeline="cpu-kernels=false" --dump-pass-pipeline 2>&1 >/dev/null | FileCheck %s --check-prefix=GENERIC
 // GENERIC-NOT: attn-kernelized-to-cpu
+// GENERIC-NOT: attn-attention-grad-to-cpu
 // GENERIC: attn-fourier-mix-to-call,
 // GENERIC-NEXT: canonicalize
 // GENERIC-NEXT: cse

@@ -2,8 +2,9 @@
 // attn-lower-attention-grad) run by attn-run --backward on a seeded dO:
 // dQ, dK and dV against the f64 reference's gradients
 // (ReferenceGradients.cpp, itself checked against finite differences in
-// the unit tests), on the vectorized CPU path (the forward's kernels, the
-// backward's loops) and on --generic. Tolerance 1e-4 of each gradient's
+// the unit tests), on the vectorized CPU path (the forward's kernels, then
+// the fused backward kernel of attn-attention-grad-to-cpu where it covers
+// the op, else attn-lower-attention-grad's loops) and on --generic. Tolerance 1e-4 of each gradient's
 // scale: f32 has 6e-8 relative precision; dK and dV sum over up to
 // 4 x 1000 query rows and dS = P (dP - D) cancels, which leaves errors
 // near 1e-6 scaled (measured: at most 3e-6); a wrong formula or a missed
@@ -35,15 +36,20 @@
 // its gradient: each logit's dX added to the entry it read.
 // TABLE: check drel_table: {{.*}}: PASS
 
-// Both passes of the backward visit exactly the key tiles the pattern
-// keeps something of (the forward's tile classes; exact for causal and
-// window), as the forward's kernel does at its own tiling.
-// RUN: attn-run %s --entry=causal_top_left --backward --stats | FileCheck %s --check-prefix=STATS
-// RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --stats | FileCheck %s --check-prefix=STATS
-// RUN: attn-run %s --entry=sliding_window --backward --stats | FileCheck %s --check-prefix=STATS
-// STATS: stats: query tile {{[0-9]+}}, key tile {{[0-9]+}}: visited [[FORWARD:[0-9]+]] of
-// STATS-NEXT: stats: key tiles the pattern keeps something of (reference): [[FORWARD]]
-// STATS-NEXT: stats: backward, query tile 64, key tile 64: the dQ pass visited [[KEPT:[0-9]+]] and the dK/dV pass [[KEPT]] of {{[0-9]+}} tiles; the pattern keeps something of [[KEPT]] (reference)
+// The backward visits exactly the key tiles the pattern keeps something
+// of (the forward's tile classes; exact for causal and window), as the
+// forward's kernel does at its own tiling: the fused kernel once per tile,
+// the generic lowering (two passes; documents' segments take it) in each
+// pass.
+// RUN: attn-run %s --entry=causal_top_left --backward --stats | FileCheck %s --check-prefix=FUSED
+// RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --stats | FileCheck %s --check-prefix=FUSED
+// RUN: attn-run %s --entry=sliding_window --backward --stats | FileCheck %s --check-prefix=FUSED
+// FUSED: stats: query tile {{[0-9]+}}, key tile {{[0-9]+}}: visited [[FORWARD:[0-9]+]] of
+// FUSED-NEXT: stats: key tiles the pattern keeps something of (reference): [[FORWARD]]
+// FUSED-NEXT: stats: backward, query tile 64, key tile 64: the fused kernel visited [[KEPT:[0-9]+]] of {{[0-9]+}} tiles; the pattern keeps something of [[KEPT]] (reference)
+// RUN: attn-run %s --entry=sliding_window --backward --stats --generic | FileCheck %s --check-prefix=STATS
+// RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --stats --generic | FileCheck %s --check-prefix=STATS
+// STATS: stats: backward, query tile 64, key tile 64: the dQ pass visited [[KEPT:[0-9]+]] and the dK/dV pass [[KEPT]] of {{[0-9]+}} tiles; the pattern keeps something of [[KEPT]] (reference)
 
 // A NaN in the K and V rows no query keeps (keys 60.. under top-left
 // causal with Lq = 60) reaches no gradient: their dK and dV rows are 0.
@@ -58,6 +64,13 @@
 // RunBackward.cpp; seen 2.4e-3 bf16, 3.5e-4 f16).
 // RUN: attn-run %s --entry=bf16_causal_gqa --backward --check | FileCheck %s
 // RUN: attn-run %s --entry=f16_dense --backward --check --generic | FileCheck %s
+// RUN: attn-run %s --entry=f16_dense --backward --check | FileCheck %s
+// The fused kernel blocked for AVX2 (6 rows x 2 vectors of 8 lanes).
+// RUN: attn-run %s --entry=dense_odd --backward --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=mqa_cross --backward --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=alibi_softcap --backward --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=bf16_causal_gqa --backward --check --vector-bits=256 | FileCheck %s
 
 // The check can fail: a perturbed tolerance of 0 fails on rounding.
 // RUN: not attn-run %s --entry=dense_odd --backward --check --tolerance=0 | FileCheck %s --check-prefix=STRICT

@@ -72,6 +72,15 @@ void attnrt::printBackwardTileStats(
   int64_t nonEmpty = countNonEmptyTiles(
       problem, mlir::attn::QueryTiling{counts.backwardQueryTile, 0},
       counts.backwardKeyTile, total);
+  if (counts.backwardFused) {
+    llvm::outs() << llvm::formatv(
+        "stats: backward, query tile {0}, key tile {1}: the fused kernel "
+        "visited {2} of {3} tiles; the pattern keeps something of {4} "
+        "(reference)\n",
+        counts.backwardQueryTile, counts.backwardKeyTile, counts.backwardFused,
+        total, nonEmpty);
+    return;
+  }
   llvm::outs() << llvm::formatv(
       "stats: backward, query tile {0}, key tile {1}: the dQ pass visited {2} "
       "and the dK/dV pass {3} of {4} tiles; the pattern keeps something of "

@@ -75,6 +75,14 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   }
   // Paged caches the kernels did not read in place: their rows, gathered.
   pm.addPass(createAttnDecomposePagedKv());
+  // The backward: the fused kernel where it covers the op, else loops of
+  // linalg.
+  if (options.cpuKernels) {
+    AttnAttentionGradToCpuOptions gradKernel;
+    gradKernel.vectorBits = options.vectorBits;
+    gradKernel.countTiles = options.countTiles;
+    pm.addPass(createAttnAttentionGradToCpu(gradKernel));
+  }
   AttnLowerAttentionGradOptions grad;
   grad.countTiles = options.countTiles;
   pm.addPass(createAttnLowerAttentionGrad(grad));

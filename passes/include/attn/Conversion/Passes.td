@@ -111,6 +111,42 @@ def AttnKernelizedToCpu : Pass<"attn-kernelized-to-cpu", "ModuleOp"> {
   ];
 }
 
+def AttnAttentionGradToCpu
+    : Pass<"attn-attention-grad-to-cpu", "ModuleOp"> {
+  let summary = "Lower attn.attention_grad to a fused vectorized CPU kernel";
+  let description = [{
+    The backward of softmax attention (docs/Dialect.md, "Backward") as one
+    pass of FlashAttention-2's algorithm over key tiles: an `scf.forall`
+    over (batch, key/value head, split) on buffers calling a function that,
+    per 64-key tile, recomputes P from Q, K and lse for every 64-row query
+    tile of the group's heads the pattern keeps, and computes S = Q K^T,
+    dP = dO V^T, dV += P^T dO, dK += dS^T Q and dQ += dS K with
+    register-blocked vector products (6 rows x 4 vectors of accumulators on
+    AVX-512, 6 x 2 on AVX2). dK and dV of a key tile have one writer; dQ
+    is summed per split (splits feed the threads when batch x key/value
+    heads is small) and the splits' sums are added afterwards.
+
+    Covered: f32, f16 and bf16 operands with f32 sums, static head dims,
+    positional mask patterns (tiles classified as the forward does, full
+    tiles without mask code), soft-cap and lane-wise score mods. Ops with
+    bias, mask or segment operands, table patterns, Shaw / T5 tables or
+    operand gradients are left for attn-lower-attention-grad.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
+    Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
+           "report the tiles visited to attn_record_backward_fused_tiles "
+           "(attn-run --backward --stats)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
   let summary = "Lower the tiled form to vectorized flash kernels for CPUs";
   let description = [{

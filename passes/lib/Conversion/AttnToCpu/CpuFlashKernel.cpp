@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
 #include "LoopBuilder.h"
+#include "VectorMath.h"
 #include "VectorTranspose.h"
 #include "attn/Transforms/PagedKv.h"
 
@@ -120,31 +121,7 @@ CpuFlashKernel::blockedUpdates(Value ub, ArrayRef<Value> init, int64_t rows,
 void CpuFlashKernel::forRowBlocks(Value total,
                                   function_ref<void(Value, int64_t)> body,
                                   int64_t block) {
-  if (!block)
-    block = kRowBlock;
-  // Whole blocks, then the rest in blocks of 4 and 2 (at most one each)
-  // and single rows: a row alone carries only kQueryVectors dependent
-  // accumulator chains, too few to keep both FMA pipes busy, so e.g. the 4
-  // columns left of Dv = 64 by blocks of 6 cost a third of P V one by one.
-  SmallVector<int64_t, 3> sizes = {block};
-  for (int64_t size : {4, 2})
-    if (size < block)
-      sizes.push_back(size);
-  Value start = index(0);
-  for (int64_t size : sizes) {
-    Value rest = sub(total, start);
-    Value whole = mul(arith::DivUIOp::create(b, rest, index(size)), index(size));
-    Value end = add(start, whole);
-    loop(start, end, size, {}, [&](Value r0, ValueRange) {
-      body(r0, size);
-      return SmallVector<Value>{};
-    });
-    start = end;
-  }
-  loop(start, total, 1, {}, [&](Value r0, ValueRange) {
-    body(r0, 1);
-    return SmallVector<Value>{};
-  });
+  buildRowBlocks(b, total, block ? block : kRowBlock, body);
 }
 
 void CpuFlashKernel::computeScores(Value sT, Value qT, Value j0, Value tk) {
@@ -181,40 +158,12 @@ void CpuFlashKernel::countTile(int64_t which) {
 }
 
 Value CpuFlashKernel::softmaxExp(Value x, Value shift) {
-  // 2^y, y = (x - shift) log2 e <= 0 (times the scale when scoresUnscaled),
-  // as 2^n 2^f with n = round(y) and
-  // f = y - n in [-1/2, 1/2]: adding 1.5 * 2^23 + 127 rounds y to an integer
-  // held in the low mantissa bits, n + 127, which shifted by 23 are the
-  // exponent bits of 2^n. 2^f is a degree-5 minimax polynomial (relative
-  // error 7.5e-8, under half an f32 ulp). y is clamped at -127, whose 2^n
-  // has zero bits: x = -inf (a dropped score) gives an exact 0 and no
-  // denormals arise. NaN stays NaN. Replaces math.exp's general expansion
-  // (range checks for both signs) with 11 vector operations.
-  auto splat = [&](float v) { return vecConst(v); };
-  VectorType ints = VectorType::get({kLanes}, b.getI32Type());
-  // log2 e, times the attention's scale when the scores are unscaled.
+  // 2^y, y = (x - shift) log2 e (times the scale when scoresUnscaled).
   Value log2e = vector::BroadcastOp::create(b, vec, exponentScale);
   Value y = vector::FMAOp::create(
       b, x, log2e,
       arith::MulFOp::create(b, shift, arith::NegFOp::create(b, log2e)));
-  Value floor = splat(-127.0f);
-  Value below =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, y, floor);
-  y = arith::SelectOp::create(b, below, floor, y);
-  Value magic = splat(12582912.0f + 127.0f); // 1.5 * 2^23 + 127
-  Value shifted = arith::AddFOp::create(b, y, magic);
-  Value n = arith::SubFOp::create(b, shifted, magic);
-  Value f = arith::SubFOp::create(b, y, n);
-  const float coefficients[] = {1.3276472e-3f, 9.6755413e-3f, 5.5507133e-2f,
-                                2.4022120e-1f, 6.9314697e-1f, 1.0000001f};
-  Value poly = splat(coefficients[0]);
-  for (float c : ArrayRef<float>(coefficients).drop_front())
-    poly = vector::FMAOp::create(b, poly, f, splat(c));
-  Value bits = arith::ShLIOp::create(
-      b, arith::BitcastOp::create(b, ints, shifted),
-      arith::ConstantOp::create(
-          b, DenseElementsAttr::get(ints, b.getI32IntegerAttr(23))));
-  return arith::MulFOp::create(b, poly, arith::BitcastOp::create(b, vec, bits));
+  return buildExp2(b, y);
 }
 
 void CpuFlashKernel::updateSoftmaxAndAccumulate(Value sT, Value m, Value l,

@@ -53,6 +53,36 @@ inline void buildIfElse(ImplicitLocOpBuilder &b, Value condition,
   otherwise();
 }
 
+/// body(start, rows) over [0, total) in blocks of `block` rows, then the
+/// rest in blocks of 4 and 2 (at most one each) and single rows: a row
+/// alone carries only one row of dependent accumulator chains, too few to
+/// keep both FMA pipes busy, so e.g. the 4 rows left of 64 by blocks of 6
+/// would cost a third of the product one by one.
+inline void buildRowBlocks(ImplicitLocOpBuilder &b, Value total, int64_t block,
+                           function_ref<void(Value, int64_t)> body) {
+  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
+  SmallVector<int64_t, 3> sizes = {block};
+  for (int64_t size : {4, 2})
+    if (size < block)
+      sizes.push_back(size);
+  Value start = index(0);
+  auto rowLoop = [&](Value end, int64_t size) {
+    buildLoop(b, start, end, index(size), {}, [&](Value r0, ValueRange) {
+      body(r0, size);
+      return SmallVector<Value>{};
+    });
+  };
+  for (int64_t size : sizes) {
+    Value rest = arith::SubIOp::create(b, total, start);
+    Value whole = arith::MulIOp::create(
+        b, arith::DivUIOp::create(b, rest, index(size)), index(size));
+    Value end = arith::AddIOp::create(b, start, whole);
+    rowLoop(end, size);
+    start = end;
+  }
+  rowLoop(total, 1);
+}
+
 /// The OpenMP runtime's thread count as an index, asked at run time (the
 /// kernels link the runtime anyway); omp_get_max_threads is declared in
 /// `module` on first use.

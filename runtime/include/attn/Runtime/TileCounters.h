@@ -18,6 +18,12 @@ extern "C" void attn_record_tiles(int64_t queryTile, int64_t queryPeriod,
 /// (keyPass) visited.
 extern "C" void attn_record_backward_tiles(int64_t queryTile, int64_t keyTile,
                                            int64_t queryPass, int64_t keyPass);
+/// The fused CPU backward (attn-attention-grad-to-cpu with count-tiles):
+/// its tiling and the tiles one of its calls visited (each once, for dQ,
+/// dK and dV together).
+extern "C" void attn_record_backward_fused_tiles(int64_t queryTile,
+                                                 int64_t keyTile,
+                                                 int64_t visited);
 
 namespace attnrt {
 
@@ -29,6 +35,7 @@ struct TileCounts {
   /// The backward's tiling and the tiles each of its passes visited.
   int64_t backwardQueryTile = 0, backwardKeyTile = 0;
   int64_t backwardQueryPass = 0, backwardKeyPass = 0;
+  int64_t backwardFused = 0; ///< tiles the fused backward visited
 };
 
 void resetTileCounts();

@@ -1,0 +1,813 @@
+//===- AttentionGradToCpu.cpp - the backward as a vectorized CPU kernel ---===//
+//
+// attn-attention-grad-to-cpu: each attn.attention_grad it covers becomes
+// FlashAttention-2's backward in one fused pass over key tiles, written as
+// register-blocked vector products (the forward kernels' technique):
+//
+//   forall (batch, key/value head, split s of S)                -- OpenMP
+//     for key tiles j0 = s, s + S, ... (64 keys each)
+//       pack K^T, V^T and the K rows of the tile; dK, dV sums = 0
+//       for each query head of the group, each 64-row query tile the
+//       pattern keeps something of (emitTileClass, as the forward):
+//         pack the Q and dO rows; D = rowsum(dO o O); the rows' lse
+//         S = Q K^T       -> P = exp(x - lse)  (x: scaled, capped, modded,
+//                                                masked in partial tiles)
+//         dP = dO V^T     -> dS = scale P (dP - D) (1 - tanh^2)
+//         dV += P^T dO,  dK += dS^T Q           (sums of this key tile)
+//         dQ_s[rows] += dS K                    (this split's dQ)
+//       store the tile's dK, dV
+//   forall (batch, query head): dQ = sum over s of dQ_s
+//
+// Each dK, dV row has one writer (its key tile's), each dQ_s one writer
+// (its split's), so nothing races and 5 products are computed per tile,
+// not the 7 of two passes. Splits exist to feed the threads when batch x
+// key/value heads is small; key tiles are dealt round-robin so that causal
+// ranges cost the splits alike. A product C[M][N] (+)= sum_k A(m, k) B[k][N]
+// keeps a block of 6 rows x (4 or 2) vectors of C in registers: per k one
+// load per vector of B's row and one broadcast per row of A. All of them
+// read B as rows of contiguous lanes, which the packing arranges:
+// S reads K^T, dP reads V^T, dV / dK read dO / Q rows, dQ reads K rows.
+//
+// Dropped keys: P = 0 and dS = 0 exactly (selects, not products), and dQ
+// reads K rows whose non-finite values are zeroed (a kept key's NaN reaches
+// dQ through its dS instead), so a dropped key's NaN K or V never reaches
+// a gradient.
+//
+// Covered: f32, f16 and bf16 (widened as they are packed, f32 sums), static
+// head dims, the positional mask patterns, soft-cap and the lane-wise mods
+// (ALiBi, adaptive span). The rest (bias, mask and segment operands, table
+// patterns, Shaw / T5 tables, operand gradients) is left to
+// attn-lower-attention-grad.
+//
+//===----------------------------------------------------------------------===//
+#include "LoopBuilder.h"
+#include "VectorMath.h"
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Transforms/MaskCodegen.h"
+#include "attn/Transforms/ScoreModCodegen.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNATTENTIONGRADTOCPU
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Rows of a query tile and of a key tile (the generic backward's and the
+/// tile statistics' tiles).
+constexpr int64_t kTile = 64;
+
+/// Whether the kernel covers `op` (else attn-lower-attention-grad does).
+bool isCovered(AttentionGradOp op) {
+  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+  Type element = queryType.getElementType();
+  if (!element.isF32() && !element.isF16() && !element.isBF16())
+    return false;
+  if (!op.getScore().empty() || op.getMask() || op.getBias() ||
+      op.getQSegments() || op.getRelTable() || !op.getOperandGrads().empty())
+    return false;
+  if (queryType.isDynamicDim(3) ||
+      cast<RankedTensorType>(op.getValue().getType()).isDynamicDim(3))
+    return false;
+  if (ArrayAttr mods = op.getModsAttr())
+    for (Attribute mod : mods)
+      if (isa<DistanceWeightAttr>(mod))
+        return false;
+  std::string reason;
+  if (!areScoreModsVectorizable(op.getModsAttr(), /*withGathers=*/false) ||
+      !isScoreModCodegenSupported(op.getModsAttr(), queryType.getDimSize(1),
+                                  reason))
+    return false;
+  return !op.getPatternAttr() ||
+         isMaskCodegenSupported(op.getPatternAttr(), op.getMaskShape(),
+                                /*withTensors=*/false, reason);
+}
+
+class CpuBackwardKernel {
+public:
+  CpuBackwardKernel(AttentionGradOp op, int64_t vectorBits, bool countTiles)
+      : op(op), b(op.getLoc(), op), countTiles(countTiles),
+        kLanes(vectorBits / 32), kBlockVectors(vectorBits >= 512 ? 4 : 2),
+        f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)),
+        headDim(cast<ShapedType>(op.getQuery().getType()).getDimSize(3)),
+        valueDim(cast<ShapedType>(op.getValue().getType()).getDimSize(3)),
+        paddedHeadDim(llvm::alignTo(headDim, kLanes)),
+        paddedValueDim(llvm::alignTo(valueDim, kLanes)) {
+    if (ArrayAttr mods = op.getModsAttr())
+      for (Attribute mod : mods)
+        if (auto softcap = dyn_cast<SoftcapAttr>(mod))
+          cap = softcap.getCap().convertToFloat();
+  }
+
+  /// dQ, dK, dV as tensors of the op's result types.
+  SmallVector<Value> build(ModuleOp module);
+
+private:
+  /// The work of one (batch, key/value head, split).
+  func::FuncOp buildWorkFunction(ModuleOp module);
+  /// dQ[batch, head] = sum over splits of the partial dQ, converted.
+  func::FuncOp buildReduceFunction(ModuleOp module);
+  /// The key tile loop of the work function.
+  void emitKeyTile(Value j0);
+  /// Everything of one (query head, query tile) against the key tile.
+  void visitTile(Value head, Value i0, Value tq, Value needsMask);
+  /// probs = P of the tile's rows (and slopes with a soft-cap); `masked`
+  /// evaluates the pattern and the key bound per score.
+  void computeProbabilities(Value head, Value i0, Value tq, bool masked);
+  /// scoreGrads = dS of the tile's rows.
+  void computeScoreGrads(Value tq);
+  /// acc[r][:] += sum_{k < depth} weights[k][r] x[k][:] for r < kTile:
+  /// dV (weights P, x dO) and dK (weights dS, x Q).
+  void accumulateTransposed(Value acc, Value weights, Value x, int64_t nVectors,
+                            Value depth);
+
+  /// The register-blocked product: for rows [0, rows) and vector columns
+  /// [0, nVectors), acc = init(r, t); for k < depth, acc[g][t] +=
+  /// broadcast(aAt(k, r0 + g)) * bAt(k, t); then finish(r, t, acc).
+  void blockedProduct(Value rows, int64_t nVectors, Value depth,
+                      function_ref<Value(Value, int64_t)> init,
+                      function_ref<Value(Value, Value)> aAt,
+                      function_ref<Value(Value, int64_t)> bAt,
+                      function_ref<void(Value, int64_t, Value)> finish);
+
+  /// dst[dstRow][0, width) = src[prefix..., 0, width) widened to f32
+  /// (whole vectors, then single elements); with `finiteOnly`, non-finite
+  /// values become 0.
+  void copyRow(Value src, ValueRange prefix, Value dst, Value dstRow,
+               int64_t width, bool finiteOnly = false);
+  /// dst[prefix..., 0, width) = src[srcRow][0, width), narrowed to dst's
+  /// element type.
+  void storeRow(Value src, Value srcRow, Value dst, ValueRange prefix,
+                int64_t width);
+  /// Zeros a [rows][columns] scratch buffer.
+  void zero(Value buffer);
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32Const(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value vecConst(float v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vec, b.getF32FloatAttr(v)));
+  }
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(
+        b, VectorType::get({kLanes}, scalar.getType()), scalar);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value minIndex(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+  Value dim(Value memref, int64_t d) {
+    return b.createOrFold<memref::DimOp>(memref, d);
+  }
+  Value loadVec(Value memref, ValueRange indices) {
+    return vector::LoadOp::create(b, vec, memref, indices);
+  }
+  void storeVec(Value value, Value memref, ValueRange indices) {
+    vector::StoreOp::create(b, value, memref, indices);
+  }
+  Value lane(int64_t t) { return index(t * kLanes); }
+  Value loadScalar(Value memref, ValueRange indices) {
+    Value x = memref::LoadOp::create(b, memref, indices);
+    return x.getType().isF32() ? x : arith::ExtFOp::create(b, f32, x);
+  }
+  /// Key positions j0 + t * lanes + [0, lanes), as a vector of index.
+  Value keyPositions(int64_t t);
+  SmallVector<Value> concat(ValueRange prefix, ArrayRef<Value> rest) {
+    SmallVector<Value> all(prefix.begin(), prefix.end());
+    all.append(rest.begin(), rest.end());
+    return all;
+  }
+
+  AttentionGradOp op;
+  ImplicitLocOpBuilder b;
+  bool countTiles;
+  const int64_t kLanes, kBlockVectors;
+  static constexpr int64_t kBlockRows = 6;
+  Type f32;
+  VectorType vec;
+  const int64_t headDim, valueDim, paddedHeadDim, paddedValueDim;
+  std::optional<float> cap; // the soft-cap, if any
+
+  // Values of the work function being built.
+  Value query, key, value, output, outputGrad, lse, keyGrad, valueGrad, partial;
+  Value batchIv, kvHead, split, numSplits;
+  Value queryLen, keyLen, groups, delta, scale, numHeads;
+  Value j0, tk; // the key tile
+  // Scratch: [D][64] K^T, [Dv][64] V^T, [64][Dp] K rows, [64][Dp] Q rows,
+  // [64][Dvp] dO rows, [64][64] P, dS and soft-cap slopes, [64][Dp] and
+  // [64][Dvp] dK and dV sums, [64] D and lse of the rows.
+  Value keysT, valuesT, keyRows, queryRows, gradRows, probs, scoreGrads, slopes,
+      keyGradSum, valueGradSum, rowDot, rowLse;
+  Value counter; // memref<1xindex>, when counting tiles
+};
+
+Value CpuBackwardKernel::keyPositions(int64_t t) {
+  SmallVector<int64_t> iota(kLanes);
+  for (int64_t n = 0; n < kLanes; ++n)
+    iota[n] = t * kLanes + n;
+  auto indexVec = VectorType::get({kLanes}, b.getIndexType());
+  Value offsets = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(indexVec, ArrayRef<int64_t>(iota)));
+  return arith::AddIOp::create(b, splat(j0), offsets);
+}
+
+void CpuBackwardKernel::blockedProduct(
+    Value rows, int64_t nVectors, Value depth,
+    function_ref<Value(Value, int64_t)> init,
+    function_ref<Value(Value, Value)> aAt,
+    function_ref<Value(Value, int64_t)> bAt,
+    function_ref<void(Value, int64_t, Value)> finish) {
+  for (int64_t t0 = 0; t0 < nVectors; t0 += kBlockVectors) {
+    int64_t width = std::min(kBlockVectors, nVectors - t0);
+    buildRowBlocks(b, rows, kBlockRows, [&](Value r0, int64_t height) {
+      SmallVector<Value> sums;
+      for (int64_t g = 0; g < height; ++g)
+        for (int64_t t = 0; t < width; ++t)
+          sums.push_back(init(add(r0, index(g)), t0 + t));
+      scf::ForOp loop = buildLoop(
+          b, index(0), depth, index(1), sums, [&](Value k, ValueRange acc) {
+            SmallVector<Value> bRow;
+            for (int64_t t = 0; t < width; ++t)
+              bRow.push_back(bAt(k, t0 + t));
+            SmallVector<Value> next(acc.begin(), acc.end());
+            for (int64_t g = 0; g < height; ++g) {
+              Value a = splat(aAt(k, add(r0, index(g))));
+              for (int64_t t = 0; t < width; ++t) {
+                Value &sum = next[g * width + t];
+                sum = vector::FMAOp::create(b, a, bRow[t], sum);
+              }
+            }
+            return next;
+          });
+      for (int64_t g = 0; g < height; ++g)
+        for (int64_t t = 0; t < width; ++t)
+          finish(add(r0, index(g)), t0 + t, loop.getResult(g * width + t));
+    });
+  }
+}
+
+void CpuBackwardKernel::copyRow(Value src, ValueRange prefix, Value dst,
+                                Value dstRow, int64_t width, bool finiteOnly) {
+  Type element = cast<MemRefType>(src.getType()).getElementType();
+  auto keepFinite = [&](Value x) -> Value {
+    if (!finiteOnly)
+      return x;
+    // |x| < inf is false for inf and NaN.
+    Value magnitude = math::AbsFOp::create(b, x);
+    Value inf =
+        isa<VectorType>(x.getType()) ? vecConst(INFINITY) : f32Const(INFINITY);
+    Value finite =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, magnitude, inf);
+    Value zero = isa<VectorType>(x.getType()) ? vecConst(0) : f32Const(0);
+    return arith::SelectOp::create(b, finite, x, zero);
+  };
+  int64_t c = 0;
+  for (; c + kLanes <= width; c += kLanes) {
+    Value x = vector::LoadOp::create(b, VectorType::get({kLanes}, element), src,
+                                     concat(prefix, {index(c)}));
+    if (!element.isF32())
+      x = arith::ExtFOp::create(b, vec, x);
+    storeVec(keepFinite(x), dst, {dstRow, index(c)});
+  }
+  for (; c < width; ++c)
+    memref::StoreOp::create(
+        b, keepFinite(loadScalar(src, concat(prefix, {index(c)}))), dst,
+        ValueRange{dstRow, index(c)});
+}
+
+void CpuBackwardKernel::storeRow(Value src, Value srcRow, Value dst,
+                                 ValueRange prefix, int64_t width) {
+  Type element = cast<MemRefType>(dst.getType()).getElementType();
+  int64_t c = 0;
+  for (; c + kLanes <= width; c += kLanes) {
+    Value x = loadVec(src, {srcRow, index(c)});
+    if (!element.isF32())
+      x = arith::TruncFOp::create(b, VectorType::get({kLanes}, element), x);
+    vector::StoreOp::create(b, x, dst, concat(prefix, {index(c)}));
+  }
+  for (; c < width; ++c) {
+    Value x = memref::LoadOp::create(b, src, ValueRange{srcRow, index(c)});
+    if (!element.isF32())
+      x = arith::TruncFOp::create(b, element, x);
+    memref::StoreOp::create(b, x, dst, concat(prefix, {index(c)}));
+  }
+}
+
+void CpuBackwardKernel::zero(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value zeros = vecConst(0.0f);
+  buildLoop(b, index(0), index(type.getDimSize(0)), index(1), {},
+            [&](Value r, ValueRange) {
+              for (int64_t c = 0; c < type.getDimSize(1); c += kLanes)
+                storeVec(zeros, buffer, {r, index(c)});
+              return SmallVector<Value>{};
+            });
+}
+
+void CpuBackwardKernel::computeProbabilities(Value head, Value i0, Value tq,
+                                             bool masked) {
+  ArrayAttr mods = op.getModsAttr();
+  MaskAttrInterface pattern = op.getPatternAttr();
+  Value negInf = vecConst(-INFINITY);
+  Value log2e = vecConst(float(M_LOG2E));
+  Value scaleLanes = splat(scale);
+  blockedProduct(
+      tq, kTile / kLanes, index(headDim),
+      [&](Value, int64_t) { return vecConst(0.0f); },
+      [&](Value k, Value r) {
+        return memref::LoadOp::create(b, queryRows, ValueRange{r, k});
+      },
+      [&](Value k, int64_t t) { return loadVec(keysT, {k, lane(t)}); },
+      [&](Value r, int64_t t, Value dot) {
+        // The logit as docs/Dialect.md orders it: scale, soft-cap, mods.
+        Value x = arith::MulFOp::create(b, dot, scaleLanes);
+        x = emitSoftcap(b, b.getLoc(), mods, x);
+        if (cap) {
+          // d(c tanh(s / c)) / ds = 1 - tanh^2(s / c) = 1 - (x / c)^2.
+          Value ratio = arith::MulFOp::create(b, x, vecConst(1.0f / *cap));
+          Value slope = vector::FMAOp::create(
+              b, arith::NegFOp::create(b, ratio), ratio, vecConst(1.0f));
+          storeVec(slope, slopes, {r, lane(t)});
+        }
+        Value row = add(i0, r);
+        if ((mods && !mods.empty()) || masked) {
+          Value keys = keyPositions(t);
+          if (mods && !mods.empty()) {
+            Value distance =
+                arith::SubIOp::create(b, keys, splat(add(row, delta)));
+            x = emitScoreMods(
+                b, b.getLoc(), mods, x, distance, head, Value(),
+                cast<ShapedType>(op.getQuery().getType()).getDimSize(1));
+          }
+          if (masked) {
+            Value kept = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                               keys, splat(keyLen));
+            if (pattern) {
+              MaskContext context;
+              context.delta = splat(delta);
+              context.head = head;
+              context.batch = batchIv;
+              context.shape = op.getMaskShape();
+              kept = arith::AndIOp::create(b, kept,
+                                           emitElementMask(b, b.getLoc(),
+                                                           pattern, splat(row),
+                                                           keys, context));
+            }
+            x = arith::SelectOp::create(b, kept, x, negInf);
+          }
+        }
+        // P = exp(x - lse), 0 in a row that keeps nothing (lse = -inf).
+        Value rowLseLanes =
+            splat(memref::LoadOp::create(b, rowLse, ValueRange{r}));
+        Value p = buildExp2(
+            b, arith::MulFOp::create(
+                   b, arith::SubFOp::create(b, x, rowLseLanes), log2e));
+        Value emptyRow = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                               rowLseLanes, negInf);
+        storeVec(arith::SelectOp::create(b, emptyRow, vecConst(0.0f), p), probs,
+                 {r, lane(t)});
+      });
+}
+
+void CpuBackwardKernel::computeScoreGrads(Value tq) {
+  Value zero = vecConst(0.0f), scaleLanes = splat(scale);
+  blockedProduct(
+      tq, kTile / kLanes, index(valueDim),
+      [&](Value, int64_t) { return vecConst(0.0f); },
+      [&](Value k, Value r) {
+        return memref::LoadOp::create(b, gradRows, ValueRange{r, k});
+      },
+      [&](Value k, int64_t t) { return loadVec(valuesT, {k, lane(t)}); },
+      [&](Value r, int64_t t, Value dP) {
+        // dS = scale P (dP - D), exactly 0 where P is (a dropped key's NaN
+        // V stays out), times the soft-cap's slope.
+        Value p = loadVec(probs, {r, lane(t)});
+        Value d = splat(memref::LoadOp::create(b, rowDot, ValueRange{r}));
+        Value ds = arith::MulFOp::create(
+            b, arith::MulFOp::create(b, p, arith::SubFOp::create(b, dP, d)),
+            scaleLanes);
+        if (cap)
+          ds = arith::MulFOp::create(b, ds, loadVec(slopes, {r, lane(t)}));
+        Value kept =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, p, zero);
+        storeVec(arith::SelectOp::create(b, kept, ds, zero), scoreGrads,
+                 {r, lane(t)});
+      });
+}
+
+void CpuBackwardKernel::accumulateTransposed(Value acc, Value weights, Value x,
+                                             int64_t nVectors, Value depth) {
+  blockedProduct(
+      tk, nVectors, depth,
+      [&](Value r, int64_t t) { return loadVec(acc, {r, lane(t)}); },
+      [&](Value k, Value r) {
+        return memref::LoadOp::create(b, weights, ValueRange{k, r});
+      },
+      [&](Value k, int64_t t) { return loadVec(x, {k, lane(t)}); },
+      [&](Value r, int64_t t, Value sum) { storeVec(sum, acc, {r, lane(t)}); });
+}
+
+void CpuBackwardKernel::visitTile(Value head, Value i0, Value tq,
+                                  Value needsMask) {
+  if (counter) {
+    Value n = memref::LoadOp::create(b, counter, ValueRange{index(0)});
+    memref::StoreOp::create(b, add(n, index(1)), counter, ValueRange{index(0)});
+  }
+  // The query side of the tile: Q and dO rows, D = rowsum(dO o O), lse.
+  buildLoop(b, index(0), tq, index(1), {}, [&](Value r, ValueRange) {
+    Value row = add(i0, r);
+    copyRow(query, {batchIv, head, row}, queryRows, r, headDim);
+    copyRow(outputGrad, {batchIv, head, row}, gradRows, r, valueDim);
+    Value sum = vecConst(0.0f);
+    int64_t c = 0;
+    Type outElement = cast<MemRefType>(output.getType()).getElementType();
+    for (; c + kLanes <= valueDim; c += kLanes) {
+      Value o = vector::LoadOp::create(
+          b, VectorType::get({kLanes}, outElement), output,
+          ValueRange{batchIv, head, row, index(c)});
+      if (!outElement.isF32())
+        o = arith::ExtFOp::create(b, vec, o);
+      sum = vector::FMAOp::create(b, loadVec(gradRows, {r, index(c)}), o, sum);
+    }
+    Value dot = vector::ReductionOp::create(b, vector::CombiningKind::ADD, sum);
+    for (; c < valueDim; ++c)
+      dot = arith::AddFOp::create(
+          b, dot,
+          arith::MulFOp::create(
+              b, memref::LoadOp::create(b, gradRows, ValueRange{r, index(c)}),
+              loadScalar(output, {batchIv, head, row, index(c)})));
+    memref::StoreOp::create(b, dot, rowDot, ValueRange{r});
+    memref::StoreOp::create(
+        b, memref::LoadOp::create(b, lse, ValueRange{batchIv, head, row}),
+        rowLse, ValueRange{r});
+    return SmallVector<Value>{};
+  });
+  // Full tiles carry no mask code.
+  buildIfElse(
+      b, needsMask, [&] { computeProbabilities(head, i0, tq, true); },
+      [&] { computeProbabilities(head, i0, tq, false); });
+  computeScoreGrads(tq);
+  accumulateTransposed(valueGradSum, probs, gradRows, paddedValueDim / kLanes,
+                       tq);
+  accumulateTransposed(keyGradSum, scoreGrads, queryRows,
+                       paddedHeadDim / kLanes, tq);
+  // This split's dQ rows += dS K.
+  blockedProduct(
+      tq, paddedHeadDim / kLanes, tk,
+      [&](Value r, int64_t t) {
+        return loadVec(partial, {split, batchIv, head, add(i0, r), lane(t)});
+      },
+      [&](Value k, Value r) {
+        return memref::LoadOp::create(b, scoreGrads, ValueRange{r, k});
+      },
+      [&](Value k, int64_t t) { return loadVec(keyRows, {k, lane(t)}); },
+      [&](Value r, int64_t t, Value sum) {
+        storeVec(sum, partial, {split, batchIv, head, add(i0, r), lane(t)});
+      });
+}
+
+void CpuBackwardKernel::emitKeyTile(Value keyStart) {
+  j0 = keyStart;
+  tk = minIndex(index(kTile), sub(keyLen, j0));
+  // K^T and V^T of the tile (keys past tk zero) and K's rows, finite.
+  zero(keysT);
+  zero(valuesT);
+  buildLoop(b, index(0), tk, index(1), {}, [&](Value r, ValueRange) {
+    Value row = add(j0, r);
+    for (int64_t c = 0; c < headDim; ++c)
+      memref::StoreOp::create(b,
+                              loadScalar(key, {batchIv, kvHead, row, index(c)}),
+                              keysT, ValueRange{index(c), r});
+    for (int64_t c = 0; c < valueDim; ++c)
+      memref::StoreOp::create(
+          b, loadScalar(value, {batchIv, kvHead, row, index(c)}), valuesT,
+          ValueRange{index(c), r});
+    copyRow(key, {batchIv, kvHead, row}, keyRows, r, headDim,
+            /*finiteOnly=*/true);
+    return SmallVector<Value>{};
+  });
+  zero(keyGradSum);
+  zero(valueGradSum);
+  MaskAttrInterface pattern = op.getPatternAttr();
+  Value partialKeys =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, tk, index(kTile));
+  buildLoop(b, index(0), groups, index(1), {}, [&](Value g, ValueRange) {
+    Value head = add(mul(kvHead, groups), g);
+    buildLoop(
+        b, index(0), queryLen, index(kTile), {}, [&](Value i0, ValueRange) {
+          Value tq = minIndex(index(kTile), sub(queryLen, i0));
+          if (!pattern) {
+            visitTile(head, i0, tq, partialKeys);
+            return SmallVector<Value>{};
+          }
+          auto [isEmpty, isFull] = emitTileClass(
+              b, b.getLoc(), pattern, i0, add(i0, tq), j0, add(j0, tk), delta);
+          Value needsMask = arith::OrIOp::create(
+              b, partialKeys,
+              arith::XOrIOp::create(
+                  b, isFull,
+                  arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
+          buildIfElse(
+              b, isEmpty, [] {}, [&] { visitTile(head, i0, tq, needsMask); });
+          return SmallVector<Value>{};
+        });
+    return SmallVector<Value>{};
+  });
+  // The tile's dK, dV rows (dS carries the scale already).
+  buildLoop(b, index(0), tk, index(1), {}, [&](Value r, ValueRange) {
+    Value row = add(j0, r);
+    storeRow(keyGradSum, r, keyGrad, {batchIv, kvHead, row}, headDim);
+    storeRow(valueGradSum, r, valueGrad, {batchIv, kvHead, row}, valueDim);
+    return SmallVector<Value>{};
+  });
+}
+
+func::FuncOp CpuBackwardKernel::buildWorkFunction(ModuleOp module) {
+  auto bufferOf = [](Value v) {
+    auto type = cast<ShapedType>(v.getType());
+    return MemRefType::get(type.getShape(), type.getElementType());
+  };
+  int64_t dyn = ShapedType::kDynamic;
+  Type indexType = b.getIndexType();
+  SmallVector<Type> argTypes = {
+      bufferOf(op.getQuery()),
+      bufferOf(op.getKey()),
+      bufferOf(op.getValue()),
+      bufferOf(op.getOutput()),
+      bufferOf(op.getOutputGrad()),
+      bufferOf(op.getLse()),
+      bufferOf(op.getKeyGrad()),
+      bufferOf(op.getValueGrad()),
+      MemRefType::get({dyn, dyn, dyn, dyn, paddedHeadDim}, f32),
+      indexType,
+      indexType,
+      indexType,
+      indexType};
+  OpBuilder::InsertionGuard guard(b);
+  auto parent = op->getParentOfType<func::FuncOp>();
+  b.setInsertionPoint(parent);
+  if (countTiles && !module.lookupSymbol("attn_record_backward_fused_tiles")) {
+    Type i64 = b.getI64Type();
+    func::FuncOp::create(b, "attn_record_backward_fused_tiles",
+                         b.getFunctionType({i64, i64, i64}, {}))
+        .setPrivate();
+  }
+  // Named after the caller so that artifacts linked together do not clash.
+  auto fn = func::FuncOp::create(
+      b, (parent.getSymName() + "__attn_cpu_backward").str(),
+      b.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  SymbolTable(module).insert(fn); // uniquifies the name
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  auto args = entry->getArguments();
+  query = args[0];
+  key = args[1];
+  value = args[2];
+  output = args[3];
+  outputGrad = args[4];
+  lse = args[5];
+  keyGrad = args[6];
+  valueGrad = args[7];
+  partial = args[8];
+  batchIv = args[9];
+  kvHead = args[10];
+  split = args[11];
+  numSplits = args[12];
+
+  queryLen = dim(query, 2);
+  keyLen = dim(key, 2);
+  groups = arith::DivUIOp::create(b, dim(query, 1), dim(key, 1));
+  delta = op.getAlignment() == Alignment::bottom_right ? sub(keyLen, queryLen)
+                                                       : index(0);
+  if (int64_t shift = op.getPositionShift())
+    delta = add(delta, index(shift));
+  scale = f32Const(op.getScale() ? op.getScale()->convertToFloat()
+                                 : float(1.0 / std::sqrt(double(headDim))));
+
+  // Scratch of the call's frame, 64-byte aligned for whole vectors; the
+  // padding columns stay zero.
+  IntegerAttr align = b.getI64IntegerAttr(64);
+  auto scratch = [&](ArrayRef<int64_t> shape) -> Value {
+    return memref::AllocaOp::create(b, MemRefType::get(shape, f32),
+                                    ValueRange{}, align);
+  };
+  keysT = scratch({headDim, kTile});
+  valuesT = scratch({valueDim, kTile});
+  keyRows = scratch({kTile, paddedHeadDim});
+  queryRows = scratch({kTile, paddedHeadDim});
+  gradRows = scratch({kTile, paddedValueDim});
+  probs = scratch({kTile, kTile});
+  scoreGrads = scratch({kTile, kTile});
+  if (cap)
+    slopes = scratch({kTile, kTile});
+  keyGradSum = scratch({kTile, paddedHeadDim});
+  valueGradSum = scratch({kTile, paddedValueDim});
+  rowDot = scratch({kTile});
+  rowLse = scratch({kTile});
+  for (Value buffer : {keyRows, queryRows, gradRows})
+    zero(buffer);
+  if (countTiles) {
+    counter = memref::AllocaOp::create(b, MemRefType::get({1}, indexType));
+    memref::StoreOp::create(b, index(0), counter, ValueRange{index(0)});
+  }
+
+  // This split's dQ rows of the group's heads start at zero.
+  Value zeros = vecConst(0.0f);
+  buildLoop(b, index(0), groups, index(1), {}, [&](Value g, ValueRange) {
+    Value head = add(mul(kvHead, groups), g);
+    buildLoop(b, index(0), queryLen, index(1), {}, [&](Value i, ValueRange) {
+      for (int64_t c = 0; c < paddedHeadDim; c += kLanes)
+        storeVec(zeros, partial, {split, batchIv, head, i, index(c)});
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+  // Key tiles split, split + splits, ...
+  Value keyTiles = arith::CeilDivUIOp::create(b, keyLen, index(kTile));
+  auto tiles = scf::ForOp::create(b, split, keyTiles, numSplits);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(tiles.getBody());
+    emitKeyTile(mul(tiles.getInductionVar(), index(kTile)));
+  }
+  if (counter) {
+    Type i64 = b.getI64Type();
+    auto asI64 = [&](Value v) {
+      return arith::IndexCastOp::create(b, i64, v).getResult();
+    };
+    Value n = memref::LoadOp::create(b, counter, ValueRange{index(0)});
+    func::CallOp::create(
+        b, "attn_record_backward_fused_tiles", TypeRange{},
+        ValueRange{asI64(index(kTile)), asI64(index(kTile)), asI64(n)});
+  }
+  func::ReturnOp::create(b);
+  return fn;
+}
+
+func::FuncOp CpuBackwardKernel::buildReduceFunction(ModuleOp module) {
+  int64_t dyn = ShapedType::kDynamic;
+  Type indexType = b.getIndexType();
+  auto queryGradType = cast<ShapedType>(op.getQueryGrad().getType());
+  MemRefType queryGradBuffer =
+      MemRefType::get(queryGradType.getShape(), queryGradType.getElementType());
+  OpBuilder::InsertionGuard guard(b);
+  auto parent = op->getParentOfType<func::FuncOp>();
+  b.setInsertionPoint(parent);
+  auto fn = func::FuncOp::create(
+      b, (parent.getSymName() + "__attn_cpu_backward_dq").str(),
+      b.getFunctionType(
+          {MemRefType::get({dyn, dyn, dyn, dyn, paddedHeadDim}, f32),
+           queryGradBuffer, indexType, indexType, indexType},
+          {}));
+  fn.setPrivate();
+  SymbolTable(module).insert(fn);
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value partialBuf = entry->getArgument(0), queryGrad = entry->getArgument(1);
+  Value batch = entry->getArgument(2), head = entry->getArgument(3),
+        splits = entry->getArgument(4);
+  Value rowSum =
+      memref::AllocaOp::create(b, MemRefType::get({1, paddedHeadDim}, f32),
+                               ValueRange{}, b.getI64IntegerAttr(64));
+  buildLoop(b, index(0), dim(partialBuf, 3), index(1), {},
+            [&](Value i, ValueRange) {
+              for (int64_t c = 0; c < paddedHeadDim; c += kLanes) {
+                scf::ForOp sum = buildLoop(
+                    b, index(0), splits, index(1), {vecConst(0.0f)},
+                    [&](Value s, ValueRange acc) {
+                      return SmallVector<Value>{arith::AddFOp::create(
+                          b, acc[0],
+                          loadVec(partialBuf, {s, batch, head, i, index(c)}))};
+                    });
+                storeVec(sum.getResult(0), rowSum, {index(0), index(c)});
+              }
+              storeRow(rowSum, index(0), queryGrad, {batch, head, i}, headDim);
+              return SmallVector<Value>{};
+            });
+  func::ReturnOp::create(b);
+  return fn;
+}
+
+SmallVector<Value> CpuBackwardKernel::build(ModuleOp module) {
+  auto toBuffer = [&](Value tensor) -> Value {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+        /*read_only=*/true);
+  };
+  auto allocLike = [&](Value like, ArrayRef<Value> sizes) -> Value {
+    auto type = cast<RankedTensorType>(like.getType());
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynamicSizes.push_back(sizes[d]);
+    return memref::AllocOp::create(
+        b, MemRefType::get(type.getShape(), type.getElementType()),
+        dynamicSizes, b.getI64IntegerAttr(64));
+  };
+  Value q = toBuffer(op.getQuery()), k = toBuffer(op.getKey()),
+        v = toBuffer(op.getValue());
+  SmallVector<Value> buffers = {q,
+                                k,
+                                v,
+                                toBuffer(op.getOutput()),
+                                toBuffer(op.getOutputGrad()),
+                                toBuffer(op.getLse())};
+  Value batch = dim(q, 0), queryHeads = dim(q, 1), keyHeads = dim(k, 1);
+  SmallVector<Value> keySizes = {batch, keyHeads, dim(k, 2), index(headDim)};
+  Value dk = allocLike(op.getKeyGrad(), keySizes);
+  keySizes[3] = index(valueDim);
+  Value dv = allocLike(op.getValueGrad(), keySizes);
+  Value dq = allocLike(op.getQueryGrad(),
+                       {batch, queryHeads, dim(q, 2), index(headDim)});
+
+  // Splits: two work items per thread when batch x key/value heads is
+  // fewer, at most one per key tile.
+  Value items = mul(batch, keyHeads);
+  Value threads = buildOmpMaxThreads(b, module);
+  Value wanted = arith::CeilDivUIOp::create(b, mul(threads, index(2)), items);
+  Value keyTiles = arith::CeilDivUIOp::create(b, dim(k, 2), index(kTile));
+  Value splits =
+      arith::MaxUIOp::create(b, index(1), minIndex(wanted, keyTiles));
+  Value partialBuf = memref::AllocOp::create(
+      b,
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                       ShapedType::kDynamic, ShapedType::kDynamic,
+                       paddedHeadDim},
+                      f32),
+      ValueRange{splits, batch, queryHeads, dim(q, 2)},
+      b.getI64IntegerAttr(64));
+
+  func::FuncOp work = buildWorkFunction(module);
+  func::FuncOp reduce = buildReduceFunction(module);
+  auto forall = [&](ValueRange sizes, function_ref<void(ValueRange)> body) {
+    auto loop = scf::ForallOp::create(b, getAsOpFoldResult(sizes), ValueRange{},
+                                      std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVars());
+  };
+  forall({batch, keyHeads, splits}, [&](ValueRange iv) {
+    SmallVector<Value> args = buffers;
+    args.append({dk, dv, partialBuf, iv[0], iv[1], iv[2], splits});
+    func::CallOp::create(b, work, args);
+  });
+  forall({batch, queryHeads}, [&](ValueRange iv) {
+    func::CallOp::create(b, reduce,
+                         ValueRange{partialBuf, dq, iv[0], iv[1], splits});
+  });
+  // The deallocation pipeline frees the partial sums after this.
+  SmallVector<Value> results;
+  for (Value buffer : {dq, dk, dv})
+    results.push_back(bufferization::ToTensorOp::create(
+        b,
+        RankedTensorType::get(
+            cast<MemRefType>(buffer.getType()).getShape(),
+            cast<MemRefType>(buffer.getType()).getElementType()),
+        buffer, /*restrict=*/b.getUnitAttr(), /*writable=*/b.getUnitAttr()));
+  return results;
+}
+
+struct AttnAttentionGradToCpuPass
+    : attn::impl::AttnAttentionGradToCpuBase<AttnAttentionGradToCpuPass> {
+  using AttnAttentionGradToCpuBase::AttnAttentionGradToCpuBase;
+
+  void runOnOperation() override {
+    if (vectorBits != 256 && vectorBits != 512) {
+      getOperation()->emitError(
+          "attn-attention-grad-to-cpu: vector-bits must be 256 or 512");
+      return signalPassFailure();
+    }
+    SmallVector<AttentionGradOp> ops;
+    getOperation()->walk([&](AttentionGradOp op) {
+      if (isCovered(op))
+        ops.push_back(op);
+    });
+    for (AttentionGradOp op : ops) {
+      SmallVector<Value> grads =
+          CpuBackwardKernel(op, vectorBits, countTiles).build(getOperation());
+      op.replaceAllUsesWith(grads);
+      op.erase();
+    }
+  }
+};
+
+} // namespace
