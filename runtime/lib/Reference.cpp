@@ -232,6 +232,11 @@ std::vector<double> attention(const AttentionProblem &pb,
             kept = kept &&
                    pb.mask[((mb * pb.maskHeads + mh) * Lq + i) * Lk + j] != 0;
           }
+          // The score region, last (on kept logits only: a dropped one's
+          // value does not matter, and the region may read out of bounds
+          // there).
+          if (kept && pb.score)
+            x = (*pb.score)(x, b, h, i, j);
           logits[j] = kept ? round(x) : negInf;
           rowIsNaN |= std::isnan(logits[j]);
           maxLogit = std::max(maxLogit, logits[j]);

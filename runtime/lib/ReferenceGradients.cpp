@@ -14,9 +14,15 @@
 // the soft-caps multiply by 1 - tanh^2, and dS = scale dX' gives
 // dQ[i] += dS K[j], dK[j] += dS Q[i] (summed over the query heads of a KV
 // head's group). Dropped keys contribute nothing, whatever their K and V.
+// A score region (last on the way forward, first on the way back) is
+// differentiated by central differences of its f64 evaluation: with
+// respect to its input (dX on to the mods) and to each captured element it
+// read (that tensor's gradient) — no derivative rules shared with the
+// compiler's.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Reference.h"
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -39,14 +45,40 @@ int64_t relTableColumns(const AttentionProblem &pb) {
 /// logit after the soft-caps, and what backward needs of every mod.
 struct Logit {
   double x = 0;            // the final logit
+  double regionSlope = 1;  // d(final logit) / d(logit before the region)
+  /// The captured elements the region read and d(final logit) / d(each).
+  std::vector<std::pair<ScoreFunction::Read, double>> reads;
   double capSlope = 1;     // d(soft-capped s) / ds
   double modSlope = 1;     // d(final logit) / d(logit after bias)
   int64_t tableIndex = -1; // the table entry a Shaw / T5 mod added
   double tableSlope = 1;   // d(final logit) / d(that entry)
 };
 
-Logit forwardLogit(const AttentionProblem &pb, double s, double bias, int64_t h,
-                   int64_t r) {
+/// The region at x, its slope and the slopes of its reads, by central
+/// differences (step 1e-6 relative: truncation near 1e-12, rounding near
+/// 1e-10 of the slope, far under the checks' 1e-4).
+void applyRegion(const ScoreFunction &f, int64_t b, int64_t h, int64_t i,
+                 int64_t j, Logit &out) {
+  std::vector<ScoreFunction::Read> reads;
+  double x = out.x;
+  double y = f.evaluate(f, x, b, h, i, j, -1, 0, &reads);
+  double step = 1e-6 * std::max(1.0, std::abs(x));
+  out.regionSlope = (f.evaluate(f, x + step, b, h, i, j, -1, 0, nullptr) -
+                     f.evaluate(f, x - step, b, h, i, j, -1, 0, nullptr)) /
+                    (2 * step);
+  for (size_t n = 0; n < reads.size(); ++n) {
+    double value = f.data(reads[n].first)[reads[n].second];
+    double e = 1e-6 * std::max(1.0, std::abs(value));
+    double slope = (f.evaluate(f, x, b, h, i, j, n, e, nullptr) -
+                    f.evaluate(f, x, b, h, i, j, n, -e, nullptr)) /
+                   (2 * e);
+    out.reads.push_back({reads[n], slope});
+  }
+  out.x = y;
+}
+
+Logit forwardLogit(const AttentionProblem &pb, double s, double bias, int64_t b,
+                   int64_t h, int64_t i, int64_t j, int64_t r) {
   Logit out;
   double x = s;
   for (const ScoreMod &mod : pb.mods)
@@ -86,6 +118,8 @@ Logit forwardLogit(const AttentionProblem &pb, double s, double bias, int64_t h,
       out.tableSlope *= slope;
   }
   out.x = x;
+  if (pb.score)
+    applyRegion(*pb.score, b, h, i, j, out);
   return out;
 }
 
@@ -107,6 +141,9 @@ Gradients attentionGradients(const AttentionProblem &pb, const float *dOut) {
     g.bias.assign(pb.biasBatch * pb.biasHeads * biasRows * Lk, 0.0);
   if (pb.relTable)
     g.relTable.assign(Hq * relTableColumns(pb), 0.0);
+  if (pb.score)
+    for (int64_t size : pb.score->capturedSizes)
+      g.captured.emplace_back(size, 0.0);
   std::vector<Logit> logits(Lk);
   std::vector<uint8_t> kept(Lk);
   std::vector<double> p(Lk), dp(Lk);
@@ -145,8 +182,8 @@ Gradients attentionGradients(const AttentionProblem &pb, const float *dOut) {
                      Lk;
             bias = pb.bias[biasAt + j];
           }
-          logits[j] =
-              forwardLogit(pb, pb.scale * dot, bias, h, j - (i + delta));
+          logits[j] = forwardLogit(pb, pb.scale * dot, bias, b, h, i, j,
+                                   j - (i + delta));
           // A logit of -inf (an adaptive span's end) drops the key too.
           kept[j] = logits[j].x != negInf;
           if (kept[j])
@@ -177,8 +214,11 @@ Gradients attentionGradients(const AttentionProblem &pb, const float *dOut) {
           double *dv = g.value.data() + ((b * Hkv + hk) * Lk + j) * Dv;
           for (int64_t c = 0; c < Dv; ++c)
             dv[c] += p[j] * double(dO[c]);
-          double dx = p[j] * (dp[j] - rowDot);
+          double dFinal = p[j] * (dp[j] - rowDot);
           const Logit &lg = logits[j];
+          for (const auto &[read, slope] : lg.reads)
+            g.captured[read.first][read.second] += dFinal * slope;
+          double dx = dFinal * lg.regionSlope; // before the region
           if (lg.tableIndex >= 0)
             g.relTable[lg.tableIndex] += dx * lg.tableSlope;
           double dBiased = dx * lg.modSlope; // the logit after the bias

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProblemFromIR.h"
+#include "ScoreRegionProgram.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include <cmath>
 
@@ -121,9 +123,13 @@ attnrt::problemFromAttention(AttentionOp op) {
   if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
       !vType.hasStaticShape())
     return op.emitOpError("--check needs static shapes");
-  if (!op.getScore().empty())
-    return op.emitOpError("--check has no reference for score regions");
   reference::AttentionProblem pb;
+  if (!op.getScore().empty()) {
+    FailureOr<reference::ScoreFunction> score = scoreFunctionOf(op.getScore());
+    if (failed(score))
+      return failure();
+    pb.score = std::move(*score);
+  }
   pb.batch = qType.getDimSize(0);
   pb.queryHeads = qType.getDimSize(1);
   pb.queryLen = qType.getDimSize(2);
@@ -159,12 +165,27 @@ attnrt::problemFromAttention(AttentionOp op) {
 }
 
 attnrt::RoleList attnrt::attentionRoles(AttentionOp op) {
-  return {{op.getQuery(), "q"},
-          {op.getKey(), "k"},
-          {op.getValue(), "v"},
-          {op.getMask(), "mask"},
-          {op.getBias(), "bias"},
-          {op.getQSegments(), "q_segments"},
-          {op.getKvSegments(), "kv_segments"},
-          {op.getRelTable(), "rel_table"}};
+  RoleList roles = {{op.getQuery(), "q"},
+                    {op.getKey(), "k"},
+                    {op.getValue(), "v"},
+                    {op.getMask(), "mask"},
+                    {op.getBias(), "bias"},
+                    {op.getQSegments(), "q_segments"},
+                    {op.getKvSegments(), "kv_segments"},
+                    {op.getRelTable(), "rel_table"}};
+  // The score region's captured tensors that are not constants.
+  for (auto [n, tensor] : llvm::enumerate(capturedFloatTensors(op.getScore())))
+    if (!matchPattern(tensor, m_Constant()))
+      roles.push_back({tensor, capturedRole(n)});
+  return roles;
+}
+
+void attnrt::bindCapturedData(
+    reference::AttentionProblem &pb,
+    llvm::function_ref<const float *(llvm::StringRef)> dataOf) {
+  if (!pb.score)
+    return;
+  for (size_t n = 0; n < pb.score->captured.size(); ++n)
+    if (pb.score->constantData[n].empty())
+      pb.score->captured[n] = dataOf(capturedRole(n));
 }

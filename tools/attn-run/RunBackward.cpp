@@ -1,6 +1,7 @@
 //===- RunBackward.cpp - attn-run --backward ------------------------------===//
 #include "RunBackward.h"
 #include "ProblemFromIR.h"
+#include "ScoreRegionProgram.h"
 #include "TileStats.h"
 #include "attn/Runtime/Reference.h"
 #include "attn/Runtime/TileCounters.h"
@@ -63,11 +64,16 @@ attn::AttentionGradOp appendBackward(func::FuncOp entry,
     lse = forward.getLse();
   }
   b.setInsertionPointAfter(forward);
-  // The bias and rel_table operands get their gradients too.
+  // The bias and rel_table operands and the score region's captured
+  // tensors get their gradients too.
   SmallVector<Type> gradTypes = {forward.getQuery().getType(),
                                  forward.getKey().getType(),
                                  forward.getValue().getType()};
-  for (Value operand : {forward.getBias(), forward.getRelTable()})
+  SmallVector<Value> differentiable = {forward.getBias(),
+                                       forward.getRelTable()};
+  llvm::append_range(differentiable,
+                     attn::capturedFloatTensors(forward.getScore()));
+  for (Value operand : differentiable)
     if (operand)
       gradTypes.push_back(operand.getType());
   auto grad = attn::AttentionGradOp::create(
@@ -163,6 +169,8 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
     pb.bias = bias->floats();
   if (Operand *table = operandOf("rel_table"))
     pb.relTable = table->floats();
+  bindCapturedData(
+      pb, [&](llvm::StringRef role) { return operandOf(role)->floats(); });
   std::vector<int64_t> qIds, kvIds;
   if (Operand *q = operandOf("q_segments")) {
     qIds = segmentIds(*q);
@@ -197,6 +205,11 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
     refs.push_back({"dbias", &expected.bias});
   if (pb.relTable)
     refs.push_back({"drel_table", &expected.relTable});
+  std::vector<std::string> capturedNames;
+  for (size_t n = 0; n < expected.captured.size(); ++n)
+    capturedNames.push_back("d" + capturedRole(n));
+  for (size_t n = 0; n < expected.captured.size(); ++n)
+    refs.push_back({capturedNames[n].c_str(), &expected.captured[n]});
   for (size_t r = 0; r < results.size(); ++r) {
     auto [name, ref] = refs[r];
     reference::Comparison c = reference::compare(results[r], *ref, ref->size());

@@ -695,6 +695,9 @@ static int checkResult(const CheckedOp &checked,
       problem->bias = bias->floats();
     if (Operand *table = operandOf("rel_table"))
       problem->relTable = table->floats();
+    attnrt::bindCapturedData(*problem, [&](llvm::StringRef role) {
+      return operandOf(role)->floats();
+    });
     expected = attnrt::reference::attention(*problem,
                                             lse ? &expectedLse : nullptr);
   }

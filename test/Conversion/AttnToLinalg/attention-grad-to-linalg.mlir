@@ -39,3 +39,36 @@ func.func @softcap(%q: tensor<1x1x8x8xf32>, %lse: tensor<1x1x8xf32>) -> tensor<1
   return %dq : tensor<1x1x8x8xf32>
 }
 
+
+// -----
+
+// A score region is cloned with its tangents: y = tanh(x w[h, i - j]) passes
+// dX (1 - y^2) w on to the earlier steps, and its captured tensor w gets
+// dX (1 - y^2) x per logit that reached a gradient (an scf.if on dX != 0),
+// added at the element the logit read.
+// CHECK-LABEL: func.func @region_captured
+// CHECK: %[[Y:.*]] = math.tanh
+// CHECK: %[[YY:.*]] = arith.mulf %[[Y]], %[[Y]] : f32
+// CHECK: arith.subf %{{.*}}, %[[YY]] : f32
+// The captured tensor's gradient: a loop over (b, h, i, j).
+// CHECK: scf.for {{.*}} -> (tensor<2x16xf32>)
+// CHECK: %[[DX:.*]] = tensor.extract %{{.*}} : tensor<1x2x8x8xf32>
+// CHECK: %[[REACHED:.*]] = arith.cmpf one, %[[DX]]
+// CHECK: scf.if %[[REACHED]] -> (tensor<2x16xf32>)
+// CHECK: %[[AT:.*]] = arith.subi
+// CHECK: math.tanh
+// CHECK: %[[OLD:.*]] = tensor.extract %{{.*}}[%{{.*}}, %[[AT]]] : tensor<2x16xf32>
+// CHECK: %[[ADD:.*]] = arith.mulf %[[DX]], %{{.*}} : f32
+// CHECK: %[[SUM:.*]] = arith.addf %[[OLD]], %[[ADD]] : f32
+// CHECK: tensor.insert %[[SUM]] into %{{.*}}[%{{.*}}, %[[AT]]] : tensor<2x16xf32>
+func.func @region_captured(%q: tensor<1x2x8x4xf32>, %t: tensor<2x16xf32>, %lse: tensor<1x2x8xf32>) -> (tensor<1x2x8x4xf32>, tensor<2x16xf32>) {
+  %dq, %dk, %dv, %dt = attn.attention_grad %q, %q, %q, %q, %q, %lse pattern(#attn.causal) score {
+    ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+      %d = arith.subi %i, %j : index
+      %e = tensor.extract %t[%h, %d] : tensor<2x16xf32>
+      %y = arith.mulf %x, %e : f32
+      %z = math.tanh %y : f32
+      attn.yield %z : f32
+  } : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x16xf32>)
+  return %dq, %dt : tensor<1x2x8x4xf32>, tensor<2x16xf32>
+}

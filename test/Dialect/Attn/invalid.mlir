@@ -1467,8 +1467,37 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // attention_grad: operand gradients without the operands
 func.func @f(%q: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>) {
-  // expected-error @+1 {{has 1 operand gradients; expected none or 0 (one per bias and rel_table operand given)}}
+  // expected-error @+1 {{has 1 operand gradients; expected none or 0 (one per bias and rel_table operand given and per float tensor the score region reads)}}
   %dq, %dk, %dv, %db = attn.attention_grad %q, %q, %q, %q, %q, %lse : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x16xf32>)
+  return
+}
+
+// -----
+
+// attention_grad: a score region's captured tensor counts among the operands
+// whose gradients are returned (bias first, then the captured tensor).
+func.func @f(%q: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>, %b: tensor<1x1x16x16xf32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{has 1 operand gradients; expected none or 2}}
+  %dq, %dk, %dv, %db = attn.attention_grad %q, %q, %q, %q, %q, %lse bias(%b) score {
+    ^bb0(%x: f32, %bi: index, %h: index, %i: index, %j: index):
+      %s = tensor.extract %w[%h] : tensor<4xf32>
+      %y = arith.mulf %x, %s : f32
+      attn.yield %y : f32
+  } : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>, tensor<1x1x16x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x1x16x16xf32>)
+  return
+}
+
+// -----
+
+// attention_grad: a captured tensor's gradient has its type
+func.func @f(%q: tensor<1x4x16x8xf32>, %lse: tensor<1x4x16xf32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{operand gradient of type 'tensor<8xf32>' must have its operand's type 'tensor<4xf32>'}}
+  %dq, %dk, %dv, %dw = attn.attention_grad %q, %q, %q, %q, %q, %lse score {
+    ^bb0(%x: f32, %bi: index, %h: index, %i: index, %j: index):
+      %s = tensor.extract %w[%h] : tensor<4xf32>
+      %y = arith.mulf %x, %s : f32
+      attn.yield %y : f32
+  } : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<8xf32>)
   return
 }
 

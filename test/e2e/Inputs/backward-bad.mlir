@@ -14,8 +14,7 @@ func.func @distance_weight(%q: tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32> {
 func.func @score_region(%q: tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32> {
   %o = attn.attention %q, %q, %q score {
     ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
-      %c = arith.constant 0.5 : f32
-      %y = arith.mulf %x, %c : f32
+      %y = math.erf %x : f32
       attn.yield %y : f32
   } : (tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32>
   return %o : tensor<1x2x32x16xf32>

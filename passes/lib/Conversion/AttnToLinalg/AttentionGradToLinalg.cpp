@@ -21,6 +21,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
+#include "attn/Transforms/ScoreRegionDerivative.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,7 +52,9 @@ LogicalResult checkSupported(AttentionGradOp op) {
            << what << " has no backward yet";
   };
   if (!op.getScore().empty())
-    return refuse("a score region");
+    if (Operation *inner = findUndifferentiableOp(op.getScore()))
+      return refuse(Twine("the score region's '") +
+                    inner->getName().getStringRef() + "'");
   if (ArrayAttr mods = op.getModsAttr())
     for (Attribute mod : mods)
       if (isa<DistanceWeightAttr>(mod))
@@ -134,10 +137,11 @@ private:
     Value q, o, dO, lse, rowDot; // rowDot = rowsum(dO o O)
   };
   QueryRows queryRows(Value batch, Value head, Value i0, Value tq);
-  /// P, dX (the logits' gradient) and dS of one tile (the file comment's
-  /// formulas).
+  /// P, dX (the gradient of the logits before the score region, when
+  /// there is one), dS of one tile (the file comment's formulas), and with
+  /// a score region the final logits' gradient and the logits before it.
   struct TileGradients {
-    Value probs, logitGrad, scoreGrad;
+    Value probs, logitGrad, scoreGrad, finalLogitGrad, preRegion;
   };
   TileGradients tileGradients(const QueryRows &rows, Value kTile, Value vTile,
                               Value batch, Value head, Value i0, Value j0,
@@ -151,8 +155,10 @@ private:
                                  ValueRange state,
                                  function_ref<SmallVector<Value>()> body);
 
-  /// dQ, and with `withLogitGrads` dX of every (b, h, i, j) [B, Hq, Lq, Lk].
-  std::pair<Value, Value> buildQueryGrad(bool withLogitGrads);
+  /// dQ, then [B, Hq, Lq, Lk] tensors of every (b, h, i, j): with
+  /// `withLogitGrads` dX, with `withRegionInputs` the final logits'
+  /// gradient and the logits before the score region.
+  SmallVector<Value> buildQueryGrad(bool withLogitGrads, bool withRegionInputs);
   /// Reports (dQ pass, dK/dV pass) visited tiles to the runtime's
   /// attn_record_backward_tiles (declared once).
   void record(ValueRange passCounts);
@@ -166,6 +172,14 @@ private:
   /// The rel_table operand's gradient from dX: each logit's dX added to
   /// the table entry its Shaw / T5 mod read.
   Value buildRelTableGrad(Value logitGrads);
+  /// The gradients of the tensors the score region captures: per logit,
+  /// its final gradient times the region's derivative with respect to
+  /// each element it read, added to that element.
+  SmallVector<Value> buildCapturedGrads(Value finalLogitGrads, Value preRegion);
+  /// for b, h, i, j of [B, Hq, Lq, Lk]: state = body(b, h, i, j, state).
+  SmallVector<Value> forEachLogit(
+      ValueRange init,
+      function_ref<SmallVector<Value>(ValueRange ivs, ValueRange state)> body);
   std::pair<Value, Value> buildKeyValueGrads();
   /// `value` (f32) in the element type of `like`.
   Value toElementTypeOf(Value value, Value like);
@@ -256,9 +270,10 @@ GradLowering::tileGradients(const QueryRows &rows, Value kTile, Value vTile,
                             Value tq, Value tk) {
   Value dot = buildTileProduct(b, loc, rows.q, kTile, tq, tk);
   bool masked = operands.pattern || operands.mask;
-  Value logits =
-      buildScoreTile(b, loc, operands,
-                     {batch, head, i0, j0, tq, tk, delta, scale}, dot, masked);
+  ScoreTileOutputs scores = buildScoreTileWithSlope(
+      b, loc, operands, {batch, head, i0, j0, tq, tk, delta, scale}, dot,
+      masked);
+  Value logits = scores.logits;
   Value dP = buildTileProduct(b, loc, rows.dO, vTile, tq, tk);
   AffineExpr i, j;
   bindDims(b.getContext(), i, j);
@@ -283,16 +298,30 @@ GradLowering::tileGradients(const QueryRows &rows, Value kTile, Value vTile,
     for (Attribute mod : mods)
       if (auto softcap = dyn_cast<SoftcapAttr>(mod))
         cap = softcap.getCap().convertToFloat();
-  // dX = P (dP - D), 0 where P = 0 (a dropped key's NaN V stays out).
-  Value dX = generic(
-      {probs, dP, rows.rowDot}, empty, {id2, id2, map2({i}), id2}, par2,
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value dx = arith::MulFOp::create(
-            nb, l, a[0], arith::SubFOp::create(nb, l, a[1], a[2]));
-        Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
-                                           a[0], f32Const(nb, 0.0f));
-        return arith::SelectOp::create(nb, l, kept, dx, f32Const(nb, 0.0f));
-      });
+  // dX = P (dP - D), 0 where P = 0 (a dropped key's NaN V stays out);
+  // through a score region, times its slope.
+  auto logitGrad = [&](Value slope) {
+    SmallVector<Value> inputs = {probs, dP, rows.rowDot};
+    SmallVector<AffineMap> maps = {id2, id2, map2({i})};
+    if (slope) {
+      inputs.push_back(slope);
+      maps.push_back(id2);
+    }
+    maps.push_back(id2);
+    return generic(
+        inputs, empty, maps, par2,
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value dx = arith::MulFOp::create(
+              nb, l, a[0], arith::SubFOp::create(nb, l, a[1], a[2]));
+          if (slope)
+            dx = arith::MulFOp::create(nb, l, dx, a[3]);
+          Value kept = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
+                                             a[0], f32Const(nb, 0.0f));
+          return arith::SelectOp::create(nb, l, kept, dx, f32Const(nb, 0.0f));
+        });
+  };
+  Value dX = logitGrad(scores.regionSlope);
+  Value finalDX = scores.regionSlope ? logitGrad(Value()) : dX;
   Value dS =
       generic({dX, dot}, empty, {id2, id2, id2}, par2,
               [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -308,7 +337,7 @@ GradLowering::tileGradients(const QueryRows &rows, Value kTile, Value vTile,
                                           arith::MulFOp::create(nb, l, t, t));
                 return arith::MulFOp::create(nb, l, ds, slope);
               });
-  return {probs, dX, dS};
+  return {probs, dX, dS, finalDX, scores.preRegion};
 }
 
 Value GradLowering::accumulate(Value acc, Value weights, Value x,
@@ -358,14 +387,17 @@ GradLowering::unlessEmpty(Value i0, Value tq, Value j0, Value tk,
   return SmallVector<Value>(ifOp.getResults());
 }
 
-std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
+SmallVector<Value> GradLowering::buildQueryGrad(bool withLogitGrads,
+                                                bool withRegionInputs) {
   Value numTiles =
       arith::CeilDivUIOp::create(b, loc, queryLen, index(queryTile));
+  // Per (b, h, i, j) tensors kept whole for the operand gradients.
+  unsigned numWhole = (withLogitGrads ? 1 : 0) + (withRegionInputs ? 2 : 0);
   SmallVector<Value> outs = {tensor::EmptyOp::create(
       b, loc,
       getAsOpFoldResult(ValueRange{batchSize, queryHeads, queryLen, headDim}),
       f32)};
-  if (withLogitGrads)
+  for (unsigned n = 0; n < numWhole; ++n)
     outs.push_back(tensor::EmptyOp::create(
         b, loc,
         getAsOpFoldResult(ValueRange{batchSize, queryHeads, queryLen, keyLen}),
@@ -381,10 +413,10 @@ std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
   Value tq = tileRows(queryTile, queryLen, i0);
   Value kvHead = arith::DivUIOp::create(b, loc, head, groups);
   QueryRows rows = queryRows(batch, head, i0, tq);
-  // The state: dQ's rows, and with withLogitGrads the rows' dX over every
-  // key (0 in the tiles the pattern drops).
+  // The state: dQ's rows, and the rows of the whole tensors over every key
+  // (0 in the tiles the pattern drops).
   SmallVector<Value> init = {filled(0.0f, {tq, headDim})};
-  if (withLogitGrads)
+  for (unsigned n = 0; n < numWhole; ++n)
     init.push_back(filled(0.0f, {tq, keyLen}));
   if (countTiles)
     init.push_back(index(0));
@@ -403,9 +435,14 @@ std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
               tileGradients(rows, kTile, vTile, batch, head, i0, j0, tq, tk);
           SmallVector<Value> updated = {accumulate(
               state[0], tile.scoreGrad, kTile, /*transposed=*/false)};
+          SmallVector<Value> whole;
           if (withLogitGrads)
+            whole.push_back(tile.logitGrad);
+          if (withRegionInputs)
+            whole.append({tile.finalLogitGrad, tile.preRegion});
+          for (auto [n, t] : llvm::enumerate(whole))
             updated.push_back(tensor::InsertSliceOp::create(
-                b, loc, tile.logitGrad, state[1],
+                b, loc, t, state[1 + n],
                 ArrayRef<OpFoldResult>{b.getIndexAttr(0), j0},
                 ArrayRef<OpFoldResult>{tq, tk},
                 ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)}));
@@ -416,10 +453,9 @@ std::pair<Value, Value> GradLowering::buildQueryGrad(bool withLogitGrads) {
   if (countTiles)
     record({loop.getResults().back(), index(0)});
   SmallVector<Value> columns = {headDim};
-  if (withLogitGrads)
-    columns.push_back(keyLen);
+  columns.append(numWhole, keyLen);
   insertTiles(forall, loop.getResults(), batch, head, i0, tq, columns);
-  return {forall.getResult(0), withLogitGrads ? forall.getResult(1) : Value()};
+  return SmallVector<Value>(forall.getResults());
 }
 
 Value GradLowering::buildBiasGrad(Value logitGrads) {
@@ -517,44 +553,98 @@ std::pair<Value, Value> GradLowering::buildKeyValueGrads() {
   return {forall.getResult(0), forall.getResult(1)};
 }
 
+SmallVector<Value> GradLowering::forEachLogit(
+    ValueRange init,
+    function_ref<SmallVector<Value>(ValueRange ivs, ValueRange state)> body) {
+  SmallVector<Value> uppers = {batchSize, queryHeads, queryLen, keyLen};
+  SmallVector<Value> ivs;
+  // One scf.for per dimension, the state threaded through them in order
+  // (a scatter: entries are shared by many logits).
+  std::function<SmallVector<Value>(unsigned, ValueRange)> nest =
+      [&](unsigned d, ValueRange state) -> SmallVector<Value> {
+    if (d == uppers.size())
+      return body(ivs, state);
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), uppers[d], index(1), state,
+        [&](OpBuilder &nb, Location l, Value iv, ValueRange args) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          ivs.push_back(iv);
+          scf::YieldOp::create(b, l, nest(d + 1, args));
+          ivs.pop_back();
+        });
+    return SmallVector<Value>(loop.getResults());
+  };
+  return nest(0, init);
+}
+
 Value GradLowering::buildRelTableGrad(Value logitGrads) {
   Value table = op.getRelTable();
   Value init = filled(0.0f, {dim(table, 0), dim(table, 1)});
-  // for b, h, i, j: grad[h, column(j - (i + delta))] += dX[b, h, i, j], in
-  // order (a scatter: entries are shared by many logits).
-  auto nest = [&](Value upper, Value state,
-                  function_ref<Value(Value iv, Value state)> body) {
-    return scf::ForOp::create(
-               b, loc, index(0), upper, index(1), ValueRange{state},
-               [&](OpBuilder &nb, Location l, Value iv, ValueRange args) {
-                 OpBuilder::InsertionGuard g(b);
-                 b.setInsertionPoint(nb.getInsertionBlock(),
-                                     nb.getInsertionPoint());
-                 scf::YieldOp::create(b, l, body(iv, args[0]));
-               })
-        .getResult(0);
-  };
-  Value sum = nest(batchSize, init, [&](Value bi, Value s0) {
-    return nest(queryHeads, s0, [&](Value h, Value s1) {
-      return nest(queryLen, s1, [&](Value i, Value s2) {
-        return nest(keyLen, s2, [&](Value j, Value s3) {
-          Value distance =
-              arith::SubIOp::create(b, loc, j, add(i, delta)).getResult();
-          Value column =
-              emitRelTableColumn(b, loc, op.getModsAttr(), distance);
-          Value dx = tensor::ExtractOp::create(b, loc, logitGrads,
-                                               ValueRange{bi, h, i, j});
-          Value old =
-              tensor::ExtractOp::create(b, loc, s3, ValueRange{h, column});
-          return tensor::InsertOp::create(b, loc,
-                                          arith::AddFOp::create(b, loc, old, dx),
-                                          s3, ValueRange{h, column})
-              .getResult();
-        });
-      });
-    });
-  });
+  // grad[h, column(j - (i + delta))] += dX[b, h, i, j].
+  Value sum = forEachLogit(init, [&](ValueRange ivs, ValueRange state) {
+    Value distance =
+        arith::SubIOp::create(b, loc, ivs[3], add(ivs[2], delta)).getResult();
+    Value column = emitRelTableColumn(b, loc, op.getModsAttr(), distance);
+    Value dx = tensor::ExtractOp::create(b, loc, logitGrads, ivs);
+    Value old =
+        tensor::ExtractOp::create(b, loc, state[0], ValueRange{ivs[1], column});
+    return SmallVector<Value>{
+        tensor::InsertOp::create(b, loc, arith::AddFOp::create(b, loc, old, dx),
+                                 state[0], ValueRange{ivs[1], column})
+            .getResult()};
+  })[0];
   return toElementTypeOf(sum, table);
+}
+
+SmallVector<Value> GradLowering::buildCapturedGrads(Value finalLogitGrads,
+                                                    Value preRegion) {
+  SmallVector<Value> captured = op.getCapturedTensors();
+  SmallVector<Value> init;
+  for (Value tensor : captured) {
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < cast<RankedTensorType>(tensor.getType()).getRank();
+         ++d)
+      sizes.push_back(dim(tensor, d));
+    init.push_back(filled(0.0f, sizes));
+  }
+  SmallVector<Value> sums = forEachLogit(init, [&](ValueRange ivs,
+                                                   ValueRange state) {
+    Value dx = tensor::ExtractOp::create(b, loc, finalLogitGrads, ivs);
+    // Only logits with a gradient run the region (a dropped key adds
+    // nothing, and the region may not be defined there).
+    Value reached = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, dx,
+                                          f32Const(b, 0.0f));
+    auto ifOp = scf::IfOp::create(
+        b, loc, reached,
+        [&](OpBuilder &tb, Location tl) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+          Value x = tensor::ExtractOp::create(b, loc, preRegion, ivs);
+          ScoreRegionTangents t = emitScoreRegionTangents(
+              b, loc, op.getScore(), {x, ivs[0], ivs[1], ivs[2], ivs[3]},
+              captured);
+          SmallVector<Value> next(state.begin(), state.end());
+          for (const CapturedRead &read : t.reads) {
+            Value &sum = next[read.tensor];
+            Value old = tensor::ExtractOp::create(b, loc, sum, read.indices);
+            Value added = arith::MulFOp::create(
+                b, loc, dx, extendToF32(b, loc, read.slope));
+            sum = tensor::InsertOp::create(
+                b, loc, arith::AddFOp::create(b, loc, old, added), sum,
+                read.indices);
+          }
+          scf::YieldOp::create(b, tl, next);
+        },
+        [&](OpBuilder &eb, Location el) {
+          scf::YieldOp::create(eb, el, state);
+        });
+    return SmallVector<Value>(ifOp.getResults());
+  });
+  SmallVector<Value> grads;
+  for (auto [sum, tensor] : llvm::zip(sums, captured))
+    grads.push_back(toElementTypeOf(sum, tensor));
+  return grads;
 }
 
 Value GradLowering::toElementTypeOf(Value value, Value like) {
@@ -607,15 +697,30 @@ SmallVector<Value> GradLowering::build() {
                            op.getMaskShape(),
                            cast<RankedTensorType>(q.getType()).getDimSize(1),
                            {}};
+  bool hasRegion = !op.getScore().empty();
+  if (hasRegion)
+    operands.scoreRegionWithSlope = [&](OpBuilder &nb, Value x, Value batch,
+                                        Value head, Value row, Value col) {
+      ScoreRegionTangents t = emitScoreRegionTangents(
+          nb, loc, op.getScore(), {x, batch, head, row, col});
+      return std::make_pair(t.y, t.slope);
+    };
   bool operandGrads = !op.getOperandGrads().empty();
-  auto [dq, logitGrads] = buildQueryGrad(/*withLogitGrads=*/operandGrads);
+  bool withLogitGrads = operandGrads && (op.getBias() || op.getRelTable());
+  bool withCaptured = operandGrads && !op.getCapturedTensors().empty();
+  SmallVector<Value> queryPass = buildQueryGrad(withLogitGrads, withCaptured);
   auto [dk, dv] = buildKeyValueGrads();
-  SmallVector<Value> grads = {toElementTypeOf(dq, q), toElementTypeOf(dk, k),
+  SmallVector<Value> grads = {toElementTypeOf(queryPass[0], q),
+                              toElementTypeOf(dk, k),
                               toElementTypeOf(dv, op.getValue())};
-  if (operandGrads && op.getBias())
-    grads.push_back(buildBiasGrad(logitGrads));
-  if (operandGrads && op.getRelTable())
-    grads.push_back(buildRelTableGrad(logitGrads));
+  if (withLogitGrads && op.getBias())
+    grads.push_back(buildBiasGrad(queryPass[1]));
+  if (withLogitGrads && op.getRelTable())
+    grads.push_back(buildRelTableGrad(queryPass[1]));
+  if (withCaptured)
+    llvm::append_range(grads,
+                       buildCapturedGrads(queryPass[withLogitGrads ? 2 : 1],
+                                          queryPass[withLogitGrads ? 3 : 2]));
   return grads;
 }
 

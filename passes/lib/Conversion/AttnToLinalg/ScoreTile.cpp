@@ -80,6 +80,14 @@ Value mlir::attn::buildScoreTile(OpBuilder &b, Location loc,
                                  const ScoreOperands &ops,
                                  const ScoreTilePlace &at, Value dot,
                                  bool masked) {
+  return buildScoreTileWithSlope(b, loc, ops, at, dot, masked).logits;
+}
+
+ScoreTileOutputs mlir::attn::buildScoreTileWithSlope(OpBuilder &b, Location loc,
+                                                     const ScoreOperands &ops,
+                                                     const ScoreTilePlace &at,
+                                                     Value dot, bool masked) {
+  bool withSlope = bool(ops.scoreRegionWithSlope);
   MLIRContext *ctx = b.getContext();
   AffineExpr j = getAffineDimExpr(1, ctx);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -107,6 +115,10 @@ Value mlir::attn::buildScoreTile(OpBuilder &b, Location loc,
     maps[1] = AffineMap::get(2, 0, {b.getAffineConstantExpr(0), j}, ctx);
   Value init = tensor::EmptyOp::create(
       b, loc, getAsOpFoldResult(ValueRange{at.rows, at.cols}), b.getF32Type());
+  // With the region's slope: the logits before the region and dy/dx too.
+  unsigned numOutputs = withSlope ? 3 : 1;
+  maps.append(numOutputs - 1, id2);
+  SmallVector<Value> inits(numOutputs, init);
   auto body = [&](OpBuilder &nb, Location l, ValueRange a) {
     Value x = arith::MulFOp::create(nb, l, a[0], at.scale);
     x = emitSoftcap(nb, l, ops.mods, x);
@@ -125,12 +137,22 @@ Value mlir::attn::buildScoreTile(OpBuilder &b, Location loc,
                         ops.numHeads);
     }
     // The custom score function comes last (docs/Dialect.md, step 4).
-    if (ops.scoreRegion)
+    SmallVector<Value> extra;
+    if (withSlope) {
+      auto [y, slope] =
+          ops.scoreRegionWithSlope(nb, x, at.batch, at.head, row, col);
+      extra = {x, slope};
+      x = y;
+    } else if (ops.scoreRegion) {
       x = ops.scoreRegion(nb, x, at.batch, at.head, row, col);
-    if (!masked) {
-      linalg::YieldOp::create(nb, l, ValueRange{x});
-      return;
     }
+    auto yield = [&](Value logit) {
+      SmallVector<Value> values = {logit};
+      llvm::append_range(values, extra);
+      linalg::YieldOp::create(nb, l, values);
+    };
+    if (!masked)
+      return yield(x);
     Value kept;
     if (ops.pattern)
       kept = emitElementMask(nb, l, ops.pattern, row, col,
@@ -143,19 +165,21 @@ Value mlir::attn::buildScoreTile(OpBuilder &b, Location loc,
                                          {}});
     if (readsMask)
       kept = kept ? arith::AndIOp::create(nb, l, kept, a[next]) : a[next];
-    if (!kept) {
-      linalg::YieldOp::create(nb, l, ValueRange{x});
-      return;
-    }
+    if (!kept)
+      return yield(x);
     Value negInf =
         arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(-INFINITY));
-    linalg::YieldOp::create(
-        nb, l, ValueRange{arith::SelectOp::create(nb, l, kept, x, negInf)});
+    yield(arith::SelectOp::create(nb, l, kept, x, negInf));
   };
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-             ArrayRef<IteratorType>{IteratorType::parallel,
-                                    IteratorType::parallel},
-             body)
-      .getResult(0);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange(ValueRange(inits)), inputs, inits, maps,
+      ArrayRef<IteratorType>{IteratorType::parallel, IteratorType::parallel},
+      body);
+  ScoreTileOutputs out;
+  out.logits = generic.getResult(0);
+  if (withSlope) {
+    out.preRegion = generic.getResult(1);
+    out.regionSlope = generic.getResult(2);
+  }
+  return out;
 }

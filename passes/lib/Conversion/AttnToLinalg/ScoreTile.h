@@ -28,6 +28,11 @@ struct ScoreOperands {
   std::function<Value(OpBuilder &, Value x, Value batch, Value head, Value row,
                       Value col)>
       scoreRegion;
+  /// The same region with its derivative: (y, dy/dx). When set, the tile
+  /// builder also returns the logits before the region and the slope.
+  std::function<std::pair<Value, Value>(OpBuilder &, Value x, Value batch,
+                                        Value head, Value row, Value col)>
+      scoreRegionWithSlope;
 };
 
 /// Where a tile sits: batch row, query head, first query row i0 and first
@@ -51,6 +56,16 @@ Value buildTileProduct(OpBuilder &b, Location loc, Value qTile, Value kTile,
 /// the pattern or mask drop are -inf.
 Value buildScoreTile(OpBuilder &b, Location loc, const ScoreOperands &ops,
                      const ScoreTilePlace &at, Value dot, bool masked);
+
+/// The logits, and with ops.scoreRegionWithSlope the logits before the
+/// score region (not masked) and the region's slope dy/dx at them.
+struct ScoreTileOutputs {
+  Value logits, preRegion, regionSlope;
+};
+ScoreTileOutputs buildScoreTileWithSlope(OpBuilder &b, Location loc,
+                                         const ScoreOperands &ops,
+                                         const ScoreTilePlace &at, Value dot,
+                                         bool masked);
 
 } // namespace mlir::attn
 

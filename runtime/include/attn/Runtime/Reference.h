@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -58,6 +59,34 @@ struct ScoreMod {
 };
 
 /// One attn.attention, its sizes and operands (row-major f32 buffers).
+/// A custom score region (attn.attention's `score`, docs/Dialect.md) as a
+/// function of double precision, applied to the logit after the mods.
+struct ScoreFunction {
+  /// One read of a captured tensor's element: (tensor, flat index).
+  using Read = std::pair<int64_t, int64_t>;
+  /// Elements of each captured tensor (in order of first use).
+  std::vector<int64_t> capturedSizes;
+  /// Their data: set with the operands, or null for a constant's, whose
+  /// values are in constantData.
+  std::vector<const float *> captured;
+  std::vector<std::vector<float>> constantData;
+  /// The region's result on x at (b, h, i, j). With shiftRead >= 0 that
+  /// read (in program order) sees its element plus `shift`; each read is
+  /// appended to `reads` when given. NaN where it cannot be evaluated (an
+  /// index out of bounds).
+  std::function<double(const ScoreFunction &self, double x, int64_t b,
+                       int64_t h, int64_t i, int64_t j, int64_t shiftRead,
+                       double shift, std::vector<Read> *reads)>
+      evaluate;
+  double operator()(double x, int64_t b, int64_t h, int64_t i,
+                    int64_t j) const {
+    return evaluate(*this, x, b, h, i, j, -1, 0, nullptr);
+  }
+  const float *data(int64_t tensor) const {
+    return captured[tensor] ? captured[tensor] : constantData[tensor].data();
+  }
+};
+
 struct AttentionProblem {
   int64_t batch = 1, queryHeads = 1, keyHeads = 1;
   int64_t queryLen = 1, keyLen = 1, headDim = 1, valueDim = 1;
@@ -84,6 +113,8 @@ struct AttentionProblem {
   const int64_t *kvSegments = nullptr;
   /// Relative-position table [Hq, columns].
   const float *relTable = nullptr;
+  /// The score region, if any.
+  std::optional<ScoreFunction> score;
   /// Set: the naive attention of a framework computing in that type, the
   /// yardstick of 16-bit kernels (docs/Gpu.md, "f16 and bf16"): the
   /// logits S, the probabilities P and the output O are each rounded to
@@ -116,6 +147,8 @@ double applyMod(const AttentionProblem &problem, const ScoreMod &mod, double x,
 /// operand (its own broadcast shape) and of the relative-position table.
 struct Gradients {
   std::vector<double> query, key, value, bias, relTable;
+  /// One per tensor the score region captures.
+  std::vector<std::vector<double>> captured;
 };
 Gradients attentionGradients(const AttentionProblem &problem,
                              const float *outputGradient);

@@ -447,23 +447,49 @@ LogicalResult AttentionGradOp::verify() {
       failed(checkDim(*this, lse, "lse", 1, dimOf(q, 1), "query heads")) ||
       failed(checkDim(*this, lse, "lse", 2, dimOf(q, 2), "query length")))
     return failure();
-  // Operand gradients: none, or one per differentiable operand given.
-  SmallVector<Value> differentiable;
-  for (Value operand : {getBias(), getRelTable()})
-    if (operand)
-      differentiable.push_back(operand);
+  // Operand gradients: none, or one per differentiable operand given and
+  // per float tensor the score region captures.
+  SmallVector<Value> differentiable = getDifferentiableOperands();
   ValueRange grads = getOperandGrads();
   if (!grads.empty() && grads.size() != differentiable.size())
     return emitOpError() << "has " << grads.size()
                          << " operand gradients; expected none or "
                          << differentiable.size()
-                         << " (one per bias and rel_table operand given)";
+                         << " (one per bias and rel_table operand given and "
+                            "per float tensor the score region reads)";
   for (auto [grad, operand] : llvm::zip(grads, differentiable))
     if (grad.getType() != operand.getType())
       return emitOpError() << "operand gradient of type " << grad.getType()
                            << " must have its operand's type "
                            << operand.getType();
   return verifyScoreOperands(*this);
+}
+
+SmallVector<Value> mlir::attn::capturedFloatTensors(Region &score) {
+  SmallVector<Value> captured;
+  score.walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (type && isa<FloatType>(type.getElementType()) &&
+          !score.isAncestor(operand.getParentRegion()) &&
+          !llvm::is_contained(captured, operand))
+        captured.push_back(operand);
+    }
+  });
+  return captured;
+}
+
+SmallVector<Value> AttentionGradOp::getCapturedTensors() {
+  return capturedFloatTensors(getScore());
+}
+
+SmallVector<Value> AttentionGradOp::getDifferentiableOperands() {
+  SmallVector<Value> differentiable;
+  for (Value operand : {getBias(), getRelTable()})
+    if (operand)
+      differentiable.push_back(operand);
+  llvm::append_range(differentiable, getCapturedTensors());
+  return differentiable;
 }
 
 LogicalResult AttentionGradOp::verifyRegions() {

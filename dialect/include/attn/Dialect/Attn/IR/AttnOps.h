@@ -13,4 +13,11 @@
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"
 
+namespace mlir::attn {
+/// The float tensors defined outside a score region that it reads, in
+/// order of first use: what the region captures (its parameters, whose
+/// gradients attn.attention_grad can return).
+SmallVector<Value> capturedFloatTensors(Region &score);
+} // namespace mlir::attn
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_H

@@ -139,10 +139,15 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     with dK and dV summed over the query heads of each key/value head
     (GQA/MQA). Bias and the additive mods pass dX through unchanged; a
     lowering refuses, at the op's location, what it cannot differentiate.
-    With `operand_grads` (none, or one per operand present, in this order)
-    the op also returns the gradients of the `bias` operand (dX summed over
-    the dimensions it broadcasts) and of the `rel_table` operand (dX summed
-    over the (b, i, j) whose logit reads each entry), in their types.
+    With `operand_grads` (none, or one per operand present, in this order,
+    then one per float tensor the score region captures, in order of first
+    use) the op also returns the gradients of the `bias` operand (dX summed
+    over the dimensions it broadcasts), of the `rel_table` operand (dX
+    summed over the (b, i, j) whose logit reads each entry) and of the
+    captured tensors (each element's dX times the region's derivative with
+    respect to that read, summed over the logits reading it), in their
+    types. A score region passes dX times its derivative with respect to
+    its input on to the steps before it.
 
     ```mlir
     %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
@@ -195,6 +200,12 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     Alignment getAlignment() {
       return getAlign() ? *getAlign() : Alignment::top_left;
     }
+    /// The float tensors defined outside the score region that it reads,
+    /// in order of first use (their gradients follow the operands').
+    SmallVector<Value> getCapturedTensors();
+    /// bias, rel_table (when given), then getCapturedTensors(): the values
+    /// operand_grads, when present, are the gradients of.
+    SmallVector<Value> getDifferentiableOperands();
     int64_t getPositionShift() {
       return (getQueryOffsetAttr() ? getQueryOffsetAttr().getInt() : 0) -
              (getKeyOffsetAttr() ? getKeyOffsetAttr().getInt() : 0);
