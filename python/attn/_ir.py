@@ -8,6 +8,7 @@ this module writes the one-function module attn-compile takes:
                          %kv_segments], [%rel_table], [captured...]) -> %o
 """
 
+import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
@@ -96,16 +97,32 @@ class AttentionCall:
             clauses.append("mods = [" + ", ".join(self.mods) + "]")
         return args, clauses, optional
 
+    def differentiable_roles(self):
+        """The roles attn.attention_grad returns operand gradients for, in
+        its order: bias, rel_table, then the float tensors the score region
+        captures in order of first use (docs/Dialect.md, "Backward")."""
+        roles = [r for r, shape in (("bias", self.bias_shape),
+                                    ("rel_table", self.rel_table_shape))
+                 if shape is not None]
+        if self.score_body is not None:
+            floats = {f"%captured{n}" for n, (_, element) in enumerate(self.captured)
+                      if element == "f32"}
+            for name in re.findall(r"%captured\d+", " ".join(self.score_body[0])):
+                if name in floats and name[1:] not in roles:
+                    roles.append(name[1:])
+        return roles
+
     def grad_module(self, name="attention_grad", operand_grads=False):
         """The backward (attn.attention_grad, docs/Dialect.md): a function of
-        the forward's operands, then its output o, the output's gradient do
-        and its lse, returning (dq, dk, dv) and with `operand_grads` the
-        gradients of the bias and rel_table operands the call has."""
-        if self.score_body is not None or self.captured:
-            raise NotImplementedError("attn: the backward of a score_mod (score region) "
-                                      "is not built yet")
+        the forward's operands (captured tensors included), then its output
+        o, the output's gradient do and its lse, returning (dq, dk, dv) and
+        with `operand_grads` the gradients of differentiable_roles()."""
         e = self.element
         args, clauses, optional = self._operands_and_clauses()
+        shapes = {"bias": self.bias_shape, "rel_table": self.rel_table_shape}
+        for n, (shape, element) in enumerate(self.captured):
+            args.append((f"captured{n}", tensor_type(shape, element)))
+            shapes[f"captured{n}"] = shape
         out = tensor_type(self.output_shape(), e)
         lse = tensor_type(self.q_shape[:3], "f32")
         args += [("o", out), ("do", out), ("lse", lse)]
@@ -114,19 +131,27 @@ class AttentionCall:
         operand_types = [grads[0], grads[1], grads[2], out, out, lse] + optional
         results = ["%dq", "%dk", "%dv"]
         if operand_grads:
-            for shape, result in ((self.bias_shape, "%dbias"),
-                                  (self.rel_table_shape, "%drel_table")):
-                if shape is not None:
-                    grads.append(tensor_type(shape, e))
-                    results.append(result)
-        return "\n".join([
-            "func.func @%s(%s) -> (%s) {" % (
-                name, ", ".join(f"%{n}: {t}" for n, t in args), ", ".join(grads)),
-            "  " + ", ".join(results) + " = attn.attention_grad %q, %k, %v, %o, %do, %lse " +
-            " ".join(clauses) + " : (" + ", ".join(operand_types) + ") -> (" +
-            ", ".join(grads) + ")",
-            "  return " + ", ".join(results) + " : " + ", ".join(grads),
-            "}"]) + "\n"
+            for role in self.differentiable_roles():
+                # Captured tensors are f32 operands; bias and table the call's.
+                grads.append(tensor_type(shapes[role],
+                                         "f32" if role.startswith("captured") else e))
+                results.append(f"%d{role}")
+        head = ("  " + ", ".join(results) + " = attn.attention_grad %q, %k, %v, %o, %do, "
+                "%lse " + " ".join(clauses))
+        types = " : (" + ", ".join(operand_types) + ") -> (" + ", ".join(grads) + ")"
+        lines = ["func.func @%s(%s) -> (%s) {" % (
+            name, ", ".join(f"%{n}: {t}" for n, t in args), ", ".join(grads))]
+        if self.score_body is not None:
+            body, value = self.score_body
+            lines.append(head + " score {")
+            lines.append("  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):")
+            lines += ["    " + line for line in body]
+            lines.append(f"    attn.yield {value} : f32")
+            lines.append("  }" + types)
+        else:
+            lines.append(head + types)
+        lines += ["  return " + ", ".join(results) + " : " + ", ".join(grads), "}"]
+        return "\n".join(lines) + "\n"
 
     def module(self, name="attention"):
         e = self.element

@@ -21,14 +21,15 @@ def needs_grad(*tensors):
 
 def attention_with_grad(call, q, k, v, extras):
     """The output of `call` on (q, k, v, *extras) as a torch tensor whose
-    backward runs attn's kernel. Gradients flow to q, k, v, the bias and
-    the relative-position table; masks and segment ids get none."""
+    backward runs attn's kernel. Gradients flow to q, k, v, the bias, the
+    relative-position table and the float tensors a score_mod captures;
+    masks, segment ids and integer tensors get none."""
     import torch
 
     # The bias and relative-position table get gradients (all of those the
     # call has, when one of them requires grad).
     roles = call.operand_roles()[3:]
-    differentiable = [roles.index(r) for r in ("bias", "rel_table") if r in roles]
+    differentiable = [roles.index(r) for r in call.differentiable_roles()]
     operand_grads = any(needs_grad(extras[n]) for n in differentiable)
 
     class _Attention(torch.autograd.Function):

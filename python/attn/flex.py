@@ -465,7 +465,9 @@ def _captured_element(tensor):
 
 
 def _captured_operand(tensor):
-    """A captured tensor as a kernel operand: bool, int32 or float32."""
+    """A captured tensor as a kernel operand: bool, int32 or float32 (a
+    float one stays in autograd's graph: attn's backward gives its
+    gradient)."""
     element = _captured_element(tensor)
     if T.is_torch(tensor):
         import torch
@@ -479,7 +481,7 @@ def _captured_operand(tensor):
         import numpy as np
         dtype = {"i1": np.bool_, "i32": np.int32, "f32": np.float32}[element]
         tensor = np.asarray(tensor).astype(dtype, copy=False)
-    return T.as_operand(tensor, "a captured tensor")
+    return T.as_operand(tensor, "a captured tensor", keep_grad=element == "f32")
 
 
 # --- the entry point ---------------------------------------------------------------
@@ -582,8 +584,9 @@ def _flex(query, key, value, score_mod, block_mask, scale, enable_gqa, return_ls
                          "[B, H, L, D]")
     call, extra = _plan(tuple(q.shape), tuple(k.shape), tuple(v.shape), ELEMENT[dtype],
                         score_mod, block_mask, scale, return_lse)
-    if target == "cpu" and needs_grad(q, k, v):
-        # Training: the output carries attn's backward (autograd.py).
+    if target == "cpu" and needs_grad(q, k, v, *extra):
+        # Training: the output carries attn's backward (autograd.py); a
+        # captured tensor that requires grad is enough.
         if return_lse or out is not None:
             raise ValueError("flex_attention: return_lse and out= are for inference "
                              "(inputs that require grad take neither)")

@@ -209,7 +209,15 @@ func.func @score_region(%q: tensor<1x2x97x40xf32>, %k: tensor<1x2x97x40xf32>, %v
       %g = arith.mulf %t, %half : f32
       %s = arith.mulf %x, %wj : f32
       %y = arith.addf %s, %g : f32
-      attn.yield %y : f32
+      %one = arith.constant 1.0 : f32
+      %e = arith.constant 0.75 : f32
+      %c = arith.constant 0.05 : f32
+      %xx = arith.mulf %x, %x : f32
+      %r = arith.addf %xx, %one : f32
+      %pw = math.powf %r, %e : f32
+      %pc = arith.mulf %pw, %c : f32
+      %z = arith.addf %y, %pc : f32
+      attn.yield %z : f32
   } : (tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>) -> tensor<1x2x97x40xf32>
   return %o : tensor<1x2x97x40xf32>
 }

@@ -32,7 +32,8 @@ bool isDifferentiable(Operation *op) {
              arith::MaxNumFOp, arith::MinNumFOp, arith::SelectOp,
              arith::ConstantOp, arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
              arith::UIToFPOp, math::ExpOp, math::LogOp, math::TanhOp,
-             math::SqrtOp, math::RsqrtOp, math::AbsFOp, tensor::ExtractOp>(op);
+             math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::PowFOp,
+             tensor::ExtractOp>(op);
 }
 
 /// Tangents of one seed over the cloned region.
@@ -128,6 +129,20 @@ private:
           b, loc, isMax ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE,
           p(op->getOperand(0)), p(op->getOperand(1)));
       return choose(first, operandTangent(0), operandTangent(1), type);
+    }
+    if (isa<math::PowFOp>(op)) {
+      // d(a^c) = c a^(c - 1) da + a^c log(a) dc
+      Value a = p(op->getOperand(0)), c = p(op->getOperand(1));
+      Value ta = operandTangent(0), tc = operandTangent(1);
+      Value da, dc;
+      if (ta)
+        da = mul(
+            mul(c, math::PowFOp::create(
+                       b, loc, a, arith::SubFOp::create(b, loc, c, one(type)))),
+            ta);
+      if (tc)
+        dc = mul(mul(y, math::LogOp::create(b, loc, a)), tc);
+      return add(da, dc);
     }
     if (auto select = dyn_cast<arith::SelectOp>(op))
       return choose(p(select.getCondition()), t(select.getTrueValue()),

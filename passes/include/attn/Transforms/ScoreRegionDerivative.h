@@ -18,7 +18,7 @@ namespace mlir::attn {
 /// The first op of `score` whose result's derivative this file has no rule
 /// for (null when every float value is differentiable). Rules: arith
 /// add / sub / mul / div / neg / maximum / minimum / select / constants /
-/// extf / truncf, math exp / log / tanh / sqrt / rsqrt / absf, and
+/// extf / truncf, math exp / log / tanh / sqrt / rsqrt / absf / powf, and
 /// tensor.extract; integer and index arithmetic carries no derivative.
 Operation *findUndifferentiableOp(Region &score);
 
