@@ -51,6 +51,7 @@ template <> struct MappingTraits<AttentionShape> {
     mapOptionalSize(io, "value_dim", a.valueDim);
     // An operand of the kernel, not of a layer: not in mapVariant.
     io.mapOptional("key_bias", a.keyBias);
+    io.mapOptional("backward", a.backward);
     mapVariant(io, a);
   }
   /// The keys that choose the attention variant rather than its sizes; a
@@ -130,6 +131,9 @@ template <> struct MappingTraits<AttentionShape> {
       return "pattern, mods and align apply to kind softmax only";
     if (!softmax && a.keyBias)
       return "key_bias applies to kind softmax only";
+    if (!softmax && a.backward)
+      return "backward applies to kind softmax only (the other kinds have "
+             "no backward yet)";
     if (linformer != (a.rank != 0) || (a.perHeadProjections && !linformer))
       return "rank (>= 1) is required by, and per_head_projections only "
              "taken by, kind linformer";
@@ -435,6 +439,27 @@ attnspec::buildModule(const Spec &spec, llvm::SourceMgr &sourceMgr,
       "  return %o : {3}\n}\n",
       spec.name, args, argTypes, o, extraArgs, extraTypes, opName, operands,
       attrs);
+  if (a.backward) {
+    // Training: the forward with each row's log-sum-exp, and the backward
+    // of the same attention from it (docs/Dialect.md, "Backward").
+    std::string lse = llvm::formatv("tensor<{0}x{1}x{2}xf32>", size(a.batch),
+                                    a.queryHeads, size(a.queryLen));
+    text += llvm::formatv("func.func @{0}_forward({1}{4}) -> ({3}, {6}) {{\n"
+                          "  %o, %lse = attn.attention {7}{8}\n"
+                          "      : ({2}{5}) -> ({3}, {6})\n"
+                          "  return %o, %lse : {3}, {6}\n}\n",
+                          spec.name, args, argTypes, o, extraArgs, extraTypes,
+                          lse, operands, attrs);
+    std::string grads = argTypes;
+    text += llvm::formatv(
+        "func.func @{0}_backward({1}{4}, %o: {3}, %do: {3}, %lse: {6}) -> "
+        "({7}) {{\n"
+        "  %dq, %dk, %dv = attn.attention_grad {8}, %o, %do, %lse{9}\n"
+        "      : ({2}, {3}, {3}, {6}{5}) -> ({7})\n"
+        "  return %dq, %dk, %dv : {7}\n}\n",
+        spec.name, args, argTypes, o, extraArgs, extraTypes, lse, grads,
+        operands, attrs);
+  }
   // What remains are the op's own checks (e.g. a global index past kv_len):
   // report them at the attention mapping.
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {

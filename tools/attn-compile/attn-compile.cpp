@@ -192,16 +192,23 @@ static LogicalResult writeHeader(ModuleOp module, llvm::raw_ostream &os) {
   for (auto fn : module.getOps<func::FuncOp>()) {
     if (!fn.isPublic() || fn.isExternal())
       continue;
-    if (fn.getNumResults() != 1)
-      return fn.emitError("attn-compile headers need exactly one result");
-    decl << "\n/* @" << fn.getSymName()
-         << ": reads arg0... and writes the result into *result, memory the "
-            "caller owns (destination-passing style). */\nvoid _mlir_ciface_"
+    if (fn.getNumResults() == 0)
+      return fn.emitError("attn-compile headers need at least one result");
+    // One result is `result`; several (a backward's dq, dk, dv) are
+    // result0, result1, ... in order, after the inputs.
+    bool single = fn.getNumResults() == 1;
+    decl << "\n/* @" << fn.getSymName() << ": reads arg0... and writes "
+         << (single ? "the result into *result"
+                    : "the results into *result0...")
+         << ", memory the caller owns (destination-passing style). */\n"
+            "void _mlir_ciface_"
          << fn.getSymName() << "(";
     SmallVector<std::pair<Type, std::string>> params;
     for (auto [n, type] : llvm::enumerate(fn.getArgumentTypes()))
       params.push_back({type, "arg" + std::to_string(n)});
-    params.push_back({fn.getResultTypes()[0], "result"});
+    for (auto [n, type] : llvm::enumerate(fn.getResultTypes()))
+      params.push_back({type, single ? std::string("result")
+                                     : "result" + std::to_string(n)});
     for (auto [n, param] : llvm::enumerate(params)) {
       auto type = dyn_cast<RankedTensorType>(param.first);
       std::string name = type ? descriptor(type) : "";

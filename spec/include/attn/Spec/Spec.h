@@ -38,6 +38,9 @@ struct AttentionShape {
   std::string mods;      ///< attribute list syntax, "" for none
   /// softmax: a per-key bias operand [B, 1, 1, Lk] (padding masks).
   bool keyBias = false;
+  /// softmax: also export <name>_forward (-> o, lse) and <name>_backward
+  /// (-> dq, dk, dv) for training.
+  bool backward = false;
 
   /// The op: softmax (attn.attention), linformer, nystrom, kernelized, lsh
   /// or routing.
