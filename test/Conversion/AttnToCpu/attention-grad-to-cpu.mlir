@@ -8,6 +8,10 @@
 // The head dim 40 is padded to whole vectors (48 lanes on AVX-512) in the
 // scratch rows and the partial dQ; dK and dV rows of a key tile have one
 // writer.
+// With static sizes each key tile's query tiles are listed at compile time
+// (one key tile, one partial query tile: entry 0 * 2 + 0).
+// CHECK: memref.global "private" constant @causal__attn_backward_columns : memref<2xi32> = dense<[0, 1]>
+// CHECK: memref.global "private" constant @causal__attn_backward_entries : memref<1xi32> = dense<0>
 // CHECK-LABEL: func.func private @causal__attn_cpu_backward(
 // CHECK-SAME: memref<?x?x?x?x48xf32>
 // K^T and V^T of a 64-key tile, K / Q / dO rows, P and dS, dK and dV sums.
@@ -15,7 +19,10 @@
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
 // Key tiles split, split + splits, ...
 // CHECK: scf.for %{{.*}} = %arg11 to %{{.*}} step %arg12
-// The pattern's tile class skips empty tiles.
+// The listed query tiles of this key tile.
+// CHECK: memref.get_global @causal__attn_backward_columns
+// CHECK: memref.get_global @causal__attn_backward_entries
+// Full tiles carry no mask code.
 // CHECK: scf.if
 // A 6 x 4 block of accumulators: 24 FMAs per step of the sum.
 // CHECK-COUNT-24: vector.fma %{{.*}} : vector<16xf32>
@@ -75,4 +82,20 @@ func.func @dynamic_head_dim(%q: tensor<1x1x8x?xf32>, %lse: tensor<1x1x8xf32>) ->
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
       : (tensor<1x1x8x?xf32>, tensor<1x1x8x?xf32>, tensor<1x1x8x?xf32>, tensor<1x1x8x?xf32>, tensor<1x1x8x?xf32>, tensor<1x1x8xf32>) -> (tensor<1x1x8x?xf32>, tensor<1x1x8x?xf32>, tensor<1x1x8x?xf32>)
   return %dq : tensor<1x1x8x?xf32>
+}
+
+// -----
+
+// A dynamic length: the query tiles of each key tile are classified at run
+// time (emitTileClass's comparisons), no tables.
+// CHECK-LABEL: func.func private @window_dynamic__attn_cpu_backward(
+// CHECK-NOT: memref.get_global
+// CHECK: arith.cmpi
+// CHECK: scf.if
+// CHECK-LABEL: func.func @window_dynamic(
+// CHECK-NOT: memref.global
+func.func @window_dynamic(%q: tensor<1x2x?x64xf32>, %lse: tensor<1x2x?xf32>) -> tensor<1x2x?x64xf32> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse pattern(#attn.window<left = 100, right = 0>)
+      : (tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?xf32>) -> (tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>)
+  return %dq : tensor<1x2x?x64xf32>
 }

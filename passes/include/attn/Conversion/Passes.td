@@ -127,8 +127,11 @@ def AttnAttentionGradToCpu
     heads is small) and the splits' sums are added afterwards.
 
     Covered: f32, f16 and bf16 operands with f32 sums, static head dims,
-    positional mask patterns (tiles classified as the forward does, full
-    tiles without mask code), soft-cap and lane-wise score mods. Ops with
+    positional mask patterns (with static sizes, each key tile's query
+    tiles listed at compile time from the forward's TileSchedule, so a
+    sliding window costs time linear in the length; else classified at
+    run time; full tiles without mask code), soft-cap and lane-wise score
+    mods. Ops with
     bias, mask or segment operands, table patterns, Shaw / T5 tables or
     operand gradients are left for attn-lower-attention-grad.
   }];

@@ -7,8 +7,10 @@
 //   forall (batch, key/value head, split s of S)                -- OpenMP
 //     for key tiles j0 = s, s + S, ... (64 keys each)
 //       pack K^T, V^T and the K rows of the tile; dK, dV sums = 0
-//       for each query head of the group, each 64-row query tile the
-//       pattern keeps something of (emitTileClass, as the forward):
+//       for each 64-row query tile the pattern keeps something of (listed
+//       at compile time, the forward's TileSchedule transposed, or else
+//       classified at run time by emitTileClass), each query head of the
+//       group:
 //         pack the Q and dO rows; D = rowsum(dO o O); the rows' lse
 //         S = Q K^T       -> P = exp(x - lse)  (x: scaled, capped, modded,
 //                                                masked in partial tiles)
@@ -44,6 +46,7 @@
 #include "VectorMath.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -122,8 +125,17 @@ private:
   func::FuncOp buildWorkFunction(ModuleOp module);
   /// dQ[batch, head] = sum over splits of the partial dQ, converted.
   func::FuncOp buildReduceFunction(ModuleOp module);
-  /// The key tile loop of the work function.
-  void emitKeyTile(Value j0);
+  /// Everything of key tile `keyTileIndex`: its sums, the query tiles
+  /// that keep something of it, its dK and dV rows.
+  void emitKeyTile(Value keyTileIndex);
+  /// With static sizes and a pattern the same for every head: the query
+  /// tiles of each key tile, listed at compile time (the forward's
+  /// TileSchedule, transposed) as two i32 globals, columnStart[key tiles +
+  /// 1] and entries (query tile * 2 + 1 if full). False without one (the
+  /// query tiles are then classified at run time).
+  bool buildSchedule(ModuleOp module);
+  memref::GlobalOp createTable(ModuleOp module, StringRef name,
+                               ArrayRef<int32_t> data);
   /// Everything of one (query head, query tile) against the key tile.
   void visitTile(Value head, Value i0, Value tq, Value needsMask);
   /// probs = P of the tile's rows (and slopes with a soft-cap); `masked`
@@ -216,6 +228,7 @@ private:
   Value keysT, valuesT, keyRows, queryRows, gradRows, probs, scoreGrads, slopes,
       keyGradSum, valueGradSum, rowDot, rowLse;
   Value counter; // memref<1xindex>, when counting tiles
+  memref::GlobalOp columnStartTable, entryTable; // buildSchedule's
 };
 
 Value CpuBackwardKernel::keyPositions(int64_t t) {
@@ -483,8 +496,57 @@ void CpuBackwardKernel::visitTile(Value head, Value i0, Value tq,
       });
 }
 
-void CpuBackwardKernel::emitKeyTile(Value keyStart) {
-  j0 = keyStart;
+memref::GlobalOp CpuBackwardKernel::createTable(ModuleOp module, StringRef name,
+                                                ArrayRef<int32_t> data) {
+  auto type = MemRefType::get({int64_t(data.size())}, b.getI32Type());
+  auto global = memref::GlobalOp::create(
+      b, name, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(
+          RankedTensorType::get(type.getShape(), b.getI32Type()), data),
+      /*constant=*/true, /*alignment=*/IntegerAttr());
+  SymbolTable(module).insert(global); // uniquifies the name
+  return global;
+}
+
+bool CpuBackwardKernel::buildSchedule(ModuleOp module) {
+  MaskAttrInterface pattern = op.getPatternAttr();
+  MaskShape shape = op.getMaskShape();
+  if (!pattern || ShapedType::isDynamic(shape.lq) ||
+      ShapedType::isDynamic(shape.lk) || dependsOnHead(pattern) ||
+      pattern.usesSegments())
+    return false;
+  int64_t delta =
+      (op.getAlignment() == Alignment::bottom_right ? shape.lk - shape.lq : 0) +
+      op.getPositionShift();
+  // Tables past 4M entries (16 MiB) are not worth their size: run time.
+  TileSchedule schedule =
+      buildTileSchedule(pattern, MaskQuery{shape.lq, shape.lk, delta, 0},
+                        QueryTiling{kTile, 0}, kTile, int64_t(1) << 22);
+  if (!schedule.complete)
+    return false;
+  // Transposed: per key tile, its query tiles in order.
+  std::vector<std::vector<int32_t>> byKeyTile(schedule.numKeyTiles);
+  for (int64_t t = 0; t < schedule.numQueryTiles; ++t)
+    for (int64_t e = schedule.rowStart[t]; e < schedule.rowStart[t + 1]; ++e)
+      byKeyTile[schedule.keyTiles[e]].push_back(
+          int32_t(t * 2 + (schedule.classes[e] == TileClass::Full ? 1 : 0)));
+  SmallVector<int32_t> columnStart = {0}, entries;
+  for (const std::vector<int32_t> &column : byKeyTile) {
+    entries.append(column.begin(), column.end());
+    columnStart.push_back(int32_t(entries.size()));
+  }
+  if (entries.empty())
+    entries.push_back(0); // a global needs an element; columns stay empty
+  std::string prefix =
+      (op->getParentOfType<func::FuncOp>().getSymName() + "__attn_backward")
+          .str();
+  columnStartTable = createTable(module, prefix + "_columns", columnStart);
+  entryTable = createTable(module, prefix + "_entries", entries);
+  return true;
+}
+
+void CpuBackwardKernel::emitKeyTile(Value keyTileIndex) {
+  j0 = mul(keyTileIndex, index(kTile));
   tk = minIndex(index(kTile), sub(keyLen, j0));
   // K^T and V^T of the tile (keys past tk zero) and K's rows, finite.
   zero(keysT);
@@ -508,28 +570,56 @@ void CpuBackwardKernel::emitKeyTile(Value keyStart) {
   MaskAttrInterface pattern = op.getPatternAttr();
   Value partialKeys =
       arith::CmpIOp::create(b, arith::CmpIPredicate::slt, tk, index(kTile));
-  buildLoop(b, index(0), groups, index(1), {}, [&](Value g, ValueRange) {
-    Value head = add(mul(kvHead, groups), g);
+  Value trueValue = arith::ConstantIntOp::create(b, b.getI1Type(), 1);
+  // Each query tile against this key tile, for every head of the group.
+  auto visitHeads = [&](Value i0, Value needsMask) {
+    Value tq = minIndex(index(kTile), sub(queryLen, i0));
+    buildLoop(b, index(0), groups, index(1), {}, [&](Value g, ValueRange) {
+      visitTile(add(mul(kvHead, groups), g), i0, tq, needsMask);
+      return SmallVector<Value>{};
+    });
+  };
+  if (columnStartTable) {
+    // The compile-time list: only the query tiles that keep something.
+    auto table = [&](memref::GlobalOp global) -> Value {
+      return memref::GetGlobalOp::create(b, global.getType(),
+                                         global.getSymName());
+    };
+    Value columns = table(columnStartTable), entries = table(entryTable);
+    auto word = [&](Value memref, Value at) -> Value {
+      return arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          memref::LoadOp::create(b, memref, ValueRange{at}));
+    };
+    Value first = word(columns, keyTileIndex);
+    Value last = word(columns, add(keyTileIndex, index(1)));
+    buildLoop(b, first, last, index(1), {}, [&](Value e, ValueRange) {
+      Value entry = word(entries, e);
+      Value i0 = mul(arith::ShRUIOp::create(b, entry, index(1)), index(kTile));
+      Value isFull = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::eq,
+          arith::AndIOp::create(b, entry, index(1)), index(1));
+      visitHeads(
+          i0, arith::OrIOp::create(
+                  b, partialKeys, arith::XOrIOp::create(b, isFull, trueValue)));
+      return SmallVector<Value>{};
+    });
+  } else {
     buildLoop(
         b, index(0), queryLen, index(kTile), {}, [&](Value i0, ValueRange) {
-          Value tq = minIndex(index(kTile), sub(queryLen, i0));
           if (!pattern) {
-            visitTile(head, i0, tq, partialKeys);
+            visitHeads(i0, partialKeys);
             return SmallVector<Value>{};
           }
+          Value tq = minIndex(index(kTile), sub(queryLen, i0));
           auto [isEmpty, isFull] = emitTileClass(
               b, b.getLoc(), pattern, i0, add(i0, tq), j0, add(j0, tk), delta);
           Value needsMask = arith::OrIOp::create(
-              b, partialKeys,
-              arith::XOrIOp::create(
-                  b, isFull,
-                  arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
-          buildIfElse(
-              b, isEmpty, [] {}, [&] { visitTile(head, i0, tq, needsMask); });
+              b, partialKeys, arith::XOrIOp::create(b, isFull, trueValue));
+          buildIfElse(b, isEmpty, [] {}, [&] { visitHeads(i0, needsMask); });
           return SmallVector<Value>{};
         });
-    return SmallVector<Value>{};
-  });
+  }
   // The tile's dK, dV rows (dS carries the scale already).
   buildLoop(b, index(0), tk, index(1), {}, [&](Value r, ValueRange) {
     Value row = add(j0, r);
@@ -563,6 +653,7 @@ func::FuncOp CpuBackwardKernel::buildWorkFunction(ModuleOp module) {
   OpBuilder::InsertionGuard guard(b);
   auto parent = op->getParentOfType<func::FuncOp>();
   b.setInsertionPoint(parent);
+  buildSchedule(module);
   if (countTiles && !module.lookupSymbol("attn_record_backward_fused_tiles")) {
     Type i64 = b.getI64Type();
     func::FuncOp::create(b, "attn_record_backward_fused_tiles",
@@ -646,7 +737,7 @@ func::FuncOp CpuBackwardKernel::buildWorkFunction(ModuleOp module) {
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(tiles.getBody());
-    emitKeyTile(mul(tiles.getInductionVar(), index(kTile)));
+    emitKeyTile(tiles.getInductionVar());
   }
   if (counter) {
     Type i64 = b.getI64Type();
