@@ -77,6 +77,18 @@
 // RUN: attn-run %s --entry=region_constant --backward --check | FileCheck %s --check-prefixes=CHECK,CAPTURED
 // ONREGION: check: {{.*}}: PASS
 // CAPTURED: check dcaptured0: {{.*}}: PASS
+// Bias and boolean mask operands whose gradients are not asked for
+// (--backward-operand-grads=false, as when no mask requires grad in
+// PyTorch) take the fused kernel too: bias lanes added as the scores are
+// finished, mask bytes read per lane.
+// RUN: attn-run %s --entry=mask_and_bias --backward --backward-operand-grads=false --check | FileCheck %s
+// RUN: attn-run %s --entry=per_key_bias_causal --backward --backward-operand-grads=false --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=mask_and_bias --backward --backward-operand-grads=false --stats | FileCheck %s --check-prefix=FUSEDONLY
+// FUSEDONLY: stats: backward, query tile 64, key tile 64: the fused kernel visited 8 of 8 tiles
+// A -inf bias (padding) drops keys 50.. (P = 0 exactly); a NaN score plus
+// -inf stays NaN, as in the reference (and PyTorch's additive masks).
+// RUN: %python %S/Inputs/make-matrix-npy.py inf-tail %t/pad.npy 3 50 1 1 1 60
+// RUN: attn-run %s --entry=per_key_bias_causal --backward --backward-operand-grads=false --check --input bias=%t/pad.npy --random-inputs | FileCheck %s
 // The fused kernel blocked for AVX2 (6 rows x 2 vectors of 8 lanes).
 // RUN: attn-run %s --entry=dense_odd --backward --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --check --vector-bits=256 | FileCheck %s

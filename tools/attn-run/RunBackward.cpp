@@ -41,7 +41,8 @@ double defaultTolerance(Type element) {
 /// last argument dO; the forward gains its lse result when it has none.
 /// Returns the backward op, or null after reporting at the op why not.
 attn::AttentionGradOp appendBackward(func::FuncOp entry,
-                                     attn::AttentionOp forward) {
+                                     attn::AttentionOp forward,
+                                     bool operandGrads) {
   OpBuilder b(forward);
   Location loc = forward.getLoc();
   auto outType = cast<RankedTensorType>(forward.getOutput().getType());
@@ -74,7 +75,7 @@ attn::AttentionGradOp appendBackward(func::FuncOp entry,
   llvm::append_range(differentiable,
                      attn::capturedFloatTensors(forward.getScore()));
   for (Value operand : differentiable)
-    if (operand)
+    if (operand && operandGrads)
       gradTypes.push_back(operand.getType());
   auto grad = attn::AttentionGradOp::create(
       b, loc, gradTypes, forward.getQuery(), forward.getKey(),
@@ -106,7 +107,7 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
   if (failed(problem))
     return EXIT_FAILURE;
   RoleList roles = attentionRoles(forward);
-  attn::AttentionGradOp grad = appendBackward(entry, forward);
+  attn::AttentionGradOp grad = appendBackward(entry, forward, run.operandGrads);
   if (!grad)
     return EXIT_FAILURE;
   roles.push_back({grad.getOutputGrad(), "grad_output"});
@@ -201,14 +202,14 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
   bool pass = true;
   std::vector<std::pair<const char *, const std::vector<double> *>> refs = {
       {"dq", &expected.query}, {"dk", &expected.key}, {"dv", &expected.value}};
-  if (pb.bias)
+  if (pb.bias && run.operandGrads)
     refs.push_back({"dbias", &expected.bias});
-  if (pb.relTable)
+  if (pb.relTable && run.operandGrads)
     refs.push_back({"drel_table", &expected.relTable});
   std::vector<std::string> capturedNames;
   for (size_t n = 0; n < expected.captured.size(); ++n)
     capturedNames.push_back("d" + capturedRole(n));
-  for (size_t n = 0; n < expected.captured.size(); ++n)
+  for (size_t n = 0; run.operandGrads && n < expected.captured.size(); ++n)
     refs.push_back({capturedNames[n].c_str(), &expected.captured[n]});
   for (size_t r = 0; r < results.size(); ++r) {
     auto [name, ref] = refs[r];

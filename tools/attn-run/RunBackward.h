@@ -31,6 +31,9 @@ struct BackwardRun {
   std::function<llvm::Expected<std::unique_ptr<Kernel>>(mlir::ModuleOp)>
       buildKernel;
   bool check = false;
+  /// Also the gradients of the bias, the rel_table and the score region's
+  /// captured tensors (attn.attention_grad's operand_grads).
+  bool operandGrads = true;
   /// --stats: the tiles each pass visited (the kernel counts them).
   bool stats = false;
   /// --perturb-output (tests of --check): added to dQ's first entry, in

@@ -90,6 +90,13 @@ static cl::opt<bool>
              cl::desc("run the attention's backward on a seeded dO: dQ, dK, dV "
                       "(--check: against the f64 reference's gradients)"),
              cl::cat(runCategory));
+static cl::opt<bool> operandGrads(
+    "backward-operand-grads",
+    cl::desc("--backward: also the gradients of the bias and rel_table "
+             "operands and of a score region's captured tensors (default "
+             "true; false: dQ, dK, dV only, as when no operand requires grad; "
+             "tests; --help-hidden)"),
+    cl::init(true), cl::cat(runCategory), cl::Hidden);
 static cl::opt<double> tolerance(
     "tolerance",
     cl::desc("largest accepted max |out - ref| / max |ref| for --check"),
@@ -808,6 +815,7 @@ static int runBackwardOf(ModuleOp module, func::FuncOp entry,
   run.buildKernel = buildKernel;
   run.check = check;
   run.stats = stats;
+  run.operandGrads = operandGrads;
   run.perturb = perturbAmount();
   if (tolerance.getNumOccurrences())
     run.tolerance = tolerance;

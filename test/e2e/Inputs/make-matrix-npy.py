@@ -10,6 +10,8 @@
   i32 OUT ROWS VALUE,...   an int32 [ROWS, len / ROWS] matrix of the values
   nan-tail OUT SEED FROM DIM...   as tensor, with NaN in every row
                            (second-to-last axis) from FROM on
+  inf-tail OUT SEED FROM DIM...   as tensor, with -inf in every column
+                           (last axis) from FROM on (a padding bias)
   poison-pages IN OUT PAGE[:ROW],...   IN, a paged pool [pages, H, P, D],
                            with NaN in rows ROW.. (default 0) of each PAGE
 """
@@ -67,6 +69,17 @@ elif kind == "nan-tail":
     for at in range(0, count, cols):
         if (at // cols) % rows >= first:
             values[at:at + cols] = [float("nan")] * cols
+    write(out, shape, values)
+elif kind == "inf-tail":
+    seed, first, shape = int(sys.argv[3]), int(sys.argv[4]), [int(d) for d in sys.argv[5:]]
+    count = 1
+    for d in shape:
+        count *= d
+    rng = random.Random(seed)
+    values = [rng.gauss(0.0, 1.0) for _ in range(count)]
+    for at in range(count):
+        if at % shape[-1] >= first:
+            values[at] = float("-inf")
     write(out, shape, values)
 elif kind == "negative-rows":
     seed, every, shape = int(sys.argv[3]), int(sys.argv[4]), [int(d) for d in sys.argv[5:]]

@@ -36,9 +36,10 @@
 // a gradient.
 //
 // Covered: f32, f16 and bf16 (widened as they are packed, f32 sums), static
-// head dims, the positional mask patterns, soft-cap and the lane-wise mods
-// (ALiBi, adaptive span). The rest (bias, mask and segment operands, table
-// patterns, Shaw / T5 tables, operand gradients) is left to
+// head dims, the positional mask patterns, bias and boolean mask operands
+// (without their gradients), soft-cap and the lane-wise mods (ALiBi,
+// adaptive span). The rest (segment operands, table patterns, Shaw / T5
+// tables, operand gradients, score regions) is left to
 // attn-lower-attention-grad.
 //
 //===----------------------------------------------------------------------===//
@@ -81,8 +82,8 @@ bool isCovered(AttentionGradOp op) {
   Type element = queryType.getElementType();
   if (!element.isF32() && !element.isF16() && !element.isBF16())
     return false;
-  if (!op.getScore().empty() || op.getMask() || op.getBias() ||
-      op.getQSegments() || op.getRelTable() || !op.getOperandGrads().empty())
+  if (!op.getScore().empty() || op.getQSegments() || op.getRelTable() ||
+      !op.getOperandGrads().empty())
     return false;
   if (queryType.isDynamicDim(3) ||
       cast<RankedTensorType>(op.getValue().getType()).isDynamicDim(3))
@@ -201,6 +202,14 @@ private:
   }
   /// Key positions j0 + t * lanes + [0, lanes), as a vector of index.
   Value keyPositions(int64_t t);
+  /// The [B|1, Hq|1, Lq|1, Lk] operand's indices of (batch, head, query
+  /// row) and its first key j: dims of size 1 broadcast.
+  SmallVector<Value> operandRow(Value buffer, Value head, Value row, Value j);
+  /// Lanes [j, j + lanes) of the bias row as f32 (0 past the keys).
+  Value biasLanes(Value head, Value row, Value j);
+  /// Lanes [j, j + lanes) of the boolean mask row (false past the keys);
+  /// i1 elements are bytes, so they are read one by one.
+  Value maskLanes(Value head, Value row, Value j);
   SmallVector<Value> concat(ValueRange prefix, ArrayRef<Value> rest) {
     SmallVector<Value> all(prefix.begin(), prefix.end());
     all.append(rest.begin(), rest.end());
@@ -220,6 +229,7 @@ private:
   // Values of the work function being built.
   Value query, key, value, output, outputGrad, lse, keyGrad, valueGrad, partial;
   Value batchIv, kvHead, split, numSplits;
+  Value bias, mask; // the operands' buffers, when the op has them
   Value queryLen, keyLen, groups, delta, scale, numHeads;
   Value j0, tk; // the key tile
   // Scratch: [D][64] K^T, [Dv][64] V^T, [64][Dp] K rows, [64][Dp] Q rows,
@@ -239,6 +249,46 @@ Value CpuBackwardKernel::keyPositions(int64_t t) {
   Value offsets = arith::ConstantOp::create(
       b, DenseElementsAttr::get(indexVec, ArrayRef<int64_t>(iota)));
   return arith::AddIOp::create(b, splat(j0), offsets);
+}
+
+SmallVector<Value> CpuBackwardKernel::operandRow(Value buffer, Value head,
+                                                 Value row, Value j) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto broadcast = [&](int64_t d, Value iv) -> Value {
+    int64_t size = type.getDimSize(d);
+    if (!ShapedType::isDynamic(size))
+      return size == 1 ? index(0) : iv;
+    Value isOne = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                        dim(buffer, d), index(1));
+    return arith::SelectOp::create(b, isOne, index(0), iv);
+  };
+  return {broadcast(0, batchIv), broadcast(1, head), broadcast(2, row), j};
+}
+
+Value CpuBackwardKernel::biasLanes(Value head, Value row, Value j) {
+  Type element = cast<MemRefType>(bias.getType()).getElementType();
+  Value pad = arith::ConstantOp::create(b, b.getFloatAttr(element, 0.0));
+  Value lanes =
+      vector::TransferReadOp::create(b, VectorType::get({kLanes}, element),
+                                     bias, operandRow(bias, head, row, j), pad,
+                                     /*inBounds=*/ArrayRef<bool>{false});
+  return element.isF32() ? lanes : arith::ExtFOp::create(b, vec, lanes);
+}
+
+Value CpuBackwardKernel::maskLanes(Value head, Value row, Value j) {
+  auto boolVec = VectorType::get({kLanes}, b.getI1Type());
+  Value lanes =
+      arith::ConstantOp::create(b, DenseElementsAttr::get(boolVec, false));
+  SmallVector<Value> at = operandRow(mask, head, row, j);
+  for (int64_t n = 0; n < kLanes; ++n) {
+    Value key = add(j, index(n));
+    at[3] = minIndex(key, sub(keyLen, index(1)));
+    Value kept = arith::AndIOp::create(
+        b, memref::LoadOp::create(b, mask, at),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, key, keyLen));
+    lanes = vector::InsertOp::create(b, kept, lanes, ArrayRef<int64_t>{n});
+  }
+  return lanes;
 }
 
 void CpuBackwardKernel::blockedProduct(
@@ -360,6 +410,11 @@ void CpuBackwardKernel::computeProbabilities(Value head, Value i0, Value tq,
           storeVec(slope, slopes, {r, lane(t)});
         }
         Value row = add(i0, r);
+        // The bias as docs/Dialect.md adds it: -inf drops a key (P = 0), a NaN
+        // score stays NaN, as in the reference.
+        if (bias)
+          x = arith::AddFOp::create(
+              b, x, biasLanes(head, row, add(j0, index(t * kLanes))));
         if ((mods && !mods.empty()) || masked) {
           Value keys = keyPositions(t);
           if (mods && !mods.empty()) {
@@ -383,6 +438,9 @@ void CpuBackwardKernel::computeProbabilities(Value head, Value i0, Value tq,
                                                            pattern, splat(row),
                                                            keys, context));
             }
+            if (mask)
+              kept = arith::AndIOp::create(
+                  b, kept, maskLanes(head, row, add(j0, index(t * kLanes))));
             x = arith::SelectOp::create(b, kept, x, negInf);
           }
         }
@@ -568,9 +626,12 @@ void CpuBackwardKernel::emitKeyTile(Value keyTileIndex) {
   zero(keyGradSum);
   zero(valueGradSum);
   MaskAttrInterface pattern = op.getPatternAttr();
-  Value partialKeys =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, tk, index(kTile));
   Value trueValue = arith::ConstantIntOp::create(b, b.getI1Type(), 1);
+  // A mask operand is read in every tile.
+  Value partialKeys = mask ? trueValue
+                           : arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                   tk, index(kTile))
+                                 .getResult();
   // Each query tile against this key tile, for every head of the group.
   auto visitHeads = [&](Value i0, Value needsMask) {
     Value tq = minIndex(index(kTile), sub(queryLen, i0));
@@ -650,6 +711,9 @@ func::FuncOp CpuBackwardKernel::buildWorkFunction(ModuleOp module) {
       indexType,
       indexType,
       indexType};
+  for (Value operand : {op.getBias(), op.getMask()})
+    if (operand)
+      argTypes.push_back(bufferOf(operand));
   OpBuilder::InsertionGuard guard(b);
   auto parent = op->getParentOfType<func::FuncOp>();
   b.setInsertionPoint(parent);
@@ -682,6 +746,11 @@ func::FuncOp CpuBackwardKernel::buildWorkFunction(ModuleOp module) {
   kvHead = args[10];
   split = args[11];
   numSplits = args[12];
+  unsigned next = 13;
+  if (op.getBias())
+    bias = args[next++];
+  if (op.getMask())
+    mask = args[next++];
 
   queryLen = dim(query, 2);
   keyLen = dim(key, 2);
@@ -856,9 +925,14 @@ SmallVector<Value> CpuBackwardKernel::build(ModuleOp module) {
     b.setInsertionPointToStart(loop.getBody());
     body(loop.getInductionVars());
   };
+  SmallVector<Value> operandBuffers;
+  for (Value operand : {op.getBias(), op.getMask()})
+    if (operand)
+      operandBuffers.push_back(toBuffer(operand));
   forall({batch, keyHeads, splits}, [&](ValueRange iv) {
     SmallVector<Value> args = buffers;
     args.append({dk, dv, partialBuf, iv[0], iv[1], iv[2], splits});
+    llvm::append_range(args, operandBuffers);
     func::CallOp::create(b, work, args);
   });
   forall({batch, queryHeads}, [&](ValueRange iv) {
