@@ -141,17 +141,20 @@ class AttentionCall:
         types = " : (" + ", ".join(operand_types) + ") -> (" + ", ".join(grads) + ")"
         lines = ["func.func @%s(%s) -> (%s) {" % (
             name, ", ".join(f"%{n}: {t}" for n, t in args), ", ".join(grads))]
-        if self.score_body is not None:
-            body, value = self.score_body
-            lines.append(head + " score {")
-            lines.append("  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):")
-            lines += ["    " + line for line in body]
-            lines.append(f"    attn.yield {value} : f32")
-            lines.append("  }" + types)
-        else:
-            lines.append(head + types)
+        lines += self._op_lines(head, types)
         lines += ["  return " + ", ".join(results) + " : " + ", ".join(grads), "}"]
         return "\n".join(lines) + "\n"
+
+    def _op_lines(self, head, types):
+        """The op's line `head` (up to its clauses), its score region when
+        the call has one, and its functional `types`."""
+        if self.score_body is None:
+            return [head + types]
+        body, value = self.score_body
+        return ([head + " score {",
+                 "  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):"] +
+                ["    " + line for line in body] +
+                [f"    attn.yield {value} : f32", "  }" + types])
 
     def module(self, name="attention"):
         e = self.element
@@ -168,15 +171,8 @@ class AttentionCall:
         head = "  %o = attn.attention %q, %k, %v " + " ".join(clauses)
         if self.lse:
             head = head.replace("%o =", "%o, %lse =", 1)
-        if self.score_body is not None:
-            body, value = self.score_body
-            lines.append(head + " score {")
-            lines.append("  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):")
-            lines += ["    " + line for line in body]
-            lines.append(f"    attn.yield {value} : f32")
-            lines.append("  } : (" + ", ".join(attention_operands) + f") -> {results}")
-        else:
-            lines.append(head + " : (" + ", ".join(attention_operands) + f") -> {results}")
+        lines += self._op_lines(head, " : (" + ", ".join(attention_operands) +
+                                f") -> {results}")
         if self.lse:
             lines.append(f"  return %o, %lse : {out}, {tensor_type(self.q_shape[:3], 'f32')}")
         else:

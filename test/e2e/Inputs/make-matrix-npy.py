@@ -29,6 +29,15 @@ def write(path, shape, values, descr="<f4", code="f"):
         f.write(struct.pack("<%d%s" % (len(values), code), *values))
 
 
+def seeded(seed, shape):
+    """Seeded N(0, 1) entries of `shape`, row-major."""
+    count = 1
+    for d in shape:
+        count *= d
+    rng = random.Random(seed)
+    return [rng.gauss(0.0, 1.0) for _ in range(count)]
+
+
 kind, out = sys.argv[1], sys.argv[2]
 if kind == "eye":
     n = int(sys.argv[3])
@@ -53,45 +62,19 @@ elif kind == "fill":
     write(out, shape, [value] * count)
 elif kind == "tensor":
     seed, shape = int(sys.argv[3]), [int(d) for d in sys.argv[4:]]
-    count = 1
-    for d in shape:
-        count *= d
-    rng = random.Random(seed)
-    write(out, shape, [rng.gauss(0.0, 1.0) for _ in range(count)])
-elif kind == "nan-tail":
-    seed, first, shape = int(sys.argv[3]), int(sys.argv[4]), [int(d) for d in sys.argv[5:]]
-    count = 1
-    for d in shape:
-        count *= d
-    rng = random.Random(seed)
-    values = [rng.gauss(0.0, 1.0) for _ in range(count)]
-    rows, cols = shape[-2], shape[-1]
-    for at in range(0, count, cols):
-        if (at // cols) % rows >= first:
-            values[at:at + cols] = [float("nan")] * cols
-    write(out, shape, values)
-elif kind == "inf-tail":
-    seed, first, shape = int(sys.argv[3]), int(sys.argv[4]), [int(d) for d in sys.argv[5:]]
-    count = 1
-    for d in shape:
-        count *= d
-    rng = random.Random(seed)
-    values = [rng.gauss(0.0, 1.0) for _ in range(count)]
-    for at in range(count):
-        if at % shape[-1] >= first:
-            values[at] = float("-inf")
-    write(out, shape, values)
-elif kind == "negative-rows":
-    seed, every, shape = int(sys.argv[3]), int(sys.argv[4]), [int(d) for d in sys.argv[5:]]
-    count = 1
-    for d in shape:
-        count *= d
-    rng = random.Random(seed)
-    values = [rng.gauss(0.0, 1.0) for _ in range(count)]
-    cols = shape[-1]
-    for r in range(0, count // cols, every):
-        for c in range(cols):
-            values[r * cols + c] = -abs(values[r * cols + c])
+    write(out, shape, seeded(seed, shape))
+elif kind in ("nan-tail", "inf-tail", "negative-rows"):
+    seed, at, shape = int(sys.argv[3]), int(sys.argv[4]), [int(d) for d in sys.argv[5:]]
+    values = seeded(seed, shape)
+    rows, cols = shape[-2] if len(shape) > 1 else 1, shape[-1]
+    for e in range(len(values)):
+        row, col = (e // cols) % rows, e % cols
+        if kind == "nan-tail" and row >= at:
+            values[e] = float("nan")
+        elif kind == "inf-tail" and col >= at:
+            values[e] = float("-inf")
+        elif kind == "negative-rows" and (e // cols) % at == 0:
+            values[e] = -abs(values[e])
     write(out, shape, values)
 elif kind == "i32":
     rows, values = int(sys.argv[3]), [int(v) for v in sys.argv[4].split(",")]
