@@ -99,3 +99,15 @@ func.func @window_dynamic(%q: tensor<1x2x?x64xf32>, %lse: tensor<1x2x?xf32>) -> 
       : (tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?xf32>) -> (tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>)
   return %dq : tensor<1x2x?x64xf32>
 }
+
+// -----
+
+// Head dims past 256 would put over 1 MiB of scratch on a worker thread's
+// stack: left for attn-lower-attention-grad.
+// CHECK-LABEL: func.func @wide_head
+// CHECK: attn.attention_grad
+func.func @wide_head(%q: tensor<1x1x8x264xf32>, %lse: tensor<1x1x8xf32>) -> tensor<1x1x8x264xf32> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      : (tensor<1x1x8x264xf32>, tensor<1x1x8x264xf32>, tensor<1x1x8x264xf32>, tensor<1x1x8x264xf32>, tensor<1x1x8x264xf32>, tensor<1x1x8xf32>) -> (tensor<1x1x8x264xf32>, tensor<1x1x8x264xf32>, tensor<1x1x8x264xf32>)
+  return %dq : tensor<1x1x8x264xf32>
+}

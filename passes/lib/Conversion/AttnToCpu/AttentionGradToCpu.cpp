@@ -36,8 +36,8 @@
 // a gradient.
 //
 // Covered: f32, f16 and bf16 (widened as they are packed, f32 sums), static
-// head dims, the positional mask patterns, bias and boolean mask operands
-// (without their gradients), soft-cap and the lane-wise mods (ALiBi,
+// head dims up to 256, the positional mask patterns, bias and boolean mask
+// operands (without their gradients), soft-cap and the lane-wise mods (ALiBi,
 // adaptive span). The rest (segment operands, table patterns, Shaw / T5
 // tables, operand gradients, score regions) is left to
 // attn-lower-attention-grad.
@@ -67,8 +67,12 @@ bool isCovered(AttentionGradOp op) {
   if (!op.getScore().empty() || op.getQSegments() || op.getRelTable() ||
       !op.getOperandGrads().empty())
     return false;
-  if (queryType.isDynamicDim(3) ||
-      cast<RankedTensorType>(op.getValue().getType()).isDynamicDim(3))
+  // The scratch of a call (about 10 x 64 x D floats) lives on the worker
+  // thread's stack: head dims up to 256 (under 1 MiB of libomp's 4 MiB).
+  int64_t valueDim =
+      cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
+  if (queryType.isDynamicDim(3) || ShapedType::isDynamic(valueDim) ||
+      queryType.getDimSize(3) > 256 || valueDim > 256)
     return false;
   if (ArrayAttr mods = op.getModsAttr())
     for (Attribute mod : mods)
