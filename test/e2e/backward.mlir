@@ -89,6 +89,14 @@
 // -inf stays NaN, as in the reference (and PyTorch's additive masks).
 // RUN: %python %S/Inputs/make-matrix-npy.py inf-tail %t/pad.npy 3 50 1 1 1 60
 // RUN: attn-run %s --entry=per_key_bias_causal --backward --backward-operand-grads=false --check --input bias=%t/pad.npy --random-inputs | FileCheck %s
+// Document masks (segment ids, alone or AND-ed with a positional pattern)
+// take the fused kernel: key and query tiles whose id ranges are disjoint
+// are skipped (exact for packed documents: the reference's count), ids are
+// compared per lane in the others; i32 and i64 ids.
+// RUN: attn-run %s --entry=documents --backward --stats | FileCheck %s --check-prefix=DOCS
+// RUN: attn-run %s --entry=documents_i64 --backward --check | FileCheck %s
+// RUN: attn-run %s --entry=documents_i64 --backward --stats | FileCheck %s --check-prefix=DOCS
+// DOCS: stats: backward, query tile 64, key tile 64: the fused kernel visited [[KEPT:[0-9]+]] of {{[0-9]+}} tiles; the pattern keeps something of [[KEPT]] (reference)
 // The fused kernel blocked for AVX2 (6 rows x 2 vectors of 8 lanes).
 // RUN: attn-run %s --entry=dense_odd --backward --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --check --vector-bits=256 | FileCheck %s
@@ -161,6 +169,12 @@ func.func @documents(%q: tensor<1x2x97x40xf32>, %k: tensor<1x2x97x40xf32>, %v: t
   %o = attn.attention %q, %k, %v segments(%qi, %ki) pattern(#attn.and<[#attn.segments, #attn.causal]>)
       : (tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>, tensor<1x2x97x40xf32>, tensor<1x97xi32>, tensor<1x97xi32>) -> tensor<1x2x97x40xf32>
   return %o : tensor<1x2x97x40xf32>
+}
+
+func.func @documents_i64(%q: tensor<2x2x70x32xf32>, %k: tensor<2x2x150x32xf32>, %v: tensor<2x2x150x32xf32>, %qi: tensor<2x70xi64>, %ki: tensor<2x150xi64>) -> tensor<2x2x70x32xf32> {
+  %o = attn.attention %q, %k, %v segments(%qi, %ki) pattern(#attn.segments)
+      : (tensor<2x2x70x32xf32>, tensor<2x2x150x32xf32>, tensor<2x2x150x32xf32>, tensor<2x70xi64>, tensor<2x150xi64>) -> tensor<2x2x70x32xf32>
+  return %o : tensor<2x2x70x32xf32>
 }
 
 func.func @alibi_softcap(%q: tensor<1x4x97x64xf32>, %k: tensor<1x4x97x64xf32>, %v: tensor<1x4x97x64xf32>) -> tensor<1x4x97x64xf32> {

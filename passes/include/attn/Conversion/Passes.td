@@ -130,10 +130,12 @@ def AttnAttentionGradToCpu
     positional mask patterns (with static sizes, each key tile's query
     tiles listed at compile time from the forward's TileSchedule, so a
     sliding window costs time linear in the length; else classified at
-    run time; full tiles without mask code), bias and boolean mask
-    operands without their gradients, soft-cap and lane-wise score mods.
-    Ops with segment operands, table patterns, Shaw / T5 tables, score
-    regions or operand gradients are left for attn-lower-attention-grad.
+    run time; full tiles without mask code), segment ids alone or AND-ed
+    at the top (document masks: tiles whose id ranges are disjoint are
+    skipped, ids compared per lane), bias and boolean mask operands
+    without their gradients, soft-cap and lane-wise score mods. Ops with
+    table patterns, Shaw / T5 tables, score regions or operand gradients
+    are left for attn-lower-attention-grad.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",

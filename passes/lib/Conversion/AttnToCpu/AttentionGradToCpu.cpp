@@ -36,14 +36,15 @@
 // a gradient.
 //
 // Covered: f32, f16 and bf16 (widened as they are packed, f32 sums), static
-// head dims up to 256, the positional mask patterns, bias and boolean mask
-// operands (without their gradients), soft-cap and the lane-wise mods (ALiBi,
-// adaptive span). The rest (segment operands, table patterns, Shaw / T5
-// tables, operand gradients, score regions) is left to
-// attn-lower-attention-grad.
+// head dims up to 256, the positional mask patterns, segment ids (document
+// masks, tested per tile from id ranges and per lane), bias and boolean
+// mask operands (without their gradients), soft-cap and the lane-wise mods
+// (ALiBi, adaptive span). The rest (table patterns, Shaw / T5 tables,
+// operand gradients, score regions) is left to attn-lower-attention-grad.
 //
 //===----------------------------------------------------------------------===//
 #include "CpuBackwardKernel.h"
+#include "attn/Analysis/KernelPlan.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
@@ -64,7 +65,7 @@ bool isCovered(AttentionGradOp op) {
   Type element = queryType.getElementType();
   if (!element.isF32() && !element.isF16() && !element.isBF16())
     return false;
-  if (!op.getScore().empty() || op.getQSegments() || op.getRelTable() ||
+  if (!op.getScore().empty() || op.getRelTable() ||
       !op.getOperandGrads().empty())
     return false;
   // The scratch of a call (about 10 x 64 x D floats) lives on the worker
@@ -83,9 +84,17 @@ bool isCovered(AttentionGradOp op) {
       !isScoreModCodegenSupported(op.getModsAttr(), queryType.getDimSize(1),
                                   reason))
     return false;
-  return !op.getPatternAttr() ||
-         isMaskCodegenSupported(op.getPatternAttr(), op.getMaskShape(),
-                                /*withTensors=*/false, reason);
+  // Segment ids alone or AND-ed at the top (document masks) are tested
+  // per tile and lane at run time; the rest of the pattern is positional.
+  MaskAttrInterface pattern = op.getPatternAttr();
+  if (!pattern)
+    return true;
+  auto [runtimeSegments, positional] = splitRuntimeSegments(pattern);
+  if (pattern.usesSegments() &&
+      (!runtimeSegments || (positional && positional.usesSegments())))
+    return false;
+  return !positional || isMaskCodegenSupported(positional, op.getMaskShape(),
+                                               /*withTensors=*/false, reason);
 }
 
 struct AttnAttentionGradToCpuPass

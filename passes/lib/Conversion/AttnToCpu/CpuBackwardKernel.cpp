@@ -9,6 +9,7 @@
 #include "CpuBackwardKernel.h"
 #include "LoopBuilder.h"
 #include "VectorMath.h"
+#include "attn/Analysis/KernelPlan.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -54,6 +56,39 @@ Value CpuBackwardKernel::biasLanes(Value head, Value row, Value j) {
                                      bias, operandRow(bias, head, row, j), pad,
                                      /*inBounds=*/ArrayRef<bool>{false});
   return element.isF32() ? lanes : arith::ExtFOp::create(b, vec, lanes);
+}
+
+Value CpuBackwardKernel::segmentId(Value ids, Value position) {
+  Value id = memref::LoadOp::create(b, ids, ValueRange{batchIv, position});
+  return id.getType().isInteger(64)
+             ? id
+             : arith::ExtSIOp::create(b, b.getI64Type(), id).getResult();
+}
+
+std::pair<Value, Value> CpuBackwardKernel::idRange(Value ids, Value first,
+                                                   Value count) {
+  Value init[] = {
+      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::max(), 64),
+      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::min(), 64)};
+  scf::ForOp range = buildLoop(
+      b, index(0), count, index(1), init, [&](Value n, ValueRange acc) {
+        Value id = segmentId(ids, add(first, n));
+        return SmallVector<Value>{arith::MinSIOp::create(b, acc[0], id),
+                                  arith::MaxSIOp::create(b, acc[1], id)};
+      });
+  return {range.getResult(0), range.getResult(1)};
+}
+
+Value CpuBackwardKernel::keySegmentLanes(Value j) {
+  Type element = cast<MemRefType>(kvSegments.getType()).getElementType();
+  Value pad = arith::ConstantOp::create(b, b.getIntegerAttr(element, 0));
+  Value lanes = vector::TransferReadOp::create(
+      b, VectorType::get({kLanes}, element), kvSegments, ValueRange{batchIv, j},
+      pad, /*inBounds=*/ArrayRef<bool>{false});
+  if (element.isInteger(64))
+    return lanes;
+  return arith::ExtSIOp::create(b, VectorType::get({kLanes}, b.getI64Type()),
+                                lanes);
 }
 
 Value CpuBackwardKernel::maskLanes(Value head, Value row, Value j) {
@@ -214,6 +249,18 @@ void CpuBackwardKernel::computeProbabilities(Value head, Value i0, Value tq,
               context.head = head;
               context.batch = batchIv;
               context.shape = op.getMaskShape();
+              // Segment ids: the row's id against each key lane's.
+              std::function<Value(MaskAttrInterface)> evaluate =
+                  [&](MaskAttrInterface m) -> Value {
+                if (!isa<SegmentsAttr>(m))
+                  return {};
+                return arith::CmpIOp::create(
+                    b, arith::CmpIPredicate::eq,
+                    splat(segmentId(qSegments, row)),
+                    keySegmentLanes(add(j0, index(t * kLanes))));
+              };
+              if (qSegments)
+                context.evaluateMember = evaluate;
               kept = arith::AndIOp::create(b, kept,
                                            emitElementMask(b, b.getLoc(),
                                                            pattern, splat(row),
@@ -348,7 +395,8 @@ memref::GlobalOp CpuBackwardKernel::createTable(ModuleOp module, StringRef name,
 }
 
 bool CpuBackwardKernel::buildSchedule(ModuleOp module) {
-  MaskAttrInterface pattern = op.getPatternAttr();
+  // Segment ids are known at run time only: the rest of the pattern.
+  MaskAttrInterface pattern = splitRuntimeSegments(op.getPatternAttr()).second;
   MaskShape shape = op.getMaskShape();
   if (!pattern || ShapedType::isDynamic(shape.lq) ||
       ShapedType::isDynamic(shape.lk) || dependsOnHead(pattern) ||
@@ -406,8 +454,12 @@ void CpuBackwardKernel::emitKeyTile(Value keyTileIndex) {
   });
   zero(keyGradSum);
   zero(valueGradSum);
-  MaskAttrInterface pattern = op.getPatternAttr();
+  MaskAttrInterface pattern = splitRuntimeSegments(op.getPatternAttr()).second;
   Value trueValue = arith::ConstantIntOp::create(b, b.getI1Type(), 1);
+  // Document masks: each key tile's id range, against each query tile's.
+  Value keyIdMin, keyIdMax;
+  if (qSegments)
+    std::tie(keyIdMin, keyIdMax) = idRange(kvSegments, j0, tk);
   // A mask operand is read in every tile.
   Value partialKeys = mask ? trueValue
                            : arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
@@ -416,10 +468,31 @@ void CpuBackwardKernel::emitKeyTile(Value keyTileIndex) {
   // Each query tile against this key tile, for every head of the group.
   auto visitHeads = [&](Value i0, Value needsMask) {
     Value tq = minIndex(index(kBackwardTile), sub(queryLen, i0));
-    buildLoop(b, index(0), groups, index(1), {}, [&](Value g, ValueRange) {
-      visitTile(add(mul(kvHead, groups), g), i0, tq, needsMask);
-      return SmallVector<Value>{};
-    });
+    auto visit = [&](Value needsMask) {
+      buildLoop(b, index(0), groups, index(1), {}, [&](Value g, ValueRange) {
+        visitTile(add(mul(kvHead, groups), g), i0, tq, needsMask);
+        return SmallVector<Value>{};
+      });
+    };
+    if (!qSegments)
+      return visit(needsMask);
+    // Disjoint id ranges share no id; one id on both sides keeps all (for
+    // packed documents, sorted ids, this is exact).
+    auto [queryIdMin, queryIdMax] = idRange(qSegments, i0, tq);
+    using P = arith::CmpIPredicate;
+    auto cmp = [&](P p, Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, p, x, y);
+    };
+    Value isEmpty = arith::OrIOp::create(b, cmp(P::slt, keyIdMax, queryIdMin),
+                                         cmp(P::sgt, keyIdMin, queryIdMax));
+    Value isFull = arith::AndIOp::create(
+        b,
+        arith::AndIOp::create(b, cmp(P::eq, queryIdMin, queryIdMax),
+                              cmp(P::eq, keyIdMin, keyIdMax)),
+        cmp(P::eq, queryIdMin, keyIdMin));
+    Value withIds = arith::OrIOp::create(
+        b, needsMask, arith::XOrIOp::create(b, isFull, trueValue));
+    buildIfElse(b, isEmpty, [] {}, [&] { visit(withIds); });
   };
   if (columnStartTable) {
     // The compile-time list: only the query tiles that keep something.
@@ -494,7 +567,8 @@ func::FuncOp CpuBackwardKernel::buildWorkFunction(ModuleOp module) {
       indexType,
       indexType,
       indexType};
-  for (Value operand : {op.getBias(), op.getMask()})
+  for (Value operand :
+       {op.getBias(), op.getMask(), op.getQSegments(), op.getKvSegments()})
     if (operand)
       argTypes.push_back(bufferOf(operand));
   OpBuilder::InsertionGuard guard(b);
@@ -534,6 +608,10 @@ func::FuncOp CpuBackwardKernel::buildWorkFunction(ModuleOp module) {
     bias = args[next++];
   if (op.getMask())
     mask = args[next++];
+  if (op.getQSegments()) {
+    qSegments = args[next++];
+    kvSegments = args[next++];
+  }
 
   queryLen = dim(query, 2);
   keyLen = dim(key, 2);
@@ -710,7 +788,8 @@ SmallVector<Value> CpuBackwardKernel::build(ModuleOp module) {
     body(loop.getInductionVars());
   };
   SmallVector<Value> operandBuffers;
-  for (Value operand : {op.getBias(), op.getMask()})
+  for (Value operand :
+       {op.getBias(), op.getMask(), op.getQSegments(), op.getKvSegments()})
     if (operand)
       operandBuffers.push_back(toBuffer(operand));
   forall({batch, keyHeads, splits}, [&](ValueRange iv) {

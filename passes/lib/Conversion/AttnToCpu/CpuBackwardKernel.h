@@ -132,6 +132,12 @@ private:
   /// Lanes [j, j + lanes) of the boolean mask row (false past the keys);
   /// i1 elements are bytes, so they are read one by one.
   Value maskLanes(Value head, Value row, Value j);
+  /// Segment ids: the id at `position` of batch row batchIv as i64, the
+  /// (min, max) of ids[first, first + count), and the key ids of lanes
+  /// [j, j + lanes) as i64.
+  Value segmentId(Value ids, Value position);
+  std::pair<Value, Value> idRange(Value ids, Value first, Value count);
+  Value keySegmentLanes(Value j);
   SmallVector<Value> concat(ValueRange prefix, ArrayRef<Value> rest) {
     SmallVector<Value> all(prefix.begin(), prefix.end());
     all.append(rest.begin(), rest.end());
@@ -151,7 +157,8 @@ private:
   // Values of the work function being built.
   Value query, key, value, output, outputGrad, lse, keyGrad, valueGrad, partial;
   Value batchIv, kvHead, split, numSplits;
-  Value bias, mask; // the operands' buffers, when the op has them
+  Value bias, mask;            // the operands' buffers, when given
+  Value qSegments, kvSegments; // segment id buffers [B, L], when given
   Value queryLen, keyLen, groups, delta, scale, numHeads;
   Value j0, tk; // the key tile
   // Scratch: [D][64] K^T, [Dv][64] V^T, [64][Dp] K rows, [64][Dp] Q rows,
