@@ -1,10 +1,10 @@
-//===- CpuBackwardKernel.h - the fused CPU backward of attention -*- C++
-//-*-===//
+//===- CpuBackwardKernel.h - the fused CPU backward -----------*- C++ -*-===//
 //
 // The emitter behind attn-attention-grad-to-cpu (AttentionGradToCpu.cpp,
 // whose file comment describes the kernel): CpuBackwardKernel builds the
 // work function of one (batch, key/value head, split), the dQ reduction
-// and the forall calls of one attn.attention_grad (CpuBackwardKernel.cpp).
+// and the forall calls of one attn.attention_grad (CpuBackwardKernel.cpp;
+// its tile lists, segment ids and operand lanes: CpuBackwardKernelMasks.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CONVERSION_ATTNTOCPU_CPUBACKWARDKERNEL_H
