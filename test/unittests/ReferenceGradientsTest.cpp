@@ -21,6 +21,7 @@ namespace {
 
 struct Buffers {
   std::vector<float> q, k, v, bias, relTable, dOut;
+  std::vector<float> captured; // a score region's one captured tensor
   std::vector<uint8_t> mask;
 };
 
@@ -31,6 +32,8 @@ double loss(AttentionProblem pb, const Buffers &x) {
   pb.bias = x.bias.empty() ? nullptr : x.bias.data();
   pb.relTable = x.relTable.empty() ? nullptr : x.relTable.data();
   pb.mask = x.mask.empty() ? nullptr : x.mask.data();
+  if (pb.score)
+    pb.score->captured = {x.captured.data()};
   std::vector<double> out = attention(pb);
   double sum = 0;
   for (size_t e = 0; e < out.size(); ++e)
@@ -95,6 +98,8 @@ void checkAll(AttentionProblem pb, Buffers &x) {
   pb.bias = x.bias.empty() ? nullptr : x.bias.data();
   pb.relTable = x.relTable.empty() ? nullptr : x.relTable.data();
   pb.mask = x.mask.empty() ? nullptr : x.mask.data();
+  if (pb.score)
+    pb.score->captured = {x.captured.data()};
   Gradients g = attentionGradients(pb, x.dOut.data());
   checkEntries(pb, x, &Buffers::q, g.query, "dQ");
   checkEntries(pb, x, &Buffers::k, g.key, "dK");
@@ -103,6 +108,8 @@ void checkAll(AttentionProblem pb, Buffers &x) {
     checkEntries(pb, x, &Buffers::bias, g.bias, "dBias");
   if (!x.relTable.empty())
     checkEntries(pb, x, &Buffers::relTable, g.relTable, "dRelTable");
+  if (pb.score)
+    checkEntries(pb, x, &Buffers::captured, g.captured[0], "dCaptured");
 }
 
 TEST(ReferenceGradients, Dense) {
@@ -153,6 +160,36 @@ TEST(ReferenceGradients, SoftcapAlibiAndDenseBias) {
   for (size_t e = 0; e < x.bias.size(); ++e)
     x.bias[e] = 0.1f * float(e % 7);
   pb.biasHeads = 2;
+  checkAll(pb, x);
+}
+
+// A score region (here a C++ function, in attn-run the interpreted IR):
+// y = x w[h] + 0.5 tanh(x) + w[2 + j % 2] reading the captured w twice per
+// logit; the reference differentiates it by central differences of its
+// own evaluation, checked here against differences of the forward.
+TEST(ReferenceGradients, ScoreRegionWithCapturedTensor) {
+  Buffers x;
+  AttentionProblem pb = makeProblem(x, 2, 1, 5, 6, 4, 7);
+  pb.pattern = Pattern{};
+  pb.bottomRight = true;
+  x.captured = {0.8f, -0.6f, 0.3f, -0.2f};
+  ScoreFunction f;
+  f.capturedSizes = {4};
+  f.captured = {nullptr};
+  f.constantData = {{}};
+  f.evaluate = [](const ScoreFunction &self, double v, int64_t, int64_t h,
+                  int64_t, int64_t j, int64_t shiftRead, double shift,
+                  std::vector<ScoreFunction::Read> *reads) {
+    int64_t at[2] = {h, 2 + j % 2};
+    double w[2];
+    for (int n = 0; n < 2; ++n) {
+      w[n] = self.data(0)[at[n]] + (n == shiftRead ? shift : 0.0);
+      if (reads)
+        reads->push_back({0, at[n]});
+    }
+    return v * w[0] + 0.5 * std::tanh(v) + w[1];
+  };
+  pb.score = f;
   checkAll(pb, x);
 }
 
