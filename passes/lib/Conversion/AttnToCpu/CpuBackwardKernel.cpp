@@ -25,13 +25,8 @@ using namespace mlir;
 using namespace mlir::attn;
 
 Value CpuBackwardKernel::keyPositions(int64_t t) {
-  SmallVector<int64_t> iota(kLanes);
-  for (int64_t n = 0; n < kLanes; ++n)
-    iota[n] = t * kLanes + n;
-  auto indexVec = VectorType::get({kLanes}, b.getIndexType());
-  Value offsets = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(indexVec, ArrayRef<int64_t>(iota)));
-  return arith::AddIOp::create(b, splat(j0), offsets);
+  return arith::AddIOp::create(b, splat(j0),
+                               buildLaneOffsets(b, t * kLanes, kLanes));
 }
 
 void CpuBackwardKernel::blockedProduct(

@@ -5,17 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
+#include "VectorMath.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 
 Value CpuFlashKernel::queryPositions(int64_t t) {
-  SmallVector<int64_t> iota(kLanes);
-  for (int64_t n = 0; n < kLanes; ++n)
-    iota[n] = t * kLanes + n;
-  Value offsets = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(VectorType::get({kLanes}, b.getIndexType()),
-                                ArrayRef<int64_t>(iota)));
+  Value offsets = buildLaneOffsets(b, t * kLanes, kLanes);
   // Packed heads: lane g * Lq + i holds query i of head g.
   if (packsHeads)
     return arith::RemUIOp::create(b, offsets, splatIndex(queryLen));

@@ -3,7 +3,8 @@
 //
 // The CPU kernels' exponential: the forward's softmax weights and the
 // backward's recomputed probabilities come from the same function, so the
-// backward's P is the forward's to the last bit.
+// backward's P is the forward's to the last bit. And the lane offsets of
+// position vectors both kernels build.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CONVERSION_ATTNTOCPU_VECTORMATH_H
@@ -49,6 +50,18 @@ inline Value buildExp2(ImplicitLocOpBuilder &b, Value y) {
       arith::ConstantOp::create(
           b, DenseElementsAttr::get(ints, b.getI32IntegerAttr(23))));
   return arith::MulFOp::create(b, poly, arith::BitcastOp::create(b, vec, bits));
+}
+
+/// The constant vector of index [first, first + lanes): the lane offsets of
+/// the positions a vector of scores covers.
+inline Value buildLaneOffsets(ImplicitLocOpBuilder &b, int64_t first,
+                              int64_t lanes) {
+  SmallVector<int64_t> iota(lanes);
+  for (int64_t n = 0; n < lanes; ++n)
+    iota[n] = first + n;
+  return arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({lanes}, b.getIndexType()),
+                                ArrayRef<int64_t>(iota)));
 }
 
 } // namespace mlir::attn
