@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import attn  # noqa: E402
 
 WINDOW = 256  # sliding window: keys i - 256 .. i
+PADDING_KEPT = 0.75  # padding mask: the kept fraction of each row's keys
 
 
 def cases(quick):
@@ -47,6 +48,9 @@ def cases(quick):
             ("causal L=1024 D=128", 1, 8, 8, 1024, 128, "causal")]
     windows = [2048, 4096] if quick else [2048, 4096, 8192, 16384]
     out += [(f"window {WINDOW} L={n} D=64", 1, 8, 8, n, 64, "window") for n in windows]
+    # A padded batch: a boolean attn_mask [B, 1, 1, L] dropping each
+    # sequence's last quarter of keys (SDPA's usual padding mask).
+    out += [("padding mask B=4 L=1024", 4, 8, 8, 1024, 64, "padding")]
     return out
 
 
@@ -55,6 +59,8 @@ def kept_fraction(kind, n):
         return 1.0
     if kind == "causal":
         return (n + 1) / (2 * n)
+    if kind == "padding":
+        return PADDING_KEPT
     return sum(min(i, WINDOW) + 1 for i in range(n)) / (n * n)
 
 
@@ -66,6 +72,12 @@ def callers(kind, n, gqa, masked_max):
                     q, k, v, is_causal=causal, enable_gqa=gqa),
                 lambda q, k, v: F.scaled_dot_product_attention(
                     q, k, v, is_causal=causal, enable_gqa=gqa))
+    if kind == "padding":
+        # Rows keep the first 3/4 of the keys: every tile is masked.
+        mask = torch.arange(n) < int(n * PADDING_KEPT)
+        mask = mask.view(1, 1, 1, n).expand(4, 1, 1, n)
+        return (lambda q, k, v: attn.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+                lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
     mod = lambda b, h, q, kv: (q >= kv) & (q - kv <= WINDOW)  # noqa: E731
     mask = attn.create_block_mask(mod, None, None, n, n)
     ours = lambda q, k, v: attn.flex_attention(q, k, v, block_mask=mask)  # noqa: E731
