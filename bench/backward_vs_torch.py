@@ -23,9 +23,7 @@ Results: bench/RESULTS.md, "Backward".
 """
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 
@@ -34,6 +32,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import attn  # noqa: E402
+sys.path.insert(0, os.path.dirname(__file__))
+from peak import measured_peak  # noqa: E402
 
 WINDOW = 256  # sliding window: keys i - 256 .. i
 PADDING_KEPT = 0.75  # padding mask: the kept fraction of each row's keys
@@ -109,10 +109,7 @@ def main():
                         help="largest L at which PyTorch runs the window as a dense mask")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    peak = max(float(re.search(r"peak ([0-9.]+) GFLOP/s", subprocess.run(
-        [f"{args.build}/bin/attn-bench", "--sizes=64", "--repeat=1",
-         f"--num-threads={args.threads}"], capture_output=True, text=True).stdout).group(1))
-        for _ in range(3))
+    peak = measured_peak(args.build, args.threads)
     print(f"{args.threads} threads, FP32 FMA peak {peak:.1f} GFLOP/s (attn-bench), "
           f"torch {torch.__version__}, medians of {args.repeat}")
     for name, B, Hq, Hkv, L, D, kind in cases(args.quick):

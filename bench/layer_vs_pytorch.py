@@ -49,6 +49,8 @@ except ImportError:  # the ONNX Runtime column is left out
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
 from torch_compat import (LlamaLayer, export_encoder, export_llama,  # noqa: E402
                           layer_spec, llama_spec)
+sys.path.insert(0, os.path.dirname(__file__))
+from peak import measured_peak  # noqa: E402
 
 LLAMA = dict(d=2048, heads=32, kv_heads=4, ffn=5632)  # TinyLlama-1.1B
 
@@ -73,10 +75,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     # The probe varies between runs on shared VMs: best of three.
-    peak = max(float(re.search(r"peak ([0-9.]+) GFLOP/s", subprocess.run(
-        [f"{args.build}/bin/attn-bench", "--sizes=64", "--repeat=1",
-         f"--num-threads={args.threads}"], capture_output=True, text=True).stdout).group(1))
-        for _ in range(3))
+    peak = measured_peak(args.build, args.threads)
     print(f"layer {args.layer}, threads {args.threads}, measured FP32 FMA peak {peak:.1f} GFLOP/s, torch {torch.__version__}")
     print("|    N | attn ms | GFLOP/s | % peak | attn --linear=openblas ms | PyTorch ms | "
           "ONNX Runtime ms | ORT GFLOP/s | OpenBLAS / attn | PyTorch / attn | "

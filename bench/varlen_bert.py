@@ -26,7 +26,6 @@ Results: bench/RESULTS.md, "Serving".
 import argparse
 import copy
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,8 @@ import transformers
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import attn  # noqa: E402
+sys.path.insert(0, os.path.dirname(__file__))
+from peak import measured_peak  # noqa: E402
 
 
 def main():
@@ -51,10 +52,7 @@ def main():
     parser.add_argument("--build", default="build")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    peak = max(float(re.search(r"peak ([0-9.]+) GFLOP/s", subprocess.run(
-        [f"{args.build}/bin/attn-bench", "--sizes=64", "--repeat=1",
-         f"--num-threads={args.threads}"], capture_output=True, text=True).stdout).group(1))
-        for _ in range(3))
+    peak = measured_peak(args.build, args.threads)
 
     rng = np.random.default_rng(args.seed)
     lengths = [int(n) for n in rng.integers(16, 513, args.sentences)]
