@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "CpuBackwardKernel.h"
 #include "LoopBuilder.h"
+#include "SegmentIds.h"
 #include "VectorMath.h"
 #include "attn/Analysis/KernelPlan.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
@@ -19,7 +20,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include <cmath>
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -348,20 +348,8 @@ void CpuBackwardKernel::emitKeyTile(Value keyTileIndex) {
     };
     if (!qSegments)
       return visit(needsMask);
-    // Disjoint id ranges share no id; one id on both sides keeps all (for
-    // packed documents, sorted ids, this is exact).
-    auto [queryIdMin, queryIdMax] = idRange(qSegments, i0, tq);
-    using P = arith::CmpIPredicate;
-    auto cmp = [&](P p, Value x, Value y) -> Value {
-      return arith::CmpIOp::create(b, p, x, y);
-    };
-    Value isEmpty = arith::OrIOp::create(b, cmp(P::slt, keyIdMax, queryIdMin),
-                                         cmp(P::sgt, keyIdMin, queryIdMax));
-    Value isFull = arith::AndIOp::create(
-        b,
-        arith::AndIOp::create(b, cmp(P::eq, queryIdMin, queryIdMax),
-                              cmp(P::eq, keyIdMin, keyIdMax)),
-        cmp(P::eq, queryIdMin, keyIdMin));
+    auto [isEmpty, isFull] = buildSegmentTileClass(
+        b, idRange(qSegments, i0, tq), {keyIdMin, keyIdMax});
     Value withIds = arith::OrIOp::create(
         b, needsMask, arith::XOrIOp::create(b, isFull, trueValue));
     buildIfElse(b, isEmpty, [] {}, [&] { visit(withIds); });

@@ -7,11 +7,11 @@
 //===----------------------------------------------------------------------===//
 #include "CpuBackwardKernel.h"
 #include "LoopBuilder.h"
+#include "SegmentIds.h"
 #include "attn/Analysis/KernelPlan.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -41,24 +41,12 @@ Value CpuBackwardKernel::biasLanes(Value head, Value row, Value j) {
 }
 
 Value CpuBackwardKernel::segmentId(Value ids, Value position) {
-  Value id = memref::LoadOp::create(b, ids, ValueRange{batchIv, position});
-  return id.getType().isInteger(64)
-             ? id
-             : arith::ExtSIOp::create(b, b.getI64Type(), id).getResult();
+  return buildSegmentId(b, ids, batchIv, position);
 }
 
 std::pair<Value, Value> CpuBackwardKernel::idRange(Value ids, Value first,
                                                    Value count) {
-  Value init[] = {
-      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::max(), 64),
-      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::min(), 64)};
-  scf::ForOp range = buildLoop(
-      b, index(0), count, index(1), init, [&](Value n, ValueRange acc) {
-        Value id = segmentId(ids, add(first, n));
-        return SmallVector<Value>{arith::MinSIOp::create(b, acc[0], id),
-                                  arith::MaxSIOp::create(b, acc[1], id)};
-      });
-  return {range.getResult(0), range.getResult(1)};
+  return buildIdRange(b, ids, batchIv, first, count);
 }
 
 Value CpuBackwardKernel::keySegmentLanes(Value j) {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuFlashKernel.h"
+#include "SegmentIds.h"
 #include "VectorMath.h"
 
 using namespace mlir;
@@ -96,10 +97,7 @@ SmallVector<Value> CpuFlashKernel::tableLaneMasks(MaskAttrInterface m,
 }
 
 Value CpuFlashKernel::segmentId(Value ids, Value position) {
-  Value id = memref::LoadOp::create(b, ids, ValueRange{batchIv, position});
-  if (id.getType().isInteger(64))
-    return id;
-  return arith::ExtSIOp::create(b, b.getI64Type(), id);
+  return buildSegmentId(b, ids, batchIv, position);
 }
 
 void CpuFlashKernel::loadQueryIds() {
@@ -119,34 +117,12 @@ void CpuFlashKernel::loadQueryIds() {
 
 std::pair<Value, Value> CpuFlashKernel::idRange(Value ids, Value first,
                                                 Value count) {
-  Value init[] = {
-      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::max(), 64),
-      arith::ConstantIntOp::create(b, std::numeric_limits<int64_t>::min(), 64)};
-  scf::ForOp range =
-      loop(index(0), count, 1, init, [&](Value n, ValueRange acc) {
-        Value id = segmentId(ids, add(first, n));
-        return SmallVector<Value>{arith::MinSIOp::create(b, acc[0], id),
-                                  arith::MaxSIOp::create(b, acc[1], id)};
-      });
-  return {range.getResult(0), range.getResult(1)};
+  return buildIdRange(b, ids, batchIv, first, count);
 }
 
 std::pair<Value, Value> CpuFlashKernel::segmentTileClass(Value j0, Value tk) {
-  // Disjoint id ranges share no id; one id on both sides keeps all. For
-  // packed documents (sorted, consecutive ids) this is exact.
-  auto [keyMin, keyMax] = idRange(kvSegments, j0, tk);
-  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, p, x, y);
-  };
-  using P = arith::CmpIPredicate;
-  Value isEmpty = arith::OrIOp::create(b, cmp(P::slt, keyMax, queryIdMin),
-                                       cmp(P::sgt, keyMin, queryIdMax));
-  Value isFull = arith::AndIOp::create(
-      b,
-      arith::AndIOp::create(b, cmp(P::eq, queryIdMin, queryIdMax),
-                            cmp(P::eq, keyMin, keyMax)),
-      cmp(P::eq, queryIdMin, keyMin));
-  return {isEmpty, isFull};
+  return buildSegmentTileClass(b, {queryIdMin, queryIdMax},
+                               idRange(kvSegments, j0, tk));
 }
 
 Value CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
