@@ -95,6 +95,67 @@ attn::AttentionGradOp appendBackward(func::FuncOp entry,
   return grad;
 }
 
+/// O (its bits, in its element type) and lse of the forward.
+struct ForwardResults {
+  std::vector<uint32_t> outputWords, lseWords;
+  MemRefDescriptor output, lse;
+};
+
+/// Runs the forward of `grad` (the entry's attn.attention) on this host
+/// for the call's `args` into `results`, then makes `entry` the backward
+/// alone, with O and lse as its last two arguments. "" or the message.
+std::string runForwardOnHost(ModuleOp module, func::FuncOp entry,
+                             attn::AttentionGradOp grad, const BackwardRun &run,
+                             ArrayRef<MemRefDescriptor *> args,
+                             ForwardResults &results) {
+  auto outType = cast<RankedTensorType>(grad.getOutput().getType());
+  auto lseType = cast<RankedTensorType>(grad.getLse().getType());
+  // The forward alone: a copy of the module whose entry returns O and lse.
+  OwningOpRef<ModuleOp> forwardModule = module.clone();
+  auto forwardEntry =
+      forwardModule->lookupSymbol<func::FuncOp>(entry.getSymName());
+  Operation *ret = forwardEntry.front().getTerminator();
+  attn::AttentionGradOp copy;
+  forwardEntry.walk([&](attn::AttentionGradOp op) { copy = op; });
+  OpBuilder b(ret);
+  func::ReturnOp::create(b, ret->getLoc(),
+                         ValueRange{copy.getOutput(), copy.getLse()});
+  ret->erase();
+  copy.erase();
+  forwardEntry.setType(b.getFunctionType(
+      forwardEntry.front().getArgumentTypes(), {outType, lseType}));
+  auto hostKernel = run.buildHostKernel(*forwardModule);
+  if (!hostKernel)
+    return llvm::toString(hostKernel.takeError());
+
+  // 16-bit outputs take half of each word.
+  int64_t outWords = outType.getElementType().isF32()
+                         ? outType.getNumElements()
+                         : (outType.getNumElements() + 1) / 2;
+  results.outputWords.resize(outWords);
+  results.lseWords.resize(lseType.getNumElements());
+  results.output = MemRefDescriptor(results.outputWords.data(),
+                                    outType.getShape().vec());
+  results.lse =
+      MemRefDescriptor(results.lseWords.data(), lseType.getShape().vec());
+  std::vector<MemRefDescriptor *> forwardArgs(args.begin(), args.end());
+  forwardArgs.push_back(&results.output);
+  forwardArgs.push_back(&results.lse);
+  if (llvm::Error error =
+          (*hostKernel)->call(entry.getSymName().str(), forwardArgs))
+    return llvm::toString(std::move(error));
+
+  // The backward alone.
+  Block &body = entry.front();
+  Operation *forward = grad.getOutput().getDefiningOp();
+  grad.getOutputMutable().assign(body.addArgument(outType, grad.getLoc()));
+  grad.getLseMutable().assign(body.addArgument(lseType, grad.getLoc()));
+  forward->erase();
+  entry.setType(
+      b.getFunctionType(body.getArgumentTypes(), entry.getResultTypes()));
+  return "";
+}
+
 } // namespace
 
 int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
@@ -132,6 +193,20 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
   SmallVector<RankedTensorType> resultTypes;
   for (Type type : grad.getResultTypes())
     resultTypes.push_back(cast<RankedTensorType>(type));
+  std::vector<MemRefDescriptor *> args;
+  for (Operand &operand : operands)
+    args.push_back(&operand.descriptor);
+  // On a device: O and lse from this host's forward become arguments of
+  // the backward.
+  ForwardResults forwardResults;
+  if (run.onDevice) {
+    if (std::string message =
+            runForwardOnHost(module, entry, grad, run, args, forwardResults);
+        !message.empty())
+      return fail(message);
+    args.push_back(&forwardResults.output);
+    args.push_back(&forwardResults.lse);
+  }
   auto kernel = run.buildKernel(module);
   if (!kernel)
     return fail(llvm::toString(kernel.takeError()));
@@ -148,9 +223,6 @@ int runBackward(ModuleOp module, func::FuncOp entry, attn::AttentionOp forward,
     outs.emplace_back(bits.empty() ? static_cast<void *>(result.data())
                                    : static_cast<void *>(bits.data()),
                       type.getShape().vec());
-  std::vector<MemRefDescriptor *> args;
-  for (Operand &operand : operands)
-    args.push_back(&operand.descriptor);
   for (MemRefDescriptor &out : outs)
     args.push_back(&out);
   resetTileCounts();

@@ -2,7 +2,8 @@
 //
 // attn-run FILE.mlir --backward: the entry's attn.attention and its
 // backward (attn.attention_grad) compiled and run together on a seeded
-// output gradient dO; with --check, dQ, dK and dV against the f64
+// output gradient dO (with --device, the forward on this host and the
+// backward on the GPU); with --check, dQ, dK and dV against the f64
 // reference's gradients (ReferenceGradients.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -28,8 +29,12 @@ struct BackwardRun {
                             const RoleList &roles, std::list<Operand> &operands,
                             std::map<std::string, unsigned> &roleArgs)>
       prepareOperands;
+  /// The kernel for --device, and one for this host.
   std::function<llvm::Expected<std::unique_ptr<Kernel>>(mlir::ModuleOp)>
-      buildKernel;
+      buildKernel, buildHostKernel;
+  /// --device names a GPU: the forward (O and lse) runs on this host, the
+  /// backward on the device.
+  bool onDevice = false;
   bool check = false;
   /// Also the gradients of the bias, the rel_table and the score region's
   /// captured tensors (attn.attention_grad's operand_grads).

@@ -553,7 +553,10 @@ static RankedTensorType resultTypeOf(func::FuncOp entry,
   return type;
 }
 
-/// The kernel: --load's library, or the module compiled for this host.
+static llvm::Expected<std::unique_ptr<attnrt::Kernel>>
+buildHostKernel(ModuleOp module);
+
+/// The kernel: --load's library, or the module compiled for --device.
 static llvm::Expected<std::unique_ptr<attnrt::Kernel>>
 buildKernel(ModuleOp module) {
   auto error = [](const llvm::Twine &message) {
@@ -587,6 +590,15 @@ buildKernel(ModuleOp module) {
     gpuKernel = kernel->get();
     return std::unique_ptr<attnrt::Kernel>(std::move(*kernel));
   }
+  return buildHostKernel(module);
+}
+
+/// The module JIT-compiled for this host.
+static llvm::Expected<std::unique_ptr<attnrt::Kernel>>
+buildHostKernel(ModuleOp module) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
   if (cpuKeyTile < 0 || cpuKeyTile > 1024 || queryTile < 1 ||
       queryTile > 4096 || keyTile < 1 || keyTile > 4096 ||
       (vectorBits != 0 && vectorBits != 256 && vectorBits != 512))
@@ -806,13 +818,18 @@ static int runBackwardOf(ModuleOp module, func::FuncOp entry,
   if (!checked.attention)
     return fail("--backward needs one attn.attention in @" +
                 entry.getSymName());
-  if (device != "cpu" || !loadLibrary.empty() || repeat > 0 ||
-      !outputFile.empty() || !contextParallel.empty())
-    return fail("--backward runs JIT-compiled CPU code once: no --device, "
+  if (!loadLibrary.empty() || repeat > 0 || !outputFile.empty() ||
+      !contextParallel.empty())
+    return fail("--backward compiles and runs the backward once: no "
                 "--load, --repeat, --output or --context-parallel");
+  if (device != "cpu" && stats)
+    return fail("--backward --stats counts the CPU kernels' tiles: not with "
+                "--device");
   attnrt::BackwardRun run;
   run.prepareOperands = prepareOperands;
   run.buildKernel = buildKernel;
+  run.buildHostKernel = buildHostKernel;
+  run.onDevice = device != "cpu";
   run.check = check;
   run.stats = stats;
   run.operandGrads = operandGrads;

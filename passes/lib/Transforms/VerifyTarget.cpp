@@ -46,14 +46,6 @@ struct AttnVerifyTargetPass
         ok = false;
         return;
       }
-      // The backward lowers to loops of linalg for CPUs only (docs/Dialect.md,
-      // "Backward").
-      if (isa<attn::AttentionGradOp>(op) && !description->isCpu()) {
-        op->emitError() << "attn.attention_grad is not supported by target '"
-                        << target << "' yet (CPU targets only)";
-        ok = false;
-        return;
-      }
       // The first operand (Q, or the input) carries the element type.
       auto type = dyn_cast<ShapedType>(op->getOperand(0).getType());
       if (!type || description->supportsElementType(type.getElementType()))

@@ -1,7 +1,7 @@
 //===- GpuLaunch.cpp - run a function of a GPU artifact -------------------===//
 //
 // Binds a call's operands to a kernel's storage buffers by name and
-// dispatches it (and its merge kernel) on the device its code is for.
+// dispatches it (and its follow-up kernels) on the device its code is for.
 // Shared by the compiler side (GpuKernel, attn-run --device) and the Python
 // extension, which loads attn-compile's .spv / .json artifacts.
 //
@@ -50,9 +50,15 @@ bool attnrt::runGpuFunction(const GpuProgram &program, VulkanDevice *vulkan,
             " device for this artifact";
     return false;
   }
-  // A launch whose key tiles are split over workgroups writes partial
-  // results that `<function>_merge` combines into the output.
-  const GpuKernelDescriptor *merge = findKernel(program, function + "_merge");
+  // Follow-up kernels, in this order: a launch whose key tiles are split
+  // over workgroups writes partial results that `<function>_merge` combines
+  // into the output; a backward's first kernel writes dK and dV, and
+  // `<function>_query_grad` dQ.
+  std::vector<const GpuKernelDescriptor *> launches = {kernel};
+  for (const char *suffix : {"_merge", "_query_grad"})
+    if (const GpuKernelDescriptor *next =
+            findKernel(program, function + suffix))
+      launches.push_back(next);
   size_t numInputs = 0;
   for (const GpuBinding &b : kernel->bindings)
     numInputs += indexAfter(b.name, "arg") >= 0;
@@ -113,8 +119,9 @@ bool attnrt::runGpuFunction(const GpuProgram &program, VulkanDevice *vulkan,
   };
   if (milliseconds)
     milliseconds->clear();
-  if (!run(*kernel) || (merge && !run(*merge)))
-    return false;
+  for (const GpuKernelDescriptor *launch : launches)
+    if (!run(*launch))
+      return false;
   if (tileCounts)
     *tileCounts = std::move(counts);
   return true;

@@ -61,3 +61,52 @@ func.func @huge_rows(%q: tensor<1x1x4x4100xf32>, %k: tensor<1x1x4x4100xf32>,
       -> tensor<1x1x4x4100xf32>
   return %o : tensor<1x1x4x4100xf32>
 }
+
+// -----
+
+// The backward's GPU kernels: static shapes, no score region, no operand
+// gradients, no distance_weight (whose backward no lowering has).
+func.func @grad_dynamic(%q: tensor<1x2x?x8xf32>, %lse: tensor<1x2x?xf32>)
+    -> (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) {
+  // expected-error @below {{attn-to-gpu-kernels: the backward's GPU kernels take tensors of static shape (not supported by target 'vulkan-lavapipe' yet; the CPU computes it)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?xf32>)
+      -> (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>)
+  return %dq, %dk, %dv : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>
+}
+
+// -----
+
+func.func @grad_region(%q: tensor<1x2x16x8xf32>, %lse: tensor<1x2x16xf32>)
+    -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) {
+  // expected-error @below {{attn-to-gpu-kernels: the backward of a score region (not supported by target 'vulkan-lavapipe' yet; the CPU computes it)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %t = math.tanh %s : f32
+    attn.yield %t : f32
+  } : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16xf32>)
+      -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>)
+  return %dq, %dk, %dv : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+}
+
+// -----
+
+func.func @grad_bias_grad(%q: tensor<1x2x16x8xf32>, %lse: tensor<1x2x16xf32>, %bias: tensor<1x1x16x16xf32>)
+    -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x1x16x16xf32>) {
+  // expected-error @below {{attn-to-gpu-kernels: gradients of the bias, rel_table or captured operands (not supported by target 'vulkan-lavapipe' yet; the CPU computes it)}}
+  %dq, %dk, %dv, %db = attn.attention_grad %q, %q, %q, %q, %q, %lse bias(%bias)
+      : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16xf32>, tensor<1x1x16x16xf32>)
+      -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x1x16x16xf32>)
+  return %dq, %dk, %dv, %db : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x1x16x16xf32>
+}
+
+// -----
+
+func.func @grad_distance_weight(%q: tensor<1x2x16x8xf32>, %lse: tensor<1x2x16xf32>)
+    -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) {
+  // expected-error @below {{attn-to-gpu-kernels: the backward of distance_weight (not supported by target 'vulkan-lavapipe' yet; the CPU computes it)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse mods = [#attn.distance_weight<weights = [1.0, 0.5], threshold = 1.0>]
+      : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16xf32>)
+      -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>)
+  return %dq, %dk, %dv : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+}

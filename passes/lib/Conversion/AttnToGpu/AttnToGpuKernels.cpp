@@ -2,12 +2,14 @@
 //
 // The pass: each function whose body is one attention in the tiled form
 // (TiledForm.h), planned for a GPU target (KernelPlan.h, planGpuKernel),
-// becomes a gpu.func kernel in the module's `attn_kernels` gpu.module and
+// becomes a gpu.func kernel in the module's `attn_kernels` gpu.module (a
+// function of one attn.attention_grad: two, GpuBackwardKernel.h) and
 // the host function goes away: the runtime launches the kernel from the
 // descriptor its attributes carry (docs/Gpu.md). Anything else in a module
 // for a GPU target is an error at its location.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuBackwardKernel.h"
 #include "GpuFlashKernel.h"
 #include "attn/Conversion/Passes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
@@ -99,6 +101,23 @@ struct AttnToGpuKernelsPass
     for (auto host : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (host.isExternal())
         continue;
+      if (AttentionGradOp grad = matchAttentionGradFunction(host)) {
+        if (failed(checkGpuBackwardSupported(host, grad, *description))) {
+          anyFailed = true;
+          continue;
+        }
+        for (gpu::GPUFuncOp kernel :
+             buildGpuBackwardKernels(host, grad, *description, kernels)) {
+          if (failed(lowerConstantTableLookups(kernel))) {
+            anyFailed = true;
+            continue;
+          }
+          if (description->api == TargetDescription::Api::Cuda)
+            lowerMathForNvvm(kernel);
+        }
+        host.erase();
+        continue;
+      }
       std::optional<TiledAttention> attention = matchAttentionFunction(host);
       if (!attention) {
         host.emitError() << "attn-to-gpu-kernels: '" << host.getName()

@@ -46,21 +46,6 @@ bool isHostArgument(func::FuncOp host, Value value) {
   return arg && arg.getOwner() == &host.getBody().front();
 }
 
-/// The memref type a tensor argument is passed as. SPIR-V has no bf16:
-/// Vulkan kernels take bf16 tensors as i16 words and convert them as they
-/// load and store (arith-expand{include-bf16} turns the conversions into
-/// integer operations).
-MemRefType bufferType(Type tensorType, const TargetDescription &target) {
-  auto t = cast<RankedTensorType>(tensorType);
-  Type element = t.getElementType();
-  if (element.isBF16() && target.api == TargetDescription::Api::Vulkan)
-    element = IntegerType::get(t.getContext(), 16);
-  // Boolean masks arrive as one byte per element.
-  if (element.isInteger(1))
-    element = IntegerType::get(t.getContext(), 8);
-  return MemRefType::get(t.getShape(), element);
-}
-
 /// The schedule buffer (i32): per schedule (one, or one per head) the
 /// offset of its CSR in the buffer, then each CSR: rowStart[T + 1] and per
 /// entry `keyTile * 2 + isFull`.
@@ -82,59 +67,6 @@ std::vector<int32_t> encodeSchedules(const OpSchedules &schedules) {
 // GpuKernelEmitter: what every kernel shares
 //===----------------------------------------------------------------------===//
 
-/// A loaded element as f32 (f16 and bf16 are widened; i16 holds bf16).
-Value GpuKernelEmitter::toF32(Value v) {
-  if (v.getType().isInteger(16))
-    v = arith::BitcastOp::create(b, b.getBF16Type(), v);
-  return v.getType().isF32() ? v : arith::ExtFOp::create(b, b.getF32Type(), v);
-}
-
-/// An f32 as an element of type `stored` (rounded to nearest even).
-Value GpuKernelEmitter::fromF32(Value v, Type stored) {
-  if (stored.isF32())
-    return v;
-  if (stored.isInteger(16))
-    return arith::BitcastOp::create(
-        b, stored, arith::TruncFOp::create(b, b.getBF16Type(), v));
-  return arith::TruncFOp::create(b, stored, v);
-}
-
-/// exp(x): math.exp (GLSL Exp) for SPIR-V; for NVVM ex2.approx.f32 of
-/// x log2(e) (math.exp / math.exp2 become libdevice calls unless a CUDA
-/// toolkit is named at compile time, and libdevice is not always there).
-Value GpuKernelEmitter::exp(Value x) {
-  if (isVulkan())
-    return math::ExpOp::create(b, x);
-  Value scaled = arith::MulFOp::create(b, x, f32(M_LOG2E));
-  return LLVM::CallIntrinsicOp::create(
-             b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx"),
-             ValueRange{scaled})
-      .getResult(0);
-}
-
-/// a * b + c: math.fma (GLSL Fma) for SPIR-V; for NVVM, where math.fma
-/// becomes a libdevice call, a multiply and an add that ptxas contracts.
-Value GpuKernelEmitter::fma(Value a, Value x, Value c) {
-  if (isVulkan())
-    return math::FmaOp::create(b, a, x, c);
-  return arith::AddFOp::create(b, arith::MulFOp::create(b, a, x), c);
-}
-
-/// Workgroup memory of `shape`: a workgroup attribution for NVVM, an alloc
-/// in address space 3 for SPIR-V (docs/Gpu.md, "Memory spaces").
-Value GpuKernelEmitter::workgroupBuffer(ArrayRef<int64_t> shape,
-                                        Type element) {
-  if (target.api == TargetDescription::Api::Cuda) {
-    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
-                                            gpu::AddressSpace::Workgroup);
-    auto type = MemRefType::get(shape, element, AffineMap(), space);
-    return kernel.addWorkgroupAttribution(type, b.getLoc());
-  }
-  auto type =
-      MemRefType::get(shape, element, AffineMap(), b.getI64IntegerAttr(3));
-  return memref::AllocOp::create(b, type);
-}
-
 float GpuKernelEmitter::scale() {
   return op.getScale() ? op.getScale()->convertToFloat()
                        : float(1.0 / std::sqrt(double(headDim)));
@@ -145,8 +77,8 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   auto qType = cast<RankedTensorType>(op.getQuery().getType());
   auto kType = cast<RankedTensorType>(op.getKey().getType());
   auto vType = cast<RankedTensorType>(op.getValue().getType());
+  setScoreParts(op);
   batch = qType.getDimSize(0);
-  heads = qType.getDimSize(1);
   queryLen = qType.getDimSize(2);
   headDim = qType.getDimSize(3);
   keyLen = kType.getDimSize(2);
@@ -156,8 +88,6 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   rows = plan.queryTiling.tile;
   numQueryTiles = plan.queryTiling.numTiles(queryLen);
   numKeyTiles = (keyLen + keyTile - 1) / keyTile;
-  delta = getAlignmentDelta(op.getAlignment(), queryLen, keyLen) +
-          op.getPositionShift();
   int64_t numWorkgroups = numQueryTiles * heads * batch;
   // Pipelined staging where the tiles to visit are known in advance.
   if (plan.schedules || !plan.staticPattern)
@@ -173,7 +103,7 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   // (or, split, the partial results).
   SmallVector<Type> argTypes;
   for (Type t : host.getArgumentTypes())
-    argTypes.push_back(bufferType(t, target));
+    argTypes.push_back(gpuBufferType(t, target));
   if (plan.schedules) {
     scheduleWords = encodeSchedules(*plan.schedules);
     scheduleArg = argTypes.size();
@@ -189,7 +119,7 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   argTypes.push_back(splits > 1 ? MemRefType::get({numWorkgroups * splits, rows,
                                                    valueDim + 2},
                                                   b.getF32Type())
-                                : bufferType(outType, target));
+                                : gpuBufferType(outType, target));
 
   b.setInsertionPointToEnd(module.getBody());
   kernel = gpu::GPUFuncOp::create(b, host.getName(),
@@ -276,7 +206,7 @@ void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   auto partialsType = cast<MemRefType>(partialsBuf.getType());
-  auto outType = bufferType(host.getResultTypes()[0], target);
+  auto outType = gpuBufferType(host.getResultTypes()[0], target);
   b.setInsertionPointToEnd(module.getBody());
   auto merge = gpu::GPUFuncOp::create(
       b, (host.getName() + "_merge").str(),
@@ -585,28 +515,8 @@ SmallVector<Value> GpuKernelEmitter::computeKeyTile(ValueRange state,
 
 /// The indices of element (i, j) of a dense [B?, H?, Lq, Lk] operand
 /// (size-1 batch and head dimensions broadcast).
-SmallVector<Value> GpuKernelEmitter::denseIndices(Value buffer, Value i,
-                                                  Value j) {
-  auto type = cast<MemRefType>(buffer.getType());
-  // Size-1 dims broadcast (a per-key bias has one row for every query).
-  return {type.getDimSize(0) == 1 ? idx(0) : batchIv,
-          type.getDimSize(1) == 1 ? idx(0) : headIv,
-          type.getDimSize(2) == 1 ? idx(0) : i, j};
-}
-
 Value GpuKernelEmitter::finishScore(Value s, Value i, Value j, bool masked) {
-  ArrayAttr mods = op.getModsAttr();
-  s = emitSoftcap(b, b.getLoc(), mods, s);
-  if (biasBuf)
-    s = arith::AddFOp::create(b, s,
-                              toF32(load(biasBuf, denseIndices(biasBuf, i, j))));
-  if (mods && !mods.empty()) {
-    // r = j - (i + delta), the signed distance of docs/Dialect.md.
-    Value distance =
-        arith::SubIOp::create(b, j, arith::AddIOp::create(b, i, idx(delta)));
-    s = emitScoreMods(b, b.getLoc(), mods, s, distance, headIv, relTableBuf,
-                      heads);
-  }
+  s = modScore(s, i, j);
   if (!op.getScore().empty())
     // Constants the canonicalizer hoisted out of the region live in the
     // host function: the kernel gets its own copies (checkGpuSupported
@@ -618,38 +528,6 @@ Value GpuKernelEmitter::finishScore(Value s, Value i, Value j, bool masked) {
   return arith::SelectOp::create(b, elementMask(i, j), s, f32(-INFINITY));
 }
 
-Value GpuKernelEmitter::elementMask(Value i, Value j) {
-  auto segmentsEqual = [&]() -> Value {
-    auto id = [&](Value ids, Value position) -> Value {
-      Value v = load(ids, {batchIv, position});
-      return v.getType().isInteger(64)
-                 ? v
-                 : arith::ExtSIOp::create(b, b.getI64Type(), v);
-    };
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                 id(qSegBuf, i), id(kvSegBuf, j));
-  };
-  Value kept;
-  MaskAttrInterface pattern = op.getPatternAttr();
-  if (isa_and_nonnull<SegmentsAttr>(pattern)) {
-    kept = segmentsEqual();
-  } else if (pattern) {
-    auto evaluate = [&](MaskAttrInterface member) -> Value {
-      return isa<SegmentsAttr>(member) ? segmentsEqual() : Value();
-    };
-    MaskContext context{idx(delta),  headIv, batchIv, Value(), Value(),
-                        op.getMaskShape(), evaluate};
-    kept = emitElementMask(b, b.getLoc(), pattern, i, j, context);
-  }
-  if (maskBuf) {
-    Value byte = load(maskBuf, denseIndices(maskBuf, i, j));
-    Value set = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::ne, byte,
-        arith::ConstantIntOp::create(b, byte.getType(), 0));
-    kept = kept ? arith::AndIOp::create(b, kept, set) : set;
-  }
-  return kept;
-}
 
 //===----------------------------------------------------------------------===//
 // ScalarFlashEmitter: one invocation per query row

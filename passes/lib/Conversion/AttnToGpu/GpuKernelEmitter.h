@@ -19,20 +19,18 @@
 #ifndef ATTN_CONVERSION_ATTNTOGPU_GPUKERNELEMITTER_H
 #define ATTN_CONVERSION_ATTNTOGPU_GPUKERNELEMITTER_H
 
+#include "GpuCodegen.h"
 #include "GpuFlashKernel.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn {
 
-class GpuKernelEmitter {
+class GpuKernelEmitter : public GpuCodegen {
 public:
   GpuKernelEmitter(func::FuncOp host, TiledAttention attention,
                    const KernelPlan &plan, const TargetDescription &target,
                    bool countTiles)
-      : host(host), op(attention.tile), plan(plan), target(target),
-        countTiles(countTiles), b(host.getLoc(), host.getContext()) {}
+      : GpuCodegen(host, target), op(attention.tile), plan(plan),
+        countTiles(countTiles) {}
   virtual ~GpuKernelEmitter() = default;
 
   gpu::GPUFuncOp build(gpu::GPUModuleOp module);
@@ -60,45 +58,22 @@ protected:
   virtual bool splitsKeys() const { return false; }
   virtual void storePartials(ValueRange state, Value workgroup) {}
 
-  // Helpers.
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value f32(float v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  Value toF32(Value v);
-  Value fromF32(Value v, Type stored);
-  Value exp(Value x);
-  Value fma(Value a, Value x, Value c);
-  Value load(Value memref, ValueRange indices) {
-    return memref::LoadOp::create(b, memref, indices);
-  }
-  Value workgroupBuffer(ArrayRef<int64_t> shape, Type element);
   /// The score of query row i and key j from the raw q.k (scaled,
   /// soft-capped, mods, score region; -inf where `masked` and dropped).
   Value finishScore(Value s, Value i, Value j, bool masked);
-  Value elementMask(Value i, Value j);
-  SmallVector<Value> denseIndices(Value buffer, Value i, Value j);
   float scale();
-  bool isVulkan() const {
-    return target.api == TargetDescription::Api::Vulkan;
-  }
 
-  func::FuncOp host;
   OnlineAttentionOp op;
   const KernelPlan &plan;
-  const TargetDescription &target;
   bool countTiles;
-  ImplicitLocOpBuilder b;
-  gpu::GPUFuncOp kernel;
 
   // Sizes.
-  int64_t batch = 0, heads = 0, queryLen = 0, keyLen = 0, headDim = 0,
+  int64_t batch = 0, queryLen = 0, keyLen = 0, headDim = 0,
           valueDim = 0, group = 1, numQueryTiles = 0, numKeyTiles = 0;
-  int64_t keyTile = 0, rows = 0, delta = 0;
+  int64_t keyTile = 0, rows = 0;
   // Values of the kernel body.
   Value queryBuf, keyBuf, valueBuf, outBuf, scheduleBuf, countBuf;
-  Value qSegBuf, kvSegBuf, maskBuf, biasBuf, relTableBuf;
-  Value tileIv, headIv, batchIv, kvHead, tid, first, tileRows;
+  Value tileIv, kvHead, tid, first, tileRows;
   /// Workgroups per query tile sharing its key tiles (1: no split), this
   /// workgroup's share, and the partial results' buffer.
   int64_t splits = 1;

@@ -144,7 +144,8 @@ struct GpuProgram {
 
 /// Runs `function` of `program` on the device its code is for (`vulkan`
 /// for SPIR-V, `cuda` for PTX), then `<function>_merge` when the launch
-/// splits key tiles over workgroups: bindings `argN` and `resultN` read and
+/// splits key tiles over workgroups and `<function>_query_grad` (dQ) after
+/// a backward's dK / dV kernel: bindings `argN` and `resultN` read and
 /// write `operands`, constant bindings their descriptor contents, and the
 /// kernels' own scratch (`tile_counts`, `partials`) buffers held here.
 /// `milliseconds` receives each dispatch's time (a split launch: both

@@ -1,0 +1,85 @@
+//===- GpuCodegen.h - what every GPU kernel of attn emits alike -*- C++ -*-===//
+//
+// The base of the GPU kernel emitters (the forward's, GpuKernelEmitter.h,
+// and the backward's, GpuBackwardKernel.cpp): element conversions, exp and
+// fma per API, workgroup memory, and the logit of one (query row, key) with
+// its soft-cap, bias, mods and mask.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CONVERSION_ATTNTOGPU_GPUCODEGEN_H
+#define ATTN_CONVERSION_ATTNTOGPU_GPUCODEGEN_H
+
+#include "attn/Analysis/KernelPlan.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+
+/// The memref type a kernel takes a tensor argument as. SPIR-V has no
+/// bf16: Vulkan kernels take bf16 tensors as i16 words and convert them as
+/// they load and store (arith-expand{include-bf16} turns the conversions
+/// into integer operations); boolean masks arrive as one byte per element.
+MemRefType gpuBufferType(Type tensorType, const TargetDescription &target);
+
+/// What every GPU kernel emits the same way (see the file comment).
+class GpuCodegen {
+public:
+  GpuCodegen(func::FuncOp host, const TargetDescription &target)
+      : host(host), target(target), b(host.getLoc(), host.getContext()) {}
+
+protected:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value toF32(Value v);
+  Value fromF32(Value v, Type stored);
+  Value exp(Value x);
+  Value fma(Value a, Value x, Value c);
+  Value load(Value memref, ValueRange indices) {
+    return memref::LoadOp::create(b, memref, indices);
+  }
+  Value workgroupBuffer(ArrayRef<int64_t> shape, Type element);
+  bool isVulkan() const {
+    return target.api == TargetDescription::Api::Vulkan;
+  }
+  /// The op's score parts, read by modScore and elementMask.
+  template <typename OpT> void setScoreParts(OpT op) {
+    mods = op.getModsAttr();
+    pattern = op.getPatternAttr();
+    maskShape = op.getMaskShape();
+    auto q = cast<ShapedType>(op.getQuery().getType());
+    auto k = cast<ShapedType>(op.getKey().getType());
+    heads = q.getDimSize(1);
+    delta = getAlignmentDelta(op.getAlignment(), q.getDimSize(2),
+                              k.getDimSize(2)) +
+            op.getPositionShift();
+  }
+  /// s after the soft-cap, the bias operand and the mods (query row i,
+  /// key j of head headIv, batch row batchIv); `capped` receives s after
+  /// the soft-cap alone (the backward's derivative reads it).
+  Value modScore(Value s, Value i, Value j, Value *capped = nullptr);
+  /// i1: whether the pattern, segment ids and mask operand keep (i, j).
+  Value elementMask(Value i, Value j);
+  SmallVector<Value> denseIndices(Value buffer, Value i, Value j);
+
+  func::FuncOp host;
+  const TargetDescription &target;
+  ImplicitLocOpBuilder b;
+  gpu::GPUFuncOp kernel;
+  // The score parts (setScoreParts) and their buffers in the kernel.
+  ArrayAttr mods;
+  MaskAttrInterface pattern;
+  MaskShape maskShape;
+  int64_t heads = 0, delta = 0;
+  Value qSegBuf, kvSegBuf, maskBuf, biasBuf, relTableBuf;
+  Value headIv, batchIv;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_GPUCODEGEN_H
