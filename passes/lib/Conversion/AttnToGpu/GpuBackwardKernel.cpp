@@ -165,10 +165,12 @@ GpuBackwardEmitter::GpuBackwardEmitter(func::FuncOp host, AttentionGradOp op,
   maskEveryTile = segmentsTested || op.getMask();
 
   // Square tiles as large as the target's key tile, while one tile's rows
-  // (Q, dO, lse and D of the dK / dV kernel) fit the workgroup memory.
+  // fit the workgroup memory: Q, dO, lse and D, and the invocations' own
+  // padded V rows in the dK / dV kernel (K, V and own dO rows in the dQ
+  // kernel: fewer).
   tile = std::max<int64_t>(target.maxKeyTile, 1);
-  while (tile > 1 &&
-         tile * (headDim + valueDim + 2) * 4 > target.workgroupMemoryBytes)
+  while (tile > 1 && tile * (headDim + 2 * valueDim + 3) * 4 >
+                         target.workgroupMemoryBytes)
     tile /= 2;
   if (classPattern)
     tile = keyTileFor(classPattern, tile);
@@ -179,7 +181,7 @@ GpuBackwardEmitter::GpuBackwardEmitter(func::FuncOp host, AttentionGradOp op,
     return;
   int64_t delta = this->delta;
   TileSchedule schedule = buildTileSchedule(
-      classPattern, MaskQuery{queryLen, keyLen, delta, 0},
+      classPattern, MaskQuery{queryLen, keyLen, delta, 0, {}, {}},
       QueryTiling{tile, 0}, tile, kMaxScheduleEntries);
   if (!schedule.complete)
     return;
@@ -350,8 +352,9 @@ SmallVector<Value> GpuBackwardEmitter::visitTiles(
     Value i0 = mul(queryTile, idx(tile)), j0 = mul(keyTile, idx(tile));
     Value i1 = minIndex(add(i0, idx(tile)), idx(queryLen));
     Value j1 = minIndex(add(j0, idx(tile)), idx(keyLen));
-    auto [isEmpty, isFull] = emitTileClass(b, b.getLoc(), classPattern, i0, i1,
-                                           j0, j1, idx(delta));
+    std::pair<Value, Value> tileClass = emitTileClass(
+        b, b.getLoc(), classPattern, i0, i1, j0, j1, idx(delta));
+    Value isEmpty = tileClass.first, isFull = tileClass.second;
     Value visited = arith::XOrIOp::create(
         b, isEmpty, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
     return ifThen(visited, iter, [&] { return visit(iter, other, isFull); });
@@ -399,11 +402,17 @@ void GpuBackwardEmitter::emitKeyValueGradKernel() {
   // Invocations past the last key load the tile's first and store nothing;
   // they still stage rows and meet the barriers.
   Value key = arith::SelectOp::create(b, active, j, j0);
-  SmallVector<Value> k, v, state;
+  // k in registers; v in this invocation's row of workgroup memory (rows
+  // padded by one word against bank conflicts), which leaves registers
+  // for the dk and dv sums.
+  SmallVector<Value> k, state;
   for (int64_t c = 0; c < headDim; ++c)
     k.push_back(toF32(load(keyBuf, {batchIv, kvHead, key, idx(c)})));
+  Value ownValues = workgroupBuffer({tile, valueDim + 1}, b.getF32Type());
   for (int64_t c = 0; c < valueDim; ++c)
-    v.push_back(toF32(load(valueBuf, {batchIv, kvHead, key, idx(c)})));
+    memref::StoreOp::create(
+        b, toF32(load(valueBuf, {batchIv, kvHead, key, idx(c)})), ownValues,
+        {tid, idx(c)});
   state.assign(headDim + valueDim, f32(0.0f)); // dk, then dv
   Value queries = workgroupBuffer({tile, headDim}, b.getF32Type());
   Value grads = workgroupBuffer({tile, valueDim}, b.getF32Type());
@@ -447,9 +456,11 @@ void GpuBackwardEmitter::emitKeyValueGradKernel() {
             return withKeptPair(
                 sums, qk, i, j, masked, load(rowStats, {r, idx(0)}),
                 [&] {
-                  return dot(v, [&](int64_t c) {
-                    return load(grads, {r, idx(c)});
-                  });
+                  Value sum = f32(0.0f);
+                  for (int64_t c = 0; c < valueDim; ++c)
+                    sum = fma(load(ownValues, {tid, idx(c)}),
+                              load(grads, {r, idx(c)}), sum);
+                  return sum;
                 },
                 load(rowStats, {r, idx(1)}), [&](Value p, Value ds) {
                   SmallVector<Value> next;
@@ -494,15 +505,18 @@ void GpuBackwardEmitter::emitQueryGradKernel() {
   Value i = add(i0, tid);
   Value active = lessThan(i, idx(queryLen));
   Value row = arith::SelectOp::create(b, active, i, i0);
-  SmallVector<Value> q, dO;
+  // q in registers, dO in this invocation's (padded) row of workgroup
+  // memory, as the dK / dV kernel keeps v.
+  SmallVector<Value> q;
   Value rowDelta = f32(0.0f);
   for (int64_t c = 0; c < headDim; ++c)
     q.push_back(toF32(load(queryBuf, {batchIv, headIv, row, idx(c)})));
+  Value ownGrads = workgroupBuffer({tile, valueDim + 1}, b.getF32Type());
   for (int64_t c = 0; c < valueDim; ++c) {
-    dO.push_back(toF32(load(outputGradBuf, {batchIv, headIv, row, idx(c)})));
-    rowDelta = fma(dO.back(),
-                   toF32(load(outputBuf, {batchIv, headIv, row, idx(c)})),
-                   rowDelta);
+    Value dO = toF32(load(outputGradBuf, {batchIv, headIv, row, idx(c)}));
+    memref::StoreOp::create(b, dO, ownGrads, {tid, idx(c)});
+    rowDelta = fma(
+        dO, toF32(load(outputBuf, {batchIv, headIv, row, idx(c)})), rowDelta);
   }
   Value lse = load(lseBuf, {batchIv, headIv, row});
   Value keys = workgroupBuffer({tile, headDim}, b.getF32Type());
@@ -535,8 +549,11 @@ void GpuBackwardEmitter::emitQueryGradKernel() {
           return withKeptPair(
               sums, qk, i, add(j0, r), masked, lse,
               [&] {
-                return dot(dO,
-                           [&](int64_t c) { return load(values, {r, idx(c)}); });
+                Value sum = f32(0.0f);
+                for (int64_t c = 0; c < valueDim; ++c)
+                  sum = fma(load(ownGrads, {tid, idx(c)}),
+                            load(values, {r, idx(c)}), sum);
+                return sum;
               },
               rowDelta, [&](Value, Value ds) {
                 SmallVector<Value> next;
