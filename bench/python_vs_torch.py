@@ -7,8 +7,10 @@ shapes (B = 1, f32):
         [--heads 8] [--dim 64] [--repeat 5] [--rounds 3] [--threads 2]
         [--no-flex-compile] [--no-ort] [--no-models]
 
-Rows: dense, causal, sliding window (causal, 256 keys back) and document
-masking (causal within documents of random lengths around N / 8).
+Rows: dense, causal, sliding window (causal, 256 keys back), document
+masking (causal within documents of random lengths around N / 8) and,
+with --kinds padding, a boolean padding mask [1, 1, 1, N] dropping the
+last quarter of the keys (attn also timed with it expanded to [N, N]).
 attn runs `attn.scaled_dot_product_attention` (dense, causal) and
 `attn.flex_attention` (window and documents, whose mask_mods it lowers to
 #attn.window and #attn.segments); PyTorch SDPA gets the boolean mask;
@@ -77,7 +79,11 @@ def problem(kind, n):
     """(mask_mod or None, dense boolean mask or None, kept pairs)."""
     if kind == "dense":
         return None, None, n * n
-    if kind == "causal":
+    if kind == "padding":
+        # A padded sequence: its last quarter of keys dropped for every query.
+        kept = n - n // 4
+        mod = lambda b, h, q, kv: kv < kept
+    elif kind == "causal":
         mod = lambda b, h, q, kv: q >= kv
     elif kind == "window":
         mod = lambda b, h, q, kv: (q >= kv) & (q - kv <= WINDOW)
@@ -85,7 +91,7 @@ def problem(kind, n):
         doc = documents(n)
         mod = lambda b, h, q, kv: (doc[q] == doc[kv]) & (q >= kv)
     i = torch.arange(n)
-    dense = mod(0, 0, i[:, None], i[None, :])
+    dense = mod(0, 0, i[:, None], i[None, :]).expand(n, n)
     return mod, dense, int(dense.sum())
 
 
@@ -95,6 +101,15 @@ def peers(kind, n, q, k, v, args):
     if kind in ("dense", "causal"):
         out["attn"] = lambda: attn.scaled_dot_product_attention(q, k, v, is_causal=kind == "causal")
         out["torch sdpa"] = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=kind == "causal")
+    elif kind == "padding":
+        # SDPA's boolean padding mask [B, 1, 1, N]: attn takes it per key on
+        # its vectorized kernels; expanded to [B, 1, N, N] it would take the
+        # generic loops (how attn ran it before per-key masks), timed too.
+        pad = dense[:1].reshape(1, 1, 1, n)
+        out["attn"] = lambda: attn.scaled_dot_product_attention(q, k, v, attn_mask=pad)
+        full = pad.expand(1, 1, n, n).contiguous()
+        out["attn [N, N] mask"] = lambda: attn.scaled_dot_product_attention(q, k, v, attn_mask=full)
+        out["torch sdpa"] = lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=pad)
     else:
         mask = attn.create_block_mask(mod, None, None, n, n)
         out["attn"] = lambda: attn.flex_attention(q, k, v, block_mask=mask)

@@ -80,11 +80,10 @@ def _mask_operand(attn_mask, q, B, Hq, Lq, Lk):
         if T.dtype_name(attn_mask) != T.dtype_name(q):
             mask = T.cast(mask, q)
     # Batch and head dimensions broadcast in the kernels; query and key
-    # dimensions are materialized (a per-key bias [.., 1, Lk] is taken as is).
+    # dimensions are materialized (a per-key bias or mask [.., 1, Lk] is
+    # taken as is: the padding masks, which the CPU kernels take per key).
     target = list(shape4)
     target[3] = Lk
-    if kind == "mask":
-        target[2] = Lq
     if tuple(target) != shape4:
         mask = T.expand(mask, tuple(target))
     # A bias that requires grad stays in the graph (autograd.py returns its

@@ -90,6 +90,20 @@ def test_padding_mask_per_key():
               torch_out=F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
 
 
+def test_boolean_padding_mask_per_key():
+    # [B, 1, 1, Lk] reaches attn as a per-key mask (not expanded to Lq
+    # rows), which the vectorized CPU kernels take; GQA, keys past each
+    # sequence's length dropped.
+    q, k, v = qkv(2, 4, 2, 45, 45, 64)
+    mask = torch.ones(2, 1, 1, 45, dtype=torch.bool)
+    mask[1, :, :, 30:] = False
+    mask[0, :, :, 40:] = False
+    out = attn.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    check_f32(out, q, k, v, keep=mask.numpy(),
+              torch_out=F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                        enable_gqa=True))
+
+
 @pytest.mark.parametrize("Hq,Hkv", [(8, 2), (4, 1)])
 def test_gqa(Hq, Hkv):
     q, k, v = qkv(2, Hq, Hkv, 97, 97, 64)

@@ -164,7 +164,10 @@ Gradients attentionGradients(const AttentionProblem &pb, const float *dOut) {
             int64_t mb = pb.maskBatch == 1 ? 0 : b,
                     mh = pb.maskHeads == 1 ? 0 : h;
             keep = keep &&
-                   pb.mask[((mb * pb.maskHeads + mh) * Lq + i) * Lk + j] != 0;
+                   pb.mask[((mb * pb.maskHeads + mh) * (pb.maskPerKey ? 1 : Lq) +
+                           (pb.maskPerKey ? 0 : i)) *
+                              Lk +
+                          j] != 0;
           }
           kept[j] = 0;
           if (!keep)

@@ -23,7 +23,31 @@
 // RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --vector-bits=256 | FileCheck %s
 // RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --vector-bits=512 | FileCheck %s
 // RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --generic | FileCheck %s
+//
+// Per-key boolean masks [B|1, Hq|1, 1, Lk] (padding masks) run on the
+// vectorized kernels too: the kept flag selects the score or -inf per key
+// row. With GQA, a batch of masks, a per-key bias, a causal pattern and
+// mods; and as a padding mask whose masked keys hold NaN in K and V (a
+// select, unlike a -inf bias, keeps even a NaN key out).
+// RUN: attn-run %s --entry=mask_per_key --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=mask_per_key --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=mask_per_key --check --generic | FileCheck %s
+// Their backward (the fused CPU kernel and the generic loops) reads them the
+// same way.
+// RUN: attn-run %s --entry=mask_per_key --backward --check --backward-operand-grads=false | FileCheck %s --check-prefix=GRAD
+// RUN: attn-run %s --entry=mask_per_key --backward --check --generic | FileCheck %s --check-prefix=GRAD
+// GRAD: check dq: {{.*}}: PASS
+// GRAD: check dk: {{.*}}: PASS
+// GRAD: check dv: {{.*}}: PASS
+// RUN: mkdir -p %t/nan && python3 %S/Inputs/plant-nonfinite.py %t/nan 1 2 7 100 64 nan 90 91 92 93 94 95 96 97 98 99
+// RUN: python3 %S/Inputs/make-key-mask.py %t/nan/mask.npy 1 1 100 90 91 92 93 94 95 96 97 98 99
+// RUN: attn-run %s --entry=mask_padding --input q=%t/nan/q.npy --input k=%t/nan/k.npy --input v=%t/nan/v.npy --input mask=%t/nan/mask.npy --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=mask_padding --input q=%t/nan/q.npy --input k=%t/nan/k.npy --input v=%t/nan/v.npy --input mask=%t/nan/mask.npy --check --vector-bits=512 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
+// The per-key mask takes the vectorized tile function, not the generic loops.
+// RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels=vector-bits=512 | FileCheck %s --check-prefix=FAST
+// FAST: func.func private @mask_per_key__attn_cpu_flash_tile(
+// FAST-SAME: memref<2x1x1x100xi1>
 
 func.func @mask_broadcast(%q: tensor<2x2x97x64xf32>, %k: tensor<2x2x100x64xf32>,
                           %v: tensor<2x2x100x64xf32>, %m: tensor<1x1x97x100xi1>)
@@ -79,5 +103,25 @@ func.func @bias_padding(%q: tensor<1x2x7x64xf32>, %k: tensor<1x2x100x64xf32>,
   %o = attn.attention %q, %k, %v bias(%b)
       : (tensor<1x2x7x64xf32>, tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>,
          tensor<1x1x1x100xf32>) -> tensor<1x2x7x64xf32>
+  return %o : tensor<1x2x7x64xf32>
+}
+
+func.func @mask_per_key(%q: tensor<2x4x97x64xf32>, %k: tensor<2x2x100x64xf32>,
+                        %v: tensor<2x2x100x64xf32>, %m: tensor<2x1x1x100xi1>,
+                        %b: tensor<1x4x1x100xf32>)
+    -> tensor<2x4x97x64xf32> {
+  %o = attn.attention %q, %k, %v mask(%m) bias(%b) pattern(#attn.causal)
+      align = bottom_right mods = [#attn.softcap<cap = 2.0>, #attn.alibi<max_bias = 8.0>]
+      : (tensor<2x4x97x64xf32>, tensor<2x2x100x64xf32>, tensor<2x2x100x64xf32>,
+         tensor<2x1x1x100xi1>, tensor<1x4x1x100xf32>) -> tensor<2x4x97x64xf32>
+  return %o : tensor<2x4x97x64xf32>
+}
+
+func.func @mask_padding(%q: tensor<1x2x7x64xf32>, %k: tensor<1x2x100x64xf32>,
+                        %v: tensor<1x2x100x64xf32>, %mask: tensor<1x1x1x100xi1>)
+    -> tensor<1x2x7x64xf32> {
+  %o = attn.attention %q, %k, %v mask(%mask)
+      : (tensor<1x2x7x64xf32>, tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>,
+         tensor<1x1x1x100xi1>) -> tensor<1x2x7x64xf32>
   return %o : tensor<1x2x7x64xf32>
 }

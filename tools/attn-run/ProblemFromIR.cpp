@@ -155,6 +155,7 @@ attnrt::problemFromAttention(AttentionOp op) {
   if (Value mask = op.getMask()) {
     pb.maskBatch = dim(mask, 0);
     pb.maskHeads = dim(mask, 1);
+    pb.maskPerKey = dim(mask, 2) == 1 && dim(op.getQuery(), 2) != 1;
   }
   if (Value bias = op.getBias()) {
     pb.biasBatch = dim(bias, 0);

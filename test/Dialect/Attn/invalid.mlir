@@ -496,7 +496,7 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // mask rank
 func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %m: tensor<16x32xi1>) -> tensor<1x4x16x8xf32> {
-  // expected-error @+1 {{mask must have rank 4 [B or 1, Hq or 1, Lq, Lk], got 'tensor<16x32xi1>'}}
+  // expected-error @+1 {{mask must have rank 4 [B or 1, Hq or 1, Lq or 1, Lk], got 'tensor<16x32xi1>'}}
   %o = attn.attention %q, %k, %v mask(%m)
       : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<16x32xi1>) -> tensor<1x4x16x8xf32>
   return %o : tensor<1x4x16x8xf32>
@@ -514,11 +514,11 @@ func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x
 
 // -----
 
-// mask rows do not broadcast (only a bias has a per-key form)
-func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %m: tensor<1x1x1x32xi1>) -> tensor<1x4x16x8xf32> {
-  // expected-error @+1 {{mask dimension 2 (query length) is 1, expected 16}}
+// mask rows are Lq or 1 (per key)
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %m: tensor<1x1x8x32xi1>) -> tensor<1x4x16x8xf32> {
+  // expected-error @+1 {{mask dimension 2 (query length) is 8, expected 1 or 16}}
   %o = attn.attention %q, %k, %v mask(%m)
-      : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x1x1x32xi1>) -> tensor<1x4x16x8xf32>
+      : (tensor<1x4x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x1x8x32xi1>) -> tensor<1x4x16x8xf32>
   return %o : tensor<1x4x16x8xf32>
 }
 

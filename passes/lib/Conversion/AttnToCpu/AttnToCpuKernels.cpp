@@ -25,12 +25,13 @@ bool isSupported(OnlineAttentionOp op) {
   if (!type.getElementType().isF32() && !type.getElementType().isF16() &&
       !type.getElementType().isBF16())
     return false;
-  if (op.getMask() || !op.getScore().empty())
+  if (!op.getScore().empty())
     return false;
-  // Of biases, the per-key [B|1, Hq|1, 1, Lk] form (one value per key row
-  // of a tile).
-  if (Value bias = op.getBias())
-    if (cast<RankedTensorType>(bias.getType()).getDimSize(2) != 1)
+  // Of biases and boolean masks, the per-key [B|1, Hq|1, 1, Lk] form (one
+  // value per key row of a tile: padding masks).
+  for (Value operand : {op.getBias(), op.getMask()})
+    if (operand &&
+        cast<RankedTensorType>(operand.getType()).getDimSize(2) != 1)
       return false;
   std::string reason;
   if (!areScoreModsVectorizable(op.getModsAttr(), /*withGathers=*/true) ||
@@ -80,7 +81,9 @@ struct AttnToCpuKernelsPass
       std::optional<CpuFlashKernel> packed, split;
       KernelPlan packedPlan = plan;
       // The log-sum-exp comes from the per-query-tile kernel only.
-      if (plan.packedHeads && !plan.countTiles && !attention.lse) {
+      // Packed heads take no mask operand.
+      if (plan.packedHeads && !plan.countTiles && !attention.lse &&
+          !op.getMask()) {
         packedPlan.blocking = *plan.packedHeads;
         packedPlan.queryTiling = {plan.packedHeads->queryTile(), 0};
         packedPlan.schedules.reset();

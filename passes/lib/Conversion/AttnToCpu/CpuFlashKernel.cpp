@@ -485,7 +485,7 @@ void CpuFlashKernel::processKeyTile(Value j0, Value isEmpty, Value needsMask,
     prefetchNextKeyTile(j0);
   computeScores(sT, qT, j0, tk);
   Value biasDropsKeys;
-  if (bias || (op.getModsAttr() && !op.getModsAttr().empty()))
+  if (bias || maskOperand || (op.getModsAttr() && !op.getModsAttr().empty()))
     biasDropsKeys = applyMods(sT, j0, tk);
   // Only partial tiles evaluate the pattern per element.
   bool masks = pattern && !matchPattern(needsMask, m_Zero());
@@ -577,6 +577,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     argTypes.push_back(bufferTypeOf(op.getRelTable()));
   if (op.getBias())
     argTypes.push_back(bufferTypeOf(op.getBias()));
+  if (op.getMask())
+    argTypes.push_back(bufferTypeOf(op.getMask()));
   int64_t dyn = ShapedType::kDynamic;
   auto partialType = MemRefType::get({dyn, dyn, kLanes}, f32);
   if (splitsKeys)
@@ -653,6 +655,8 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
     relTable = entry->getArgument(nextArg++);
   if (op.getBias())
     bias = entry->getArgument(nextArg++);
+  if (op.getMask())
+    maskOperand = entry->getArgument(nextArg++);
   keyBegin = index(0);
   keyEnd = keyLen;
   if (splitsKeys) {
@@ -687,7 +691,7 @@ func::FuncOp CpuFlashKernel::buildTileFunction(ModuleOp module) {
   // mods and a bias see scaled scores, so they keep the scale in Q.
   std::optional<APFloat> scaleAttr = op.getScale();
   bool hasMods = op.getModsAttr() && !op.getModsAttr().empty();
-  scoresUnscaled = usesPairs() && !hasMods && !op.getBias() &&
+  scoresUnscaled = usesPairs() && !hasMods && !op.getBias() && !op.getMask() &&
                    (!scaleAttr || scaleAttr->convertToFloat() > 0);
   exponentScale = f32Const(float(M_LOG2E));
   if (scoresUnscaled)
@@ -867,6 +871,8 @@ SmallVector<Value, 2> CpuFlashKernel::build(ModuleOp moduleOp,
     biasBuffer = toBuffer(op.getBias());
     operandBuffers.push_back(biasBuffer);
   }
+  if (op.getMask())
+    operandBuffers.push_back(toBuffer(op.getMask()));
   Value lseResult;
   if (lseType) {
     SmallVector<Value> lseSizes;

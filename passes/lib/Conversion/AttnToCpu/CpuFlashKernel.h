@@ -357,6 +357,7 @@ private:
   Value qSegments, kvSegments;  // [B, L] id buffers, when used
   Value relTable;               // [Hq, columns], when a mod reads it
   Value bias;                   // [B|1, Hq|1, 1, Lk], when the op has one
+  Value maskOperand;            // [B|1, Hq|1, 1, Lk] i1, when the op has one
   SmallVector<Value> queryIds;  // per query vector, vector of i64
   Value queryIdMin, queryIdMax; // over the real queries of the tile
   Value counters;               // memref<2xindex>, when counting

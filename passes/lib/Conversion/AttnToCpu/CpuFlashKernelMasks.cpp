@@ -151,32 +151,50 @@ Value CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
                                     indices, allLanes, zeros, IntegerAttr());
   };
   ScoreModLanes lanes{gatherRelTable, gatherConstant};
-  // The bias row of this (batch, head): size-1 dims broadcast (decided at
-  // run time when the size is dynamic).
-  Value biasBatch, biasHead;
+  // The bias and mask rows of this (batch, head): size-1 dims broadcast
+  // (decided at run time when the size is dynamic).
+  auto broadcastIndex = [&](Value buffer, int64_t d, Value iv) -> Value {
+    int64_t size = cast<MemRefType>(buffer.getType()).getDimSize(d);
+    if (!ShapedType::isDynamic(size))
+      return size == 1 ? index(0) : iv;
+    Value isOne = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                        dim(buffer, d), index(1));
+    return arith::SelectOp::create(b, isOne, index(0), iv);
+  };
+  Value biasBatch, biasHead, maskBatch, maskHead;
   if (bias) {
-    auto broadcastIndex = [&](int64_t d, Value iv) -> Value {
-      int64_t size = cast<MemRefType>(bias.getType()).getDimSize(d);
-      if (!ShapedType::isDynamic(size))
-        return size == 1 ? index(0) : iv;
-      Value isOne = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                          dim(bias, d), index(1));
-      return arith::SelectOp::create(b, isOne, index(0), iv);
-    };
-    biasBatch = broadcastIndex(0, batchIv);
-    biasHead = broadcastIndex(1, headIv);
+    biasBatch = broadcastIndex(bias, 0, batchIv);
+    biasHead = broadcastIndex(bias, 1, headIv);
   }
-  // The loop carries the smallest bias seen: -inf drops a key.
+  if (maskOperand) {
+    maskBatch = broadcastIndex(maskOperand, 0, batchIv);
+    maskHead = broadcastIndex(maskOperand, 1, headIv);
+  }
+  // The loop carries the smallest bias seen (a masked key counts as -inf):
+  // -inf drops a key.
+  bool tracksDrops = bias || maskOperand;
   Value init = f32Const(INFINITY);
   scf::ForOp rows = loop(
-      index(0), tk, 1, bias ? ValueRange{init} : ValueRange{},
+      index(0), tk, 1, tracksDrops ? ValueRange{init} : ValueRange{},
       [&](Value r, ValueRange minBias) {
         Value key = add(j0, r);
         Value keyLanes = splatIndex(key);
-        Value biasValue, biasLanes;
+        Value biasValue, biasLanes, kept, keptLanes;
         if (bias) {
           biasValue = loadAsF32(bias, {biasBatch, biasHead, index(0), key});
           biasLanes = vector::BroadcastOp::create(b, vec, biasValue);
+        }
+        if (maskOperand) {
+          kept = memref::LoadOp::create(
+              b, maskOperand, ValueRange{maskBatch, maskHead, index(0), key});
+          keptLanes = vector::BroadcastOp::create(
+              b, VectorType::get({kLanes}, b.getI1Type()), kept);
+          // A select, not -inf added: a masked key's NaN stays out.
+          Value dropped = arith::SelectOp::create(b, kept, f32Const(INFINITY),
+                                                  f32Const(-INFINITY));
+          biasValue = biasValue
+                          ? arith::SelectOp::create(b, kept, biasValue, dropped)
+                          : dropped;
         }
         for (int64_t t = 0; t < kQueryVectors; ++t) {
           Value x = emitSoftcap(b, b.getLoc(), mods, loadVec(sT, {r, lane(t)}));
@@ -190,14 +208,16 @@ Value CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
             x = emitScoreMods(b, b.getLoc(), mods, x, distance, headIv,
                               Value(), numHeads, lanes);
           }
+          if (maskOperand)
+            x = arith::SelectOp::create(b, keptLanes, x, vecConst(-INFINITY));
           storeVec(x, sT, {r, lane(t)});
         }
-        if (!bias)
+        if (!tracksDrops)
           return SmallVector<Value>{};
         return SmallVector<Value>{
             arith::MinimumFOp::create(b, minBias[0], biasValue)};
       });
-  if (!bias)
+  if (!tracksDrops)
     return Value();
   return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, rows.getResult(0),
                                f32Const(-INFINITY));

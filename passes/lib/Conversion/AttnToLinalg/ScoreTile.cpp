@@ -103,16 +103,22 @@ ScoreTileOutputs mlir::attn::buildScoreTileWithSlope(OpBuilder &b, Location loc,
                                 biasPerKey ? zero : at.i0, at.j0},
                                biasPerKey ? one : at.rows, at.cols));
   bool readsMask = masked && ops.mask;
+  // So does a per-key (padding) mask.
+  bool maskPerKey =
+      readsMask && cast<RankedTensorType>(ops.mask.getType()).getDimSize(2) == 1;
   if (readsMask)
-    inputs.push_back(
-        sliceRows(b, loc, ops.mask,
-                  {broadcastOffset(b, loc, ops.mask, 0, at.batch),
-                   broadcastOffset(b, loc, ops.mask, 1, at.head), at.i0, at.j0},
-                  at.rows, at.cols));
+    inputs.push_back(sliceRows(b, loc, ops.mask,
+                               {broadcastOffset(b, loc, ops.mask, 0, at.batch),
+                                broadcastOffset(b, loc, ops.mask, 1, at.head),
+                                maskPerKey ? zero : at.i0, at.j0},
+                               maskPerKey ? one : at.rows, at.cols));
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   SmallVector<AffineMap> maps(inputs.size() + 1, id2);
+  AffineMap perKey = AffineMap::get(2, 0, {b.getAffineConstantExpr(0), j}, ctx);
   if (biasPerKey)
-    maps[1] = AffineMap::get(2, 0, {b.getAffineConstantExpr(0), j}, ctx);
+    maps[1] = perKey;
+  if (maskPerKey)
+    maps[ops.bias ? 2 : 1] = perKey;
   Value init = tensor::EmptyOp::create(
       b, loc, getAsOpFoldResult(ValueRange{at.rows, at.cols}), b.getF32Type());
   // With the region's slope: the logits before the region and dy/dx too.

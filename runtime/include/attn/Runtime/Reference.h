@@ -100,9 +100,11 @@ struct AttentionProblem {
   const float *query = nullptr; // [B, Hq, Lq, D]
   const float *key = nullptr;   // [B, Hkv, Lk, D]
   const float *value = nullptr; // [B, Hkv, Lk, Dv]
-  /// Dense mask [maskBatch, maskHeads, Lq, Lk] (sizes 1 broadcast).
+  /// Dense mask [maskBatch, maskHeads, Lq, Lk] (sizes 1 broadcast), or
+  /// [maskBatch, maskHeads, 1, Lk] with maskPerKey.
   const uint8_t *mask = nullptr;
   int64_t maskBatch = 1, maskHeads = 1;
+  bool maskPerKey = false;
   /// Dense bias [biasBatch, biasHeads, Lq, Lk] (sizes 1 broadcast), or
   /// [biasBatch, biasHeads, 1, Lk] with biasPerKey.
   const float *bias = nullptr;

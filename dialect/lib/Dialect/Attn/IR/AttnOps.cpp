@@ -218,7 +218,7 @@ static LogicalResult verifyQueryKeyValue(Operation *op, Value q, Value k,
   return success();
 }
 
-/// A dense [B|1, Hq|1, Lq, Lk] operand (mask or bias); a bias may also be
+/// A dense [B|1, Hq|1, Lq, Lk] operand (mask or bias), which may also be
 /// [B|1, Hq|1, 1, Lk], one value per key (`perKey`).
 static LogicalResult verifyDenseScoreOperand(Operation *op, Value operand,
                                              StringRef name, Value q, Value k,
@@ -300,7 +300,8 @@ template <typename OpT> static LogicalResult verifyScoreOperands(OpT attnOp) {
                            attnOp.getPatternAttr(), attnOp.getScore())))
     return failure();
   if (attnOp.getMask() &&
-      failed(verifyDenseScoreOperand(op, attnOp.getMask(), "mask", q, k)))
+      failed(verifyDenseScoreOperand(op, attnOp.getMask(), "mask", q, k,
+                                     /*perKey=*/true)))
     return failure();
   if (attnOp.getBias() &&
       (failed(verifyDenseScoreOperand(op, attnOp.getBias(), "bias", q, k,
