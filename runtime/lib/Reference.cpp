@@ -229,11 +229,12 @@ std::vector<double> attention(const AttentionProblem &pb,
           if (pb.mask) {
             int64_t mb = pb.maskBatch == 1 ? 0 : b,
                     mh = pb.maskHeads == 1 ? 0 : h;
-            kept = kept &&
-                   pb.mask[((mb * pb.maskHeads + mh) * (pb.maskPerKey ? 1 : Lq) +
-                           (pb.maskPerKey ? 0 : i)) *
-                              Lk +
-                          j] != 0;
+            kept =
+                kept &&
+                pb.mask[((mb * pb.maskHeads + mh) * (pb.maskPerKey ? 1 : Lq) +
+                         (pb.maskPerKey ? 0 : i)) *
+                            Lk +
+                        j] != 0;
           }
           // The score region, last (on kept logits only: a dropped one's
           // value does not matter, and the region may read out of bounds

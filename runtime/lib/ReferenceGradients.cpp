@@ -163,11 +163,12 @@ Gradients attentionGradients(const AttentionProblem &pb, const float *dOut) {
           if (pb.mask) {
             int64_t mb = pb.maskBatch == 1 ? 0 : b,
                     mh = pb.maskHeads == 1 ? 0 : h;
-            keep = keep &&
-                   pb.mask[((mb * pb.maskHeads + mh) * (pb.maskPerKey ? 1 : Lq) +
-                           (pb.maskPerKey ? 0 : i)) *
-                              Lk +
-                          j] != 0;
+            keep =
+                keep &&
+                pb.mask[((mb * pb.maskHeads + mh) * (pb.maskPerKey ? 1 : Lq) +
+                         (pb.maskPerKey ? 0 : i)) *
+                            Lk +
+                        j] != 0;
           }
           kept[j] = 0;
           if (!keep)

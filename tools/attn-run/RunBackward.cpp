@@ -134,8 +134,8 @@ std::string runForwardOnHost(ModuleOp module, func::FuncOp entry,
                          : (outType.getNumElements() + 1) / 2;
   results.outputWords.resize(outWords);
   results.lseWords.resize(lseType.getNumElements());
-  results.output = MemRefDescriptor(results.outputWords.data(),
-                                    outType.getShape().vec());
+  results.output =
+      MemRefDescriptor(results.outputWords.data(), outType.getShape().vec());
   results.lse =
       MemRefDescriptor(results.lseWords.data(), lseType.getShape().vec());
   std::vector<MemRefDescriptor *> forwardArgs(args.begin(), args.end());

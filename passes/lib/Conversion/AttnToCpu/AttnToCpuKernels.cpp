@@ -30,8 +30,7 @@ bool isSupported(OnlineAttentionOp op) {
   // Of biases and boolean masks, the per-key [B|1, Hq|1, 1, Lk] form (one
   // value per key row of a tile: padding masks).
   for (Value operand : {op.getBias(), op.getMask()})
-    if (operand &&
-        cast<RankedTensorType>(operand.getType()).getDimSize(2) != 1)
+    if (operand && cast<RankedTensorType>(operand.getType()).getDimSize(2) != 1)
       return false;
   std::string reason;
   if (!areScoreModsVectorizable(op.getModsAttr(), /*withGathers=*/true) ||

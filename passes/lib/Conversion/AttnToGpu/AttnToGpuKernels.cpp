@@ -12,10 +12,10 @@
 #include "GpuBackwardKernel.h"
 #include "GpuFlashKernel.h"
 #include "attn/Conversion/Passes.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::attn {
@@ -75,6 +75,18 @@ Attribute vulkanTargetEnv(MLIRContext *ctx, const TargetDescription &target) {
   return parseAttribute(text, ctx);
 }
 
+/// What no GPU API lowers as the emitters leave it: constant tables become
+/// selects or buffers, and for NVVM the math ops that would be libdevice
+/// calls become arithmetic.
+LogicalResult finishKernel(gpu::GPUFuncOp kernel,
+                           const TargetDescription &target) {
+  if (failed(lowerConstantTableLookups(kernel)))
+    return failure();
+  if (target.api == TargetDescription::Api::Cuda)
+    lowerMathForNvvm(kernel);
+  return success();
+}
+
 struct AttnToGpuKernelsPass
     : attn::impl::AttnToGpuKernelsBase<AttnToGpuKernelsPass> {
   using AttnToGpuKernelsBase::AttnToGpuKernelsBase;
@@ -107,14 +119,8 @@ struct AttnToGpuKernelsPass
           continue;
         }
         for (gpu::GPUFuncOp kernel :
-             buildGpuBackwardKernels(host, grad, *description, kernels)) {
-          if (failed(lowerConstantTableLookups(kernel))) {
-            anyFailed = true;
-            continue;
-          }
-          if (description->api == TargetDescription::Api::Cuda)
-            lowerMathForNvvm(kernel);
-        }
+             buildGpuBackwardKernels(host, grad, *description, kernels))
+          anyFailed |= failed(finishKernel(kernel, *description));
         host.erase();
         continue;
       }
@@ -139,12 +145,10 @@ struct AttnToGpuKernelsPass
       gpu::GPUFuncOp kernel =
           buildGpuFlashKernel(host, *attention, plan, *description, kernels,
                               countTiles, emulateMma, maxKeySplits);
-      if (failed(lowerConstantTableLookups(kernel))) {
+      if (failed(finishKernel(kernel, *description))) {
         anyFailed = true;
         continue;
       }
-      if (description->api == TargetDescription::Api::Cuda)
-        lowerMathForNvvm(kernel);
       host.erase();
     }
     if (anyFailed)

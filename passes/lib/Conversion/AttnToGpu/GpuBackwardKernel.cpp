@@ -92,8 +92,9 @@ private:
                function_ref<SmallVector<Value>(Value p, Value ds)> use);
   /// Runs `body(masked)` in an scf.if on isFull (or once, when the tile's
   /// mask is known at compile time).
-  SmallVector<Value> dispatchMasked(ValueRange state, Value isFull,
-                                    function_ref<SmallVector<Value>(bool)> body);
+  SmallVector<Value>
+  dispatchMasked(ValueRange state, Value isFull,
+                 function_ref<SmallVector<Value>(bool)> body);
   SmallVector<Value>
   forLoop(Value lo, Value hi, ValueRange init,
           function_ref<SmallVector<Value>(Value, ValueRange)> body);
@@ -108,6 +109,12 @@ private:
     return kernel.getArgument(cast<BlockArgument>(value).getArgNumber());
   }
   Value minIndex(Value x, Value y) { return arith::MinUIOp::create(b, x, y); }
+  /// The first row of tile t and its number of rows (of `length`).
+  std::pair<Value, Value> tileRows(Value t, int64_t length) {
+    Value first = mul(t, idx(tile));
+    return {first,
+            minIndex(idx(tile), arith::SubIOp::create(b, idx(length), first))};
+  }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
   Value lessThan(Value x, Value y) {
@@ -169,8 +176,8 @@ GpuBackwardEmitter::GpuBackwardEmitter(func::FuncOp host, AttentionGradOp op,
   // padded V rows in the dK / dV kernel (K, V and own dO rows in the dQ
   // kernel: fewer).
   tile = std::max<int64_t>(target.maxKeyTile, 1);
-  while (tile > 1 && tile * (headDim + 2 * valueDim + 3) * 4 >
-                         target.workgroupMemoryBytes)
+  while (tile > 1 &&
+         tile * (headDim + 2 * valueDim + 3) * 4 > target.workgroupMemoryBytes)
     tile /= 2;
   if (classPattern)
     tile = keyTileFor(classPattern, tile);
@@ -197,11 +204,10 @@ GpuBackwardEmitter::GpuBackwardEmitter(func::FuncOp host, AttentionGradOp op,
   byKeyTile = encodeCsr(columnsOf);
 }
 
-SmallVector<gpu::GPUFuncOp>
-GpuBackwardEmitter::build(gpu::GPUModuleOp module) {
+SmallVector<gpu::GPUFuncOp> GpuBackwardEmitter::build(gpu::GPUModuleOp module) {
   SmallVector<gpu::GPUFuncOp> kernels;
-  createKernel(module, host.getName(), {numKeyTiles, kvHeads, batch},
-               byKeyTile, {1, 2});
+  createKernel(module, host.getName(), {numKeyTiles, kvHeads, batch}, byKeyTile,
+               {1, 2});
   emitKeyValueGradKernel();
   kernels.push_back(kernel);
   createKernel(module, (host.getName() + "_query_grad").str(),
@@ -250,11 +256,11 @@ gpu::GPUFuncOp GpuBackwardEmitter::createKernel(
   kernel->setAttr("attn.tiling", b.getDenseI64ArrayAttr({tile, 0, tile}));
   kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
   if (!schedule.empty())
-    kernel->setAttr("attn.constants",
-                    b.getDictionaryAttr(b.getNamedAttr(
-                        "schedule", DenseIntElementsAttr::get(
-                                        scheduleType,
-                                        ArrayRef<int32_t>(schedule)))));
+    kernel->setAttr(
+        "attn.constants",
+        b.getDictionaryAttr(b.getNamedAttr(
+            "schedule", DenseIntElementsAttr::get(
+                            scheduleType, ArrayRef<int32_t>(schedule)))));
 
   queryBuf = argumentFor(op.getQuery());
   keyBuf = argumentFor(op.getKey());
@@ -267,9 +273,8 @@ gpu::GPUFuncOp GpuBackwardEmitter::createKernel(
   maskBuf = op.getMask() ? argumentFor(op.getMask()) : Value();
   biasBuf = op.getBias() ? argumentFor(op.getBias()) : Value();
   relTableBuf = op.getRelTable() ? argumentFor(op.getRelTable()) : Value();
-  scheduleBuf = schedule.empty()
-                    ? Value()
-                    : kernel.getArgument(host.getNumArguments());
+  scheduleBuf =
+      schedule.empty() ? Value() : kernel.getArgument(host.getNumArguments());
   return kernel;
 }
 
@@ -344,21 +349,22 @@ SmallVector<Value> GpuBackwardEmitter::visitTiles(
       return visit(iter, other, isFull);
     });
   }
-  return forLoop(idx(0), idx(otherCount), state, [&](Value other,
-                                                      ValueRange iter) {
-    if (!classPattern)
-      return visit(iter, other, Value());
-    Value queryTile = byKey ? other : own, keyTile = byKey ? own : other;
-    Value i0 = mul(queryTile, idx(tile)), j0 = mul(keyTile, idx(tile));
-    Value i1 = minIndex(add(i0, idx(tile)), idx(queryLen));
-    Value j1 = minIndex(add(j0, idx(tile)), idx(keyLen));
-    std::pair<Value, Value> tileClass = emitTileClass(
-        b, b.getLoc(), classPattern, i0, i1, j0, j1, idx(delta));
-    Value isEmpty = tileClass.first, isFull = tileClass.second;
-    Value visited = arith::XOrIOp::create(
-        b, isEmpty, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
-    return ifThen(visited, iter, [&] { return visit(iter, other, isFull); });
-  });
+  return forLoop(
+      idx(0), idx(otherCount), state, [&](Value other, ValueRange iter) {
+        if (!classPattern)
+          return visit(iter, other, Value());
+        Value queryTile = byKey ? other : own, keyTile = byKey ? own : other;
+        Value i0 = mul(queryTile, idx(tile)), j0 = mul(keyTile, idx(tile));
+        Value i1 = minIndex(add(i0, idx(tile)), idx(queryLen));
+        Value j1 = minIndex(add(j0, idx(tile)), idx(keyLen));
+        std::pair<Value, Value> tileClass = emitTileClass(
+            b, b.getLoc(), classPattern, i0, i1, j0, j1, idx(delta));
+        Value isEmpty = tileClass.first, isFull = tileClass.second;
+        Value visited = arith::XOrIOp::create(
+            b, isEmpty, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+        return ifThen(visited, iter,
+                      [&] { return visit(iter, other, isFull); });
+      });
 }
 
 SmallVector<Value> GpuBackwardEmitter::withKeptPair(
@@ -375,9 +381,8 @@ SmallVector<Value> GpuBackwardEmitter::withKeptPair(
       arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, x, f32(-INFINITY));
   return ifThen(kept, state, [&] {
     Value p = exp(arith::SubFOp::create(b, x, lse));
-    Value dx =
-        arith::MulFOp::create(b, p, arith::SubFOp::create(b, valueDot(),
-                                                          rowDelta));
+    Value dx = arith::MulFOp::create(
+        b, p, arith::SubFOp::create(b, valueDot(), rowDelta));
     Value factor = f32(scaleValue);
     if (cap) {
       // d(c tanh(a / c)) / da = 1 - tanh^2(a / c).
@@ -420,61 +425,64 @@ void GpuBackwardEmitter::emitKeyValueGradKernel() {
 
   state = forLoop(idx(0), idx(group), state, [&](Value g, ValueRange perHead) {
     headIv = add(mul(kvHead, idx(group)), g);
-    return visitTiles(perHead, keyTileIv, /*byKey=*/true,
-                      [&](ValueRange iter, Value queryTile, Value isFull) {
-      Value i0 = mul(queryTile, idx(tile));
-      Value tq = minIndex(idx(tile), arith::SubIOp::create(b, idx(queryLen), i0));
-      // Invocation r stages query row i0 + r.
-      gpu::BarrierOp::create(b);
-      ifThen(lessThan(tid, tq), {}, [&] {
-        Value i = add(i0, tid);
-        Value rowDelta = f32(0.0f);
-        for (int64_t c = 0; c < headDim; ++c)
-          memref::StoreOp::create(
-              b, toF32(load(queryBuf, {batchIv, headIv, i, idx(c)})), queries,
-              {tid, idx(c)});
-        for (int64_t c = 0; c < valueDim; ++c) {
-          Value dO = toF32(load(outputGradBuf, {batchIv, headIv, i, idx(c)}));
-          memref::StoreOp::create(b, dO, grads, {tid, idx(c)});
-          rowDelta = fma(
-              dO, toF32(load(outputBuf, {batchIv, headIv, i, idx(c)})),
-              rowDelta);
-        }
-        memref::StoreOp::create(b, load(lseBuf, {batchIv, headIv, i}),
-                                rowStats, {tid, idx(0)});
-        memref::StoreOp::create(b, rowDelta, rowStats, {tid, idx(1)});
-        return SmallVector<Value>();
-      });
-      gpu::BarrierOp::create(b);
-      return ifThen(active, iter, [&] {
-        return dispatchMasked(iter, isFull, [&](bool masked) {
-          return forLoop(idx(0), tq, iter, [&](Value r, ValueRange sums) {
-            Value i = add(i0, r);
-            Value qk = dot(k, [&](int64_t c) {
-              return load(queries, {r, idx(c)});
+    return visitTiles(
+        perHead, keyTileIv, /*byKey=*/true,
+        [&](ValueRange iter, Value queryTile, Value isFull) {
+          Value i0, tq;
+          std::tie(i0, tq) = tileRows(queryTile, queryLen);
+          // Invocation r stages query row i0 + r.
+          gpu::BarrierOp::create(b);
+          ifThen(lessThan(tid, tq), {}, [&] {
+            Value i = add(i0, tid);
+            Value rowDelta = f32(0.0f);
+            for (int64_t c = 0; c < headDim; ++c)
+              memref::StoreOp::create(
+                  b, toF32(load(queryBuf, {batchIv, headIv, i, idx(c)})),
+                  queries, {tid, idx(c)});
+            for (int64_t c = 0; c < valueDim; ++c) {
+              Value dO =
+                  toF32(load(outputGradBuf, {batchIv, headIv, i, idx(c)}));
+              memref::StoreOp::create(b, dO, grads, {tid, idx(c)});
+              rowDelta =
+                  fma(dO, toF32(load(outputBuf, {batchIv, headIv, i, idx(c)})),
+                      rowDelta);
+            }
+            memref::StoreOp::create(b, load(lseBuf, {batchIv, headIv, i}),
+                                    rowStats, {tid, idx(0)});
+            memref::StoreOp::create(b, rowDelta, rowStats, {tid, idx(1)});
+            return SmallVector<Value>();
+          });
+          gpu::BarrierOp::create(b);
+          return ifThen(active, iter, [&] {
+            return dispatchMasked(iter, isFull, [&](bool masked) {
+              return forLoop(idx(0), tq, iter, [&](Value r, ValueRange sums) {
+                Value i = add(i0, r);
+                Value qk = dot(
+                    k, [&](int64_t c) { return load(queries, {r, idx(c)}); });
+                return withKeptPair(
+                    sums, qk, i, j, masked, load(rowStats, {r, idx(0)}),
+                    [&] {
+                      Value sum = f32(0.0f);
+                      for (int64_t c = 0; c < valueDim; ++c)
+                        sum = fma(load(ownValues, {tid, idx(c)}),
+                                  load(grads, {r, idx(c)}), sum);
+                      return sum;
+                    },
+                    load(rowStats, {r, idx(1)}),
+                    [&](Value p, Value ds) {
+                      SmallVector<Value> next;
+                      for (int64_t c = 0; c < headDim; ++c)
+                        next.push_back(
+                            fma(ds, load(queries, {r, idx(c)}), sums[c]));
+                      for (int64_t c = 0; c < valueDim; ++c)
+                        next.push_back(fma(p, load(grads, {r, idx(c)}),
+                                           sums[headDim + c]));
+                      return next;
+                    });
+              });
             });
-            return withKeptPair(
-                sums, qk, i, j, masked, load(rowStats, {r, idx(0)}),
-                [&] {
-                  Value sum = f32(0.0f);
-                  for (int64_t c = 0; c < valueDim; ++c)
-                    sum = fma(load(ownValues, {tid, idx(c)}),
-                              load(grads, {r, idx(c)}), sum);
-                  return sum;
-                },
-                load(rowStats, {r, idx(1)}), [&](Value p, Value ds) {
-                  SmallVector<Value> next;
-                  for (int64_t c = 0; c < headDim; ++c)
-                    next.push_back(fma(ds, load(queries, {r, idx(c)}), sums[c]));
-                  for (int64_t c = 0; c < valueDim; ++c)
-                    next.push_back(fma(p, load(grads, {r, idx(c)}),
-                                       sums[headDim + c]));
-                  return next;
-                });
           });
         });
-      });
-    });
   });
 
   ifThen(active, {}, [&] {
@@ -515,56 +523,59 @@ void GpuBackwardEmitter::emitQueryGradKernel() {
   for (int64_t c = 0; c < valueDim; ++c) {
     Value dO = toF32(load(outputGradBuf, {batchIv, headIv, row, idx(c)}));
     memref::StoreOp::create(b, dO, ownGrads, {tid, idx(c)});
-    rowDelta = fma(
-        dO, toF32(load(outputBuf, {batchIv, headIv, row, idx(c)})), rowDelta);
+    rowDelta = fma(dO, toF32(load(outputBuf, {batchIv, headIv, row, idx(c)})),
+                   rowDelta);
   }
   Value lse = load(lseBuf, {batchIv, headIv, row});
   Value keys = workgroupBuffer({tile, headDim}, b.getF32Type());
   Value values = workgroupBuffer({tile, valueDim}, b.getF32Type());
 
   SmallVector<Value> state(headDim, f32(0.0f));
-  state = visitTiles(state, queryTileIv, /*byKey=*/false,
-                     [&](ValueRange iter, Value keyTile, Value isFull) {
-    Value j0 = mul(keyTile, idx(tile));
-    Value tk = minIndex(idx(tile), arith::SubIOp::create(b, idx(keyLen), j0));
-    // Invocation r stages key row j0 + r.
-    gpu::BarrierOp::create(b);
-    ifThen(lessThan(tid, tk), {}, [&] {
-      Value j = add(j0, tid);
-      for (int64_t c = 0; c < headDim; ++c)
-        memref::StoreOp::create(
-            b, toF32(load(keyBuf, {batchIv, kvHead, j, idx(c)})), keys,
-            {tid, idx(c)});
-      for (int64_t c = 0; c < valueDim; ++c)
-        memref::StoreOp::create(
-            b, toF32(load(valueBuf, {batchIv, kvHead, j, idx(c)})), values,
-            {tid, idx(c)});
-      return SmallVector<Value>();
-    });
-    gpu::BarrierOp::create(b);
-    return ifThen(active, iter, [&] {
-      return dispatchMasked(iter, isFull, [&](bool masked) {
-        return forLoop(idx(0), tk, iter, [&](Value r, ValueRange sums) {
-          Value qk = dot(q, [&](int64_t c) { return load(keys, {r, idx(c)}); });
-          return withKeptPair(
-              sums, qk, i, add(j0, r), masked, lse,
-              [&] {
-                Value sum = f32(0.0f);
-                for (int64_t c = 0; c < valueDim; ++c)
-                  sum = fma(load(ownGrads, {tid, idx(c)}),
-                            load(values, {r, idx(c)}), sum);
-                return sum;
-              },
-              rowDelta, [&](Value, Value ds) {
-                SmallVector<Value> next;
-                for (int64_t c = 0; c < headDim; ++c)
-                  next.push_back(fma(ds, load(keys, {r, idx(c)}), sums[c]));
-                return next;
-              });
+  state = visitTiles(
+      state, queryTileIv, /*byKey=*/false,
+      [&](ValueRange iter, Value keyTile, Value isFull) {
+        Value j0, tk;
+        std::tie(j0, tk) = tileRows(keyTile, keyLen);
+        // Invocation r stages key row j0 + r.
+        gpu::BarrierOp::create(b);
+        ifThen(lessThan(tid, tk), {}, [&] {
+          Value j = add(j0, tid);
+          for (int64_t c = 0; c < headDim; ++c)
+            memref::StoreOp::create(
+                b, toF32(load(keyBuf, {batchIv, kvHead, j, idx(c)})), keys,
+                {tid, idx(c)});
+          for (int64_t c = 0; c < valueDim; ++c)
+            memref::StoreOp::create(
+                b, toF32(load(valueBuf, {batchIv, kvHead, j, idx(c)})), values,
+                {tid, idx(c)});
+          return SmallVector<Value>();
+        });
+        gpu::BarrierOp::create(b);
+        return ifThen(active, iter, [&] {
+          return dispatchMasked(iter, isFull, [&](bool masked) {
+            return forLoop(idx(0), tk, iter, [&](Value r, ValueRange sums) {
+              Value qk =
+                  dot(q, [&](int64_t c) { return load(keys, {r, idx(c)}); });
+              return withKeptPair(
+                  sums, qk, i, add(j0, r), masked, lse,
+                  [&] {
+                    Value sum = f32(0.0f);
+                    for (int64_t c = 0; c < valueDim; ++c)
+                      sum = fma(load(ownGrads, {tid, idx(c)}),
+                                load(values, {r, idx(c)}), sum);
+                    return sum;
+                  },
+                  rowDelta,
+                  [&](Value, Value ds) {
+                    SmallVector<Value> next;
+                    for (int64_t c = 0; c < headDim; ++c)
+                      next.push_back(fma(ds, load(keys, {r, idx(c)}), sums[c]));
+                    return next;
+                  });
+            });
+          });
         });
       });
-    });
-  });
 
   Value out = resultArgument(-1);
   Type element = cast<MemRefType>(out.getType()).getElementType();
@@ -611,8 +622,8 @@ mlir::attn::checkGpuBackwardSupported(func::FuncOp host, AttentionGradOp op,
                           << " (not supported by target '" << target.name
                           << "' yet; the CPU computes it)";
   };
-  for (Type t : llvm::concat<const Type>(host.getArgumentTypes(),
-                                         host.getResultTypes()))
+  for (Type t :
+       llvm::concat<const Type>(host.getArgumentTypes(), host.getResultTypes()))
     if (!isa<RankedTensorType>(t) || !cast<ShapedType>(t).hasStaticShape())
       return fail("the backward's GPU kernels take tensors of static shape");
   Type element = cast<ShapedType>(op.getQuery().getType()).getElementType();
@@ -642,8 +653,9 @@ mlir::attn::checkGpuBackwardSupported(func::FuncOp host, AttentionGradOp op,
   return success();
 }
 
-SmallVector<gpu::GPUFuncOp> mlir::attn::buildGpuBackwardKernels(
-    func::FuncOp host, AttentionGradOp op, const TargetDescription &target,
-    gpu::GPUModuleOp module) {
+SmallVector<gpu::GPUFuncOp>
+mlir::attn::buildGpuBackwardKernels(func::FuncOp host, AttentionGradOp op,
+                                    const TargetDescription &target,
+                                    gpu::GPUModuleOp module) {
   return GpuBackwardEmitter(host, op, target).build(module);
 }

@@ -9,7 +9,8 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-MemRefType mlir::attn::gpuBufferType(Type tensorType, const TargetDescription &target) {
+MemRefType mlir::attn::gpuBufferType(Type tensorType,
+                                     const TargetDescription &target) {
   auto t = cast<RankedTensorType>(tensorType);
   Type element = t.getElementType();
   if (element.isBF16() && target.api == TargetDescription::Api::Vulkan)
@@ -44,9 +45,9 @@ Value GpuCodegen::exp(Value x) {
   if (isVulkan())
     return math::ExpOp::create(b, x);
   Value scaled = arith::MulFOp::create(b, x, f32(M_LOG2E));
-  return LLVM::CallIntrinsicOp::create(
-             b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx"),
-             ValueRange{scaled})
+  return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
+                                       b.getStringAttr("llvm.nvvm.ex2.approx"),
+                                       ValueRange{scaled})
       .getResult(0);
 }
 
@@ -60,8 +61,7 @@ Value GpuCodegen::fma(Value a, Value x, Value c) {
 
 /// Workgroup memory of `shape`: a workgroup attribution for NVVM, an alloc
 /// in address space 3 for SPIR-V (docs/Gpu.md, "Memory spaces").
-Value GpuCodegen::workgroupBuffer(ArrayRef<int64_t> shape,
-                                        Type element) {
+Value GpuCodegen::workgroupBuffer(ArrayRef<int64_t> shape, Type element) {
   if (target.api == TargetDescription::Api::Cuda) {
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                             gpu::AddressSpace::Workgroup);
@@ -73,8 +73,7 @@ Value GpuCodegen::workgroupBuffer(ArrayRef<int64_t> shape,
   return memref::AllocOp::create(b, type);
 }
 
-SmallVector<Value> GpuCodegen::denseIndices(Value buffer, Value i,
-                                                  Value j) {
+SmallVector<Value> GpuCodegen::denseIndices(Value buffer, Value i, Value j) {
   auto type = cast<MemRefType>(buffer.getType());
   // Size-1 dims broadcast (a per-key bias has one row for every query).
   return {type.getDimSize(0) == 1 ? idx(0) : batchIv,
@@ -87,8 +86,8 @@ Value GpuCodegen::modScore(Value s, Value i, Value j, Value *capped) {
   if (capped)
     *capped = s;
   if (biasBuf)
-    s = arith::AddFOp::create(b, s,
-                              toF32(load(biasBuf, denseIndices(biasBuf, i, j))));
+    s = arith::AddFOp::create(
+        b, s, toF32(load(biasBuf, denseIndices(biasBuf, i, j))));
   if (mods && !mods.empty()) {
     // r = j - (i + delta), the signed distance of docs/Dialect.md.
     Value distance =
@@ -107,8 +106,8 @@ Value GpuCodegen::elementMask(Value i, Value j) {
                  ? v
                  : arith::ExtSIOp::create(b, b.getI64Type(), v);
     };
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                 id(qSegBuf, i), id(kvSegBuf, j));
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, id(qSegBuf, i),
+                                 id(kvSegBuf, j));
   };
   Value kept;
   if (isa_and_nonnull<SegmentsAttr>(pattern)) {
@@ -117,8 +116,8 @@ Value GpuCodegen::elementMask(Value i, Value j) {
     auto evaluate = [&](MaskAttrInterface member) -> Value {
       return isa<SegmentsAttr>(member) ? segmentsEqual() : Value();
     };
-    MaskContext context{idx(delta),  headIv, batchIv, Value(), Value(),
-                        maskShape, evaluate};
+    MaskContext context{idx(delta), headIv,    batchIv, Value(),
+                        Value(),    maskShape, evaluate};
     kept = emitElementMask(b, b.getLoc(), pattern, i, j, context);
   }
   if (maskBuf) {
@@ -130,4 +129,3 @@ Value GpuCodegen::elementMask(Value i, Value j) {
   }
   return kept;
 }
-

@@ -44,9 +44,7 @@ protected:
     return memref::LoadOp::create(b, memref, indices);
   }
   Value workgroupBuffer(ArrayRef<int64_t> shape, Type element);
-  bool isVulkan() const {
-    return target.api == TargetDescription::Api::Vulkan;
-  }
+  bool isVulkan() const { return target.api == TargetDescription::Api::Vulkan; }
   /// The op's score parts, read by modScore and elementMask.
   template <typename OpT> void setScoreParts(OpT op) {
     mods = op.getModsAttr();
@@ -55,9 +53,9 @@ protected:
     auto q = cast<ShapedType>(op.getQuery().getType());
     auto k = cast<ShapedType>(op.getKey().getType());
     heads = q.getDimSize(1);
-    delta = getAlignmentDelta(op.getAlignment(), q.getDimSize(2),
-                              k.getDimSize(2)) +
-            op.getPositionShift();
+    delta =
+        getAlignmentDelta(op.getAlignment(), q.getDimSize(2), k.getDimSize(2)) +
+        op.getPositionShift();
   }
   /// s after the soft-cap, the bias operand and the mods (query row i,
   /// key j of head headIv, batch row batchIv); `capped` receives s after

@@ -116,10 +116,10 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
         MemRefType::get({2 * numWorkgroups * splits}, b.getI32Type()));
   }
   auto outType = cast<RankedTensorType>(host.getResultTypes()[0]);
-  argTypes.push_back(splits > 1 ? MemRefType::get({numWorkgroups * splits, rows,
-                                                   valueDim + 2},
-                                                  b.getF32Type())
-                                : gpuBufferType(outType, target));
+  argTypes.push_back(
+      splits > 1 ? MemRefType::get({numWorkgroups * splits, rows, valueDim + 2},
+                                   b.getF32Type())
+                 : gpuBufferType(outType, target));
 
   b.setInsertionPointToEnd(module.getBody());
   kernel = gpu::GPUFuncOp::create(b, host.getName(),

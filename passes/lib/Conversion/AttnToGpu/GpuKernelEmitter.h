@@ -68,8 +68,8 @@ protected:
   bool countTiles;
 
   // Sizes.
-  int64_t batch = 0, queryLen = 0, keyLen = 0, headDim = 0,
-          valueDim = 0, group = 1, numQueryTiles = 0, numKeyTiles = 0;
+  int64_t batch = 0, queryLen = 0, keyLen = 0, headDim = 0, valueDim = 0,
+          group = 1, numQueryTiles = 0, numKeyTiles = 0;
   int64_t keyTile = 0, rows = 0;
   // Values of the kernel body.
   Value queryBuf, keyBuf, valueBuf, outBuf, scheduleBuf, countBuf;

@@ -105,7 +105,8 @@ ScoreTileOutputs mlir::attn::buildScoreTileWithSlope(OpBuilder &b, Location loc,
   bool readsMask = masked && ops.mask;
   // So does a per-key (padding) mask.
   bool maskPerKey =
-      readsMask && cast<RankedTensorType>(ops.mask.getType()).getDimSize(2) == 1;
+      readsMask &&
+      cast<RankedTensorType>(ops.mask.getType()).getDimSize(2) == 1;
   if (readsMask)
     inputs.push_back(sliceRows(b, loc, ops.mask,
                                {broadcastOffset(b, loc, ops.mask, 0, at.batch),
