@@ -226,16 +226,7 @@ std::vector<double> attention(const AttentionProblem &pb,
           bool kept = true;
           if (pb.pattern)
             kept = isKept(*pb.pattern, i, j, Lq, Lk, delta, h, qSeg, kSeg);
-          if (pb.mask) {
-            int64_t mb = pb.maskBatch == 1 ? 0 : b,
-                    mh = pb.maskHeads == 1 ? 0 : h;
-            kept =
-                kept &&
-                pb.mask[((mb * pb.maskHeads + mh) * (pb.maskPerKey ? 1 : Lq) +
-                         (pb.maskPerKey ? 0 : i)) *
-                            Lk +
-                        j] != 0;
-          }
+          kept = kept && pb.maskKeeps(b, h, i, j);
           // The score region, last (on kept logits only: a dropped one's
           // value does not matter, and the region may read out of bounds
           // there).

@@ -160,16 +160,7 @@ Gradients attentionGradients(const AttentionProblem &pb, const float *dOut) {
         for (int64_t j = 0; j < Lk; ++j) {
           bool keep = !pb.pattern ||
                       isKept(*pb.pattern, i, j, Lq, Lk, delta, h, qSeg, kSeg);
-          if (pb.mask) {
-            int64_t mb = pb.maskBatch == 1 ? 0 : b,
-                    mh = pb.maskHeads == 1 ? 0 : h;
-            keep =
-                keep &&
-                pb.mask[((mb * pb.maskHeads + mh) * (pb.maskPerKey ? 1 : Lq) +
-                         (pb.maskPerKey ? 0 : i)) *
-                            Lk +
-                        j] != 0;
-          }
+          keep = keep && pb.maskKeeps(b, h, i, j);
           kept[j] = 0;
           if (!keep)
             continue;

@@ -105,6 +105,14 @@ struct AttentionProblem {
   const uint8_t *mask = nullptr;
   int64_t maskBatch = 1, maskHeads = 1;
   bool maskPerKey = false;
+  /// Whether the mask (if any) keeps key j for query i of (b, h).
+  bool maskKeeps(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    if (!mask)
+      return true;
+    int64_t mb = maskBatch == 1 ? 0 : b, mh = maskHeads == 1 ? 0 : h;
+    int64_t rows = maskPerKey ? 1 : queryLen, row = maskPerKey ? 0 : i;
+    return mask[((mb * maskHeads + mh) * rows + row) * keyLen + j] != 0;
+  }
   /// Dense bias [biasBatch, biasHeads, Lq, Lk] (sizes 1 broadcast), or
   /// [biasBatch, biasHeads, 1, Lk] with biasPerKey.
   const float *bias = nullptr;
