@@ -16,6 +16,7 @@
 // share of it).
 //
 //===----------------------------------------------------------------------===//
+#include "../tools/ToolOptions.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Runtime/BlockKernels.h"
 #include "attn/Runtime/ContextParallel.h"
@@ -36,19 +37,29 @@ namespace cl = llvm::cl;
 using namespace attnrt;
 using Clock = std::chrono::steady_clock;
 
-static cl::opt<int64_t> tokens("tokens", cl::init(8192));
-static cl::opt<int64_t> heads("heads", cl::init(8));
-static cl::opt<int64_t> kvHeads("kv-heads", cl::init(0),
+static cl::OptionCategory benchCategory("attn-cp-bench options");
+static cl::opt<int64_t>
+    tokens("tokens", cl::cat(benchCategory),
+           cl::desc("sequence length (tokens over all ranks)"), cl::init(8192));
+static cl::opt<int64_t> heads("heads", cl::cat(benchCategory),
+                              cl::desc("query heads"), cl::init(8));
+static cl::opt<int64_t> kvHeads("kv-heads", cl::cat(benchCategory), cl::init(0),
                                 cl::desc("default: --heads"));
-static cl::opt<int64_t> dim("dim", cl::init(64));
-static cl::opt<std::string> patternName("pattern", cl::init("dense"),
+static cl::opt<int64_t> dim("dim", cl::cat(benchCategory), cl::desc("head dim"),
+                            cl::init(64));
+static cl::opt<std::string> patternName("pattern", cl::cat(benchCategory),
+                                        cl::init("dense"),
                                         cl::desc("dense, causal or window:W"));
-static cl::opt<std::string> scheme("scheme", cl::init("ring"),
+static cl::opt<std::string> scheme("scheme", cl::cat(benchCategory),
+                                   cl::init("ring"),
                                    cl::desc("ring, zigzag or ulysses"));
-static cl::opt<unsigned> repeat("repeat", cl::init(5));
-static cl::opt<unsigned> threads("num-threads", cl::init(1));
+static cl::opt<unsigned> repeat("repeat", cl::cat(benchCategory),
+                                cl::desc("timed runs (the median is printed)"),
+                                cl::init(5));
+static cl::opt<unsigned> threads("num-threads", cl::cat(benchCategory),
+                                 cl::desc("threads per rank"), cl::init(1));
 static cl::opt<double> singleGflops(
-    "single-gflops", cl::init(0),
+    "single-gflops", cl::cat(benchCategory), cl::init(0),
     cl::desc("attention GFLOP/s of one rank alone (0: no time model)"));
 
 static double seconds(Clock::time_point start) {
@@ -67,7 +78,7 @@ static double pairFlops(BlockAttention &blocks, TokenChunk a, TokenChunk b) {
       TokenChunk rows{i, std::min(kTile, a.end() - i)},
           cols{j, std::min(kTile, b.end() - j)};
       BlockClass cls = blocks.classify(rows, cols);
-      double share = cls == BlockClass::Empty ? 0
+      double share = cls == BlockClass::Empty  ? 0
                      : cls == BlockClass::Full ? 1
                                                : 0.5;
       flops += 4.0 * rows.length * cols.length * heads * dim * share;
@@ -83,6 +94,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "attn-cp-bench: " << error << "\n";
     return 1;
   }
+  // --help shows the benchmark's own options; --help-hidden adds LLVM's.
+  attntools::hideForeignOptions({&benchCategory});
   cl::ParseCommandLineOptions(argc, argv, "attn context-parallel benchmark\n");
   const int P = comm->size(), rank = comm->rank();
   int64_t hkv = kvHeads ? kvHeads : heads;
@@ -101,8 +114,10 @@ int main(int argc, char **argv) {
   attnspec::registerToolDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  std::string q = llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", heads, tokens.getValue(), dim);
-  std::string kv = llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", hkv, tokens.getValue(), dim);
+  std::string q =
+      llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", heads, tokens.getValue(), dim);
+  std::string kv =
+      llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", hkv, tokens.getValue(), dim);
   std::string text = llvm::formatv(
       "func.func @a(%q: {0}, %k: {1}, %v: {1}) -> {0} {\n"
       "  %o = attn.attention %q, %k, %v {2} : ({0}, {1}, {1}) -> {0}\n"
@@ -122,8 +137,8 @@ int main(int argc, char **argv) {
   }
 
   // This rank's share, generated here.
-  SequenceLayout layout = scheme == "zigzag" ? SequenceLayout::Zigzag
-                                             : SequenceLayout::Contiguous;
+  SequenceLayout layout =
+      scheme == "zigzag" ? SequenceLayout::Zigzag : SequenceLayout::Contiguous;
   auto chunksOf = [&](int r) { return rankChunks(layout, tokens, P, r); };
   auto rowsOf = [&](int r) {
     int64_t n = 0;
@@ -153,10 +168,9 @@ int main(int argc, char **argv) {
         int peer = 1 - rank;
         for (int leg = 0; leg < 2; ++leg) {
           bool sends = (leg == 0) == (rank == 0);
-          auto ex = comm->startExchange(send.data(), sends ? bytes : 0,
-                                        sends ? peer : -1, receive.data(),
-                                        sends ? 0 : bytes, sends ? -1 : peer,
-                                        error);
+          auto ex = comm->startExchange(
+              send.data(), sends ? bytes : 0, sends ? peer : -1, receive.data(),
+              sends ? 0 : bytes, sends ? -1 : peer, error);
           ex->wait(error);
         }
       }
@@ -172,9 +186,8 @@ int main(int argc, char **argv) {
                ? ulyssesAttention(*comm, layout, tokens, dims, **blocks,
                                   qs.data(), ks.data(), vs.data(), os.data(),
                                   stats, error)
-               : ringAttention(*comm, layout, tokens, dims, **blocks,
-                               qs.data(), ks.data(), vs.data(), os.data(),
-                               stats, error);
+               : ringAttention(*comm, layout, tokens, dims, **blocks, qs.data(),
+                               ks.data(), vs.data(), os.data(), stats, error);
   };
   ContextParallelStats warm;
   if (!call(warm)) {
@@ -204,8 +217,8 @@ int main(int argc, char **argv) {
         for (const TokenChunk &b : chunksOf(s))
           flopsTotal += pairFlops(**blocks, a, b);
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  double rate = singleGflops * 1e9 /
-                std::max(1.0, double(P) * threads / double(cores));
+  double rate =
+      singleGflops * 1e9 / std::max(1.0, double(P) * threads / double(cores));
   auto computeOf = [&](int s) {
     double f = 0;
     for (const TokenChunk &a : chunksOf(rank))
@@ -241,8 +254,8 @@ int main(int argc, char **argv) {
       double transfer = needs(rank, source) && bandwidth > 0
                             ? blockBytes(source) / bandwidth + latency
                             : 0;
-      predicted += std::max(needs(rank, source) ? computeOf(source) : 0.0,
-                            transfer);
+      predicted +=
+          std::max(needs(rank, source) ? computeOf(source) : 0.0, transfer);
     }
   }
   struct rusage usage;
@@ -262,9 +275,8 @@ int main(int argc, char **argv) {
   if (rank == 0) {
     llvm::outs() << "# link: latency " << llvm::formatv("{0:f1}", latency * 1e6)
                  << " us, bandwidth "
-                 << llvm::formatv("{0:f2}", bandwidth * 1e-9)
-                 << " GB/s; total " << llvm::formatv("{0:f3}", flopsTotal * 1e-9)
-                 << " GFLOP\n";
+                 << llvm::formatv("{0:f2}", bandwidth * 1e-9) << " GB/s; total "
+                 << llvm::formatv("{0:f3}", flopsTotal * 1e-9) << " GFLOP\n";
     llvm::outs() << "scheme,pattern,tokens,ranks,rank,rows,median_s,model_s,"
                     "bytes_sent,model_bytes,kv_bytes_held,peak_rss_mib,"
                     "wait_ms,gflops_per_rank\n";

@@ -14,6 +14,7 @@
 // holds them (AMX tiles, else vdpbf16ps, else widened: HostCompiler.h).
 //
 //===----------------------------------------------------------------------===//
+#include "../tools/ToolOptions.h"
 #include "PeakProbe.h"
 #include "Timing.h"
 #include "attn/Runtime/HugePages.h"
@@ -28,21 +29,32 @@
 
 using namespace attnrt;
 
+static llvm::cl::OptionCategory benchCategory("attn-gemm-bench options");
 static llvm::cl::opt<std::string>
     shapesOption("shapes", llvm::cl::desc("M:N:K,... (default: BERT-base)"),
+                 llvm::cl::cat(benchCategory),
                  llvm::cl::init("512:768:768,512:3072:768,512:768:3072,"
                                 "2048:768:768,2048:3072:768,2048:768:3072,"
                                 "1:768:768,1:3072:768"));
-static llvm::cl::opt<unsigned> repeat("repeat", llvm::cl::init(9));
+static llvm::cl::opt<unsigned> repeat("repeat", llvm::cl::init(9),
+                                      llvm::cl::desc("timed runs per shape"),
+                                      llvm::cl::cat(benchCategory));
 static llvm::cl::opt<bool>
-    cold("cold", llvm::cl::desc("evict the caches before each run, as a "
-                                "layer's weights are evicted between uses"));
-static llvm::cl::opt<unsigned> threadsOption("gemm-threads", llvm::cl::init(0));
+    cold("cold", llvm::cl::cat(benchCategory),
+         llvm::cl::desc("evict the caches before each run, as a "
+                        "layer's weights are evicted between uses"));
+static llvm::cl::opt<unsigned>
+    threadsOption("gemm-threads", llvm::cl::init(0),
+                  llvm::cl::desc("threads (0: every core)"),
+                  llvm::cl::cat(benchCategory));
 static llvm::cl::opt<bool>
-    bf16("bf16", llvm::cl::desc("also time bf16 weights (AMX, else "
-                                "vdpbf16ps, else widened)"));
+    bf16("bf16", llvm::cl::cat(benchCategory),
+         llvm::cl::desc("also time bf16 weights (AMX, else "
+                        "vdpbf16ps, else widened)"));
 
 int main(int argc, char **argv) {
+  // --help shows the benchmark's own options; --help-hidden adds LLVM's.
+  attntools::hideForeignOptions({&benchCategory});
   llvm::cl::ParseCommandLineOptions(argc, argv, "attn GEMM benchmark\n");
   unsigned threads =
       threadsOption ? threadsOption : std::thread::hardware_concurrency();
@@ -94,8 +106,7 @@ int main(int argc, char **argv) {
     std::vector<float> panels = (*packed)->pack(wNK.data());
     std::vector<float, HugePageAllocator<float>> wPacked(panels.begin(),
                                                          panels.end());
-    std::vector<float> yAttn(m * n), yKN(m * n), yPacked(m * n),
-        yBlas(m * n);
+    std::vector<float> yAttn(m * n), yKN(m * n), yPacked(m * n), yBlas(m * n);
     // Timed runs accumulate (y += x W); the check runs once from zeros.
     std::vector<char> evict(cold ? 256 << 20 : 0);
     auto evictCaches = [&] {
@@ -156,8 +167,8 @@ int main(int argc, char **argv) {
       auto half = CompiledLinear::create(k, n, WeightLayout::Packed, options,
                                          FloatFormat::BF16);
       if (!half) {
-        llvm::errs() << "compiling failed: "
-                     << llvm::toString(half.takeError()) << "\n";
+        llvm::errs() << "compiling failed: " << llvm::toString(half.takeError())
+                     << "\n";
         return 1;
       }
       std::vector<uint16_t> halves = (*half)->packHalf(wNK.data());
@@ -173,16 +184,15 @@ int main(int argc, char **argv) {
       // it and far below an indexing error (O(sqrt(K)) itself).
       double worstHalf = 0;
       for (int64_t i = 0; i < m * n; ++i)
-        worstHalf =
-            std::max(worstHalf, double(std::fabs(yHalf[i] - yBlas[i])));
+        worstHalf = std::max(worstHalf, double(std::fabs(yHalf[i] - yBlas[i])));
       if (worstHalf > 4e-3 * std::sqrt(double(k))) {
         llvm::errs() << llvm::formatv(
             "{0}: attn's bf16 product differs from OpenBLAS by {1}\n", shape,
             worstHalf);
         return 1;
       }
-      llvm::outs() << llvm::formatv(" {0,8:F1} | {1,5:F2}x |",
-                                    gflop / tHalf, tPacked / tHalf);
+      llvm::outs() << llvm::formatv(" {0,8:F1} | {1,5:F2}x |", gflop / tHalf,
+                                    tPacked / tHalf);
     }
     llvm::outs() << "\n";
   }
