@@ -222,3 +222,33 @@ Value CpuFlashKernel::applyMods(Value sT, Value j0, Value tk) {
   return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, rows.getResult(0),
                                f32Const(-INFINITY));
 }
+
+memref::GlobalOp CpuFlashKernel::createF32Table(StringRef name,
+                                                ArrayRef<float> data) {
+  memref::GlobalOp &cached =
+      f32Tables[std::vector<float>(data.begin(), data.end())];
+  if (cached)
+    return cached;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
+  auto type = MemRefType::get({int64_t(data.size())}, f32);
+  auto global = memref::GlobalOp::create(
+      b, name, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(RankedTensorType::get(type.getShape(), f32), data),
+      /*constant=*/true, /*alignment=*/IntegerAttr());
+  SymbolTable(module).insert(global); // uniquifies the name
+  cached = global;
+  return global;
+}
+
+memref::GlobalOp CpuFlashKernel::createTable(ModuleOp module, StringRef name,
+                                             ArrayRef<int32_t> data) {
+  auto type = MemRefType::get({int64_t(data.size())}, b.getI32Type());
+  auto tensorType = RankedTensorType::get(type.getShape(), b.getI32Type());
+  auto global = memref::GlobalOp::create(
+      b, name, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(tensorType, data), /*constant=*/true,
+      /*alignment=*/IntegerAttr());
+  SymbolTable(module).insert(global); // uniquifies the name
+  return global;
+}

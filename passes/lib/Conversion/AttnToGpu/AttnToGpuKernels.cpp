@@ -75,18 +75,6 @@ Attribute vulkanTargetEnv(MLIRContext *ctx, const TargetDescription &target) {
   return parseAttribute(text, ctx);
 }
 
-/// What no GPU API lowers as the emitters leave it: constant tables become
-/// selects or buffers, and for NVVM the math ops that would be libdevice
-/// calls become arithmetic.
-LogicalResult finishKernel(gpu::GPUFuncOp kernel,
-                           const TargetDescription &target) {
-  if (failed(lowerConstantTableLookups(kernel)))
-    return failure();
-  if (target.api == TargetDescription::Api::Cuda)
-    lowerMathForNvvm(kernel);
-  return success();
-}
-
 struct AttnToGpuKernelsPass
     : attn::impl::AttnToGpuKernelsBase<AttnToGpuKernelsPass> {
   using AttnToGpuKernelsBase::AttnToGpuKernelsBase;
@@ -120,7 +108,7 @@ struct AttnToGpuKernelsPass
         }
         for (gpu::GPUFuncOp kernel :
              buildGpuBackwardKernels(host, grad, *description, kernels))
-          anyFailed |= failed(finishKernel(kernel, *description));
+          anyFailed |= failed(finishGpuKernel(kernel, *description));
         host.erase();
         continue;
       }
@@ -145,7 +133,7 @@ struct AttnToGpuKernelsPass
       gpu::GPUFuncOp kernel =
           buildGpuFlashKernel(host, *attention, plan, *description, kernels,
                               countTiles, emulateMma, maxKeySplits);
-      if (failed(finishKernel(kernel, *description))) {
+      if (failed(finishGpuKernel(kernel, *description))) {
         anyFailed = true;
         continue;
       }

@@ -59,6 +59,11 @@ LogicalResult lowerConstantTableLookups(gpu::GPUFuncOp func);
 /// max(x, -x).
 void lowerMathForNvvm(gpu::GPUFuncOp func);
 
+/// Both of the above, as every kernel needs them for `target`
+/// (GpuKernelFinish.cpp).
+LogicalResult finishGpuKernel(gpu::GPUFuncOp kernel,
+                              const TargetDescription &target);
+
 } // namespace mlir::attn
 
 #endif // ATTN_CONVERSION_ATTNTOGPU_GPUFLASHKERNEL_H
