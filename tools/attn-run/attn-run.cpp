@@ -13,12 +13,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../ToolOptions.h"
+#include "CheckEntry.h"
 #include "EfficientOps.h"
 #include "Operands.h"
 #include "ProblemFromIR.h"
 #include "RunBackward.h"
 #include "RunContextParallel.h"
 #include "RunLayers.h"
+#include "RunOptions.h"
 #include "TileStats.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/TileSchedule.h"
@@ -57,250 +59,7 @@ using namespace mlir;
 using attnrt::Operand;
 namespace cl = llvm::cl;
 
-static cl::OptionCategory runCategory("attn-run options");
-static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("<input.mlir | spec.yaml>"),
-                                      cl::Required, cl::cat(runCategory));
-static cl::opt<std::string> entryName("entry",
-                                      cl::desc("function to run (default: "
-                                               "the first public function)"),
-                                      cl::cat(runCategory));
-static cl::list<std::string>
-    inputArrays("input", cl::desc("ROLE=FILE.npy: read an operand"),
-                cl::cat(runCategory));
-static cl::opt<bool> randomInputs(
-    "random-inputs",
-    cl::desc("generate operands that --input does not give from the seed "
-             "(without it, every operand must be given once one is)"),
-    cl::cat(runCategory));
-static cl::opt<std::string> outputFile("output",
-                                       cl::desc("write the result (.npy)"),
-                                       cl::cat(runCategory));
-static cl::opt<bool> gaussianOmega(
-    "gaussian-omega",
-    cl::desc("draw a generated omega (attn.kernelized) i.i.d. N(0, 1) "
-             "instead of as orthogonal random features (tests; --help-hidden)"),
-    cl::cat(runCategory), cl::Hidden);
-static cl::opt<uint64_t> seed("seed", cl::desc("seed of generated inputs"),
-                              cl::init(0), cl::cat(runCategory));
-static cl::opt<bool> check("check", cl::desc("compare with the f64 reference"),
-                           cl::cat(runCategory));
-static cl::opt<bool>
-    backward("backward",
-             cl::desc("run the attention's backward on a seeded dO: dQ, dK, dV "
-                      "(--check: against the f64 reference's gradients)"),
-             cl::cat(runCategory));
-static cl::opt<bool> operandGrads(
-    "backward-operand-grads",
-    cl::desc("--backward: also the gradients of the bias and rel_table "
-             "operands and of a score region's captured tensors (default "
-             "true; false: dQ, dK, dV only, as when no operand requires grad; "
-             "tests; --help-hidden)"),
-    cl::init(true), cl::cat(runCategory), cl::Hidden);
-static cl::opt<double> tolerance(
-    "tolerance",
-    cl::desc("largest accepted max |out - ref| / max |ref| for --check"),
-    cl::init(1e-5), cl::cat(runCategory));
-static cl::opt<std::string> perturbOutput(
-    "perturb-output", cl::Hidden,
-    cl::desc("before --check, make the first output element NaN ('nan') or "
-             "move it by this fraction of the output's largest magnitude "
-             "(tests of --check itself)"),
-    cl::cat(runCategory));
-/// --perturb-output as a number (NaN for 'nan'), if given.
-static std::optional<double> perturbAmount() {
-  if (perturbOutput.empty())
-    return std::nullopt;
-  if (perturbOutput == "nan")
-    return NAN;
-  double amount;
-  if (llvm::StringRef(perturbOutput).getAsDouble(amount))
-    return std::nullopt;
-  return amount;
-}
-static cl::opt<unsigned> repeat("repeat",
-                                cl::desc("time N runs, print the median"),
-                                cl::init(0), cl::cat(runCategory));
-static cl::opt<unsigned> threads("num-threads",
-                                 cl::desc("threads to run on (default: all "
-                                          "cores)"),
-                                 cl::init(0), cl::cat(runCategory));
-static cl::opt<std::string> linearBackend(
-    "linear",
-    cl::desc("layer specs: the projections' and feed-forward's GEMM, attn "
-             "(default: compiled by attn, weights packed once, bias, "
-             "activation and residual fused) | openblas (f32 layers only: "
-             "OpenBLAS sgemm, the other steps in passes of their own)"),
-    cl::value_desc("backend"), cl::init("attn"), cl::cat(runCategory));
-static cl::opt<std::string> contextParallel(
-    "context-parallel",
-    cl::desc("under mpirun: split the sequence over the ranks, ring | "
-             "zigzag (ring, causal-balanced layout) | ulysses "
-             "(docs/Distributed.md); rank 0 checks and compares with a "
-             "single-process run"),
-    cl::value_desc("scheme"), cl::cat(runCategory));
-static cl::opt<bool> tensorParallel(
-    "tensor-parallel",
-    cl::desc("layer specs under mpirun: each rank holds a slice of every "
-             "layer's heads and feed-forward units; rank 0 checks and "
-             "compares with a single-process run"),
-    cl::cat(runCategory));
-static cl::opt<std::string> loadLibrary(
-    "load",
-    cl::desc("run this shared library from attn-compile --emit=so instead of "
-             "JIT-compiling the input (which still names the operands and "
-             "the reference)"),
-    cl::value_desc("lib.so"), cl::cat(runCategory));
-static cl::opt<bool>
-    generic("generic",
-            cl::desc("compile with the generic path only (no vectorized "
-                     "CPU kernels)"),
-            cl::cat(runCategory));
-static cl::opt<std::string> device(
-    "device",
-    cl::desc("where the kernel runs: cpu (compiled for this host; the "
-             "default), vulkan (SPIR-V on the Vulkan device "
-             "$ATTN_VULKAN_DEVICE, else the first GPU, else lavapipe) or "
-             "cuda (PTX on CUDA device $ATTN_CUDA_DEVICE, default 0)"),
-    cl::init("cpu"), cl::cat(runCategory));
-static cl::opt<std::string> gpuTarget(
-    "gpu-target",
-    cl::desc("the target a GPU device compiles for: vulkan (= "
-             "vulkan-lavapipe, the default of --device=vulkan) or "
-             "vulkan-generic; cuda (= cuda-sm80, the default of "
-             "--device=cuda; newer GPUs JIT its PTX) or cuda-sm90"),
-    cl::cat(runCategory));
-
-/// --gpu-target, or the default of --device.
-static std::string effectiveGpuTarget() {
-  if (!gpuTarget.empty())
-    return gpuTarget;
-  return device == "cuda" ? "cuda" : "vulkan";
-}
-static cl::opt<bool> emulateMma(
-    "gpu-emulate-mma",
-    cl::desc("--device=vulkan: run f16 / bf16 attention on the tensor-core "
-             "kernel of the CUDA target, each mma emulated in workgroup "
-             "memory (a test of that kernel; slow)"),
-    cl::cat(runCategory));
-
-/// Why --device, --gpu-target and --gpu-emulate-mma do not go together, or
-/// "".
-static std::string checkDeviceOptions() {
-  if (device != "cpu" && device != "vulkan" && device != "cuda")
-    return "--device must be cpu, vulkan or cuda";
-  if (device != "cpu" &&
-      !llvm::StringRef(effectiveGpuTarget()).starts_with(device.getValue()))
-    return device == "vulkan" ? "--gpu-target of --device=vulkan must be "
-                                "vulkan, vulkan-lavapipe or vulkan-generic"
-                              : "--gpu-target of --device=cuda must be cuda, "
-                                "cuda-sm80 or cuda-sm90";
-  if (emulateMma && device != "vulkan")
-    return "--gpu-emulate-mma applies to --device=vulkan";
-  return "";
-}
-/// The kernel when --device=vulkan or cuda (timed by the device).
-static attnrt::GpuKernel *gpuKernel = nullptr;
-static cl::opt<int64_t> vectorBits(
-    "vector-bits",
-    cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
-             "CPU's)"),
-    cl::init(0), cl::cat(runCategory));
-static cl::opt<attnrt::Bf16Products> bf16Products(
-    "bf16-products",
-    cl::desc("how bf16 attention products, and the products of dtype bf16 "
-             "layers, run on the CPU"),
-    cl::values(clEnumValN(attnrt::Bf16Products::Auto, "auto",
-                          "AMX tiles, else vdpbf16ps, else widened (default)"),
-               clEnumValN(attnrt::Bf16Products::Amx, "amx", "AMX tiles"),
-               clEnumValN(attnrt::Bf16Products::Dot, "dot",
-                          "vdpbf16ps (AVX-512 BF16)"),
-               clEnumValN(attnrt::Bf16Products::Widen, "widen",
-                          "widened to f32 vectors")),
-    cl::init(attnrt::Bf16Products::Auto), cl::cat(runCategory));
-// LLVM itself registers --stats (its statistics, empty in release builds);
-// attn-run reads the same flag: --stats prints the key tiles the vectorized
-// kernels visited and how many the pattern keeps something of.
-static cl::extrahelp statsHelp(
-    "\n--stats: print the key tiles the vectorized kernels visited and how "
-    "many tiles the pattern keeps something of (by the reference)\n");
-static bool stats = false;
-static cl::opt<int64_t> queryTile("q-tile", cl::desc("query rows per tile"),
-                                  cl::init(64), cl::cat(runCategory));
-static cl::opt<int64_t> keyTile("kv-tile",
-                                cl::desc("key rows per tile (generic path)"),
-                                cl::init(128), cl::cat(runCategory));
-static cl::opt<int64_t>
-    cpuKeyTile("cpu-kv-tile",
-               cl::desc("key rows per tile (vectorized CPU path; 0: chosen per "
-                        "pattern)"),
-               cl::init(0), cl::cat(runCategory));
-
-// Layer specs (RunLayers.h).
-static cl::OptionCategory layerCategory("Layer specs");
-static cl::opt<std::string> weightsFile(
-    "weights", cl::desc("the layer stack's weights (.safetensors)"),
-    cl::cat(layerCategory));
-static cl::opt<std::string> writeWeights(
-    "write-random-weights",
-    cl::desc("write seeded random weights for the layer spec and exit"),
-    cl::value_desc("FILE.safetensors"), cl::cat(layerCategory));
-static cl::opt<std::string> memoryFile(
-    "memory", cl::desc("encoder output [B, M, d_model] for cross-attention"),
-    cl::value_desc("FILE.npy"), cl::cat(layerCategory));
-static cl::opt<int64_t> decodeSteps(
-    "decode-steps",
-    cl::desc("decode the last N input tokens one at a time through the KV "
-             "cache and compare with the whole-sequence pass"),
-    cl::init(0), cl::cat(layerCategory));
-static cl::opt<int64_t> genLength(
-    "length", cl::desc("tokens of a generated input (and the length random "
-                       "Linformer projections are made for)"),
-    cl::init(128), cl::cat(layerCategory));
-static cl::opt<int64_t> genBatch("batch",
-                                 cl::desc("batch of a generated input"),
-                                 cl::init(1), cl::cat(layerCategory));
-static cl::opt<int64_t> genMemory(
-    "memory-length",
-    cl::desc("rows of a generated memory (default: the input's length)"),
-    cl::init(0), cl::cat(layerCategory));
-static cl::list<int64_t> packedLengths(
-    "lengths",
-    cl::desc("run sequences of these lengths packed in one input [1, total, "
-             "d_model] and compare each with running it alone"),
-    cl::CommaSeparated, cl::cat(layerCategory));
-static cl::opt<bool> paddedLengths(
-    "padded",
-    cl::desc("with --lengths: run the sequences padded to the longest, NaN "
-             "in the padding, and compare their rows"),
-    cl::cat(layerCategory));
-static cl::opt<std::string> serve(
-    "serve",
-    cl::desc("replay a synthetic continuous-batching trace of N sequences "
-             "(decoders), each compared with decoding it alone; then "
-             "key=value: rate (Poisson arrivals per second, 0: all at "
-             "once), prompt and output (mean lengths, uniform 1..2x), live "
-             "(most live sequences), step (most tokens per step), paged (0: "
-             "rows per sequence)"),
-    cl::value_desc("N[,key=value...]"), cl::cat(layerCategory));
-static cl::opt<bool> allowNonFinite(
-    "allow-nonfinite",
-    cl::desc("run NaN or infinite weights and inputs (refused by default: "
-             "every output would be NaN, and so would the reference)"),
-    cl::cat(layerCategory));
-static cl::opt<bool> allowUnusedWeights(
-    "allow-unused-weights",
-    cl::desc("warn about tensors of --weights the layer does not read "
-             "(refused by default: weights of another layer spec)"),
-    cl::cat(layerCategory));
-static cl::opt<bool> progress("progress",
-                              cl::desc("print each layer and decoding step"),
-                              cl::cat(layerCategory));
-
-static int fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
-  return EXIT_FAILURE;
-}
+using namespace attnrun;
 
 using attnrt::attentionRoles;
 using attnrt::RoleList;
@@ -317,8 +76,7 @@ static std::string roleOf(BlockArgument arg, const RoleList &roles) {
 static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
   // Options of single attention problems: a layer spec would ignore them
   // (docs/Hardening.md: options the chosen path ignores are errors).
-  for (const cl::Option *option :
-       std::initializer_list<const cl::Option *>{
+  for (const cl::Option *option : std::initializer_list<const cl::Option *>{
            &loadLibrary, &entryName, &generic, &queryTile, &keyTile,
            &cpuKeyTile, &randomInputs, &gaussianOmega})
     if (option->getNumOccurrences())
@@ -340,7 +98,8 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
       options.memory = path.str();
     else
       return fail("a layer spec takes --input [x=]FILE.npy and "
-                  "memory=FILE.npy, not '" + role + "'");
+                  "memory=FILE.npy, not '" +
+                  role + "'");
   }
   options.output = outputFile;
   options.batch = genBatch;
@@ -478,51 +237,6 @@ static std::string prepareOperands(func::FuncOp entry,
   return "";
 }
 
-/// The op attn-run checks in the entry: an attn.attention or one of the
-/// efficient families, with its operands' roles.
-struct CheckedOp {
-  attn::AttentionOp attention;
-  std::optional<attnrt::EfficientOpCheck> efficient;
-  RoleList roles;
-};
-
-/// The entry function (--entry, or the first public one) and its checked
-/// op; an error message when there is none or --check has none to check.
-static std::string findEntry(ModuleOp module, func::FuncOp &entry,
-                             CheckedOp &checked) {
-  module->walk([&](func::FuncOp f) {
-    if (entry || f.isExternal())
-      return;
-    if (entryName.empty() ? f.isPublic() : f.getSymName() == entryName)
-      entry = f;
-  });
-  if (!entry)
-    return entryName.empty() ? "no public function to run"
-                             : "no function named '" + entryName + "'";
-  int numAttention = 0;
-  entry.walk([&](Operation *op) {
-    if (auto a = dyn_cast<attn::AttentionOp>(op)) {
-      checked.attention = a;
-      ++numAttention;
-    } else if (auto described = attnrt::describeEfficientOp(op)) {
-      checked.efficient = std::move(described);
-      ++numAttention;
-    }
-  });
-  if (check && numAttention != 1)
-    return ("--check needs exactly one attention op (attn.attention, or "
-            "attn.linformer, attn.nystrom, attn.kernelized or "
-            "attn.fourier_mix with static shapes) in @" +
-            entry.getSymName() + ", found " + llvm::Twine(numAttention))
-        .str();
-  if (numAttention != 1)
-    checked = CheckedOp();
-  checked.roles = checked.attention   ? attentionRoles(checked.attention)
-                  : checked.efficient ? checked.efficient->roles
-                                      : RoleList();
-  return "";
-}
-
 /// The entry's first result, a static f32 tensor; null after reporting why
 /// not. A second result must be the log-sum-exp of its attention: a static
 /// f32 [B, Hq, Lq] tensor, set in `lseType`.
@@ -632,17 +346,17 @@ static void printMedian(std::vector<double> milliseconds, double flops,
 
 /// Times --repeat runs and prints the median (and the rate when the FLOPs
 /// are known).
-static llvm::Error timeRuns(llvm::function_ref<llvm::Error()> runOnce,
-                            double flops,
-                            const attnrt::reference::AttentionProblem *problem) {
+static llvm::Error
+timeRuns(llvm::function_ref<llvm::Error()> runOnce, double flops,
+         const attnrt::reference::AttentionProblem *problem) {
   std::vector<double> seconds;
   for (unsigned r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error error = runOnce())
       return error;
-    seconds.push_back(std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   std::vector<double> milliseconds;
   for (double s : seconds)
@@ -671,136 +385,6 @@ static void printMedian(std::vector<double> milliseconds, double flops,
                  "bench/attn-sparse-bench for rates on kept entries)"
                : "");
   llvm::outs() << "\n";
-}
-
-/// --check: the f64 reference of the checked op on the same operands,
-/// compared with `result`. Returns the exit status.
-static int checkResult(const CheckedOp &checked,
-                       std::optional<attnrt::reference::AttentionProblem> problem,
-                       llvm::function_ref<Operand *(llvm::StringRef)> operandOf,
-                       llvm::StringRef entrySymbol, std::vector<float> &result,
-                       attnrt::FloatFormat resultFormat,
-                       const std::vector<float> *lse) {
-  std::vector<double> expected, expectedLse;
-  if (lse && !checked.attention)
-    return fail("--check of an lse result needs attn.attention in @" +
-                entrySymbol);
-  if (checked.efficient) {
-    for (const auto &[value, role] : checked.efficient->roles)
-      if (!operandOf(role))
-        return fail("--check needs " + role + " to be an argument of @" +
-                    entrySymbol);
-    expected = checked.efficient->reference(
-        [&](llvm::StringRef role) -> const float * {
-          Operand *operand = operandOf(role);
-          return operand ? operand->floats() : nullptr;
-        });
-  } else {
-    if (!operandOf("q") || !operandOf("k") || !operandOf("v"))
-      return fail("--check needs q, k and v to be arguments of @" +
-                  entrySymbol);
-    // A mask or bias computed inside the function is not what the
-    // reference would read: refuse rather than compare against other data.
-    for (const auto &[value, role] : checked.roles)
-      if (value && !operandOf(role))
-        return fail("--check needs " + role + " to be an argument of @" +
-                    entrySymbol);
-    problem->query = operandOf("q")->floats();
-    problem->key = operandOf("k")->floats();
-    problem->value = operandOf("v")->floats();
-    if (Operand *mask = operandOf("mask"))
-      problem->mask = mask->as<uint8_t>();
-    if (Operand *bias = operandOf("bias"))
-      problem->bias = bias->floats();
-    if (Operand *table = operandOf("rel_table"))
-      problem->relTable = table->floats();
-    attnrt::bindCapturedData(*problem, [&](llvm::StringRef role) {
-      return operandOf(role)->floats();
-    });
-    expected = attnrt::reference::attention(*problem,
-                                            lse ? &expectedLse : nullptr);
-  }
-
-  // 16-bit results: the bar is twice the error of the naive attention
-  // computed in that type (S, P and O rounded), on the same inputs.
-  double bar = tolerance;
-  std::string barSource;
-  if (resultFormat != attnrt::FloatFormat::F32 && problem &&
-      !tolerance.getNumOccurrences()) {
-    attnrt::reference::AttentionProblem naive = *problem;
-    naive.computeIn = resultFormat;
-    std::vector<double> naiveOut = attnrt::reference::attention(naive);
-    std::vector<float> naiveFloats(naiveOut.begin(), naiveOut.end());
-    double naiveError = attnrt::reference::compare(naiveFloats, expected,
-                                                   expected.size())
-                            .scaledError();
-    bar = 2 * naiveError;
-    barSource = llvm::formatv(" = 2 x the naive {0} attention's {1:e2}",
-                              resultFormat == attnrt::FloatFormat::F16
-                                  ? "f16"
-                                  : "bf16",
-                              naiveError)
-                    .str();
-  }
-
-  if (std::optional<double> amount = perturbAmount()) {
-    float largest = 0;
-    for (float x : result)
-      largest = std::max(largest, std::abs(x));
-    result[0] =
-        std::isnan(*amount) ? NAN : result[0] + float(*amount) * largest;
-  }
-  // Errors are judged relative to the output's magnitude (absolute when the
-  // output is all zeros, e.g. every row masked); a non-finite value where
-  // the reference has none (or another one) fails.
-  auto judge = [&](llvm::StringRef what, const std::vector<float> &out,
-                   const std::vector<double> &ref) {
-    attnrt::reference::Comparison c =
-        attnrt::reference::compare(out, ref, ref.size());
-    bool pass = c.passes(bar);
-    llvm::outs() << llvm::formatv(
-        "check{0}: max abs error {1:e2}, {2} scale {3:e2}, scaled error "
-        "{4:e2} (tolerance {5:e1}{6}){7}: {8}\n",
-        what.empty() ? "" : " " + what.str(), c.maxError,
-        what.empty() ? "output" : what, c.scale, c.scaledError(), bar,
-        barSource,
-        c.mismatches
-            ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
-        : c.finitePairs == 0 && c.values > 0 ? ", NO FINITE VALUE"
-                                             : "",
-        pass ? "PASS" : "FAIL");
-    return pass;
-  };
-  bool pass = judge("", result, expected);
-  // The log-sum-exp is judged like the output, scaled by max |lse| (f32
-  // rounding of m + log l is ~1e-7 of it); -inf rows must match.
-  if (lse)
-    pass = judge("lse", *lse, expectedLse) && pass;
-  return pass ? EXIT_SUCCESS : EXIT_FAILURE;
-}
-
-/// The reference problem of the checked attention op and its FLOPs (2 per
-/// multiply-add in Q K^T and P V, halved when causal), read from the IR
-/// before lowering erases the op. False when --check or --stats need it
-/// and it cannot be had (the error is reported at the op).
-static bool describeProblem(
-    const CheckedOp &checked,
-    std::optional<attnrt::reference::AttentionProblem> &problem,
-    double &flops) {
-  flops = checked.efficient ? checked.efficient->flops : 0;
-  if (!checked.attention || !(check || stats || repeat > 0))
-    return true;
-  FailureOr<attnrt::reference::AttentionProblem> pb =
-      attnrt::problemFromAttention(checked.attention);
-  if (failed(pb))
-    return !(check || stats);
-  problem = *pb;
-  flops = 2.0 * problem->batch * problem->queryHeads * problem->queryLen *
-          problem->keyLen * double(problem->headDim + problem->valueDim);
-  if (problem->pattern &&
-      problem->pattern->kind == attnrt::reference::Pattern::Kind::Causal)
-    flops /= 2; // the usual convention for causal attention
-  return true;
 }
 
 /// --backward: the checked attention's gradients (RunBackward.cpp).
@@ -855,36 +439,13 @@ static std::optional<int> runIfLayerSpec() {
   return runLayerSpec(layerSource);
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-  // --help shows the tool's own options; --help-hidden adds LLVM's.
-  attntools::hideForeignOptions({&runCategory, &layerCategory});
-  cl::ParseCommandLineOptions(argc, argv,
-                              "attn-run: compile, run and check attention\n");
-  stats = llvm::AreStatisticsEnabled();
-  // 1e400 parses as infinity: a bound every result would pass.
-  if (!std::isfinite(tolerance) || tolerance < 0)
-    return fail("--tolerance must be a finite number >= 0");
-  if (std::optional<int> status = runIfLayerSpec())
-    return *status;
-  // Options of layer specs: an attention spec or IR would ignore them
-  // (docs/Hardening.md: options the chosen path ignores are errors).
-  for (const auto &[name, option] : cl::getRegisteredOptions())
-    if (llvm::is_contained(option->Categories, &layerCategory) &&
-        option->getNumOccurrences())
-      return fail("--" + name.str() +
-                  " applies to layer specs, not to attention specs and IR");
-
-  DialectRegistry registry;
-  attnspec::registerToolDialects(registry);
-  MLIRContext context(registry);
-  // Errors point at the spec or IR location; dumping the op adds noise.
-  context.printOpOnDiagnostic(false);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      attnspec::loadModule(inputFile, sourceMgr, &context);
+/// Loads the input, applies a spec's `target:`, finds the entry (the other
+/// functions are dropped: they would only add compile time) and verifies
+/// it for the target. EXIT_SUCCESS to go on, else the exit status.
+static int loadEntry(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                     OwningOpRef<ModuleOp> &module, func::FuncOp &entry,
+                     CheckedOp &checked) {
+  module = attnspec::loadModule(inputFile, sourceMgr, &context);
   if (!module)
     return EXIT_FAILURE;
   // A spec's `target:` is the default of --device and --gpu-target.
@@ -900,8 +461,6 @@ int main(int argc, char **argv) {
   }
   if (std::string message = checkDeviceOptions(); !message.empty())
     return fail(message);
-  func::FuncOp entry;
-  CheckedOp checked;
   if (std::string message = findEntry(*module, entry, checked);
       !message.empty())
     return fail(message);
@@ -918,8 +477,12 @@ int main(int argc, char **argv) {
       {device == "cpu" ? std::string("cpu") : effectiveGpuTarget()}));
   if (failed(verify.run(*module)))
     return EXIT_FAILURE;
-  if (backward)
-    return runBackwardOf(*module, entry, checked);
+  return EXIT_SUCCESS;
+}
+
+/// Runs the entry (JIT, --load or a device), then its statistics, output,
+/// timing and --check.
+static int runEntry(ModuleOp moduleOp, func::FuncOp entry, CheckedOp checked) {
   RankedTensorType lseType;
   RankedTensorType resultType = resultTypeOf(entry, lseType);
   if (!resultType)
@@ -928,8 +491,8 @@ int main(int argc, char **argv) {
   // Operands: generated, or read (stable addresses: descriptors point in).
   std::list<Operand> operands;
   std::map<std::string, unsigned> roleArgs;
-  if (std::string message = prepareOperands(entry, resultType, checked.roles,
-                                            operands, roleArgs);
+  if (std::string message =
+          prepareOperands(entry, resultType, checked.roles, operands, roleArgs);
       !message.empty())
     return fail(message);
   auto operandOf = [&](llvm::StringRef role) {
@@ -956,9 +519,9 @@ int main(int argc, char **argv) {
     ranks = attnrt::connectRanks(message);
     if (!ranks)
       return fail(message);
-    message = attnrt::runContextParallel(*ranks, contextParallel,
-                                         checked.attention, threads,
-                                         operandOf, distributed);
+    message =
+        attnrt::runContextParallel(*ranks, contextParallel, checked.attention,
+                                   threads, operandOf, distributed);
     if (!message.empty())
       return fail(message);
     if (ranks->rank() != 0)
@@ -966,7 +529,7 @@ int main(int argc, char **argv) {
   }
 
   std::string entrySymbol = entry.getSymName().str();
-  auto kernel = buildKernel(*module);
+  auto kernel = buildKernel(moduleOp);
   if (!kernel)
     return fail(llvm::toString(kernel.takeError()));
 
@@ -1025,10 +588,9 @@ int main(int argc, char **argv) {
         "context parallel vs one process: max abs difference {0:e2}, scaled "
         "{1:e2}{2}\n",
         c.maxError, c.scaledError(),
-        c.mismatches ? llvm::formatv(", {0} NON-FINITE MISMATCHES",
-                                     c.mismatches)
-                           .str()
-                     : std::string());
+        c.mismatches
+            ? llvm::formatv(", {0} NON-FINITE MISMATCHES", c.mismatches).str()
+            : std::string());
     if (!c.passes(tolerance))
       return fail("the context-parallel output differs from the "
                   "single-process one beyond --tolerance");
@@ -1049,11 +611,50 @@ int main(int argc, char **argv) {
     printMedian(gpuKernel->dispatchTimes(), flops,
                 problem ? &*problem : nullptr);
   } else if (repeat > 0) {
-    if (llvm::Error error = timeRuns(runOnce, flops, problem ? &*problem : nullptr))
+    if (llvm::Error error =
+            timeRuns(runOnce, flops, problem ? &*problem : nullptr))
       return fail(llvm::toString(std::move(error)));
   }
   if (!check)
     return EXIT_SUCCESS;
   return checkResult(checked, problem, operandOf, entrySymbol, result,
                      resultFormat, lseType ? &lseResult : nullptr);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  // --help shows the tool's own options; --help-hidden adds LLVM's.
+  attntools::hideForeignOptions({&runCategory, &layerCategory});
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn-run: compile, run and check attention\n");
+  stats = llvm::AreStatisticsEnabled();
+  // 1e400 parses as infinity: a bound every result would pass.
+  if (!std::isfinite(tolerance) || tolerance < 0)
+    return fail("--tolerance must be a finite number >= 0");
+  if (std::optional<int> status = runIfLayerSpec())
+    return *status;
+  // Options of layer specs: an attention spec or IR would ignore them
+  // (docs/Hardening.md: options the chosen path ignores are errors).
+  for (const auto &[name, option] : cl::getRegisteredOptions())
+    if (llvm::is_contained(option->Categories, &layerCategory) &&
+        option->getNumOccurrences())
+      return fail("--" + name.str() +
+                  " applies to layer specs, not to attention specs and IR");
+
+  DialectRegistry registry;
+  attnspec::registerToolDialects(registry);
+  MLIRContext context(registry);
+  // Errors point at the spec or IR location; dumping the op adds noise.
+  context.printOpOnDiagnostic(false);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp entry;
+  CheckedOp checked;
+  if (int status = loadEntry(context, sourceMgr, module, entry, checked))
+    return status;
+  if (backward)
+    return runBackwardOf(*module, entry, checked);
+  return runEntry(*module, entry, checked);
 }
