@@ -86,6 +86,114 @@ static double pairFlops(BlockAttention &blocks, TokenChunk a, TokenChunk b) {
   return flops;
 }
 
+/// The link between ranks 0 and 1: latency (s) from 8-byte and bandwidth
+/// (bytes/s) from 4 MiB round trips.
+static void measureLink(Communicator &comm, double &latency,
+                        double &bandwidth) {
+  int rank = comm.rank();
+  std::string error;
+  auto pingPong = [&](size_t bytes, int trips) {
+    std::vector<char> send(bytes, 1), receive(bytes);
+    comm.barrier(error);
+    auto start = Clock::now();
+    for (int t = 0; t < trips && rank < 2; ++t) {
+      int peer = 1 - rank;
+      for (int leg = 0; leg < 2; ++leg) {
+        bool sends = (leg == 0) == (rank == 0);
+        auto ex = comm.startExchange(
+            send.data(), sends ? bytes : 0, sends ? peer : -1, receive.data(),
+            sends ? 0 : bytes, sends ? -1 : peer, error);
+        ex->wait(error);
+      }
+    }
+    return seconds(start) / (2.0 * trips);
+  };
+  latency = pingPong(8, 200);
+  bandwidth = (4 << 20) / std::max(pingPong(4 << 20, 20) - latency, 1e-9);
+}
+
+/// One attention of the benchmark's shape, parsed.
+static mlir::OwningOpRef<mlir::ModuleOp>
+parseAttention(mlir::MLIRContext &context, int64_t hkv,
+               const std::string &pattern) {
+  std::string q =
+      llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", heads, tokens.getValue(), dim);
+  std::string kv =
+      llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", hkv, tokens.getValue(), dim);
+  std::string text = llvm::formatv(
+      "func.func @a(%q: {0}, %k: {1}, %v: {1}) -> {0} {\n"
+      "  %o = attn.attention %q, %k, %v {2} : ({0}, {1}, {1}) -> {0}\n"
+      "  return %o : {0}\n}\n",
+      q, kv, pattern);
+  return mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+}
+
+/// The model (docs/Distributed.md, "Which scheme wins"): per step the
+/// larger of a rank's compute (at --single-gflops shared by the ranks'
+/// threads) and the transfer of the block it gets.
+struct Prediction {
+  double flopsTotal = 0, seconds = 0, bytes = 0;
+};
+static Prediction predict(BlockAttention &blocks, SequenceLayout layout, int P,
+                          int rank, int64_t hkv, double latency,
+                          double bandwidth) {
+  auto chunksOf = [&](int r) { return rankChunks(layout, tokens, P, r); };
+  auto rowsOf = [&](int r) {
+    int64_t n = 0;
+    for (const TokenChunk &c : chunksOf(r))
+      n += c.length;
+    return n;
+  };
+  double flopsTotal = 0;
+  for (int r = 0; r < P; ++r)
+    for (const TokenChunk &a : chunksOf(r))
+      for (int s = 0; s < P; ++s)
+        for (const TokenChunk &b : chunksOf(s))
+          flopsTotal += pairFlops(blocks, a, b);
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  double rate =
+      singleGflops * 1e9 / std::max(1.0, double(P) * threads / double(cores));
+  auto computeOf = [&](int s) {
+    double f = 0;
+    for (const TokenChunk &a : chunksOf(rank))
+      for (const TokenChunk &b : chunksOf(s))
+        f += pairFlops(blocks, a, b);
+    return rate > 0 ? f / rate : 0.0;
+  };
+  double predictedBytes = 0, predicted = 0;
+  auto blockBytes = [&](int s) {
+    return double(sizeof(float)) * hkv * rowsOf(s) * 2 * dim;
+  };
+  auto needs = [&](int x, int y) {
+    for (const TokenChunk &a : chunksOf(x))
+      for (const TokenChunk &b : chunksOf(y))
+        if (a.length && b.length && blocks.classify(a, b) != BlockClass::Empty)
+          return true;
+    return false;
+  };
+  if (scheme == "ulysses") {
+    int64_t longest = (tokens + P - 1) / P;
+    predictedBytes = double(sizeof(float)) * (2 * heads + 2 * hkv) * longest *
+                     dim * (P - 1) / P;
+    predicted = (rate > 0 ? flopsTotal / P / rate : 0) +
+                (bandwidth > 0 ? predictedBytes / bandwidth : 0) +
+                2 * latency * (P - 1);
+  } else {
+    predicted = computeOf(rank);
+    for (int t = 1; t < P; ++t) {
+      int destination = (rank + t) % P, source = (rank - t + P) % P;
+      if (needs(destination, rank))
+        predictedBytes += blockBytes(rank);
+      double transfer = needs(rank, source) && bandwidth > 0
+                            ? blockBytes(source) / bandwidth + latency
+                            : 0;
+      predicted +=
+          std::max(needs(rank, source) ? computeOf(source) : 0.0, transfer);
+    }
+  }
+  return {flopsTotal, predicted, predictedBytes};
+}
+
 int main(int argc, char **argv) {
   std::string error;
   std::unique_ptr<Communicator> comm =
@@ -114,16 +222,7 @@ int main(int argc, char **argv) {
   attnspec::registerToolDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  std::string q =
-      llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", heads, tokens.getValue(), dim);
-  std::string kv =
-      llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", hkv, tokens.getValue(), dim);
-  std::string text = llvm::formatv(
-      "func.func @a(%q: {0}, %k: {1}, %v: {1}) -> {0} {\n"
-      "  %o = attn.attention %q, %k, %v {2} : ({0}, {1}, {1}) -> {0}\n"
-      "  return %o : {0}\n}\n",
-      q, kv, pattern);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  auto module = parseAttention(context, hkv, pattern);
   if (!module)
     return 1;
   mlir::attn::AttentionOp attention;
@@ -159,26 +258,8 @@ int main(int argc, char **argv) {
   // The link: latency from 8-byte and bandwidth from 4 MiB round trips
   // between ranks 0 and 1.
   double latency = 0, bandwidth = 0;
-  if (P > 1) {
-    auto pingPong = [&](size_t bytes, int trips) {
-      std::vector<char> send(bytes, 1), receive(bytes);
-      comm->barrier(error);
-      auto start = Clock::now();
-      for (int t = 0; t < trips && rank < 2; ++t) {
-        int peer = 1 - rank;
-        for (int leg = 0; leg < 2; ++leg) {
-          bool sends = (leg == 0) == (rank == 0);
-          auto ex = comm->startExchange(
-              send.data(), sends ? bytes : 0, sends ? peer : -1, receive.data(),
-              sends ? 0 : bytes, sends ? -1 : peer, error);
-          ex->wait(error);
-        }
-      }
-      return seconds(start) / (2.0 * trips);
-    };
-    latency = pingPong(8, 200);
-    bandwidth = (4 << 20) / std::max(pingPong(4 << 20, 20) - latency, 1e-9);
-  }
+  if (P > 1)
+    measureLink(*comm, latency, bandwidth);
 
   // One call to compile the kernels, then the timed ones.
   auto call = [&](ContextParallelStats &stats) {
@@ -208,56 +289,10 @@ int main(int argc, char **argv) {
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];
 
-  // The model (docs/Distributed.md, "Which scheme wins"): per step the
-  // larger of this rank's compute and the transfer of the block it gets.
-  double flopsTotal = 0;
-  for (int r = 0; r < P; ++r)
-    for (const TokenChunk &a : chunksOf(r))
-      for (int s = 0; s < P; ++s)
-        for (const TokenChunk &b : chunksOf(s))
-          flopsTotal += pairFlops(**blocks, a, b);
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  double rate =
-      singleGflops * 1e9 / std::max(1.0, double(P) * threads / double(cores));
-  auto computeOf = [&](int s) {
-    double f = 0;
-    for (const TokenChunk &a : chunksOf(rank))
-      for (const TokenChunk &b : chunksOf(s))
-        f += pairFlops(**blocks, a, b);
-    return rate > 0 ? f / rate : 0.0;
-  };
-  double predictedBytes = 0, predicted = 0;
-  auto blockBytes = [&](int s) {
-    return double(sizeof(float)) * hkv * rowsOf(s) * 2 * dim;
-  };
-  auto needs = [&](int x, int y) {
-    for (const TokenChunk &a : chunksOf(x))
-      for (const TokenChunk &b : chunksOf(y))
-        if (a.length && b.length &&
-            (*blocks)->classify(a, b) != BlockClass::Empty)
-          return true;
-    return false;
-  };
-  if (scheme == "ulysses") {
-    int64_t longest = (tokens + P - 1) / P;
-    predictedBytes = double(sizeof(float)) * (2 * heads + 2 * hkv) * longest *
-                     dim * (P - 1) / P;
-    predicted = (rate > 0 ? flopsTotal / P / rate : 0) +
-                (bandwidth > 0 ? predictedBytes / bandwidth : 0) +
-                2 * latency * (P - 1);
-  } else {
-    predicted = computeOf(rank);
-    for (int t = 1; t < P; ++t) {
-      int destination = (rank + t) % P, source = (rank - t + P) % P;
-      if (needs(destination, rank))
-        predictedBytes += blockBytes(rank);
-      double transfer = needs(rank, source) && bandwidth > 0
-                            ? blockBytes(source) / bandwidth + latency
-                            : 0;
-      predicted +=
-          std::max(needs(rank, source) ? computeOf(source) : 0.0, transfer);
-    }
-  }
+  Prediction model =
+      predict(**blocks, layout, P, rank, hkv, latency, bandwidth);
+  double flopsTotal = model.flopsTotal, predicted = model.seconds,
+         predictedBytes = model.bytes;
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   std::string line = llvm::formatv(

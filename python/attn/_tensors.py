@@ -65,6 +65,28 @@ def cast(x, dtype_of):
     return np.asarray(x).astype(dtype_of.dtype)
 
 
+def rows_equal(x):
+    """Whether every row of a 4-D `x` along dimension 2 equals the first: a
+    per-key mask or bias materialized for every query. The last row is
+    compared first, so masks that differ (causal ones) cost O(Lk)."""
+    n = x.shape[2]
+    if n <= 1:
+        return True
+    if is_torch(x):
+        with torch.no_grad():
+            first = x[:, :, :1, :]
+            return bool(torch.equal(x[:, :, n - 1:, :], first)) and \
+                bool(torch.equal(x, first.expand_as(x)))
+    a = np.asarray(x)
+    first = a[:, :, :1, :]
+    return bool(np.array_equal(a[:, :, n - 1:, :], first)) and \
+        bool(np.array_equal(a, np.broadcast_to(first, a.shape)))
+
+
+def requires_grad(x):
+    return is_torch(x) and x.requires_grad
+
+
 def expand(x, shape):
     """`x` broadcast to `shape` and made dense (a copy)."""
     if is_torch(x):

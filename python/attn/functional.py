@@ -79,6 +79,13 @@ def _mask_operand(attn_mask, q, B, Hq, Lq, Lk):
                             f"{T.dtype_name(attn_mask)}")
         if T.dtype_name(attn_mask) != T.dtype_name(q):
             mask = T.cast(mask, q)
+    # A padding mask materialized for every query (as Hugging Face's models
+    # pass it) is taken per key when its rows are equal and no gradient is
+    # asked of it: the vectorized CPU kernels read it per key.
+    if shape4[2] == Lq and Lq > 1 and not T.requires_grad(mask) and \
+            T.rows_equal(mask):
+        mask = mask[:, :, :1, :]
+        shape4 = tuple(mask.shape)
     # Batch and head dimensions broadcast in the kernels; query and key
     # dimensions are materialized (a per-key bias or mask [.., 1, Lk] is
     # taken as is: the padding masks, which the CPU kernels take per key).

@@ -104,6 +104,26 @@ def test_boolean_padding_mask_per_key():
                                                         enable_gqa=True))
 
 
+@pytest.mark.parametrize("additive", [False, True])
+def test_materialized_padding_mask_is_taken_per_key(additive):
+    # Hugging Face's encoders pass the padding mask materialized for every
+    # query, [B, 1, L, L], rows equal: attn takes it per key (the vectorized
+    # kernels' path). A causal mask, whose rows differ, stays [L, L].
+    q, k, v = qkv(2, 4, 4, 45, 45, 64)
+    keep = torch.ones(2, 1, 1, 45, dtype=torch.bool)
+    keep[1, :, :, 30:] = False
+    keep = keep.expand(2, 1, 45, 45).contiguous()
+    mask = torch.zeros(2, 1, 45, 45).masked_fill(~keep, float("-inf")) if additive else keep
+    kind, operand = attn.functional._mask_operand(mask, q, 2, 4, 45, 45)
+    assert tuple(operand.shape) == (2, 1, 1, 45)
+    out = attn.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    check_f32(out, q, k, v, keep=keep.numpy(),
+              torch_out=F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
+    causal = torch.ones(45, 45, dtype=torch.bool).tril().expand(2, 1, 45, 45)
+    kind, operand = attn.functional._mask_operand(causal, q, 2, 4, 45, 45)
+    assert tuple(operand.shape) == (2, 1, 45, 45)
+
+
 @pytest.mark.parametrize("Hq,Hkv", [(8, 2), (4, 1)])
 def test_gqa(Hq, Hkv):
     q, k, v = qkv(2, Hq, Hkv, 97, 97, 64)
