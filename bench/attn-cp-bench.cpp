@@ -128,6 +128,14 @@ parseAttention(mlir::MLIRContext &context, int64_t hkv,
   return mlir::parseSourceString<mlir::ModuleOp>(text, &context);
 }
 
+/// The rows (tokens) rank r holds.
+static int64_t rankRows(SequenceLayout layout, int P, int r) {
+  int64_t n = 0;
+  for (const TokenChunk &c : rankChunks(layout, tokens, P, r))
+    n += c.length;
+  return n;
+}
+
 /// The model (docs/Distributed.md, "Which scheme wins"): per step the
 /// larger of a rank's compute (at --single-gflops shared by the ranks'
 /// threads) and the transfer of the block it gets.
@@ -138,12 +146,7 @@ static Prediction predict(BlockAttention &blocks, SequenceLayout layout, int P,
                           int rank, int64_t hkv, double latency,
                           double bandwidth) {
   auto chunksOf = [&](int r) { return rankChunks(layout, tokens, P, r); };
-  auto rowsOf = [&](int r) {
-    int64_t n = 0;
-    for (const TokenChunk &c : chunksOf(r))
-      n += c.length;
-    return n;
-  };
+  auto rowsOf = [&](int r) { return rankRows(layout, P, r); };
   double flopsTotal = 0;
   for (int r = 0; r < P; ++r)
     for (const TokenChunk &a : chunksOf(r))
@@ -238,13 +241,7 @@ int main(int argc, char **argv) {
   // This rank's share, generated here.
   SequenceLayout layout =
       scheme == "zigzag" ? SequenceLayout::Zigzag : SequenceLayout::Contiguous;
-  auto chunksOf = [&](int r) { return rankChunks(layout, tokens, P, r); };
-  auto rowsOf = [&](int r) {
-    int64_t n = 0;
-    for (const TokenChunk &c : chunksOf(r))
-      n += c.length;
-    return n;
-  };
+  auto rowsOf = [&](int r) { return rankRows(layout, P, r); };
   int64_t n = rowsOf(rank);
   std::mt19937 rng(1000 + rank);
   std::normal_distribution<float> normal;
