@@ -107,13 +107,9 @@ bool CpuBackwardKernel::buildSchedule(ModuleOp module) {
   if (!schedule.complete)
     return false;
   // Transposed: per key tile, its query tiles in order.
-  std::vector<std::vector<int32_t>> byKeyTile(schedule.numKeyTiles);
-  for (int64_t t = 0; t < schedule.numQueryTiles; ++t)
-    for (int64_t e = schedule.rowStart[t]; e < schedule.rowStart[t + 1]; ++e)
-      byKeyTile[schedule.keyTiles[e]].push_back(
-          int32_t(t * 2 + (schedule.classes[e] == TileClass::Full ? 1 : 0)));
   SmallVector<int32_t> columnStart = {0}, entries;
-  for (const std::vector<int32_t> &column : byKeyTile) {
+  for (const std::vector<int32_t> &column :
+       scheduleLists(schedule, /*byKey=*/true)) {
     entries.append(column.begin(), column.end());
     columnStart.push_back(int32_t(entries.size()));
   }

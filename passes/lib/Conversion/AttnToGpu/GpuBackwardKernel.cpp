@@ -84,8 +84,8 @@ private:
   SmallVector<Value>
   visitTiles(ValueRange state, Value own, bool byKey,
              function_ref<SmallVector<Value>(ValueRange, Value, Value)> visit);
-  /// The (p, dS) of the pair (i, j) from the raw q.k, or null values when
-  /// the pair is dropped: emitted in `kept`'s then-branch by `use`.
+  /// `use`(p, dS) of the pair (i, j) from the raw q.k, emitted in an
+  /// scf.if on the pair being kept (`state` unchanged when it is dropped).
   SmallVector<Value>
   withKeptPair(ValueRange state, Value dot, Value i, Value j, bool masked,
                Value lse, function_ref<Value()> valueDot, Value rowDelta,
@@ -120,10 +120,12 @@ private:
   Value lessThan(Value x, Value y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
   }
-  Value dot(ArrayRef<Value> x, function_ref<Value(int64_t)> y) {
+  /// sum_{c < n} x(c) y(c), in f32 FMAs.
+  Value sumOfProducts(int64_t n, function_ref<Value(int64_t)> x,
+                      function_ref<Value(int64_t)> y) {
     Value sum = f32(0.0f);
-    for (auto [c, xc] : llvm::enumerate(x))
-      sum = fma(xc, y(c), sum);
+    for (int64_t c = 0; c < n; ++c)
+      sum = fma(x(c), y(c), sum);
     return sum;
   }
 
@@ -192,16 +194,8 @@ GpuBackwardEmitter::GpuBackwardEmitter(func::FuncOp host, AttentionGradOp op,
       QueryTiling{tile, 0}, tile, kMaxScheduleEntries);
   if (!schedule.complete)
     return;
-  std::vector<std::vector<int32_t>> rowsOf(numQueryTiles),
-      columnsOf(numKeyTiles);
-  for (int64_t t = 0; t < schedule.numQueryTiles; ++t)
-    for (int64_t e = schedule.rowStart[t]; e < schedule.rowStart[t + 1]; ++e) {
-      int32_t full = schedule.classes[e] == TileClass::Full ? 1 : 0;
-      rowsOf[t].push_back(int32_t(schedule.keyTiles[e] * 2 + full));
-      columnsOf[schedule.keyTiles[e]].push_back(int32_t(t * 2 + full));
-    }
-  byQueryTile = encodeCsr(rowsOf);
-  byKeyTile = encodeCsr(columnsOf);
+  byQueryTile = encodeCsr(scheduleLists(schedule, /*byKey=*/false));
+  byKeyTile = encodeCsr(scheduleLists(schedule, /*byKey=*/true));
 }
 
 SmallVector<gpu::GPUFuncOp> GpuBackwardEmitter::build(gpu::GPUModuleOp module) {
@@ -457,16 +451,18 @@ void GpuBackwardEmitter::emitKeyValueGradKernel() {
             return dispatchMasked(iter, isFull, [&](bool masked) {
               return forLoop(idx(0), tq, iter, [&](Value r, ValueRange sums) {
                 Value i = add(i0, r);
-                Value qk = dot(
-                    k, [&](int64_t c) { return load(queries, {r, idx(c)}); });
+                Value qk = sumOfProducts(
+                    headDim, [&](int64_t c) { return k[c]; },
+                    [&](int64_t c) { return load(queries, {r, idx(c)}); });
                 return withKeptPair(
                     sums, qk, i, j, masked, load(rowStats, {r, idx(0)}),
                     [&] {
-                      Value sum = f32(0.0f);
-                      for (int64_t c = 0; c < valueDim; ++c)
-                        sum = fma(load(ownValues, {tid, idx(c)}),
-                                  load(grads, {r, idx(c)}), sum);
-                      return sum;
+                      return sumOfProducts(
+                          valueDim,
+                          [&](int64_t c) {
+                            return load(ownValues, {tid, idx(c)});
+                          },
+                          [&](int64_t c) { return load(grads, {r, idx(c)}); });
                     },
                     load(rowStats, {r, idx(1)}),
                     [&](Value p, Value ds) {
@@ -554,16 +550,18 @@ void GpuBackwardEmitter::emitQueryGradKernel() {
         return ifThen(active, iter, [&] {
           return dispatchMasked(iter, isFull, [&](bool masked) {
             return forLoop(idx(0), tk, iter, [&](Value r, ValueRange sums) {
-              Value qk =
-                  dot(q, [&](int64_t c) { return load(keys, {r, idx(c)}); });
+              Value qk = sumOfProducts(
+                  headDim, [&](int64_t c) { return q[c]; },
+                  [&](int64_t c) { return load(keys, {r, idx(c)}); });
               return withKeptPair(
                   sums, qk, i, add(j0, r), masked, lse,
                   [&] {
-                    Value sum = f32(0.0f);
-                    for (int64_t c = 0; c < valueDim; ++c)
-                      sum = fma(load(ownGrads, {tid, idx(c)}),
-                                load(values, {r, idx(c)}), sum);
-                    return sum;
+                    return sumOfProducts(
+                        valueDim,
+                        [&](int64_t c) {
+                          return load(ownGrads, {tid, idx(c)});
+                        },
+                        [&](int64_t c) { return load(values, {r, idx(c)}); });
                   },
                   rowDelta,
                   [&](Value, Value ds) {

@@ -58,9 +58,8 @@ TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
   s.numQueryTiles = queryTiling.numTiles(q.lq);
   s.numKeyTiles = llvm::divideCeil(q.lk, keyTile);
   bool hasIntersection = false;
-  walkMask(pattern, [&](MaskAttrInterface m) {
-    hasIntersection |= isa<AndAttr>(m);
-  });
+  walkMask(pattern,
+           [&](MaskAttrInterface m) { hasIntersection |= isa<AndAttr>(m); });
   s.rowStart.push_back(0);
   if (s.numQueryTiles > maxEntries) {
     s.complete = false;
@@ -106,4 +105,20 @@ TileSchedule mlir::attn::buildTileSchedule(MaskAttrInterface pattern,
     s.rowStart.push_back(s.keyTiles.size());
   }
   return s;
+}
+
+std::vector<std::vector<int32_t>>
+mlir::attn::scheduleLists(const TileSchedule &schedule, bool byKey) {
+  std::vector<std::vector<int32_t>> lists(byKey ? schedule.numKeyTiles
+                                                : schedule.numQueryTiles);
+  for (int64_t t = 0; t < schedule.numQueryTiles; ++t)
+    for (int64_t e = schedule.rowStart[t]; e < schedule.rowStart[t + 1]; ++e) {
+      int32_t full = schedule.classes[e] == TileClass::Full ? 1 : 0;
+      int64_t keyTile = schedule.keyTiles[e];
+      if (byKey)
+        lists[keyTile].push_back(int32_t(t * 2 + full));
+      else
+        lists[t].push_back(int32_t(keyTile * 2 + full));
+    }
+  return lists;
 }

@@ -75,6 +75,12 @@ TileSchedule buildTileSchedule(MaskAttrInterface pattern, const MaskQuery &q,
                                QueryTiling queryTiling, int64_t keyTile,
                                int64_t maxEntries = INT64_MAX);
 
+/// The schedule's entries listed per query tile (`byKey` false) or per key
+/// tile (true, the backward's order): for each, the other tile's index * 2
+/// + 1 if the tile is full.
+std::vector<std::vector<int32_t>> scheduleLists(const TileSchedule &schedule,
+                                                bool byKey);
+
 /// Whether the pattern keeps different elements for different heads.
 bool dependsOnHead(MaskAttrInterface pattern);
 
