@@ -27,31 +27,62 @@ bool attnrt::enableAmxTiles() {
 #endif
 }
 
-/// The vector width kernels are blocked for under `options`.
-static int64_t vectorBitsFor(const HostCompileOptions &options,
-                             const llvm::StringMap<bool> &features) {
-  return options.vectorBits ? options.vectorBits
-                            : (features.lookup("avx512f") ? 512 : 256);
+/// Drops `feature` from `target` (a bf16Products choice or the OS ruled
+/// it out).
+static void dropFeature(mlir::attn::TargetDescription &target,
+                        llvm::StringRef feature) {
+  llvm::erase(target.features, feature);
 }
 
-int64_t attnrt::hostVectorBits(const HostCompileOptions &options) {
-  return vectorBitsFor(options, llvm::sys::getHostCPUFeatures());
-}
-
-bool attnrt::bf16ProductsOnAmx(const HostCompileOptions &options) {
-  return (options.bf16Products == Bf16Products::Auto ||
-          options.bf16Products == Bf16Products::Amx) &&
-         vectorBitsFor(options, llvm::sys::getHostCPUFeatures()) == 512 &&
-         enableAmxTiles();
-}
-
-bool attnrt::bf16ProductsByDot(const HostCompileOptions &options) {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  bool wanted = options.bf16Products == Bf16Products::Dot ||
-                (options.bf16Products == Bf16Products::Auto &&
-                 !bf16ProductsOnAmx(options));
-  return wanted && vectorBitsFor(options, features) == 512 &&
-         features.lookup("avx512bf16");
+llvm::Expected<mlir::attn::TargetDescription>
+attnrt::hostTarget(const HostCompileOptions &options) {
+  using mlir::attn::TargetDescription;
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  TargetDescription target = TargetDescription::forCpuFeatures(host);
+  if (!options.target.empty()) {
+    std::optional<TargetDescription> named =
+        TargetDescription::lookup(options.target);
+    if (!named || !named->isCpu())
+      return llvm::createStringError(
+          "unknown CPU target '" + options.target +
+          "' (cpu-avx2, cpu-avx512, cpu-avx512-bf16, cpu-amx, host)");
+    // The JIT runs the code here: the target may use nothing this CPU
+    // lacks.
+    for (const std::string &feature : named->features)
+      if (!host.lookup(feature))
+        return llvm::createStringError("target '" + options.target + "' uses " +
+                                       feature +
+                                       ", which this CPU does not have");
+    target = *named;
+  }
+  switch (options.bf16Products) {
+  case Bf16Products::Widen:
+    dropFeature(target, "amx-bf16");
+    dropFeature(target, "avx512bf16");
+    break;
+  case Bf16Products::Dot:
+    dropFeature(target, "amx-bf16");
+    if (!target.bf16ProductsByDot())
+      return llvm::createStringError(
+          "bf16 products by vdpbf16ps need AVX-512 BF16 and 512-bit "
+          "blocking (target '" +
+          target.name + "')");
+    break;
+  case Bf16Products::Amx:
+  case Bf16Products::Auto:
+    break;
+  }
+  if (target.hasFeature("amx-bf16") && !enableAmxTiles()) {
+    if (!options.target.empty() || options.bf16Products == Bf16Products::Amx)
+      return llvm::createStringError(
+          "bf16 products on AMX: the OS does not allow AMX tiles");
+    dropFeature(target, "amx-bf16");
+  }
+  if (options.bf16Products == Bf16Products::Amx && !target.bf16ProductsOnAmx())
+    return llvm::createStringError("bf16 products on AMX: target '" +
+                                   target.name +
+                                   "' has no AMX tiles or 512-bit blocking");
+  return target;
 }
 
 llvm::Expected<std::unique_ptr<JitKernel>>
@@ -67,27 +98,12 @@ attnrt::compileForHost(mlir::ModuleOp module,
   pipeline.queryTile = options.genericQueryTile;
   pipeline.keyTile = options.genericKeyTile;
   pipeline.cpuKeyTile = options.cpuKeyTile;
-  // Block the kernels for the vector registers this machine has.
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  pipeline.vectorBits = vectorBitsFor(options, features);
+  // Kernels for this machine's registers and ISA extensions.
+  llvm::Expected<mlir::attn::TargetDescription> target = hostTarget(options);
+  if (!target)
+    return target.takeError();
+  module->setAttr(mlir::attn::TargetAttr::getAttrName(), target->toAttr(ctx));
   pipeline.cpuKernels = options.cpuKernels;
-  // bf16 products: AMX where the OS grants the tile state, else vdpbf16ps
-  // (AVX-512 BF16), else widened (docs/Pipeline.md); the same choice
-  // LinearPanels packs weights for.
-  pipeline.amx = bf16ProductsOnAmx(options);
-  pipeline.bf16Dot = bf16ProductsByDot(options);
-  if (options.bf16Products == Bf16Products::Amx && !pipeline.amx)
-    return llvm::createStringError(
-        "bf16 products on AMX: this CPU, its 512-bit blocking or the OS "
-        "does not allow AMX tiles");
-  if (options.bf16Products == Bf16Products::Dot && !pipeline.bf16Dot)
-    return llvm::createStringError(
-        "bf16 products by vdpbf16ps need AVX-512 BF16 and 512-bit "
-        "blocking");
-  // Without a native f32 -> bf16 conversion LLVM would call a compiler-rt
-  // builtin the JIT does not find.
-  pipeline.expandBf16 =
-      !features.lookup("avx512bf16") && !features.lookup("avxneconvert");
   pipeline.numThreads = options.numThreads;
   pipeline.countTiles = options.countTiles;
   mlir::PassManager pm(ctx);

@@ -3,7 +3,7 @@
 // argument, the function returns nothing, and the buffer the result was
 // computed in *is* that argument, static or dynamic sizes alike, so the
 // kernel allocates no result.
-// RUN: attn-opt %s --attn-cpu-pipeline="vector-bits=512" --mlir-print-ir-after=buffer-results-to-out-params 2>&1 >/dev/null | FileCheck %s
+// RUN: attn-opt %s --attn-cpu-pipeline="target=cpu-avx512" --mlir-print-ir-after=buffer-results-to-out-params 2>&1 >/dev/null | FileCheck %s
 // RUN: attn-opt %s --attn-cpu-pipeline="cpu-kernels=false" --mlir-print-ir-after=buffer-results-to-out-params 2>&1 >/dev/null | FileCheck %s --check-prefix=GENERIC
 
 // CHECK-LABEL: func.func @static_shape(

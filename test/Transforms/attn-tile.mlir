@@ -2,12 +2,12 @@
 // "The tiled form"; the GENERIC run also checks that it prints and parses
 // back): a forall over (batch, head, query tile), an empty
 // online-softmax state, one attn.online_attention, attn.finalize_tile.
-// RUN: attn-opt %s --split-input-file --attn-tile="q-tile=32 kv-tile=16" --canonicalize --cse | attn-opt --split-input-file | FileCheck %s --check-prefix=GENERIC
+// RUN: attn-opt %s --split-input-file --attn-tile="q-tile=32 kv-tile=16 for-target=false" --canonicalize --cse | attn-opt --split-input-file | FileCheck %s --check-prefix=GENERIC
 // Tile sizes from the CPU kernel plan of each op.
-// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=0" | FileCheck %s --check-prefix=AVX512
-// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx2 kv-tile=0" | FileCheck %s --check-prefix=AVX2
-// RUN: not attn-opt %s --split-input-file --attn-tile="target=tpu" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: attn-tile: unknown target 'tpu' (cpu, cpu-avx2, cpu-avx512, vulkan,
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512 --attn-tile=kv-tile=0 | FileCheck %s --check-prefix=AVX512
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx2 --attn-tile=kv-tile=0 | FileCheck %s --check-prefix=AVX2
+// RUN: not attn-opt %s --split-input-file --attn-set-target=target=tpu --attn-tile 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: attn-set-target: unknown target 'tpu' (cpu, cpu-avx2, cpu-avx512, cpu-avx512-bf16, cpu-amx, host, vulkan,
 
 // GENERIC-LABEL: func @causal
 // GENERIC: %[[EMPTY:.*]] = tensor.empty() : tensor<1x4x97x24xf32>
@@ -121,5 +121,5 @@ func.func @lse_offsets(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x100x40xf32>,
 
 // With a target the key tile is at most 1024 rows (the CPU kernels' stack
 // tile).
-// RUN: not attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=2048" 2>&1 | FileCheck %s --check-prefix=BIGTILE
+// RUN: not attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512 --attn-tile=kv-tile=2048 2>&1 | FileCheck %s --check-prefix=BIGTILE
 // BIGTILE: error: attn-tile: tile sizes must be 1 to 4096 (kv-tile 0 to 1024 with a target)

@@ -2,9 +2,9 @@
 // attn-lower-attention-grad, GPU targets through attn-to-gpu-kernels
 // (which refuses at the op what its kernels do not take yet:
 // Conversion/AttnToGpu/invalid.mlir). attn-verify-target lets it pass.
-// RUN: attn-opt %s --attn-verify-target="target=vulkan" | FileCheck %s
-// RUN: attn-opt %s --attn-verify-target="target=cuda" | FileCheck %s
-// RUN: attn-opt %s --attn-verify-target="target=cpu" | FileCheck %s
+// RUN: attn-opt %s --attn-set-target=target=vulkan --attn-verify-target | FileCheck %s
+// RUN: attn-opt %s --attn-set-target=target=cuda --attn-verify-target | FileCheck %s
+// RUN: attn-opt %s --attn-set-target=target=cpu --attn-verify-target | FileCheck %s
 // CHECK: attn.attention_grad
 
 func.func @grad(%q: tensor<1x2x16x8xf32>, %lse: tensor<1x2x16xf32>) -> tensor<1x2x16x8xf32> {

@@ -1,11 +1,11 @@
-// RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-verify-target="target=cpu"
-// RUN: not attn-opt %s --attn-verify-target="target=tpu" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: attn-verify-target: unknown target 'tpu' (this build lowers for: cpu, cpu-avx2, cpu-avx512, vulkan,
+// RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-set-target=target=cpu --attn-verify-target
+// RUN: not attn-opt %s --attn-set-target=target=tpu --attn-verify-target 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: attn-set-target: unknown target 'tpu' (cpu, cpu-avx2, cpu-avx512, cpu-avx512-bf16, cpu-amx, host, vulkan,
 
 // f64 verifies in the dialect and is refused by the CPU target, at the op,
 // naming the type and the target.
 func.func @f64(%q: tensor<1x1x16x8xf64>) -> tensor<1x1x16x8xf64> {
-  // expected-error @+1 {{element type 'f64' is not supported by target 'cpu' yet (its lowerings take f32, f16, bf16)}}
+  // expected-error @+1 {{element type 'f64' is not supported by target 'cpu-avx2' yet (its lowerings take f32, f16, bf16)}}
   %o = attn.attention %q, %q, %q
       : (tensor<1x1x16x8xf64>, tensor<1x1x16x8xf64>, tensor<1x1x16x8xf64>) -> tensor<1x1x16x8xf64>
   return %o : tensor<1x1x16x8xf64>

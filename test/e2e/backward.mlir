@@ -82,7 +82,7 @@
 // PyTorch) take the fused kernel too: bias lanes added as the scores are
 // finished, mask bytes read per lane.
 // RUN: attn-run %s --entry=mask_and_bias --backward --backward-operand-grads=false --check | FileCheck %s
-// RUN: attn-run %s --entry=per_key_bias_causal --backward --backward-operand-grads=false --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=per_key_bias_causal --backward --backward-operand-grads=false --check --target=cpu-avx2 | FileCheck %s
 // RUN: attn-run %s --entry=mask_and_bias --backward --backward-operand-grads=false --stats | FileCheck %s --check-prefix=FUSEDONLY
 // FUSEDONLY: stats: backward, query tile 64, key tile 64: the fused kernel visited 8 of 8 tiles
 // A -inf bias (padding) drops keys 50.. (P = 0 exactly); a NaN score plus
@@ -98,11 +98,11 @@
 // RUN: attn-run %s --entry=documents_i64 --backward --stats | FileCheck %s --check-prefix=DOCS
 // DOCS: stats: backward, query tile 64, key tile 64: the fused kernel visited [[KEPT:[0-9]+]] of {{[0-9]+}} tiles; the pattern keeps something of [[KEPT]] (reference)
 // The fused kernel blocked for AVX2 (6 rows x 2 vectors of 8 lanes).
-// RUN: attn-run %s --entry=dense_odd --backward --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=mqa_cross --backward --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=alibi_softcap --backward --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=bf16_causal_gqa --backward --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=dense_odd --backward --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=causal_bottom_right_d128 --backward --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=mqa_cross --backward --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=alibi_softcap --backward --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=bf16_causal_gqa --backward --check --target=cpu-avx2 | FileCheck %s
 
 // The check can fail: a perturbed tolerance of 0 fails on rounding.
 // RUN: not attn-run %s --entry=dense_odd --backward --check --tolerance=0 | FileCheck %s --check-prefix=STRICT

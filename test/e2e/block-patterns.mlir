@@ -5,17 +5,17 @@
 // blocked for AVX-512, and the generic lowering of the tiled form (element masks from
 // constant tables and the id operands). Checked against the f64 reference;
 // tolerance 1e-5 of the output scale, as in dense.mlir.
-// RUN: attn-run %s --entry=bigbird --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=bigbird --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=bigbird --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=bigbird --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=bigbird --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=block_layout_per_head --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=block_layout_per_head --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=block_layout_per_head --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=block_layout_per_head --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=block_layout_per_head --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=documents_causal --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=documents_causal --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=documents_causal --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=documents_causal --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=documents_causal --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=documents_cross --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=documents_cross --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=documents_cross --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=documents_cross --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=documents_cross --check --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 

@@ -7,20 +7,20 @@
 // rescaling of the online softmax (<= 9 tiles of keys) accumulate well under
 // 1e-6 relative error; 1e-5 leaves room without hiding real bugs, which give
 // errors of order 1e-2 or larger.
-// RUN: attn-run %s --entry=top_left --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=top_left --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=top_left --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=top_left --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=top_left --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=top_left_cross --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=top_left_cross --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=top_left_cross --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=top_left_cross --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=top_left_cross --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=bottom_right_decode --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=bottom_right_decode --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=bottom_right_decode --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=bottom_right_decode --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=bottom_right_decode --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=bottom_right_cross --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=bottom_right_cross --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=bottom_right_cross --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=bottom_right_cross --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=bottom_right_cross --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=fully_masked_rows --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=fully_masked_rows --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=fully_masked_rows --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=fully_masked_rows --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=fully_masked_rows --check --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 

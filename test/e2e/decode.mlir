@@ -8,23 +8,23 @@
 // of <= 128 terms and <= 8 rescaled key tiles stay well under 1e-6
 // relative error, while a lane given the wrong head or query position is
 // off by order 1e-1.
-// RUN: attn-run %s --entry=mqa_one_token --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=mqa_one_token --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=gqa_three_tokens --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=gqa_three_tokens --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=window_draft --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=window_draft --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=top_left_few --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=top_left_few --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=no_pattern --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=mqa_one_token --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=mqa_one_token --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=gqa_three_tokens --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=gqa_three_tokens --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=window_draft --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=window_draft --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=top_left_few --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=top_left_few --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=no_pattern --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=no_pattern --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=alibi_stays_per_head --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=mqa_split_keys --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=mqa_split_keys --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=split_empty_ranges --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=split_empty_ranges --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=gqa_odd_rows --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=gqa_odd_rows --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=alibi_stays_per_head --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=mqa_split_keys --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=mqa_split_keys --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=split_empty_ranges --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=split_empty_ranges --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=gqa_odd_rows --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=gqa_odd_rows --check --target=cpu-avx2 | FileCheck %s
 // A padding mask as a per-key bias shared by the heads keeps the packed
 // kernel, alone and with split keys: -inf on slots whose values hold NaN
 // (batched decoding with left padding), on both widths and the generic
@@ -32,13 +32,13 @@
 // RUN: rm -rf %t && mkdir -p %t/g %t/s
 // RUN: python3 %S/Inputs/plant-nonfinite.py --values-only %t/g 2 1 1 77 40 nan 0 1 2 3 50
 // RUN: python3 %S/Inputs/make-key-bias.py %t/g/bias.npy 2 1 77 0 1 2 3 50
-// RUN: attn-run %s --entry=padded_gqa --random-inputs --input k=%t/g/k.npy --input v=%t/g/v.npy --input bias=%t/g/bias.npy --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=padded_gqa --random-inputs --input k=%t/g/k.npy --input v=%t/g/v.npy --input bias=%t/g/bias.npy --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=padded_gqa --random-inputs --input k=%t/g/k.npy --input v=%t/g/v.npy --input bias=%t/g/bias.npy --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=padded_gqa --random-inputs --input k=%t/g/k.npy --input v=%t/g/v.npy --input bias=%t/g/bias.npy --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=padded_gqa --random-inputs --input k=%t/g/k.npy --input v=%t/g/v.npy --input bias=%t/g/bias.npy --check --generic | FileCheck %s
 // RUN: python3 %S/Inputs/plant-nonfinite.py --values-only %t/s 1 1 1 3000 64 nan 0 1 2 3 4 5 6 7 8 9 2999
 // RUN: python3 %S/Inputs/make-key-bias.py %t/s/bias.npy 1 1 3000 0 1 2 3 4 5 6 7 8 9 2999
-// RUN: attn-run %s --entry=padded_mqa_split --input k=%t/s/k.npy --input v=%t/s/v.npy --input bias=%t/s/bias.npy --random-inputs --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=padded_mqa_split --input k=%t/s/k.npy --input v=%t/s/v.npy --input bias=%t/s/bias.npy --random-inputs --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=padded_mqa_split --input k=%t/s/k.npy --input v=%t/s/v.npy --input bias=%t/s/bias.npy --random-inputs --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=padded_mqa_split --input k=%t/s/k.npy --input v=%t/s/v.npy --input bias=%t/s/bias.npy --random-inputs --check --target=cpu-avx2 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 
 // MQA: 8 query heads on one key/value head, one token at the end of a

@@ -7,32 +7,32 @@
 // rescaling of the online softmax (<= 9 tiles of keys) accumulate well under
 // 1e-6 relative error; 1e-5 leaves room without hiding real bugs, which give
 // errors of order 1e-2 or larger.
-// RUN: attn-run %s --entry=len1 --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=len1 --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=len1 --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=len1 --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=len1 --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=len97_d40 --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=len97_d40 --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=len97_d40 --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=len97_d40 --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=len97_d40 --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=len1000_d80 --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=len1000_d80 --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=len1000_d80 --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=len1000_d80 --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=len1000_d80 --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=len1025_d128 --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=len1025_d128 --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=len1025_d128 --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=len1025_d128 --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=len1025_d128 --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=cross_lq97_lk1025 --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=cross_lq97_lk1025 --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=cross_lq97_lk1025 --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=cross_lq97_lk1025 --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=cross_lq97_lk1025 --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=gqa_4_to_1 --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=gqa_4_to_1 --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=gqa_4_to_1 --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=gqa_4_to_1 --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=gqa_4_to_1 --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=mqa --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=mqa --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=mqa --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=mqa --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=mqa --check --generic | FileCheck %s
 // Logits of order 1e3 carry an f32 rounding error of about |x| * 2^-24 * D
 // (~1e-4 absolute) before any softmax, which the weights inherit: a
 // looser, justified bound for this case only.
-// RUN: attn-run %s --entry=huge_logits --check --tolerance=1e-3 --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=huge_logits --check --tolerance=1e-3 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=huge_logits --check --tolerance=1e-3 --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=huge_logits --check --tolerance=1e-3 --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=huge_logits --check --tolerance=1e-3 --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 

@@ -8,19 +8,19 @@
 // half the bar, while a kernel that drops keys or mis-scales lands far
 // above it. The same entries as test/e2e/gpu/vulkan-16bit.mlir, on AVX2 and
 // AVX-512 blockings.
-// RUN: attn-run %s --check --entry=f16_causal_d128 --vector-bits=512 | FileCheck %s --check-prefix=F16
-// RUN: attn-run %s --check --entry=f16_causal_d128 --vector-bits=256 | FileCheck %s --check-prefix=F16
-// RUN: attn-run %s --check --entry=bf16_window_gqa --vector-bits=512 | FileCheck %s --check-prefix=BF16
-// RUN: attn-run %s --check --entry=bf16_window_gqa --vector-bits=256 | FileCheck %s --check-prefix=BF16
-// RUN: attn-run %s --check --entry=f16_cross_bottom_right --vector-bits=512 | FileCheck %s --check-prefix=F16
-// RUN: attn-run %s --check --entry=bf16_alibi_softcap --vector-bits=256 | FileCheck %s --check-prefix=BF16
-// RUN: attn-run %s --check --entry=f16_documents --vector-bits=512 | FileCheck %s --check-prefix=F16
-// RUN: attn-run %s --check --entry=bf16_short_keys --vector-bits=512 | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --check --entry=f16_causal_d128 --target=cpu-avx512 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --check --entry=f16_causal_d128 --target=cpu-avx2 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --check --entry=bf16_window_gqa --target=cpu-avx512 | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --check --entry=bf16_window_gqa --target=cpu-avx2 | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --check --entry=f16_cross_bottom_right --target=cpu-avx512 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --check --entry=bf16_alibi_softcap --target=cpu-avx2 | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --check --entry=f16_documents --target=cpu-avx512 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --check --entry=bf16_short_keys --target=cpu-avx512 | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --check --entry=dense_mask_bias_decode | FileCheck %s --check-prefix=F16
-// RUN: attn-run %s --check --entry=bf16_gqa_decode --vector-bits=512 | FileCheck %s --check-prefix=BF16
-// RUN: attn-run %s --check --entry=f16_mqa_split --vector-bits=512 --num-threads=2 | FileCheck %s --check-prefix=F16
-// RUN: attn-run %s --check --entry=f16_mqa_split --vector-bits=256 --num-threads=2 | FileCheck %s --check-prefix=F16
-// RUN: attn-run %s --check --entry=f16_tiny --vector-bits=256 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --check --entry=bf16_gqa_decode --target=cpu-avx512 | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --check --entry=f16_mqa_split --target=cpu-avx512 --num-threads=2 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --check --entry=f16_mqa_split --target=cpu-avx2 --num-threads=2 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --check --entry=f16_tiny --target=cpu-avx2 | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --check --entry=f16_tiny --generic | FileCheck %s --check-prefix=F16
 // F16: check: {{.*}} = 2 x the naive f16 attention's {{.*}}: PASS
 // BF16: check: {{.*}} = 2 x the naive bf16 attention's {{.*}}: PASS
@@ -28,7 +28,7 @@
 // RUN: not attn-run %s --check --entry=bf16_window_gqa --perturb-output=0.02 | FileCheck %s --check-prefix=PERTURBED
 // PERTURBED: check: {{.*}}: FAIL
 // The vectorized kernels take them (widening loads, one rounding store).
-// RUN: attn-opt %s --attn-cpu-pipeline="vector-bits=512" -mlir-print-ir-after=attn-to-cpu-kernels 2>&1 >/dev/null | FileCheck %s --check-prefix=KERNEL
+// RUN: attn-opt %s --attn-cpu-pipeline="target=cpu-avx512" -mlir-print-ir-after=attn-to-cpu-kernels 2>&1 >/dev/null | FileCheck %s --check-prefix=KERNEL
 // KERNEL-LABEL: func.func private @bf16_window_gqa__attn_cpu_flash_tile
 // KERNEL-SAME: memref<1x4x97x80xbf16>
 // KERNEL: arith.extf %{{.*}} : bf16 to f32

@@ -12,9 +12,9 @@
 // and with 256 features, cross lengths (key tiles of 64 and 1024 rows end
 // mid-tile) and Dv != D.
 // RUN: attn-run %s --entry=favor_gqa --check --tolerance=1e-4 | FileCheck %s
-// RUN: attn-run %s --entry=favor_gqa --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=favor_gqa --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // RUN: attn-run %s --entry=favor_gqa --check --tolerance=1e-4 --generic | FileCheck %s
-// RUN: attn-run %s --entry=favor_cross --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=favor_cross --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=favor_cross --check --tolerance=1e-4 --generic | FileCheck %s
 // RUN: attn-run %s --entry=favor_causal --check --tolerance=1e-4 | FileCheck %s
 // RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 | FileCheck %s
@@ -25,29 +25,29 @@
 // the 2 and 1 row remainders), Lk = 1100 (a partial key tile), D = 48,
 // Dv = 80 (AVX-512: chunks of 4 and 1 vectors; AVX2: 5 chunks of 2), and
 // the generic path through the decomposition for comparison.
-// RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // RUN: attn-run %s --entry=elu_gqa_cross --check --tolerance=1e-4 --generic | FileCheck %s
-// RUN: attn-run %s --entry=elu --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=elu --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=elu --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=elu --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // Causal elu + 1 and ReLU run on the same kernel's causal form (chunks of
 // 64 rows, masked scores inside a chunk): GQA 6:2, batch 2, D = 48,
 // Dv = 80, more queries than keys (queries past the keys see them all)
 // and fewer (keys past the queries are never seen), lengths that end
 // inside a chunk.
-// RUN: attn-run %s --entry=elu_causal_gqa_long_queries --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=elu_causal_gqa_long_queries --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=relu_causal_gqa_long_keys --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=relu_causal_gqa_long_keys --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=elu_causal_gqa_long_queries --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=elu_causal_gqa_long_queries --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=relu_causal_gqa_long_keys --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=relu_causal_gqa_long_keys --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // Causal FAVOR+ on the same kernel: the features are products with s W^T
 // and exp(t - max); S and z carry the largest key exponent so far and are
 // rescaled when it grows (fails with NaN mismatches when the rescale
 // factor is inverted).
-// RUN: attn-run %s --entry=favor_causal --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=favor_causal --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // RUN: attn-run %s --entry=favor_causal --check --tolerance=1e-4 --generic | FileCheck %s
-// RUN: attn-run %s --entry=favor_causal_gqa --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=favor_causal_gqa --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=favor_causal_gqa --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=favor_causal_gqa --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // RUN: attn-run %s --entry=elu_causal --check --tolerance=1e-4 --generic | FileCheck %s
 // ReLU with every 5th query row non-positive: phi(q) = 0, a zero
 // denominator, and the op's 0 for it (the reference's too); then with a
@@ -56,11 +56,11 @@
 // scales by the 0 reciprocal without selecting 0).
 // RUN: rm -rf %t.relu && mkdir -p %t.relu
 // RUN: python3 %S/Inputs/make-matrix-npy.py negative-rows %t.relu/negative-q.npy 3 5 1 2 1000 64
-// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --random-inputs --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --random-inputs --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --random-inputs --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --random-inputs --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // RUN: python3 %S/Inputs/plant-nonfinite.py --values-only %t.relu 1 2 1000 1000 64 nan 7
-// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --input k=%t.relu/k.npy --input v=%t.relu/v.npy --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --input k=%t.relu/k.npy --input v=%t.relu/v.npy --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --input k=%t.relu/k.npy --input v=%t.relu/v.npy --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=relu --input q=%t.relu/negative-q.npy --input k=%t.relu/k.npy --input v=%t.relu/v.npy --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // RUN: attn-run %s --entry=relu_causal_cross --check --tolerance=1e-4 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 //
@@ -75,16 +75,16 @@
 // RUN: attn-run %s --entry=rfa_causal --random-inputs --input omega=%t/omega.npy --check --tolerance=1e-4 | FileCheck %s
 // D = 40 is whole vectors of 8: with AVX2 the feature-map kernel takes it
 // (sines and cosines of products with s W^T, no maximum).
-// RUN: attn-run %s --entry=rfa_causal --random-inputs --input omega=%t/omega.npy --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=rfa_causal --random-inputs --input omega=%t/omega.npy --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // RFA on the kernel at both widths: non-causal GQA 6:2 with cross lengths,
 // causal with more queries than keys; 16 projections (32 features), D 48,
 // Dv 80.
 // RUN: python3 %S/Inputs/make-matrix-npy.py normal %t/omega16.npy 16 48 0.3 5
-// RUN: attn-run %s --entry=rfa_gqa_cross --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=rfa_gqa_cross --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=rfa_gqa_cross --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=rfa_gqa_cross --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 // RUN: attn-run %s --entry=rfa_gqa_cross --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --generic | FileCheck %s
-// RUN: attn-run %s --entry=rfa_causal_gqa --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=rfa_causal_gqa --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=rfa_causal_gqa --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=rfa_causal_gqa --random-inputs --input omega=%t/omega16.npy --check --tolerance=1e-4 --target=cpu-avx2 | FileCheck %s
 
 // FAVOR+ with 32 features, 4 query heads on 2 key/value heads, L = 97, D = 40.
 func.func @favor_gqa(%q: tensor<1x4x97x40xf32>, %k: tensor<1x2x97x40xf32>,

@@ -5,16 +5,16 @@
 // -2^31 (no key), a left reach of 2^32 becomes 0 (the diagonal only), with
 // errors of order 0.3-1 of the output's scale. Tolerance 1e-5 as in
 // patterns.mlir (f32 accumulation over <= 97 keys stays near 1e-6).
-// RUN: attn-run %s --entry=strided --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=strided --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=strided --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=strided --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=strided --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=dilated --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=dilated --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=dilated --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=dilated --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=dilated --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=window_right --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=window_right --check --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=wide_window_in_and --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=wide_window_in_and --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=window_right --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=window_right --check --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=wide_window_in_and --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=wide_window_in_and --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=wide_window_in_and --check --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 

@@ -7,21 +7,21 @@
 // (m + log l in f32, l a sum of <= Lk terms) is judged the same way, scaled
 // by its largest magnitude, and rows that keep nothing must be -inf on both
 // sides.
-// RUN: attn-run %s --entry=window_block --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=window_block --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=window_block --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=window_block --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=window_block --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=causal_empty_rows --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=causal_empty_rows --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=causal_empty_rows --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=alibi_t5_block --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=alibi_t5_block --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=alibi_t5_block --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=segments_block --check --vector-bits=256 | FileCheck %s
+// RUN: attn-run %s --entry=segments_block --check --target=cpu-avx2 | FileCheck %s
 // RUN: attn-run %s --entry=segments_block --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=gqa_decode_lse --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=gqa_decode_lse --check --target=cpu-avx512 | FileCheck %s
 // An lse result cannot go to a GPU target yet: a located error.
 // RUN: not attn-run %s --entry=window_block --device=vulkan 2>&1 | FileCheck %s --check-prefix=GPU
 // CHECK: check: {{.*}}: PASS
 // CHECK: check lse: {{.*}}: PASS
-// GPU: lse-offsets.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the lse result of attn.attention is not supported by target 'vulkan' yet (CPU targets only)
+// GPU: lse-offsets.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the lse result of attn.attention is not supported by target 'vulkan-lavapipe' yet (CPU targets only)
 
 // Queries 100..196 against keys 70..199 under a window of 40 (a ring step
 // of a sliding-window attention); GQA 4:2, D = 64, Dv = 48.

@@ -5,29 +5,29 @@
 // output scale, as in dense.mlir: the mods add a few f32 operations per
 // logit (tanh and log are polynomial approximations with ~1e-7 relative
 // error), far below 1e-5. Table operands get seeded N(0, 1) values.
-// RUN: attn-run %s --entry=alibi_causal --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=alibi_causal --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=alibi_causal --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=alibi_causal --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=alibi_causal --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=softcap --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=softcap --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=softcap --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=softcap --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=softcap --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=shaw --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=shaw --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=shaw --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=shaw --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=shaw --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=t5_bidirectional --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=t5_bidirectional --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=t5_bidirectional --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=t5_bidirectional --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=t5_bidirectional --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=t5_causal_decoder --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=t5_causal_decoder --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=t5_causal_decoder --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=t5_causal_decoder --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=t5_causal_decoder --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=distance_weight --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=distance_weight --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=distance_weight --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=distance_weight --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=distance_weight --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=adaptive_span --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=adaptive_span --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=adaptive_span --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=adaptive_span --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=adaptive_span --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=alibi_then_softcap --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=alibi_then_softcap --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=alibi_then_softcap --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=alibi_then_softcap --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=alibi_then_softcap --check --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 

@@ -12,16 +12,16 @@
 // (docs/Dialect.md's order); and as a padding mask (-inf on slots 90-99,
 // whose values hold NaN: their zero weights must not reach the sum; a NaN
 // key would make its score NaN, which no bias drops).
-// RUN: attn-run %s --entry=bias_per_key --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=bias_per_key --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=bias_per_key --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=bias_per_key --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=bias_per_key --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=bias_per_key_mods --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=bias_per_key_mods --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=bias_per_key_mods --check --generic | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: python3 %S/Inputs/plant-nonfinite.py --values-only %t 1 2 7 100 64 nan 90 91 92 93 94 95 96 97 98 99
 // RUN: python3 %S/Inputs/make-key-bias.py %t/bias.npy 1 1 100 90 91 92 93 94 95 96 97 98 99
-// RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=bias_padding --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input bias=%t/bias.npy --check --generic | FileCheck %s
 //
 // Per-key boolean masks [B|1, Hq|1, 1, Lk] (padding masks) run on the
@@ -29,8 +29,8 @@
 // row. With GQA, a batch of masks, a per-key bias, a causal pattern and
 // mods; and as a padding mask whose masked keys hold NaN in K and V (a
 // select, unlike a -inf bias, keeps even a NaN key out).
-// RUN: attn-run %s --entry=mask_per_key --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=mask_per_key --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=mask_per_key --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=mask_per_key --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=mask_per_key --check --generic | FileCheck %s
 // Their backward (the fused CPU kernel and the generic loops) reads them the
 // same way.
@@ -41,11 +41,11 @@
 // GRAD: check dv: {{.*}}: PASS
 // RUN: mkdir -p %t/nan && python3 %S/Inputs/plant-nonfinite.py %t/nan 1 2 7 100 64 nan 90 91 92 93 94 95 96 97 98 99
 // RUN: python3 %S/Inputs/make-key-mask.py %t/nan/mask.npy 1 1 100 90 91 92 93 94 95 96 97 98 99
-// RUN: attn-run %s --entry=mask_padding --input q=%t/nan/q.npy --input k=%t/nan/k.npy --input v=%t/nan/v.npy --input mask=%t/nan/mask.npy --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=mask_padding --input q=%t/nan/q.npy --input k=%t/nan/k.npy --input v=%t/nan/v.npy --input mask=%t/nan/mask.npy --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=mask_padding --input q=%t/nan/q.npy --input k=%t/nan/k.npy --input v=%t/nan/v.npy --input mask=%t/nan/mask.npy --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=mask_padding --input q=%t/nan/q.npy --input k=%t/nan/k.npy --input v=%t/nan/v.npy --input mask=%t/nan/mask.npy --check --target=cpu-avx512 | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 // The per-key mask takes the vectorized tile function, not the generic loops.
-// RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels=vector-bits=512 | FileCheck %s --check-prefix=FAST
+// RUN: attn-opt %s --attn-set-target=target=cpu-avx512 --attn-tile --attn-to-cpu-kernels | FileCheck %s --check-prefix=FAST
 // FAST: func.func private @mask_per_key__attn_cpu_flash_tile(
 // FAST-SAME: memref<2x1x1x100xi1>
 

@@ -8,23 +8,23 @@
 // rescaling of the online softmax (<= 9 tiles of keys) accumulate well under
 // 1e-6 relative error; 1e-5 leaves room without hiding real bugs, which give
 // errors of order 1e-2 or larger.
-// RUN: attn-run %s --entry=window --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=window --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=window --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=window --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=window --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=dilated --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=dilated --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=dilated --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=dilated --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=dilated --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=strided_sparse_transformer --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=strided_sparse_transformer --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=strided_sparse_transformer --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=strided_sparse_transformer --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=strided_sparse_transformer --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=fixed_sparse_transformer --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=fixed_sparse_transformer --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=fixed_sparse_transformer --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=fixed_sparse_transformer --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=fixed_sparse_transformer --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=longformer --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=longformer --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=longformer --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=longformer --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=longformer --check --generic | FileCheck %s
-// RUN: attn-run %s --entry=window_bottom_right --check --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=window_bottom_right --check --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=window_bottom_right --check --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=window_bottom_right --check --target=cpu-avx512 | FileCheck %s
 // RUN: attn-run %s --entry=window_bottom_right --check --generic | FileCheck %s
 // CHECK: check: {{.*}}: PASS
 

@@ -7,26 +7,26 @@
 // scale, as in dense.mlir). Both blockings run: AVX2's and AVX-512's
 // (query tiles of 24 and 64). Documents use key tiles of 32 so that a key
 // tile can fall between documents.
-// RUN: attn-run %s --entry=window --check --stats --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=window --check --stats --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=dilated --check --stats --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=dilated --check --stats --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=strided --check --stats --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=strided --check --stats --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=fixed --check --stats --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=fixed --check --stats --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=window_and_strided --check --stats --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=window_and_strided --check --stats --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=longformer --check --stats --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=longformer --check --stats --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=bigbird --check --stats --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=bigbird --check --stats --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=block_layout --check --stats --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=block_layout --check --stats --vector-bits=512 | FileCheck %s
-// RUN: attn-run %s --entry=documents --check --stats --cpu-kv-tile=32 --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=documents --check --stats --vector-bits=512 --cpu-kv-tile=32 | FileCheck %s
-// RUN: attn-run %s --entry=window_bottom_right --check --stats --vector-bits=256 | FileCheck %s
-// RUN: attn-run %s --entry=window_bottom_right --check --stats --vector-bits=512 | FileCheck %s
+// RUN: attn-run %s --entry=window --check --stats --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=window --check --stats --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=dilated --check --stats --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=dilated --check --stats --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=strided --check --stats --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=strided --check --stats --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=fixed --check --stats --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=fixed --check --stats --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=window_and_strided --check --stats --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=window_and_strided --check --stats --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=longformer --check --stats --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=longformer --check --stats --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=bigbird --check --stats --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=bigbird --check --stats --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=block_layout --check --stats --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=block_layout --check --stats --target=cpu-avx512 | FileCheck %s
+// RUN: attn-run %s --entry=documents --check --stats --cpu-kv-tile=32 --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=documents --check --stats --target=cpu-avx512 --cpu-kv-tile=32 | FileCheck %s
+// RUN: attn-run %s --entry=window_bottom_right --check --stats --target=cpu-avx2 | FileCheck %s
+// RUN: attn-run %s --entry=window_bottom_right --check --stats --target=cpu-avx512 | FileCheck %s
 // CHECK: stats: query tile {{[0-9]+( \(restarting every [0-9]+ rows\))?}}, key tile {{[0-9]+}}: visited [[#VISITED:]] of [[#TOTAL:]] key tiles ({{.*}}), {{[1-9][0-9]*\.[0-9]}}% skipped
 // CHECK-NEXT: stats: key tiles the pattern keeps something of (reference): [[#VISITED]]
 // CHECK: check: {{.*}}: PASS

@@ -23,10 +23,18 @@ struct Shape {
   int64_t m, n, k;
 };
 
-void expectMatchesReference(WeightLayout layout, int64_t vectorBits,
-                            Shape s) {
+/// The CPU target blocked for `vectorBits`-wide vectors: at 512 bits this
+/// CPU's own where it has AVX-512 (so that its bf16 features are used),
+/// else cpu-avx512 (LLVM splits the vectors).
+std::string targetFor(int64_t vectorBits) {
+  if (vectorBits == 256)
+    return "cpu-avx2";
+  return llvm::sys::getHostCPUFeatures().lookup("avx512f") ? "" : "cpu-avx512";
+}
+
+void expectMatchesReference(WeightLayout layout, int64_t vectorBits, Shape s) {
   HostCompileOptions options;
-  options.vectorBits = vectorBits;
+  options.target = targetFor(vectorBits);
   options.numThreads = 2;
   auto linear = CompiledLinear::create(s.k, s.n, layout, options);
   ASSERT_TRUE(bool(linear)) << llvm::toString(linear.takeError());
@@ -51,8 +59,8 @@ void expectMatchesReference(WeightLayout layout, int64_t vectorBits,
     weight = (*linear)->pack(w.data());
   }
   std::vector<float> result = y;
-  ASSERT_FALSE(bool((*linear)->accumulate(x.data(), s.m, weight.data(),
-                                          result.data())));
+  ASSERT_FALSE(
+      bool((*linear)->accumulate(x.data(), s.m, weight.data(), result.data())));
   // f32 sums of K products of numbers in [-1, 1] (plus y0): rounding error
   // below K * 2^-24 * max partial sum <= K * 6e-8 * K; 1e-6 * (K + 1) is
   // above that for these K (<= 300, observed ~1e-6) and far below the
@@ -69,7 +77,7 @@ void expectMatchesReference(WeightLayout layout, int64_t vectorBits,
     }
 }
 
-const Shape kShapes[] = {{1, 1, 1},   {13, 40, 70},  {5, 33, 300},
+const Shape kShapes[] = {{1, 1, 1},   {13, 40, 70},   {5, 33, 300},
                          {25, 17, 3}, {100, 70, 257}, {12, 64, 64}};
 
 bool hostHasAvx512() {
@@ -111,11 +119,10 @@ TEST(CompiledLinear, Avx512MatchesReference) {
 /// bf16 on AMX or by vdpbf16ps (where the host has them, unless `products`
 /// says otherwise)
 /// also rounds x to bf16: so does the reference then.
-void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits,
-                                Shape s,
+void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits, Shape s,
                                 Bf16Products products = Bf16Products::Auto) {
   HostCompileOptions options;
-  options.vectorBits = vectorBits;
+  options.target = targetFor(vectorBits);
   options.numThreads = 2;
   options.bf16Products = products;
   auto linear =
@@ -134,8 +141,8 @@ void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits,
       e = dist(rng);
   std::vector<uint16_t> packed = (*linear)->packHalf(w.data());
   std::vector<float> result = y;
-  ASSERT_FALSE(bool((*linear)->accumulate(x.data(), s.m, packed.data(),
-                                          result.data())));
+  ASSERT_FALSE(
+      bool((*linear)->accumulate(x.data(), s.m, packed.data(), result.data())));
   double bound = 1e-6 * double(s.k + 1);
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t n = 0; n < s.n; ++n) {
@@ -144,8 +151,8 @@ void expectHalfMatchesReference(FloatFormat format, int64_t vectorBits,
         float xk = x[i * s.k + k];
         if (pairs)
           xk = fromBits(format, toBits(format, xk));
-        expected += double(xk) *
-                    fromBits(format, toBits(format, w[n * s.k + k]));
+        expected +=
+            double(xk) * fromBits(format, toBits(format, w[n * s.k + k]));
       }
       ASSERT_NEAR(result[i * s.n + n], expected, bound)
           << "row " << i << " column " << n << " of " << s.m << " x " << s.n
@@ -168,8 +175,7 @@ TEST(CompiledLinear, WidenedBf16MatchesReference) {
   if (!hostHasAvx512())
     GTEST_SKIP() << "this CPU has no AVX-512";
   for (Shape s : kShapes)
-    expectHalfMatchesReference(FloatFormat::BF16, 512, s,
-                               Bf16Products::Widen);
+    expectHalfMatchesReference(FloatFormat::BF16, 512, s, Bf16Products::Widen);
 }
 
 // Layer-sized products on AMX: several 32-row blocks and column groups,
@@ -205,16 +211,16 @@ void expectEpilogueMatchesReference(
     Bf16Products products = Bf16Products::Widen) {
   using A = LinearEpilogue::Activation;
   HostCompileOptions options;
-  options.vectorBits = vectorBits;
+  options.target = targetFor(vectorBits);
   options.numThreads = 2;
   options.bf16Products = products;
-  auto linear = CompiledLinear::create(s.k, s.n, WeightLayout::Packed,
-                                       options, format, epilogue);
+  auto linear = CompiledLinear::create(s.k, s.n, WeightLayout::Packed, options,
+                                       format, epilogue);
   ASSERT_TRUE(bool(linear)) << llvm::toString(linear.takeError());
   std::mt19937 rng(s.m * 7 + s.n * 3 + s.k + int(epilogue.activation));
   std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> x(s.m * s.k), w(s.n * s.k), y(s.m * s.n),
-      bias(s.n), other(s.m * s.n);
+  std::vector<float> x(s.m * s.k), w(s.n * s.k), y(s.m * s.n), bias(s.n),
+      other(s.m * s.n);
   for (std::vector<float> *v : {&x, &w, &y, &bias, &other})
     for (float &e : *v)
       e = dist(rng);
@@ -238,8 +244,7 @@ void expectEpilogueMatchesReference(
       e = fromBits(FloatFormat::BF16, toBits(FloatFormat::BF16, e));
   ASSERT_FALSE(bool((*linear)->run(
       x.data(), s.m, weight, epilogue.bias ? bias.data() : nullptr,
-      epilogue.readsOther() ? other.data() : nullptr,
-      result.data())));
+      epilogue.readsOther() ? other.data() : nullptr, result.data())));
   double bound = 1e-6 * double(s.k + 1) + 1e-6;
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t n = 0; n < s.n; ++n) {
@@ -349,14 +354,13 @@ TEST(CompiledLinear, EpilogueOperandsAreChecked) {
   LinearEpilogue e;
   e.accumulate = false;
   e.bias = true;
-  auto linear = CompiledLinear::create(4, 4, WeightLayout::Packed,
-                                       HostCompileOptions{}, FloatFormat::F32,
-                                       e);
+  auto linear = CompiledLinear::create(
+      4, 4, WeightLayout::Packed, HostCompileOptions{}, FloatFormat::F32, e);
   ASSERT_TRUE(bool(linear)) << llvm::toString(linear.takeError());
   std::vector<float> x(4), w = (*linear)->pack(std::vector<float>(16).data()),
-                     y(4);
-  llvm::Error missing = (*linear)->run(x.data(), 1, w.data(), nullptr,
-                                       nullptr, y.data());
+                           y(4);
+  llvm::Error missing =
+      (*linear)->run(x.data(), 1, w.data(), nullptr, nullptr, y.data());
   EXPECT_TRUE(bool(missing));
   llvm::consumeError(std::move(missing));
   // An activation of an accumulated sum, a residual with SwiGLU's gate
@@ -365,22 +369,19 @@ TEST(CompiledLinear, EpilogueOperandsAreChecked) {
   both.accumulate = false;
   both.activation = LinearEpilogue::Activation::SiluTimesOther;
   both.residual = true;
-  auto twoOthers = CompiledLinear::create(4, 4, WeightLayout::Packed,
-                                          HostCompileOptions{},
-                                          FloatFormat::F32, both);
+  auto twoOthers = CompiledLinear::create(
+      4, 4, WeightLayout::Packed, HostCompileOptions{}, FloatFormat::F32, both);
   ASSERT_FALSE(bool(twoOthers));
   llvm::consumeError(twoOthers.takeError());
   e.accumulate = true;
   e.activation = LinearEpilogue::Activation::Relu;
-  auto refused = CompiledLinear::create(4, 4, WeightLayout::Packed,
-                                        HostCompileOptions{}, FloatFormat::F32,
-                                        e);
+  auto refused = CompiledLinear::create(
+      4, 4, WeightLayout::Packed, HostCompileOptions{}, FloatFormat::F32, e);
   ASSERT_FALSE(bool(refused));
   llvm::consumeError(refused.takeError());
   e.accumulate = false;
-  auto unpacked = CompiledLinear::create(4, 4, WeightLayout::OutByIn,
-                                         HostCompileOptions{},
-                                         FloatFormat::F32, e);
+  auto unpacked = CompiledLinear::create(
+      4, 4, WeightLayout::OutByIn, HostCompileOptions{}, FloatFormat::F32, e);
   ASSERT_FALSE(bool(unpacked));
   llvm::consumeError(unpacked.takeError());
 }

@@ -3,10 +3,10 @@
 // attn-run takes static shapes only, so attn-kernelized-to-cpu's kernel
 // with dynamic batch, heads and lengths is executed here: one module of
 // elu + 1 attention, non-causal and causal, and causal FAVOR+, with every
-// dim but the head dims dynamic, compiled for AVX2 and AVX-512 vectors, called with several
-// sizes (GQA, one query row, one key, lengths that end inside a key tile,
-// a query block or a causal chunk, more queries than keys and fewer, keys
-// split into ranges for the threads) and checked against the quadratic
+// dim but the head dims dynamic, compiled for AVX2 and AVX-512 vectors, called
+// with several sizes (GQA, one query row, one key, lengths that end inside a
+// key tile, a query block or a causal chunk, more queries than keys and fewer,
+// keys split into ranges for the threads) and checked against the quadratic
 // form in double precision.
 //
 //===----------------------------------------------------------------------===//
@@ -111,24 +111,30 @@ TEST(DynamicKernelized, FeatureMapsAtSeveralSizes) {
     Kind kind;
   };
   const Case cases[] = {
-      {{2, 4, 2, 67, 130}, Kind::Elu},        {{1, 3, 1, 1, 1}, Kind::Elu},
-      {{3, 2, 2, 129, 64}, Kind::Elu},        {{1, 1, 1, 5, 200}, Kind::Elu},
+      {{2, 4, 2, 67, 130}, Kind::Elu},
+      {{1, 3, 1, 1, 1}, Kind::Elu},
+      {{3, 2, 2, 129, 64}, Kind::Elu},
+      {{1, 1, 1, 5, 200}, Kind::Elu},
       // One (batch, key/value head) pair over 16-17 key tiles: with two
       // or more threads the state is split into key ranges and merged.
-      {{1, 4, 1, 70, 1000}, Kind::Elu},       {{1, 2, 1, 3, 1089}, Kind::Elu},
-      {{2, 4, 2, 130, 130}, Kind::EluCausal}, {{1, 3, 1, 200, 70}, Kind::EluCausal},
-      {{1, 2, 2, 65, 300}, Kind::EluCausal},  {{1, 1, 1, 1, 1}, Kind::EluCausal},
+      {{1, 4, 1, 70, 1000}, Kind::Elu},
+      {{1, 2, 1, 3, 1089}, Kind::Elu},
+      {{2, 4, 2, 130, 130}, Kind::EluCausal},
+      {{1, 3, 1, 200, 70}, Kind::EluCausal},
+      {{1, 2, 2, 65, 300}, Kind::EluCausal},
+      {{1, 1, 1, 1, 1}, Kind::EluCausal},
       // One (batch, key/value head) pair over 2-5 key chunks: with two or
       // more threads the chunks run in parallel from prefix sums of their
       // states (queries past the keys read the total).
-      {{1, 4, 1, 300, 300}, Kind::EluCausal}, {{1, 2, 1, 260, 100}, Kind::EluCausal},
+      {{1, 4, 1, 300, 300}, Kind::EluCausal},
+      {{1, 2, 1, 260, 100}, Kind::EluCausal},
       {{1, 3, 1, 70, 300}, Kind::EluCausal},
       {{2, 4, 2, 130, 130}, Kind::FavorCausal},
       {{1, 3, 1, 200, 70}, Kind::FavorCausal},
       {{1, 1, 1, 1, 1}, Kind::FavorCausal}};
   for (int64_t vectorBits : {256, 512}) {
     attnrt::HostCompileOptions options;
-    options.vectorBits = vectorBits;
+    options.target = vectorBits == 256 ? "cpu-avx2" : "cpu-avx512";
     auto kernel = attntest::compileForTest(kModule, options);
     ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
     attntest::NormalFloats random(11);
@@ -140,7 +146,8 @@ TEST(DynamicKernelized, FeatureMapsAtSeveralSizes) {
                          k = random(s.batch * s.keyHeads * s.keys * D),
                          v = random(s.batch * s.keyHeads * s.keys * Dv);
       std::vector<float> out(s.batch * s.queryHeads * s.queries * Dv, NAN);
-      attnrt::MemRefDescriptor dq(q.data(), {s.batch, s.queryHeads, s.queries, D}),
+      attnrt::MemRefDescriptor dq(q.data(),
+                                  {s.batch, s.queryHeads, s.queries, D}),
           dk(k.data(), {s.batch, s.keyHeads, s.keys, D}),
           dv(v.data(), {s.batch, s.keyHeads, s.keys, Dv}),
           dout(out.data(), {s.batch, s.queryHeads, s.queries, Dv});
@@ -150,8 +157,8 @@ TEST(DynamicKernelized, FeatureMapsAtSeveralSizes) {
                 : (*kernel)->call(c.kind == Kind::Elu ? "elu" : "elu_causal",
                                   {&dq, &dk, &dv, &dout});
       ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
-      std::vector<double> expected = reference(
-          s, q, k, v, c.kind != Kind::Elu, favor ? &omega : nullptr);
+      std::vector<double> expected =
+          reference(s, q, k, v, c.kind != Kind::Elu, favor ? &omega : nullptr);
       double worst = 0;
       for (size_t i = 0; i < out.size(); ++i)
         worst = std::max(worst, std::fabs(out[i] - expected[i]));
@@ -159,10 +166,10 @@ TEST(DynamicKernelized, FeatureMapsAtSeveralSizes) {
       // to 300 positive weights (FAVOR+'s rescaled by exp of the running
       // key maximum) round to ~1e-6 relative. A row or head read from the
       // wrong place, or a missed tail key, is off by 1e-2 or more.
-      EXPECT_LT(worst, 1e-4) << vectorBits << "-bit vectors, kind "
-                             << int(c.kind) << ", B " << s.batch << ", Hq "
-                             << s.queryHeads << ", Hkv " << s.keyHeads
-                             << ", Lq " << s.queries << ", Lk " << s.keys;
+      EXPECT_LT(worst, 1e-4)
+          << vectorBits << "-bit vectors, kind " << int(c.kind) << ", B "
+          << s.batch << ", Hq " << s.queryHeads << ", Hkv " << s.keyHeads
+          << ", Lq " << s.queries << ", Lk " << s.keys;
     }
   }
 }

@@ -15,13 +15,12 @@ using attnspec::AttentionRole;
 
 OwningOpRef<ModuleOp> attntools::buildLayerModule(
     const attnspec::LayerSpec &spec,
-    const std::vector<std::pair<int64_t, int64_t>> &shapes, int64_t vectorBits,
-    bool bf16Dot, llvm::SourceMgr &sourceMgr, MLIRContext *context,
-    std::string &manifest) {
+    const std::vector<std::pair<int64_t, int64_t>> &shapes,
+    const attn::TargetDescription &target, llvm::SourceMgr &sourceMgr,
+    MLIRContext *context, std::string &manifest) {
   auto fileStart = [&] {
     return llvm::SMLoc::getFromPointer(
-        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-            ->getBufferStart());
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferStart());
   };
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(UnknownLoc::get(context), spec.name);
@@ -33,7 +32,7 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
                        bool paged = false) {
     // A bf16 layer's softmax attention in bf16 where the products run by
     // vdpbf16ps, as the JIT's stacks do.
-    bool bf16Attention = bf16Dot && vectorBits == 512 && spec.dtype == "bf16";
+    bool bf16Attention = target.bf16ProductsByDot() && spec.dtype == "bf16";
     std::vector<std::string> operands;
     OwningOpRef<ModuleOp> kernel = attnrt::buildLayerAttention(
         attention, bf16Attention, sourceMgr, context, operands);
@@ -48,8 +47,8 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
           fn.setSymName(name);
       op.moveBefore(module->getBody(), module->getBody()->end());
     }
-    manifest += llvm::formatv("kernel={0} {1} {2} {3} {3} {4}{5}\n", name,
-                              role, batch, length, llvm::join(operands, ","),
+    manifest += llvm::formatv("kernel={0} {1} {2} {3} {3} {4}{5}\n", name, role,
+                              batch, length, llvm::join(operands, ","),
                               bf16Attention ? " bf16" : "")
                     .str();
     return true;
@@ -104,18 +103,13 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
   // has vdpbf16ps, else widened as the micro-kernel reads them (AMX tiles
   // would need the run-time CPU's and OS's consent: not in artifacts);
   // activations stay f32.
-  using Bf16Panels = attnrt::LinearPanels::Bf16Panels;
-  Bf16Panels bf16Panels = bf16Dot && vectorBits == 512 ? Bf16Panels::DotPairs
-                                                       : Bf16Panels::Widened;
   attnrt::FloatFormat weightFormat = attnrt::floatFormatOf(spec.dtype);
   for (const attnrt::LinearUse &use :
        attnrt::fusedLinearUses(attnrt::layerConfig(spec))) {
-    attnrt::LinearPanels panels(use.in, use.out, vectorBits, weightFormat,
-                                bf16Panels);
+    attnrt::LinearPanels panels(use.in, use.out, target, weightFormat);
     std::string epilogue = attnrt::linearEpilogueName(use.epilogue);
-    std::string name = llvm::formatv("linear_{0}x{1}_{2}", use.in, use.out,
-                                     epilogue)
-                           .str();
+    std::string name =
+        llvm::formatv("linear_{0}x{1}_{2}", use.in, use.out, epilogue).str();
     std::replace(name.begin(), name.end(), '+', '_');
     llvm::Expected<std::string> source = attnrt::linearKernelSource(
         name, attnrt::WeightLayout::Packed, panels, use.epilogue,
@@ -132,8 +126,8 @@ OwningOpRef<ModuleOp> attntools::buildLayerModule(
     for (Operation &op :
          llvm::make_early_inc_range(kernel->getBody()->getOperations()))
       op.moveBefore(module->getBody(), module->getBody()->end());
-    manifest += llvm::formatv("linear={0} {1} {2} {3} {4} {5}\n", name,
-                              use.in, use.out, epilogue, panels.width(),
+    manifest += llvm::formatv("linear={0} {1} {2} {3} {4} {5}\n", name, use.in,
+                              use.out, epilogue, panels.width(),
                               panels.pairs() ? "bf16-pairs" : spec.dtype)
                     .str();
   }

@@ -11,6 +11,7 @@
 #ifndef ATTN_TOOLS_ATTN_COMPILE_LAYERARTIFACT_H
 #define ATTN_TOOLS_ATTN_COMPILE_LAYERARTIFACT_H
 
+#include "attn/Analysis/TargetDescription.h"
 #include "attn/Spec/LayerSpec.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -23,15 +24,16 @@ namespace attntools {
 /// The module of `spec`'s attention kernels (one taking any batch and
 /// length where the kind allows it: softmax, every cross-attention; else
 /// one per (batch, length) of `shapes`) and of its products, packed for
-/// `vectorBits`-wide vectors; with `bf16Dot` (512-bit vectors, a target
-/// with AVX-512 BF16) a bf16 layer's products take x rounded to bf16 and
-/// weights in k pairs, by vdpbf16ps. `manifest` receives the text the
+/// `target` (an AMX-free CPU target); where its bf16 products run by
+/// vdpbf16ps, a bf16 layer's products take x rounded to bf16 and weights in
+/// k pairs. `manifest` receives the text the
 /// artifact exports. Errors are reported on `sourceMgr`'s buffer.
 mlir::OwningOpRef<mlir::ModuleOp>
 buildLayerModule(const attnspec::LayerSpec &spec,
                  const std::vector<std::pair<int64_t, int64_t>> &shapes,
-                 int64_t vectorBits, bool bf16Dot, llvm::SourceMgr &sourceMgr,
-                 mlir::MLIRContext *context, std::string &manifest);
+                 const mlir::attn::TargetDescription &target,
+                 llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
+                 std::string &manifest);
 
 } // namespace attntools
 

@@ -8,9 +8,12 @@
 //               --load-pass-plugin=libAttnPlugin.so \
 //               --pass-pipeline='builtin.module(attn-cpu-pipeline)' in.mlir
 //
-// One file serves both flags: it exports both entry points.
+// One file serves both flags: it exports both entry points. The plugin also
+// registers test-attn-patterns (TestPatterns.cpp), attn's patterns applied
+// without its pipeline builders.
 //
 //===----------------------------------------------------------------------===//
+#include "TestPatterns.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -23,10 +26,9 @@ using namespace mlir;
 
 extern "C" LLVM_ATTRIBUTE_WEAK DialectPluginLibraryInfo
 mlirGetDialectPluginInfo() {
-  return {MLIR_PLUGIN_API_VERSION, "Attn", LLVM_VERSION_STRING,
-          [](DialectRegistry *registry) {
-            registry->insert<attn::AttnDialect>();
-          }};
+  return {
+      MLIR_PLUGIN_API_VERSION, "Attn", LLVM_VERSION_STRING,
+      [](DialectRegistry *registry) { registry->insert<attn::AttnDialect>(); }};
 }
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
@@ -34,5 +36,6 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
             attn::registerAttnPasses();
             attn::registerAttnConversionPasses();
             attn::registerAttnPipelines();
+            attnplugin::registerTestPatternsPass();
           }};
 }

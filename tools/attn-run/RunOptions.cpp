@@ -146,11 +146,12 @@ std::string checkDeviceOptions() {
 }
 /// The kernel when --device=vulkan or cuda (timed by the device).
 attnrt::GpuKernel *gpuKernel = nullptr;
-cl::opt<int64_t> vectorBits(
-    "vector-bits",
-    cl::desc("block CPU kernels for 256- or 512-bit vectors (default: this "
-             "CPU's)"),
-    cl::init(0), cl::cat(runCategory));
+cl::opt<std::string> cpuTarget(
+    "target",
+    cl::desc("the CPU the kernels are for: cpu-avx2, cpu-avx512, "
+             "cpu-avx512-bf16, cpu-amx or host (default: this CPU's; the "
+             "target may use no feature this CPU lacks)"),
+    cl::init(""), cl::cat(runCategory));
 cl::opt<attnrt::Bf16Products> bf16Products(
     "bf16-products",
     cl::desc("how bf16 attention products, and the products of dtype bf16 "

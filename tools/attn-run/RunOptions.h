@@ -39,7 +39,7 @@ extern cl::opt<bool> generic;
 extern cl::opt<std::string> device;
 extern cl::opt<std::string> gpuTarget;
 extern cl::opt<bool> emulateMma;
-extern cl::opt<int64_t> vectorBits;
+extern cl::opt<std::string> cpuTarget;
 extern cl::opt<attnrt::Bf16Products> bf16Products;
 extern cl::opt<int64_t> queryTile;
 extern cl::opt<int64_t> keyTile;

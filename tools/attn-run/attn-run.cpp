@@ -314,10 +314,9 @@ buildHostKernel(ModuleOp module) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
   };
   if (cpuKeyTile < 0 || cpuKeyTile > 1024 || queryTile < 1 ||
-      queryTile > 4096 || keyTile < 1 || keyTile > 4096 ||
-      (vectorBits != 0 && vectorBits != 256 && vectorBits != 512))
+      queryTile > 4096 || keyTile < 1 || keyTile > 4096)
     return error("--cpu-kv-tile must be 0 to 1024, --q-tile and --kv-tile "
-                 "1 to 4096, --vector-bits 256 or 512");
+                 "1 to 4096");
   // Options of the other path would be silently ignored.
   if (generic && cpuKeyTile.getNumOccurrences())
     return error("--cpu-kv-tile applies to the vectorized CPU kernels, not "
@@ -332,7 +331,7 @@ buildHostKernel(ModuleOp module) {
   options.genericKeyTile = keyTile;
   options.cpuKeyTile = cpuKeyTile;
   options.cpuKernels = !generic;
-  options.vectorBits = vectorBits;
+  options.target = cpuTarget;
   options.countTiles = stats;
   options.bf16Products = bf16Products;
   auto jit = attnrt::compileForHost(module, options);
@@ -473,8 +472,11 @@ static int loadEntry(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   // Element types the target cannot lower are reported at their op before
   // the steps below.
   PassManager verify(&context);
-  verify.addPass(attn::createAttnVerifyTarget(
-      {device == "cpu" ? std::string("cpu") : effectiveGpuTarget()}));
+  std::string target = device != "cpu"     ? effectiveGpuTarget()
+                       : cpuTarget.empty() ? std::string("host")
+                                           : std::string(cpuTarget);
+  verify.addPass(attn::createAttnSetTarget({target}));
+  verify.addPass(attn::createAttnVerifyTarget());
   if (failed(verify.run(*module)))
     return EXIT_FAILURE;
   return EXIT_SUCCESS;

@@ -26,9 +26,11 @@ using namespace mlir::attn;
 void mlir::attn::buildSharedFront(
     OpPassManager &pm, StringRef target,
     function_ref<void(OpPassManager &)> targetKernels) {
-  // What this target cannot lower yet is refused at its location, and the
+  // The module's #attn.target, which every later pass reads; what that
+  // target cannot lower yet is refused at its location, and the
   // efficient-attention ops become linalg plus attn.attention.
-  pm.addPass(createAttnVerifyTarget(AttnVerifyTargetOptions{target.str()}));
+  pm.addPass(createAttnSetTarget(AttnSetTargetOptions{target.str()}));
+  pm.addPass(createAttnVerifyTarget());
   if (targetKernels)
     targetKernels(pm);
   pm.addPass(createAttnDecomposeLinformer());
@@ -45,30 +47,27 @@ void mlir::attn::buildSharedFront(
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   // Element-wise feature-map attention has its own kernel.
-  buildSharedFront(pm, "cpu", [&](OpPassManager &front) {
+  buildSharedFront(pm, options.target, [&](OpPassManager &front) {
     if (options.cpuKernels)
-      front.addPass(createAttnKernelizedToCpu(
-          AttnKernelizedToCpuOptions{options.vectorBits.getValue()}));
+      front.addPass(createAttnKernelizedToCpu());
   });
 
   // The tiled form (docs/Design.md): per op, the tiles of the CPU kernel
-  // plan, or the generic tile sizes when the kernels are off.
+  // plan for the module's target, or the generic tile sizes when the
+  // kernels are off.
   if (options.cpuKernels) {
     AttnTileOptions tile;
     tile.keyTile = options.cpuKeyTile;
-    tile.target = options.vectorBits >= 512 ? "cpu-avx512" : "cpu-avx2";
     pm.addPass(createAttnTile(tile));
   } else {
     pm.addPass(createAttnTile(AttnTileOptions{options.queryTile.getValue(),
-                                              options.keyTile.getValue(), ""}));
+                                              options.keyTile.getValue(),
+                                              /*forTarget=*/false}));
   }
   // The CPU tail: the vectorized kernels lower what they cover, the generic
   // lowering the rest.
   if (options.cpuKernels) {
     AttnToCpuKernelsOptions kernels;
-    kernels.vectorBits = options.vectorBits;
-    kernels.amx = options.amx && options.vectorBits >= 512;
-    kernels.bf16Dot = options.bf16Dot && options.vectorBits >= 512;
     kernels.countTiles = options.countTiles;
     kernels.reportTiles = options.reportTiles;
     pm.addPass(createAttnToCpuKernels(kernels));
@@ -79,7 +78,6 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // linalg.
   if (options.cpuKernels) {
     AttnAttentionGradToCpuOptions gradKernel;
-    gradKernel.vectorBits = options.vectorBits;
     gradKernel.countTiles = options.countTiles;
     pm.addPass(createAttnAttentionGradToCpu(gradKernel));
   }
@@ -123,9 +121,6 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // Two forall iterations per thread when the count is known.
   if (options.cpuKernels) {
     AttnMatmulToCpuGemmOptions gemm;
-    gemm.vectorBits = options.vectorBits;
-    gemm.amx = options.amx && options.vectorBits >= 512;
-    gemm.bf16Dot = options.bf16Dot && options.vectorBits >= 512;
     if (options.numThreads > 0)
       gemm.parallelTiles = 2 * options.numThreads;
     pm.addPass(createAttnMatmulToCpuGemm(gemm));
@@ -141,13 +136,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createSCFToControlFlowPass());
 
-  // bf16 conversions as integer arithmetic where the CPU has no instruction
-  // for them (round to nearest even, as the instructions do).
-  if (options.expandBf16) {
-    arith::ArithExpandOpsPassOptions expand;
-    expand.includeBf16 = true;
-    pm.addPass(arith::createArithExpandOpsPass(expand));
-  }
+  // bf16 conversions as integer arithmetic where the target has no
+  // instruction for them.
+  pm.addPass(createAttnExpandBf16());
 
   // To the LLVM dialect.
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -157,9 +148,10 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  // AMX and x86vector ops appear only where the target has them.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
-  vectorToLLVM.amx = options.amx;
-  vectorToLLVM.x86Vector = options.bf16Dot;
+  vectorToLLVM.amx = true;
+  vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -172,8 +164,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
 
 void mlir::attn::registerAttnPipelines() {
   PassPipelineRegistration<CpuPipelineOptions>(
-      "attn-cpu-pipeline",
-      "Lower attn IR to the LLVM dialect for the host CPU",
+      "attn-cpu-pipeline", "Lower attn IR to the LLVM dialect for the host CPU",
       buildCpuPipeline);
   PassPipelineRegistration<GpuPipelineOptions>(
       "attn-gpu-pipeline",

@@ -24,13 +24,10 @@ using namespace mlir::attn;
 void mlir::attn::buildGpuKernelPipeline(OpPassManager &pm,
                                         const GpuPipelineOptions &options) {
   buildSharedFront(pm, options.target);
-  AttnTileOptions tile;
-  tile.target = options.target;
-  pm.addPass(createAttnTile(tile));
+  pm.addPass(createAttnTile());
   // The GPU kernels read dense K and V: paged caches are gathered first.
   pm.addPass(createAttnDecomposePagedKv());
   AttnToGpuKernelsOptions kernels;
-  kernels.target = options.target;
   kernels.countTiles = options.countTiles;
   kernels.emulateMma = options.emulateMma;
   pm.addPass(createAttnToGpuKernels(kernels));

@@ -32,6 +32,7 @@
 // stored, and the online softmax replaces the maxima.
 //
 //===----------------------------------------------------------------------===//
+#include "Decomposition.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/EinsumBuilder.h"
 #include "attn/Transforms/Passes.h"
@@ -60,7 +61,7 @@ public:
   KernelizedDecomposition(KernelizedOp op)
       : op(op), b(op), eb(b, op.getLoc()), loc(op.getLoc()) {}
 
-  LogicalResult run();
+  FailureOr<Value> run();
 
 private:
   Value features(Value x, bool isQuery);
@@ -180,7 +181,8 @@ Value KernelizedDecomposition::nonCausal(Value phiQ, Value phiK, Value value) {
   int64_t heads = dimOf(phiQ, 1);
   Value state = eb.repeatHeads(
       eb.contract("bhjf,bhje->bhfe", {phiK, value}, "bhjfe"), heads);
-  Value sum = eb.repeatHeads(eb.reduce("bhjf->bhf", phiK, Reduction::Sum), heads);
+  Value sum =
+      eb.repeatHeads(eb.reduce("bhjf->bhf", phiK, Reduction::Sum), heads);
   Value num = eb.contract("bhif,bhfe->bhie", {phiQ, state}, "bhife");
   Value den = eb.contract("bhif,bhf->bhi", {phiQ, sum}, "bhif");
   return quotient(num, den);
@@ -255,9 +257,9 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
               return arith::SelectOp::create(mb, ml, keep, a[0], eb.f32(0))
                   .getResult();
             });
-        Value num = add("bhie",
-                        eb.contract("bhij,bhje->bhie", {lower, v}, "bhije"),
-                        eb.contract("bhif,bhfe->bhie", {q, state}, "bhife"));
+        Value num =
+            add("bhie", eb.contract("bhij,bhje->bhie", {lower, v}, "bhije"),
+                eb.contract("bhif,bhfe->bhie", {q, state}, "bhife"));
         Value den = add("bhi", eb.reduce("bhij->bhi", lower, Reduction::Sum),
                         eb.contract("bhif,bhf->bhi", {q, sum}, "bhif"));
         Value chunkOut = quotient(num, den);
@@ -269,8 +271,7 @@ Value KernelizedDecomposition::causal(Value phiQ, Value phiK, Value value) {
 
         // The state now covers this chunk too.
         Value nextState =
-            add("bhfe", state,
-                eb.contract("bhjf,bhje->bhfe", {k, v}, "bhjfe"));
+            add("bhfe", state, eb.contract("bhjf,bhje->bhfe", {k, v}, "bhjfe"));
         Value nextSum =
             add("bhf", sum, eb.reduce("bhjf->bhf", k, Reduction::Sum));
         scf::YieldOp::create(b, l, ValueRange{nextState, nextSum, nextOut});
@@ -303,64 +304,61 @@ Value KernelizedDecomposition::favorAsAttention() {
 
   // w_f for every (batch, kv head): the "queries" of the key side and the
   // "keys" of the query side.
-  Value features = eb.map(
-      "fd->bhfd", omega,
-      [](OpBuilder &, Location, ValueRange a, IndexFn) { return a[0]; },
-      {{'b', eb.index(batch)}, {'h', eb.index(kvHeads)}});
+  Value features =
+      eb.map("fd->bhfd", omega,
+             [](OpBuilder &, Location, ValueRange a, IndexFn) { return a[0]; },
+             {{'b', eb.index(batch)}, {'h', eb.index(kvHeads)}});
 
   // Key side: s w_f . k_j - s^2 |k_j|^2 / 2, the second term a per-key bias.
-  Value halfSquare = eb.map(
-      "bhl->bhl", eb.contract("bhld,bhld->bhl", {key, key}),
-      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        return arith::MulFOp::create(nb, l, a[0], eb.f32(-s * s / 2))
-            .getResult();
-      });
+  Value halfSquare =
+      eb.map("bhl->bhl", eb.contract("bhld,bhld->bhl", {key, key}),
+             [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+               return arith::MulFOp::create(nb, l, a[0], eb.f32(-s * s / 2))
+                   .getResult();
+             });
   auto stateType =
       RankedTensorType::get({batch, kvHeads, m, dimOf(value, 3)}, f32);
   auto lseType = RankedTensorType::get({batch, kvHeads, m}, f32);
   auto state = AttentionOp::create(
       b, loc, stateType, lseType, features, key, value, Value(),
-      perKey(halfSquare), Value(), Value(), Value(), MaskAttrInterface(),
-      scale, AlignmentAttr(), ArrayAttr(), IntegerAttr(), IntegerAttr());
+      perKey(halfSquare), Value(), Value(), Value(), MaskAttrInterface(), scale,
+      AlignmentAttr(), ArrayAttr(), IntegerAttr(), IntegerAttr());
 
   // Query side: s q_i . w_f + lse_f, lse_f a per-key bias of each query
   // head's kv head.
   Value lse = perKey(eb.repeatHeads(state.getLse(), heads));
   return AttentionOp::create(b, loc, op.getResult().getType(), Type(), query,
-                             features, state.getOutput(), Value(), lse,
-                             Value(), Value(), Value(), MaskAttrInterface(),
-                             scale, AlignmentAttr(), ArrayAttr(),
-                             IntegerAttr(), IntegerAttr())
+                             features, state.getOutput(), Value(), lse, Value(),
+                             Value(), Value(), MaskAttrInterface(), scale,
+                             AlignmentAttr(), ArrayAttr(), IntegerAttr(),
+                             IntegerAttr())
       .getOutput();
 }
 
-LogicalResult KernelizedDecomposition::run() {
+FailureOr<Value> KernelizedDecomposition::run() {
   if (failed(checkDecomposable(op, "attn-decompose-kernelized")))
     return failure();
   if (op.getFeatureMap() == FeatureMap::favor && !op.getCausal()) {
     Value out = favorAsAttention();
-    op.replaceAllUsesWith(out);
-    op.erase();
-    return success();
+    return out;
   }
   Value phiQ = features(op.getQuery(), /*isQuery=*/true);
   Value phiK = features(op.getKey(), /*isQuery=*/false);
   Value out = op.getCausal() ? causal(phiQ, phiK, op.getValue())
                              : nonCausal(phiQ, phiK, op.getValue());
-  op.replaceAllUsesWith(out);
-  op.erase();
-  return success();
+  return out;
 }
 
 struct AttnDecomposeKernelizedPass
     : attn::impl::AttnDecomposeKernelizedBase<AttnDecomposeKernelizedPass> {
   void runOnOperation() override {
-    SmallVector<KernelizedOp> ops;
-    getOperation()->walk([&](KernelizedOp op) { ops.push_back(op); });
-    for (KernelizedOp op : ops)
-      if (failed(KernelizedDecomposition(op).run()))
-        return signalPassFailure();
+    if (failed(decomposeAll<KernelizedOp>(getOperation(), decomposeKernelized)))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+FailureOr<Value> mlir::attn::decomposeKernelized(KernelizedOp op) {
+  return KernelizedDecomposition(op).run();
+}

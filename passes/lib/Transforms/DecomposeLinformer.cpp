@@ -8,6 +8,7 @@
 // along contiguous rows of K and K'.
 //
 //===----------------------------------------------------------------------===//
+#include "Decomposition.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/EinsumBuilder.h"
 #include "attn/Transforms/Passes.h"
@@ -33,27 +34,24 @@ Value projectSequence(EinsumBuilder &eb, Value proj, Value x) {
 struct AttnDecomposeLinformerPass
     : attn::impl::AttnDecomposeLinformerBase<AttnDecomposeLinformerPass> {
   void runOnOperation() override {
-    SmallVector<LinformerOp> ops;
-    getOperation()->walk([&](LinformerOp op) { ops.push_back(op); });
-    for (LinformerOp op : ops) {
-      Type element = cast<RankedTensorType>(op.getType()).getElementType();
-      if (!element.isF32()) {
-        op.emitOpError("attn-decompose-linformer handles f32 only for now, "
-                       "got ")
-            << element;
-        return signalPassFailure();
-      }
-      OpBuilder b(op);
-      EinsumBuilder eb(b, op.getLoc());
-      Value key = projectSequence(eb, op.getEProj(), op.getKey());
-      Value value = projectSequence(eb, op.getFProj(), op.getValue());
-      Value out = createSoftmaxAttention(b, op.getLoc(), op.getType(),
-                                         op.getQuery(), key, value,
-                                         op.getScaleAttr());
-      op.replaceAllUsesWith(out);
-      op.erase();
-    }
+    if (failed(decomposeAll<LinformerOp>(getOperation(), decomposeLinformer)))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+FailureOr<Value> mlir::attn::decomposeLinformer(LinformerOp op) {
+  Type element = cast<RankedTensorType>(op.getType()).getElementType();
+  if (!element.isF32()) {
+    op.emitOpError("attn-decompose-linformer handles f32 only for now, got ")
+        << element;
+    return failure();
+  }
+  OpBuilder b(op);
+  EinsumBuilder eb(b, op.getLoc());
+  Value key = projectSequence(eb, op.getEProj(), op.getKey());
+  Value value = projectSequence(eb, op.getFProj(), op.getValue());
+  return createSoftmaxAttention(b, op.getLoc(), op.getType(), op.getQuery(),
+                                key, value, op.getScaleAttr());
+}

@@ -16,6 +16,7 @@
 // row. Cost O(L (buckets D + C D)) per round plus the sort.
 //
 //===----------------------------------------------------------------------===//
+#include "Decomposition.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/EinsumBuilder.h"
 #include "attn/Transforms/Passes.h"
@@ -47,7 +48,7 @@ public:
   LshDecomposition(LshOp op)
       : op(op), b(op), eb(b, op.getLoc()), loc(op.getLoc()) {}
 
-  LogicalResult run();
+  FailureOr<Value> run();
 
 private:
   Value buckets(Value projections);
@@ -66,8 +67,7 @@ private:
   OpBuilder b;
   EinsumBuilder eb;
   Location loc;
-  int64_t batch = 0, heads = 0, length = 0, rounds = 0, chunk = 0,
-          chunks = 0;
+  int64_t batch = 0, heads = 0, length = 0, rounds = 0, chunk = 0, chunks = 0;
 };
 
 /// bucket[b, h, r, l] (i64) = argmax over [p, -p] of the projections
@@ -117,8 +117,7 @@ Value LshDecomposition::buckets(Value proj) {
 /// For row w of chunk n, `offset` rows before the chunk's start: whether
 /// its sorted index t = n C + w - offset lies in [0, L), and t clamped into
 /// [0, L) so that the discarded loads of missing rows stay in bounds.
-std::pair<Value, Value> LshDecomposition::sortedIndex(OpBuilder &nb,
-                                                      Location l,
+std::pair<Value, Value> LshDecomposition::sortedIndex(OpBuilder &nb, Location l,
                                                       IndexFn indexOf,
                                                       int64_t offset) {
   Value t = arith::AddIOp::create(
@@ -230,7 +229,7 @@ Value LshDecomposition::inSequenceOrder(Value chunked, Value rank) {
       sizes);
 }
 
-LogicalResult LshDecomposition::run() {
+FailureOr<Value> LshDecomposition::run() {
   if (failed(checkDecomposable(op, "attn-decompose-lsh")))
     return failure();
   Value qk = op.getQueryKey(), v = op.getValue();
@@ -242,9 +241,7 @@ LogicalResult LshDecomposition::run() {
   chunks = (length + chunk - 1) / chunk;
   int64_t d = dimOf(qk, 3);
   if (length == 0) {
-    op.replaceAllUsesWith(v); // an empty result
-    op.erase();
-    return success();
+    return v; // an empty result
   }
   double scale = op.getScale() ? double(op.getScale()->convertToFloat())
                                : 1.0 / std::sqrt(double(d));
@@ -280,8 +277,7 @@ LogicalResult LshDecomposition::run() {
       b, loc, "attn_counting_sort", flatBuckets,
       {flatType, flatType,
        RankedTensorType::get({batch * heads * rounds, 0}, i64)});
-  auto roundType =
-      RankedTensorType::get({batch, heads, rounds, length}, i64);
+  auto roundType = RankedTensorType::get({batch, heads, rounds, length}, i64);
   Value order =
       tensor::ExpandShapeOp::create(b, loc, roundType, sorted[0], flatten);
   Value rank =
@@ -328,9 +324,11 @@ LogicalResult LshDecomposition::run() {
     Value lse = arith::AddFOp::create(nb, l, m, math::LogOp::create(nb, l, s));
     return arith::SelectOp::create(nb, l, empty, eb.f32(-INFINITY), lse);
   };
-  Value chunkLse = eb.map("bhrni,bhrni->bhrni", {sum, shift},
-                          [&](OpBuilder &nb, Location l, ValueRange a,
-                              IndexFn) { return logSumExp(nb, l, a[0], a[1]); });
+  Value chunkLse =
+      eb.map("bhrni,bhrni->bhrni", {sum, shift},
+             [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+               return logSumExp(nb, l, a[0], a[1]);
+             });
 
   // Rounds combined by their log-sum-exps.
   Value roundOut = inSequenceOrder(chunkOut, rank);
@@ -340,30 +338,29 @@ LogicalResult LshDecomposition::run() {
   Value weights = eb.expDifference("bhrp,bhp->bhrp", roundLse, lseShift);
   Value total = eb.reduce("bhrp->bhp", weights, Reduction::Sum);
   Value mixed = eb.contract("bhrp,bhrpd->bhpd", {weights, roundOut}, "bhprd");
-  Value out = eb.map(
-      "bhpd,bhp,bhpd->bhpd", {mixed, total, v},
-      [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
-        // No key in any round: the query attends to itself alone.
-        Value alone = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                            a[1], eb.f32(0));
-        return arith::SelectOp::create(nb, l, alone, a[2],
-                                       div(nb, l, a[0], a[1]))
-            .getResult();
-      });
-  op.replaceAllUsesWith(out);
-  op.erase();
-  return success();
+  Value out = eb.map("bhpd,bhp,bhpd->bhpd", {mixed, total, v},
+                     [&](OpBuilder &nb, Location l, ValueRange a, IndexFn) {
+                       // No key in any round: the query attends to itself
+                       // alone.
+                       Value alone = arith::CmpFOp::create(
+                           nb, l, arith::CmpFPredicate::OEQ, a[1], eb.f32(0));
+                       return arith::SelectOp::create(nb, l, alone, a[2],
+                                                      div(nb, l, a[0], a[1]))
+                           .getResult();
+                     });
+  return out;
 }
 
 struct AttnDecomposeLshPass
     : attn::impl::AttnDecomposeLshBase<AttnDecomposeLshPass> {
   void runOnOperation() override {
-    SmallVector<LshOp> ops;
-    getOperation()->walk([&](LshOp op) { ops.push_back(op); });
-    for (LshOp op : ops)
-      if (failed(LshDecomposition(op).run()))
-        return signalPassFailure();
+    if (failed(decomposeAll<LshOp>(getOperation(), decomposeLsh)))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+FailureOr<Value> mlir::attn::decomposeLsh(LshOp op) {
+  return LshDecomposition(op).run();
+}

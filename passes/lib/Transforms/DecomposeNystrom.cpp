@@ -13,6 +13,7 @@
 // so both L-sized softmax products run on the attention kernels.
 //
 //===----------------------------------------------------------------------===//
+#include "Decomposition.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/EinsumBuilder.h"
 #include "attn/Transforms/Passes.h"
@@ -38,8 +39,7 @@ int64_t dimOf(Value v, unsigned d) {
 
 /// W [m, L]: W[s, l] = 1 / |segment s| when row l lies in segment s =
 /// [floor(s L / m), floor((s + 1) L / m)), else 0.
-Value averagingMatrix(EinsumBuilder &eb, int64_t m,
-                      int64_t length) {
+Value averagingMatrix(EinsumBuilder &eb, int64_t m, int64_t length) {
   return eb.map(
       "->sl", {},
       [&](OpBuilder &nb, Location l, ValueRange, IndexFn indexOf) {
@@ -103,10 +103,10 @@ Value matmul(EinsumBuilder &eb, Value x, Value y) {
 /// Z <- Z/4 (13 I - A Z (15 I - A Z (7 I - A Z))).
 Value pseudoInverse(OpBuilder &b, Location loc, EinsumBuilder &eb, Value a,
                     int64_t iterations) {
-  Value rowMax = eb.reduce(
-      "bhs->bh", eb.reduce("bhst->bhs", a, Reduction::Sum), Reduction::Max);
-  Value colMax = eb.reduce(
-      "bht->bh", eb.reduce("bhst->bht", a, Reduction::Sum), Reduction::Max);
+  Value rowMax = eb.reduce("bhs->bh", eb.reduce("bhst->bhs", a, Reduction::Sum),
+                           Reduction::Max);
+  Value colMax = eb.reduce("bht->bh", eb.reduce("bhst->bht", a, Reduction::Sum),
+                           Reduction::Max);
   Value z =
       eb.map("bhts,bh,bh->bhst", {a, rowMax, colMax},
              [](OpBuilder &nb, Location l, ValueRange v, IndexFn) {
@@ -136,7 +136,7 @@ Value pseudoInverse(OpBuilder &b, Location loc, EinsumBuilder &eb, Value a,
   return loop.getResult(0);
 }
 
-LogicalResult decompose(NystromOp op) {
+FailureOr<Value> buildNystrom(NystromOp op) {
   if (failed(checkDecomposable(op, "attn-decompose-nystrom")))
     return failure();
   auto type = cast<RankedTensorType>(op.getType());
@@ -150,11 +150,10 @@ LogicalResult decompose(NystromOp op) {
   double scale = op.getScale() ? double(op.getScale()->convertToFloat())
                                : 1.0 / std::sqrt(double(d));
 
-  Value qLand = eb.contract("sl,bhld->bhsd",
-                            {averagingMatrix(eb, m, lq), q}, "bhsld");
+  Value qLand =
+      eb.contract("sl,bhld->bhsd", {averagingMatrix(eb, m, lq), q}, "bhsld");
   Value kLand = eb.repeatHeads(
-      eb.contract("sl,bhld->bhsd", {averagingMatrix(eb, m, lk), k},
-                  "bhsld"),
+      eb.contract("sl,bhld->bhsd", {averagingMatrix(eb, m, lk), k}, "bhsld"),
       heads);
   auto landmarkType = [&](int64_t cols) {
     return RankedTensorType::get({batch, heads, m, cols}, b.getF32Type());
@@ -170,22 +169,19 @@ LogicalResult decompose(NystromOp op) {
   Value z = pseudoInverse(b, loc, eb, softmaxRows(eb, logits),
                           op.getPinvIterations());
   Value x = eb.contract("bhst,bhte->bhse", {z, bmV}, "bhste");
-  Value out = createSoftmaxAttention(b, loc, type, q, kLand, x,
-                                     op.getScaleAttr());
-  op.replaceAllUsesWith(out);
-  op.erase();
-  return success();
+  return createSoftmaxAttention(b, loc, type, q, kLand, x, op.getScaleAttr());
 }
 
 struct AttnDecomposeNystromPass
     : attn::impl::AttnDecomposeNystromBase<AttnDecomposeNystromPass> {
   void runOnOperation() override {
-    SmallVector<NystromOp> ops;
-    getOperation()->walk([&](NystromOp op) { ops.push_back(op); });
-    for (NystromOp op : ops)
-      if (failed(decompose(op)))
-        return signalPassFailure();
+    if (failed(decomposeAll<NystromOp>(getOperation(), decomposeNystrom)))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+FailureOr<Value> mlir::attn::decomposeNystrom(NystromOp op) {
+  return buildNystrom(op);
+}

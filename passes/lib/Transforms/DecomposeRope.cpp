@@ -10,6 +10,7 @@
 // partner element is a tensor.extract in the body.
 //
 //===----------------------------------------------------------------------===//
+#include "Decomposition.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,7 +29,7 @@ using namespace mlir::attn;
 
 namespace {
 
-Value decomposeRope(RopeOp op) {
+Value buildRope(RopeOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value x = op.getInput();
@@ -77,9 +78,9 @@ Value decomposeRope(RopeOp op) {
         if (positions) {
           bool perBatch =
               cast<RankedTensorType>(positions.getType()).getRank() == 2;
-          Value raw = tensor::ExtractOp::create(
-              nb, nl, positions,
-              perBatch ? ValueRange{bIv, lIv} : ValueRange{lIv});
+          Value raw = tensor::ExtractOp::create(nb, nl, positions,
+                                                perBatch ? ValueRange{bIv, lIv}
+                                                         : ValueRange{lIv});
           t = arith::SIToFPOp::create(nb, nl, f64, raw);
         } else {
           t = arith::UIToFPOp::create(
@@ -95,21 +96,19 @@ Value decomposeRope(RopeOp op) {
             nb, nl,
             arith::DivFOp::create(
                 nb, nl,
-                arith::MulFOp::create(
-                    nb, nl, toF64(n),
-                    arith::ConstantOp::create(nb, nl,
-                                              nb.getF64FloatAttr(-2.0))),
+                arith::MulFOp::create(nb, nl, toF64(n),
+                                      arith::ConstantOp::create(
+                                          nb, nl, nb.getF64FloatAttr(-2.0))),
                 toF64(dim)),
             arith::ConstantOp::create(nb, nl, nb.getF64FloatAttr(logBase)));
         Value theta = arith::MulFOp::create(
             nb, nl, t, math::ExpOp::create(nb, nl, exponent));
-        Value cos = arith::TruncFOp::create(
-            nb, nl, f32, math::CosOp::create(nb, nl, theta));
-        Value sin = arith::TruncFOp::create(
-            nb, nl, f32, math::SinOp::create(nb, nl, theta));
+        Value cos = arith::TruncFOp::create(nb, nl, f32,
+                                            math::CosOp::create(nb, nl, theta));
+        Value sin = arith::TruncFOp::create(nb, nl, f32,
+                                            math::SinOp::create(nb, nl, theta));
         auto widen = [&](Value v) -> Value {
-          return v.getType() == f32 ? v
-                                    : arith::ExtFOp::create(nb, nl, f32, v);
+          return v.getType() == f32 ? v : arith::ExtFOp::create(nb, nl, f32, v);
         };
         Value self = widen(args[0]);
         Value other = widen(tensor::ExtractOp::create(
@@ -130,13 +129,11 @@ Value decomposeRope(RopeOp op) {
 struct AttnDecomposeRopePass
     : attn::impl::AttnDecomposeRopeBase<AttnDecomposeRopePass> {
   void runOnOperation() override {
-    SmallVector<RopeOp> ops;
-    getOperation()->walk([&](RopeOp op) { ops.push_back(op); });
-    for (RopeOp op : ops) {
-      op.replaceAllUsesWith(decomposeRope(op));
-      op.erase();
-    }
+    if (failed(decomposeAll<RopeOp>(getOperation(), decomposeRope)))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+FailureOr<Value> mlir::attn::decomposeRope(RopeOp op) { return buildRope(op); }

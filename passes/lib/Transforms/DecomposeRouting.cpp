@@ -18,6 +18,7 @@
 // C = top_k = sqrt(L)), O(L Dv + C top_k) for the mean.
 //
 //===----------------------------------------------------------------------===//
+#include "Decomposition.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/EinsumBuilder.h"
 #include "attn/Transforms/Passes.h"
@@ -50,18 +51,16 @@ public:
   RoutingDecomposition(RoutingOp op)
       : op(op), b(op), eb(b, op.getLoc()), loc(op.getLoc()) {}
 
-  LogicalResult run();
+  FailureOr<Value> run();
 
 private:
   Value members(Value x, Value unitCentroids);
   Value gatherMembers(Value rows, Value indices, int64_t group, double scale);
   Value memberPositions(Value indices, int64_t group);
-  Value meanOverClusters(Value clusterOut, Value queryMembers,
-                         int64_t length);
+  Value meanOverClusters(Value clusterOut, Value queryMembers, int64_t length);
   Value clusterAttention(Value qc, Value kc, Value vc);
-  Value causalClusterAttention(Value qc, Value kc, Value vc,
-                               Value queryMembers, Value keyMembers,
-                               int64_t group);
+  Value causalClusterAttention(Value qc, Value kc, Value vc, Value queryMembers,
+                               Value keyMembers, int64_t group);
 
   Value index(OpBuilder &nb, Location l, Value i64) {
     return arith::IndexCastOp::create(nb, l, nb.getIndexType(), i64);
@@ -175,8 +174,8 @@ Value RoutingDecomposition::meanOverClusters(Value clusterOut,
       "->bhid", {},
       [&](OpBuilder &nb, Location l, ValueRange, IndexFn indexOf) {
         // linalg.index must sit directly in the generic, not in the loop.
-        Value batchIv = indexOf('b'), headIv = indexOf('h'),
-              row = indexOf('i'), column = indexOf('d');
+        Value batchIv = indexOf('b'), headIv = indexOf('h'), row = indexOf('i'),
+              column = indexOf('d');
         auto startAt = [&](Value position) {
           return index(
               nb, l,
@@ -216,8 +215,7 @@ Value RoutingDecomposition::meanOverClusters(Value clusterOut,
 /// Causal attention inside each [top_k] block: the mask compares the
 /// gathered positions, which attn.attention cannot express, so the block
 /// softmax is written here (q already scaled).
-Value RoutingDecomposition::causalClusterAttention(Value qc, Value kc,
-                                                   Value vc,
+Value RoutingDecomposition::causalClusterAttention(Value qc, Value kc, Value vc,
                                                    Value queryMembers,
                                                    Value keyMembers,
                                                    int64_t group) {
@@ -264,7 +262,7 @@ Value RoutingDecomposition::clusterAttention(Value qc, Value kc, Value vc) {
       out, heads);
 }
 
-LogicalResult RoutingDecomposition::run() {
+FailureOr<Value> RoutingDecomposition::run() {
   if (failed(checkDecomposable(op, "attn-decompose-routing")))
     return failure();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
@@ -300,20 +298,19 @@ LogicalResult RoutingDecomposition::run() {
                                                      keyMembers, group)
                             : clusterAttention(qc, kc, vc);
   Value out = meanOverClusters(clusterOut, queryMembers, dimOf(q, 2));
-  op.replaceAllUsesWith(out);
-  op.erase();
-  return success();
+  return out;
 }
 
 struct AttnDecomposeRoutingPass
     : attn::impl::AttnDecomposeRoutingBase<AttnDecomposeRoutingPass> {
   void runOnOperation() override {
-    SmallVector<RoutingOp> ops;
-    getOperation()->walk([&](RoutingOp op) { ops.push_back(op); });
-    for (RoutingOp op : ops)
-      if (failed(RoutingDecomposition(op).run()))
-        return signalPassFailure();
+    if (failed(decomposeAll<RoutingOp>(getOperation(), decomposeRouting)))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+FailureOr<Value> mlir::attn::decomposeRouting(RoutingOp op) {
+  return RoutingDecomposition(op).run();
+}

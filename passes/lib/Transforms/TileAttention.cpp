@@ -55,8 +55,7 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
       if (lseType.isDynamicDim(d))
         lseSizes.push_back(resultDims[d]);
     outs.push_back(tensor::EmptyOp::create(b, loc, lseType.getShape(),
-                                           lseType.getElementType(),
-                                           lseSizes));
+                                           lseType.getElementType(), lseSizes));
   }
   Value numQueryTiles = emitNumQueryTiles(b, loc, queryTiling, queryLen);
   auto forall = scf::ForallOp::create(
@@ -107,9 +106,8 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
                                      getAsOpFoldResult(valueDim)};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   b.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(b, loc, outTile,
-                                        forall.getRegionIterArgs()[0], offsets,
-                                        sizes, strides);
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, outTile, forall.getRegionIterArgs()[0], offsets, sizes, strides);
   if (lseTile)
     tensor::ParallelInsertSliceOp::create(
         b, loc, lseTile, forall.getRegionIterArgs()[1],
@@ -125,15 +123,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
 
   void runOnOperation() override {
     std::optional<TargetDescription> description;
-    if (!target.empty()) {
-      description = TargetDescription::lookup(target);
-      if (!description) {
-        getOperation()->emitError()
-            << "attn-tile: unknown target '" << target << "' ("
-            << TargetDescription::knownNames() << ")";
-        return signalPassFailure();
-      }
-    }
+    if (forTarget)
+      description = TargetDescription::of(getOperation());
     // Tiles are buffers of q-tile x kv-tile floats: 4096 x 4096 is 64 MiB.
     // The CPU kernels keep their score tile on each worker thread's stack:
     // 1024 key rows are 256 KiB at 512 bits.
@@ -161,7 +152,7 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       if (!plan.keyTile) {
         op.emitError() << "attn-tile: one key row of this attention does not "
                           "fit the workgroup memory of target '"
-                       << target << "'";
+                       << description->name << "'";
         return signalPassFailure();
       }
       tileAttention(op, plan.queryTiling, plan.keyTile);

@@ -21,36 +21,39 @@ CompiledLinear::CompiledLinear(std::unique_ptr<Impl> impl, int64_t in,
       weightLayout(layout), panels(panels), finish(epilogue) {}
 CompiledLinear::~CompiledLinear() = default;
 
-/// How this host runs bf16 products under `options`.
-static LinearPanels::Bf16Panels bf16PanelsFor(const HostCompileOptions &o) {
-  if (bf16ProductsOnAmx(o))
-    return LinearPanels::Bf16Panels::AmxPairs;
-  if (bf16ProductsByDot(o))
-    return LinearPanels::Bf16Panels::DotPairs;
-  return LinearPanels::Bf16Panels::Widened;
+/// The target kernels compiled with `options` are for; this CPU's when
+/// the options are refused (compileForHost reports why).
+static mlir::attn::TargetDescription
+targetOrHost(const HostCompileOptions &options) {
+  llvm::Expected<mlir::attn::TargetDescription> target = hostTarget(options);
+  if (target)
+    return *target;
+  llvm::consumeError(target.takeError());
+  return *hostTarget(HostCompileOptions());
 }
 
 LinearPanels::LinearPanels(int64_t in, int64_t out,
                            const HostCompileOptions &options,
                            FloatFormat format)
-    : LinearPanels(in, out, hostVectorBits(options), format,
-                   bf16PanelsFor(options)) {}
+    : LinearPanels(in, out, targetOrHost(options), format) {}
 
-LinearPanels::LinearPanels(int64_t in, int64_t out, int64_t vectorBits,
-                           FloatFormat format, Bf16Panels bf16Panels)
+LinearPanels::LinearPanels(int64_t in, int64_t out,
+                           const mlir::attn::TargetDescription &target,
+                           FloatFormat format)
     : weightFormat(format) {
-  // The GEMM's panels depend on the vector width it is compiled for.
+  // The GEMM's panels depend on the target it is compiled for.
   panelLayout.in = in;
   panelLayout.out = out;
-  panelLayout.width = mlir::attn::cpuGemmPanelWidth(vectorBits);
+  panelLayout.width = mlir::attn::cpuGemmPanelWidth(target);
   // bf16 weights where AMX tiles or vdpbf16ps run the products: packed in
   // k pairs (16-column panels for the tile unit, the GEMM's 2V for
   // vdpbf16ps), activations rounded to bf16 as the kernel copies them
   // (AmxGemm.h); otherwise widened to f32 in registers.
-  if (format != FloatFormat::BF16 || bf16Panels == Bf16Panels::Widened)
+  if (format != FloatFormat::BF16 ||
+      !(target.bf16ProductsOnAmx() || target.bf16ProductsByDot()))
     return;
   panelLayout.pairs = true;
-  panelLayout.amxTiles = bf16Panels == Bf16Panels::AmxPairs;
+  panelLayout.amxTiles = target.bf16ProductsOnAmx();
   if (panelLayout.amxTiles)
     panelLayout.width = kAmxPanelWidth;
 }
@@ -242,9 +245,9 @@ attnrt::linearKernelSource(llvm::StringRef name, WeightLayout layout,
     weightType = llvm::formatv("memref<{0}x{1}xf32>", in, out);
     break;
   case WeightLayout::Packed:
-    weightType = form.shaped(llvm::formatv("{0}x{1}x{2}", shape[0], shape[1],
-                                           shape[2]),
-                             panels.pairs() ? "bf16" : element);
+    weightType =
+        form.shaped(llvm::formatv("{0}x{1}x{2}", shape[0], shape[1], shape[2]),
+                    panels.pairs() ? "bf16" : element);
     break;
   }
   std::string xType = form.shaped("?x" + std::to_string(in), "f32");
@@ -284,8 +287,8 @@ attnrt::linearKernelSource(llvm::StringRef name, WeightLayout layout,
         "    linalg.yield %s : f32\n  }");
   else if (layout == WeightLayout::Packed)
     body += form.writeY(
-        llvm::formatv(generic,
-                      llvm::formatv("n floordiv {0}, k, n mod {0}", width).str())
+        llvm::formatv(
+            generic, llvm::formatv("n floordiv {0}, k, n mod {0}", width).str())
                 .str() +
             operands,
         llvm::formatv(
@@ -348,8 +351,8 @@ CompiledLinear::create(int64_t in, int64_t out, WeightLayout layout,
   if (!jit)
     return jit.takeError();
   impl->jit = std::move(*jit);
-  return std::unique_ptr<CompiledLinear>(new CompiledLinear(
-      std::move(impl), in, out, layout, panels, epilogue));
+  return std::unique_ptr<CompiledLinear>(
+      new CompiledLinear(std::move(impl), in, out, layout, panels, epilogue));
 }
 
 std::vector<float> LinearPanels::pack(const float *outByIn) const {

@@ -20,8 +20,8 @@
 #include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/HostCompiler.h"
 #include "attn/Runtime/LinearKernels.h"
-#include "attn/Runtime/OpenBlasLinear.h"
 #include "attn/Runtime/MemRefDescriptor.h"
+#include "attn/Runtime/OpenBlasLinear.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -40,7 +40,7 @@ static llvm::Error error(const llvm::Twine &message) {
 
 namespace {
 struct CompiledAttention {
-  std::unique_ptr<Kernel> compiled; // a JitKernel, or a GpuKernel
+  std::unique_ptr<Kernel> compiled;               // a JitKernel, or a GpuKernel
   std::unique_ptr<CompiledBlockAttention> blocks; // context parallel
   AttentionKernel kernel;
 };
@@ -61,28 +61,29 @@ struct TransformerStack::Impl {
     context.loadAllAvailableDialects();
   }
 
-  Status kernelFor(AttentionBlock block, int64_t batch, int64_t lq,
-                   int64_t lk, const AttentionKernel *&kernel);
+  Status kernelFor(AttentionBlock block, int64_t batch, int64_t lq, int64_t lk,
+                   const AttentionKernel *&kernel);
   Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
 };
 
 /// Self-attention over this rank's share of the sequence: ring or Ulysses
 /// over the ranks (ContextParallel.h), blocks compiled from the attention
 /// of the whole sequence.
-Status TransformerStack::Impl::contextParallelKernel(
-    int64_t batch, CompiledAttention &compiled) {
+Status
+TransformerStack::Impl::contextParallelKernel(int64_t batch,
+                                              CompiledAttention &compiled) {
   const attnspec::LayerShape &l = spec.layer;
   if (l.attention.kind != "softmax")
     return Status::error("sequence parallelism needs attention kind softmax, "
-                         "not " + l.attention.kind);
+                         "not " +
+                         l.attention.kind);
   int64_t tokens = options.contextTokens;
   attnspec::Spec attentionSpec =
       attnspec::attentionSpec(spec, AttentionRole::Self, batch, tokens, tokens);
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBuffer("attention:",
-                                       "<layer " + spec.name + ">"),
-      llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(
+                                   "attention:", "<layer " + spec.name + ">"),
+                               llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module = attnspec::buildModule(
       attentionSpec, sourceMgr, &context, &compiled.kernel.argumentNames);
   if (!module)
@@ -93,7 +94,8 @@ Status TransformerStack::Impl::contextParallelKernel(
   for (const std::string &name : compiled.kernel.argumentNames)
     if (name != "q" && name != "k" && name != "v" && name != "rel_table")
       return Status::error("sequence parallelism does not take the "
-                           "attention operand '" + name + "'");
+                           "attention operand '" +
+                           name + "'");
   // The rel_table is each layer's weight: set per call below.
   static const float noTable = 0;
   HostCompileOptions compileOptions;
@@ -136,15 +138,14 @@ Status TransformerStack::Impl::contextParallelKernel(
     }
     ContextParallelStats stats;
     std::string message;
-    bool ok = scheme == "ulysses"
-                  ? ulyssesAttention(*ranks, SequenceLayout::Contiguous,
-                                     tokens, dims, *raw, q, k, v,
-                                     static_cast<float *>(output.data), stats,
-                                     message)
-                  : ringAttention(*ranks, SequenceLayout::Contiguous, tokens,
-                                  dims, *raw, q, k, v,
-                                  static_cast<float *>(output.data), stats,
-                                  message);
+    bool ok =
+        scheme == "ulysses"
+            ? ulyssesAttention(*ranks, SequenceLayout::Contiguous, tokens, dims,
+                               *raw, q, k, v, static_cast<float *>(output.data),
+                               stats, message)
+            : ringAttention(*ranks, SequenceLayout::Contiguous, tokens, dims,
+                            *raw, q, k, v, static_cast<float *>(output.data),
+                            stats, message);
     return ok ? Status::ok() : Status::error(message);
   };
   return Status::ok();
@@ -211,14 +212,17 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   // stays f32.
   HostCompileOptions hostOptions;
   hostOptions.bf16Products = options.bf16Products;
-  bool bf16Attention = spec.dtype == "bf16" && options.gpuTarget.empty() &&
-                       (bf16ProductsOnAmx(hostOptions) ||
-                        bf16ProductsByDot(hostOptions));
+  llvm::Expected<mlir::attn::TargetDescription> target =
+      hostTarget(hostOptions);
+  if (!target)
+    return Status::error(llvm::toString(target.takeError()));
+  bool bf16Attention =
+      spec.dtype == "bf16" && options.gpuTarget.empty() &&
+      (target->bf16ProductsOnAmx() || target->bf16ProductsByDot());
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBuffer("attention:",
-                                       "<layer " + spec.name + ">"),
-      llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(
+                                   "attention:", "<layer " + spec.name + ">"),
+                               llvm::SMLoc());
   CompiledAttention compiled;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       buildLayerAttention(attentionSpec, bf16Attention, sourceMgr, &context,
@@ -236,8 +240,8 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   for (mlir::Type type : fn.getArgumentTypes()) {
     llvm::ArrayRef<int64_t> shape =
         mlir::cast<mlir::ShapedType>(type).getShape();
-    std::vector<int64_t> &s = compiled.kernel.argumentShapes.emplace_back(
-        shape.begin(), shape.end());
+    std::vector<int64_t> &s =
+        compiled.kernel.argumentShapes.emplace_back(shape.begin(), shape.end());
     for (int64_t &size : s)
       size = mlir::ShapedType::isDynamic(size) ? -1 : size;
   }
@@ -264,9 +268,9 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   Kernel *raw = compiled.compiled.get();
   // bf16 operands are rounded by the stack (LayerStack.h).
   compiled.kernel.bf16 = bf16Attention;
-  compiled.kernel.call = [raw, function](
-                             const std::vector<KernelOperand> &inputs,
-                             const KernelOperand &output) {
+  compiled.kernel.call = [raw,
+                          function](const std::vector<KernelOperand> &inputs,
+                                    const KernelOperand &output) {
     std::vector<MemRefDescriptor> descriptors;
     descriptors.reserve(inputs.size() + 1);
     for (const KernelOperand &operand : inputs)
@@ -294,9 +298,8 @@ static Status readTensorSlice(const WeightReader &readWhole, int rank,
                               std::vector<float> &data) {
   llvm::StringRef n(name);
   auto endsWithAny = [&](std::initializer_list<llvm::StringRef> suffixes) {
-    return llvm::any_of(suffixes, [&](llvm::StringRef s) {
-      return n.ends_with(s);
-    });
+    return llvm::any_of(suffixes,
+                        [&](llvm::StringRef s) { return n.ends_with(s); });
   };
   bool byRows = endsWithAny({"q_proj.weight", "q_proj.bias", "k_proj.weight",
                              "k_proj.bias", "v_proj.weight", "v_proj.bias",
@@ -320,7 +323,8 @@ static Status readTensorSlice(const WeightReader &readWhole, int rank,
     data = rank == 0 ? std::move(all) : std::vector<float>(all.size(), 0.0f);
     return Status::ok();
   }
-  int64_t rows = (*required)[0], cols = required->size() > 1 ? (*required)[1] : 1;
+  int64_t rows = (*required)[0],
+          cols = required->size() > 1 ? (*required)[1] : 1;
   data.resize(rows * cols);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
@@ -365,8 +369,7 @@ public:
     auto kernel = kernelFor(packed.layout.in, packed.layout.out, epilogue);
     if (!kernel)
       return Status::error(llvm::toString(kernel.takeError()));
-    if (llvm::Error e =
-            (*kernel)->run(x, rows, packed.data(), bias, other, y))
+    if (llvm::Error e = (*kernel)->run(x, rows, packed.data(), bias, other, y))
       return Status::error(llvm::toString(std::move(e)));
     return Status::ok();
   }
@@ -438,32 +441,30 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
     impl->spec.layer.ffnHidden = config.ffnHidden / ranks;
   }
   Impl *raw = impl.get();
-  WeightReader readWhole = [&weights](const std::string &name,
-                                      const std::vector<int64_t> *required,
-                                      std::vector<int64_t> &shape,
-                                      std::vector<float> &data) {
-    if (required) {
-      shape = *required;
-    } else if (std::optional<std::vector<int64_t>> actual =
-                   weights.shape(name)) {
-      shape = *actual;
-    } else {
-      return Status::error((weights.getPath() + ": no tensor '" + name +
-                            "' (the attention variant's operand)")
-                               .str());
-    }
-    auto tensor = weights.read(name, shape);
-    if (!tensor)
-      return Status::error(llvm::toString(tensor.takeError()));
-    data = std::move(*tensor);
-    return Status::ok();
-  };
+  WeightReader readWhole =
+      [&weights](const std::string &name, const std::vector<int64_t> *required,
+                 std::vector<int64_t> &shape, std::vector<float> &data) {
+        if (required) {
+          shape = *required;
+        } else if (std::optional<std::vector<int64_t>> actual =
+                       weights.shape(name)) {
+          shape = *actual;
+        } else {
+          return Status::error((weights.getPath() + ": no tensor '" + name +
+                                "' (the attention variant's operand)")
+                                   .str());
+        }
+        auto tensor = weights.read(name, shape);
+        if (!tensor)
+          return Status::error(llvm::toString(tensor.takeError()));
+        data = std::move(*tensor);
+        return Status::ok();
+      };
   WeightReader read = readWhole;
   if (tensorRanks)
-    read = [readWhole, tensorRanks](const std::string &name,
-                                    const std::vector<int64_t> *required,
-                                    std::vector<int64_t> &shape,
-                                    std::vector<float> &data) {
+    read = [readWhole, tensorRanks](
+               const std::string &name, const std::vector<int64_t> *required,
+               std::vector<int64_t> &shape, std::vector<float> &data) {
       return readTensorSlice(readWhole, tensorRanks->rank(),
                              tensorRanks->size(), name, required, shape, data);
     };

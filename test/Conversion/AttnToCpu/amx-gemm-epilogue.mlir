@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-matmul-to-cpu-gemm="vector-bits=512 amx=1" --canonicalize | FileCheck %s
+// RUN: attn-opt %s --attn-set-target=target=cpu-amx --attn-matmul-to-cpu-gemm --canonicalize | FileCheck %s
 
 #x = affine_map<(m, n, k) -> (m, k)>
 #wpairs = affine_map<(m, n, k) -> (n floordiv 16, k floordiv 2, (n mod 16) * 2 + k mod 2)>

@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --attn-matmul-to-cpu-gemm="vector-bits=512 amx=1" --canonicalize | FileCheck %s
-// RUN: attn-opt %s --attn-matmul-to-cpu-gemm=vector-bits=512 | FileCheck %s --check-prefix=NOAMX
+// RUN: attn-opt %s --attn-set-target=target=cpu-amx --attn-matmul-to-cpu-gemm --canonicalize | FileCheck %s
+// RUN: attn-opt %s --attn-set-target=target=cpu-avx512 --attn-matmul-to-cpu-gemm | FileCheck %s --check-prefix=NOAMX
 
 // bf16 weights packed in k pairs (AmxGemm.h): A is copied to bf16 rows
 // (32 x ceil(M / 32) of them, masked loads, truncf), then a forall over

@@ -4,14 +4,14 @@
 // per call, before the forall over tiles; P^T is rounded to bf16 and
 // interleaved into key pairs. Other head dims and f32 keep the vector
 // kernel, and so does everything without the option.
-// RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels="vector-bits=512 amx=true" | FileCheck %s
-// RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels="vector-bits=512" | FileCheck %s --check-prefix=OFF
-// RUN: attn-opt %s --attn-cpu-pipeline="vector-bits=512 amx=true" | FileCheck %s --check-prefix=LLVM
+// RUN: attn-opt %s --attn-set-target=target=cpu-amx --attn-tile --attn-to-cpu-kernels | FileCheck %s
+// RUN: attn-opt %s --attn-set-target=target=cpu-avx512 --attn-tile --attn-to-cpu-kernels | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s --attn-cpu-pipeline="target=cpu-amx" | FileCheck %s --check-prefix=LLVM
 // bf16-dot (vdpbf16ps, for CPUs without AMX) on the same pair layouts; AMX
 // wins when both are asked for.
-// RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels="vector-bits=512 bf16-dot=true" | FileCheck %s --check-prefix=DOT
-// RUN: attn-opt %s --attn-tile=target=cpu-avx512 --attn-to-cpu-kernels="vector-bits=512 amx=true bf16-dot=true" | FileCheck %s
-// RUN: attn-opt %s --attn-cpu-pipeline="vector-bits=512 bf16-dot=true" | FileCheck %s --check-prefix=DOTLLVM
+// RUN: attn-opt %s --attn-set-target=target=cpu-avx512-bf16 --attn-tile --attn-to-cpu-kernels | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --attn-set-target=target=cpu-amx --attn-tile --attn-to-cpu-kernels | FileCheck %s
+// RUN: attn-opt %s --attn-cpu-pipeline="target=cpu-avx512-bf16" | FileCheck %s --check-prefix=DOTLLVM
 
 // CHECK-LABEL: func.func private @dense_bf16__attn_cpu_flash_tile
 // CHECK-SAME: %[[K:[a-z0-9]+]]: memref<1x2x300x64xbf16>, %{{.*}}: memref<1x2x300x64xbf16>

@@ -2,8 +2,8 @@
 // (batch, key/value head, split) calls the work function; a second over
 // (batch, query head) sums the splits' dQ; the work function's products are
 // register-blocked FMAs on vectors of the target's width.
-// RUN: attn-opt %s --split-input-file --attn-attention-grad-to-cpu="vector-bits=512" | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-attention-grad-to-cpu="vector-bits=256" | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512 --attn-attention-grad-to-cpu | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx2 --attn-attention-grad-to-cpu | FileCheck %s --check-prefix=AVX2
 
 // The head dim 40 is padded to whole vectors (48 lanes on AVX-512) in the
 // scratch rows and the partial dQ; dK and dV rows of a key tile have one

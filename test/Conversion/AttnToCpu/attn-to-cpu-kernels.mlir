@@ -1,8 +1,8 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx2 kv-tile=0" --attn-to-cpu-kernels="vector-bits=256" --canonicalize | FileCheck %s --check-prefixes=CHECK,AVX2
-// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=0" --attn-to-cpu-kernels="vector-bits=512" --canonicalize | FileCheck %s --check-prefixes=CHECK,AVX512
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx2 --attn-tile=kv-tile=0 --attn-to-cpu-kernels --canonicalize | FileCheck %s --check-prefixes=CHECK,AVX2
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512 --attn-tile=kv-tile=0 --attn-to-cpu-kernels --canonicalize | FileCheck %s --check-prefixes=CHECK,AVX512
 // The conversion consumes the tiled form: what attn-tile cut into other
 // tiles than the kernel plan's stays for attn-lower-online-attention.
-// RUN: attn-opt %s --split-input-file --attn-tile="q-tile=32 kv-tile=128" --attn-to-cpu-kernels="vector-bits=512" | FileCheck %s --check-prefix=OTHER
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512 --attn-tile="q-tile=32 kv-tile=128 for-target=false" --attn-to-cpu-kernels | FileCheck %s --check-prefix=OTHER
 
 // The tiled attention becomes a forall over (head, query tile) calling an
 // outlined tile function on buffers (the lowering of attn.online_attention

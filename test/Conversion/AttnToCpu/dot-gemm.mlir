@@ -1,7 +1,7 @@
-// RUN: attn-opt %s --split-input-file --attn-matmul-to-cpu-gemm="vector-bits=512 bf16-dot=1" --canonicalize | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-matmul-to-cpu-gemm=vector-bits=512 | FileCheck %s --check-prefix=NODOT
-// RUN: attn-opt %s --split-input-file --attn-matmul-to-cpu-gemm="vector-bits=256 bf16-dot=1" | FileCheck %s --check-prefix=NODOT
-// RUN: attn-opt %s --split-input-file --attn-cpu-pipeline="vector-bits=512 bf16-dot=true" | FileCheck %s --check-prefix=LLVM
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512-bf16 --attn-matmul-to-cpu-gemm --canonicalize | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512 --attn-matmul-to-cpu-gemm | FileCheck %s --check-prefix=NODOT
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx2 --attn-matmul-to-cpu-gemm | FileCheck %s --check-prefix=NODOT
+// RUN: attn-opt %s --split-input-file --attn-cpu-pipeline="target=cpu-avx512-bf16" | FileCheck %s --check-prefix=LLVM
 
 // bf16 weights packed in k pairs of 32-column panels (AmxGemm.h's form
 // with 2V columns) by vdpbf16ps (MatmulToCpuGemm.cpp, bf16-dot): A's

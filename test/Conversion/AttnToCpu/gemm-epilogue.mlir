@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-matmul-to-cpu-gemm=vector-bits=512 --canonicalize | FileCheck %s
+// RUN: attn-opt %s --attn-set-target=target=cpu-avx512 --attn-matmul-to-cpu-gemm --canonicalize | FileCheck %s
 
 // A layer's product y = gelu(x W + bias) on packed weights: the zero fill
 // becomes the first k-block's zero start, and the element-wise generic is

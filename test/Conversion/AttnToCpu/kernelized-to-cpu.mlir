@@ -1,7 +1,5 @@
-// RUN: attn-opt %s --split-input-file --attn-kernelized-to-cpu="vector-bits=512" --canonicalize | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-kernelized-to-cpu="vector-bits=256" --canonicalize | FileCheck %s --check-prefix=AVX2
-// RUN: not attn-opt %s --split-input-file --attn-kernelized-to-cpu="vector-bits=128" 2>&1 | FileCheck %s --check-prefix=BITS
-// BITS: error: attn-kernelized-to-cpu: vector-bits must be 256 or 512
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512 --attn-kernelized-to-cpu --canonicalize | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx2 --attn-kernelized-to-cpu --canonicalize | FileCheck %s --check-prefix=AVX2
 
 // Non-causal elu + 1 with GQA 8:4: one call per (batch, key/value head)
 // builds S [64, 64] and z [64], then one call per (batch, query head,

@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --attn-matmul-to-cpu-gemm=vector-bits=512 --canonicalize | FileCheck %s
-// RUN: attn-opt %s --attn-matmul-to-cpu-gemm=vector-bits=256 --canonicalize | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --attn-set-target=target=cpu-avx512 --attn-matmul-to-cpu-gemm --canonicalize | FileCheck %s
+// RUN: attn-opt %s --attn-set-target=target=cpu-avx2 --attn-matmul-to-cpu-gemm --canonicalize | FileCheck %s --check-prefix=AVX2
 
 // B stored [K, N]: B is packed in a parallel loop (masked vector loads: N
 // need not fill a panel; 94 panels of 32 columns hold N = 3000), then per

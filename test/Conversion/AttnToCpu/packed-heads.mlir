@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=0" --attn-to-cpu-kernels="vector-bits=512" --canonicalize | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx2 kv-tile=0" --attn-to-cpu-kernels="vector-bits=256" --canonicalize | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512 --attn-tile=kv-tile=0 --attn-to-cpu-kernels --canonicalize | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx2 --attn-tile=kv-tile=0 --attn-to-cpu-kernels --canonicalize | FileCheck %s --check-prefix=AVX2
 
 // Decoding: 2 query heads per key/value head times one query fit one
 // vector, so the kernel packs the group into its lanes: one call per

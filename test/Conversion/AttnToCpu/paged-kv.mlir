@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=0" --attn-to-cpu-kernels="vector-bits=512" --canonicalize | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-tile="target=cpu-avx512 kv-tile=0" --attn-to-cpu-kernels="vector-bits=512 bf16-dot=1" --canonicalize | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512 --attn-tile=kv-tile=0 --attn-to-cpu-kernels --canonicalize | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cpu-avx512-bf16 --attn-tile=kv-tile=0 --attn-to-cpu-kernels --canonicalize | FileCheck %s --check-prefix=DOT
 
 // Decoding over a paged KV cache (attn.paged_kv, 16 rows per page): the
 // packed-heads kernels take the pools [pages, 2, 16, 64] themselves, the

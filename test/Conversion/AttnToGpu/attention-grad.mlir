@@ -8,8 +8,8 @@
 // Causal, Lq = 40, Lk = 50, 32-row tiles: query tile 0 keeps a part of
 // key tile 0; query tile 1 all of key tile 0 and a part of key tile 1.
 // Words: starts per tile, then tile * 2 + (1 if full).
-// RUN: attn-opt %s --split-input-file --attn-to-gpu-kernels=target=vulkan | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-to-gpu-kernels=target=cuda-sm80 | FileCheck %s --check-prefix=CUDA
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-to-gpu-kernels | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm80 --attn-to-gpu-kernels | FileCheck %s --check-prefix=CUDA
 
 // CHECK-LABEL: gpu.module @attn_kernels
 // CHECK: gpu.func @grad(

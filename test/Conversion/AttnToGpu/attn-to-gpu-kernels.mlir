@@ -4,12 +4,12 @@
 // schedule (a constant buffer), and the target's spelling of workgroup
 // memory and exp.
 // Key splits (decoding shapes) are pinned in the last case only.
-// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan "--attn-to-gpu-kernels=target=vulkan max-key-splits=1" | FileCheck %s --check-prefix=VK
-// RUN: attn-opt %s --split-input-file --attn-tile=target=cuda-sm90 "--attn-to-gpu-kernels=target=cuda-sm90 max-key-splits=1" | FileCheck %s --check-prefix=CUDA
-// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan "--attn-to-gpu-kernels=target=vulkan count-tiles=true max-key-splits=1" | FileCheck %s --check-prefix=COUNT
-// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan --attn-to-gpu-kernels=target=vulkan | FileCheck %s --check-prefix=SPLIT
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels="max-key-splits=1" | FileCheck %s --check-prefix=VK
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm90 --attn-tile --attn-to-gpu-kernels="max-key-splits=1" | FileCheck %s --check-prefix=CUDA
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels="count-tiles=true max-key-splits=1" | FileCheck %s --check-prefix=COUNT
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels | FileCheck %s --check-prefix=SPLIT
 
-// VK: module attributes {gpu.container_module}
+// VK: module attributes {attn.target = #attn.target<name = "vulkan-lavapipe", api = "vulkan"{{.*}}>, gpu.container_module}
 // VK: gpu.module @attn_kernels attributes {spirv.target_env = #spirv.target_env<
 // VK-NOT: func.func @causal
 // VK: gpu.func @causal(%{{.*}}: memref<1x2x97x40xf32>, %{{.*}}: memref<1x1x97x40xf32>, %{{.*}}: memref<1x1x97x40xf32>, %{{.*}}: memref<10xi32>, %{{.*}}: memref<1x2x97x40xf32>) kernel

@@ -1,8 +1,9 @@
 // What GPU targets do not take yet is an error at its location.
-// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan --attn-to-gpu-kernels=target=vulkan --verify-diagnostics
-// RUN: not attn-opt %s --attn-to-gpu-kernels=target=tpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// RUN: not attn-opt %s --attn-to-gpu-kernels=target=cpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: attn-to-gpu-kernels: unknown GPU target
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels --verify-diagnostics
+// RUN: not attn-opt %s --attn-set-target=target=tpu --attn-to-gpu-kernels 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: attn-set-target: unknown target 'tpu' (cpu, cpu-avx2, cpu-avx512, cpu-avx512-bf16, cpu-amx, host, vulkan,
+// RUN: not attn-opt %s --attn-set-target=target=cpu --attn-to-gpu-kernels 2>&1 | FileCheck %s --check-prefix=CPU
+// CPU: error: attn-to-gpu-kernels: the module's target 'cpu-avx2' is not a GPU
 
 func.func @dynamic(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
                    %v: tensor<1x2x?x40xf32>) -> tensor<1x2x?x40xf32> {
@@ -15,7 +16,7 @@ func.func @dynamic(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention of its arguments; target 'vulkan' runs such functions only}}
+// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention of its arguments; target 'vulkan-lavapipe' runs such functions only}}
 func.func @two_ops(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
                    %v: tensor<1x2x16x40xf32>) -> tensor<1x2x16x40xf32> {
   %o = attn.attention %q, %k, %v
@@ -55,7 +56,7 @@ func.func @f64(%q: tensor<1x2x16x40xf64>, %k: tensor<1x2x16x40xf64>,
 // One key row of 4100 + 4100 floats is more than 32 KiB of workgroup memory.
 func.func @huge_rows(%q: tensor<1x1x4x4100xf32>, %k: tensor<1x1x4x4100xf32>,
                      %v: tensor<1x1x4x4100xf32>) -> tensor<1x1x4x4100xf32> {
-  // expected-error @below {{attn-tile: one key row of this attention does not fit the workgroup memory of target 'vulkan'}}
+  // expected-error @below {{attn-tile: one key row of this attention does not fit the workgroup memory of target 'vulkan-lavapipe'}}
   %o = attn.attention %q, %k, %v
       : (tensor<1x1x4x4100xf32>, tensor<1x1x4x4100xf32>, tensor<1x1x4x4100xf32>)
       -> tensor<1x1x4x4100xf32>

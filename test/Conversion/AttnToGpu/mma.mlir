@@ -4,9 +4,9 @@
 // m16n8k16 with f32 accumulators, row maxima and sums over the quad of
 // lanes by shuffles. Vulkan keeps the scalar kernel unless asked to emulate
 // the mma (tests).
-// RUN: attn-opt %s --split-input-file --attn-tile=target=cuda-sm80 --attn-to-gpu-kernels=target=cuda-sm80 | FileCheck %s --check-prefix=CUDA
-// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan --attn-to-gpu-kernels=target=vulkan | FileCheck %s --check-prefix=VK
-// RUN: attn-opt %s --split-input-file --attn-tile=target=vulkan "--attn-to-gpu-kernels=target=vulkan emulate-mma=true" | FileCheck %s --check-prefix=EMU
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm80 --attn-tile --attn-to-gpu-kernels | FileCheck %s --check-prefix=CUDA
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels | FileCheck %s --check-prefix=VK
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels="emulate-mma=true" | FileCheck %s --check-prefix=EMU
 
 // CUDA-LABEL: gpu.func @f16_causal(
 // Two stages of 32 keys: K as words along D (64 x 32 words), V transposed

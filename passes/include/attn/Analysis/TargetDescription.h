@@ -3,15 +3,19 @@
 // One description of the machine a lowering targets, so that planning and
 // verification ask the target instead of hard-wiring x86 facts: the vector
 // width and register file of a CPU; the subgroup size, workgroup memory and
-// matrix-multiply shapes of a GPU; the element types its lowerings take. The CPU pipeline's `vector-bits` option
-// picks one of the CPU descriptions.
+// matrix-multiply shapes of a GPU; the element types its lowerings take.
+// In the IR it is the module's `#attn.target` attribute (attn-set-target
+// attaches it, every pass that needs a target fact reads it back with
+// `TargetDescription::of`); this struct is its C++ view.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_ANALYSIS_TARGETDESCRIPTION_H
 #define ATTN_ANALYSIS_TARGETDESCRIPTION_H
 
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include <array>
 #include <optional>
@@ -30,6 +34,9 @@ struct TargetDescription {
   int64_t vectorRegisters = 16;
   int64_t l1DataBytes = 32 << 10;
   int64_t l2Bytes = 1 << 20;
+  /// CPU: the ISA extensions the code may use beyond the vector width:
+  /// avx512bf16, amx-bf16, avxneconvert (#attn.target's `features`).
+  llvm::SmallVector<std::string> features;
 
   // GPU: threads per subgroup, shared memory per workgroup, and the
   // matrix-multiply shapes (M, N, K) of its matrix units.
@@ -60,26 +67,53 @@ struct TargetDescription {
 
   bool isCpu() const { return kind == Kind::Cpu; }
   int64_t f32Lanes() const { return vectorBits / 32; }
+  bool hasFeature(llvm::StringRef feature) const;
+  /// How bf16 products run on the CPU kernels (docs/Pipeline.md): on AMX
+  /// tiles, else by vdpbf16ps, else widened to f32. Both need the 512-bit
+  /// register blocking.
+  bool bf16ProductsOnAmx() const;
+  bool bf16ProductsByDot() const;
+  /// Whether f32 <-> bf16 conversions have an instruction (else they are
+  /// expanded to integer arithmetic: LLVM would call __truncsfbf2, which
+  /// neither the JIT nor artifacts link).
+  bool hasNativeBf16Conversion() const;
   /// Whether the lowerings take Q, K and V of this element type.
   bool supportsElementType(Type type) const;
 
   /// x86-64 with AVX2 (16 ymm) or AVX-512 (32 zmm).
   static TargetDescription cpuAvx2();
   static TargetDescription cpuAvx512();
-  /// The CPU description for a vector width (256 or 512 bits).
-  static std::optional<TargetDescription> cpuForVectorBits(int64_t bits);
+  /// AVX-512 with vdpbf16ps (Zen 4 / 5, Cooper Lake) and with AMX tiles
+  /// too (Sapphire Rapids and later).
+  static TargetDescription cpuAvx512Bf16();
+  static TargetDescription cpuAmx();
+  /// The one place a CPU's features (llvm::sys::getHostCPUFeatures, or a
+  /// TargetMachine's for --mcpu) become a description.
+  static TargetDescription forCpuFeatures(const llvm::StringMap<bool> &has);
   /// Vulkan on Mesa's lavapipe (a CPU: subgroups of 8, 32 KiB of
   /// workgroup memory), on any Vulkan 1.1 device (the limits the Vulkan
   /// specification guarantees), and CUDA for sm_80 / sm_90.
   static TargetDescription vulkanLavapipe();
   static TargetDescription vulkanGeneric();
   static TargetDescription cuda(llvm::StringRef chip);
-  /// By name: cpu (= cpu-avx2), cpu-avx2, cpu-avx512, vulkan (=
-  /// vulkan-lavapipe), vulkan-lavapipe, vulkan-generic, cuda (= cuda-sm80),
-  /// cuda-sm80, cuda-sm90.
+  /// By name: cpu (= cpu-avx2), cpu-avx2, cpu-avx512, cpu-avx512-bf16,
+  /// cpu-amx, host (this machine's CPU), vulkan (= vulkan-lavapipe),
+  /// vulkan-lavapipe, vulkan-generic, cuda (= cuda-sm80), cuda-sm80,
+  /// cuda-sm90.
   static std::optional<TargetDescription> lookup(llvm::StringRef name);
   /// The names lookup takes, for diagnostics.
   static llvm::StringRef knownNames();
+
+  /// The description as the `#attn.target` attribute, and back.
+  TargetAttr toAttr(MLIRContext *context) const;
+  static TargetDescription fromAttr(TargetAttr attr);
+  /// The target of the module holding `op` (its `attn.target` attribute),
+  /// or none when it has no target.
+  static std::optional<TargetDescription> of(Operation *op);
+  /// The CPU a CPU lowering of `op` is for: the module's target, cpu-avx2
+  /// when it has none; nothing when the module is for a GPU (CPU passes
+  /// leave it alone).
+  static std::optional<TargetDescription> cpuOf(Operation *op);
 };
 
 } // namespace mlir::attn

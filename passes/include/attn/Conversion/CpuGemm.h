@@ -11,8 +11,10 @@
 
 namespace mlir::attn {
 
-/// Columns per B panel of the GEMM blocked for `vectorBits` (256 or 512).
-int64_t cpuGemmPanelWidth(int64_t vectorBits);
+struct TargetDescription;
+
+/// Columns per B panel of the GEMM blocked for `target`.
+int64_t cpuGemmPanelWidth(const TargetDescription &target);
 
 } // namespace mlir::attn
 

@@ -72,8 +72,8 @@ def AttnKernelizedToCpu : Pass<"attn-kernelized-to-cpu", "ModuleOp"> {
   let description = [{
     `attn.kernelized` with an element-wise feature map (`elu_plus_one`,
     `relu`) or RFA (causal or not) or causal FAVOR+, f32, and head dims and
-    projection counts that are whole vectors of `vector-bits` (features at
-    most 1024) becomes register-blocked
+    projection counts that are whole vectors of the module's `#attn.target`
+    (features at most 1024) becomes register-blocked
     vector code instead of attn-decompose-kernelized's passes over [L, D]
     tensors:
 
@@ -99,10 +99,6 @@ def AttnKernelizedToCpu : Pass<"attn-kernelized-to-cpu", "ModuleOp"> {
     once. What it does not cover (non-causal FAVOR+ runs as two softmax
     attentions) is left for attn-decompose-kernelized.
   }];
-  let options = [
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
-           "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::math::MathDialect",
@@ -138,8 +134,6 @@ def AttnAttentionGradToCpu
     are left for attn-lower-attention-grad.
   }];
   let options = [
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
-           "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "report the tiles visited to attn_record_backward_fused_tiles "
            "(attn-run --backward --stats)">,
@@ -156,8 +150,9 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
   let summary = "Lower the tiled form to vectorized flash kernels for CPUs";
   let description = [{
     Consumes attn-tile's output (docs/Design.md, "The tiled form"): each
-    tiled attention it supports, tiled as the CPU plan for `vector-bits`
-    asks, becomes an `scf.forall` over (batch, query head, query tile) on
+    tiled attention it supports, tiled as the CPU plan for the module's
+    `#attn.target` (cpu-avx2 without one) asks, becomes an `scf.forall`
+    over (batch, query head, query tile) on
     buffers calling a tile function, the lowering of its
     `attn.online_attention` and `attn.finalize_tile`: the flash loop over
     key tiles written with register-blocked vector micro-kernels sized to
@@ -191,14 +186,6 @@ def AttnToCpuKernels : Pass<"attn-to-cpu-kernels", "ModuleOp"> {
     left for attn-lower-online-attention.
   }];
   let options = [
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
-           "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
-    Option<"amx", "amx", "bool", /*default=*/"false",
-           "bf16 products on AMX tiles (vector-bits=512): S^T = K Q^T and "
-           "acc^T += V^T P^T by tdpbf16ps">,
-    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
-           "without amx: bf16 products by vdpbf16ps (AVX-512 BF16) on the "
-           "same pair layouts (vector-bits=512)">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "call attn_record_tiles(query tile, key tile, visited, partial) "
            "once per query tile (for attn-run --stats)">,
@@ -230,11 +217,12 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
     AVX-512, 6 x 16 on AVX2): one broadcast of A per row and two FMAs per
     k. Columns past N are masked and rows past M skipped, so any M, N, K
     (static or dynamic) is covered. Packed weights may be bf16 or f16,
-    widened to f32 by the micro-kernel (body C + A * extf(B)). With `amx`,
-    products C + extf(truncf(A)) * extf(B) of bf16 weights packed in k
+    widened to f32 by the micro-kernel (body C + A * extf(B)). With
+    `amx-bf16` among the module target's features, products
+    C + extf(truncf(A)) * extf(B) of bf16 weights packed in k
     pairs (B[n floordiv 16, k floordiv 2, (n mod 16) * 2 + k mod 2]) run
-    on AMX tiles (AmxGemm.h). With `bf16-dot` (AVX-512 BF16 without AMX:
-    Zen 4 / 5) the same products with 2V-column panels (B[n floordiv 2V,
+    on AMX tiles (AmxGemm.h). With `avx512bf16` and no AMX (Zen 4 /
+    5) the same products with 2V-column panels (B[n floordiv 2V,
     k floordiv 2, (n mod 2V) * 2 + k mod 2]) run on the GEMM above with A
     packed as bf16 pairs and each pair of FMAs one `vdpbf16ps` (twice the
     multiply-adds per instruction). Products of other element types, on
@@ -242,17 +230,9 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
     convert-linalg-to-loops.
   }];
   let options = [
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
-           "vector register width to block for: 256 (AVX2) or 512 (AVX-512)">,
     Option<"parallelTiles", "parallel-tiles", "int64_t", /*default=*/"16",
            "forall iterations to aim for (2 per thread balances; more "
            "re-read B more often)">,
-    Option<"amx", "amx", "bool", /*default=*/"false",
-           "run products of bf16-rounded A and bf16 weights packed in k "
-           "pairs (AmxGemm.h) on AMX tiles">,
-    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
-           "with 512-bit vectors: run products of bf16-rounded A and bf16 "
-           "weights packed in k pairs of 2V-column panels by vdpbf16ps">,
   ];
   let dependentDialects = [
     "::mlir::amx::AMXDialect", "::mlir::x86vector::X86VectorDialect",
@@ -264,8 +244,8 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
 def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
   let summary = "Lower functions of one tiled attention to GPU kernels";
   let description = [{
-    Consumes attn-tile's output for a GPU target (docs/Design.md, "The tiled
-    form"; docs/Gpu.md): each function whose body is one tiled attention of
+    Consumes attn-tile's output for the module's GPU `#attn.target`
+    (vulkan without one; docs/Design.md, "The tiled form"; docs/Gpu.md): each function whose body is one tiled attention of
     its arguments becomes a `gpu.func` kernel in the `attn_kernels`
     `gpu.module` (the module becomes a `gpu.container_module`) and the host
     function is erased.
@@ -297,9 +277,6 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     of address space 3; the CUDA target uses workgroup attributions.
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"vulkan\"",
-           "the GPU target (vulkan, vulkan-lavapipe, vulkan-generic, cuda, "
-           "cuda-sm80, cuda-sm90)">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "add a buffer that receives, per workgroup, the number of key "
            "tiles it visited">,

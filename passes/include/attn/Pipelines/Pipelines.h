@@ -22,30 +22,18 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("rows of keys/values per tile of the vectorized path "
                      "(attn-to-cpu-kernels; 0: chosen per pattern)"),
       llvm::cl::init(0)};
-  Option<int64_t> vectorBits{
-      *this, "vector-bits",
-      llvm::cl::desc("vector register width of the target CPU: 256 (AVX2) "
-                     "or 512 (AVX-512)"),
-      llvm::cl::init(256)};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("the CPU to lower for (attn-set-target): cpu-avx2, "
+                     "cpu-avx512, cpu-avx512-bf16, cpu-amx or host; empty: "
+                     "the module's #attn.target, else cpu-avx2"),
+      llvm::cl::init("")};
   Option<bool> cpuKernels{
       *this, "cpu-kernels",
       llvm::cl::desc("use the vectorized kernels where they apply (off: "
                      "everything takes the generic lowering of the "
                      "tiled form)"),
       llvm::cl::init(true)};
-  Option<bool> amx{
-      *this, "amx",
-      llvm::cl::desc("bf16 attention products on AMX tiles (tdpbf16ps; "
-                     "vector-bits=512 only). The process running the code "
-                     "must have the OS's permission to use AMX "
-                     "(attnrt::enableAmxTiles)"),
-      llvm::cl::init(false)};
-  Option<bool> bf16Dot{
-      *this, "bf16-dot",
-      llvm::cl::desc("without amx: bf16 attention and matrix products by "
-                     "vdpbf16ps "
-                     "(AVX-512 BF16; vector-bits=512 only)"),
-      llvm::cl::init(false)};
   Option<bool> countTiles{
       *this, "count-tiles",
       llvm::cl::desc("the vectorized kernels report the key tiles they "
@@ -56,13 +44,6 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("remark per op: key tiles its schedule visits "
                      "(attn-compile --stats)"),
       llvm::cl::init(false)};
-  Option<bool> expandBf16{
-      *this, "expand-bf16",
-      llvm::cl::desc("f32 <-> bf16 conversions as integer arithmetic: for "
-                     "CPUs without a native conversion (AVX-512 BF16, "
-                     "AVX-NE-CONVERT), where LLVM would call __truncsfbf2, "
-                     "which neither the JIT nor artifacts link"),
-      llvm::cl::init(false)};
   Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("OpenMP threads of parallel loops (0: the OpenMP "
@@ -70,10 +51,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(0)};
 };
 
-/// The front every target shares: attn-verify-target for `target`, the
-/// decompositions of the efficient-attention families, canonicalization.
-/// `targetKernels` adds a target's own lowerings of family ops before the
-/// decompositions (which then take what those leave).
+/// The front every target shares: attn-set-target for `target` (empty: the
+/// module's own), attn-verify-target, the decompositions of the
+/// efficient-attention families, canonicalization. `targetKernels` adds a
+/// target's own lowerings of family ops before the decompositions (which then
+/// take what those leave).
 void buildSharedFront(
     OpPassManager &pm, llvm::StringRef target,
     llvm::function_ref<void(OpPassManager &)> targetKernels = {});

@@ -4,19 +4,44 @@
 
 include "mlir/Pass/PassBase.td"
 
-def AttnVerifyTarget : Pass<"attn-verify-target", "ModuleOp"> {
-  let summary = "Report attn ops the chosen target cannot lower yet";
+def AttnSetTarget : Pass<"attn-set-target", "ModuleOp"> {
+  let summary = "Attach the target description (#attn.target) to the module";
   let description = [{
-    The first step of every target's pipeline: each attn op whose inputs
-    have an element type the target's lowerings do not take gets an error
-    at its location naming the type and the target (the CPU target lowers
-    f32 today; f16 and bf16 verify and are refused here rather than by a
-    lowering deep inside the pipeline).
+    The first step of every pipeline: the module gets `attn.target =
+    #attn.target<...>`, the one description of its machine every later
+    pass reads (TargetDescription.h). With `target` set, its description
+    replaces any the module has; empty, a module's own `#attn.target` is
+    kept and one without gets cpu-avx2.
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "the target the pipeline lowers for (cpu)">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "cpu-avx2, cpu-avx512, cpu-avx512-bf16, cpu-amx, host, vulkan, "
+           "vulkan-lavapipe, vulkan-generic, cuda, cuda-sm80, cuda-sm90">,
   ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnVerifyTarget : Pass<"attn-verify-target", "ModuleOp"> {
+  let summary = "Report attn ops the module's target cannot lower yet";
+  let description = [{
+    Right after attn-set-target in every pipeline: each attn op whose
+    inputs have an element type the module's `#attn.target` does not take
+    (its `element_types`), or whose results the target's kernels do not
+    write, gets an error at its location naming the type and the target,
+    rather than one from a lowering deep inside the pipeline. A module
+    without a target is checked against cpu-avx2.
+  }];
+}
+
+def AttnExpandBf16 : Pass<"attn-expand-bf16", "ModuleOp"> {
+  let summary = "Expand bf16 conversions where the target has no instruction";
+  let description = [{
+    When the module's `#attn.target` has neither `avx512bf16` nor
+    `avxneconvert`, runs arith-expand{include-bf16}: f32 <-> bf16
+    conversions become integer arithmetic (round to nearest even, as the
+    instructions do), since LLVM would otherwise call __truncsfbf2, which
+    neither the JIT nor artifacts link. Otherwise it changes nothing.
+  }];
 }
 
 def AttnTile : Pass<"attn-tile", "ModuleOp"> {
@@ -28,11 +53,11 @@ def AttnTile : Pass<"attn-tile", "ModuleOp"> {
     state (-inf, 0, 0), runs one `attn.online_attention` over the key tiles
     and writes `attn.finalize_tile` of its state into the output rows.
 
-    Tile sizes: with `target` empty, `q-tile` x `kv-tile` for every op.
-    With a target (cpu-avx2, cpu-avx512), the kernel plan of each op
-    (KernelPlan.h) chooses them: query tiles of the register blocking,
-    restarting at table blocks; the key tile from `kv-tile` (0: chosen per
-    pattern), shrunk to divide table blocks.
+    Tile sizes: in a module with an `#attn.target` (and `for-target`), the
+    kernel plan of each op for that target (KernelPlan.h) chooses them:
+    query tiles of the register blocking, restarting at table blocks; the
+    key tile from `kv-tile` (0: chosen per pattern), shrunk to divide table
+    blocks. Otherwise `q-tile` x `kv-tile` for every op.
 
     Every feature of attn.attention is carried over; the element type is
     kept (the state is f32).
@@ -43,9 +68,9 @@ def AttnTile : Pass<"attn-tile", "ModuleOp"> {
     Option<"keyTile", "kv-tile", "int64_t", /*default=*/"128",
            "rows of keys/values per tile (with a target, 0: chosen per "
            "pattern)">,
-    Option<"target", "target", "std::string", /*default=*/"\"\"",
-           "plan tiles for this target (cpu-avx2, cpu-avx512); empty: use "
-           "q-tile and kv-tile">,
+    Option<"forTarget", "for-target", "bool", /*default=*/"true",
+           "plan tiles for the module's #attn.target when it has one "
+           "(false: q-tile x kv-tile)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -102,11 +102,10 @@ struct AttnAttentionGradToCpuPass
   using AttnAttentionGradToCpuBase::AttnAttentionGradToCpuBase;
 
   void runOnOperation() override {
-    if (vectorBits != 256 && vectorBits != 512) {
-      getOperation()->emitError(
-          "attn-attention-grad-to-cpu: vector-bits must be 256 or 512");
-      return signalPassFailure();
-    }
+    std::optional<TargetDescription> target =
+        TargetDescription::cpuOf(getOperation());
+    if (!target)
+      return;
     SmallVector<AttentionGradOp> ops;
     getOperation()->walk([&](AttentionGradOp op) {
       if (isCovered(op))
@@ -114,7 +113,7 @@ struct AttnAttentionGradToCpuPass
     });
     for (AttentionGradOp op : ops) {
       SmallVector<Value> grads =
-          CpuBackwardKernel(op, vectorBits, countTiles).build(getOperation());
+          CpuBackwardKernel(op, *target, countTiles).build(getOperation());
       op.replaceAllUsesWith(grads);
       op.erase();
     }

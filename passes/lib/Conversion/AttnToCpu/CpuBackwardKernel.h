@@ -10,6 +10,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOCPU_CPUBACKWARDKERNEL_H
 #define ATTN_CONVERSION_ATTNTOCPU_CPUBACKWARDKERNEL_H
 
+#include "attn/Analysis/TargetDescription.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,9 +27,11 @@ constexpr int64_t kBackwardTile = 64;
 
 class CpuBackwardKernel {
 public:
-  CpuBackwardKernel(AttentionGradOp op, int64_t vectorBits, bool countTiles)
+  CpuBackwardKernel(AttentionGradOp op, const TargetDescription &target,
+                    bool countTiles)
       : op(op), b(op.getLoc(), op), countTiles(countTiles),
-        kLanes(vectorBits / 32), kBlockVectors(vectorBits >= 512 ? 4 : 2),
+        kLanes(target.f32Lanes()),
+        kBlockVectors(target.vectorRegisters >= 32 ? 4 : 2),
         f32(b.getF32Type()), vec(VectorType::get({kLanes}, f32)),
         headDim(cast<ShapedType>(op.getQuery().getType()).getDimSize(3)),
         valueDim(cast<ShapedType>(op.getValue().getType()).getDimSize(3)),

@@ -10,6 +10,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOCPU_CPUGEMMEMITTER_H
 #define ATTN_CONVERSION_ATTNTOCPU_CPUGEMMEMITTER_H
 
+#include "attn/Analysis/TargetDescription.h"
 #include "attn/Transforms/ContractionMatch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -47,8 +48,12 @@ struct GemmBlocking {
   /// increasing order.
   static constexpr int64_t kFewRows[] = {1, 4};
 
-  static GemmBlocking forVectorBits(int64_t bits) {
-    return bits >= 512 ? GemmBlocking{16, 12, 2} : GemmBlocking{8, 6, 2};
+  /// The blocking for a target's vector registers: 2 x rows accumulator
+  /// vectors, the two B vectors and A's broadcast (24 + 3 of AVX-512's 32,
+  /// 12 + 3 of AVX2's 16).
+  static GemmBlocking forTarget(const TargetDescription &target) {
+    return GemmBlocking{target.f32Lanes(),
+                        target.vectorRegisters >= 32 ? 12 : 6, 2};
   }
   int64_t panelWidth() const { return panelVectors * lanes; }
 };

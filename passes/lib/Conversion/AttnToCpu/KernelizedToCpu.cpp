@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuLinearKernel.h"
+#include "attn/Analysis/TargetDescription.h"
 #include "attn/Conversion/Passes.h"
 
 namespace mlir::attn {
@@ -20,15 +21,12 @@ namespace {
 
 struct AttnKernelizedToCpuPass
     : attn::impl::AttnKernelizedToCpuBase<AttnKernelizedToCpuPass> {
-  using AttnKernelizedToCpuBase::AttnKernelizedToCpuBase;
-
   void runOnOperation() override {
-    if (vectorBits != 256 && vectorBits != 512) {
-      getOperation()->emitError(
-          "attn-kernelized-to-cpu: vector-bits must be 256 or 512");
-      return signalPassFailure();
-    }
-    int64_t lanes = vectorBits / 32;
+    std::optional<TargetDescription> target =
+        TargetDescription::cpuOf(getOperation());
+    if (!target)
+      return;
+    int64_t lanes = target->f32Lanes();
     SmallVector<KernelizedOp> ops;
     getOperation()->walk([&](KernelizedOp op) {
       if (CpuLinearKernel::covers(op, lanes))

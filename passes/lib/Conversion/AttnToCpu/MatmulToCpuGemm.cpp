@@ -144,8 +144,7 @@ GemmEmitter::loop(Value lb, Value ub, Value step, ValueRange init,
 
 void GemmEmitter::parallel(ArrayRef<OpFoldResult> counts,
                            function_ref<void(ValueRange)> body) {
-  auto forall =
-      scf::ForallOp::create(b, counts, ValueRange{}, std::nullopt);
+  auto forall = scf::ForallOp::create(b, counts, ValueRange{}, std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
   body(forall.getInductionVars());
@@ -160,8 +159,8 @@ SmallVector<Value> GemmEmitter::columnMasks(Value n0) {
   SmallVector<Value> masks;
   Value left = sub(n, n0);
   for (int64_t v = 0; v < blk.panelVectors; ++v) {
-    Value lanes = minI(index(blk.lanes),
-                       maxI(sub(left, index(v * blk.lanes)), index(0)));
+    Value lanes =
+        minI(index(blk.lanes), maxI(sub(left, index(v * blk.lanes)), index(0)));
     masks.push_back(vector::CreateMaskOp::create(b, maskType, lanes));
   }
   return masks;
@@ -207,7 +206,8 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
     auto bf16Pairs = VectorType::get({2 * blk.lanes}, b.getBF16Type());
     for (int64_t v = 0; v < kVectors; ++v)
       bv.push_back(vector::LoadOp::create(
-          b, bf16Pairs, packedB, ValueRange{p, pairRow, index(2 * v * blk.lanes)}));
+          b, bf16Pairs, packedB,
+          ValueRange{p, pairRow, index(2 * v * blk.lanes)}));
     for (int64_t r = 0; r < blk.rows; ++r) {
       Value word =
           memref::LoadOp::create(b, packedA, ValueRange{rb, kk, index(r)});
@@ -230,9 +230,9 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
     for (int64_t v = 0; v < kVectors; ++v) {
       // 16-bit weights are widened in registers (vcvtph2ps; a shift for
       // bf16): half the bytes read per FMA, the same FMAs.
-      Value x = vector::LoadOp::create(b, VectorType::get({blk.lanes}, bElement),
-                                       packedB,
-                                       ValueRange{p, k, index(v * blk.lanes)});
+      Value x = vector::LoadOp::create(
+          b, VectorType::get({blk.lanes}, bElement), packedB,
+          ValueRange{p, k, index(v * blk.lanes)});
       bv.push_back(bElement == f32 ? x : arith::ExtFOp::create(b, vec, x));
     }
     for (int64_t r = 0; r < blk.rows; ++r) {
@@ -257,16 +257,15 @@ void GemmEmitter::microKernel(Value packedA, Value rb, Value packedB, Value p,
       loop(index(0), warm, index(1), acc, [&](Value kk, ValueRange sums) {
         Value row = minI(add(add(i, index(blk.rows)), kk), lastRow);
         for (int64_t v = 0; v < kVectors; ++v)
-          memref::PrefetchOp::create(b, c, ValueRange{row, minI(colIndex[v],
-                                                                 lastCol)},
-                                     /*isWrite=*/false, /*localityHint=*/3,
-                                     /*isDataCache=*/true);
+          memref::PrefetchOp::create(
+              b, c, ValueRange{row, minI(colIndex[v], lastCol)},
+              /*isWrite=*/false, /*localityHint=*/3,
+              /*isDataCache=*/true);
         return step(kk, sums);
       });
-  scf::ForOp kLoop = loop(warm, kSteps, index(1), prefetching.getResults(),
-                          [&](Value kk, ValueRange sums) {
-                            return step(kk, sums);
-                          });
+  scf::ForOp kLoop =
+      loop(warm, kSteps, index(1), prefetching.getResults(),
+           [&](Value kk, ValueRange sums) { return step(kk, sums); });
   SmallVector<Value> finished(kLoop.getResults());
   if (epilogue) {
     // The last k-block stores C finished.
@@ -326,8 +325,7 @@ void GemmEmitter::emit(Value aBuffer, Value bBuffer, Value cBuffer,
     if (staticM)
       return *staticM > rows[i] ? from(i + 1) : withRows(rows[i]);
     ifElse(
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, m,
-                              index(rows[i])),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, m, index(rows[i])),
         [&] { from(i + 1); }, [&] { withRows(rows[i]); });
   };
   from(0);
@@ -367,9 +365,8 @@ void GemmEmitter::emitBlocked() {
   // Column groups: one per parallel tile while they stay kMinGroupPanels
   // wide (each group reads the A block again), then row chunks of whole
   // row blocks (each chunk reads its groups' B again).
-  Value groupPanels =
-      maxI(ceilDiv(panels, index(parallelTiles)),
-           index(GemmBlocking::kMinGroupPanels));
+  Value groupPanels = maxI(ceilDiv(panels, index(parallelTiles)),
+                           index(GemmBlocking::kMinGroupPanels));
   Value groups = ceilDiv(panels, groupPanels);
   Value wanted = ceilDiv(index(parallelTiles), maxI(groups, index(1)));
   Value chunks = minI(maxI(wanted, index(1)), maxI(rowBlocks, index(1)));
@@ -462,8 +459,7 @@ void GemmEmitter::emitBatched(linalg::GenericOp op,
   nest = [&](size_t depth) {
     if (depth == match.batchDims.size())
       return product();
-    forEach(getValueOrCreateConstantIndexOp(b, b.getLoc(),
-                                            batchSizes[depth]),
+    forEach(getValueOrCreateConstantIndexOp(b, b.getLoc(), batchSizes[depth]),
             [&](Value iv) {
               batchIndex.push_back(iv);
               nest(depth + 1);
@@ -502,12 +498,13 @@ struct AttnMatmulToCpuGemmPass
   using AttnMatmulToCpuGemmBase::AttnMatmulToCpuGemmBase;
 
   void runOnOperation() override {
-    if (vectorBits != 256 && vectorBits != 512) {
-      getOperation()->emitError(
-          "attn-matmul-to-cpu-gemm: vector-bits must be 256 or 512");
-      return signalPassFailure();
-    }
-    GemmBlocking blocking = GemmBlocking::forVectorBits(vectorBits);
+    std::optional<TargetDescription> target =
+        TargetDescription::cpuOf(getOperation());
+    if (!target)
+      return;
+    GemmBlocking blocking = GemmBlocking::forTarget(*target);
+    bool amx = target->bf16ProductsOnAmx();
+    bool bf16Dot = target->bf16ProductsByDot();
     int64_t tiles = std::max<int64_t>(parallelTiles, 1);
     SmallVector<Operation *> ops;
     getOperation()->walk([&](linalg::LinalgOp op) { ops.push_back(op); });
@@ -552,7 +549,7 @@ struct AttnMatmulToCpuGemmPass
             moveUnderEmptyReduction(next, generic);
           ImplicitLocOpBuilder builder(op->getLoc(), op);
           emitAmxGemm(builder, generic, tiles, bool(fill), next);
-        } else if (bf16Dot && blocking.lanes == 16 &&
+        } else if (bf16Dot &&
                    isPairPackedMatmul(generic, blocking.panelWidth())) {
           overwrite(generic.getDpsInits()[0]);
           fuseAfter(generic.getDpsInits()[0]);
@@ -585,6 +582,6 @@ struct AttnMatmulToCpuGemmPass
 
 } // namespace
 
-int64_t mlir::attn::cpuGemmPanelWidth(int64_t vectorBits) {
-  return GemmBlocking::forVectorBits(vectorBits).panelWidth();
+int64_t mlir::attn::cpuGemmPanelWidth(const TargetDescription &target) {
+  return GemmBlocking::forTarget(target).panelWidth();
 }

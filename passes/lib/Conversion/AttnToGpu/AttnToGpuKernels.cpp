@@ -58,9 +58,9 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
 
 /// The SPIR-V environment of a Vulkan target: Vulkan 1.1 (SPIR-V 1.3),
 /// 64-bit integers for i64 segment ids, 16-bit storage for f16 and bf16
-/// inputs, 8-bit storage for boolean masks, subgroup shuffles (row sums of the tensor-core kernel), the
-/// target's workgroup limits. spirv-update-vce keeps only the
-/// capabilities a kernel uses.
+/// inputs, 8-bit storage for boolean masks, subgroup shuffles (row sums of the
+/// tensor-core kernel), the target's workgroup limits. spirv-update-vce keeps
+/// only the capabilities a kernel uses.
 Attribute vulkanTargetEnv(MLIRContext *ctx, const TargetDescription &target) {
   std::string text =
       "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, Int16, Int8, "
@@ -82,11 +82,12 @@ struct AttnToGpuKernelsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::optional<TargetDescription> description =
-        TargetDescription::lookup(target);
-    if (!description || description->isCpu()) {
-      module.emitError() << "attn-to-gpu-kernels: unknown GPU target '"
-                         << target << "' (" << TargetDescription::knownNames()
-                         << ")";
+        TargetDescription::of(module);
+    if (!description)
+      description = TargetDescription::vulkanLavapipe();
+    if (description->isCpu()) {
+      module.emitError() << "attn-to-gpu-kernels: the module's target '"
+                         << description->name << "' is not a GPU";
       return signalPassFailure();
     }
     OpBuilder b(module.getBodyRegion());
@@ -116,7 +117,7 @@ struct AttnToGpuKernelsPass
       if (!attention) {
         host.emitError() << "attn-to-gpu-kernels: '" << host.getName()
                          << "' is not one attention of its arguments; target '"
-                         << target
+                         << description->name
                          << "' runs such functions only (the families and "
                             "other ops stay on the CPU for now; layer specs "
                             "run their attention here and the rest on the "

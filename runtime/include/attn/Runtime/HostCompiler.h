@@ -2,6 +2,7 @@
 #ifndef ATTN_RUNTIME_HOSTCOMPILER_H
 #define ATTN_RUNTIME_HOSTCOMPILER_H
 
+#include "attn/Analysis/TargetDescription.h"
 #include "attn/Runtime/Jit.h"
 
 namespace attnrt {
@@ -15,13 +16,13 @@ enum class Bf16Products {
 };
 
 struct HostCompileOptions {
-  unsigned numThreads = 0;      ///< 0: all cores
+  unsigned numThreads = 0;       ///< 0: all cores
   int64_t genericQueryTile = 64; ///< attn-tile (generic path)
   int64_t genericKeyTile = 128;
-  int64_t cpuKeyTile = 0;        ///< attn-to-cpu-kernels; 0: per pattern
-  bool cpuKernels = true;        ///< false: generic path only
-  int64_t vectorBits = 0;        ///< 0: this CPU's (256 or 512)
-  bool countTiles = false;       ///< report key tiles (TileCounters.h)
+  int64_t cpuKeyTile = 0;  ///< attn-to-cpu-kernels; 0: per pattern
+  bool cpuKernels = true;  ///< false: generic path only
+  std::string target;      ///< a CPU target name; empty: this CPU's
+  bool countTiles = false; ///< report key tiles (TileCounters.h)
   Bf16Products bf16Products = Bf16Products::Auto;
 };
 
@@ -30,21 +31,18 @@ struct HostCompileOptions {
 /// for all its threads; false on other systems and CPUs.
 bool enableAmxTiles();
 
-/// The vector width kernels compiled with `options` are blocked for: its
-/// vectorBits, else 512 on CPUs with AVX-512, else 256.
-int64_t hostVectorBits(const HostCompileOptions &options);
-
-/// Whether bf16 products compiled with `options` run on AMX tiles (Auto or
-/// Amx, 512-bit blocking, the OS allowing the tile state).
-bool bf16ProductsOnAmx(const HostCompileOptions &options);
-
-/// Whether they run by vdpbf16ps instead (Dot, or Auto without usable AMX;
-/// 512-bit blocking on a CPU with AVX-512 BF16: Zen 4 / 5, Cooper Lake).
-bool bf16ProductsByDot(const HostCompileOptions &options);
+/// The target kernels compiled with `options` are for (the module's
+/// #attn.target): `target`, else this CPU's features
+/// (TargetDescription::forCpuFeatures), less what `bf16Products` rules out
+/// (Widen: AMX and AVX-512 BF16; Dot: AMX) and AMX where the OS refuses the
+/// tile state. An error for an unknown or GPU target, a target using
+/// features this CPU lacks, or a bf16Products this target cannot honour.
+llvm::Expected<mlir::attn::TargetDescription>
+hostTarget(const HostCompileOptions &options);
 
 /// Marks every public function for the C interface, lowers `module` (attn IR
-/// on tensors) with attn-cpu-pipeline blocked for this CPU's vector
-/// registers, and JIT-compiles it. Diagnostics go to the context's handler.
+/// on tensors) with attn-cpu-pipeline for hostTarget(options), and
+/// JIT-compiles it. Diagnostics go to the context's handler.
 llvm::Expected<std::unique_ptr<JitKernel>>
 compileForHost(mlir::ModuleOp module, const HostCompileOptions &options);
 

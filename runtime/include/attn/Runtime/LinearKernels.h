@@ -34,16 +34,14 @@ enum class WeightLayout {
 /// AMX tiles or vdpbf16ps run the products.
 class LinearPanels {
 public:
-  /// Which product bf16 weights are packed for (others ignore it).
-  enum class Bf16Panels { Widened, AmxPairs, DotPairs };
-
-  /// For kernels compiled for this host with `options`.
+  /// For kernels compiled for this host with `options` (hostTarget).
   LinearPanels(int64_t in, int64_t out, const HostCompileOptions &options,
                FloatFormat format);
-  /// For kernels compiled for a CPU with `vectorBits`-wide vectors whose
-  /// bf16 products run as `bf16` says (attn-compile's artifacts).
-  LinearPanels(int64_t in, int64_t out, int64_t vectorBits, FloatFormat format,
-               Bf16Panels bf16);
+  /// For kernels compiled for `target` (attn-compile's artifacts): its
+  /// GEMM's panel width; bf16 weights in k pairs where its bf16 products
+  /// run on AMX tiles or by vdpbf16ps.
+  LinearPanels(int64_t in, int64_t out,
+               const mlir::attn::TargetDescription &target, FloatFormat format);
   /// From W stored [out, in]: f32 panels.
   std::vector<float> pack(const float *outByIn) const;
   /// The same in the 16-bit format (rounded to nearest even).

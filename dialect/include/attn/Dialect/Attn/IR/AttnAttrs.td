@@ -235,4 +235,81 @@ def Attn_AdaptiveSpanAttr
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Targets.
+//===----------------------------------------------------------------------===//
+
+/// A list of integers written in brackets, `[16, 8, 16]`, empty when absent.
+def Attn_IntListParameter : OptionalArrayRefParameter<"int64_t"> {
+  let printer = [{
+    $_printer << '[';
+    ::llvm::interleaveComma($_self, $_printer);
+    $_printer << ']';
+  }];
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<int64_t>> {
+    ::llvm::SmallVector<int64_t> values;
+    if ($_parser.parseCommaSeparatedList(
+            ::mlir::AsmParser::Delimiter::Square,
+            [&] { return $_parser.parseInteger(values.emplace_back()); }))
+      return ::mlir::failure();
+    return values;
+  }() }];
+}
+
+def Attn_TargetAttr : Attn_Attr<"Target", "target"> {
+  let summary = "the machine a module is lowered for";
+  let description = [{
+    Every fact a lowering may assume about its machine, attached to the
+    module as `attn.target` by `attn-set-target` (the first step of each
+    pipeline) and read by every pass that needs one (docs/Design.md,
+    "Targets"). Built by `TargetDescription` from a name (`cpu-avx2`,
+    `cpu-avx512`, `cpu-avx512-bf16`, `cpu-amx`, `vulkan`, `cuda-sm90`, ...)
+    or from a CPU's feature list; parameters equal to their defaults are not
+    printed.
+
+    CPU (`api = "cpu"`): `vector_bits` (256 or 512) and `vector_registers`
+    fix the kernels' register blockings; `l1_bytes` / `l2_bytes` the caches
+    tiles stay inside; `features` the ISA extensions the code may use:
+    `avx512bf16` (vdpbf16ps products and native bf16 conversions),
+    `amx-bf16` (AMX tile products), `avxneconvert`.
+
+    GPU (`api = "vulkan"` or `"cuda"`): `chip` (sm_XX), `subgroup_size`,
+    `workgroup_memory` (bytes), `workgroup_rows` (invocations of a
+    workgroup), `max_key_tile`, `min_workgroups` (launches with fewer split
+    their keys), `pipeline_depth` (stages of K / V tiles) and `mma` (the
+    M, N, K shapes of its matrix units, flattened).
+
+    `element_types`: the types of Q, K and V the lowerings take.
+
+    Example: `#attn.target<name = "cpu-avx512-bf16", vector_bits = 512,
+    vector_registers = 32, l1_bytes = 49152, l2_bytes = 2097152,
+    features = ["avx512bf16"], element_types = [f32, f16, bf16]>`.
+  }];
+  let parameters = (ins
+      StringRefParameter<"target name">:$name,
+      StringRefParameter<"api", "\"cpu\"">:$api,
+      DefaultValuedParameter<"int64_t", "256">:$vector_bits,
+      DefaultValuedParameter<"int64_t", "16">:$vector_registers,
+      DefaultValuedParameter<"int64_t", "32768">:$l1_bytes,
+      DefaultValuedParameter<"int64_t", "1048576">:$l2_bytes,
+      OptionalParameter<"ArrayAttr">:$features,
+      StringRefParameter<"chip", "\"\"">:$chip,
+      DefaultValuedParameter<"int64_t", "0">:$subgroup_size,
+      DefaultValuedParameter<"int64_t", "0">:$workgroup_memory,
+      DefaultValuedParameter<"int64_t", "0">:$workgroup_rows,
+      DefaultValuedParameter<"int64_t", "0">:$max_key_tile,
+      DefaultValuedParameter<"int64_t", "0">:$min_workgroups,
+      DefaultValuedParameter<"int64_t", "1">:$pipeline_depth,
+      Attn_IntListParameter:$mma,
+      OptionalParameter<"ArrayAttr">:$element_types);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The name of the module attribute that holds a module's target.
+    static constexpr ::llvm::StringLiteral getAttrName() {
+      return ::llvm::StringLiteral("attn.target");
+    }
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD
