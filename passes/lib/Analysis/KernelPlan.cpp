@@ -156,10 +156,9 @@ KernelPlan mlir::attn::planGpuKernel(const AttentionFacts &op,
   plan.elementType = op.elementType;
   // One invocation per query row: a "blocking" of workgroupRows rows.
   plan.blocking = Blocking{1, target.workgroupRows, 1};
-  // Staged K and V elements: f32, except 16-bit inputs on CUDA, which the
-  // tensor-core kernel stages as they are.
-  int64_t elementBytes = target.api == TargetDescription::Api::Cuda &&
-                                 op.elementType &&
+  // Staged K and V elements: f32, except 16-bit inputs on targets with
+  // matrix units, whose tensor-core kernel stages them as they are.
+  int64_t elementBytes = !target.matrixShapes.empty() && op.elementType &&
                                  op.elementType.getIntOrFloatBitWidth() == 16
                              ? 2
                              : 4;

@@ -2,20 +2,16 @@
 //
 // Two halves, so that tools can read the kernels' launch descriptors
 // (attributes of each gpu.func) between them: attn IR to gpu.func kernels,
-// then those kernels to SPIR-V (Vulkan) or to PTX in a gpu.binary (CUDA).
+// then those kernels to SPIR-V (Vulkan) or to PTX in a gpu.binary (CUDA),
+// as the target's GpuTargetInfo says.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Analysis/TargetDescription.h"
+#include "attn/Conversion/GpuTargetInfo.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
-#include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
-#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
-#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -38,40 +34,11 @@ void mlir::attn::buildGpuKernelPipeline(OpPassManager &pm,
 
 void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
                                           const GpuPipelineOptions &options) {
+  // The API's passes (GpuTargetInfo); an unknown target was refused by
+  // attn-set-target, a CPU one by attn-to-gpu-kernels.
   std::optional<TargetDescription> target =
       TargetDescription::lookup(options.target);
-  if (target && target->api == TargetDescription::Api::Cuda) {
-    // NVVM wants unstructured control flow; static memrefs are passed as
-    // bare pointers (one kernel parameter per buffer).
-    OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
-    kernelPm.addPass(createSCFToControlFlowPass());
-    ConvertGpuOpsToNVVMOpsOptions nvvm;
-    nvvm.useBarePtrCallConv = true;
-    kernelPm.addPass(createConvertGpuOpsToNVVMOps(nvvm));
-    kernelPm.addPass(createCanonicalizerPass());
-    kernelPm.addPass(createReconcileUnrealizedCastsPass());
-    GpuNVVMAttachTargetOptions attach;
-    attach.chip = target->chip;
-    attach.features = "+ptx80";
-    attach.optLevel = 3;
-    pm.addPass(createGpuNVVMAttachTarget(attach));
-    GpuModuleToBinaryPassOptions binary;
-    binary.compilationTarget = "isa";
-    pm.addPass(createGpuModuleToBinaryPass(binary));
-    return;
-  }
-  // Vulkan: bf16 conversions as integer operations (SPIR-V has no bf16);
-  // math.exp has no pattern in convert-gpu-to-spirv itself.
-  OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  kernelPm.addPass(arith::createArithExpandOpsPass(expand));
-  kernelPm.addPass(createCanonicalizerPass());
-  kernelPm.addPass(createConvertMathToSPIRVPass());
-  // 32-bit indices (the pass's default): every buffer is under 2^31 words.
-  pm.addPass(createConvertGPUToSPIRVPass(/*mapMemorySpace=*/true));
-  OpPassManager &spirvPm = pm.nest<spirv::ModuleOp>();
-  spirvPm.addPass(spirv::createSPIRVLowerABIAttributesPass());
-  spirvPm.addPass(spirv::createSPIRVUpdateVCEPass());
-  spirvPm.addPass(createCanonicalizerPass());
+  if (std::shared_ptr<const GpuTargetInfo> api =
+          target ? GpuTargetInfo::get(*target) : nullptr)
+    api->addLoweringPasses(pm);
 }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "GpuBackwardKernel.h"
 #include "GpuFlashKernel.h"
+#include "attn/Conversion/GpuTargetInfo.h"
 #include "attn/Conversion/Passes.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
@@ -56,25 +57,6 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
   return found;
 }
 
-/// The SPIR-V environment of a Vulkan target: Vulkan 1.1 (SPIR-V 1.3),
-/// 64-bit integers for i64 segment ids, 16-bit storage for f16 and bf16
-/// inputs, 8-bit storage for boolean masks, subgroup shuffles (row sums of the
-/// tensor-core kernel), the target's workgroup limits. spirv-update-vce keeps
-/// only the capabilities a kernel uses.
-Attribute vulkanTargetEnv(MLIRContext *ctx, const TargetDescription &target) {
-  std::string text =
-      "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, Int16, Int8, "
-      "Float16, StorageBuffer16BitAccess, StorageBuffer8BitAccess, "
-      "GroupNonUniformShuffle], [SPV_KHR_storage_buffer_storage_class, "
-      "SPV_KHR_16bit_storage, SPV_KHR_8bit_storage]>, api=Vulkan, "
-      "#spirv.resource_limits<max_compute_shared_memory_size = " +
-      std::to_string(target.workgroupMemoryBytes) +
-      ", max_compute_workgroup_invocations = 128, "
-      "max_compute_workgroup_size = [128, 128, 64], subgroup_size = " +
-      std::to_string(target.subgroupSize) + ">>";
-  return parseAttribute(text, ctx);
-}
-
 struct AttnToGpuKernelsPass
     : attn::impl::AttnToGpuKernelsBase<AttnToGpuKernelsPass> {
   using AttnToGpuKernelsBase::AttnToGpuKernelsBase;
@@ -94,9 +76,7 @@ struct AttnToGpuKernelsPass
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
     auto kernels = gpu::GPUModuleOp::create(b, module.getLoc(), "attn_kernels");
-    if (description->api == TargetDescription::Api::Vulkan)
-      kernels->setAttr(spirv::getTargetEnvAttrName(),
-                       vulkanTargetEnv(&getContext(), *description));
+    GpuTargetInfo::get(*description)->prepareModule(kernels);
 
     bool anyFailed = false;
     for (auto host : llvm::to_vector(module.getOps<func::FuncOp>())) {

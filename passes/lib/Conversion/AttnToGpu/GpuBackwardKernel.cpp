@@ -223,7 +223,7 @@ gpu::GPUFuncOp GpuBackwardEmitter::createKernel(
          b.getNamedAttr("access", b.getStringAttr(access))}));
   };
   for (auto [a, type] : llvm::enumerate(host.getArgumentTypes())) {
-    argTypes.push_back(gpuBufferType(type, target));
+    argTypes.push_back(bufferType(type));
     binding("arg" + Twine(a), "read");
   }
   auto scheduleType =
@@ -234,7 +234,7 @@ gpu::GPUFuncOp GpuBackwardEmitter::createKernel(
     binding("schedule", "constant");
   }
   for (unsigned r : results) {
-    argTypes.push_back(gpuBufferType(host.getResultTypes()[r], target));
+    argTypes.push_back(bufferType(host.getResultTypes()[r]));
     binding("result" + Twine(r), "write");
   }
 
@@ -243,9 +243,7 @@ gpu::GPUFuncOp GpuBackwardEmitter::createKernel(
   kernel = gpu::GPUFuncOp::create(b, name, b.getFunctionType(argTypes, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(tile), 1, 1}));
-  if (isVulkan())
-    kernel->setAttr(spirv::getEntryPointABIAttrName(),
-                    spirv::getEntryPointABIAttr(ctx, {int32_t(tile), 1, 1}));
+  api->prepareKernel(kernel, int32_t(tile));
   kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr(grid));
   kernel->setAttr("attn.tiling", b.getDenseI64ArrayAttr({tile, 0, tile}));
   kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));

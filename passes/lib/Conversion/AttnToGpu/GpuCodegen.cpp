@@ -9,12 +9,9 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-MemRefType mlir::attn::gpuBufferType(Type tensorType,
-                                     const TargetDescription &target) {
+MemRefType GpuCodegen::bufferType(Type tensorType) const {
   auto t = cast<RankedTensorType>(tensorType);
-  Type element = t.getElementType();
-  if (element.isBF16() && target.api == TargetDescription::Api::Vulkan)
-    element = IntegerType::get(t.getContext(), 16);
+  Type element = api->bufferElementType(t.getElementType());
   // Boolean masks arrive as one byte per element.
   if (element.isInteger(1))
     element = IntegerType::get(t.getContext(), 8);
@@ -36,41 +33,6 @@ Value GpuCodegen::fromF32(Value v, Type stored) {
     return arith::BitcastOp::create(
         b, stored, arith::TruncFOp::create(b, b.getBF16Type(), v));
   return arith::TruncFOp::create(b, stored, v);
-}
-
-/// exp(x): math.exp (GLSL Exp) for SPIR-V; for NVVM ex2.approx.f32 of
-/// x log2(e) (math.exp / math.exp2 become libdevice calls unless a CUDA
-/// toolkit is named at compile time, and libdevice is not always there).
-Value GpuCodegen::exp(Value x) {
-  if (isVulkan())
-    return math::ExpOp::create(b, x);
-  Value scaled = arith::MulFOp::create(b, x, f32(M_LOG2E));
-  return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
-                                       b.getStringAttr("llvm.nvvm.ex2.approx"),
-                                       ValueRange{scaled})
-      .getResult(0);
-}
-
-/// a * b + c: math.fma (GLSL Fma) for SPIR-V; for NVVM, where math.fma
-/// becomes a libdevice call, a multiply and an add that ptxas contracts.
-Value GpuCodegen::fma(Value a, Value x, Value c) {
-  if (isVulkan())
-    return math::FmaOp::create(b, a, x, c);
-  return arith::AddFOp::create(b, arith::MulFOp::create(b, a, x), c);
-}
-
-/// Workgroup memory of `shape`: a workgroup attribution for NVVM, an alloc
-/// in address space 3 for SPIR-V (docs/Gpu.md, "Memory spaces").
-Value GpuCodegen::workgroupBuffer(ArrayRef<int64_t> shape, Type element) {
-  if (target.api == TargetDescription::Api::Cuda) {
-    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
-                                            gpu::AddressSpace::Workgroup);
-    auto type = MemRefType::get(shape, element, AffineMap(), space);
-    return kernel.addWorkgroupAttribution(type, b.getLoc());
-  }
-  auto type =
-      MemRefType::get(shape, element, AffineMap(), b.getI64IntegerAttr(3));
-  return memref::AllocOp::create(b, type);
 }
 
 SmallVector<Value> GpuCodegen::denseIndices(Value buffer, Value i, Value j) {

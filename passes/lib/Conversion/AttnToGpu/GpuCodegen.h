@@ -10,6 +10,7 @@
 #define ATTN_CONVERSION_ATTNTOGPU_GPUCODEGEN_H
 
 #include "attn/Analysis/KernelPlan.h"
+#include "attn/Conversion/GpuTargetInfo.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,17 +20,12 @@
 
 namespace mlir::attn {
 
-/// The memref type a kernel takes a tensor argument as. SPIR-V has no
-/// bf16: Vulkan kernels take bf16 tensors as i16 words and convert them as
-/// they load and store (arith-expand{include-bf16} turns the conversions
-/// into integer operations); boolean masks arrive as one byte per element.
-MemRefType gpuBufferType(Type tensorType, const TargetDescription &target);
-
 /// What every GPU kernel emits the same way (see the file comment).
 class GpuCodegen {
 public:
   GpuCodegen(func::FuncOp host, const TargetDescription &target)
-      : host(host), target(target), b(host.getLoc(), host.getContext()) {}
+      : host(host), target(target), api(GpuTargetInfo::get(target)),
+        b(host.getLoc(), host.getContext()) {}
 
 protected:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -38,13 +34,18 @@ protected:
   }
   Value toF32(Value v);
   Value fromF32(Value v, Type stored);
-  Value exp(Value x);
-  Value fma(Value a, Value x, Value c);
+  Value exp(Value x) { return api->exp(b, x); }
+  Value fma(Value a, Value x, Value c) { return api->fma(b, a, x, c); }
+  /// The memref type a kernel takes a tensor argument as: the API's
+  /// element type for it (Vulkan: bf16 as i16 words, converted as they are
+  /// loaded and stored); boolean masks arrive as one byte per element.
+  MemRefType bufferType(Type tensorType) const;
   Value load(Value memref, ValueRange indices) {
     return memref::LoadOp::create(b, memref, indices);
   }
-  Value workgroupBuffer(ArrayRef<int64_t> shape, Type element);
-  bool isVulkan() const { return target.api == TargetDescription::Api::Vulkan; }
+  Value workgroupBuffer(ArrayRef<int64_t> shape, Type element) {
+    return api->workgroupBuffer(b, kernel, shape, element);
+  }
   /// The op's score parts, read by modScore and elementMask.
   template <typename OpT> void setScoreParts(OpT op) {
     mods = op.getModsAttr();
@@ -67,6 +68,8 @@ protected:
 
   func::FuncOp host;
   const TargetDescription &target;
+  /// How to emit for the target's API.
+  std::shared_ptr<const GpuTargetInfo> api;
   ImplicitLocOpBuilder b;
   gpu::GPUFuncOp kernel;
   // The score parts (setScoreParts) and their buffers in the kernel.

@@ -1,4 +1,5 @@
-//===- GpuFlashKernel.cpp - one tiled attention as a GPU kernel ------------===//
+//===- GpuFlashKernel.cpp - one tiled attention as a GPU kernel
+//------------===//
 //
 // The kernel, per workgroup (t, h, b) of `rows` invocations:
 //
@@ -86,8 +87,7 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   if (plan.schedules || !plan.staticPattern)
     depth = std::max<int64_t>(target.pipelineDepth, 1);
   // Split only long key ranges: each share keeps at least 4 key tiles.
-  if (splitsKeys() && numWorkgroups < target.minWorkgroups &&
-      numKeyTiles >= 8)
+  if (splitsKeys() && numWorkgroups < target.minWorkgroups && numKeyTiles >= 8)
     splits = std::min<int64_t>(
         {(target.minWorkgroups + numWorkgroups - 1) / numWorkgroups,
          numKeyTiles / 4, std::max<int64_t>(maxKeySplits, 1)});
@@ -96,12 +96,12 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   // (or, split, the partial results).
   SmallVector<Type> argTypes;
   for (Type t : host.getArgumentTypes())
-    argTypes.push_back(gpuBufferType(t, target));
+    argTypes.push_back(bufferType(t));
   if (plan.schedules) {
     scheduleWords = encodeSchedules(*plan.schedules);
     scheduleArg = argTypes.size();
-    argTypes.push_back(MemRefType::get({int64_t(scheduleWords.size())},
-                                       b.getI32Type()));
+    argTypes.push_back(
+        MemRefType::get({int64_t(scheduleWords.size())}, b.getI32Type()));
   }
   if (countTiles) {
     countArg = argTypes.size();
@@ -112,7 +112,7 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   argTypes.push_back(
       splits > 1 ? MemRefType::get({numWorkgroups * splits, rows, valueDim + 2},
                                    b.getF32Type())
-                 : gpuBufferType(outType, target));
+                 : bufferType(outType));
 
   b.setInsertionPointToEnd(module.getBody());
   kernel = gpu::GPUFuncOp::create(b, host.getName(),
@@ -120,9 +120,7 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   int32_t size = int32_t(invocations());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({size, 1, 1}));
-  if (isVulkan())
-    kernel->setAttr(spirv::getEntryPointABIAttrName(),
-                    spirv::getEntryPointABIAttr(ctx, {size, 1, 1}));
+  api->prepareKernel(kernel, size);
 
   // The launch, for the tools (docs/Gpu.md, "Kernel descriptors").
   kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr(
@@ -142,13 +140,13 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
     binding(("arg" + Twine(a)).str(), "read");
   if (plan.schedules) {
     binding("schedule", "constant");
-    kernel->setAttr(
-        "attn.constants",
-        b.getDictionaryAttr(b.getNamedAttr(
-            "schedule", DenseIntElementsAttr::get(
-                            RankedTensorType::get(
-                                {int64_t(scheduleWords.size())}, b.getI32Type()),
-                            ArrayRef<int32_t>(scheduleWords)))));
+    kernel->setAttr("attn.constants",
+                    b.getDictionaryAttr(b.getNamedAttr(
+                        "schedule", DenseIntElementsAttr::get(
+                                        RankedTensorType::get(
+                                            {int64_t(scheduleWords.size())},
+                                            b.getI32Type()),
+                                        ArrayRef<int32_t>(scheduleWords)))));
   }
   if (countTiles)
     binding("tile_counts", "write");
@@ -189,7 +187,8 @@ std::pair<Value, Value> GpuKernelEmitter::splitRange(Value begin, Value end) {
   Value per = arith::DivUIOp::create(
       b, arith::AddIOp::create(b, count, idx(splits - 1)), idx(splits));
   Value lo = arith::MinUIOp::create(
-      b, arith::AddIOp::create(b, begin, arith::MulIOp::create(b, splitIv, per)),
+      b,
+      arith::AddIOp::create(b, begin, arith::MulIOp::create(b, splitIv, per)),
       end);
   Value hi = arith::MinUIOp::create(b, arith::AddIOp::create(b, lo, per), end);
   return {lo, hi};
@@ -199,18 +198,16 @@ void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   auto partialsType = cast<MemRefType>(partialsBuf.getType());
-  auto outType = gpuBufferType(host.getResultTypes()[0], target);
+  auto outType = bufferType(host.getResultTypes()[0]);
   b.setInsertionPointToEnd(module.getBody());
-  auto merge = gpu::GPUFuncOp::create(
-      b, (host.getName() + "_merge").str(),
-      b.getFunctionType({partialsType, outType}, {}));
+  auto merge =
+      gpu::GPUFuncOp::create(b, (host.getName() + "_merge").str(),
+                             b.getFunctionType({partialsType, outType}, {}));
   merge->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   merge.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(rows), 1, 1}));
-  if (isVulkan())
-    merge->setAttr(spirv::getEntryPointABIAttrName(),
-                   spirv::getEntryPointABIAttr(ctx, {int32_t(rows), 1, 1}));
-  merge->setAttr("attn.grid", b.getDenseI64ArrayAttr(
-                                  {numQueryTiles, heads, batch}));
+  api->prepareKernel(merge, int32_t(rows));
+  merge->setAttr("attn.grid",
+                 b.getDenseI64ArrayAttr({numQueryTiles, heads, batch}));
   merge->setAttr("attn.tiling",
                  b.getDenseI64ArrayAttr({plan.queryTiling.tile,
                                          plan.queryTiling.period, keyTile}));
@@ -265,7 +262,8 @@ void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
         exp(arith::SubFOp::create(b, at(s, valueDim), reference)));
     l = fma(weights.back(), at(s, valueDim + 1), l);
   }
-  Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0.0f));
+  Value none =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0.0f));
   Value inverse = arith::DivFOp::create(b, f32(1.0f), l);
   Value queryRow = arith::AddIOp::create(b, rowStart, row);
   for (int64_t c = 0; c < valueDim; ++c) {
@@ -336,9 +334,8 @@ void GpuKernelEmitter::emitBody() {
           // Run-time tile classes (the schedule would be too large): one
           // stage, since the next visited tile is not known in advance.
           Value j0 = arith::MulIOp::create(b, tile, idx(keyTile));
-          Value j1 =
-              arith::MinUIOp::create(b, arith::AddIOp::create(b, j0, idx(keyTile)),
-                                     idx(keyLen));
+          Value j1 = arith::MinUIOp::create(
+              b, arith::AddIOp::create(b, j0, idx(keyTile)), idx(keyLen));
           std::pair<Value, Value> tileClass = emitTileClass(
               b, b.getLoc(), staticPattern, first,
               arith::AddIOp::create(b, first, tileRows), j0, j1, idx(delta));
@@ -385,7 +382,9 @@ void GpuKernelEmitter::emitBody() {
     Value at = arith::MulIOp::create(b, workgroup, idx(2));
     for (int k = 0; k < 2; ++k)
       memref::StoreOp::create(
-          b, arith::IndexCastOp::create(b, b.getI32Type(), final[final.size() - 2 + k]),
+          b,
+          arith::IndexCastOp::create(b, b.getI32Type(),
+                                     final[final.size() - 2 + k]),
           countBuf, {arith::AddIOp::create(b, at, idx(k))});
   }
 }
@@ -462,11 +461,11 @@ SmallVector<Value> GpuKernelEmitter::computeKeyTile(ValueRange state,
 
   // Schedules without partial tiles (block patterns cut at their blocks)
   // need no mask code at all, nor its tables.
-  bool anyPartial = !plan.schedules ||
-                    llvm::any_of(plan.schedules->perHead,
-                                 [](const TileSchedule &s) {
-                                   return s.numFull() != s.numVisited();
-                                 });
+  bool anyPartial =
+      !plan.schedules ||
+      llvm::any_of(plan.schedules->perHead, [](const TileSchedule &s) {
+        return s.numFull() != s.numVisited();
+      });
   // Segment ids and dense masks are only known at run time.
   bool runtimeMask = plan.runtimeSegments || maskBuf;
   bool needsMask = (plan.staticPattern && anyPartial) || runtimeMask;
@@ -520,7 +519,6 @@ Value GpuKernelEmitter::finishScore(Value s, Value i, Value j, bool masked) {
     return s;
   return arith::SelectOp::create(b, elementMask(i, j), s, f32(-INFINITY));
 }
-
 
 //===----------------------------------------------------------------------===//
 // ScalarFlashEmitter: one invocation per query row
@@ -579,8 +577,7 @@ void ScalarFlashEmitter::prologue() {
   for (int64_t c = 0; c < headDim / lanes(); ++c)
     q.push_back(arith::MulFOp::create(
         b,
-        toF32(load(queryBuf,
-                   {batchIv, headIv, queryRow, column(headDim, c)})),
+        toF32(load(queryBuf, {batchIv, headIv, queryRow, column(headDim, c)})),
         scaleValue));
   keysShared = workgroupBuffer({depth * keyTile, headDim}, b.getF32Type());
   valuesShared = workgroupBuffer({depth * keyTile, valueDim}, b.getF32Type());
@@ -610,8 +607,7 @@ void ScalarFlashEmitter::stageTile(Value j0, Value tk) {
             OpBuilder::InsertionGuard g(b);
             b.setInsertionPointToStart(inside.thenBlock());
             Value x = toF32(load(
-                source,
-                {batchIv, kvHead, arith::AddIOp::create(b, j0, r), c}));
+                source, {batchIv, kvHead, arith::AddIOp::create(b, j0, r), c}));
             memref::StoreOp::create(b, x, shared, {stagedRow(r), c});
           }
           scf::YieldOp::create(b);
@@ -635,7 +631,7 @@ SmallVector<Value> ScalarFlashEmitter::processTile(ValueRange state, Value j0,
                   s);
         if (lanes() == 2) {
           // Both invocations of a row take the whole score.
-          int64_t width = isVulkan() ? target.subgroupSize : 32;
+          int64_t width = api->shuffleWidth();
           Value other =
               gpu::ShuffleOp::create(
                   b, s, arith::ConstantIntOp::create(b, b.getI32Type(), 1),
@@ -663,16 +659,15 @@ SmallVector<Value> ScalarFlashEmitter::update(ValueRange state, Value s,
         Value m = state[0], l = state[1];
         Value diff = arith::SubFOp::create(b, s, m);
         // -|s - m| as min(d, -d): math.absf is a libdevice call on NVVM.
-        Value e = exp(arith::MinimumFOp::create(
-            b, diff, arith::NegFOp::create(b, diff)));
+        Value e = exp(
+            arith::MinimumFOp::create(b, diff, arith::NegFOp::create(b, diff)));
         Value raises =
             arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, s, m);
         Value one = f32(1.0f);
         Value alpha = arith::SelectOp::create(b, raises, e, one);
         Value p = arith::SelectOp::create(b, raises, one, e);
-        SmallVector<Value> next = {
-            arith::SelectOp::create(b, raises, s, m),
-            fma(l, alpha, p)};
+        SmallVector<Value> next = {arith::SelectOp::create(b, raises, s, m),
+                                   fma(l, alpha, p)};
         for (int64_t c = 0; c < valueDim / lanes(); ++c) {
           Value v = load(valuesShared, {stagedRow(jj), column(valueDim, c)});
           next.push_back(
@@ -690,8 +685,8 @@ void ScalarFlashEmitter::storeResult(ValueRange final) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(store.thenBlock());
   Value l = final[1];
-  Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l,
-                                     f32(0.0f));
+  Value none =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0.0f));
   Value inverse = arith::DivFOp::create(b, f32(1.0f), l);
   for (int64_t c = 0; c < valueDim / lanes(); ++c) {
     Value o = arith::SelectOp::create(
@@ -747,15 +742,15 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
     element.print(os);
     return fail("element type " + name);
   }
-  for (Value v : {op.getQuery(), op.getKey(), op.getValue(), op.getQSegments(),
-                  op.getKvSegments(), op.getMask(), op.getBias(),
-                  op.getRelTable()})
+  for (Value v :
+       {op.getQuery(), op.getKey(), op.getValue(), op.getQSegments(),
+        op.getKvSegments(), op.getMask(), op.getBias(), op.getRelTable()})
     if (v && !isHostArgument(host, v))
       return fail("Q, K, V, segment ids, mask, bias and rel_table must be "
                   "arguments of the function");
   std::string reason;
-  if (!isScoreModCodegenSupported(op.getModsAttr(),
-                                  op.getMaskShape().numHeads, reason))
+  if (!isScoreModCodegenSupported(op.getModsAttr(), op.getMaskShape().numHeads,
+                                  reason))
     return fail(reason);
   if (MaskAttrInterface pattern = op.getPatternAttr())
     if (!isMaskCodegenSupported(pattern, op.getMaskShape(),

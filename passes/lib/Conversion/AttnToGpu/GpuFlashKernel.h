@@ -1,4 +1,5 @@
-//===- GpuFlashKernel.h - the GPU lowering of one tiled attention -*- C++ -*-===//
+//===- GpuFlashKernel.h - the GPU lowering of one tiled attention -*- C++
+//-*-===//
 //
 // The emitter behind attn-to-gpu-kernels (AttnToGpuKernels.cpp): turns a
 // function that computes one tiled attention (TiledForm.h) into a `gpu.func`

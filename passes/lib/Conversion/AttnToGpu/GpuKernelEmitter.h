@@ -1,4 +1,5 @@
-//===- GpuKernelEmitter.h - what the GPU attention kernels share -*- C++ -*-===//
+//===- GpuKernelEmitter.h - what the GPU attention kernels share -*- C++
+//-*-===//
 //
 // The skeleton of every GPU attention kernel (GpuFlashKernel.h): the
 // gpu.func and its launch attributes, the workgroup's (query tile, head,

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuFlashKernel.h"
+#include "attn/Conversion/GpuTargetInfo.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
@@ -140,7 +141,6 @@ LogicalResult mlir::attn::finishGpuKernel(gpu::GPUFuncOp kernel,
                                           const TargetDescription &target) {
   if (failed(lowerConstantTableLookups(kernel)))
     return failure();
-  if (target.api == TargetDescription::Api::Cuda)
-    lowerMathForNvvm(kernel);
+  GpuTargetInfo::get(target)->finishKernel(kernel);
   return success();
 }

@@ -68,7 +68,8 @@ private:
   void storePartials(ValueRange state, Value workgroup) override;
   /// Calls `store(e, r, col)` for C entry e (of 4 per 8 value columns) of
   /// row r at column col, where that entry is a real output element.
-  void forEachOutputEntry(function_ref<void(int64_t e, int r, Value col)> store);
+  void
+  forEachOutputEntry(function_ref<void(int64_t e, int r, Value col)> store);
 
   // 16-bit words.
   Value i32(int64_t v) {
@@ -78,8 +79,7 @@ private:
   Value bitsOf(Value element);
   /// lo | hi << 16.
   Value pack(Value lo, Value hi) {
-    return arith::OrIOp::create(b, lo,
-                                arith::ShLIOp::create(b, hi, i32(16)));
+    return arith::OrIOp::create(b, lo, arith::ShLIOp::create(b, hi, i32(16)));
   }
   /// Two f32 rounded to the input type, as one word.
   Value packF32(Value lo, Value hi) {
@@ -131,8 +131,8 @@ Value MmaFlashEmitter::unpack(Value word, bool high) {
   if (elementType.isBF16()) // bf16 is the top half of an f32
     return arith::BitcastOp::create(
         b, b.getF32Type(),
-        arith::ShLIOp::create(
-            b, arith::AndIOp::create(b, bits, i32(0xffff)), i32(16)));
+        arith::ShLIOp::create(b, arith::AndIOp::create(b, bits, i32(0xffff)),
+                              i32(16)));
   Value half = arith::BitcastOp::create(
       b, b.getF16Type(), arith::TruncIOp::create(b, b.getI16Type(), bits));
   return arith::ExtFOp::create(b, b.getF32Type(), half);
@@ -160,8 +160,8 @@ void MmaFlashEmitter::prologue() {
   c4 = arith::RemUIOp::create(b, lane, idx(4));
   warpRow = arith::MulIOp::create(b, warp, idx(16));
   for (int r = 0; r < 2; ++r) {
-    rowInTile[r] =
-        arith::AddIOp::create(b, warpRow, arith::AddIOp::create(b, g, idx(8 * r)));
+    rowInTile[r] = arith::AddIOp::create(
+        b, warpRow, arith::AddIOp::create(b, g, idx(8 * r)));
     rowActive[r] = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
                                          rowInTile[r], tileRows);
     // Rows past the tile's end compute on its first row and store nothing.
@@ -180,25 +180,22 @@ void MmaFlashEmitter::prologue() {
   for (int64_t kc = 0; kc < dChunks; ++kc) {
     SmallVector<Value> words;
     for (int k = 0; k < 4; ++k) {
-      Value col = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, c4, idx(2)),
-          idx(16 * kc + (k >= 2 ? 8 : 0)));
+      Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
+                                        idx(16 * kc + (k >= 2 ? 8 : 0)));
       Value col1 = arith::AddIOp::create(b, col, idx(1));
       Value row = rowIndex[k % 2];
-      words.push_back(
-          pack(loadBits(queryBuf, headIv, row, col, colValid(col), queryLen,
-                        headDim),
-               loadBits(queryBuf, headIv, row, col1, colValid(col1), queryLen,
-                        headDim)));
+      words.push_back(pack(loadBits(queryBuf, headIv, row, col, colValid(col),
+                                    queryLen, headDim),
+                           loadBits(queryBuf, headIv, row, col1, colValid(col1),
+                                    queryLen, headDim)));
     }
     qFragments.push_back(words);
   }
 
-  keyWords =
-      workgroupBuffer({depth * keyTile, paddedDim / 2}, b.getI32Type());
+  keyWords = workgroupBuffer({depth * keyTile, paddedDim / 2}, b.getI32Type());
   valueWords =
       workgroupBuffer({paddedValueDim, depth * keyTile / 2}, b.getI32Type());
-  if (isVulkan()) {
+  if (!api->hasNativeMma()) {
     mmaA = workgroupBuffer({invocations(), 4}, b.getI32Type());
     mmaB = workgroupBuffer({invocations(), 2}, b.getI32Type());
   }
@@ -215,16 +212,15 @@ SmallVector<Value> MmaFlashEmitter::initialState() {
 
 void MmaFlashEmitter::stageTile(Value j0, Value tk) {
   // Keys past tk (and columns past D or Dv) are staged as 0.
-  auto forShare = [&](int64_t total,
-                      function_ref<void(Value)> body) {
-    scf::ForOp::create(
-        b, tid, idx(total), idx(invocations()), ValueRange{},
-        [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          body(e);
-          scf::YieldOp::create(b);
-        });
+  auto forShare = [&](int64_t total, function_ref<void(Value)> body) {
+    scf::ForOp::create(b, tid, idx(total), idx(invocations()), ValueRange{},
+                       [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPoint(nb.getInsertionBlock(),
+                                             nb.getInsertionPoint());
+                         body(e);
+                         scf::YieldOp::create(b);
+                       });
   };
   auto lt = [&](Value x, Value limit) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, limit);
@@ -241,9 +237,9 @@ void MmaFlashEmitter::stageTile(Value j0, Value tk) {
     Value keyValid = lt(r, tk);
     Value lo = loadBits(keyBuf, kvHead, key, col,
                         both(keyValid, lt(col, idx(headDim))), keyLen, headDim);
-    Value hi = loadBits(keyBuf, kvHead, key, col1,
-                        both(keyValid, lt(col1, idx(headDim))), keyLen,
-                        headDim);
+    Value hi =
+        loadBits(keyBuf, kvHead, key, col1,
+                 both(keyValid, lt(col1, idx(headDim))), keyLen, headDim);
     memref::StoreOp::create(b, pack(lo, hi), keyWords, {stagedRow(r), w});
   });
   // V transposed: row c (a value column), words along the keys.
@@ -256,17 +252,16 @@ void MmaFlashEmitter::stageTile(Value j0, Value tk) {
     Value colValid = lt(col, idx(valueDim));
     Value lo = loadBits(valueBuf, kvHead, arith::AddIOp::create(b, j0, r), col,
                         both(colValid, lt(r, tk)), keyLen, valueDim);
-    Value hi = loadBits(valueBuf, kvHead, arith::AddIOp::create(b, j0, r1),
-                        col, both(colValid, lt(r1, tk)), keyLen, valueDim);
-    memref::StoreOp::create(b, pack(lo, hi), valueWords,
-                            {col, stagedWord(w)});
+    Value hi = loadBits(valueBuf, kvHead, arith::AddIOp::create(b, j0, r1), col,
+                        both(colValid, lt(r1, tk)), keyLen, valueDim);
+    memref::StoreOp::create(b, pack(lo, hi), valueWords, {col, stagedWord(w)});
   });
 }
 
 SmallVector<Value> MmaFlashEmitter::mma(ArrayRef<Value> a,
                                         ArrayRef<Value> bWords,
                                         ArrayRef<Value> c) {
-  if (isVulkan())
+  if (!api->hasNativeMma())
     return emulatedMma(a, bWords, c);
   MLIRContext *ctx = b.getContext();
   bool isF16 = elementType.isF16();
@@ -335,7 +330,7 @@ SmallVector<Value> MmaFlashEmitter::emulatedMma(ArrayRef<Value> a,
 }
 
 Value MmaFlashEmitter::quadReduce(Value x, bool sum) {
-  int64_t width = isVulkan() ? target.subgroupSize : kWarp;
+  int64_t width = api->shuffleWidth();
   for (int64_t offset : {1, 2}) {
     Value other = gpu::ShuffleOp::create(b, x, i32(offset), i32(width),
                                          gpu::ShuffleMode::XOR)
@@ -428,8 +423,9 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
     Value w1 = stagedWord(arith::AddIOp::create(b, c4, idx(8 * kc + 4)));
     for (int64_t v = 0; v < valueTiles; ++v) {
       Value col = arith::AddIOp::create(b, g, idx(8 * v));
-      acc[v] = mma(p, {load(valueWords, {col, w0}), load(valueWords, {col, w1})},
-                   acc[v]);
+      acc[v] =
+          mma(p, {load(valueWords, {col, w0}), load(valueWords, {col, w1})},
+              acc[v]);
     }
   }
   for (int64_t v = 0; v < valueTiles; ++v)
@@ -443,8 +439,8 @@ void MmaFlashEmitter::forEachOutputEntry(
   for (int64_t v = 0; v < valueTiles; ++v)
     for (int64_t i = 0; i < 4; ++i) {
       int r = i / 2;
-      Value col = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, c4, idx(2)), idx(8 * v + i % 2));
+      Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
+                                        idx(8 * v + i % 2));
       Value keep = rowActive[r];
       if (paddedValueDim != valueDim) // padded columns hold zeros
         keep = arith::AndIOp::create(
@@ -468,7 +464,8 @@ void MmaFlashEmitter::storeResult(ValueRange final) {
   }
   forEachOutputEntry([&](int64_t e, int r, Value col) {
     Value o = arith::SelectOp::create(
-        b, none[r], f32(0.0f), arith::MulFOp::create(b, final[4 + e], inverse[r]));
+        b, none[r], f32(0.0f),
+        arith::MulFOp::create(b, final[4 + e], inverse[r]));
     memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
                             {batchIv, headIv, rowIndex[r], col});
   });
@@ -485,9 +482,9 @@ void MmaFlashEmitter::storePartials(ValueRange final, Value workgroup) {
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c4, idx(0));
   for (int r = 0; r < 2; ++r) {
     Value l = quadReduce(final[2 + r], /*sum=*/true);
-    auto store = scf::IfOp::create(
-        b, arith::AndIOp::create(b, rowActive[r], firstLane),
-        /*withElse=*/false);
+    auto store =
+        scf::IfOp::create(b, arith::AndIOp::create(b, rowActive[r], firstLane),
+                          /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(store.thenBlock());
     memref::StoreOp::create(b, final[r], partialsBuf,
@@ -507,12 +504,11 @@ bool mlir::attn::usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
   auto sameType = [&](Value v) {
     return cast<ShapedType>(v.getType()).getElementType() == element;
   };
-  bool api = target.api == TargetDescription::Api::Cuda ||
-             (emulateMma && target.api == TargetDescription::Api::Vulkan);
-  return api && (element.isF16() || element.isBF16()) &&
-         sameType(op.getKey()) && sameType(op.getValue()) &&
-         plan.keyTile > 0 && plan.keyTile % 16 == 0 &&
-         plan.queryTiling.tile % 16 == 0;
+  std::shared_ptr<const GpuTargetInfo> api = GpuTargetInfo::get(target);
+  return api && (api->hasNativeMma() || emulateMma) &&
+         (element.isF16() || element.isBF16()) && sameType(op.getKey()) &&
+         sameType(op.getValue()) && plan.keyTile > 0 &&
+         plan.keyTile % 16 == 0 && plan.queryTiling.tile % 16 == 0;
 }
 
 std::unique_ptr<GpuKernelEmitter> mlir::attn::makeMmaFlashEmitter(
