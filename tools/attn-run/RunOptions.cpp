@@ -142,6 +142,9 @@ std::string checkDeviceOptions() {
                                 "cuda-sm80 or cuda-sm90";
   if (emulateMma && device != "vulkan")
     return "--gpu-emulate-mma applies to --device=vulkan";
+  if (cpuTarget.getNumOccurrences() && device != "cpu")
+    return "--target names the CPU target; --device=" + device.getValue() +
+           " takes --gpu-target";
   return "";
 }
 /// The kernel when --device=vulkan or cuda (timed by the device).

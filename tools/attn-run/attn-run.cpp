@@ -472,10 +472,21 @@ static int loadEntry(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   // Element types the target cannot lower are reported at their op before
   // the steps below.
   PassManager verify(&context);
-  std::string target = device != "cpu"     ? effectiveGpuTarget()
-                       : cpuTarget.empty() ? std::string("host")
-                                           : std::string(cpuTarget);
-  verify.addPass(attn::createAttnSetTarget({target}));
+  if (device == "cpu") {
+    // The target the JIT compiles for (--target, --bf16-products, this
+    // CPU), refused here when it cannot be.
+    attnrt::HostCompileOptions options;
+    options.target = cpuTarget;
+    options.bf16Products = bf16Products;
+    llvm::Expected<attn::TargetDescription> target =
+        attnrt::hostTarget(options);
+    if (!target)
+      return fail(llvm::toString(target.takeError()));
+    (*module)->setAttr(attn::TargetAttr::getAttrName(),
+                       target->toAttr(&context));
+  } else {
+    verify.addPass(attn::createAttnSetTarget({effectiveGpuTarget()}));
+  }
   verify.addPass(attn::createAttnVerifyTarget());
   if (failed(verify.run(*module)))
     return EXIT_FAILURE;
