@@ -20,6 +20,15 @@ namespace mlir::attn {
 void populateAttnToCpuKernelsPatterns(RewritePatternSet &patterns,
                                       bool countTiles = false);
 
+/// In a module for a GPU target, each function that computes one attention
+/// of its arguments in the tiled form (or one attn.attention_grad) becomes
+/// kernels of the module's `attn_kernels` gpu.module, and the function
+/// goes away (attn-to-gpu-kernels; docs/Gpu.md). `countTiles` and
+/// `emulateMma` as the pass's options.
+void populateAttnToGpuKernelsPatterns(RewritePatternSet &patterns,
+                                      bool countTiles = false,
+                                      bool emulateMma = false);
+
 } // namespace mlir::attn
 
 #endif // ATTN_CONVERSION_PATTERNS_H

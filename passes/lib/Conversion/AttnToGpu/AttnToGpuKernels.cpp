@@ -6,13 +6,15 @@
 // function of one attn.attention_grad: two, GpuBackwardKernel.h) and
 // the host function goes away: the runtime launches the kernel from the
 // descriptor its attributes carry (docs/Gpu.md). Anything else in a module
-// for a GPU target is an error at its location.
+// for a GPU target is an error at its location. The pattern of
+// populateAttnToGpuKernelsPatterns does the same per function.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuBackwardKernel.h"
 #include "GpuFlashKernel.h"
 #include "attn/Conversion/GpuTargetInfo.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Conversion/Patterns.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
@@ -57,6 +59,84 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
   return found;
 }
 
+/// What lowerToGpuKernels did with a host function.
+enum class Lowering { Done, NotAttention, Failed };
+
+/// Options of the kernels (the pass's and the patterns').
+struct KernelOptions {
+  bool countTiles = false, emulateMma = false;
+  int64_t maxKeySplits = 64;
+};
+
+/// Builds the kernels of `host` (one attention, or one attention_grad, of
+/// its arguments) into `kernels`; the caller erases `host` when Done.
+/// Failed: an error at what is not supported.
+Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
+                           gpu::GPUModuleOp kernels,
+                           const KernelOptions &options) {
+  if (AttentionGradOp grad = matchAttentionGradFunction(host)) {
+    if (failed(checkGpuBackwardSupported(host, grad, target)))
+      return Lowering::Failed;
+    bool ok = true;
+    for (gpu::GPUFuncOp kernel :
+         buildGpuBackwardKernels(host, grad, target, kernels))
+      ok &= succeeded(finishGpuKernel(kernel, target));
+    return ok ? Lowering::Done : Lowering::Failed;
+  }
+  std::optional<TiledAttention> attention = matchAttentionFunction(host);
+  if (!attention)
+    return Lowering::NotAttention;
+  KernelPlan plan = planGpuKernel(AttentionFacts::of(attention->tile), target);
+  if (failed(checkGpuSupported(host, *attention, plan, target)))
+    return Lowering::Failed;
+  gpu::GPUFuncOp kernel = buildGpuFlashKernel(
+      host, *attention, plan, target, kernels, options.countTiles,
+      options.emulateMma, options.maxKeySplits);
+  return succeeded(finishGpuKernel(kernel, target)) ? Lowering::Done
+                                                    : Lowering::Failed;
+}
+
+/// The module's `attn_kernels` gpu.module, created (and the module made a
+/// container) on first use.
+gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module,
+                                         const TargetDescription &target,
+                                         OpBuilder &b) {
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>("attn_kernels"))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
+  auto kernels = gpu::GPUModuleOp::create(b, module.getLoc(), "attn_kernels");
+  GpuTargetInfo::get(target)->prepareModule(kernels);
+  return kernels;
+}
+
+/// The same for pattern drivers: a function of one attention (or its
+/// backward) in a module for a GPU target.
+struct FunctionToGpuKernels : OpRewritePattern<func::FuncOp> {
+  FunctionToGpuKernels(MLIRContext *context, KernelOptions options)
+      : OpRewritePattern(context), options(options) {}
+
+  LogicalResult matchAndRewrite(func::FuncOp host,
+                                PatternRewriter &rewriter) const override {
+    auto module = host->getParentOfType<ModuleOp>();
+    std::optional<TargetDescription> target =
+        module ? TargetDescription::of(module) : std::nullopt;
+    if (host.isExternal() || !target || target->isCpu() ||
+        (!matchAttentionGradFunction(host) && !matchAttentionFunction(host)))
+      return failure();
+    gpu::GPUModuleOp kernels =
+        getOrCreateKernelModule(module, *target, rewriter);
+    if (lowerToGpuKernels(host, *target, kernels, options) != Lowering::Done)
+      return failure();
+    rewriter.eraseOp(host);
+    return success();
+  }
+
+  KernelOptions options;
+};
+
 struct AttnToGpuKernelsPass
     : attn::impl::AttnToGpuKernelsBase<AttnToGpuKernelsPass> {
   using AttnToGpuKernelsBase::AttnToGpuKernelsBase;
@@ -73,28 +153,17 @@ struct AttnToGpuKernelsPass
       return signalPassFailure();
     }
     OpBuilder b(module.getBodyRegion());
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                    b.getUnitAttr());
-    auto kernels = gpu::GPUModuleOp::create(b, module.getLoc(), "attn_kernels");
-    GpuTargetInfo::get(*description)->prepareModule(kernels);
-
+    gpu::GPUModuleOp kernels = getOrCreateKernelModule(module, *description, b);
+    KernelOptions options{countTiles, emulateMma, maxKeySplits};
     bool anyFailed = false;
     for (auto host : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (host.isExternal())
         continue;
-      if (AttentionGradOp grad = matchAttentionGradFunction(host)) {
-        if (failed(checkGpuBackwardSupported(host, grad, *description))) {
-          anyFailed = true;
-          continue;
-        }
-        for (gpu::GPUFuncOp kernel :
-             buildGpuBackwardKernels(host, grad, *description, kernels))
-          anyFailed |= failed(finishGpuKernel(kernel, *description));
+      switch (lowerToGpuKernels(host, *description, kernels, options)) {
+      case Lowering::Done:
         host.erase();
-        continue;
-      }
-      std::optional<TiledAttention> attention = matchAttentionFunction(host);
-      if (!attention) {
+        break;
+      case Lowering::NotAttention:
         host.emitError() << "attn-to-gpu-kernels: '" << host.getName()
                          << "' is not one attention of its arguments; target '"
                          << description->name
@@ -103,22 +172,11 @@ struct AttnToGpuKernelsPass
                             "run their attention here and the rest on the "
                             "host)";
         anyFailed = true;
-        continue;
-      }
-      KernelPlan plan =
-          planGpuKernel(AttentionFacts::of(attention->tile), *description);
-      if (failed(checkGpuSupported(host, *attention, plan, *description))) {
+        break;
+      case Lowering::Failed:
         anyFailed = true;
-        continue;
+        break;
       }
-      gpu::GPUFuncOp kernel =
-          buildGpuFlashKernel(host, *attention, plan, *description, kernels,
-                              countTiles, emulateMma, maxKeySplits);
-      if (failed(finishGpuKernel(kernel, *description))) {
-        anyFailed = true;
-        continue;
-      }
-      host.erase();
     }
     if (anyFailed)
       signalPassFailure();
@@ -126,3 +184,10 @@ struct AttnToGpuKernelsPass
 };
 
 } // namespace
+
+void mlir::attn::populateAttnToGpuKernelsPatterns(RewritePatternSet &patterns,
+                                                  bool countTiles,
+                                                  bool emulateMma) {
+  patterns.add<FunctionToGpuKernels>(patterns.getContext(),
+                                     KernelOptions{countTiles, emulateMma});
+}

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/SPIRV/Transforms/Passes.h"
@@ -46,6 +47,9 @@ public:
         ", max_compute_workgroup_invocations = 128, "
         "max_compute_workgroup_size = [128, 128, 64], subgroup_size = " +
         std::to_string(target.subgroupSize) + ">>";
+    // Parsed, so the dialect must be loaded (a pattern driver's pass may
+    // not have declared it).
+    module.getContext()->getOrLoadDialect<spirv::SPIRVDialect>();
     module->setAttr(spirv::getTargetEnvAttrName(),
                     parseAttribute(text, module.getContext()));
   }
