@@ -13,12 +13,13 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/InputLimits.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/Patterns.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -68,10 +69,12 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary translates kernels to LLVM IR.
   registerAllToLLVMIRTranslations(registry);
   registry.insert<attn::AttnDialect>();
+  // Upstream's tiling drivers (transform.structured.tile_using_forall) tile
+  // attn.attention into the tiled form.
+  attn::registerAttnTilingInterfaceModels(registry);
 
-  auto [inputFilename, outputFilename] =
-      registerAndParseCLIOptions(argc, argv, "attn optimizer driver\n",
-                                 registry);
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "attn optimizer driver\n", registry);
   if (isRejectedInput(inputFilename))
     return EXIT_FAILURE;
   return asMainReturnCode(

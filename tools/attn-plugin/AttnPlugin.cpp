@@ -18,6 +18,7 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/Patterns.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Config/llvm-config.h"
@@ -26,9 +27,11 @@ using namespace mlir;
 
 extern "C" LLVM_ATTRIBUTE_WEAK DialectPluginLibraryInfo
 mlirGetDialectPluginInfo() {
-  return {
-      MLIR_PLUGIN_API_VERSION, "Attn", LLVM_VERSION_STRING,
-      [](DialectRegistry *registry) { registry->insert<attn::AttnDialect>(); }};
+  return {MLIR_PLUGIN_API_VERSION, "Attn", LLVM_VERSION_STRING,
+          [](DialectRegistry *registry) {
+            registry->insert<attn::AttnDialect>();
+            attn::registerAttnTilingInterfaceModels(*registry);
+          }};
 }
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {

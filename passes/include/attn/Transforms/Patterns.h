@@ -7,6 +7,7 @@
 #ifndef ATTN_TRANSFORMS_PATTERNS_H
 #define ATTN_TRANSFORMS_PATTERNS_H
 
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::attn {
@@ -16,6 +17,11 @@ namespace mlir::attn {
 /// steps, attn.attention (the attn-decompose-* passes). An op a
 /// decomposition cannot take gets an error at its location and stays.
 void populateAttnDecompositionPatterns(RewritePatternSet &patterns);
+
+/// attn.attention's TilingInterface (AttentionTiling.cpp): upstream's tiling
+/// drivers cut it into attn's tiled form, one (batch, head, query rows)
+/// tile of attn.online_attention at a time.
+void registerAttnTilingInterfaceModels(DialectRegistry &registry);
 
 } // namespace mlir::attn
 
