@@ -15,12 +15,12 @@
 //===----------------------------------------------------------------------===//
 #include "../tools/ToolOptions.h"
 #include "Baseline.h"
-#include "PeakProbe.h"
 #include "Compare.h"
+#include "PeakProbe.h"
 #include "Timing.h"
+#include "attn/Compiler/HostCompiler.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/HalfFloat.h"
-#include "attn/Runtime/HostCompiler.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -78,9 +78,8 @@ struct Row {
 
 std::string attentionModule(int64_t n, bool causal,
                             llvm::StringRef element = "f32") {
-  std::string t =
-      llvm::formatv("tensor<1x{0}x{1}x{2}x{3}>", heads.getValue(), n,
-                    dim.getValue(), element);
+  std::string t = llvm::formatv("tensor<1x{0}x{1}x{2}x{3}>", heads.getValue(),
+                                n, dim.getValue(), element);
   return llvm::formatv("func.func @attention(%q: {0}, %k: {0}, %v: {0}) -> {0} "
                        "{{\n  %o = attn.attention %q, %k, %v {1}: ({0}, {0}, "
                        "{0}) -> {0}\n  return %o : {0}\n}\n",
@@ -165,8 +164,7 @@ int main(int argc, char **argv) {
   setBaselineThreads(numThreads);
   double peak = measurePeakGflops(numThreads);
   llvm::outs() << llvm::formatv(
-      "threads {0}, measured FP32 FMA peak {1:f1} GFLOP/s\n", numThreads,
-      peak);
+      "threads {0}, measured FP32 FMA peak {1:f1} GFLOP/s\n", numThreads, peak);
   llvm::outs() << llvm::formatv("{0,6} {1,6} | {2,10} {3,9} {4,7} | {5,10} "
                                 "{6,9} | {7,7} {8,9}",
                                 "N", "causal", "attn ms", "GFLOP/s", "% peak",
@@ -223,8 +221,13 @@ int main(int argc, char **argv) {
       double baseline = medianSeconds(repeat, runBaseline);
       double maxDiff = maxAbsDifference(result, expected);
       double flops = 4.0 * heads * double(n) * n * dim / (causal ? 2 : 1);
-      Row row{n, causal, ours * 1e3, baseline * 1e3, flops / ours * 1e-9,
-              flops / baseline * 1e-9, maxDiff};
+      Row row{n,
+              causal,
+              ours * 1e3,
+              baseline * 1e3,
+              flops / ours * 1e-9,
+              flops / baseline * 1e-9,
+              maxDiff};
       if (bf16) {
         mlir::MLIRContext context16(registry);
         auto module16 = mlir::parseSourceString<mlir::ModuleOp>(
@@ -278,8 +281,7 @@ int main(int argc, char **argv) {
                           r.n, r.causal ? 1 : 0, heads.getValue(),
                           dim.getValue(), numThreads, r.oursMs, r.oursGflops,
                           r.oursGflops / peak * 100, r.baselineMs,
-                          r.baselineGflops, r.baselineMs / r.oursMs,
-                          r.maxDiff);
+                          r.baselineGflops, r.baselineMs / r.oursMs, r.maxDiff);
   }
   if (!svgFile.empty() && !rows.empty())
     writeSvg(rows, peak);

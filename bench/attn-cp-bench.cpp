@@ -17,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../tools/ToolOptions.h"
+#include "attn/Compiler/BlockKernels.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Runtime/BlockKernels.h"
 #include "attn/Runtime/ContextParallel.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/IR/MLIRContext.h"

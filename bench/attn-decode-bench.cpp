@@ -18,8 +18,8 @@
 #include "BandwidthProbe.h"
 #include "Compare.h"
 #include "Timing.h"
+#include "attn/Compiler/HostCompiler.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
-#include "attn/Runtime/HostCompiler.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -38,8 +38,8 @@ static cl::OptionCategory benchCategory("attn-decode-bench options");
 static cl::list<int64_t> kvLens("kv-lens", cl::desc("KV cache lengths"),
                                 cl::CommaSeparated, cl::cat(benchCategory));
 static cl::opt<int64_t> keyTile("kv-tile", cl::init(0),
-                               cl::desc("key rows per tile (0: the plan's)"),
-                               cl::cat(benchCategory));
+                                cl::desc("key rows per tile (0: the plan's)"),
+                                cl::cat(benchCategory));
 static cl::opt<int64_t> queryHeads("q-heads", cl::init(32),
                                    cl::cat(benchCategory));
 static cl::opt<int64_t> keyHeads("kv-heads", cl::init(8),
@@ -55,9 +55,9 @@ static cl::opt<unsigned> threads("num-threads",
 
 namespace {
 std::string decodeModule(int64_t lk) {
-  std::string q = llvm::formatv("tensor<1x{0}x{1}x{2}xf32>",
-                                queryHeads.getValue(), queries.getValue(),
-                                dim.getValue());
+  std::string q =
+      llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", queryHeads.getValue(),
+                    queries.getValue(), dim.getValue());
   std::string kv = llvm::formatv("tensor<1x{0}x{1}x{2}xf32>",
                                  keyHeads.getValue(), lk, dim.getValue());
   return llvm::formatv(
@@ -73,8 +73,7 @@ void unfusedDecode(const float *q, const float *k, const float *v, float *o,
                    int64_t lk, unsigned numThreads) {
   int64_t hq = queryHeads, lq = queries, d = dim;
   int64_t group = hq / keyHeads;
-  std::vector<std::vector<float>> scores(numThreads,
-                                         std::vector<float>(lk));
+  std::vector<std::vector<float>> scores(numThreads, std::vector<float>(lk));
   std::vector<std::thread> workers;
   for (unsigned t = 0; t < numThreads; ++t)
     workers.emplace_back([&, t] {
@@ -85,8 +84,8 @@ void unfusedDecode(const float *q, const float *k, const float *v, float *o,
         for (int64_t i = 0; i < lq; ++i) {
           int64_t keys = lk - lq + i + 1; // bottom-right causal
           cblas_sgemv(CblasRowMajor, CblasNoTrans, keys, d,
-                      1.0f / std::sqrt(float(d)), kh, d,
-                      q + (h * lq + i) * d, 1, 0.0f, s.data(), 1);
+                      1.0f / std::sqrt(float(d)), kh, d, q + (h * lq + i) * d,
+                      1, 0.0f, s.data(), 1);
           float top = *std::max_element(s.begin(), s.begin() + keys);
           float sum = 0;
           for (int64_t j = 0; j < keys; ++j)
@@ -170,9 +169,9 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::formatv(
         "{0,7} | {1,9:f2} {2,7:f1} {3,7:f1}% | {4,9:f2} {5,7:f1} | "
         "{6,6:f2}x {7,9:e1}\n",
-        lk, ours * 1e3, bytes / ours * 1e-9, bytes / ours * 1e-9 / bandwidth *
-                                                 100,
-        baseline * 1e3, bytes / baseline * 1e-9, baseline / ours, maxDiff);
+        lk, ours * 1e3, bytes / ours * 1e-9,
+        bytes / ours * 1e-9 / bandwidth * 100, baseline * 1e3,
+        bytes / baseline * 1e-9, baseline / ours, maxDiff);
     llvm::outs().flush();
   }
   return 0;

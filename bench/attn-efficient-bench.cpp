@@ -29,7 +29,7 @@
 #include "EfficientOps.h"
 #include "PeakProbe.h"
 #include "Timing.h"
-#include "attn/Runtime/HostCompiler.h"
+#include "attn/Compiler/HostCompiler.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -92,8 +92,8 @@ std::string opModule(const std::string &op, int64_t n) {
   } else if (op == "nystrom") {
     body = llvm::formatv("attn.nystrom %q, %k, %v landmarks = {0}", kLandmarks);
   } else if (llvm::is_contained({"favor", "favor_causal", "elu", "elu_causal",
-                                  "rfa", "rfa_causal"},
-                                 op)) {
+                                 "rfa", "rfa_causal"},
+                                op)) {
     // Kernelized: the map, its omega's rows (none for elu + 1), causal.
     llvm::StringRef map = llvm::StringRef(op).split('_').first;
     int64_t rows = map == "favor" ? kFeatures
@@ -101,7 +101,8 @@ std::string opModule(const std::string &op, int64_t n) {
                                   : 0;
     std::string omega;
     if (rows) {
-      std::string w = llvm::formatv("tensor<{0}x{1}xf32>", rows, dim.getValue());
+      std::string w =
+          llvm::formatv("tensor<{0}x{1}xf32>", rows, dim.getValue());
       extraArgs = ", %w: " + w;
       extraTypes = ", " + w;
       omega = " omega(%w)";
@@ -190,9 +191,9 @@ Measurement measure(mlir::DialectRegistry &registry, const std::string &op,
     llvm::errs() << llvm::toString(kernel.takeError()) << "\n";
     std::exit(1);
   }
-  m.compileSeconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+  m.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   std::vector<attnrt::MemRefDescriptor> descriptors;
   for (size_t a = 0; a < buffers.size(); ++a)
     descriptors.emplace_back(buffers[a].data(), shapes[a]);
@@ -218,9 +219,8 @@ int main(int argc, char **argv) {
     for (int64_t n : {1024, 4096, 16384, 65536})
       sizes.push_back(n);
   if (ops.empty())
-    for (const char *name :
-         {"linformer", "nystrom", "favor", "favor_causal", "elu", "fnet",
-          "lsh", "routing"})
+    for (const char *name : {"linformer", "nystrom", "favor", "favor_causal",
+                             "elu", "fnet", "lsh", "routing"})
       ops.push_back(name);
   for (const std::string &op : ops)
     if (opModule(op, 64).empty()) {
@@ -253,9 +253,8 @@ int main(int argc, char **argv) {
       "beyond N = {4})\n",
       numThreads, heads.getValue(), dim.getValue(), peak, lastTimedN);
   llvm::outs() << llvm::formatv(
-      "{0,13} {1,6} | {2,10} {3,8} {4,7} {5,6} | {6,11} {7,9} | {8,7}\n",
-      "op", "N", "ms", "GFLOP/s", "% peak", "exp", "dense ms", "vs dense",
-      "compile");
+      "{0,13} {1,6} | {2,10} {3,8} {4,7} {5,6} | {6,11} {7,9} | {8,7}\n", "op",
+      "N", "ms", "GFLOP/s", "% peak", "exp", "dense ms", "vs dense", "compile");
   std::string csv = "op,n,heads,dim,threads,ms,gflops,percent_of_peak,"
                     "scaling_exponent,dense_ms,dense_extrapolated,"
                     "speedup_vs_dense,compile_s\n";
@@ -279,11 +278,11 @@ int main(int argc, char **argv) {
           crossover = llvm::formatv("<= {0}", n);
         else // log-log interpolation of the ratio between the two sizes
           crossover = llvm::formatv(
-              "~{0}", int64_t(std::exp(
-                          std::log(double(previousN)) +
-                          std::log(double(n) / previousN) *
-                              (-std::log(previousRatio)) /
-                              (std::log(ratio) - std::log(previousRatio)))));
+              "~{0}",
+              int64_t(std::exp(
+                  std::log(double(previousN)) +
+                  std::log(double(n) / previousN) * (-std::log(previousRatio)) /
+                      (std::log(ratio) - std::log(previousRatio)))));
       }
       llvm::outs() << llvm::formatv(
           "{0,13} {1,6} | {2,10:f2} {3,8:f1} {4,6:f1}% {5,6:f2} | {6,10:f1}{7} "

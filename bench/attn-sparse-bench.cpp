@@ -22,12 +22,12 @@
 //===----------------------------------------------------------------------===//
 #include "../tools/ToolOptions.h"
 #include "Baseline.h"
-#include "PeakProbe.h"
 #include "Compare.h"
+#include "PeakProbe.h"
 #include "Timing.h"
-#include "attn/Runtime/HostCompiler.h"
-#include "attn/Runtime/Reference.h"
+#include "attn/Compiler/HostCompiler.h"
 #include "attn/Spec/Spec.h"
+#include "attn/Tooling/Reference.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
@@ -68,11 +68,11 @@ static cl::opt<std::string> csvFile("csv", cl::desc("write results as CSV"),
                                     cl::cat(benchCategory));
 
 namespace {
-constexpr int64_t kWindow = 256;          // window: keys on each side
-constexpr int64_t kBigBirdBlock = 64;     // bigbird: block size
-constexpr int64_t kBigBirdWindow = 96;    //   keys on each side
-constexpr int64_t kBigBirdGlobal = 128;   //   tokens 0..127 are global
-constexpr int64_t kBigBirdRandom = 3;     //   random key blocks per query block
+constexpr int64_t kWindow = 256;        // window: keys on each side
+constexpr int64_t kBigBirdBlock = 64;   // bigbird: block size
+constexpr int64_t kBigBirdWindow = 96;  //   keys on each side
+constexpr int64_t kBigBirdGlobal = 128; //   tokens 0..127 are global
+constexpr int64_t kBigBirdRandom = 3;   //   random key blocks per query block
 constexpr int64_t kBigBirdSeed = 2020;
 
 std::string patternAttr(const std::string &name) {
@@ -119,8 +119,8 @@ void keptIntervals(const std::string &name, int64_t n, int64_t h, int64_t i,
   int64_t blocks = (n + kBigBirdBlock - 1) / kBigBirdBlock;
   for (int64_t kb : attnrt::reference::randomBlocks(
            kBigBirdSeed, kBigBirdRandom, i / kBigBirdBlock, h, blocks))
-    parts.push_back({kb * kBigBirdBlock,
-                     std::min(n, (kb + 1) * kBigBirdBlock) - 1});
+    parts.push_back(
+        {kb * kBigBirdBlock, std::min(n, (kb + 1) * kBigBirdBlock) - 1});
   std::sort(parts.begin(), parts.end());
   for (auto part : parts) {
     if (!out.empty() && part.first <= out.back().second + 1)
@@ -165,9 +165,9 @@ Compiled compile(mlir::DialectRegistry &registry, int64_t n,
     std::exit(1);
   }
   c.kernel = std::move(*kernel);
-  c.compileSeconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+  c.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return c;
 }
 
@@ -260,17 +260,16 @@ int main(int argc, char **argv) {
       double seconds = timeKernel(*c.kernel, in, n, result, repeat);
       int64_t kept = countKept(name, n);
       double gflops = 4.0 * dim * double(kept) / seconds * 1e-9;
-      double exponent =
-          previousN ? std::log(seconds * 1e3 / previousMs) /
-                          std::log(double(n) / double(previousN))
-                    : NAN;
+      double exponent = previousN ? std::log(seconds * 1e3 / previousMs) /
+                                        std::log(double(n) / double(previousN))
+                                  : NAN;
       double blasMs = NAN, maxDiff = NAN;
       if (n <= baselineMaxN) {
         std::vector<float> expected(result.size()), scores(n * n);
         auto runBaseline = [&] {
           unfusedMaskedAttention(in.q.data(), in.k.data(), in.v.data(),
-                                 expected.data(), scores.data(), heads, n,
-                                 dim, [&](int64_t h, int64_t i, auto &out) {
+                                 expected.data(), scores.data(), heads, n, dim,
+                                 [&](int64_t h, int64_t i, auto &out) {
                                    keptIntervals(name, n, h, i, out);
                                  });
         };

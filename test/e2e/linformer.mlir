@@ -1,5 +1,5 @@
 // attn.linformer (attn-decompose-linformer, then the attention kernels)
-// against the f64 reference (runtime/lib/ReferenceEfficient.cpp). Tolerance
+// against the f64 reference (tooling/lib/ReferenceEfficient.cpp). Tolerance
 // 1e-4 of the output scale: K' = E K sums Lk f32 products of N(0, 1)
 // entries (|K'| ~ sqrt(Lk) ~ 32), so scores reach ~150 and their f32
 // rounding (~1e-5 relative) feeds the softmax.

@@ -1,5 +1,5 @@
 // attn.lsh (attn-decompose-lsh: hashing, the runtime's bucket sort, chunked
-// attention) against the f64 reference (runtime/lib/ReferenceEfficient.cpp),
+// attention) against the f64 reference (tooling/lib/ReferenceEfficient.cpp),
 // which hashes in f64, sorts with std::stable_sort and evaluates each
 // query's key set directly. Tolerance 1e-4 of the output scale: the keys
 // are unit rows, so the scores stay ~1 and the f32 rounding of the softmax

@@ -1,7 +1,7 @@
 // Score mods against the f64 reference: on the vectorized CPU kernels
 // (lane-wise mods, Shaw and T5 tables gathered per query lane; blocked for
 // AVX2 (256-bit) and for AVX-512) and on the generic lowering of the tiled form (--generic). The reference is
-// runtime/lib/Reference.cpp, written from docs/Dialect.md. Tolerance 1e-5 of the
+// tooling/lib/Reference.cpp, written from docs/Dialect.md. Tolerance 1e-5 of the
 // output scale, as in dense.mlir: the mods add a few f32 operations per
 // logit (tanh and log are polynomial approximations with ~1e-7 relative
 // error), far below 1e-5. Table operands get seeded N(0, 1) values.

@@ -1,5 +1,5 @@
 // attn.rope (attn-decompose-rope: one element-wise linalg.generic) against
-// the f64 reference of runtime/lib/ReferenceEfficient.cpp, written from
+// the f64 reference of tooling/lib/ReferenceEfficient.cpp, written from
 // docs/Dialect.md. Tolerance 1e-5 of the output scale, as for attention:
 // the output is x cos + x' sin with the angle, cos and sin in f64 and one
 // f32 multiply-add (~1e-7 relative). Positions up to 8191 (`long`) would be

@@ -1,6 +1,6 @@
 // attn.routing (attn-decompose-routing: centroid scores, the runtime's
 // top-k, attention per cluster, the mean over a query's clusters) against
-// the f64 reference (runtime/lib/ReferenceEfficient.cpp), which picks each
+// the f64 reference (tooling/lib/ReferenceEfficient.cpp), which picks each
 // cluster's members by a full std::sort of f64 scores. Tolerance 1e-4 of
 // the output scale: f32 rounding of N(0, 1) scores (~5, over up to 48
 // keys) is ~1e-6 (observed below 1e-6). f32 and f64 memberships could only

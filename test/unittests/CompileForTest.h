@@ -7,7 +7,7 @@
 #ifndef ATTN_TEST_UNITTESTS_COMPILEFORTEST_H
 #define ATTN_TEST_UNITTESTS_COMPILEFORTEST_H
 
-#include "attn/Runtime/HostCompiler.h"
+#include "attn/Compiler/HostCompiler.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"

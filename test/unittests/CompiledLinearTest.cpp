@@ -9,7 +9,7 @@
 // same steps in double.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Runtime/LinearKernels.h"
+#include "attn/Compiler/LinearKernels.h"
 #include "llvm/TargetParser/Host.h"
 #include "gtest/gtest.h"
 #include <cmath>

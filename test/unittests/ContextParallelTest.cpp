@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/ContextParallel.h"
-#include "attn/Runtime/Reference.h"
+#include "attn/Tooling/Reference.h"
 #include "gtest/gtest.h"
 #include <cmath>
 #include <random>
@@ -40,8 +40,7 @@ TEST(ContextParallel, LayoutsCoverEveryTokenOnce) {
         EXPECT_LE(most - least, layout == SequenceLayout::Zigzag ? 2 : 1);
       }
   // Zigzag: rank r holds chunks r and 2P - 1 - r.
-  std::vector<TokenChunk> chunks =
-      rankChunks(SequenceLayout::Zigzag, 80, 4, 1);
+  std::vector<TokenChunk> chunks = rankChunks(SequenceLayout::Zigzag, 80, 4, 1);
   ASSERT_EQ(chunks.size(), 2u);
   EXPECT_EQ(chunks[0].start, 10);
   EXPECT_EQ(chunks[1].start, 60);
@@ -70,8 +69,8 @@ TEST(ContextParallel, MergeOfKeyRangesIsTheWholeAttention) {
   // Keys [0, 11), [11, 30), [30, 37) as three blocks at their offsets.
   std::vector<float> o(Hq * L * Dv, 0.0f),
       lse(Hq * L, -std::numeric_limits<float>::infinity());
-  for (auto [start, end] : {std::pair<int64_t, int64_t>{11, 30}, {0, 11},
-                            {30, 37}}) {
+  for (auto [start, end] :
+       {std::pair<int64_t, int64_t>{11, 30}, {0, 11}, {30, 37}}) {
     reference::AttentionProblem part = whole;
     part.keyLen = end - start;
     part.keyOffset = start;

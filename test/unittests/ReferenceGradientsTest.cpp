@@ -11,7 +11,7 @@
 // (a missing 1 - tanh^2, a dropped GQA head, a sign) is off by O(1).
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Runtime/Reference.h"
+#include "attn/Tooling/Reference.h"
 #include <gtest/gtest.h>
 #include <random>
 

@@ -4,7 +4,7 @@
 // is checked against the format, not against our own writer.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Runtime/Safetensors.h"
+#include "attn/Tooling/Safetensors.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
@@ -50,8 +50,8 @@ TEST(Safetensors, ConvertsHalfBfloatAndDouble) {
       R"("h":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]},)"
       R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]},)"
       R"("d":{"dtype":"F64","shape":[2],"data_offsets":[12,28]}})";
-  std::string path = writeFile(header, bytesOf(half, 8) + bytesOf(bf16, 4) +
-                                           bytesOf(f64, 16));
+  std::string path =
+      writeFile(header, bytesOf(half, 8) + bytesOf(bf16, 4) + bytesOf(f64, 16));
   auto file = SafetensorsFile::open(path);
   ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
   auto h = file->read("h", {2, 2});
@@ -85,22 +85,22 @@ TEST(Safetensors, RejectsOverlapsAndBadEntries) {
   std::string overlap =
       R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
       R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
-  EXPECT_NE(errorOf(SafetensorsFile::open(
-                        writeFile(overlap, bytesOf(data, 16))))
-                .find("tensors 'a' and 'b' overlap"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(SafetensorsFile::open(writeFile(overlap, bytesOf(data, 16))))
+          .find("tensors 'a' and 'b' overlap"),
+      std::string::npos);
   std::string negative =
       R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})";
-  EXPECT_NE(errorOf(SafetensorsFile::open(
-                        writeFile(negative, bytesOf(data, 16))))
-                .find("shape entries must be non-negative integers"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(SafetensorsFile::open(writeFile(negative, bytesOf(data, 16))))
+          .find("shape entries must be non-negative integers"),
+      std::string::npos);
   std::string reversed =
       R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})";
-  EXPECT_NE(errorOf(SafetensorsFile::open(
-                        writeFile(reversed, bytesOf(data, 16))))
-                .find("0 <= begin <= end"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(SafetensorsFile::open(writeFile(reversed, bytesOf(data, 16))))
+          .find("0 <= begin <= end"),
+      std::string::npos);
   std::string huge = R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],)"
                      R"("data_offsets":[0,8]}})";
   EXPECT_NE(errorOf(SafetensorsFile::open(writeFile(huge, bytesOf(data, 16))))

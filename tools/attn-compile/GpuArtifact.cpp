@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "GpuArtifact.h"
 #include "attn/Analysis/TargetDescription.h"
-#include "attn/Runtime/GpuCompiler.h"
+#include "attn/Compiler/GpuCompiler.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -73,10 +73,10 @@ int attntools::writeGpuArtifact(ModuleOp module, llvm::StringRef target,
                              attnrt::writeGpuDescriptors(artifact->kernels)))
     return status;
   if (artifact->isSpirv)
-    return writeFile(outputPath.str(),
-                     llvm::StringRef(reinterpret_cast<const char *>(
-                                         artifact->spirv.data()),
-                                     artifact->spirv.size() * 4));
+    return writeFile(
+        outputPath.str(),
+        llvm::StringRef(reinterpret_cast<const char *>(artifact->spirv.data()),
+                        artifact->spirv.size() * 4));
   if (int status = writeFile(outputPath.str(), artifact->ptx))
     return status;
   std::optional<std::string> ptxas = findPtxas();

@@ -1,8 +1,8 @@
 //===- LayerArtifact.cpp - the kernels of a layer spec --------------------===//
 #include "LayerArtifact.h"
+#include "attn/Compiler/LinearKernels.h"
+#include "attn/Compiler/Transformer.h"
 #include "attn/Runtime/LayerStack.h"
-#include "attn/Runtime/LinearKernels.h"
-#include "attn/Runtime/Transformer.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Parser/Parser.h"

@@ -13,7 +13,7 @@
 #include "ProblemFromIR.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Runtime/HalfFloat.h"
-#include "attn/Runtime/Reference.h"
+#include "attn/Tooling/Reference.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include <optional>

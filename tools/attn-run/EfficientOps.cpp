@@ -1,7 +1,7 @@
 //===- EfficientOps.cpp - checking the efficient-attention ops ------------===//
 #include "EfficientOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Runtime/ReferenceEfficient.h"
+#include "attn/Tooling/ReferenceEfficient.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include <cmath>
 
@@ -50,8 +50,10 @@ std::optional<attnrt::EfficientOpCheck> describe(LinformerOp op) {
   p.perHead = eType.getRank() == 3;
   p.rank = eType.getDimSize(eType.getRank() - 2);
   attnrt::EfficientOpCheck check;
-  check.roles = {{op.getQuery(), "q"},     {op.getKey(), "k"},
-                 {op.getValue(), "v"},     {op.getEProj(), "e_proj"},
+  check.roles = {{op.getQuery(), "q"},
+                 {op.getKey(), "k"},
+                 {op.getValue(), "v"},
+                 {op.getEProj(), "e_proj"},
                  {op.getFProj(), "f_proj"}};
   double dims = double(p.headDim + p.valueDim);
   check.flops = 2.0 * p.batch * p.rank * dims *
@@ -73,7 +75,8 @@ std::optional<attnrt::EfficientOpCheck> describe(NystromOp op) {
   p.landmarks = op.getLandmarks();
   p.iterations = op.getPinvIterations();
   attnrt::EfficientOpCheck check;
-  check.roles = {{op.getQuery(), "q"}, {op.getKey(), "k"}, {op.getValue(), "v"}};
+  check.roles = {
+      {op.getQuery(), "q"}, {op.getKey(), "k"}, {op.getValue(), "v"}};
   // Two L x m softmax products, the m x m kernel and 4 m^3 products per
   // pseudo-inverse step, per query head.
   double m = double(p.landmarks), dims = double(p.headDim + p.valueDim);
@@ -108,7 +111,8 @@ std::optional<attnrt::EfficientOpCheck> describe(KernelizedOp op) {
   }
   p.causal = op.getCausal();
   attnrt::EfficientOpCheck check;
-  check.roles = {{op.getQuery(), "q"}, {op.getKey(), "k"}, {op.getValue(), "v"}};
+  check.roles = {
+      {op.getQuery(), "q"}, {op.getKey(), "k"}, {op.getValue(), "v"}};
   double projections = 0, features = double(p.headDim);
   if (Value omega = op.getOmega()) {
     p.features = dimOf(omega, 0);
@@ -182,8 +186,7 @@ std::optional<attnrt::EfficientOpCheck> describe(RoutingOp op) {
       double(p.batch) *
       (2.0 * c * double(p.headDim) *
            double(p.queryHeads * p.queryLen + p.keyHeads * p.keyLen) +
-       2.0 * double(p.queryHeads) * c * k * k *
-           double(p.headDim + p.valueDim));
+       2.0 * double(p.queryHeads) * c * k * k * double(p.headDim + p.valueDim));
   check.reference = [p](auto buffer) mutable {
     bindQkv(p, buffer);
     p.centroids = buffer("centroids");
@@ -245,9 +248,9 @@ std::optional<attnrt::EfficientOpCheck> describe(RopeOp op) {
       const void *raw = buffer("positions");
       p.positions.resize(positionCount);
       for (int64_t e = 0; e < positionCount; ++e)
-        p.positions[e] =
-            positionBits == 32 ? static_cast<const int32_t *>(raw)[e]
-                               : static_cast<const int64_t *>(raw)[e];
+        p.positions[e] = positionBits == 32
+                             ? static_cast<const int32_t *>(raw)[e]
+                             : static_cast<const int64_t *>(raw)[e];
     }
     return ref::rope(p);
   };

@@ -1,9 +1,9 @@
 //===- EfficientOps.h - checking the efficient-attention ops ----*- C++ -*-===//
 //
 // What attn-run needs to run and check attn.linformer, attn.nystrom,
-// attn.kernelized, attn.lsh, attn.routing and attn.fourier_mix: the role of each operand, a FLOP count, and the
-// double-precision reference (runtime/lib/ReferenceEfficient.cpp) bound to
-// the op's sizes and attributes.
+// attn.kernelized, attn.lsh, attn.routing and attn.fourier_mix: the role of
+// each operand, a FLOP count, and the double-precision reference
+// (tooling/lib/ReferenceEfficient.cpp) bound to the op's sizes and attributes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_TOOLS_ATTNRUN_EFFICIENTOPS_H

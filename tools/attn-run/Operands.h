@@ -8,8 +8,8 @@
 #define ATTN_TOOLS_ATTN_RUN_OPERANDS_H
 
 #include "attn/Runtime/HalfFloat.h"
-#include "attn/Runtime/HostTensor.h"
-#include "attn/Runtime/Npy.h"
+#include "attn/Tooling/HostTensor.h"
+#include "attn/Tooling/Npy.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include <list>
 #include <map>

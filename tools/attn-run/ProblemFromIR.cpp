@@ -2,7 +2,7 @@
 //
 // A field-by-field copy of attribute parameters into the reference's plain
 // data. No semantics live here: the meaning of each field is implemented
-// once, in runtime/lib/Reference.cpp.
+// once, in tooling/lib/Reference.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "ProblemFromIR.h"
@@ -72,8 +72,8 @@ static RefPattern patternFromAttr(MaskAttrInterface attr) {
       .Case<OrAttr, AndAttr>([&](Attribute a) {
         bool isOr = isa<OrAttr>(a);
         p.kind = isOr ? K::Or : K::And;
-        ArrayAttr members = isOr ? cast<OrAttr>(a).getMembers()
-                                 : cast<AndAttr>(a).getMembers();
+        ArrayAttr members =
+            isOr ? cast<OrAttr>(a).getMembers() : cast<AndAttr>(a).getMembers();
         for (Attribute m : members)
           p.members.push_back(patternFromAttr(cast<MaskAttrInterface>(m)));
       });

@@ -3,7 +3,7 @@
 #define ATTN_TOOLS_ATTNRUN_PROBLEMFROMIR_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Runtime/Reference.h"
+#include "attn/Tooling/Reference.h"
 
 namespace attnrt {
 

@@ -12,8 +12,8 @@
 
 #include "Operands.h"
 #include "ProblemFromIR.h"
+#include "attn/Compiler/Jit.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Runtime/Jit.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include <functional>
 #include <list>

@@ -1,6 +1,6 @@
 //===- RunContextParallel.cpp - attn-run --context-parallel ---------------===//
 #include "RunContextParallel.h"
-#include "attn/Runtime/BlockKernels.h"
+#include "attn/Compiler/BlockKernels.h"
 #include "attn/Runtime/ContextParallel.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <cstring>
@@ -72,8 +72,8 @@ std::string attnrt::runContextParallel(
                          comm.size());
 
   // This rank's share of Q, K and V.
-  SequenceLayout layout = scheme == "zigzag" ? SequenceLayout::Zigzag
-                                             : SequenceLayout::Contiguous;
+  SequenceLayout layout =
+      scheme == "zigzag" ? SequenceLayout::Zigzag : SequenceLayout::Contiguous;
   std::vector<TokenChunk> mine =
       rankChunks(layout, tokens, comm.size(), comm.rank());
   int64_t rows = 0;
@@ -92,12 +92,12 @@ std::string attnrt::runContextParallel(
 
   ContextParallelStats stats;
   std::string error;
-  bool ok = scheme == "ulysses"
-                ? ulyssesAttention(comm, layout, tokens, dims, **blocks,
-                                   q.data(), k.data(), v.data(), o.data(),
-                                   stats, error)
-                : ringAttention(comm, layout, tokens, dims, **blocks, q.data(),
-                                k.data(), v.data(), o.data(), stats, error);
+  bool ok =
+      scheme == "ulysses"
+          ? ulyssesAttention(comm, layout, tokens, dims, **blocks, q.data(),
+                             k.data(), v.data(), o.data(), stats, error)
+          : ringAttention(comm, layout, tokens, dims, **blocks, q.data(),
+                          k.data(), v.data(), o.data(), stats, error);
   if (!ok)
     return llvm::formatv("rank {0}: {1}", comm.rank(), error);
 
@@ -132,8 +132,7 @@ std::string attnrt::runContextParallel(
   int64_t share = B * Hq * maxRows * dims.valueDim;
   std::vector<float> padded(share, 0.0f), all(share * comm.size());
   std::memcpy(padded.data(), o.data(), sizeof(float) * o.size());
-  if (!comm.allGather(padded.data(), all.data(), sizeof(float) * share,
-                      error))
+  if (!comm.allGather(padded.data(), all.data(), sizeof(float) * share, error))
     return error;
   if (comm.rank() != 0)
     return "";

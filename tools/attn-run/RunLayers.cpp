@@ -4,22 +4,22 @@
 //   [--output y.npy] [--decode-steps N] [--check] [--repeat N] [--progress]
 // attn-run LAYER.yaml --write-random-weights W.safetensors [--length L]
 //
-// Runs a layer stack (runtime/include/attn/Runtime/Transformer.h) and, with
+// Runs a layer stack (runtime/include/attn/Compiler/Transformer.h) and, with
 // --check, compares it with the double-precision forward pass, whose
 // attention is the attention reference bound to the same attention op.
 //
 //===----------------------------------------------------------------------===//
 #include "RunLayers.h"
-#include "RunContextParallel.h"
-#include "attn/Runtime/ContextParallel.h"
 #include "EfficientOps.h"
 #include "ProblemFromIR.h"
+#include "RunContextParallel.h"
+#include "attn/Compiler/Transformer.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runtime/ContextParallel.h"
 #include "attn/Runtime/InputLimits.h"
-#include "attn/Runtime/Npy.h"
 #include "attn/Runtime/RandomFeatures.h"
-#include "attn/Runtime/Reference.h"
-#include "attn/Runtime/Transformer.h"
+#include "attn/Tooling/Npy.h"
+#include "attn/Tooling/Reference.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -75,10 +75,8 @@ static std::vector<NamedTensor> randomWeights(const LayerSpec &spec,
   return tensors;
 }
 
-static std::optional<Activations> randomActivations(int64_t batch,
-                                                    int64_t length,
-                                                    int64_t width,
-                                                    uint64_t seed) {
+static std::optional<Activations>
+randomActivations(int64_t batch, int64_t length, int64_t width, uint64_t seed) {
   Activations a(batch, length, width);
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal;
@@ -96,9 +94,9 @@ static llvm::Expected<Activations> readActivations(llvm::StringRef path,
   if (shape.size() == 2)
     shape.insert(shape.begin(), 1);
   if (shape.size() != 3 || shape[2] != width || shape[1] < 1)
-    return llvm::createStringError(
-        path + ": expected [batch, length, " + llvm::Twine(width) +
-        "] or [length, " + llvm::Twine(width) + "]");
+    return llvm::createStringError(path + ": expected [batch, length, " +
+                                   llvm::Twine(width) + "] or [length, " +
+                                   llvm::Twine(width) + "]");
   Activations a(shape[0], shape[1], shape[2]);
   a.data = std::move(array->data);
   return a;
@@ -574,12 +572,11 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
       return EXIT_SUCCESS;
     Activations gathered(x->batch, x->length, x->width);
     for (int r = 0; r < ranks->size(); ++r) {
-      TokenChunk c =
-          rankChunks(SequenceLayout::Contiguous, x->length, ranks->size(), r)[0];
+      TokenChunk c = rankChunks(SequenceLayout::Contiguous, x->length,
+                                ranks->size(), r)[0];
       Activations part(x->batch, c.length, x->width);
       for (int64_t b = 0; b < x->batch; ++b)
-        std::copy_n(all.data.data() +
-                        ((r * x->batch + b) * longest) * x->width,
+        std::copy_n(all.data.data() + ((r * x->batch + b) * longest) * x->width,
                     c.length * x->width,
                     part.data.data() + b * c.length * x->width);
       place(gathered, part, c.start);
@@ -633,8 +630,8 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
       llvm::outs() << llvm::formatv("decode: {0} steps after a {1}-token "
                                     "prompt, memory of {2} keys; {3:f3} ms "
                                     "per step\n",
-                                    options.decodeSteps, prompt,
-                                    l.memoryLength, stepMs);
+                                    options.decodeSteps, prompt, l.memoryLength,
+                                    stepMs);
     } else {
       double error = scaledError(decoded.data, y.data);
       // Decoding changes only how the work is split (the same f32 kernels
@@ -658,8 +655,8 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   }
 
   if (!options.output.empty())
-    if (llvm::Error e = writeNpy(options.output, {y.batch, y.length, y.width},
-                                 y.data))
+    if (llvm::Error e =
+            writeNpy(options.output, {y.batch, y.length, y.width}, y.data))
       return fail(llvm::toString(std::move(e)));
 
   if (options.check) {

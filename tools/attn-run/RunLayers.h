@@ -2,8 +2,8 @@
 #ifndef ATTN_TOOLS_ATTNRUN_RUNLAYERS_H
 #define ATTN_TOOLS_ATTNRUN_RUNLAYERS_H
 
-#include "attn/Runtime/HostCompiler.h"
-#include "attn/Runtime/Transformer.h"
+#include "attn/Compiler/HostCompiler.h"
+#include "attn/Compiler/Transformer.h"
 #include "llvm/Support/SourceMgr.h"
 #include <cstdint>
 #include <optional>

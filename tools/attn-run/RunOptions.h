@@ -7,8 +7,8 @@
 #ifndef ATTN_TOOLS_ATTNRUN_RUNOPTIONS_H
 #define ATTN_TOOLS_ATTNRUN_RUNOPTIONS_H
 
-#include "attn/Runtime/GpuCompiler.h"
-#include "attn/Runtime/HostCompiler.h"
+#include "attn/Compiler/GpuCompiler.h"
+#include "attn/Compiler/HostCompiler.h"
 #include "llvm/Support/CommandLine.h"
 #include <optional>
 #include <string>

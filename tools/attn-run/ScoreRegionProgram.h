@@ -9,7 +9,7 @@
 #ifndef ATTN_TOOLS_ATTN_RUN_SCOREREGIONPROGRAM_H
 #define ATTN_TOOLS_ATTN_RUN_SCOREREGIONPROGRAM_H
 
-#include "attn/Runtime/Reference.h"
+#include "attn/Tooling/Reference.h"
 #include "mlir/IR/Region.h"
 #include "mlir/Support/LLVM.h"
 

@@ -2,8 +2,8 @@
 #ifndef ATTN_TOOLS_ATTN_RUN_TILESTATS_H
 #define ATTN_TOOLS_ATTN_RUN_TILESTATS_H
 
-#include "attn/Runtime/Reference.h"
-#include "attn/Runtime/TileCounters.h"
+#include "attn/Compiler/TileCounters.h"
+#include "attn/Tooling/Reference.h"
 #include <optional>
 
 namespace attnrt {

@@ -1,5 +1,5 @@
 //===- FuzzNpy.cpp - libFuzzer target: the .npy reader --------------------===//
-#include "attn/Runtime/Npy.h"
+#include "attn/Tooling/Npy.h"
 #include "llvm/Support/Error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,5 +1,5 @@
 //===- FuzzSafetensors.cpp - libFuzzer target: the safetensors reader -----===//
-#include "attn/Runtime/Safetensors.h"
+#include "attn/Tooling/Safetensors.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,0 +1,68 @@
+//===- GpuCompiler.h - compile attn IR for a GPU and run it -----*- C++ -*-===//
+//
+// The compiler side of GPU kernels (docs/Gpu.md): attn IR to SPIR-V or PTX
+// plus the launch descriptors, and a Kernel that runs them on a Vulkan or
+// CUDA device with the calling convention of the CPU kernels, so that
+// attn-run and the tests check every device the same way.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_COMPILER_GPUCOMPILER_H
+#define ATTN_COMPILER_GPUCOMPILER_H
+
+#include "attn/Compiler/Jit.h"
+#include "attn/Runtime/Gpu.h"
+
+namespace attnrt {
+
+struct GpuCompileOptions {
+  /// A GPU target of TargetDescription::lookup (vulkan..., cuda...).
+  std::string target = "vulkan";
+  /// Kernels count the key tiles they visit (TileCounters.h).
+  bool countTiles = false;
+  /// Vulkan: f16 / bf16 attention on the tensor-core kernel, each mma
+  /// emulated in workgroup memory (tests its fragments on lavapipe).
+  bool emulateMma = false;
+};
+
+/// What compiling for a GPU gives: one SPIR-V module (Vulkan) or one PTX
+/// text (CUDA) holding every kernel, and how to launch each.
+using GpuArtifact = GpuProgram;
+
+/// Lowers `module` (attn IR on tensors) with attn-gpu-pipeline for
+/// `options.target`. Diagnostics go to the context's handler.
+llvm::Expected<GpuArtifact> compileForGpu(mlir::ModuleOp module,
+                                          const GpuCompileOptions &options);
+
+/// Runs the kernels of an artifact on a GPU: SPIR-V on a Vulkan device,
+/// PTX on a CUDA device. Arguments are the inputs of the source function,
+/// then its results (the calling convention of the CPU kernels); the
+/// schedule and tile counters are the kernel's own.
+class GpuKernel : public Kernel {
+public:
+  /// Opens the device the artifact's code runs on; an error (e.g. no CUDA
+  /// driver on this machine) when there is none.
+  static llvm::Expected<std::unique_ptr<GpuKernel>>
+  create(GpuArtifact artifact);
+
+  llvm::Error call(llvm::StringRef function,
+                   llvm::ArrayRef<MemRefDescriptor *> arguments) override;
+
+  std::string describeDevice() const {
+    return vulkan ? vulkan->describe() : cuda->describe();
+  }
+  /// Milliseconds of each dispatch of the last call.
+  const std::vector<double> &dispatchTimes() const { return times; }
+  /// Dispatches per call (timing).
+  unsigned repeats = 1;
+
+private:
+  explicit GpuKernel(GpuArtifact artifact) : artifact(std::move(artifact)) {}
+  GpuArtifact artifact;
+  std::unique_ptr<VulkanDevice> vulkan;
+  std::unique_ptr<CudaDevice> cuda;
+  std::vector<double> times;
+};
+
+} // namespace attnrt
+
+#endif // ATTN_COMPILER_GPUCOMPILER_H

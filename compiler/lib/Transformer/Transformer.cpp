@@ -1,0 +1,572 @@
+//===- Transformer.cpp - layer stacks with kernels from the JIT -----------===//
+//
+// TransformerStack is the executor of LayerStack.h with a kernel provider
+// that compiles attention in process: one kernel per block role and, for
+// kinds that need static sizes, per sequence length; kind softmax (and
+// every cross-attention) compiles once with dynamic sizes and serves full
+// sequences, decoding steps and segments alike. With a GPU target the
+// attention kernels run on that device (static sizes: one per length), the
+// rest of the layer on the host. Projections and feed-forward run on
+// attn's GEMM (CompiledLinearBackend: weights packed once, epilogues
+// fused) unless TransformerOptions::compiledLinears asks for OpenBLAS.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Compiler/Transformer.h"
+#include "Weights.h"
+#include "attn/Compiler/BlockKernels.h"
+#include "attn/Compiler/GpuCompiler.h"
+#include "attn/Compiler/HostCompiler.h"
+#include "attn/Compiler/LinearKernels.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runtime/ContextParallel.h"
+#include "attn/Runtime/HalfFloat.h"
+#include "attn/Runtime/MemRefDescriptor.h"
+#include "attn/Runtime/OpenBlasLinear.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/TargetParser/Host.h"
+#include <tuple>
+
+using namespace attnrt;
+using attnspec::AttentionRole;
+using attnspec::LayerSpec;
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+namespace {
+struct CompiledAttention {
+  std::unique_ptr<Kernel> compiled;               // a JitKernel, or a GpuKernel
+  std::unique_ptr<CompiledBlockAttention> blocks; // context parallel
+  AttentionKernel kernel;
+};
+} // namespace
+
+struct TransformerStack::Impl {
+  LayerSpec spec;
+  TransformerOptions options;
+  mlir::MLIRContext context;
+  std::map<std::tuple<int, int64_t, int64_t, int64_t>, CompiledAttention>
+      kernels;
+  std::unique_ptr<LayerStack> stack;
+
+  Impl() : context(mlir::MLIRContext::Threading::DISABLED) {
+    mlir::DialectRegistry registry;
+    attnspec::registerToolDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  Status kernelFor(AttentionBlock block, int64_t batch, int64_t lq, int64_t lk,
+                   const AttentionKernel *&kernel);
+  Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
+};
+
+/// Self-attention over this rank's share of the sequence: ring or Ulysses
+/// over the ranks (ContextParallel.h), blocks compiled from the attention
+/// of the whole sequence.
+Status
+TransformerStack::Impl::contextParallelKernel(int64_t batch,
+                                              CompiledAttention &compiled) {
+  const attnspec::LayerShape &l = spec.layer;
+  if (l.attention.kind != "softmax")
+    return Status::error("sequence parallelism needs attention kind softmax, "
+                         "not " +
+                         l.attention.kind);
+  int64_t tokens = options.contextTokens;
+  attnspec::Spec attentionSpec =
+      attnspec::attentionSpec(spec, AttentionRole::Self, batch, tokens, tokens);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(
+                                   "attention:", "<layer " + spec.name + ">"),
+                               llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module = attnspec::buildModule(
+      attentionSpec, sourceMgr, &context, &compiled.kernel.argumentNames);
+  if (!module)
+    return Status::error("cannot build the self-attention of layer spec '" +
+                         spec.name + "'");
+  mlir::attn::AttentionOp attention;
+  module->walk([&](mlir::attn::AttentionOp op) { attention = op; });
+  for (const std::string &name : compiled.kernel.argumentNames)
+    if (name != "q" && name != "k" && name != "v" && name != "rel_table")
+      return Status::error("sequence parallelism does not take the "
+                           "attention operand '" +
+                           name + "'");
+  // The rel_table is each layer's weight: set per call below.
+  static const float noTable = 0;
+  HostCompileOptions compileOptions;
+  compileOptions.numThreads = options.numThreads;
+  auto blocks = CompiledBlockAttention::create(
+      attention, compileOptions, nullptr, nullptr,
+      attention.getRelTable() ? &noTable : nullptr);
+  if (!blocks)
+    return Status::error(llvm::toString(blocks.takeError()));
+  compiled.blocks = std::move(*blocks);
+  auto fn = *module->getOps<mlir::func::FuncOp>().begin();
+  for (mlir::Type type : fn.getArgumentTypes()) {
+    llvm::ArrayRef<int64_t> shape =
+        mlir::cast<mlir::ShapedType>(type).getShape();
+    compiled.kernel.argumentShapes.emplace_back(shape.begin(), shape.end());
+  }
+  CompiledBlockAttention *raw = compiled.blocks.get();
+  Communicator *ranks = options.contextRanks;
+  std::string scheme = options.contextScheme;
+  std::vector<std::string> names = compiled.kernel.argumentNames;
+  compiled.kernel.call = [=](const std::vector<KernelOperand> &inputs,
+                             const KernelOperand &output) {
+    const float *q = nullptr, *k = nullptr, *v = nullptr;
+    AttentionDims dims;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (names[i] == "q") {
+        q = static_cast<const float *>(inputs[i].data);
+        dims.batch = inputs[i].shape[0];
+        dims.queryHeads = inputs[i].shape[1];
+        dims.headDim = inputs[i].shape[3];
+      } else if (names[i] == "k") {
+        k = static_cast<const float *>(inputs[i].data);
+        dims.keyHeads = inputs[i].shape[1];
+      } else if (names[i] == "v") {
+        v = static_cast<const float *>(inputs[i].data);
+        dims.valueDim = inputs[i].shape[3];
+      } else {
+        raw->setRelTable(static_cast<const float *>(inputs[i].data));
+      }
+    }
+    ContextParallelStats stats;
+    std::string message;
+    bool ok =
+        scheme == "ulysses"
+            ? ulyssesAttention(*ranks, SequenceLayout::Contiguous, tokens, dims,
+                               *raw, q, k, v, static_cast<float *>(output.data),
+                               stats, message)
+            : ringAttention(*ranks, SequenceLayout::Contiguous, tokens, dims,
+                            *raw, q, k, v, static_cast<float *>(output.data),
+                            stats, message);
+    return ok ? Status::ok() : Status::error(message);
+  };
+  return Status::ok();
+}
+
+Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
+                                         int64_t lq, int64_t lk,
+                                         const AttentionKernel *&kernel) {
+  AttentionRole role = block == AttentionBlock::Cross ? AttentionRole::Cross
+                                                      : AttentionRole::Self;
+  bool oneKvHead = block == AttentionBlock::SelfOneKvHead;
+  bool paged = block == AttentionBlock::SelfPaged;
+  // The per-KV-head kernel is compiled for the CPU, where the layer has it.
+  if (oneKvHead && (options.contextRanks || !options.gpuTarget.empty() ||
+                    !oneKvHeadAttentionSpec(spec, batch, lq, lk))) {
+    kernel = nullptr;
+    return Status::ok();
+  }
+  // So is the paged one (continuous batching), for decoders of kind
+  // softmax: one kernel for any lengths.
+  if (paged && (!options.pagedKvCache || options.contextRanks ||
+                !options.gpuTarget.empty() || !spec.layer.isDecoder() ||
+                spec.layer.attention.kind != "softmax")) {
+    kernel = nullptr;
+    return Status::ok();
+  }
+  if (paged) { // one sequence per call: batch 1, as attn.paged_kv reads it
+    batch = 1;
+    lq = lk = mlir::ShapedType::kDynamic;
+  }
+  // Sequence parallel: one kernel per batch size, whatever the rank's share.
+  if (options.contextRanks && role == AttentionRole::Self) {
+    if (lq != lk)
+      return Status::error("sequence parallelism runs whole sequences: "
+                           "no KV cache across calls (call reset() first)");
+    auto key = std::make_tuple(int(role), batch, int64_t(-1), int64_t(-1));
+    auto it = kernels.find(key);
+    if (it == kernels.end()) {
+      CompiledAttention compiled;
+      if (Status s = contextParallelKernel(batch, compiled); s.failed())
+        return s;
+      it = kernels.emplace(key, std::move(compiled)).first;
+    }
+    kernel = &it->second.kernel;
+    return Status::ok();
+  }
+  // GPU kernels take static shapes: one per size there.
+  if (attentionTakesAnyLength(spec, role) && options.gpuTarget.empty() &&
+      !paged)
+    batch = lq = lk = mlir::ShapedType::kDynamic;
+  auto key = std::make_tuple(int(block), batch, lq, lk);
+  auto it = kernels.find(key);
+  if (it != kernels.end()) {
+    kernel = &it->second.kernel;
+    return Status::ok();
+  }
+  attnspec::Spec attentionSpec =
+      oneKvHead ? *oneKvHeadAttentionSpec(spec, batch, lq, lk)
+                : attnspec::attentionSpec(spec, role, batch, lq, lk);
+  // A bf16 layer's softmax attention runs in bf16 where its products run
+  // on AMX tiles or by vdpbf16ps (q, k and v rounded as they are handed
+  // over, the output widened back): 3x the f32 kernel on AMX, 1.7-1.8x by
+  // vdpbf16ps on Zen 4. Elsewhere, and for operands beyond q, k and v, it
+  // stays f32.
+  HostCompileOptions hostOptions;
+  hostOptions.bf16Products = options.bf16Products;
+  llvm::Expected<mlir::attn::TargetDescription> target =
+      hostTarget(hostOptions);
+  if (!target)
+    return Status::error(llvm::toString(target.takeError()));
+  bool bf16Attention =
+      spec.dtype == "bf16" && options.gpuTarget.empty() &&
+      (target->bf16ProductsOnAmx() || target->bf16ProductsByDot());
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(
+                                   "attention:", "<layer " + spec.name + ">"),
+                               llvm::SMLoc());
+  CompiledAttention compiled;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      buildLayerAttention(attentionSpec, bf16Attention, sourceMgr, &context,
+                          compiled.kernel.argumentNames);
+  if (module && paged &&
+      !pageKeysAndValues(*module, compiled.kernel.argumentNames)) {
+    kernel = nullptr; // no k and v to page: rows kept per sequence
+    return Status::ok();
+  }
+  if (!module)
+    return Status::error(llvm::formatv("cannot build the {0} of layer spec "
+                                       "'{1}' for {2} queries and {3} keys",
+                                       attentionSpec.name, spec.name, lq, lk));
+  auto fn = *module->getOps<mlir::func::FuncOp>().begin();
+  for (mlir::Type type : fn.getArgumentTypes()) {
+    llvm::ArrayRef<int64_t> shape =
+        mlir::cast<mlir::ShapedType>(type).getShape();
+    std::vector<int64_t> &s =
+        compiled.kernel.argumentShapes.emplace_back(shape.begin(), shape.end());
+    for (int64_t &size : s)
+      size = mlir::ShapedType::isDynamic(size) ? -1 : size;
+  }
+  // Read before lowering: compiling rewrites the function.
+  std::string function = fn.getSymName().str();
+  if (options.gpuTarget.empty()) {
+    HostCompileOptions compileOptions;
+    compileOptions.numThreads = options.numThreads;
+    auto jit = compileForHost(*module, compileOptions);
+    if (!jit)
+      return Status::error(llvm::toString(jit.takeError()));
+    compiled.compiled = std::move(*jit);
+  } else {
+    GpuCompileOptions compileOptions;
+    compileOptions.target = options.gpuTarget;
+    auto artifact = compileForGpu(*module, compileOptions);
+    if (!artifact)
+      return Status::error(llvm::toString(artifact.takeError()));
+    auto gpu = GpuKernel::create(std::move(*artifact));
+    if (!gpu)
+      return Status::error(llvm::toString(gpu.takeError()));
+    compiled.compiled = std::move(*gpu);
+  }
+  Kernel *raw = compiled.compiled.get();
+  // bf16 operands are rounded by the stack (LayerStack.h).
+  compiled.kernel.bf16 = bf16Attention;
+  compiled.kernel.call = [raw,
+                          function](const std::vector<KernelOperand> &inputs,
+                                    const KernelOperand &output) {
+    std::vector<MemRefDescriptor> descriptors;
+    descriptors.reserve(inputs.size() + 1);
+    for (const KernelOperand &operand : inputs)
+      descriptors.emplace_back(operand.data, operand.shape);
+    descriptors.emplace_back(output.data, output.shape);
+    std::vector<MemRefDescriptor *> args;
+    for (MemRefDescriptor &d : descriptors)
+      args.push_back(&d);
+    if (llvm::Error e = raw->call(function, args))
+      return Status::error(llvm::toString(std::move(e)));
+    return Status::ok();
+  };
+  kernel = &(kernels[key] = std::move(compiled)).kernel;
+  return Status::ok();
+}
+
+/// Rank `rank` of `ranks`'s slice of weight `name` (Transformer.h,
+/// TransformerOptions::tensorRanks), read whole and cut: q/k/v_proj,
+/// linear1 and linear_gate by output rows, o_proj and linear2 by input
+/// columns (their bias once, on rank 0: the block sums the ranks' parts).
+static Status readTensorSlice(const WeightReader &readWhole, int rank,
+                              int ranks, const std::string &name,
+                              const std::vector<int64_t> *required,
+                              std::vector<int64_t> &shape,
+                              std::vector<float> &data) {
+  llvm::StringRef n(name);
+  auto endsWithAny = [&](std::initializer_list<llvm::StringRef> suffixes) {
+    return llvm::any_of(suffixes,
+                        [&](llvm::StringRef s) { return n.ends_with(s); });
+  };
+  bool byRows = endsWithAny({"q_proj.weight", "q_proj.bias", "k_proj.weight",
+                             "k_proj.bias", "v_proj.weight", "v_proj.bias",
+                             "linear1.weight", "linear1.bias",
+                             "linear_gate.weight", "linear_gate.bias"});
+  bool byColumns = endsWithAny({"o_proj.weight", "linear2.weight"});
+  bool onceBias = endsWithAny({"o_proj.bias", "linear2.bias"});
+  if (!required || !(byRows || byColumns || onceBias))
+    return readWhole(name, required, shape, data);
+  std::vector<int64_t> whole = *required;
+  if (byRows)
+    whole[0] *= ranks;
+  else if (byColumns)
+    whole[1] *= ranks;
+  std::vector<float> all;
+  std::vector<int64_t> ignored;
+  if (Status s = readWhole(name, &whole, ignored, all); s.failed())
+    return s;
+  shape = *required;
+  if (onceBias) {
+    data = rank == 0 ? std::move(all) : std::vector<float>(all.size(), 0.0f);
+    return Status::ok();
+  }
+  int64_t rows = (*required)[0],
+          cols = required->size() > 1 ? (*required)[1] : 1;
+  data.resize(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      data[i * cols + j] = byRows ? all[(rank * rows + i) * cols + j]
+                                  : all[i * whole[1] + rank * cols + j];
+  return Status::ok();
+}
+
+namespace {
+/// The layers' products on attn's GEMM: one kernel per (in, out, epilogue),
+/// compiled on first use; weights kept packed, in the layer's dtype (bf16 /
+/// f16 panels widened by the micro-kernel, bf16 on AMX tiles where the host
+/// allows them). Biases, activations, SwiGLU's gate and residual sums are
+/// fused into the products.
+class CompiledLinearBackend : public LinearBackend {
+public:
+  CompiledLinearBackend(HostCompileOptions options, FloatFormat format)
+      : options(options), format(format) {}
+
+  Status prepare(int64_t out, int64_t in, const std::vector<float> &weight,
+                 std::shared_ptr<const Weight> &prepared) override {
+    LinearPanels panels(in, out, options, format);
+    prepared =
+        std::make_shared<PackedWeight>(panels.layout(), format, weight.data());
+    return Status::ok();
+  }
+
+  Status accumulate(const float *x, int64_t rows, const Weight &weight,
+                    float *y) override {
+    return apply(x, rows, weight, LinearEpilogue(), nullptr, nullptr, y);
+  }
+
+  bool fusesEpilogues() const override { return true; }
+
+  FloatFormat weightFormat() const override { return format; }
+
+  Status apply(const float *x, int64_t rows, const Weight &weight,
+               const LinearEpilogue &epilogue, const float *bias,
+               const float *other, float *y) override {
+    const PackedWeightPanels &packed =
+        static_cast<const PackedWeight &>(weight).panels;
+    auto kernel = kernelFor(packed.layout.in, packed.layout.out, epilogue);
+    if (!kernel)
+      return Status::error(llvm::toString(kernel.takeError()));
+    if (llvm::Error e = (*kernel)->run(x, rows, packed.data(), bias, other, y))
+      return Status::error(llvm::toString(std::move(e)));
+    return Status::ok();
+  }
+
+private:
+  struct PackedWeight : Weight {
+    PackedWeight(const PanelLayout &layout, FloatFormat format,
+                 const float *outByIn)
+        : panels(layout, format, outByIn) {}
+    int64_t bytes() const override { return panels.bytes(); }
+    PackedWeightPanels panels;
+  };
+
+  llvm::Expected<CompiledLinear *> kernelFor(int64_t in, int64_t out,
+                                             const LinearEpilogue &epilogue) {
+    std::unique_ptr<CompiledLinear> &kernel = kernels[{in, out, epilogue}];
+    if (!kernel) {
+      auto compiled = CompiledLinear::create(in, out, WeightLayout::Packed,
+                                             options, format, epilogue);
+      if (!compiled)
+        return compiled.takeError();
+      kernel = std::move(*compiled);
+    }
+    return kernel.get();
+  }
+
+  HostCompileOptions options;
+  FloatFormat format;
+  std::map<std::tuple<int64_t, int64_t, LinearEpilogue>,
+           std::unique_ptr<CompiledLinear>>
+      kernels;
+};
+} // namespace
+
+TransformerStack::TransformerStack(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+TransformerStack::~TransformerStack() = default;
+
+llvm::Expected<std::unique_ptr<TransformerStack>>
+TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
+                         TransformerOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->spec = spec;
+  impl->options = std::move(options);
+  Communicator *tensorRanks = impl->options.tensorRanks;
+  if (tensorRanks) {
+    LayerConfig config = layerConfig(spec);
+    int64_t ranks = tensorRanks->size();
+    if (config.heads % ranks || config.kvHeads % ranks ||
+        config.ffnHidden % ranks)
+      return error(llvm::formatv(
+          "tensor parallelism over {0} ranks needs them to divide the heads "
+          "({1}), key/value heads ({2}) and ffn_hidden ({3})",
+          ranks, config.heads, config.kvHeads, config.ffnHidden));
+    const attnspec::LayerShape &l = spec.layer;
+    if (l.attention.kind != "softmax" || !l.attention.mods.empty() ||
+        l.positions == "alibi" || l.positions == "relative" ||
+        !config.variantOperands.empty())
+      return error("tensor parallelism splits heads: it takes softmax "
+                   "attention without per-head score mods (alibi, relative "
+                   "positions) or variant operands");
+    if (!impl->options.gpuTarget.empty() || impl->options.contextRanks)
+      return error("tensor parallelism runs on the CPU, without sequence "
+                   "parallelism");
+    // The stack of one rank is the stack of its slice.
+    impl->spec.layer.heads = config.heads / ranks;
+    impl->spec.layer.kvHeads = config.kvHeads / ranks;
+    impl->spec.layer.headDim = config.headDim;
+    impl->spec.layer.ffnHidden = config.ffnHidden / ranks;
+  }
+  Impl *raw = impl.get();
+  WeightReader readWhole =
+      [&weights](const std::string &name, const std::vector<int64_t> *required,
+                 std::vector<int64_t> &shape, std::vector<float> &data) {
+        if (required) {
+          shape = *required;
+        } else if (std::optional<std::vector<int64_t>> actual =
+                       weights.shape(name)) {
+          shape = *actual;
+        } else {
+          return Status::error((weights.getPath() + ": no tensor '" + name +
+                                "' (the attention variant's operand)")
+                                   .str());
+        }
+        auto tensor = weights.read(name, shape);
+        if (!tensor)
+          return Status::error(llvm::toString(tensor.takeError()));
+        data = std::move(*tensor);
+        return Status::ok();
+      };
+  WeightReader read = readWhole;
+  if (tensorRanks)
+    read = [readWhole, tensorRanks](
+               const std::string &name, const std::vector<int64_t> *required,
+               std::vector<int64_t> &shape, std::vector<float> &data) {
+      return readTensorSlice(readWhole, tensorRanks->rank(),
+                             tensorRanks->size(), name, required, shape, data);
+    };
+  KernelProvider kernels = [raw](AttentionBlock block, int64_t batch,
+                                 int64_t lq, int64_t lk,
+                                 const AttentionKernel *&kernel) {
+    return raw->kernelFor(block, batch, lq, lk, kernel);
+  };
+  std::shared_ptr<LinearBackend> linear;
+  FloatFormat weightFormat = floatFormatOf(spec.dtype);
+  if (impl->options.compiledLinears || weightFormat != FloatFormat::F32) {
+    HostCompileOptions compileOptions;
+    compileOptions.numThreads = impl->options.numThreads;
+    compileOptions.bf16Products = impl->options.bf16Products;
+    linear =
+        std::make_shared<CompiledLinearBackend>(compileOptions, weightFormat);
+  } else {
+    linear = std::make_shared<OpenBlasLinearBackend>();
+  }
+  if (Status s = LayerStack::create(layerConfig(impl->spec), read, kernels,
+                                    impl->stack, linear,
+                                    impl->options.allowNonFiniteWeights);
+      s.failed())
+    return error(s.message());
+  if (std::string unused = impl->stack->unusedWeights(weights.names());
+      !unused.empty()) {
+    std::string message = weights.getPath().str() + ": " + unused;
+    if (!impl->options.allowUnusedWeights)
+      return error(message + " (attn-run --allow-unused-weights loads it)");
+    if (impl->options.warn)
+      impl->options.warn(message);
+  }
+  impl->stack->onLayer = impl->options.onLayer;
+  if (tensorRanks)
+    impl->stack->setSumAcrossRanks([tensorRanks](std::vector<float> &partial) {
+      std::string message;
+      if (!tensorRanks->allReduceSum(partial.data(), partial.size(), message))
+        return Status::error(message);
+      return Status::ok();
+    });
+  return std::unique_ptr<TransformerStack>(
+      new TransformerStack(std::move(impl)));
+}
+
+llvm::Expected<Activations>
+TransformerStack::forward(const Activations &x, const Activations *memory) {
+  Activations result;
+  if (Status s = impl->stack->forward(x, memory, result); s.failed())
+    return error(s.message());
+  return result;
+}
+
+llvm::Expected<Activations>
+TransformerStack::forwardPacked(const Activations &x,
+                                const std::vector<int64_t> &lengths) {
+  Activations result;
+  if (Status s = impl->stack->forwardPacked(x, lengths, result); s.failed())
+    return error(s.message());
+  return result;
+}
+
+llvm::Expected<Activations>
+TransformerStack::forwardPadded(const Activations &x,
+                                const std::vector<int64_t> &lengths) {
+  Activations result;
+  if (Status s = impl->stack->forwardPadded(x, lengths, result); s.failed())
+    return error(s.message());
+  return result;
+}
+
+llvm::Expected<int64_t> TransformerStack::addSequence() {
+  int64_t id = -1;
+  if (Status s = impl->stack->addSequence(id); s.failed())
+    return error(s.message());
+  return id;
+}
+
+llvm::Error TransformerStack::removeSequence(int64_t id) {
+  if (Status s = impl->stack->removeSequence(id); s.failed())
+    return error(s.message());
+  return llvm::Error::success();
+}
+
+llvm::Expected<Activations>
+TransformerStack::step(const std::vector<int64_t> &ids, const Activations &x,
+                       const std::vector<int64_t> &lengths) {
+  Activations result;
+  if (Status s = impl->stack->step(ids, x, lengths, result); s.failed())
+    return error(s.message());
+  return result;
+}
+
+LayerStack &TransformerStack::layerStack() { return *impl->stack; }
+
+void TransformerStack::reset(int64_t firstPosition) {
+  impl->stack->reset(firstPosition);
+}
+int64_t TransformerStack::position() const { return impl->stack->position(); }
+const LayerSpec &TransformerStack::getSpec() const { return impl->spec; }
+int64_t TransformerStack::weightBytes() const {
+  return impl->stack->weightBytes();
+}
+double TransformerStack::attentionSeconds() const {
+  return impl->stack->attentionSeconds();
+}
