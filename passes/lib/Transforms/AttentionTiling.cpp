@@ -68,9 +68,7 @@ struct AttentionTiling
       return getValueOrCreateConstantIndexOp(b, loc, v);
     };
     Value rows = index(sizes[2]);
-    Value tileIndex = arith::DivUIOp::create(
-        b, loc, index(offsets[2]),
-        arith::ConstantIndexOp::create(b, loc, *queryTile));
+    Value tileIndex = tileIndexOf(b, loc, offsets[2], *queryTile);
     Value valueDim = getValueOrCreateConstantIndexOp(
         b, loc, tensor::getMixedSize(b, loc, op.getValue(), 3));
     auto filled = [&](float value, ArrayRef<Value> shape) -> Value {
@@ -154,6 +152,17 @@ private:
       if (auto constant = dyn_cast<AffineConstantExpr>(result))
         return constant.getValue();
     return std::nullopt;
+  }
+
+  /// The query tile starting at row `offset`: offset floordiv rows, as an
+  /// affine.apply, so that once the driver's loop is normalized (offset =
+  /// iv * rows) it composes to the loop's induction variable, the form the
+  /// CPU kernels match (matchTiledAttention).
+  static Value tileIndexOf(OpBuilder &b, Location loc, OpFoldResult offset,
+                           int64_t rows) {
+    AffineExpr row = b.getAffineDimExpr(0);
+    return affine::makeComposedAffineApply(
+        b, loc, AffineMap::get(1, 0, row.floorDiv(rows)), {offset});
   }
 
   /// The module target's key tile for `op` (its CPU plan), else attn-tile's

@@ -1,5 +1,6 @@
 //===- TiledForm.cpp - matching and building the tiled form ---------------===//
 #include "attn/Transforms/TiledForm.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -15,6 +16,38 @@ static Value skipCasts(Value value) {
   while (auto cast = value.getDefiningOp<tensor::CastOp>())
     value = cast.getSource();
   return value;
+}
+
+/// The rows under casts and a tensor.expand_shape that only adds the unit
+/// (batch, head) dims: how upstream's tiling drivers (the TilingInterface
+/// of attn.attention) write a tile's [1, 1, rows, Dv] result.
+static Value skipUnitReshape(Value value) {
+  value = skipCasts(value);
+  if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>()) {
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    if (shape.size() >= 2 && shape[0] == 1 && shape[1] == 1 &&
+        expand.getResultType().getRank() == expand.getSrcType().getRank() + 2)
+      return skipCasts(expand.getSrc());
+  }
+  return value;
+}
+
+/// Whether `index` is `iv`, directly or as an affine.apply chain that
+/// composes to it (upstream's tiling drivers write the tile index as
+/// (iv * rows) floordiv rows).
+static bool isInductionVariable(Value index, Value iv) {
+  if (index == iv)
+    return true;
+  auto apply = index.getDefiningOp<affine::AffineApplyOp>();
+  if (!apply)
+    return false;
+  AffineMap map = apply.getAffineMap();
+  SmallVector<Value> operands(apply.getMapOperands());
+  affine::fullyComposeAffineMapAndOperands(&map, &operands);
+  map = simplifyAffineMap(map);
+  return map.getNumResults() == 1 && operands.size() == 1 &&
+         operands[0] == iv &&
+         map.getResult(0) == getAffineDimExpr(0, map.getContext());
 }
 
 /// Whether `state` is a linalg.fill of the constant `expected`.
@@ -54,13 +87,14 @@ mlir::attn::matchTiledAttention(scf::ForallOp forall) {
     return std::nullopt;
   SmallVector<Value> ivs = forall.getInductionVars();
   if (tile.getBatchIndex() != ivs[0] || tile.getHeadIndex() != ivs[1] ||
-      tile.getTileIndex() != ivs[2] || finalize.getAcc() != tile.getNewAcc() ||
+      !isInductionVariable(tile.getTileIndex(), ivs[2]) ||
+      finalize.getAcc() != tile.getNewAcc() ||
       finalize.getSum() != tile.getNewSum() ||
       !isFilledWith(tile.getMax(), -INFINITY) ||
       !isFilledWith(tile.getSum(), 0.0f) || !isFilledWith(tile.getAcc(), 0.0f))
     return std::nullopt;
-  if (lse && (lse.getMax() != tile.getNewMax() ||
-              lse.getSum() != tile.getNewSum()))
+  if (lse &&
+      (lse.getMax() != tile.getNewMax() || lse.getSum() != tile.getNewSum()))
     return std::nullopt;
   // The only writes: the finalized rows into the shared output at [b, h]
   // (and their log-sum-exp into the second one).
@@ -72,7 +106,7 @@ mlir::attn::matchTiledAttention(scf::ForallOp forall) {
   Value sources[2] = {finalize.getOutput(), lse ? lse.getLse() : Value()};
   for (auto [index, yield] : llvm::enumerate(yields)) {
     auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(yield);
-    if (!insert || skipCasts(insert.getSource()) != sources[index] ||
+    if (!insert || skipUnitReshape(insert.getSource()) != sources[index] ||
         insert.getDest() != forall.getRegionIterArgs()[index])
       return std::nullopt;
     SmallVector<OpFoldResult> offsets = insert.getMixedOffsets();
@@ -124,8 +158,8 @@ Value mlir::attn::emitNumQueryTiles(OpBuilder &b, Location loc,
 }
 
 Value mlir::attn::emitScoreRegion(OpBuilder &b, OnlineAttentionOp op, Value x,
-                                  Value batch, Value head, Value row,
-                                  Value col, bool copyCapturedConstants) {
+                                  Value batch, Value head, Value row, Value col,
+                                  bool copyCapturedConstants) {
   Block &body = op.getScore().front();
   IRMapping mapping;
   Value args[] = {x, batch, head, row, col};
@@ -136,8 +170,7 @@ Value mlir::attn::emitScoreRegion(OpBuilder &b, OnlineAttentionOp op, Value x,
       for (Value operand : inner->getOperands())
         if (!mapping.contains(operand) &&
             !op.getScore().isAncestor(operand.getParentRegion()))
-          mapping.map(operand,
-                      b.clone(*operand.getDefiningOp())->getResult(0));
+          mapping.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
     });
   for (Operation &inner : body.without_terminator())
     b.clone(inner, mapping);
