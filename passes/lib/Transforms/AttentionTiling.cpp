@@ -16,6 +16,7 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/Patterns.h"
+#include "attn/Transforms/TiledForm.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -71,25 +72,9 @@ struct AttentionTiling
     Value tileIndex = tileIndexOf(b, loc, offsets[2], *queryTile);
     Value valueDim = getValueOrCreateConstantIndexOp(
         b, loc, tensor::getMixedSize(b, loc, op.getValue(), 3));
-    auto filled = [&](float value, ArrayRef<Value> shape) -> Value {
-      Value empty =
-          tensor::EmptyOp::create(b, loc, getAsOpFoldResult(shape), f32);
-      Value constant =
-          arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
-      return linalg::FillOp::create(b, loc, ValueRange{constant},
-                                    ValueRange{empty})
-          .getResult(0);
-    };
-    Value m = filled(-INFINITY, {rows}), l = filled(0.0f, {rows}),
-          acc = filled(0.0f, {rows, valueDim});
-    auto tile = OnlineAttentionOp::create(
-        b, loc, TypeRange{m.getType(), l.getType(), acc.getType()},
-        op.getQuery(), op.getKey(), op.getValue(), op.getMask(), op.getBias(),
-        op.getQSegments(), op.getKvSegments(), op.getRelTable(),
-        index(offsets[0]), index(offsets[1]), tileIndex, m, l, acc, *queryTile,
-        /*period=*/0, keyTileFor(op), op.getPatternAttr(), op.getScaleAttr(),
-        op.getAlignAttr(), op.getModsAttr(), op.getQueryOffsetAttr(),
-        op.getKeyOffsetAttr());
+    OnlineAttentionOp tile = emitTileFromEmptyState(
+        b, op, index(offsets[0]), index(offsets[1]), tileIndex, rows,
+        QueryTiling{*queryTile, 0}, keyTileFor(op));
     // The original op stays until the driver replaces it: its score region
     // is copied.
     if (!op.getScore().empty()) {

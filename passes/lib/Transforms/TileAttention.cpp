@@ -30,7 +30,6 @@ namespace {
 void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  Type f32 = b.getF32Type();
   auto dim = [&](Value tensor, int64_t d) -> Value {
     return getValueOrCreateConstantIndexOp(
         b, loc, tensor::getMixedSize(b, loc, tensor, d));
@@ -66,25 +65,8 @@ void tileAttention(AttentionOp op, QueryTiling queryTiling, int64_t keyTile) {
   b.setInsertionPointToStart(forall.getBody());
   SmallVector<Value> ivs = forall.getInductionVars();
   auto [first, rows] = emitQueryTileRows(b, loc, queryTiling, ivs[2], queryLen);
-  auto filled = [&](float value, ArrayRef<Value> sizes) -> Value {
-    Value empty =
-        tensor::EmptyOp::create(b, loc, getAsOpFoldResult(sizes), f32);
-    Value constant =
-        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
-    return linalg::FillOp::create(b, loc, ValueRange{constant},
-                                  ValueRange{empty})
-        .getResult(0);
-  };
-  Value m = filled(-INFINITY, {rows}), l = filled(0.0f, {rows}),
-        acc = filled(0.0f, {rows, valueDim});
-
-  auto tile = OnlineAttentionOp::create(
-      b, loc, TypeRange{m.getType(), l.getType(), acc.getType()}, q,
-      op.getKey(), op.getValue(), op.getMask(), op.getBias(), op.getQSegments(),
-      op.getKvSegments(), op.getRelTable(), ivs[0], ivs[1], ivs[2], m, l, acc,
-      queryTiling.tile, queryTiling.period, keyTile, op.getPatternAttr(),
-      op.getScaleAttr(), op.getAlignAttr(), op.getModsAttr(),
-      op.getQueryOffsetAttr(), op.getKeyOffsetAttr());
+  OnlineAttentionOp tile = emitTileFromEmptyState(b, op, ivs[0], ivs[1], ivs[2],
+                                                  rows, queryTiling, keyTile);
   if (!op.getScore().empty())
     tile.getScore().takeBody(op.getScore());
 

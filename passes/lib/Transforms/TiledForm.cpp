@@ -2,6 +2,7 @@
 #include "attn/Transforms/TiledForm.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -175,4 +176,31 @@ Value mlir::attn::emitScoreRegion(OpBuilder &b, OnlineAttentionOp op, Value x,
   for (Operation &inner : body.without_terminator())
     b.clone(inner, mapping);
   return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
+}
+
+OnlineAttentionOp
+mlir::attn::emitTileFromEmptyState(OpBuilder &b, AttentionOp op, Value batch,
+                                   Value head, Value tile, Value rows,
+                                   QueryTiling tiling, int64_t keyTile) {
+  Location loc = op.getLoc();
+  Value valueDim = getValueOrCreateConstantIndexOp(
+      b, loc, tensor::getMixedSize(b, loc, op.getValue(), 3));
+  auto filled = [&](float value, ArrayRef<Value> sizes) -> Value {
+    Value empty = tensor::EmptyOp::create(b, loc, getAsOpFoldResult(sizes),
+                                          b.getF32Type());
+    Value constant =
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+    return linalg::FillOp::create(b, loc, ValueRange{constant},
+                                  ValueRange{empty})
+        .getResult(0);
+  };
+  Value m = filled(-INFINITY, {rows}), l = filled(0.0f, {rows}),
+        acc = filled(0.0f, {rows, valueDim});
+  return OnlineAttentionOp::create(
+      b, loc, TypeRange{m.getType(), l.getType(), acc.getType()}, op.getQuery(),
+      op.getKey(), op.getValue(), op.getMask(), op.getBias(), op.getQSegments(),
+      op.getKvSegments(), op.getRelTable(), batch, head, tile, m, l, acc,
+      tiling.tile, tiling.period, keyTile, op.getPatternAttr(),
+      op.getScaleAttr(), op.getAlignAttr(), op.getModsAttr(),
+      op.getQueryOffsetAttr(), op.getKeyOffsetAttr());
 }

@@ -55,6 +55,14 @@ std::pair<Value, Value> emitQueryTileRows(OpBuilder &b, Location loc,
                                           QueryTiling tiling, Value tile,
                                           Value queryLen);
 
+/// attn.online_attention of `op`'s operands and attributes for query tile
+/// `tile` (`rows` rows) of (batch, head), from the empty online-softmax
+/// state (-inf, 0, 0); its score region is left to the caller.
+OnlineAttentionOp emitTileFromEmptyState(OpBuilder &b, AttentionOp op,
+                                         Value batch, Value head, Value tile,
+                                         Value rows, QueryTiling tiling,
+                                         int64_t keyTile);
+
 /// The number of query tiles of `tiling` for `queryLen` queries.
 Value emitNumQueryTiles(OpBuilder &b, Location loc, QueryTiling tiling,
                         Value queryLen);
@@ -63,8 +71,8 @@ Value emitNumQueryTiles(OpBuilder &b, Location loc, QueryTiling tiling,
 /// of (batch, head, row, col); returns the score it yields. With
 /// `copyCapturedConstants` (kernels outside the op's function), constants
 /// the region uses from outside it are cloned too.
-Value emitScoreRegion(OpBuilder &b, OnlineAttentionOp op, Value x,
-                      Value batch, Value head, Value row, Value col,
+Value emitScoreRegion(OpBuilder &b, OnlineAttentionOp op, Value x, Value batch,
+                      Value head, Value row, Value col,
                       bool copyCapturedConstants);
 
 } // namespace mlir::attn

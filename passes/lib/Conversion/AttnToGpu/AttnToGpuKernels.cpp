@@ -15,9 +15,6 @@
 #include "attn/Conversion/GpuTargetInfo.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Conversion/Patterns.h"
-#include "mlir/AsmParser/AsmParser.h"
-#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
-#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 

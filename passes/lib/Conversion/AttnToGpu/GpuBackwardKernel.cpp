@@ -33,7 +33,6 @@
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include <cmath>
@@ -214,7 +213,6 @@ SmallVector<gpu::GPUFuncOp> GpuBackwardEmitter::build(gpu::GPUModuleOp module) {
 gpu::GPUFuncOp GpuBackwardEmitter::createKernel(
     gpu::GPUModuleOp module, StringRef name, std::array<int64_t, 3> grid,
     const std::vector<int32_t> &schedule, ArrayRef<unsigned> results) {
-  MLIRContext *ctx = b.getContext();
   SmallVector<Type> argTypes;
   SmallVector<Attribute> bindings;
   auto binding = [&](const Twine &bindingName, StringRef access) {

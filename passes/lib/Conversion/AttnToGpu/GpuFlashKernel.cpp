@@ -25,7 +25,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include <cmath>
 
@@ -67,7 +66,6 @@ float GpuKernelEmitter::scale() {
 }
 
 gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
-  MLIRContext *ctx = b.getContext();
   auto qType = cast<RankedTensorType>(op.getQuery().getType());
   auto kType = cast<RankedTensorType>(op.getKey().getType());
   auto vType = cast<RankedTensorType>(op.getValue().getType());
@@ -195,7 +193,6 @@ std::pair<Value, Value> GpuKernelEmitter::splitRange(Value begin, Value end) {
 }
 
 void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
-  MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   auto partialsType = cast<MemRefType>(partialsBuf.getType());
   auto outType = bufferType(host.getResultTypes()[0]);
