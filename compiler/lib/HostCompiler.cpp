@@ -27,13 +27,6 @@ bool attnrt::enableAmxTiles() {
 #endif
 }
 
-/// Drops `feature` from `target` (a bf16Products choice or the OS ruled
-/// it out).
-static void dropFeature(mlir::attn::TargetDescription &target,
-                        llvm::StringRef feature) {
-  llvm::erase(target.features, feature);
-}
-
 llvm::Expected<mlir::attn::TargetDescription>
 attnrt::hostTarget(const HostCompileOptions &options) {
   using mlir::attn::TargetDescription;
@@ -57,11 +50,11 @@ attnrt::hostTarget(const HostCompileOptions &options) {
   }
   switch (options.bf16Products) {
   case Bf16Products::Widen:
-    dropFeature(target, "amx-bf16");
-    dropFeature(target, "avx512bf16");
+    llvm::erase(target.features, "amx-bf16");
+    llvm::erase(target.features, "avx512bf16");
     break;
   case Bf16Products::Dot:
-    dropFeature(target, "amx-bf16");
+    llvm::erase(target.features, "amx-bf16");
     if (!target.bf16ProductsByDot())
       return llvm::createStringError(
           "bf16 products by vdpbf16ps need AVX-512 BF16 and 512-bit "
@@ -76,7 +69,7 @@ attnrt::hostTarget(const HostCompileOptions &options) {
     if (!options.target.empty() || options.bf16Products == Bf16Products::Amx)
       return llvm::createStringError(
           "bf16 products on AMX: the OS does not allow AMX tiles");
-    dropFeature(target, "amx-bf16");
+    llvm::erase(target.features, "amx-bf16");
   }
   if (options.bf16Products == Bf16Products::Amx && !target.bf16ProductsOnAmx())
     return llvm::createStringError("bf16 products on AMX: target '" +
