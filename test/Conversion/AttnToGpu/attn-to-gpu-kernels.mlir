@@ -36,9 +36,9 @@
 // VK: memref.store %{{.*}} : memref<64x40xf32, 3>
 // VK: gpu.barrier
 // VK: scf.for
-// VK: arith.remui %{{.*}}, %c2
 // VK: scf.if
 // VK: memref.load %{{.*}} : memref<10xi32>
+// VK: arith.remui %{{.*}}, %c2
 // VK: memref.store %{{.*}} : memref<64x40xf32, 3>
 // Full tiles take the key loop without mask code.
 // VK: scf.if

@@ -1,28 +1,48 @@
 // f16 / bf16 attention on CUDA takes the tensor-core kernel
-// (GpuMmaFlashKernel.cpp): 4 warps per 64-row query tile, K and V staged as
-// 16-bit pairs (V transposed), both products of a tile on nvvm.mma.sync
+// (GpuMmaFlashKernel.cpp): 4 warps per 64-row query tile; K and V rows
+// copied as they lie in memory with cp.async into a two-stage ring (one
+// commit group per tile, wait for all but the newest), B fragments read
+// with ldmatrix (.trans for V), both products of a tile on nvvm.mma.sync
 // m16n8k16 with f32 accumulators, row maxima and sums over the quad of
-// lanes by shuffles. Vulkan keeps the scalar kernel unless asked to emulate
-// the mma (tests).
+// lanes by shuffles, scores in log2 units (ex2 without a multiply by
+// log2 e). Vulkan keeps the scalar kernel unless asked to emulate the mma
+// (tests), which stages the same chunks as 32-bit words.
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm80 --attn-tile --attn-to-gpu-kernels | FileCheck %s --check-prefix=CUDA
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels | FileCheck %s --check-prefix=VK
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels="emulate-mma=true" | FileCheck %s --check-prefix=EMU
 
 // CUDA-LABEL: gpu.func @f16_causal(
-// Two stages of 32 keys: K as words along D (64 x 32 words), V transposed
-// (64 columns x 2 x 16 words along the keys).
-// CUDA-SAME: workgroup(%{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>)
+// Two stages of 32 keys, K and V rows as f16 (D = 64).
+// CUDA-SAME: workgroup(%[[K:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>)
 // CUDA-SAME: known_block_size = array<i32: 128, 1, 1>
+// The scale 1/8 times log2 e, one multiply per score.
+// CUDA-NOT: arith.constant 1.44269502
+// CUDA: arith.constant 0.180336878 : f32
 // Q's fragments: pairs of f16 bits packed into words.
 // CUDA: arith.bitcast %{{.*}} : f16 to i16
 // CUDA: arith.shli
 // CUDA: arith.ori
-// S = Q K^T: D = 64 is 4 k-steps per 8 keys.
+// The ring's first stage: 16-byte copies of K and V rows, zero-filled
+// past the ends, one group.
+// CUDA: nvgpu.device_async_copy %arg1[{{.*}}], %[[K]][{{.*}}], 8, %{{.*}} {bypassL1}
+// CUDA: nvgpu.device_async_copy %arg2[{{.*}}], %[[V]][{{.*}}], 8, %{{.*}} {bypassL1}
+// CUDA: nvvm.cp.async.commit.group
+// CUDA-NOT: nvvm.cp.async.wait.group
+// CUDA: scf.for
+// Per tile: the next tile's copies, then wait for this one's.
+// CUDA: nvgpu.device_async_copy
+// CUDA: nvvm.cp.async.commit.group
+// CUDA-NEXT: nvvm.cp.async.wait.group 1
+// CUDA-NEXT: gpu.barrier
+// S = Q K^T: D = 64 is 4 k-steps per 8 keys, two ldmatrix.x4 of K.
+// CUDA: nvgpu.ldmatrix %[[K]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CUDA: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CUDA: gpu.shuffle xor
 // CUDA: llvm.call_intrinsic "llvm.nvvm.ex2.approx"
-// P, rounded to f16, is the A operand of P V.
+// P, rounded to f16, is the A operand of P V; V's B fragments by
+// ldmatrix.trans.
 // CUDA: arith.truncf %{{.*}} : f32 to f16
+// CUDA: nvgpu.ldmatrix %[[V]][{{.*}}] {numTiles = 4 : i32, transpose = true}
 // CUDA: nvvm.mma.sync
 // CUDA-NOT: math.exp
 // CUDA: gpu.return
@@ -32,10 +52,16 @@
 // VK-NOT: gpu.shuffle
 // VK: gpu.return
 
+// Emulated: K and V tiles as words (2 x 32 rows of 64 / 2), the mma
+// operands and the ldmatrix row addresses in workgroup memory.
 // EMU-LABEL: gpu.func @f16_causal(
 // EMU-SAME: known_block_size = array<i32: 128, 1, 1>
 // EMU-NOT: nvvm.mma.sync
+// EMU-NOT: nvgpu
+// EMU: memref.alloc() : memref<64x32xi32, 3>
+// EMU: memref.alloc() : memref<64x32xi32, 3>
 // EMU: memref.alloc() : memref<128x4xi32, 3>
+// EMU: memref.alloc() : memref<128x2xi32, 3>
 // EMU: memref.alloc() : memref<128x2xi32, 3>
 // EMU: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
 func.func @f16_causal(%q: tensor<1x2x97x64xf16>, %k: tensor<1x2x97x64xf16>,
@@ -48,9 +74,13 @@ func.func @f16_causal(%q: tensor<1x2x97x64xf16>, %k: tensor<1x2x97x64xf16>,
 
 // -----
 
-// bf16 operands are i32 words; D = 40 pads to 3 k-steps (48 columns).
+// bf16 operands are i32 words; D = 40 pads to 3 k-steps (48 columns, the
+// last ldmatrix an x2), Dv = 40 is 5 value tiles.
 // CUDA-LABEL: gpu.func @bf16_dense(
-// CUDA-SAME: workgroup(%{{.*}} : memref<64x24xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<40x32xi32, #gpu.address_space<workgroup>>)
+// CUDA-SAME: workgroup(%{{.*}} : memref<64x48xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x40xbf16, #gpu.address_space<workgroup>>)
+// CUDA: nvgpu.device_async_copy
+// CUDA: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CUDA: nvgpu.ldmatrix {{.*}} {numTiles = 2 : i32, transpose = false}
 // CUDA: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // On Vulkan bf16 travels as i16 words.
 // VK-LABEL: gpu.func @bf16_dense(
@@ -63,6 +93,30 @@ func.func @bf16_dense(%q: tensor<1x2x97x40xbf16>, %k: tensor<1x2x97x40xbf16>,
       : (tensor<1x2x97x40xbf16>, tensor<1x2x97x40xbf16>, tensor<1x2x97x40xbf16>)
       -> tensor<1x2x97x40xbf16>
   return %o : tensor<1x2x97x40xbf16>
+}
+
+// -----
+
+// Dv = 20 is not whole 16-byte chunks: K and V are staged by plain loads
+// and stores (same swizzled layout, V padded to 24 columns), no cp.async.
+// A soft-cap keeps the scores in natural units: exp is ex2 of x log2 e.
+// CUDA-LABEL: gpu.func @f16_softcap_dv20(
+// CUDA-SAME: workgroup(%[[K:.*]] : memref<64x32xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<64x24xf16, #gpu.address_space<workgroup>>)
+// CUDA-NOT: nvgpu.device_async_copy
+// CUDA-NOT: nvvm.cp.async
+// CUDA: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// CUDA: memref.store %{{.*}}, %[[K]][{{.*}}] : memref<64x32xf16, #gpu.address_space<workgroup>>
+// CUDA: memref.store %{{.*}}, %[[V]][{{.*}}] : memref<64x24xf16, #gpu.address_space<workgroup>>
+// CUDA: arith.mulf %{{.*}}, %[[LOG2E]] : f32
+// CUDA-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx"
+// CUDA-NOT: nvgpu.device_async_copy
+// CUDA: gpu.return
+func.func @f16_softcap_dv20(%q: tensor<1x2x97x24xf16>, %k: tensor<1x2x97x24xf16>,
+                            %v: tensor<1x2x97x20xf16>) -> tensor<1x2x97x20xf16> {
+  %o = attn.attention %q, %k, %v mods = [#attn.softcap<cap = 30.0>]
+      : (tensor<1x2x97x24xf16>, tensor<1x2x97x24xf16>, tensor<1x2x97x20xf16>)
+      -> tensor<1x2x97x20xf16>
+  return %o : tensor<1x2x97x20xf16>
 }
 
 // -----

@@ -38,8 +38,9 @@ public:
   /// The element type a kernel buffer holds `element` as (Vulkan: bf16 as
   /// i16 words, since SPIR-V has no bf16).
   virtual Type bufferElementType(Type element) const = 0;
-  /// exp(x) and a * x + c in f32.
+  /// exp(x), 2^x and a * x + c in f32.
   virtual Value exp(ImplicitLocOpBuilder &b, Value x) const = 0;
+  virtual Value exp2(ImplicitLocOpBuilder &b, Value x) const = 0;
   virtual Value fma(ImplicitLocOpBuilder &b, Value a, Value x,
                     Value c) const = 0;
   /// Workgroup memory of `shape` for `kernel`.
@@ -48,8 +49,8 @@ public:
                                 Type element) const = 0;
   /// Lanes a subgroup shuffle spans.
   virtual int64_t shuffleWidth() const = 0;
-  /// Whether mma.sync runs on the device's matrix units (else the
-  /// tensor-core kernel emulates each mma through workgroup memory).
+  /// Whether mma.sync, ldmatrix and cp.async run on the device (else the
+  /// tensor-core kernel emulates them through workgroup memory).
   virtual bool hasNativeMma() const = 0;
   /// The last rewrites of a finished kernel (NVVM: math ops libdevice
   /// would otherwise provide).

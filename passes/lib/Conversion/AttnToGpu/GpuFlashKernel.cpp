@@ -400,6 +400,8 @@ SmallVector<Value> GpuKernelEmitter::visitKeyTile(ValueRange state,
   stageSlot = idx(0);
   gpu::BarrierOp::create(b);
   stageTile(j0, tk);
+  commitStage();
+  waitForStages(0);
   gpu::BarrierOp::create(b);
   return computeKeyTile(state, keyTileIndex, isFull);
 }
@@ -418,32 +420,48 @@ SmallVector<Value> GpuKernelEmitter::visitKeyTiles(
         });
     return loop.getResults();
   }
-  // Two stages: tile e + 1 is copied into one half of the workgroup
-  // buffers while tile e is computed from the other; one barrier per tile.
-  auto stageEntry = [&](Value e, Value slot) {
-    auto inRange = scf::IfOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e, hi),
-        /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(inRange.thenBlock());
-    auto [j0, tk] = keyRange(tileOf(e).first);
-    stageSlot = slot;
-    stageTile(j0, tk);
+  // A ring of `depth` stages: while tile e is computed from slot
+  // (e - lo) % depth, tiles e + 1 .. e + depth - 1 are (being) copied into
+  // the others. Tile e + depth - 1 goes into the slot tile e - 1 was read
+  // from, which the barrier closing iteration e - 1 has freed. Every entry
+  // commits one copy group, empty past `hi`, so that waiting for all but
+  // the newest depth - 1 groups waits exactly for tile e.
+  auto slotOf = [&](Value e) {
+    return arith::RemUIOp::create(b, arith::SubIOp::create(b, e, lo),
+                                  idx(depth));
+  };
+  auto stageEntry = [&](Value e) {
+    {
+      auto inRange = scf::IfOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e, hi),
+          /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(inRange.thenBlock());
+      auto [j0, tk] = keyRange(tileOf(e).first);
+      stageSlot = slotOf(e);
+      stageTile(j0, tk);
+    }
+    commitStage();
   };
   gpu::BarrierOp::create(b); // the buffers' last readers are done
-  stageEntry(lo, idx(0));
-  gpu::BarrierOp::create(b);
+  for (int64_t s = 0; s + 1 < depth; ++s)
+    stageEntry(arith::AddIOp::create(b, lo, idx(s)));
+  if (!stagesAsynchronously())
+    gpu::BarrierOp::create(b);
   auto loop = scf::ForOp::create(
       b, lo, hi, idx(1), state,
       [&](OpBuilder &nb, Location loc, Value e, ValueRange iter) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value slot =
-            arith::RemUIOp::create(b, arith::SubIOp::create(b, e, lo), idx(2));
-        Value other = arith::SubIOp::create(b, idx(1), slot);
-        stageEntry(arith::AddIOp::create(b, e, idx(1)), other);
+        stageEntry(arith::AddIOp::create(b, e, idx(depth - 1)));
+        if (stagesAsynchronously()) {
+          // Tile e's copies are done here and, after the barrier, in
+          // every invocation's view.
+          waitForStages(depth - 1);
+          gpu::BarrierOp::create(b);
+        }
         auto [tile, isFull] = tileOf(e);
-        stageSlot = slot;
+        stageSlot = slotOf(e);
         SmallVector<Value> next = computeKeyTile(iter, tile, isFull);
         gpu::BarrierOp::create(b);
         scf::YieldOp::create(b, next);

@@ -51,6 +51,13 @@ protected:
   /// The state after the staged tile, `masked` or not.
   virtual SmallVector<Value> processTile(ValueRange state, Value j0, Value tk,
                                          bool masked) = 0;
+  /// Whether stageTile's copies complete asynchronously (cp.async): the
+  /// ring then waits for a tile's copy group before computing it.
+  virtual bool stagesAsynchronously() const { return false; }
+  /// Closes the copies stageTile issued since the last call into one group.
+  virtual void commitStage() {}
+  /// Waits until at most `pending` copy groups are still in flight.
+  virtual void waitForStages(int64_t pending) {}
   /// O from the final state.
   virtual void storeResult(ValueRange state) = 0;
   /// Whether the kernel can split its key tiles over workgroups, and the
@@ -79,8 +86,9 @@ protected:
   /// workgroup's share, and the partial results' buffer.
   int64_t splits = 1;
   Value splitIv, partialsBuf;
-  /// Stages of the workgroup buffers (1, or 2: the next tile is copied
-  /// while this one is computed) and the one stageTile / processTile use.
+  /// Stages of the workgroup buffers (1, or the target's pipeline depth:
+  /// the next tiles are copied while this one is computed) and the one
+  /// stageTile / processTile use.
   int64_t depth = 1;
   Value stageSlot;
   /// Row r of the staged tile in buffers of depth x keyTile rows.

@@ -14,16 +14,30 @@
 // Per key tile of kt keys:
 //
 //   S[16 x kt] = Q K^T     A = Q (registers, loaded once), B = K rows
-//                          staged in workgroup memory as words
+//                          from workgroup memory (ldmatrix)
 //   s = scale S (+ mods, region, mask)           in the C fragments, f32
 //   m' = max(m, row max of s)                    quad shuffles (xor 1, 2)
 //   p = exp(s - m'), l = l exp(m - m') + sum p   sums per lane until the end
 //   O = O exp(m - m') + P V   A = P: the C fragments of two adjacent 8-key
 //                          tiles of S are exactly the A fragment of 16 keys;
-//                          B = V staged transposed (words along keys)
+//                          B = V rows (ldmatrix.trans)
 //
 // and at the end O / l (l summed over the quad; rows that kept nothing
-// store 0). Keys past the end of K are -inf and their V rows 0.
+// store 0). Keys past the end of K are -inf and their V rows 0. Without
+// mods, bias or a score region the scores are kept in log2 units (the scale
+// times log2 e folded into one multiply) and p = 2^(s - m').
+//
+// Staging (FlashAttention-2's): K and V rows are copied as they lie in
+// memory, 16-byte chunks of 8 elements, chunk k of row r stored at chunk
+// k ^ (r mod 8) (mod the row's chunks when fewer) so that the 8 rows one
+// ldmatrix phase reads fall in different banks. On CUDA the copies are
+// cp.async (zero-filled past the ends) into a ring of the target's pipeline
+// depth, one commit group per tile (GpuKernelEmitter::visitKeyTiles), where
+// D and Dv are multiples of 8; else plain loads and stores.
+// ldmatrix.x4 reads four 8x8 matrices whose rows lanes 8m .. 8m + 7
+// address; lane (g, c) receives row g, columns 2c, 2c + 1 of each (or,
+// .trans, rows 2c, 2c + 1 of column g). K's matrices are K's rows as B's
+// columns; V's transposed are B of P V, so V needs no transposing copy.
 //
 // Unlike the scalar kernel, a dropped key still multiplies its V row by
 // p = 0: an inf or NaN in V poisons the rows whose tile holds it (as in
@@ -32,17 +46,23 @@
 // Decoding shapes split their key tiles like the scalar kernel
 // (GpuKernelEmitter.h): the partial O, m and l go to the `partials` buffer.
 //
-// CUDA gets nvvm.mma.sync. On Vulkan (`emulate-mma`) each mma goes through
-// workgroup memory: lanes store their A and B words, and every lane
-// computes its four C entries from PTX's layout above; that runs the same
-// fragment bookkeeping on lavapipe.
+// CUDA gets nvvm.mma.sync, nvgpu.ldmatrix and nvgpu.device_async_copy. On
+// Vulkan (`emulate-mma`) the tiles are 32-bit words in workgroup memory,
+// copied synchronously in the same chunks and swizzle; each ldmatrix
+// exchanges the lanes' row addresses through workgroup memory and hands
+// each lane its words from the layout above, and each mma goes through
+// workgroup memory too (lanes store their A and B words, every lane
+// computes its four C entries from PTX's layout). That runs the same
+// addressing, swizzle, ring and fragment bookkeeping on lavapipe.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernelEmitter.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include <cmath>
 
 using namespace mlir;
@@ -95,12 +115,30 @@ private:
   Value loadBits(Value memref, Value head, Value row, Value col, Value valid,
                  int64_t rowLimit, int64_t colLimit);
 
-  /// Word w of a staged V row (words along the keys: depth x keyTile / 2).
-  Value stagedWord(Value w) {
-    if (depth == 1)
-      return w;
-    return arith::AddIOp::create(
-        b, arith::MulIOp::create(b, stageSlot, idx(keyTile / 2)), w);
+  /// The staged tile of `depth` x keyTile rows of `rowChunks` chunks of 8
+  /// elements (CUDA: the input type; emulated: 32-bit words).
+  Value tileBuffer(int64_t rowChunks);
+  /// Chunk `chunk` of staged row `row` as stored (the swizzle).
+  Value swizzle(Value row, Value chunk, int64_t rowChunks);
+  /// Copies rows [j0, j0 + tk) of `src` (columns [0, dim)) to `tiles`,
+  /// zeros past tk and past dim.
+  void stageRows(Value tiles, int64_t rowChunks, Value src, int64_t dim,
+                 Value j0, Value tk);
+  /// ldmatrix.x`count` (.trans with `transpose`): this lane addresses chunk
+  /// `chunk` of staged row `row`; one 32-bit word per matrix.
+  SmallVector<Value> loadMatrices(Value tiles, int64_t rowChunks, Value row,
+                                  Value chunk, int64_t count, bool transpose);
+  SmallVector<Value> emulatedLoadMatrices(Value tiles, Value row, Value wordCol,
+                                          int64_t count, bool transpose);
+
+  bool stagesAsynchronously() const override { return true; }
+  void commitStage() override {
+    if (asyncCopies)
+      NVVM::CpAsyncCommitGroupOp::create(b);
+  }
+  void waitForStages(int64_t pending) override {
+    if (asyncCopies)
+      NVVM::CpAsyncWaitGroupOp::create(b, pending);
   }
 
   /// D = A B + C on one warp's fragments.
@@ -108,16 +146,21 @@ private:
                          ArrayRef<Value> c);
   SmallVector<Value> emulatedMma(ArrayRef<Value> a, ArrayRef<Value> bWords,
                                  ArrayRef<Value> c);
+  /// exp of a score difference in the scores' units.
+  Value expOfScore(Value x) { return log2Scores ? api->exp2(b, x) : exp(x); }
   /// x combined with the x of lanes l ^ 1 and l ^ 2 (one row's quad).
   Value quadReduce(Value x, bool sum);
 
   Type elementType; // f16 or bf16
   int64_t dChunks = 0, paddedDim = 0, valueTiles = 0, paddedValueDim = 0;
-  Value warp, lane, g, c4, warpRow;
+  /// Whether tiles are staged with cp.async (CUDA, D and Dv multiples of
+  /// 8), and whether scores are kept in log2 units (no mods to apply).
+  bool asyncCopies = false, log2Scores = false;
+  Value warp, lane, g, c4, warpRow, warpBase;
   Value rowIndex[2], rowActive[2], rowInTile[2];
   SmallVector<SmallVector<Value>> qFragments; // [dChunks][4]
-  Value keyWords, valueWords;                 // workgroup memory
-  Value mmaA, mmaB;                           // Vulkan emulation
+  Value keyRows, valueRows;                   // staged tiles, workgroup memory
+  Value mmaA, mmaB, rowAddresses;             // Vulkan emulation
 };
 
 Value MmaFlashEmitter::bitsOf(Value element) {
@@ -159,6 +202,10 @@ void MmaFlashEmitter::prologue() {
   g = arith::DivUIOp::create(b, lane, idx(4));
   c4 = arith::RemUIOp::create(b, lane, idx(4));
   warpRow = arith::MulIOp::create(b, warp, idx(16));
+  warpBase = arith::MulIOp::create(b, warp, idx(kWarp));
+  asyncCopies = api->hasNativeMma() && headDim % 8 == 0 && valueDim % 8 == 0 &&
+                api->bufferElementType(elementType) == elementType;
+  log2Scores = (!mods || mods.empty()) && !biasBuf && op.getScore().empty();
   for (int r = 0; r < 2; ++r) {
     rowInTile[r] = arith::AddIOp::create(
         b, warpRow, arith::AddIOp::create(b, g, idx(8 * r)));
@@ -192,13 +239,32 @@ void MmaFlashEmitter::prologue() {
     qFragments.push_back(words);
   }
 
-  keyWords = workgroupBuffer({depth * keyTile, paddedDim / 2}, b.getI32Type());
-  valueWords =
-      workgroupBuffer({paddedValueDim, depth * keyTile / 2}, b.getI32Type());
+  keyRows = tileBuffer(paddedDim / 8);
+  valueRows = tileBuffer(valueTiles);
   if (!api->hasNativeMma()) {
     mmaA = workgroupBuffer({invocations(), 4}, b.getI32Type());
     mmaB = workgroupBuffer({invocations(), 2}, b.getI32Type());
+    rowAddresses = workgroupBuffer({invocations(), 2}, b.getI32Type());
   }
+}
+
+Value MmaFlashEmitter::tileBuffer(int64_t rowChunks) {
+  if (!api->hasNativeMma())
+    return workgroupBuffer({depth * keyTile, rowChunks * 4}, b.getI32Type());
+  return workgroupBuffer({depth * keyTile, rowChunks * 8},
+                         api->bufferElementType(elementType));
+}
+
+Value MmaFlashEmitter::swizzle(Value row, Value chunk, int64_t rowChunks) {
+  // XOR with row mod s stays inside aligned groups of s chunks: s is the
+  // largest power of two up to 8 that divides the row's chunks.
+  int64_t span = 8;
+  while (rowChunks % span != 0)
+    span /= 2;
+  if (span == 1)
+    return chunk;
+  return arith::XOrIOp::create(b, chunk,
+                               arith::AndIOp::create(b, row, idx(span - 1)));
 }
 
 SmallVector<Value> MmaFlashEmitter::initialState() {
@@ -211,51 +277,144 @@ SmallVector<Value> MmaFlashEmitter::initialState() {
 }
 
 void MmaFlashEmitter::stageTile(Value j0, Value tk) {
-  // Keys past tk (and columns past D or Dv) are staged as 0.
-  auto forShare = [&](int64_t total, function_ref<void(Value)> body) {
-    scf::ForOp::create(b, tid, idx(total), idx(invocations()), ValueRange{},
-                       [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPoint(nb.getInsertionBlock(),
-                                             nb.getInsertionPoint());
-                         body(e);
-                         scf::YieldOp::create(b);
-                       });
-  };
-  auto lt = [&](Value x, Value limit) {
+  stageRows(keyRows, paddedDim / 8, keyBuf, headDim, j0, tk);
+  stageRows(valueRows, valueTiles, valueBuf, valueDim, j0, tk);
+}
+
+void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
+                                int64_t dim, Value j0, Value tk) {
+  auto lt = [&](Value x, Value limit) -> Value {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, limit);
   };
-  auto both = [&](Value x, Value y) { return arith::AndIOp::create(b, x, y); };
-  // K: row r, words along D.
-  int64_t keyRowWords = paddedDim / 2;
-  forShare(keyTile * keyRowWords, [&](Value e) {
-    Value r = arith::DivUIOp::create(b, e, idx(keyRowWords));
-    Value w = arith::RemUIOp::create(b, e, idx(keyRowWords));
-    Value key = arith::AddIOp::create(b, j0, r);
-    Value col = arith::MulIOp::create(b, w, idx(2));
-    Value col1 = arith::AddIOp::create(b, col, idx(1));
-    Value keyValid = lt(r, tk);
-    Value lo = loadBits(keyBuf, kvHead, key, col,
-                        both(keyValid, lt(col, idx(headDim))), keyLen, headDim);
-    Value hi =
-        loadBits(keyBuf, kvHead, key, col1,
-                 both(keyValid, lt(col1, idx(headDim))), keyLen, headDim);
-    memref::StoreOp::create(b, pack(lo, hi), keyWords, {stagedRow(r), w});
-  });
-  // V transposed: row c (a value column), words along the keys.
-  int64_t valueRowWords = keyTile / 2;
-  forShare(paddedValueDim * valueRowWords, [&](Value e) {
-    Value col = arith::DivUIOp::create(b, e, idx(valueRowWords));
-    Value w = arith::RemUIOp::create(b, e, idx(valueRowWords));
-    Value r = arith::MulIOp::create(b, w, idx(2));
-    Value r1 = arith::AddIOp::create(b, r, idx(1));
-    Value colValid = lt(col, idx(valueDim));
-    Value lo = loadBits(valueBuf, kvHead, arith::AddIOp::create(b, j0, r), col,
-                        both(colValid, lt(r, tk)), keyLen, valueDim);
-    Value hi = loadBits(valueBuf, kvHead, arith::AddIOp::create(b, j0, r1), col,
-                        both(colValid, lt(r1, tk)), keyLen, valueDim);
-    memref::StoreOp::create(b, pack(lo, hi), valueWords, {col, stagedWord(w)});
-  });
+  auto both = [&](Value x, Value y) -> Value {
+    return arith::AndIOp::create(b, x, y);
+  };
+  // Invocation t copies chunks t, t + invocations, ...
+  scf::ForOp::create(
+      b, tid, idx(keyTile * rowChunks), idx(invocations()), ValueRange{},
+      [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value r = arith::DivUIOp::create(b, e, idx(rowChunks));
+        Value chunk = arith::RemUIOp::create(b, e, idx(rowChunks));
+        Value row = stagedRow(r);
+        Value stored = swizzle(row, chunk, rowChunks);
+        Value key = arith::AddIOp::create(b, j0, r);
+        Value keyValid = lt(r, tk);
+        Value col0 = arith::MulIOp::create(b, chunk, idx(8));
+        if (asyncCopies) {
+          // 16 bytes, or none (zero fill) past tk or past dim; the source
+          // address stays inside the tensor either way.
+          Value valid = both(keyValid, lt(col0, idx(dim)));
+          Value count = arith::SelectOp::create(b, valid, idx(8), idx(0));
+          Value srcKey = arith::MinUIOp::create(b, key, idx(keyLen - 1));
+          Value srcCol = arith::SelectOp::create(b, valid, col0, idx(0));
+          nvgpu::DeviceAsyncCopyOp::create(
+              b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
+              ValueRange{row, arith::MulIOp::create(b, stored, idx(8))}, src,
+              ValueRange{batchIv, kvHead, srcKey, srcCol}, b.getIndexAttr(8),
+              count, b.getUnitAttr());
+        } else if (!api->hasNativeMma()) {
+          // Four words of two elements.
+          for (int64_t w = 0; w < 4; ++w) {
+            Value col = arith::AddIOp::create(b, col0, idx(2 * w));
+            Value col1 = arith::AddIOp::create(b, col, idx(1));
+            Value lo = loadBits(src, kvHead, key, col,
+                                both(keyValid, lt(col, idx(dim))), keyLen, dim);
+            Value hi =
+                loadBits(src, kvHead, key, col1,
+                         both(keyValid, lt(col1, idx(dim))), keyLen, dim);
+            memref::StoreOp::create(
+                b, pack(lo, hi), tiles,
+                {row,
+                 arith::AddIOp::create(
+                     b, arith::MulIOp::create(b, stored, idx(4)), idx(w))});
+          }
+        } else {
+          // CUDA with rows that are not whole chunks: element by element.
+          Type stagedType = cast<MemRefType>(tiles.getType()).getElementType();
+          for (int64_t i = 0; i < 8; ++i) {
+            Value col = arith::AddIOp::create(b, col0, idx(i));
+            Value bits =
+                loadBits(src, kvHead, key, col,
+                         both(keyValid, lt(col, idx(dim))), keyLen, dim);
+            Value element = arith::BitcastOp::create(
+                b, stagedType,
+                arith::TruncIOp::create(b, b.getI16Type(), bits));
+            memref::StoreOp::create(
+                b, element, tiles,
+                {row,
+                 arith::AddIOp::create(
+                     b, arith::MulIOp::create(b, stored, idx(8)), idx(i))});
+          }
+        }
+        scf::YieldOp::create(b);
+      });
+}
+
+SmallVector<Value> MmaFlashEmitter::loadMatrices(Value tiles, int64_t rowChunks,
+                                                 Value row, Value chunk,
+                                                 int64_t count,
+                                                 bool transpose) {
+  Value stored = swizzle(row, chunk, rowChunks);
+  if (!api->hasNativeMma())
+    return emulatedLoadMatrices(
+        tiles, row, arith::MulIOp::create(b, stored, idx(4)), count, transpose);
+  Type staged = cast<MemRefType>(tiles.getType()).getElementType();
+  auto type = VectorType::get({count, 2}, staged);
+  Value matrices = nvgpu::LdMatrixOp::create(
+      b, type, tiles, ValueRange{row, arith::MulIOp::create(b, stored, idx(8))},
+      transpose, int32_t(count));
+  SmallVector<Value> words;
+  for (int64_t m = 0; m < count; ++m)
+    words.push_back(LLVM::BitcastOp::create(
+        b, b.getI32Type(), vector::ExtractOp::create(b, matrices, m)));
+  return words;
+}
+
+SmallVector<Value> MmaFlashEmitter::emulatedLoadMatrices(Value tiles, Value row,
+                                                         Value wordCol,
+                                                         int64_t count,
+                                                         bool transpose) {
+  auto asI32 = [&](Value v) {
+    return arith::IndexCastOp::create(b, b.getI32Type(), v);
+  };
+  auto asIndex = [&](Value v) {
+    return arith::IndexCastOp::create(b, b.getIndexType(), v);
+  };
+  memref::StoreOp::create(b, asI32(row), rowAddresses, {tid, idx(0)});
+  memref::StoreOp::create(b, asI32(wordCol), rowAddresses, {tid, idx(1)});
+  gpu::BarrierOp::create(b);
+  // Word w of the row lane `l` of this warp addressed.
+  auto rowWord = [&](Value l, Value w) {
+    Value at = arith::AddIOp::create(b, warpBase, l);
+    Value r = asIndex(load(rowAddresses, {at, idx(0)}));
+    Value col = asIndex(load(rowAddresses, {at, idx(1)}));
+    return load(tiles, {r, arith::AddIOp::create(b, col, w)});
+  };
+  SmallVector<Value> words;
+  for (int64_t m = 0; m < count; ++m) {
+    if (!transpose) {
+      // Row g of matrix m, its word c.
+      words.push_back(rowWord(arith::AddIOp::create(b, g, idx(8 * m)), c4));
+      continue;
+    }
+    // Column g of matrix m, rows 2c and 2c + 1: element g of each row,
+    // half g % 2 of its word g / 2.
+    Value w = arith::DivUIOp::create(b, g, idx(2));
+    Value shift = asI32(arith::MulIOp::create(
+        b, arith::RemUIOp::create(b, g, idx(2)), idx(16)));
+    Value halves[2];
+    for (int k = 0; k < 2; ++k) {
+      Value l = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
+                                      idx(8 * m + k));
+      halves[k] = arith::AndIOp::create(
+          b, arith::ShRUIOp::create(b, rowWord(l, w), shift), i32(0xffff));
+    }
+    words.push_back(pack(halves[0], halves[1]));
+  }
+  gpu::BarrierOp::create(b);
+  return words;
 }
 
 SmallVector<Value> MmaFlashEmitter::mma(ArrayRef<Value> a,
@@ -301,7 +460,6 @@ SmallVector<Value> MmaFlashEmitter::emulatedMma(ArrayRef<Value> a,
   for (auto [k, w] : llvm::enumerate(bWords))
     memref::StoreOp::create(b, w, mmaB, {tid, idx(k)});
   gpu::BarrierOp::create(b);
-  Value warpBase = arith::MulIOp::create(b, warp, idx(kWarp));
   SmallVector<Value> out;
   for (int64_t i = 0; i < 4; ++i) {
     // C entry i: row g (+ 8 for i >= 2), col n = 2c + i % 2.
@@ -346,20 +504,33 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
   int64_t keyTiles8 = keyTile / 8;
   // S = Q K^T, one 16x8 C fragment per 8 keys.
   SmallVector<SmallVector<Value>> s(keyTiles8);
+  // Lane l addresses row l % 8 of matrix l / 8 (of `count`).
+  Value laneRow = arith::RemUIOp::create(b, lane, idx(8));
+  auto laneMatrix = [&](int64_t count) {
+    return arith::RemUIOp::create(b, arith::DivUIOp::create(b, lane, idx(8)),
+                                  idx(count));
+  };
   for (int64_t nt = 0; nt < keyTiles8; ++nt) {
     SmallVector<Value> acc(4, f32(0.0f));
-    Value key = stagedRow(arith::AddIOp::create(b, g, idx(8 * nt)));
-    for (int64_t kc = 0; kc < dChunks; ++kc) {
-      Value w0 = arith::AddIOp::create(b, c4, idx(8 * kc));
-      Value w1 = arith::AddIOp::create(b, c4, idx(8 * kc + 4));
-      acc = mma(qFragments[kc],
-                {load(keyWords, {key, w0}), load(keyWords, {key, w1})}, acc);
+    // Matrices: keys 8 nt .. 8 nt + 7 by the 8-column chunks 2 kc ..
+    // 2 kc + 3 of D, i.e. B's two words for D chunks kc and kc + 1.
+    Value key = stagedRow(arith::AddIOp::create(b, laneRow, idx(8 * nt)));
+    for (int64_t kc = 0; kc < dChunks; kc += 2) {
+      int64_t count = kc + 1 < dChunks ? 4 : 2;
+      Value chunk = arith::AddIOp::create(b, laneMatrix(count), idx(2 * kc));
+      SmallVector<Value> words =
+          loadMatrices(keyRows, paddedDim / 8, key, chunk, count, false);
+      acc = mma(qFragments[kc], {words[0], words[1]}, acc);
+      if (count == 4)
+        acc = mma(qFragments[kc + 1], {words[2], words[3]}, acc);
     }
     s[nt] = acc;
   }
 
-  // Scores: scaled, modded, masked; keys past the end of K dropped.
-  Value scaleValue = f32(scale());
+  // Scores: scaled, modded, masked; keys past the end of K dropped. In
+  // log2 units when nothing but a mask follows the scale.
+  Value scaleValue =
+      f32(log2Scores ? float(double(scale()) * M_LOG2E) : scale());
   bool shortTiles = keyLen % keyTile != 0;
   for (int64_t nt = 0; nt < keyTiles8; ++nt)
     for (int64_t i = 0; i < 4; ++i) {
@@ -397,11 +568,11 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew,
                               f32(-INFINITY)),
         f32(0.0f), mNew);
-    alpha[r] = exp(arith::SubFOp::create(b, m, reference));
+    alpha[r] = expOfScore(arith::SubFOp::create(b, m, reference));
     Value l = arith::MulFOp::create(b, state[2 + r], alpha[r]);
     for (int64_t nt = 0; nt < keyTiles8; ++nt)
       for (int i = 2 * r; i < 2 * r + 2; ++i) {
-        s[nt][i] = exp(arith::SubFOp::create(b, s[nt][i], reference));
+        s[nt][i] = expOfScore(arith::SubFOp::create(b, s[nt][i], reference));
         l = arith::AddFOp::create(b, l, s[nt][i]);
       }
     next[r] = mNew;
@@ -419,13 +590,26 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
     ArrayRef<Value> s0 = s[2 * kc], s1 = s[2 * kc + 1];
     SmallVector<Value> p = {packF32(s0[0], s0[1]), packF32(s0[2], s0[3]),
                             packF32(s1[0], s1[1]), packF32(s1[2], s1[3])};
-    Value w0 = stagedWord(arith::AddIOp::create(b, c4, idx(8 * kc)));
-    Value w1 = stagedWord(arith::AddIOp::create(b, c4, idx(8 * kc + 4)));
-    for (int64_t v = 0; v < valueTiles; ++v) {
-      Value col = arith::AddIOp::create(b, g, idx(8 * v));
-      acc[v] =
-          mma(p, {load(valueWords, {col, w0}), load(valueWords, {col, w1})},
-              acc[v]);
+    // Matrices (transposed): keys 16 kc .. 16 kc + 7 and 16 kc + 8 ..
+    // 16 kc + 15 of value chunk v, then of chunk v + 1: B's two words for
+    // value tiles v and v + 1.
+    for (int64_t v = 0; v < valueTiles; v += 2) {
+      int64_t count = v + 1 < valueTiles ? 4 : 2;
+      Value matrix = laneMatrix(count);
+      Value key = stagedRow(arith::AddIOp::create(
+          b, laneRow,
+          arith::AddIOp::create(
+              b,
+              arith::MulIOp::create(
+                  b, arith::RemUIOp::create(b, matrix, idx(2)), idx(8)),
+              idx(16 * kc))));
+      Value chunk = arith::AddIOp::create(
+          b, arith::DivUIOp::create(b, matrix, idx(2)), idx(v));
+      SmallVector<Value> words =
+          loadMatrices(valueRows, valueTiles, key, chunk, count, true);
+      acc[v] = mma(p, {words[0], words[1]}, acc[v]);
+      if (count == 4)
+        acc[v + 1] = mma(p, {words[2], words[3]}, acc[v + 1]);
     }
   }
   for (int64_t v = 0; v < valueTiles; ++v)
@@ -487,7 +671,10 @@ void MmaFlashEmitter::storePartials(ValueRange final, Value workgroup) {
                           /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(store.thenBlock());
-    memref::StoreOp::create(b, final[r], partialsBuf,
+    // The merge kernel reads m in natural units.
+    Value m =
+        log2Scores ? arith::MulFOp::create(b, final[r], f32(M_LN2)) : final[r];
+    memref::StoreOp::create(b, m, partialsBuf,
                             {workgroup, rowInTile[r], idx(valueDim)});
     memref::StoreOp::create(b, l, partialsBuf,
                             {workgroup, rowInTile[r], idx(valueDim + 1)});

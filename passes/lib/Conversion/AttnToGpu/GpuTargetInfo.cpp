@@ -70,6 +70,12 @@ public:
   Value exp(ImplicitLocOpBuilder &b, Value x) const override {
     return math::ExpOp::create(b, x);
   }
+  /// math.exp2 has no SPIR-V (GLSL) lowering upstream: exp(x ln 2).
+  Value exp2(ImplicitLocOpBuilder &b, Value x) const override {
+    return math::ExpOp::create(
+        b, arith::MulFOp::create(
+               b, x, arith::ConstantOp::create(b, b.getF32FloatAttr(M_LN2))));
+  }
   Value fma(ImplicitLocOpBuilder &b, Value a, Value x, Value c) const override {
     return math::FmaOp::create(b, a, x, c);
   }
@@ -111,15 +117,19 @@ public:
   void prepareKernel(gpu::GPUFuncOp, int32_t) const override {}
   Type bufferElementType(Type element) const override { return element; }
 
-  /// ex2.approx.f32 of x log2(e): math.exp / math.exp2 become libdevice
-  /// calls unless a CUDA toolkit is named at compile time, and libdevice
-  /// is not always there.
+  /// ex2.approx.f32 (of x log2(e) for exp): math.exp / math.exp2 become
+  /// libdevice calls unless a CUDA toolkit is named at compile time, and
+  /// libdevice is not always there.
   Value exp(ImplicitLocOpBuilder &b, Value x) const override {
-    Value scaled = arith::MulFOp::create(
-        b, x, arith::ConstantOp::create(b, b.getF32FloatAttr(M_LOG2E)));
+    return exp2(
+        b, arith::MulFOp::create(b, x,
+                                 arith::ConstantOp::create(
+                                     b, b.getF32FloatAttr(float(M_LOG2E)))));
+  }
+  Value exp2(ImplicitLocOpBuilder &b, Value x) const override {
     return LLVM::CallIntrinsicOp::create(
                b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx"),
-               ValueRange{scaled})
+               ValueRange{x})
         .getResult(0);
   }
   /// A multiply and an add that ptxas contracts (math.fma would become a
@@ -148,6 +158,8 @@ public:
   void addLoweringPasses(OpPassManager &pm) const override {
     OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
     kernelPm.addPass(createSCFToControlFlowPass());
+    // ldmatrix and cp.async (nvgpu) first: their lowering wants memrefs.
+    kernelPm.addPass(createConvertNVGPUToNVVMPass());
     ConvertGpuOpsToNVVMOpsOptions nvvm;
     nvvm.useBarePtrCallConv = true;
     kernelPm.addPass(createConvertGpuOpsToNVVMOps(nvvm));
