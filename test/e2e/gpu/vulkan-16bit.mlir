@@ -19,10 +19,13 @@
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=dense_mask_bias_decode | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --gpu-target=vulkan-generic --check --entry=bf16_window_gqa | FileCheck %s --check-prefix=BF16
 // The tensor-core kernel of the CUDA target (GpuMmaFlashKernel.cpp), each
-// mma.sync emulated in workgroup memory from PTX's fragment layout: its
-// staging, fragments, quad reductions and P-as-A-operand reuse run here.
-// It also rounds P to the input type (as FlashAttention does), still well
-// inside the bar.
+// mma.sync and ldmatrix emulated in workgroup memory from PTX's fragment
+// layouts: its staging (swizzled chunks, the two-stage ring, Q in
+// workgroup memory or, at D = 128 on lavapipe's 32 KiB, in registers),
+// fragments, quad reductions and P-as-A-operand reuse run here. It also
+// rounds P to the input type (as FlashAttention does), still well inside
+// the bar. Without mods the scores are in log2 units (dense, causal,
+// window, documents); ALiBi and the soft-cap keep natural units.
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_causal_d128 | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_window_gqa | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_cross_bottom_right | FileCheck %s --check-prefix=F16
@@ -30,6 +33,8 @@
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_documents | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_short_keys | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_tiny | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_dense_d64 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_dense_d128 | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --stats --entry=bf16_window_gqa | FileCheck %s --check-prefix=STATS
 // STATS: stats: query tile 64, key tile {{[0-9]+}}: visited [[N:[0-9]+]] of
 // STATS-NEXT: stats: key tiles the pattern keeps something of (reference): [[N]]{{$}}
@@ -117,4 +122,22 @@ func.func @f16_tiny(%q: tensor<3x1x5x8xf16>, %k: tensor<3x1x3x8xf16>,
       : (tensor<3x1x5x8xf16>, tensor<3x1x3x8xf16>, tensor<3x1x3x3xf16>)
       -> tensor<3x1x5x3xf16>
   return %o : tensor<3x1x5x3xf16>
+}
+
+// Dense, no mods (scores in log2 units), odd lengths: L = 131, D = 64.
+func.func @f16_dense_d64(%q: tensor<2x2x131x64xf16>, %k: tensor<2x2x131x64xf16>,
+                         %v: tensor<2x2x131x64xf16>) -> tensor<2x2x131x64xf16> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<2x2x131x64xf16>, tensor<2x2x131x64xf16>, tensor<2x2x131x64xf16>)
+      -> tensor<2x2x131x64xf16>
+  return %o : tensor<2x2x131x64xf16>
+}
+
+// bf16, D = 128, dense, Lq = 70 against Lk = 200.
+func.func @bf16_dense_d128(%q: tensor<1x2x70x128xbf16>, %k: tensor<1x2x200x128xbf16>,
+                           %v: tensor<1x2x200x128xbf16>) -> tensor<1x2x70x128xbf16> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x2x70x128xbf16>, tensor<1x2x200x128xbf16>, tensor<1x2x200x128xbf16>)
+      -> tensor<1x2x70x128xbf16>
+  return %o : tensor<1x2x70x128xbf16>
 }

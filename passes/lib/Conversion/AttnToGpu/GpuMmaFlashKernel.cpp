@@ -117,13 +117,17 @@ private:
 
   /// The staged tile of `depth` x keyTile rows of `rowChunks` chunks of 8
   /// elements (CUDA: the input type; emulated: 32-bit words).
-  Value tileBuffer(int64_t rowChunks);
+  Value tileBuffer(int64_t rowCount, int64_t rowChunks);
+  /// Q's A fragment for D columns [16 kc, 16 kc + 16).
+  SmallVector<Value> queryFragment(int64_t kc);
   /// Chunk `chunk` of staged row `row` as stored (the swizzle).
   Value swizzle(Value row, Value chunk, int64_t rowChunks);
-  /// Copies rows [j0, j0 + tk) of `src` (columns [0, dim)) to `tiles`,
-  /// zeros past tk and past dim.
-  void stageRows(Value tiles, int64_t rowChunks, Value src, int64_t dim,
-                 Value j0, Value tk);
+  /// Copies `count` rows of `src` (head `head`, rows [j0, j0 + count) of
+  /// rowLimit, columns [0, dim)) to `tiles` at staged rows stagedAt(r),
+  /// zeros past count and past dim; `total` rows in all.
+  void stageRows(Value tiles, int64_t rowChunks, Value src, Value head,
+                 int64_t rowLimit, int64_t dim, Value j0, Value count,
+                 int64_t total, function_ref<Value(Value)> stagedAt);
   /// ldmatrix.x`count` (.trans with `transpose`): this lane addresses chunk
   /// `chunk` of staged row `row`; one 32-bit word per matrix.
   SmallVector<Value> loadMatrices(Value tiles, int64_t rowChunks, Value row,
@@ -158,9 +162,12 @@ private:
   bool asyncCopies = false, log2Scores = false;
   Value warp, lane, g, c4, warpRow, warpBase;
   Value rowIndex[2], rowActive[2], rowInTile[2];
-  SmallVector<SmallVector<Value>> qFragments; // [dChunks][4]
-  Value keyRows, valueRows;                   // staged tiles, workgroup memory
-  Value mmaA, mmaB, rowAddresses;             // Vulkan emulation
+  /// Q's A fragments in registers ([dChunks][4]), or Q's rows in
+  /// workgroup memory (`queryRows`, read with ldmatrix per tile).
+  SmallVector<SmallVector<Value>> qFragments;
+  Value queryRows;
+  Value keyRows, valueRows;       // staged tiles, workgroup memory
+  Value mmaA, mmaB, rowAddresses; // Vulkan emulation
 };
 
 Value MmaFlashEmitter::bitsOf(Value element) {
@@ -224,23 +231,47 @@ void MmaFlashEmitter::prologue() {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
                                  idx(headDim));
   };
-  for (int64_t kc = 0; kc < dChunks; ++kc) {
-    SmallVector<Value> words;
-    for (int k = 0; k < 4; ++k) {
-      Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
-                                        idx(16 * kc + (k >= 2 ? 8 : 0)));
-      Value col1 = arith::AddIOp::create(b, col, idx(1));
-      Value row = rowIndex[k % 2];
-      words.push_back(pack(loadBits(queryBuf, headIv, row, col, colValid(col),
-                                    queryLen, headDim),
-                           loadBits(queryBuf, headIv, row, col1, colValid(col1),
-                                    queryLen, headDim)));
+  // Q in workgroup memory (FlashAttention-2's default) frees its
+  // registers; where Q and every stage do not fit, Q stays in registers,
+  // except past D = 128 where it would not fit there either (the O
+  // accumulators take 4 Dv / 8 registers): then one stage.
+  int64_t stageBytes = keyTile * (paddedDim + paddedValueDim) * 2;
+  int64_t queryBytes = rows * paddedDim * 2;
+  int64_t emulationBytes = api->hasNativeMma() ? 0 : invocations() * 8 * 4;
+  auto fits = [&](int64_t stages) {
+    return queryBytes + stages * stageBytes + emulationBytes <=
+           target.workgroupMemoryBytes;
+  };
+  bool stageQuery = fits(depth);
+  if (!stageQuery && headDim > 128 && fits(1)) {
+    stageQuery = true;
+    depth = 1;
+  }
+  if (stageQuery) {
+    queryRows = tileBuffer(rows, paddedDim / 8);
+    stageRows(queryRows, paddedDim / 8, queryBuf, headIv, queryLen, headDim,
+              first, tileRows, rows, [](Value r) { return r; });
+    commitStage();
+  } else {
+    for (int64_t kc = 0; kc < dChunks; ++kc) {
+      SmallVector<Value> words;
+      for (int k = 0; k < 4; ++k) {
+        Value col =
+            arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
+                                  idx(16 * kc + (k >= 2 ? 8 : 0)));
+        Value col1 = arith::AddIOp::create(b, col, idx(1));
+        Value row = rowIndex[k % 2];
+        words.push_back(pack(loadBits(queryBuf, headIv, row, col, colValid(col),
+                                      queryLen, headDim),
+                             loadBits(queryBuf, headIv, row, col1,
+                                      colValid(col1), queryLen, headDim)));
+      }
+      qFragments.push_back(words);
     }
-    qFragments.push_back(words);
   }
 
-  keyRows = tileBuffer(paddedDim / 8);
-  valueRows = tileBuffer(valueTiles);
+  keyRows = tileBuffer(depth * keyTile, paddedDim / 8);
+  valueRows = tileBuffer(depth * keyTile, valueTiles);
   if (!api->hasNativeMma()) {
     mmaA = workgroupBuffer({invocations(), 4}, b.getI32Type());
     mmaB = workgroupBuffer({invocations(), 2}, b.getI32Type());
@@ -248,11 +279,28 @@ void MmaFlashEmitter::prologue() {
   }
 }
 
-Value MmaFlashEmitter::tileBuffer(int64_t rowChunks) {
+Value MmaFlashEmitter::tileBuffer(int64_t rowCount, int64_t rowChunks) {
   if (!api->hasNativeMma())
-    return workgroupBuffer({depth * keyTile, rowChunks * 4}, b.getI32Type());
-  return workgroupBuffer({depth * keyTile, rowChunks * 8},
+    return workgroupBuffer({rowCount, rowChunks * 4}, b.getI32Type());
+  return workgroupBuffer({rowCount, rowChunks * 8},
                          api->bufferElementType(elementType));
+}
+
+SmallVector<Value> MmaFlashEmitter::queryFragment(int64_t kc) {
+  if (!queryRows)
+    return qFragments[kc];
+  // Matrices: rows 0-7 and 8-15 of the warp's 16 by D chunk 2 kc, then by
+  // chunk 2 kc + 1: a0, a1, a2, a3.
+  Value half = arith::RemUIOp::create(
+      b, arith::DivUIOp::create(b, lane, idx(8)), idx(2));
+  Value row = arith::AddIOp::create(
+      b, warpRow,
+      arith::AddIOp::create(b, arith::MulIOp::create(b, half, idx(8)),
+                            arith::RemUIOp::create(b, lane, idx(8))));
+  Value chunk = arith::AddIOp::create(
+      b, arith::DivUIOp::create(b, lane, idx(16)), idx(2 * kc));
+  return loadMatrices(queryRows, paddedDim / 8, row, chunk, 4,
+                      /*transpose=*/false);
 }
 
 Value MmaFlashEmitter::swizzle(Value row, Value chunk, int64_t rowChunks) {
@@ -277,12 +325,17 @@ SmallVector<Value> MmaFlashEmitter::initialState() {
 }
 
 void MmaFlashEmitter::stageTile(Value j0, Value tk) {
-  stageRows(keyRows, paddedDim / 8, keyBuf, headDim, j0, tk);
-  stageRows(valueRows, valueTiles, valueBuf, valueDim, j0, tk);
+  auto staged = [&](Value r) { return stagedRow(r); };
+  stageRows(keyRows, paddedDim / 8, keyBuf, kvHead, keyLen, headDim, j0, tk,
+            keyTile, staged);
+  stageRows(valueRows, valueTiles, valueBuf, kvHead, keyLen, valueDim, j0, tk,
+            keyTile, staged);
 }
 
 void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
-                                int64_t dim, Value j0, Value tk) {
+                                Value head, int64_t rowLimit, int64_t dim,
+                                Value j0, Value count, int64_t total,
+                                function_ref<Value(Value)> stagedAt) {
   auto lt = [&](Value x, Value limit) -> Value {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, limit);
   };
@@ -291,39 +344,40 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
   };
   // Invocation t copies chunks t, t + invocations, ...
   scf::ForOp::create(
-      b, tid, idx(keyTile * rowChunks), idx(invocations()), ValueRange{},
+      b, tid, idx(total * rowChunks), idx(invocations()), ValueRange{},
       [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         Value r = arith::DivUIOp::create(b, e, idx(rowChunks));
         Value chunk = arith::RemUIOp::create(b, e, idx(rowChunks));
-        Value row = stagedRow(r);
+        Value row = stagedAt(r);
         Value stored = swizzle(row, chunk, rowChunks);
         Value key = arith::AddIOp::create(b, j0, r);
-        Value keyValid = lt(r, tk);
+        Value keyValid = lt(r, count);
         Value col0 = arith::MulIOp::create(b, chunk, idx(8));
         if (asyncCopies) {
           // 16 bytes, or none (zero fill) past tk or past dim; the source
           // address stays inside the tensor either way.
           Value valid = both(keyValid, lt(col0, idx(dim)));
           Value count = arith::SelectOp::create(b, valid, idx(8), idx(0));
-          Value srcKey = arith::MinUIOp::create(b, key, idx(keyLen - 1));
+          Value srcKey = arith::MinUIOp::create(b, key, idx(rowLimit - 1));
           Value srcCol = arith::SelectOp::create(b, valid, col0, idx(0));
           nvgpu::DeviceAsyncCopyOp::create(
               b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
               ValueRange{row, arith::MulIOp::create(b, stored, idx(8))}, src,
-              ValueRange{batchIv, kvHead, srcKey, srcCol}, b.getIndexAttr(8),
+              ValueRange{batchIv, head, srcKey, srcCol}, b.getIndexAttr(8),
               count, b.getUnitAttr());
         } else if (!api->hasNativeMma()) {
           // Four words of two elements.
           for (int64_t w = 0; w < 4; ++w) {
             Value col = arith::AddIOp::create(b, col0, idx(2 * w));
             Value col1 = arith::AddIOp::create(b, col, idx(1));
-            Value lo = loadBits(src, kvHead, key, col,
-                                both(keyValid, lt(col, idx(dim))), keyLen, dim);
+            Value lo =
+                loadBits(src, head, key, col, both(keyValid, lt(col, idx(dim))),
+                         rowLimit, dim);
             Value hi =
-                loadBits(src, kvHead, key, col1,
-                         both(keyValid, lt(col1, idx(dim))), keyLen, dim);
+                loadBits(src, head, key, col1,
+                         both(keyValid, lt(col1, idx(dim))), rowLimit, dim);
             memref::StoreOp::create(
                 b, pack(lo, hi), tiles,
                 {row,
@@ -336,8 +390,8 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
           for (int64_t i = 0; i < 8; ++i) {
             Value col = arith::AddIOp::create(b, col0, idx(i));
             Value bits =
-                loadBits(src, kvHead, key, col,
-                         both(keyValid, lt(col, idx(dim))), keyLen, dim);
+                loadBits(src, head, key, col, both(keyValid, lt(col, idx(dim))),
+                         rowLimit, dim);
             Value element = arith::BitcastOp::create(
                 b, stagedType,
                 arith::TruncIOp::create(b, b.getI16Type(), bits));
@@ -503,28 +557,31 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
                                                 Value tk, bool masked) {
   int64_t keyTiles8 = keyTile / 8;
   // S = Q K^T, one 16x8 C fragment per 8 keys.
-  SmallVector<SmallVector<Value>> s(keyTiles8);
+  SmallVector<SmallVector<Value>> s(keyTiles8,
+                                    SmallVector<Value>(4, f32(0.0f)));
   // Lane l addresses row l % 8 of matrix l / 8 (of `count`).
   Value laneRow = arith::RemUIOp::create(b, lane, idx(8));
   auto laneMatrix = [&](int64_t count) {
     return arith::RemUIOp::create(b, arith::DivUIOp::create(b, lane, idx(8)),
                                   idx(count));
   };
-  for (int64_t nt = 0; nt < keyTiles8; ++nt) {
-    SmallVector<Value> acc(4, f32(0.0f));
-    // Matrices: keys 8 nt .. 8 nt + 7 by the 8-column chunks 2 kc ..
-    // 2 kc + 3 of D, i.e. B's two words for D chunks kc and kc + 1.
-    Value key = stagedRow(arith::AddIOp::create(b, laneRow, idx(8 * nt)));
-    for (int64_t kc = 0; kc < dChunks; kc += 2) {
-      int64_t count = kc + 1 < dChunks ? 4 : 2;
-      Value chunk = arith::AddIOp::create(b, laneMatrix(count), idx(2 * kc));
+  // Per pair of D chunks (kc, kc + 1): Q's A fragments, then per 8 keys
+  // one ldmatrix.x4 of K, i.e. B's two words for kc and kc + 1 (rows: keys
+  // 8 nt .. 8 nt + 7, the 8-column chunks 2 kc .. 2 kc + 3 of D).
+  for (int64_t kc = 0; kc < dChunks; kc += 2) {
+    int64_t count = kc + 1 < dChunks ? 4 : 2;
+    SmallVector<Value> a0 = queryFragment(kc), a1;
+    if (count == 4)
+      a1 = queryFragment(kc + 1);
+    Value chunk = arith::AddIOp::create(b, laneMatrix(count), idx(2 * kc));
+    for (int64_t nt = 0; nt < keyTiles8; ++nt) {
+      Value key = stagedRow(arith::AddIOp::create(b, laneRow, idx(8 * nt)));
       SmallVector<Value> words =
           loadMatrices(keyRows, paddedDim / 8, key, chunk, count, false);
-      acc = mma(qFragments[kc], {words[0], words[1]}, acc);
+      s[nt] = mma(a0, {words[0], words[1]}, s[nt]);
       if (count == 4)
-        acc = mma(qFragments[kc + 1], {words[2], words[3]}, acc);
+        s[nt] = mma(a1, {words[2], words[3]}, s[nt]);
     }
-    s[nt] = acc;
   }
 
   // Scores: scaled, modded, masked; keys past the end of K dropped. In
