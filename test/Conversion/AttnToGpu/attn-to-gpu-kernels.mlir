@@ -51,7 +51,7 @@
 // VK: gpu.return
 
 // CUDA: gpu.func @causal
-// CUDA-SAME: workgroup(%{{.*}} : memref<64x40xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x40xf32, #gpu.address_space<workgroup>>)
+// CUDA-SAME: workgroup(%{{.*}} : memref<64x40xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64x40xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CUDA-SAME: kernel
 // CUDA-NOT: spirv.entry_point_abi
 // CUDA-NOT: memref.alloc

@@ -12,18 +12,18 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels="emulate-mma=true" | FileCheck %s --check-prefix=EMU
 
 // CUDA-LABEL: gpu.func @f16_causal(
-// Two stages of 32 keys, K and V rows as f16 (D = 64).
-// CUDA-SAME: workgroup(%[[K:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>)
+// Q's 64 rows, then two stages of 32 keys of K and of V, as f16 (D = 64),
+// 16-byte aligned for cp.async and ldmatrix.
+// CUDA-SAME: workgroup(%[[Q:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[K:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[V:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CUDA-SAME: known_block_size = array<i32: 128, 1, 1>
+// CUDA-SAME: nvvm.minctasm = 1
 // The scale 1/8 times log2 e, one multiply per score.
 // CUDA-NOT: arith.constant 1.44269502
 // CUDA: arith.constant 0.180336878 : f32
-// Q's fragments: pairs of f16 bits packed into words.
-// CUDA: arith.bitcast %{{.*}} : f16 to i16
-// CUDA: arith.shli
-// CUDA: arith.ori
-// The ring's first stage: 16-byte copies of K and V rows, zero-filled
-// past the ends, one group.
+// Q's rows, copied once (a group of their own), then the ring's first
+// stage: 16-byte copies of K and V rows, zero-filled past the ends.
+// CUDA: nvgpu.device_async_copy %arg0[{{.*}}], %[[Q]][{{.*}}], 8, %{{.*}} {bypassL1}
+// CUDA: nvvm.cp.async.commit.group
 // CUDA: nvgpu.device_async_copy %arg1[{{.*}}], %[[K]][{{.*}}], 8, %{{.*}} {bypassL1}
 // CUDA: nvgpu.device_async_copy %arg2[{{.*}}], %[[V]][{{.*}}], 8, %{{.*}} {bypassL1}
 // CUDA: nvvm.cp.async.commit.group
@@ -34,7 +34,9 @@
 // CUDA: nvvm.cp.async.commit.group
 // CUDA-NEXT: nvvm.cp.async.wait.group 1
 // CUDA-NEXT: gpu.barrier
-// S = Q K^T: D = 64 is 4 k-steps per 8 keys, two ldmatrix.x4 of K.
+// S = Q K^T: D = 64 is 4 k-steps per 8 keys: Q's A fragments and K's B
+// fragments by ldmatrix.x4.
+// CUDA: nvgpu.ldmatrix %[[Q]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CUDA: nvgpu.ldmatrix %[[K]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CUDA: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CUDA: gpu.shuffle xor
@@ -52,12 +54,13 @@
 // VK-NOT: gpu.shuffle
 // VK: gpu.return
 
-// Emulated: K and V tiles as words (2 x 32 rows of 64 / 2), the mma
-// operands and the ldmatrix row addresses in workgroup memory.
+// Emulated: Q, K and V tiles as words (64 rows, 2 x 32 rows, of 64 / 2),
+// the mma operands and the ldmatrix row addresses in workgroup memory.
 // EMU-LABEL: gpu.func @f16_causal(
 // EMU-SAME: known_block_size = array<i32: 128, 1, 1>
 // EMU-NOT: nvvm.mma.sync
 // EMU-NOT: nvgpu
+// EMU: memref.alloc() : memref<64x32xi32, 3>
 // EMU: memref.alloc() : memref<64x32xi32, 3>
 // EMU: memref.alloc() : memref<64x32xi32, 3>
 // EMU: memref.alloc() : memref<128x4xi32, 3>
@@ -77,7 +80,7 @@ func.func @f16_causal(%q: tensor<1x2x97x64xf16>, %k: tensor<1x2x97x64xf16>,
 // bf16 operands are i32 words; D = 40 pads to 3 k-steps (48 columns, the
 // last ldmatrix an x2), Dv = 40 is 5 value tiles.
 // CUDA-LABEL: gpu.func @bf16_dense(
-// CUDA-SAME: workgroup(%{{.*}} : memref<64x48xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x40xbf16, #gpu.address_space<workgroup>>)
+// CUDA-SAME: workgroup(%{{.*}} : memref<64x48xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64x48xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CUDA: nvgpu.device_async_copy
 // CUDA: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
 // CUDA: nvgpu.ldmatrix {{.*}} {numTiles = 2 : i32, transpose = false}
@@ -101,7 +104,7 @@ func.func @bf16_dense(%q: tensor<1x2x97x40xbf16>, %k: tensor<1x2x97x40xbf16>,
 // and stores (same swizzled layout, V padded to 24 columns), no cp.async.
 // A soft-cap keeps the scores in natural units: exp is ex2 of x log2 e.
 // CUDA-LABEL: gpu.func @f16_softcap_dv20(
-// CUDA-SAME: workgroup(%[[K:.*]] : memref<64x32xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<64x24xf16, #gpu.address_space<workgroup>>)
+// CUDA-SAME: workgroup(%{{.*}} : memref<64x32xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[K:.*]] : memref<64x32xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[V:.*]] : memref<64x24xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CUDA-NOT: nvgpu.device_async_copy
 // CUDA-NOT: nvvm.cp.async
 // CUDA: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
