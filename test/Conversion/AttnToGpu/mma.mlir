@@ -124,6 +124,26 @@ func.func @f16_softcap_dv20(%q: tensor<1x2x97x24xf16>, %k: tensor<1x2x97x24xf16>
 
 // -----
 
+// GQA decoding: the 4 query heads of each KV head are the rows of one
+// workgroup (grid y = 2 KV heads, not 8 query heads); 4096 keys split over
+// 32 workgroups per KV head, merged by the second kernel.
+// CUDA-LABEL: gpu.func @f16_decode_gqa(
+// CUDA-SAME: attn.grid = array<i64: 32, 2, 1>
+// CUDA-SAME: attn.key_splits = 32
+// CUDA-SAME: attn.packed_heads = 4
+// CUDA: nvvm.mma.sync
+// CUDA-LABEL: gpu.func @f16_decode_gqa_merge(
+// CUDA-SAME: attn.grid = array<i64: 1, 2, 1>
+func.func @f16_decode_gqa(%q: tensor<1x8x1x128xf16>, %k: tensor<1x2x4096x128xf16>,
+                          %v: tensor<1x2x4096x128xf16>) -> tensor<1x8x1x128xf16> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x8x1x128xf16>, tensor<1x2x4096x128xf16>, tensor<1x2x4096x128xf16>)
+      -> tensor<1x8x1x128xf16>
+  return %o : tensor<1x8x1x128xf16>
+}
+
+// -----
+
 // f32 stays on the scalar kernel on CUDA too.
 // CUDA-LABEL: gpu.func @f32_dense(
 // CUDA-SAME: known_block_size = array<i32: 64, 1, 1>

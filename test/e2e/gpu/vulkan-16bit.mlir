@@ -35,6 +35,10 @@
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_tiny | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_dense_d64 | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_dense_d128 | FileCheck %s --check-prefix=BF16
+// GQA decoding: the query heads of a KV head share one workgroup's rows
+// (4 heads x 1 row; then 3 heads x 5 rows with per-head ALiBi slopes).
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=f16_decode_gqa | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --check --entry=bf16_gqa_alibi_short | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --stats --entry=bf16_window_gqa | FileCheck %s --check-prefix=STATS
 // STATS: stats: query tile 64, key tile {{[0-9]+}}: visited [[N:[0-9]+]] of
 // STATS-NEXT: stats: key tiles the pattern keeps something of (reference): [[N]]{{$}}
@@ -140,4 +144,24 @@ func.func @bf16_dense_d128(%q: tensor<1x2x70x128xbf16>, %k: tensor<1x2x200x128xb
       : (tensor<1x2x70x128xbf16>, tensor<1x2x200x128xbf16>, tensor<1x2x200x128xbf16>)
       -> tensor<1x2x70x128xbf16>
   return %o : tensor<1x2x70x128xbf16>
+}
+
+// GQA 4:1 decoding, 600 keys: 4 packed rows per workgroup, split keys.
+func.func @f16_decode_gqa(%q: tensor<1x8x1x64xf16>, %k: tensor<1x2x600x64xf16>,
+                          %v: tensor<1x2x600x64xf16>) -> tensor<1x8x1x64xf16> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x8x1x64xf16>, tensor<1x2x600x64xf16>, tensor<1x2x600x64xf16>)
+      -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}
+
+// GQA 3:1, 5 queries against 77 keys (bottom-right causal), ALiBi slopes
+// per query head: 15 packed rows.
+func.func @bf16_gqa_alibi_short(%q: tensor<2x6x5x32xbf16>, %k: tensor<2x2x77x32xbf16>,
+                                %v: tensor<2x2x77x32xbf16>) -> tensor<2x6x5x32xbf16> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      mods = [#attn.alibi<max_bias = 8.0>]
+      : (tensor<2x6x5x32xbf16>, tensor<2x2x77x32xbf16>, tensor<2x2x77x32xbf16>)
+      -> tensor<2x6x5x32xbf16>
+  return %o : tensor<2x6x5x32xbf16>
 }

@@ -80,7 +80,13 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   rows = plan.queryTiling.tile;
   numQueryTiles = plan.queryTiling.numTiles(queryLen);
   numKeyTiles = (keyLen + keyTile - 1) / keyTile;
-  int64_t numWorkgroups = numQueryTiles * heads * batch;
+  // Decoding with GQA: one workgroup's rows hold every query head of a
+  // KV head (one tile of queryLen rows per head), where the kernel can.
+  if (group > 1 && numQueryTiles == 1 && queryLen * group <= rows &&
+      !countTiles && (!plan.schedules || plan.schedules->sharedByHeads) &&
+      packsQueryHeads())
+    packedHeads = group;
+  int64_t numWorkgroups = numQueryTiles * (heads / packedHeads) * batch;
   // Pipelined staging where the tiles to visit are known in advance.
   if (plan.schedules || !plan.staticPattern)
     depth = std::max<int64_t>(target.pipelineDepth, 1);
@@ -121,10 +127,13 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   api->prepareKernel(kernel, size);
 
   // The launch, for the tools (docs/Gpu.md, "Kernel descriptors").
-  kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr(
-                                   {numQueryTiles * splits, heads, batch}));
+  kernel->setAttr("attn.grid",
+                  b.getDenseI64ArrayAttr(
+                      {numQueryTiles * splits, heads / packedHeads, batch}));
   if (splits > 1)
     kernel->setAttr("attn.key_splits", b.getI64IntegerAttr(splits));
+  if (packedHeads > 1)
+    kernel->setAttr("attn.packed_heads", b.getI64IntegerAttr(packedHeads));
   kernel->setAttr("attn.tiling",
                   b.getDenseI64ArrayAttr({plan.queryTiling.tile,
                                           plan.queryTiling.period, keyTile}));
@@ -203,8 +212,8 @@ void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
   merge->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   merge.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(rows), 1, 1}));
   api->prepareKernel(merge, int32_t(rows));
-  merge->setAttr("attn.grid",
-                 b.getDenseI64ArrayAttr({numQueryTiles, heads, batch}));
+  merge->setAttr("attn.grid", b.getDenseI64ArrayAttr(
+                                  {numQueryTiles, heads / packedHeads, batch}));
   merge->setAttr("attn.tiling",
                  b.getDenseI64ArrayAttr({plan.queryTiling.tile,
                                          plan.queryTiling.period, keyTile}));
@@ -220,11 +229,21 @@ void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
   b.setInsertionPointToStart(&merge.getBody().front());
   Value partials = merge.getArgument(0), out = merge.getArgument(1);
   Value tile = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value headGroup = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value batchRow = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   Value row = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   auto [rowStart, count] =
       emitQueryTileRows(b, b.getLoc(), plan.queryTiling, tile, idx(queryLen));
+  // Packed heads: row p of the tile is query row p % queryLen of head
+  // headGroup * packedHeads + p / queryLen.
+  Value head = headGroup, tileRow = row;
+  if (packedHeads > 1) {
+    count = idx(queryLen * packedHeads);
+    head = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, headGroup, idx(packedHeads)),
+        arith::DivUIOp::create(b, row, idx(queryLen)));
+    tileRow = arith::RemUIOp::create(b, row, idx(queryLen));
+  }
   auto active = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, count),
       /*withElse=*/false);
@@ -236,7 +255,9 @@ void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
           arith::MulIOp::create(
               b,
               arith::AddIOp::create(
-                  b, arith::MulIOp::create(b, batchRow, idx(heads)), head),
+                  b,
+                  arith::MulIOp::create(b, batchRow, idx(heads / packedHeads)),
+                  headGroup),
               idx(numQueryTiles)),
           tile),
       idx(splits));
@@ -262,7 +283,7 @@ void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
   Value none =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0.0f));
   Value inverse = arith::DivFOp::create(b, f32(1.0f), l);
-  Value queryRow = arith::AddIOp::create(b, rowStart, row);
+  Value queryRow = arith::AddIOp::create(b, rowStart, tileRow);
   for (int64_t c = 0; c < valueDim; ++c) {
     Value o = f32(0.0f);
     for (int64_t s = 0; s < splits; ++s)
@@ -282,7 +303,10 @@ void GpuKernelEmitter::emitBody() {
     splitIv = arith::RemUIOp::create(b, tileIv, idx(splits));
     tileIv = arith::DivUIOp::create(b, tileIv, idx(splits));
   }
-  headIv = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value headGroup = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  headIv = packedHeads > 1
+               ? Value(arith::MulIOp::create(b, headGroup, idx(packedHeads)))
+               : headGroup;
   batchIv = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   kvHead = arith::DivUIOp::create(b, headIv, idx(group));
@@ -359,7 +383,8 @@ void GpuKernelEmitter::emitBody() {
       arith::MulIOp::create(
           b,
           arith::AddIOp::create(
-              b, arith::MulIOp::create(b, batchIv, idx(heads)), headIv),
+              b, arith::MulIOp::create(b, batchIv, idx(heads / packedHeads)),
+              headGroup),
           idx(numQueryTiles)),
       tileIv);
   if (splits > 1)

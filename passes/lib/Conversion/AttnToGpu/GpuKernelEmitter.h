@@ -64,6 +64,11 @@ protected:
   /// partial result (unnormalized O, then m and l, per row of the tile) of
   /// its share into `partials` [workgroup][row][Dv + 2] at `workgroup`.
   virtual bool splitsKeys() const { return false; }
+  /// Whether the kernel can hold the query rows of every head of a KV head
+  /// in one workgroup (GQA decoding): then `packedHeads` = group, headIv is
+  /// the group's first head and row p of the tile is query row
+  /// p % queryLen of head headIv + p / queryLen.
+  virtual bool packsQueryHeads() const { return false; }
   virtual void storePartials(ValueRange state, Value workgroup) {}
 
   /// The score of query row i and key j from the raw q.k (scaled,
@@ -85,6 +90,7 @@ protected:
   /// Workgroups per query tile sharing its key tiles (1: no split), this
   /// workgroup's share, and the partial results' buffer.
   int64_t splits = 1;
+  int64_t packedHeads = 1;
   Value splitIv, partialsBuf;
   /// Stages of the workgroup buffers (1, or the target's pipeline depth:
   /// the next tiles are copied while this one is computed) and the one

@@ -122,12 +122,25 @@ private:
   SmallVector<Value> queryFragment(int64_t kc);
   /// Chunk `chunk` of staged row `row` as stored (the swizzle).
   Value swizzle(Value row, Value chunk, int64_t rowChunks);
-  /// Copies `count` rows of `src` (head `head`, rows [j0, j0 + count) of
-  /// rowLimit, columns [0, dim)) to `tiles` at staged rows stagedAt(r),
-  /// zeros past count and past dim; `total` rows in all.
-  void stageRows(Value tiles, int64_t rowChunks, Value src, Value head,
-                 int64_t rowLimit, int64_t dim, Value j0, Value count,
-                 int64_t total, function_ref<Value(Value)> stagedAt);
+  /// Copies `total` rows of `src` (rows of rowLimit, columns [0, dim)) to
+  /// `tiles`: row r comes from (head, row) = sourceOf(r), or is zeros where
+  /// sourceOf says it is not valid, and lands at staged row stagedAt(r).
+  using SourceRowFn = function_ref<std::tuple<Value, Value, Value>(Value r)>;
+  void stageRows(Value tiles, int64_t rowChunks, Value src, int64_t rowLimit,
+                 int64_t dim, int64_t total, SourceRowFn sourceOf,
+                 function_ref<Value(Value)> stagedAt);
+  /// Row p of the query tile: its head, its query row (clamped to a valid
+  /// one) and whether it is a real row (GpuKernelEmitter::packedHeads).
+  std::tuple<Value, Value, Value> tileRow(Value p);
+  bool packsQueryHeads() const override { return true; }
+  /// finishScore for row r's head.
+  Value finishRowScore(Value x, int r, Value j, bool masked) {
+    Value head = headIv;
+    headIv = rowHead[r];
+    Value result = finishScore(x, rowIndex[r], j, masked);
+    headIv = head;
+    return result;
+  }
   /// ldmatrix.x`count` (.trans with `transpose`): this lane addresses chunk
   /// `chunk` of staged row `row`; one 32-bit word per matrix.
   SmallVector<Value> loadMatrices(Value tiles, int64_t rowChunks, Value row,
@@ -161,7 +174,7 @@ private:
   /// 8), and whether scores are kept in log2 units (no mods to apply).
   bool asyncCopies = false, log2Scores = false;
   Value warp, lane, g, c4, warpRow, warpBase;
-  Value rowIndex[2], rowActive[2], rowInTile[2];
+  Value rowIndex[2], rowActive[2], rowInTile[2], rowHead[2];
   /// Q's A fragments in registers ([dChunks][4]), or Q's rows in
   /// workgroup memory (`queryRows`, read with ldmatrix per tile).
   SmallVector<SmallVector<Value>> qFragments;
@@ -216,11 +229,7 @@ void MmaFlashEmitter::prologue() {
   for (int r = 0; r < 2; ++r) {
     rowInTile[r] = arith::AddIOp::create(
         b, warpRow, arith::AddIOp::create(b, g, idx(8 * r)));
-    rowActive[r] = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                         rowInTile[r], tileRows);
-    // Rows past the tile's end compute on its first row and store nothing.
-    rowIndex[r] = arith::SelectOp::create(
-        b, rowActive[r], arith::AddIOp::create(b, first, rowInTile[r]), first);
+    std::tie(rowHead[r], rowIndex[r], rowActive[r]) = tileRow(rowInTile[r]);
   }
 
   // Q's A fragments, once: word k of chunk kc holds row (k % 2 ? g + 8 : g)
@@ -249,8 +258,13 @@ void MmaFlashEmitter::prologue() {
   }
   if (stageQuery) {
     queryRows = tileBuffer(rows, paddedDim / 8);
-    stageRows(queryRows, paddedDim / 8, queryBuf, headIv, queryLen, headDim,
-              first, tileRows, rows, [](Value r) { return r; });
+    stageRows(
+        queryRows, paddedDim / 8, queryBuf, queryLen, headDim, rows,
+        [&](Value r) {
+          auto [head, row, active] = tileRow(r);
+          return std::make_tuple(head, row, active);
+        },
+        [](Value r) { return r; });
     commitStage();
   } else {
     for (int64_t kc = 0; kc < dChunks; ++kc) {
@@ -261,9 +275,9 @@ void MmaFlashEmitter::prologue() {
                                   idx(16 * kc + (k >= 2 ? 8 : 0)));
         Value col1 = arith::AddIOp::create(b, col, idx(1));
         Value row = rowIndex[k % 2];
-        words.push_back(pack(loadBits(queryBuf, headIv, row, col, colValid(col),
-                                      queryLen, headDim),
-                             loadBits(queryBuf, headIv, row, col1,
+        words.push_back(pack(loadBits(queryBuf, rowHead[k % 2], row, col,
+                                      colValid(col), queryLen, headDim),
+                             loadBits(queryBuf, rowHead[k % 2], row, col1,
                                       colValid(col1), queryLen, headDim)));
       }
       qFragments.push_back(words);
@@ -284,6 +298,23 @@ Value MmaFlashEmitter::tileBuffer(int64_t rowCount, int64_t rowChunks) {
     return workgroupBuffer({rowCount, rowChunks * 4}, b.getI32Type());
   return workgroupBuffer({rowCount, rowChunks * 8},
                          api->bufferElementType(elementType));
+}
+
+std::tuple<Value, Value, Value> MmaFlashEmitter::tileRow(Value p) {
+  Value count = packedHeads > 1 ? idx(packedHeads * queryLen) : tileRows;
+  Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p, count);
+  Value head = headIv, row = p;
+  if (packedHeads > 1) {
+    head = arith::AddIOp::create(
+        b, headIv,
+        arith::MinUIOp::create(b, arith::DivUIOp::create(b, p, idx(queryLen)),
+                               idx(packedHeads - 1)));
+    row = arith::RemUIOp::create(b, p, idx(queryLen));
+  }
+  // Rows past the tile's end compute on its first row and store nothing.
+  row = arith::SelectOp::create(b, active, arith::AddIOp::create(b, first, row),
+                                first);
+  return {head, row, active};
 }
 
 SmallVector<Value> MmaFlashEmitter::queryFragment(int64_t kc) {
@@ -326,15 +357,20 @@ SmallVector<Value> MmaFlashEmitter::initialState() {
 
 void MmaFlashEmitter::stageTile(Value j0, Value tk) {
   auto staged = [&](Value r) { return stagedRow(r); };
-  stageRows(keyRows, paddedDim / 8, keyBuf, kvHead, keyLen, headDim, j0, tk,
-            keyTile, staged);
-  stageRows(valueRows, valueTiles, valueBuf, kvHead, keyLen, valueDim, j0, tk,
-            keyTile, staged);
+  auto keyRow = [&](Value r) {
+    return std::make_tuple(
+        kvHead, arith::AddIOp::create(b, j0, r).getResult(),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, tk).getResult());
+  };
+  stageRows(keyRows, paddedDim / 8, keyBuf, keyLen, headDim, keyTile, keyRow,
+            staged);
+  stageRows(valueRows, valueTiles, valueBuf, keyLen, valueDim, keyTile, keyRow,
+            staged);
 }
 
 void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
-                                Value head, int64_t rowLimit, int64_t dim,
-                                Value j0, Value count, int64_t total,
+                                int64_t rowLimit, int64_t dim, int64_t total,
+                                SourceRowFn sourceOf,
                                 function_ref<Value(Value)> stagedAt) {
   auto lt = [&](Value x, Value limit) -> Value {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, limit);
@@ -352,8 +388,7 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
         Value chunk = arith::RemUIOp::create(b, e, idx(rowChunks));
         Value row = stagedAt(r);
         Value stored = swizzle(row, chunk, rowChunks);
-        Value key = arith::AddIOp::create(b, j0, r);
-        Value keyValid = lt(r, count);
+        auto [head, key, keyValid] = sourceOf(r);
         Value col0 = arith::MulIOp::create(b, chunk, idx(8));
         if (asyncCopies) {
           // 16 bytes, or none (zero fill) past tk or past dim; the source
@@ -599,11 +634,11 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
         // Score a real key (segment ids are read at j), then drop it.
         Value inside =
             arith::CmpIOp::create(b, arith::CmpIPredicate::ult, offset, tk);
-        x = finishScore(x, rowIndex[i / 2],
-                        arith::MinUIOp::create(b, j, idx(keyLen - 1)), masked);
+        x = finishRowScore(
+            x, i / 2, arith::MinUIOp::create(b, j, idx(keyLen - 1)), masked);
         x = arith::SelectOp::create(b, inside, x, f32(-INFINITY));
       } else {
-        x = finishScore(x, rowIndex[i / 2], j, masked);
+        x = finishRowScore(x, i / 2, j, masked);
       }
       s[nt][i] = x;
     }
@@ -708,7 +743,7 @@ void MmaFlashEmitter::storeResult(ValueRange final) {
         b, none[r], f32(0.0f),
         arith::MulFOp::create(b, final[4 + e], inverse[r]));
     memref::StoreOp::create(b, fromF32(o, outElement), outBuf,
-                            {batchIv, headIv, rowIndex[r], col});
+                            {batchIv, rowHead[r], rowIndex[r], col});
   });
 }
 
