@@ -20,6 +20,9 @@
 // The scale 1/8 times log2 e, one multiply per score.
 // CUDA-NOT: arith.constant 1.44269502
 // CUDA: arith.constant 0.180336878 : f32
+// Query tiles in reverse order of the grid: the causal tile with the
+// most key tiles (the last of 2) runs first.
+// CUDA: arith.subi %c1, %block_id_x : index
 // Q's rows, copied once (a group of their own), then the ring's first
 // stage: 16-byte copies of K and V rows, zero-filled past the ends.
 // CUDA: nvgpu.device_async_copy %arg0[{{.*}}], %[[Q]][{{.*}}], 8, %{{.*}} {bypassL1}
