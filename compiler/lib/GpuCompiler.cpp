@@ -68,6 +68,7 @@ attnrt::compileForGpu(ModuleOp module, const GpuCompileOptions &options) {
   pipeline.target = options.target;
   pipeline.countTiles = options.countTiles;
   pipeline.emulateMma = options.emulateMma;
+  pipeline.tf32 = options.tf32;
   PassManager kernels(ctx);
   mlir::attn::buildGpuKernelPipeline(kernels, pipeline);
   if (failed(kernels.run(module)))

@@ -55,7 +55,7 @@ static std::optional<std::string> findPtxas() {
 }
 
 int attntools::writeGpuArtifact(ModuleOp module, llvm::StringRef target,
-                                llvm::StringRef outputPath) {
+                                llvm::StringRef outputPath, bool tf32) {
   std::optional<attn::TargetDescription> description =
       attn::TargetDescription::lookup(target);
   if (!description || description->isCpu())
@@ -65,6 +65,7 @@ int attntools::writeGpuArtifact(ModuleOp module, llvm::StringRef target,
     return fail("--target=" + target + " needs -o FILE");
   attnrt::GpuCompileOptions options;
   options.target = target.str();
+  options.tf32 = tf32;
   llvm::Expected<attnrt::GpuArtifact> artifact =
       attnrt::compileForGpu(module, options);
   if (!artifact)

@@ -56,7 +56,8 @@ LogicalResult attnspec::writeMaskSvg(AttentionOp op, QueryTiling queryTiling,
   MaskQuery q;
   q.lq = shape.lq;
   q.lk = shape.lk;
-  q.delta = getAlignmentDelta(op.getAlignment(), shape.lq, shape.lk) + shape.shift;
+  q.delta =
+      getAlignmentDelta(op.getAlignment(), shape.lq, shape.lk) + shape.shift;
   q.head = head;
   MaskAttrInterface pattern = op.getPatternAttr();
   // One SVG element per visited tile: beyond a million it is no picture.

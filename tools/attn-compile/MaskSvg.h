@@ -13,8 +13,8 @@ namespace attnspec {
 /// Needs static lengths; errors are reported on the op.
 mlir::LogicalResult writeMaskSvg(mlir::attn::AttentionOp op,
                                  mlir::attn::QueryTiling queryTiling,
-                                 int64_t keyTile,
-                                 int64_t head, llvm::raw_ostream &os);
+                                 int64_t keyTile, int64_t head,
+                                 llvm::raw_ostream &os);
 
 } // namespace attnspec
 

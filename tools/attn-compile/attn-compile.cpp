@@ -103,6 +103,11 @@ static cl::opt<std::string>
 static cl::opt<bool>
     generic("generic", cl::desc("generic lowering of the tiled form only"),
             cl::cat(compileCategory));
+static cl::opt<bool>
+    gpuTf32("gpu-tf32",
+            cl::desc("GPU targets: f32 attention on the tensor-core kernel "
+                     "with TF32 products (10-bit mantissas; opt-in)"),
+            cl::cat(compileCategory));
 enum class Bf16Products { Auto, Dot, Widen };
 static cl::opt<Bf16Products> bf16Products(
     "bf16-products",
@@ -504,7 +509,7 @@ int main(int argc, char **argv) {
       return fail("--target=" + target +
                   " writes its own artifacts; "
                   "--emit applies to --target=cpu");
-    return attntools::writeGpuArtifact(*module, target, outputFile);
+    return attntools::writeGpuArtifact(*module, target, outputFile, gpuTf32);
   }
 
   bool binary = emit == Emit::Obj || emit == Emit::So;

@@ -4,10 +4,11 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
-using attnrt::Operand;
 using attnrt::attentionRoles;
+using attnrt::Operand;
 using attnrt::RoleList;
 
 namespace attnrun {
@@ -103,24 +104,48 @@ int checkResult(const CheckedOp &checked,
   }
 
   // 16-bit results: the bar is twice the error of the naive attention
-  // computed in that type (S, P and O rounded), on the same inputs.
+  // computed in that type (S, P and O rounded), on the same inputs. TF32
+  // products (--gpu-tf32): the naive attention with Q, K and V rounded to
+  // TF32 and S, P and O to f16, whose 10-bit mantissa TF32 shares.
   double bar = tolerance;
   std::string barSource;
-  if (resultFormat != attnrt::FloatFormat::F32 && problem &&
+  bool tf32Products = tf32 && resultFormat == attnrt::FloatFormat::F32;
+  if ((resultFormat != attnrt::FloatFormat::F32 || tf32Products) && problem &&
       !tolerance.getNumOccurrences()) {
     attnrt::reference::AttentionProblem naive = *problem;
-    naive.computeIn = resultFormat;
+    naive.computeIn = tf32Products ? attnrt::FloatFormat::F16 : resultFormat;
+    // Copies of Q, K and V with each magnitude rounded to 10 mantissa
+    // bits, halves away from 0 (cvt.rna.tf32.f32).
+    std::vector<float> rounded[3];
+    if (tf32Products) {
+      const float **operands[3] = {&naive.query, &naive.key, &naive.value};
+      int64_t sizes[3] = {
+          naive.batch * naive.queryHeads * naive.queryLen * naive.headDim,
+          naive.batch * naive.keyHeads * naive.keyLen * naive.headDim,
+          naive.batch * naive.keyHeads * naive.keyLen * naive.valueDim};
+      for (int k = 0; k < 3; ++k) {
+        rounded[k].assign(*operands[k], *operands[k] + sizes[k]);
+        for (float &x : rounded[k]) {
+          uint32_t bits;
+          std::memcpy(&bits, &x, sizeof bits);
+          bits = (bits + 0x1000u) & 0xffffe000u;
+          std::memcpy(&x, &bits, sizeof bits);
+        }
+        *operands[k] = rounded[k].data();
+      }
+    }
     std::vector<double> naiveOut = attnrt::reference::attention(naive);
     std::vector<float> naiveFloats(naiveOut.begin(), naiveOut.end());
     double naiveError =
         attnrt::reference::compare(naiveFloats, expected, expected.size())
             .scaledError();
     bar = 2 * naiveError;
-    barSource =
-        llvm::formatv(" = 2 x the naive {0} attention's {1:e2}",
-                      resultFormat == attnrt::FloatFormat::F16 ? "f16" : "bf16",
-                      naiveError)
-            .str();
+    const char *type = tf32Products                               ? "tf32"
+                       : resultFormat == attnrt::FloatFormat::F16 ? "f16"
+                                                                  : "bf16";
+    barSource = llvm::formatv(" = 2 x the naive {0} attention's {1:e2}", type,
+                              naiveError)
+                    .str();
   }
 
   if (std::optional<double> amount = perturbAmount()) {

@@ -28,11 +28,11 @@ std::unique_ptr<Communicator> connectRanks(std::string &error);
 /// ulysses) on the operands `operandOf` names (q, k, v, q_segments,
 /// rel_table), printing each rank's line on rank 0; `output` [B, Hq, L, Dv]
 /// is the gathered whole on rank 0. An error message, or "".
-std::string runContextParallel(
-    Communicator &comm, const std::string &scheme,
-    mlir::attn::AttentionOp attention, unsigned numThreads,
-    llvm::function_ref<Operand *(llvm::StringRef)> operandOf,
-    std::vector<float> &output);
+std::string
+runContextParallel(Communicator &comm, const std::string &scheme,
+                   mlir::attn::AttentionOp attention, unsigned numThreads,
+                   llvm::function_ref<Operand *(llvm::StringRef)> operandOf,
+                   std::vector<float> &output);
 
 } // namespace attnrt
 

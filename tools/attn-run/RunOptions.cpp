@@ -129,6 +129,14 @@ cl::opt<bool> emulateMma(
              "memory (a test of that kernel; slow)"),
     cl::cat(runCategory));
 
+cl::opt<bool> tf32(
+    "gpu-tf32",
+    cl::desc("--device=cuda (or vulkan with --gpu-emulate-mma): f32 "
+             "attention on the tensor-core kernel with TF32 products (Q, K, "
+             "V and P rounded to 10-bit mantissas; --check then holds it to "
+             "the TF32 bar)"),
+    cl::cat(runCategory));
+
 /// Why --device, --gpu-target and --gpu-emulate-mma do not go together, or
 /// "".
 std::string checkDeviceOptions() {
@@ -142,6 +150,9 @@ std::string checkDeviceOptions() {
                                 "cuda-sm80 or cuda-sm90";
   if (emulateMma && device != "vulkan")
     return "--gpu-emulate-mma applies to --device=vulkan";
+  if (tf32 && device != "cuda" && !(device == "vulkan" && emulateMma))
+    return "--gpu-tf32 applies to --device=cuda (or --device=vulkan with "
+           "--gpu-emulate-mma)";
   if (cpuTarget.getNumOccurrences() && device != "cpu")
     return "--target names the CPU target; --device=" + device.getValue() +
            " takes --gpu-target";

@@ -26,6 +26,7 @@ void mlir::attn::buildGpuKernelPipeline(OpPassManager &pm,
   AttnToGpuKernelsOptions kernels;
   kernels.countTiles = options.countTiles;
   kernels.emulateMma = options.emulateMma;
+  kernels.tf32 = options.tf32;
   pm.addPass(createAttnToGpuKernels(kernels));
   OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
   kernelPm.addPass(createCanonicalizerPass());

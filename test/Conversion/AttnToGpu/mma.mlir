@@ -10,6 +10,7 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm80 --attn-tile --attn-to-gpu-kernels | FileCheck %s --check-prefix=CUDA
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels | FileCheck %s --check-prefix=VK
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels="emulate-mma=true" | FileCheck %s --check-prefix=EMU
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm80 --attn-tile --attn-to-gpu-kernels="tf32=true" | FileCheck %s --check-prefix=TF32
 
 // CUDA-LABEL: gpu.func @f16_causal(
 // Q's 64 rows, then two stages of 32 keys of K and of V, as f16 (D = 64),
@@ -147,7 +148,16 @@ func.func @f16_decode_gqa(%q: tensor<1x8x1x128xf16>, %k: tensor<1x2x4096x128xf16
 
 // -----
 
-// f32 stays on the scalar kernel on CUDA too.
+// f32 stays on the scalar kernel on CUDA too, unless asked for TF32
+// products: then m16n8k8 tf32 mma on rounded operands, f32 staged (D = 40
+// is 5 k-steps of 8, 10 chunks of 4 per row).
+// TF32-LABEL: gpu.func @f32_dense(
+// TF32-SAME: memref<64x40xf32, #gpu.address_space<workgroup>>
+// TF32-SAME: known_block_size = array<i32: 128, 1, 1>
+// TF32: nvgpu.device_async_copy {{.*}}, 4, %{{.*}} {bypassL1} : memref<1x2x97x40xf32> to memref<64x40xf32, #gpu.address_space<workgroup>>
+// TF32: nvgpu.ldmatrix {{.*}} : memref<64x40xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// TF32: llvm.call_intrinsic "llvm.nvvm.f2tf32.rna"
+// TF32: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CUDA-LABEL: gpu.func @f32_dense(
 // CUDA-SAME: known_block_size = array<i32: 64, 1, 1>
 // CUDA-NOT: nvvm.mma.sync

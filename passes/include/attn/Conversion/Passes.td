@@ -286,6 +286,9 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     Option<"emulateMma", "emulate-mma", "bool", /*default=*/"false",
            "Vulkan: give f16 / bf16 attention the tensor-core kernel, each "
            "mma carried out through workgroup memory (for testing)">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "f32 attention on the tensor-core kernel with TF32 products "
+           "(10-bit mantissas: an opt-in, since it changes rounding)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -81,6 +81,10 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Vulkan: f16 / bf16 attention on the tensor-core "
                      "kernel with emulated mma (testing)"),
       llvm::cl::init(false)};
+  Option<bool> tf32{*this, "tf32",
+                    llvm::cl::desc("f32 attention on the tensor-core kernel "
+                                   "with TF32 products (changes rounding)"),
+                    llvm::cl::init(false)};
 };
 
 /// attn IR (tensors) -> gpu.func kernels for a GPU target (docs/Gpu.md):

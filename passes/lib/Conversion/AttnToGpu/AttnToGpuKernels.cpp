@@ -61,7 +61,7 @@ enum class Lowering { Done, NotAttention, Failed };
 
 /// Options of the kernels (the pass's and the patterns').
 struct KernelOptions {
-  bool countTiles = false, emulateMma = false;
+  bool countTiles = false, emulateMma = false, tf32 = false;
   int64_t maxKeySplits = 64;
 };
 
@@ -88,7 +88,7 @@ Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
     return Lowering::Failed;
   gpu::GPUFuncOp kernel = buildGpuFlashKernel(
       host, *attention, plan, target, kernels, options.countTiles,
-      options.emulateMma, options.maxKeySplits);
+      options.emulateMma, options.tf32, options.maxKeySplits);
   return succeeded(finishGpuKernel(kernel, target)) ? Lowering::Done
                                                     : Lowering::Failed;
 }
@@ -151,7 +151,7 @@ struct AttnToGpuKernelsPass
     }
     OpBuilder b(module.getBodyRegion());
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(module, *description, b);
-    KernelOptions options{countTiles, emulateMma, maxKeySplits};
+    KernelOptions options{countTiles, emulateMma, tf32, maxKeySplits};
     bool anyFailed = false;
     for (auto host : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (host.isExternal())

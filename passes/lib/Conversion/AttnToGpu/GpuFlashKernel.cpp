@@ -823,9 +823,9 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
 gpu::GPUFuncOp mlir::attn::buildGpuFlashKernel(
     func::FuncOp host, TiledAttention attention, const KernelPlan &plan,
     const TargetDescription &target, gpu::GPUModuleOp module, bool countTiles,
-    bool emulateMma, int64_t maxKeySplits) {
+    bool emulateMma, bool tf32, int64_t maxKeySplits) {
   std::unique_ptr<GpuKernelEmitter> emitter =
-      usesMmaKernel(attention, plan, target, emulateMma)
+      usesMmaKernel(attention, plan, target, emulateMma, tf32)
           ? makeMmaFlashEmitter(host, attention, plan, target, countTiles)
           : makeScalarFlashEmitter(host, attention, plan, target, countTiles);
   emitter->maxKeySplits = maxKeySplits;

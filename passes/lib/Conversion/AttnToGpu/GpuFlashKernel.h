@@ -31,8 +31,9 @@ LogicalResult checkGpuSupported(func::FuncOp host, TiledAttention attention,
                                 const TargetDescription &target);
 
 /// Builds the kernel of `host` (checked by checkGpuSupported) as a gpu.func
-/// named after it in `module`: the tensor-core kernel for f16 / bf16 on
-/// CUDA (and on Vulkan with `emulateMma`), else the scalar one
+/// named after it in `module`: the tensor-core kernel for f16 / bf16 (and
+/// f32 with `tf32`) on CUDA (and on Vulkan with `emulateMma`), else the
+/// scalar one
 /// (GpuKernelEmitter.h); fewer workgroups than the target wants split
 /// their key tiles over up to `maxKeySplits` workgroups (then a second
 /// kernel, `<name>_merge`, combines the partial results). Its arguments are
@@ -45,7 +46,8 @@ gpu::GPUFuncOp buildGpuFlashKernel(func::FuncOp host, TiledAttention attention,
                                    const KernelPlan &plan,
                                    const TargetDescription &target,
                                    gpu::GPUModuleOp module, bool countTiles,
-                                   bool emulateMma, int64_t maxKeySplits);
+                                   bool emulateMma, bool tf32,
+                                   int64_t maxKeySplits);
 
 /// Replaces each tensor.extract from a constant tensor in `func` (the tables
 /// of score mods and mask patterns, which have no GPU lowering): small

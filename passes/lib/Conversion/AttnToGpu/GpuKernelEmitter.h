@@ -133,10 +133,11 @@ private:
   std::vector<int32_t> scheduleWords;
 };
 
-/// Whether the tensor-core kernel serves this attention: 16-bit inputs on
-/// CUDA (or Vulkan with `emulateMma`), key tiles a multiple of 16.
+/// Whether the tensor-core kernel serves this attention: 16-bit inputs (or
+/// f32 ones with `tf32`) on CUDA (or Vulkan with `emulateMma`), key tiles a
+/// multiple of 16.
 bool usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
-                   const TargetDescription &target, bool emulateMma);
+                   const TargetDescription &target, bool emulateMma, bool tf32);
 
 std::unique_ptr<GpuKernelEmitter>
 makeScalarFlashEmitter(func::FuncOp host, TiledAttention attention,

@@ -168,7 +168,18 @@ private:
   /// x combined with the x of lanes l ^ 1 and l ^ 2 (one row's quad).
   Value quadReduce(Value x, bool sum);
 
-  Type elementType; // f16 or bf16
+  /// Elements of a 16-byte chunk of a staged row.
+  int64_t chunkElements() const { return 16 / elementBytes; }
+  /// An f32 word rounded to TF32 (round to nearest, ties away), as the mma
+  /// takes it.
+  Value toTf32(Value word);
+  /// P V on TF32 m16n8k8 steps (the 16-bit kernel's is in processTile).
+  void accumulateTf32(ArrayRef<SmallVector<Value>> p,
+                      SmallVector<SmallVector<Value>> &acc);
+
+  Type elementType; // f16 or bf16, or f32 on TF32
+  bool tf32 = false;
+  int64_t elementBytes = 2;
   int64_t dChunks = 0, paddedDim = 0, valueTiles = 0, paddedValueDim = 0;
   /// Whether tiles are staged with cp.async (CUDA, D and Dv multiples of
   /// 8), and whether scores are kept in log2 units (no mods to apply).
@@ -184,6 +195,10 @@ private:
 };
 
 Value MmaFlashEmitter::bitsOf(Value element) {
+  if (element.getType().isInteger(32))
+    return element;
+  if (element.getType().isF32())
+    return arith::BitcastOp::create(b, b.getI32Type(), element);
   if (!element.getType().isInteger(16))
     element = arith::BitcastOp::create(b, b.getI16Type(), element);
   return arith::ExtUIOp::create(b, b.getI32Type(), element);
@@ -212,8 +227,13 @@ Value MmaFlashEmitter::loadBits(Value memref, Value head, Value row, Value col,
 
 void MmaFlashEmitter::prologue() {
   elementType = cast<ShapedType>(op.getQuery().getType()).getElementType();
-  dChunks = (headDim + 15) / 16;
-  paddedDim = dChunks * 16;
+  // TF32 (f32 inputs, opt-in): one element per 32-bit word, 8 columns per
+  // k-step; else two 16-bit elements per word, 16 columns per k-step.
+  tf32 = elementType.isF32();
+  elementBytes = tf32 ? 4 : 2;
+  int64_t kStep = tf32 ? 8 : 16;
+  dChunks = (headDim + kStep - 1) / kStep;
+  paddedDim = dChunks * kStep;
   valueTiles = (valueDim + 7) / 8;
   paddedValueDim = valueTiles * 8;
 
@@ -223,7 +243,8 @@ void MmaFlashEmitter::prologue() {
   c4 = arith::RemUIOp::create(b, lane, idx(4));
   warpRow = arith::MulIOp::create(b, warp, idx(16));
   warpBase = arith::MulIOp::create(b, warp, idx(kWarp));
-  asyncCopies = api->hasNativeMma() && headDim % 8 == 0 && valueDim % 8 == 0 &&
+  asyncCopies = api->hasNativeMma() && headDim % chunkElements() == 0 &&
+                valueDim % chunkElements() == 0 &&
                 api->bufferElementType(elementType) == elementType;
   log2Scores = (!mods || mods.empty()) && !biasBuf && op.getScore().empty();
   for (int r = 0; r < 2; ++r) {
@@ -244,8 +265,8 @@ void MmaFlashEmitter::prologue() {
   // registers; where Q and every stage do not fit, Q stays in registers,
   // except past D = 128 where it would not fit there either (the O
   // accumulators take 4 Dv / 8 registers): then one stage.
-  int64_t stageBytes = keyTile * (paddedDim + paddedValueDim) * 2;
-  int64_t queryBytes = rows * paddedDim * 2;
+  int64_t stageBytes = keyTile * (paddedDim + paddedValueDim) * elementBytes;
+  int64_t queryBytes = rows * paddedDim * elementBytes;
   int64_t emulationBytes = api->hasNativeMma() ? 0 : invocations() * 8 * 4;
   auto fits = [&](int64_t stages) {
     return queryBytes + stages * stageBytes + emulationBytes <=
@@ -257,9 +278,10 @@ void MmaFlashEmitter::prologue() {
     depth = 1;
   }
   if (stageQuery) {
-    queryRows = tileBuffer(rows, paddedDim / 8);
+    queryRows = tileBuffer(rows, paddedDim / chunkElements());
     stageRows(
-        queryRows, paddedDim / 8, queryBuf, queryLen, headDim, rows,
+        queryRows, paddedDim / chunkElements(), queryBuf, queryLen, headDim,
+        rows,
         [&](Value r) {
           auto [head, row, active] = tileRow(r);
           return std::make_tuple(head, row, active);
@@ -270,6 +292,13 @@ void MmaFlashEmitter::prologue() {
     for (int64_t kc = 0; kc < dChunks; ++kc) {
       SmallVector<Value> words;
       for (int k = 0; k < 4; ++k) {
+        if (tf32) {
+          // Word k: row (k % 2 ? g + 8 : g), col 8 kc + c (+ 4 for k >= 2).
+          Value col = arith::AddIOp::create(b, c4, idx(8 * kc + (k >= 2) * 4));
+          words.push_back(loadBits(queryBuf, rowHead[k % 2], rowIndex[k % 2],
+                                   col, colValid(col), queryLen, headDim));
+          continue;
+        }
         Value col =
             arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
                                   idx(16 * kc + (k >= 2 ? 8 : 0)));
@@ -284,8 +313,8 @@ void MmaFlashEmitter::prologue() {
     }
   }
 
-  keyRows = tileBuffer(depth * keyTile, paddedDim / 8);
-  valueRows = tileBuffer(depth * keyTile, valueTiles);
+  keyRows = tileBuffer(depth * keyTile, paddedDim / chunkElements());
+  valueRows = tileBuffer(depth * keyTile, paddedValueDim / chunkElements());
   if (!api->hasNativeMma()) {
     mmaA = workgroupBuffer({invocations(), 4}, b.getI32Type());
     mmaB = workgroupBuffer({invocations(), 2}, b.getI32Type());
@@ -296,7 +325,7 @@ void MmaFlashEmitter::prologue() {
 Value MmaFlashEmitter::tileBuffer(int64_t rowCount, int64_t rowChunks) {
   if (!api->hasNativeMma())
     return workgroupBuffer({rowCount, rowChunks * 4}, b.getI32Type());
-  return workgroupBuffer({rowCount, rowChunks * 8},
+  return workgroupBuffer({rowCount, rowChunks * chunkElements()},
                          api->bufferElementType(elementType));
 }
 
@@ -330,7 +359,7 @@ SmallVector<Value> MmaFlashEmitter::queryFragment(int64_t kc) {
                             arith::RemUIOp::create(b, lane, idx(8))));
   Value chunk = arith::AddIOp::create(
       b, arith::DivUIOp::create(b, lane, idx(16)), idx(2 * kc));
-  return loadMatrices(queryRows, paddedDim / 8, row, chunk, 4,
+  return loadMatrices(queryRows, paddedDim / chunkElements(), row, chunk, 4,
                       /*transpose=*/false);
 }
 
@@ -362,10 +391,10 @@ void MmaFlashEmitter::stageTile(Value j0, Value tk) {
         kvHead, arith::AddIOp::create(b, j0, r).getResult(),
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, tk).getResult());
   };
-  stageRows(keyRows, paddedDim / 8, keyBuf, keyLen, headDim, keyTile, keyRow,
-            staged);
-  stageRows(valueRows, valueTiles, valueBuf, keyLen, valueDim, keyTile, keyRow,
-            staged);
+  stageRows(keyRows, paddedDim / chunkElements(), keyBuf, keyLen, headDim,
+            keyTile, keyRow, staged);
+  stageRows(valueRows, paddedValueDim / chunkElements(), valueBuf, keyLen,
+            valueDim, keyTile, keyRow, staged);
 }
 
 void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
@@ -389,19 +418,33 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
         Value row = stagedAt(r);
         Value stored = swizzle(row, chunk, rowChunks);
         auto [head, key, keyValid] = sourceOf(r);
-        Value col0 = arith::MulIOp::create(b, chunk, idx(8));
+        int64_t per = chunkElements();
+        Value col0 = arith::MulIOp::create(b, chunk, idx(per));
         if (asyncCopies) {
           // 16 bytes, or none (zero fill) past tk or past dim; the source
           // address stays inside the tensor either way.
           Value valid = both(keyValid, lt(col0, idx(dim)));
-          Value count = arith::SelectOp::create(b, valid, idx(8), idx(0));
+          Value count = arith::SelectOp::create(b, valid, idx(per), idx(0));
           Value srcKey = arith::MinUIOp::create(b, key, idx(rowLimit - 1));
           Value srcCol = arith::SelectOp::create(b, valid, col0, idx(0));
           nvgpu::DeviceAsyncCopyOp::create(
               b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
-              ValueRange{row, arith::MulIOp::create(b, stored, idx(8))}, src,
-              ValueRange{batchIv, head, srcKey, srcCol}, b.getIndexAttr(8),
+              ValueRange{row, arith::MulIOp::create(b, stored, idx(per))}, src,
+              ValueRange{batchIv, head, srcKey, srcCol}, b.getIndexAttr(per),
               count, b.getUnitAttr());
+        } else if (!api->hasNativeMma() && tf32) {
+          // Four words of one element.
+          for (int64_t w = 0; w < 4; ++w) {
+            Value col = arith::AddIOp::create(b, col0, idx(w));
+            memref::StoreOp::create(
+                b,
+                loadBits(src, head, key, col, both(keyValid, lt(col, idx(dim))),
+                         rowLimit, dim),
+                tiles,
+                {row,
+                 arith::AddIOp::create(
+                     b, arith::MulIOp::create(b, stored, idx(4)), idx(w))});
+          }
         } else if (!api->hasNativeMma()) {
           // Four words of two elements.
           for (int64_t w = 0; w < 4; ++w) {
@@ -422,19 +465,19 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
         } else {
           // CUDA with rows that are not whole chunks: element by element.
           Type stagedType = cast<MemRefType>(tiles.getType()).getElementType();
-          for (int64_t i = 0; i < 8; ++i) {
+          for (int64_t i = 0; i < per; ++i) {
             Value col = arith::AddIOp::create(b, col0, idx(i));
             Value bits =
                 loadBits(src, head, key, col, both(keyValid, lt(col, idx(dim))),
                          rowLimit, dim);
-            Value element = arith::BitcastOp::create(
-                b, stagedType,
-                arith::TruncIOp::create(b, b.getI16Type(), bits));
+            if (!tf32)
+              bits = arith::TruncIOp::create(b, b.getI16Type(), bits);
+            Value element = arith::BitcastOp::create(b, stagedType, bits);
             memref::StoreOp::create(
                 b, element, tiles,
                 {row,
                  arith::AddIOp::create(
-                     b, arith::MulIOp::create(b, stored, idx(8)), idx(i))});
+                     b, arith::MulIOp::create(b, stored, idx(per)), idx(i))});
           }
         }
         scf::YieldOp::create(b);
@@ -450,9 +493,12 @@ SmallVector<Value> MmaFlashEmitter::loadMatrices(Value tiles, int64_t rowChunks,
     return emulatedLoadMatrices(
         tiles, row, arith::MulIOp::create(b, stored, idx(4)), count, transpose);
   Type staged = cast<MemRefType>(tiles.getType()).getElementType();
-  auto type = VectorType::get({count, 2}, staged);
+  // Each 8x8 matrix of 16-bit elements is 8 rows of 16 bytes: of TF32
+  // elements, an 8x4 matrix whose lane (g, c) receives element (g, c).
+  auto type = VectorType::get({count, 4 / elementBytes}, staged);
   Value matrices = nvgpu::LdMatrixOp::create(
-      b, type, tiles, ValueRange{row, arith::MulIOp::create(b, stored, idx(8))},
+      b, type, tiles,
+      ValueRange{row, arith::MulIOp::create(b, stored, idx(chunkElements()))},
       transpose, int32_t(count));
   SmallVector<Value> words;
   for (int64_t m = 0; m < count; ++m)
@@ -512,6 +558,29 @@ SmallVector<Value> MmaFlashEmitter::mma(ArrayRef<Value> a,
   if (!api->hasNativeMma())
     return emulatedMma(a, bWords, c);
   MLIRContext *ctx = b.getContext();
+  Type f32Type = b.getF32Type();
+  auto result = LLVM::LLVMStructType::getLiteral(
+      ctx, {f32Type, f32Type, f32Type, f32Type});
+  auto extract = [&](Value d) {
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < 4; ++i)
+      out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+    return out;
+  };
+  if (tf32) {
+    SmallVector<Value> aOps, bOps;
+    for (Value w : a)
+      aOps.push_back(toTf32(w));
+    for (Value w : bWords)
+      bOps.push_back(toTf32(w));
+    return extract(NVVM::MmaOp::create(
+        b, result, aOps, bOps, c, ArrayRef<int64_t>{16, 8, 8},
+        /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32,
+                                      NVVM::MMATypes::tf32},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col}));
+  }
   bool isF16 = elementType.isF16();
   // f16 operands are vector<2xf16> for nvvm.mma.sync, bf16 ones i32.
   auto operand = [&](Value word) -> Value {
@@ -525,20 +594,26 @@ SmallVector<Value> MmaFlashEmitter::mma(ArrayRef<Value> a,
     aOps.push_back(operand(w));
   for (Value w : bWords)
     bOps.push_back(operand(w));
-  Type f32Type = b.getF32Type();
-  auto result = LLVM::LLVMStructType::getLiteral(
-      ctx, {f32Type, f32Type, f32Type, f32Type});
   NVVM::MMATypes type = isF16 ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-  Value d = NVVM::MmaOp::create(
+  return extract(NVVM::MmaOp::create(
       b, result, aOps, bOps, c, ArrayRef<int64_t>{16, 8, 16},
       /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
       std::array<NVVM::MMATypes, 2>{type, type},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < 4; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
-  return out;
+                                     NVVM::MMALayout::col}));
+}
+
+Value MmaFlashEmitter::toTf32(Value word) {
+  if (!api->hasNativeMma()) {
+    // Round the magnitude to 10 mantissa bits, halves away from zero (the
+    // sign bit is untouched: the carry goes into the exponent, as it must).
+    Value rounded = arith::AddIOp::create(b, word, i32(0x1000));
+    return arith::AndIOp::create(b, rounded, i32(int32_t(0xffffe000u)));
+  }
+  return LLVM::CallIntrinsicOp::create(
+             b, b.getI32Type(), b.getStringAttr("llvm.nvvm.f2tf32.rna"),
+             ValueRange{arith::BitcastOp::create(b, b.getF32Type(), word)})
+      .getResult(0);
 }
 
 SmallVector<Value> MmaFlashEmitter::emulatedMma(ArrayRef<Value> a,
@@ -550,6 +625,34 @@ SmallVector<Value> MmaFlashEmitter::emulatedMma(ArrayRef<Value> a,
     memref::StoreOp::create(b, w, mmaB, {tid, idx(k)});
   gpu::BarrierOp::create(b);
   SmallVector<Value> out;
+  if (tf32) {
+    for (int64_t i = 0; i < 4; ++i) {
+      // A(row, k) is word (i / 2) + 2 (k / 4) of lane 4 g + k % 4; B(k, n)
+      // word k / 4 of lane 4 n + k % 4 (m16n8k8, one TF32 per word).
+      Value n = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
+                                      idx(i % 2));
+      Value sum = c[i];
+      for (int64_t k = 0; k < 8; ++k) {
+        Value aLane = arith::AddIOp::create(
+            b, warpBase,
+            arith::AddIOp::create(b, arith::MulIOp::create(b, g, idx(4)),
+                                  idx(k % 4)));
+        Value bLane = arith::AddIOp::create(
+            b, warpBase,
+            arith::AddIOp::create(b, arith::MulIOp::create(b, n, idx(4)),
+                                  idx(k % 4)));
+        auto value = [&](Value word) {
+          return arith::BitcastOp::create(b, b.getF32Type(), toTf32(word));
+        };
+        Value x = value(load(mmaA, {aLane, idx(i / 2 + 2 * (k / 4))}));
+        Value y = value(load(mmaB, {bLane, idx(k / 4)}));
+        sum = fma(x, y, sum);
+      }
+      out.push_back(sum);
+    }
+    gpu::BarrierOp::create(b);
+    return out;
+  }
   for (int64_t i = 0; i < 4; ++i) {
     // C entry i: row g (+ 8 for i >= 2), col n = 2c + i % 2.
     Value n = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
@@ -611,8 +714,8 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
     Value chunk = arith::AddIOp::create(b, laneMatrix(count), idx(2 * kc));
     for (int64_t nt = 0; nt < keyTiles8; ++nt) {
       Value key = stagedRow(arith::AddIOp::create(b, laneRow, idx(8 * nt)));
-      SmallVector<Value> words =
-          loadMatrices(keyRows, paddedDim / 8, key, chunk, count, false);
+      SmallVector<Value> words = loadMatrices(
+          keyRows, paddedDim / chunkElements(), key, chunk, count, false);
       s[nt] = mma(a0, {words[0], words[1]}, s[nt]);
       if (count == 4)
         s[nt] = mma(a1, {words[2], words[3]}, s[nt]);
@@ -678,7 +781,9 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
     for (int64_t i = 0; i < 4; ++i)
       acc[v].push_back(
           arith::MulFOp::create(b, state[4 + 4 * v + i], alpha[i / 2]));
-  for (int64_t kc = 0; kc < keyTile / 16; ++kc) {
+  if (tf32)
+    accumulateTf32(s, acc);
+  for (int64_t kc = 0; !tf32 && kc < keyTile / 16; ++kc) {
     ArrayRef<Value> s0 = s[2 * kc], s1 = s[2 * kc + 1];
     SmallVector<Value> p = {packF32(s0[0], s0[1]), packF32(s0[2], s0[3]),
                             packF32(s1[0], s1[1]), packF32(s1[2], s1[3])};
@@ -697,8 +802,8 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
               idx(16 * kc))));
       Value chunk = arith::AddIOp::create(
           b, arith::DivUIOp::create(b, matrix, idx(2)), idx(v));
-      SmallVector<Value> words =
-          loadMatrices(valueRows, valueTiles, key, chunk, count, true);
+      SmallVector<Value> words = loadMatrices(
+          valueRows, paddedValueDim / chunkElements(), key, chunk, count, true);
       acc[v] = mma(p, {words[0], words[1]}, acc[v]);
       if (count == 4)
         acc[v + 1] = mma(p, {words[2], words[3]}, acc[v + 1]);
@@ -708,6 +813,36 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
     for (int64_t i = 0; i < 4; ++i)
       next[4 + 4 * v + i] = acc[v][i];
   return next;
+}
+
+void MmaFlashEmitter::accumulateTf32(ArrayRef<SmallVector<Value>> p,
+                                     SmallVector<SmallVector<Value>> &acc) {
+  // Per 8 keys, A = P with its key slots permuted: slot c holds key 2c and
+  // slot c + 4 key 2c + 1, which is where the C fragment of S already has
+  // them (a0, a1, a2, a3 = c0, c2, c1, c3); B takes the same permutation,
+  // b0 = V[2c][n], b1 = V[2c + 1][n], read element by element from the
+  // swizzled rows (ldmatrix.trans moves 16-bit elements only).
+  int64_t rowChunks = paddedValueDim / chunkElements();
+  auto valueWord = [&](Value key, Value col) {
+    Value row = stagedRow(key);
+    Value chunk = arith::DivUIOp::create(b, col, idx(4));
+    Value at = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, swizzle(row, chunk, rowChunks), idx(4)),
+        arith::RemUIOp::create(b, col, idx(4)));
+    return bitsOf(load(valueRows, {row, at}));
+  };
+  for (int64_t nt = 0; nt < keyTile / 8; ++nt) {
+    ArrayRef<Value> c = p[nt];
+    SmallVector<Value> a = {bitsOf(c[0]), bitsOf(c[2]), bitsOf(c[1]),
+                            bitsOf(c[3])};
+    Value key0 = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
+                                       idx(8 * nt));
+    Value key1 = arith::AddIOp::create(b, key0, idx(1));
+    for (int64_t v = 0; v < valueTiles; ++v) {
+      Value col = arith::AddIOp::create(b, g, idx(8 * v));
+      acc[v] = mma(a, {valueWord(key0, col), valueWord(key1, col)}, acc[v]);
+    }
+  }
 }
 
 void MmaFlashEmitter::forEachOutputEntry(
@@ -776,8 +911,8 @@ void MmaFlashEmitter::storePartials(ValueRange final, Value workgroup) {
 } // namespace
 
 bool mlir::attn::usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
-                               const TargetDescription &target,
-                               bool emulateMma) {
+                               const TargetDescription &target, bool emulateMma,
+                               bool tf32) {
   OnlineAttentionOp op = attention.tile;
   Type element = cast<ShapedType>(op.getQuery().getType()).getElementType();
   auto sameType = [&](Value v) {
@@ -785,8 +920,8 @@ bool mlir::attn::usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
   };
   std::shared_ptr<const GpuTargetInfo> api = GpuTargetInfo::get(target);
   return api && (api->hasNativeMma() || emulateMma) &&
-         (element.isF16() || element.isBF16()) && sameType(op.getKey()) &&
-         sameType(op.getValue()) && plan.keyTile > 0 &&
+         (element.isF16() || element.isBF16() || (tf32 && element.isF32())) &&
+         sameType(op.getKey()) && sameType(op.getValue()) && plan.keyTile > 0 &&
          plan.keyTile % 16 == 0 && plan.queryTiling.tile % 16 == 0;
 }
 
