@@ -624,53 +624,32 @@ SmallVector<Value> MmaFlashEmitter::emulatedMma(ArrayRef<Value> a,
   for (auto [k, w] : llvm::enumerate(bWords))
     memref::StoreOp::create(b, w, mmaB, {tid, idx(k)});
   gpu::BarrierOp::create(b);
+  // m16n8k16 (two 16-bit elements per word) or m16n8k8 TF32 (one): of
+  // the K = 8 p columns, A(row, k) is in lane 4 g + (k % 4p) / p, word
+  // (row == g + 8) + 2 (k / 4p), element k % p; B(k, n) in lane
+  // 4 n + (k % 4p) / p, word k / 4p, element k % p.
+  int64_t p = 4 / elementBytes;
+  auto element = [&](Value word, int64_t k) -> Value {
+    if (tf32)
+      return arith::BitcastOp::create(b, b.getF32Type(), toTf32(word));
+    return unpack(word, k % p);
+  };
   SmallVector<Value> out;
-  if (tf32) {
-    for (int64_t i = 0; i < 4; ++i) {
-      // A(row, k) is word (i / 2) + 2 (k / 4) of lane 4 g + k % 4; B(k, n)
-      // word k / 4 of lane 4 n + k % 4 (m16n8k8, one TF32 per word).
-      Value n = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
-                                      idx(i % 2));
-      Value sum = c[i];
-      for (int64_t k = 0; k < 8; ++k) {
-        Value aLane = arith::AddIOp::create(
-            b, warpBase,
-            arith::AddIOp::create(b, arith::MulIOp::create(b, g, idx(4)),
-                                  idx(k % 4)));
-        Value bLane = arith::AddIOp::create(
-            b, warpBase,
-            arith::AddIOp::create(b, arith::MulIOp::create(b, n, idx(4)),
-                                  idx(k % 4)));
-        auto value = [&](Value word) {
-          return arith::BitcastOp::create(b, b.getF32Type(), toTf32(word));
-        };
-        Value x = value(load(mmaA, {aLane, idx(i / 2 + 2 * (k / 4))}));
-        Value y = value(load(mmaB, {bLane, idx(k / 4)}));
-        sum = fma(x, y, sum);
-      }
-      out.push_back(sum);
-    }
-    gpu::BarrierOp::create(b);
-    return out;
-  }
   for (int64_t i = 0; i < 4; ++i) {
     // C entry i: row g (+ 8 for i >= 2), col n = 2c + i % 2.
     Value n = arith::AddIOp::create(b, arith::MulIOp::create(b, c4, idx(2)),
                                     idx(i % 2));
     Value sum = c[i];
-    for (int64_t k = 0; k < 16; ++k) {
-      // A(row, k) is in lane 4 g + (k % 8) / 2, word (i / 2) + 2 (k / 8);
-      // B(k, n) in lane 4 n + (k % 8) / 2, word k / 8; half k % 2.
-      Value aLane = arith::AddIOp::create(
-          b, warpBase,
-          arith::AddIOp::create(b, arith::MulIOp::create(b, g, idx(4)),
-                                idx((k % 8) / 2)));
-      Value bLane = arith::AddIOp::create(
-          b, warpBase,
-          arith::AddIOp::create(b, arith::MulIOp::create(b, n, idx(4)),
-                                idx((k % 8) / 2)));
-      Value x = unpack(load(mmaA, {aLane, idx(i / 2 + 2 * (k / 8))}), k % 2);
-      Value y = unpack(load(mmaB, {bLane, idx(k / 8)}), k % 2);
+    for (int64_t k = 0; k < 8 * p; ++k) {
+      auto laneOf = [&](Value quad) {
+        return arith::AddIOp::create(
+            b, warpBase,
+            arith::AddIOp::create(b, arith::MulIOp::create(b, quad, idx(4)),
+                                  idx((k % (4 * p)) / p)));
+      };
+      Value x =
+          element(load(mmaA, {laneOf(g), idx(i / 2 + 2 * (k / (4 * p)))}), k);
+      Value y = element(load(mmaB, {laneOf(n), idx(k / (4 * p))}), k);
       sum = fma(x, y, sum);
     }
     out.push_back(sum);
