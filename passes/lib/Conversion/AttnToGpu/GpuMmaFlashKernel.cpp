@@ -1,7 +1,9 @@
 //===- GpuMmaFlashKernel.cpp - attention on m16n8k16 tensor-core tiles ----===//
 //
-// The f16 / bf16 kernel (GpuKernelEmitter.h), per workgroup (t, h, b) of
-// 4 warps; warp w owns query rows first + 16 w + [0, 16). Lane l of a warp
+// The f16 / bf16 kernel (GpuKernelEmitter.h; f32 with TF32 products,
+// below), per workgroup (t, h, b) of 4 warps; warp w owns query rows
+// first + 16 w + [0, 16) (with packed GQA heads, rows of several heads:
+// tileRow). Lane l of a warp
 // is (g, c) = (l / 4, l % 4), and holds, in the register fragments of PTX's
 // mma.m16n8k16 (A: 16x16 row-major, B: 16x8 column-major, C: 16x8 f32):
 //
@@ -13,8 +15,9 @@
 // (a 16-bit pair per 32-bit word, the lower column in the low half).
 // Per key tile of kt keys:
 //
-//   S[16 x kt] = Q K^T     A = Q (registers, loaded once), B = K rows
-//                          from workgroup memory (ldmatrix)
+//   S[16 x kt] = Q K^T     A = Q (ldmatrix from workgroup memory, where
+//                          it fits, else registers loaded once), B = K
+//                          rows from workgroup memory (ldmatrix)
 //   s = scale S (+ mods, region, mask)           in the C fragments, f32
 //   m' = max(m, row max of s)                    quad shuffles (xor 1, 2)
 //   p = exp(s - m'), l = l exp(m - m') + sum p   sums per lane until the end
@@ -38,6 +41,13 @@
 // address; lane (g, c) receives row g, columns 2c, 2c + 1 of each (or,
 // .trans, rows 2c, 2c + 1 of column g). K's matrices are K's rows as B's
 // columns; V's transposed are B of P V, so V needs no transposing copy.
+//
+// TF32 (f32 inputs, opt-in): mma.m16n8k8 with one element per word (A
+// a0 = (g, c), a1 = (g+8, c), a2 = (g, c+4), a3 = (g+8, c+4); B b0 =
+// (c, g), b1 = (c+4, g)), operands rounded by cvt.rna.tf32.f32, chunks of
+// 4 elements; ldmatrix of 16-bit 8x8 matrices is then an 8x4 f32 matrix,
+// lane (g, c) receiving element (g, c). P V permutes the 8 keys of a step
+// so that S's C fragment is P's A fragment (accumulateTf32).
 //
 // Unlike the scalar kernel, a dropped key still multiplies its V row by
 // p = 0: an inf or NaN in V poisons the rows whose tile holds it (as in
