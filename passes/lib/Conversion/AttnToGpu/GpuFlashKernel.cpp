@@ -415,6 +415,18 @@ void GpuKernelEmitter::emitBody() {
   }
 }
 
+void GpuKernelEmitter::forEachShare(int64_t total,
+                                    function_ref<void(Value e)> body) {
+  scf::ForOp::create(b, tid, idx(total), idx(invocations()), ValueRange{},
+                     [&](OpBuilder &nb, Location, Value e, ValueRange) {
+                       OpBuilder::InsertionGuard guard(b);
+                       b.setInsertionPoint(nb.getInsertionBlock(),
+                                           nb.getInsertionPoint());
+                       body(e);
+                       scf::YieldOp::create(b);
+                     });
+}
+
 std::pair<Value, Value> GpuKernelEmitter::keyRange(Value keyTileIndex) {
   Value j0 = arith::MulIOp::create(b, keyTileIndex, idx(keyTile));
   Value tk = arith::MinUIOp::create(b, idx(keyTile),
@@ -637,25 +649,18 @@ SmallVector<Value> ScalarFlashEmitter::initialState() {
 void ScalarFlashEmitter::stageTile(Value j0, Value tk) {
   // Every invocation copies a strided share of the tile's K and V rows.
   auto stage = [&](Value source, Value shared, int64_t width) {
-    scf::ForOp::create(
-        b, tid, idx(keyTile * width), idx(invocations()), ValueRange{},
-        [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value r = arith::DivUIOp::create(b, e, idx(width));
-          Value c = arith::RemUIOp::create(b, e, idx(width));
-          auto inside = scf::IfOp::create(
-              b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, tk),
-              /*withElse=*/false);
-          {
-            OpBuilder::InsertionGuard g(b);
-            b.setInsertionPointToStart(inside.thenBlock());
-            Value x = toF32(load(
-                source, {batchIv, kvHead, arith::AddIOp::create(b, j0, r), c}));
-            memref::StoreOp::create(b, x, shared, {stagedRow(r), c});
-          }
-          scf::YieldOp::create(b);
-        });
+    forEachShare(keyTile * width, [&](Value e) {
+      Value r = arith::DivUIOp::create(b, e, idx(width));
+      Value c = arith::RemUIOp::create(b, e, idx(width));
+      auto inside = scf::IfOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, tk),
+          /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(inside.thenBlock());
+      Value x = toF32(
+          load(source, {batchIv, kvHead, arith::AddIOp::create(b, j0, r), c}));
+      memref::StoreOp::create(b, x, shared, {stagedRow(r), c});
+    });
   };
   stage(keyBuf, keysShared, headDim);
   stage(valueBuf, valuesShared, valueDim);

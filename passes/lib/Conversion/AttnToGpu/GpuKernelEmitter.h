@@ -97,6 +97,9 @@ protected:
   /// stageTile / processTile use.
   int64_t depth = 1;
   Value stageSlot;
+  /// body(e) for this invocation's strided share of [0, total): e = tid,
+  /// tid + invocations(), ... (how every kernel stages its tiles).
+  void forEachShare(int64_t total, function_ref<void(Value e)> body);
   /// Row r of the staged tile in buffers of depth x keyTile rows.
   Value stagedRow(Value r) {
     if (depth == 1)

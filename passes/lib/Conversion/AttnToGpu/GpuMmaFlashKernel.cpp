@@ -418,80 +418,69 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
     return arith::AndIOp::create(b, x, y);
   };
   // Invocation t copies chunks t, t + invocations, ...
-  scf::ForOp::create(
-      b, tid, idx(total * rowChunks), idx(invocations()), ValueRange{},
-      [&](OpBuilder &nb, Location loc, Value e, ValueRange) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value r = arith::DivUIOp::create(b, e, idx(rowChunks));
-        Value chunk = arith::RemUIOp::create(b, e, idx(rowChunks));
-        Value row = stagedAt(r);
-        Value stored = swizzle(row, chunk, rowChunks);
-        auto [head, key, keyValid] = sourceOf(r);
-        int64_t per = chunkElements();
-        Value col0 = arith::MulIOp::create(b, chunk, idx(per));
-        if (asyncCopies) {
-          // 16 bytes, or none (zero fill) past tk or past dim; the source
-          // address stays inside the tensor either way.
-          Value valid = both(keyValid, lt(col0, idx(dim)));
-          Value count = arith::SelectOp::create(b, valid, idx(per), idx(0));
-          Value srcKey = arith::MinUIOp::create(b, key, idx(rowLimit - 1));
-          Value srcCol = arith::SelectOp::create(b, valid, col0, idx(0));
-          nvgpu::DeviceAsyncCopyOp::create(
-              b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
-              ValueRange{row, arith::MulIOp::create(b, stored, idx(per))}, src,
-              ValueRange{batchIv, head, srcKey, srcCol}, b.getIndexAttr(per),
-              count, b.getUnitAttr());
-        } else if (!api->hasNativeMma() && tf32) {
-          // Four words of one element.
-          for (int64_t w = 0; w < 4; ++w) {
-            Value col = arith::AddIOp::create(b, col0, idx(w));
-            memref::StoreOp::create(
-                b,
-                loadBits(src, head, key, col, both(keyValid, lt(col, idx(dim))),
-                         rowLimit, dim),
-                tiles,
-                {row,
-                 arith::AddIOp::create(
-                     b, arith::MulIOp::create(b, stored, idx(4)), idx(w))});
-          }
-        } else if (!api->hasNativeMma()) {
-          // Four words of two elements.
-          for (int64_t w = 0; w < 4; ++w) {
-            Value col = arith::AddIOp::create(b, col0, idx(2 * w));
-            Value col1 = arith::AddIOp::create(b, col, idx(1));
-            Value lo =
-                loadBits(src, head, key, col, both(keyValid, lt(col, idx(dim))),
-                         rowLimit, dim);
-            Value hi =
-                loadBits(src, head, key, col1,
-                         both(keyValid, lt(col1, idx(dim))), rowLimit, dim);
-            memref::StoreOp::create(
-                b, pack(lo, hi), tiles,
-                {row,
-                 arith::AddIOp::create(
-                     b, arith::MulIOp::create(b, stored, idx(4)), idx(w))});
-          }
-        } else {
-          // CUDA with rows that are not whole chunks: element by element.
-          Type stagedType = cast<MemRefType>(tiles.getType()).getElementType();
-          for (int64_t i = 0; i < per; ++i) {
-            Value col = arith::AddIOp::create(b, col0, idx(i));
-            Value bits =
-                loadBits(src, head, key, col, both(keyValid, lt(col, idx(dim))),
-                         rowLimit, dim);
-            if (!tf32)
-              bits = arith::TruncIOp::create(b, b.getI16Type(), bits);
-            Value element = arith::BitcastOp::create(b, stagedType, bits);
-            memref::StoreOp::create(
-                b, element, tiles,
-                {row,
-                 arith::AddIOp::create(
-                     b, arith::MulIOp::create(b, stored, idx(per)), idx(i))});
-          }
-        }
-        scf::YieldOp::create(b);
-      });
+  forEachShare(total * rowChunks, [&](Value e) {
+    Value r = arith::DivUIOp::create(b, e, idx(rowChunks));
+    Value chunk = arith::RemUIOp::create(b, e, idx(rowChunks));
+    Value row = stagedAt(r);
+    Value stored = swizzle(row, chunk, rowChunks);
+    auto [head, key, keyValid] = sourceOf(r);
+    int64_t per = chunkElements();
+    Value col0 = arith::MulIOp::create(b, chunk, idx(per));
+    if (asyncCopies) {
+      // 16 bytes, or none (zero fill) past tk or past dim; the source
+      // address stays inside the tensor either way.
+      Value valid = both(keyValid, lt(col0, idx(dim)));
+      Value count = arith::SelectOp::create(b, valid, idx(per), idx(0));
+      Value srcKey = arith::MinUIOp::create(b, key, idx(rowLimit - 1));
+      Value srcCol = arith::SelectOp::create(b, valid, col0, idx(0));
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
+          ValueRange{row, arith::MulIOp::create(b, stored, idx(per))}, src,
+          ValueRange{batchIv, head, srcKey, srcCol}, b.getIndexAttr(per), count,
+          b.getUnitAttr());
+    } else if (!api->hasNativeMma() && tf32) {
+      // Four words of one element.
+      for (int64_t w = 0; w < 4; ++w) {
+        Value col = arith::AddIOp::create(b, col0, idx(w));
+        memref::StoreOp::create(
+            b,
+            loadBits(src, head, key, col, both(keyValid, lt(col, idx(dim))),
+                     rowLimit, dim),
+            tiles,
+            {row, arith::AddIOp::create(
+                      b, arith::MulIOp::create(b, stored, idx(4)), idx(w))});
+      }
+    } else if (!api->hasNativeMma()) {
+      // Four words of two elements.
+      for (int64_t w = 0; w < 4; ++w) {
+        Value col = arith::AddIOp::create(b, col0, idx(2 * w));
+        Value col1 = arith::AddIOp::create(b, col, idx(1));
+        Value lo = loadBits(src, head, key, col,
+                            both(keyValid, lt(col, idx(dim))), rowLimit, dim);
+        Value hi = loadBits(src, head, key, col1,
+                            both(keyValid, lt(col1, idx(dim))), rowLimit, dim);
+        memref::StoreOp::create(
+            b, pack(lo, hi), tiles,
+            {row, arith::AddIOp::create(
+                      b, arith::MulIOp::create(b, stored, idx(4)), idx(w))});
+      }
+    } else {
+      // CUDA with rows that are not whole chunks: element by element.
+      Type stagedType = cast<MemRefType>(tiles.getType()).getElementType();
+      for (int64_t i = 0; i < per; ++i) {
+        Value col = arith::AddIOp::create(b, col0, idx(i));
+        Value bits = loadBits(src, head, key, col,
+                              both(keyValid, lt(col, idx(dim))), rowLimit, dim);
+        if (!tf32)
+          bits = arith::TruncIOp::create(b, b.getI16Type(), bits);
+        Value element = arith::BitcastOp::create(b, stagedType, bits);
+        memref::StoreOp::create(
+            b, element, tiles,
+            {row, arith::AddIOp::create(
+                      b, arith::MulIOp::create(b, stored, idx(per)), idx(i))});
+      }
+    }
+  });
 }
 
 SmallVector<Value> MmaFlashEmitter::loadMatrices(Value tiles, int64_t rowChunks,
