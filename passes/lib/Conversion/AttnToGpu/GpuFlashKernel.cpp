@@ -239,10 +239,8 @@ void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
   Value head = headGroup, tileRow = row;
   if (packedHeads > 1) {
     count = idx(queryLen * packedHeads);
-    head = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, headGroup, idx(packedHeads)),
-        arith::DivUIOp::create(b, row, idx(queryLen)));
-    tileRow = arith::RemUIOp::create(b, row, idx(queryLen));
+    std::tie(head, tileRow) =
+        unpackRow(arith::MulIOp::create(b, headGroup, idx(packedHeads)), row);
   }
   auto active = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, count),
@@ -413,6 +411,16 @@ void GpuKernelEmitter::emitBody() {
                                      final[final.size() - 2 + k]),
           countBuf, {arith::AddIOp::create(b, at, idx(k))});
   }
+}
+
+std::pair<Value, Value> GpuKernelEmitter::unpackRow(Value firstHead, Value p) {
+  // Row p is query row p % queryLen of head firstHead + p / queryLen
+  // (clamped to the group for the tile's idle rows).
+  Value head = arith::AddIOp::create(
+      b, firstHead,
+      arith::MinUIOp::create(b, arith::DivUIOp::create(b, p, idx(queryLen)),
+                             idx(packedHeads - 1)));
+  return {head, arith::RemUIOp::create(b, p, idx(queryLen))};
 }
 
 void GpuKernelEmitter::forEachShare(int64_t total,

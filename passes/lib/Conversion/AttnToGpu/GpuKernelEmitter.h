@@ -97,6 +97,9 @@ protected:
   /// stageTile / processTile use.
   int64_t depth = 1;
   Value stageSlot;
+  /// With packed heads: the head and the query row (in the tile) of tile
+  /// row p, for the group whose first head is `firstHead`.
+  std::pair<Value, Value> unpackRow(Value firstHead, Value p);
   /// body(e) for this invocation's strided share of [0, total): e = tid,
   /// tid + invocations(), ... (how every kernel stages its tiles).
   void forEachShare(int64_t total, function_ref<void(Value e)> body);

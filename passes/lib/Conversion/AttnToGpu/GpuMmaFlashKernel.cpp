@@ -343,13 +343,8 @@ std::tuple<Value, Value, Value> MmaFlashEmitter::tileRow(Value p) {
   Value count = packedHeads > 1 ? idx(packedHeads * queryLen) : tileRows;
   Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p, count);
   Value head = headIv, row = p;
-  if (packedHeads > 1) {
-    head = arith::AddIOp::create(
-        b, headIv,
-        arith::MinUIOp::create(b, arith::DivUIOp::create(b, p, idx(queryLen)),
-                               idx(packedHeads - 1)));
-    row = arith::RemUIOp::create(b, p, idx(queryLen));
-  }
+  if (packedHeads > 1)
+    std::tie(head, row) = unpackRow(headIv, p);
   // Rows past the tile's end compute on its first row and store nothing.
   row = arith::SelectOp::create(b, active, arith::AddIOp::create(b, first, row),
                                 first);
