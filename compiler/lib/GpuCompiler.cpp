@@ -69,6 +69,7 @@ attnrt::compileForGpu(ModuleOp module, const GpuCompileOptions &options) {
   pipeline.countTiles = options.countTiles;
   pipeline.emulateMma = options.emulateMma;
   pipeline.tf32 = options.tf32;
+  pipeline.tf32x3 = options.tf32x3;
   PassManager kernels(ctx);
   mlir::attn::buildGpuKernelPipeline(kernels, pipeline);
   if (failed(kernels.run(module)))
@@ -112,11 +113,8 @@ llvm::Expected<std::unique_ptr<GpuKernel>>
 GpuKernel::create(GpuArtifact artifact) {
   std::unique_ptr<GpuKernel> kernel(new GpuKernel(std::move(artifact)));
   std::string error;
-  if (kernel->artifact.isSpirv)
-    kernel->vulkan = VulkanDevice::open(error);
-  else
-    kernel->cuda = CudaDevice::open(error);
-  if (!kernel->vulkan && !kernel->cuda)
+  kernel->device = sharedGpuDevice(kernel->artifact.isSpirv, error);
+  if (!kernel->device)
     return makeError(error);
   return kernel;
 }
@@ -128,8 +126,19 @@ llvm::Error GpuKernel::call(llvm::StringRef function,
     operands.push_back({argument->alignedData(), /*bytes=*/0});
   std::vector<int32_t> tileCounts;
   std::string error;
-  if (!runGpuFunction(artifact, vulkan.get(), cuda.get(), function.str(),
-                      operands, repeats, &times, &tileCounts, error))
+  GpuFunction *ready = nullptr;
+  for (auto &[name, f] : prepared)
+    if (name == function)
+      ready = f.get();
+  if (!ready) {
+    std::unique_ptr<GpuFunction> f =
+        GpuFunction::prepare(artifact, *device, function.str(), error);
+    if (!f)
+      return makeError(error);
+    ready = f.get();
+    prepared.emplace_back(function.str(), std::move(f));
+  }
+  if (!ready->call(operands, repeats, &times, &tileCounts, error))
     return makeError(error);
   // Per workgroup: visited and partial key tiles.
   for (const GpuKernelDescriptor &d : artifact.kernels)

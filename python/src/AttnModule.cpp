@@ -315,24 +315,21 @@ private:
 /// The process's device of type `Device` (attnrt::VulkanDevice or
 /// CudaDevice), opened on first use: instance and context creation cost
 /// tens of milliseconds, and lavapipe stands in for a GPU without one.
-template <typename Device> Device *processDevice(const char *what) {
+/// The process's Vulkan or CUDA device, kept open once used.
+attnrt::GpuDevice *processDevice(bool spirv) {
   static std::mutex mutex;
-  static std::unique_ptr<Device> device;
+  static std::shared_ptr<attnrt::GpuDevice> devices[2];
   std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<attnrt::GpuDevice> &device = devices[spirv];
   if (!device) {
     std::string error;
-    device = Device::open(error);
+    device = attnrt::sharedGpuDevice(spirv, error);
     if (!device)
-      throw std::runtime_error(std::string("no ") + what + " device: " + error);
+      throw std::runtime_error(std::string("no ") +
+                               (spirv ? "Vulkan" : "CUDA") +
+                               " device: " + error);
   }
   return device.get();
-}
-
-attnrt::VulkanDevice *vulkanDevice() {
-  return processDevice<attnrt::VulkanDevice>("Vulkan");
-}
-attnrt::CudaDevice *cudaDevice() {
-  return processDevice<attnrt::CudaDevice>("CUDA");
 }
 
 std::string readFile(const std::string &path) {
@@ -367,7 +364,7 @@ public:
   }
 
   std::string device() {
-    return program.isSpirv ? vulkanDevice()->describe() : cudaDevice()->describe();
+    return processDevice(program.isSpirv)->describe();
   }
 
   void call(const std::string &function, const std::vector<Array> &inputs,
@@ -381,14 +378,23 @@ public:
     };
     add(inputs, "input");
     add(outputs, "output");
-    attnrt::VulkanDevice *vulkan = program.isSpirv ? vulkanDevice() : nullptr;
-    attnrt::CudaDevice *cuda = program.isSpirv ? nullptr : cudaDevice();
+    attnrt::GpuDevice *device = processDevice(program.isSpirv);
     std::string error;
     bool ran;
     {
       nb::gil_scoped_release release;
-      ran = attnrt::runGpuFunction(program, vulkan, cuda, function, operands,
-                                   /*repeats=*/1, nullptr, nullptr, error);
+      std::lock_guard<std::mutex> lock(mutex);
+      attnrt::GpuFunction *ready = nullptr;
+      for (auto &[name, f] : prepared)
+        if (name == function)
+          ready = f.get();
+      if (!ready) {
+        auto f = attnrt::GpuFunction::prepare(program, *device, function, error);
+        if (f)
+          ready = prepared.emplace_back(function, std::move(f)).second.get();
+      }
+      ran = ready && ready->call(operands, /*repeats=*/1, nullptr, nullptr,
+                                 error);
     }
     if (!ran)
       throw nb::value_error(error.c_str());
@@ -396,6 +402,11 @@ public:
 
 private:
   attnrt::GpuProgram program;
+  /// The functions called so far, ready on the device; calls from several
+  /// threads take turns (a function's staging buffers are its own).
+  std::mutex mutex;
+  std::vector<std::pair<std::string, std::unique_ptr<attnrt::GpuFunction>>>
+      prepared;
 };
 
 } // namespace

@@ -7,10 +7,12 @@
 // widths of cuda.h (which this build does not need): handles are opaque
 // pointers, device pointers 64-bit integers, results ints.
 //
-// One run: device buffers per binding, copies in of what the kernel reads,
-// `repeats` launches of the kernel (one pointer parameter per buffer:
-// NVVM's bare-pointer calling convention) timed by events, copies out of
-// what it writes.
+// Buffers are device allocations (cuMemAlloc) or callers' device pointers,
+// borrowed. Kernels are functions of a module loaded once per code text.
+// A launch passes one pointer parameter per buffer (NVVM's bare-pointer
+// calling convention) on the legacy default stream, so it is ordered
+// after every copy and launch before it, also a PyTorch's on its default
+// stream; events time each repeat.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Gpu.h"
@@ -30,6 +32,7 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUevent = struct CUevent_st *;
 using CUstream = struct CUstream_st *;
+struct CudaModule;
 } // namespace
 
 // Driver entry points: (name, symbol, function type). The _v2 symbols are
@@ -54,6 +57,8 @@ template <typename F> using Pointer = F *;
     CUresult(CUfunction *, CUmodule, const char *))                       \
   X(cuMemAlloc, "cuMemAlloc_v2", CUresult(CUdeviceptr *, size_t))         \
   X(cuMemFree, "cuMemFree_v2", CUresult(CUdeviceptr))                     \
+  X(cuMemsetD8, "cuMemsetD8_v2",                                              \
+    CUresult(CUdeviceptr, unsigned char, size_t))                             \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2",                                          \
     CUresult(CUdeviceptr, const void *, size_t))                          \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2",                                          \
@@ -78,9 +83,10 @@ struct CudaDevice::State {
   CUdevice device = 0;
   CUcontext context = nullptr;
   std::string name;
-  // The module of the last code run, kept for repeated calls.
+  /// The module of the last code loaded, while kernels use it: the kernels
+  /// of one program share it.
   std::string loadedCode;
-  CUmodule module = nullptr;
+  std::weak_ptr<CudaModule> loadedModule;
 
   /// False with `error` = "what: the driver's message" when `result` != 0.
   bool check(CUresult result, const char *what, std::string &error) const {
@@ -95,8 +101,6 @@ struct CudaDevice::State {
   }
 
   ~State() {
-    if (module)
-      cuModuleUnload(module);
     if (context)
       cuDevicePrimaryCtxRelease(device);
     if (driver)
@@ -104,12 +108,47 @@ struct CudaDevice::State {
   }
 };
 
-CudaDevice::CudaDevice(std::unique_ptr<State> state)
+namespace {
+
+/// Device memory, owned or borrowed.
+struct CudaBuffer final : GpuBuffer {
+  CudaBuffer(std::shared_ptr<CudaDevice::State> s, uint64_t bytes)
+      : GpuBuffer(bytes), s(std::move(s)) {}
+  ~CudaBuffer() override {
+    if (owned && pointer)
+      s->cuMemFree(pointer);
+  }
+  std::shared_ptr<CudaDevice::State> s;
+  CUdeviceptr pointer = 0;
+  bool owned = true;
+};
+
+/// A loaded module, shared by the kernels loaded from it.
+struct CudaModule {
+  explicit CudaModule(std::shared_ptr<CudaDevice::State> s) : s(std::move(s)) {}
+  ~CudaModule() {
+    if (module)
+      s->cuModuleUnload(module);
+  }
+  std::shared_ptr<CudaDevice::State> s;
+  CUmodule module = nullptr;
+};
+
+struct CudaKernel final : GpuLoadedKernel {
+  CudaKernel(std::shared_ptr<CudaModule> module, const GpuKernelDescriptor &d)
+      : GpuLoadedKernel(d), module(std::move(module)) {}
+  std::shared_ptr<CudaModule> module;
+  CUfunction function = nullptr;
+};
+
+} // namespace
+
+CudaDevice::CudaDevice(std::shared_ptr<State> state)
     : state(std::move(state)) {}
 CudaDevice::~CudaDevice() = default;
 
 std::unique_ptr<CudaDevice> CudaDevice::open(std::string &error) {
-  auto s = std::make_unique<State>();
+  auto s = std::make_shared<State>();
   s->driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!s->driver) {
     const char *why = dlerror();
@@ -153,57 +192,110 @@ std::unique_ptr<CudaDevice> CudaDevice::open(std::string &error) {
 
 std::string CudaDevice::describe() const { return state->name + ", cuda"; }
 
-bool CudaDevice::run(const std::string &code,
-                     const GpuKernelDescriptor &descriptor,
-                     const std::vector<GpuBufferView> &buffers,
-                     unsigned repeats, std::vector<double> *milliseconds,
-                     std::string &error) {
+std::shared_ptr<GpuBuffer> CudaDevice::allocate(uint64_t bytes,
+                                                std::string &error) {
+  State &s = *state;
+  if (!s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error))
+    return nullptr;
+  auto b = std::make_shared<CudaBuffer>(state, bytes);
+  size_t size = std::max<uint64_t>(bytes, 4);
+  if (!s.check(s.cuMemAlloc(&b->pointer, size),
+               ("cuMemAlloc (" + std::to_string(bytes) + " bytes)").c_str(),
+               error) ||
+      !s.check(s.cuMemsetD8(b->pointer, 0, size), "cuMemsetD8", error))
+    return nullptr;
+  return b;
+}
+
+std::shared_ptr<GpuBuffer> CudaDevice::wrap(uint64_t handle, uint64_t bytes,
+                                            std::string &error) {
+  if (!handle) {
+    error = "a null CUDA device pointer";
+    return nullptr;
+  }
+  auto b = std::make_shared<CudaBuffer>(state, bytes);
+  b->pointer = handle;
+  b->owned = false;
+  return b;
+}
+
+bool CudaDevice::write(GpuBuffer &buffer, const void *host, uint64_t bytes,
+                       std::string &error) {
+  State &s = *state;
+  if (bytes > buffer.bytes()) {
+    error = "writing " + std::to_string(bytes) + " bytes into a buffer of " +
+            std::to_string(buffer.bytes());
+    return false;
+  }
+  return !bytes ||
+         (s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error) &&
+          s.check(s.cuMemcpyHtoD(static_cast<CudaBuffer &>(buffer).pointer,
+                                 host, bytes),
+                  "copying to the device", error));
+}
+
+bool CudaDevice::read(const GpuBuffer &buffer, void *host, uint64_t bytes,
+                      std::string &error) {
+  State &s = *state;
+  if (bytes > buffer.bytes()) {
+    error = "reading " + std::to_string(bytes) + " bytes from a buffer of " +
+            std::to_string(buffer.bytes());
+    return false;
+  }
+  return !bytes ||
+         (s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error) &&
+          s.check(s.cuMemcpyDtoH(host,
+                                 static_cast<const CudaBuffer &>(buffer).pointer,
+                                 bytes),
+                  "copying from the device", error));
+}
+
+std::unique_ptr<GpuLoadedKernel>
+CudaDevice::load(const GpuProgram &program,
+                 const GpuKernelDescriptor &descriptor, std::string &error) {
+  State &s = *state;
+  if (!s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error))
+    return nullptr;
+  std::shared_ptr<CudaModule> module = s.loadedModule.lock();
+  if (!module || s.loadedCode != program.ptx) {
+    module = std::make_shared<CudaModule>(state);
+    // PTX text is JIT-compiled by the driver for this device.
+    if (!s.check(s.cuModuleLoadData(&module->module, program.ptx.c_str()),
+                 "loading the kernels (cuModuleLoadData)", error))
+      return nullptr;
+    s.loadedCode = program.ptx;
+    s.loadedModule = module;
+  }
+  auto k = std::make_unique<CudaKernel>(module, descriptor);
+  if (!s.check(s.cuModuleGetFunction(&k->function, module->module,
+                                     descriptor.name.c_str()),
+               ("finding kernel '" + descriptor.name + "'").c_str(), error))
+    return nullptr;
+  return k;
+}
+
+bool CudaDevice::launch(const std::vector<GpuLaunch> &launches,
+                        unsigned repeats, std::vector<double> *milliseconds,
+                        std::string &error) {
   State &s = *state;
   if (!s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error))
     return false;
-  if (s.loadedCode != code) {
-    if (s.module)
-      s.cuModuleUnload(s.module);
-    s.module = nullptr;
-    s.loadedCode.clear();
-    // PTX text is JIT-compiled by the driver for this device.
-    if (!s.check(s.cuModuleLoadData(&s.module, code.c_str()),
-                 "loading the kernels (cuModuleLoadData)", error))
-      return false;
-    s.loadedCode = code;
-  }
-  CUfunction function = nullptr;
-  if (!s.check(s.cuModuleGetFunction(&function, s.module,
-                                     descriptor.name.c_str()),
-               ("finding kernel '" + descriptor.name + "'").c_str(), error))
-    return false;
-  if (buffers.size() != descriptor.bindings.size()) {
-    error = "kernel '" + descriptor.name + "' has " +
-            std::to_string(descriptor.bindings.size()) + " bindings, given " +
-            std::to_string(buffers.size());
-    return false;
-  }
-
-  std::vector<CUdeviceptr> pointers(buffers.size(), 0);
-  auto release = [&] {
-    for (CUdeviceptr p : pointers)
-      if (p)
-        s.cuMemFree(p);
-  };
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    size_t bytes = std::max<uint64_t>(buffers[i].bytes, 4);
-    if (!s.check(s.cuMemAlloc(&pointers[i], bytes), "cuMemAlloc", error) ||
-        (!buffers[i].written && buffers[i].bytes &&
-         !s.check(s.cuMemcpyHtoD(pointers[i], buffers[i].data,
-                                 buffers[i].bytes),
-                  "copying to the device", error))) {
-      release();
+  // Each launch's parameters: a pointer to each buffer's device address.
+  std::vector<std::vector<CUdeviceptr>> pointers(launches.size());
+  std::vector<std::vector<void *>> parameters(launches.size());
+  for (size_t l = 0; l < launches.size(); ++l) {
+    const GpuLaunch &launch = launches[l];
+    if (launch.buffers.size() != launch.kernel->descriptor().bindings.size()) {
+      error = "kernel '" + launch.kernel->descriptor().name + "' has " +
+              std::to_string(launch.kernel->descriptor().bindings.size()) +
+              " bindings, given " + std::to_string(launch.buffers.size());
       return false;
     }
+    for (GpuBuffer *b : launch.buffers)
+      pointers[l].push_back(static_cast<CudaBuffer *>(b)->pointer);
+    for (CUdeviceptr &p : pointers[l])
+      parameters[l].push_back(&p);
   }
-  std::vector<void *> parameters;
-  for (CUdeviceptr &p : pointers)
-    parameters.push_back(&p);
 
   CUevent start = nullptr, stop = nullptr;
   bool ok = s.check(s.cuEventCreate(&start, 0), "cuEventCreate", error) &&
@@ -211,31 +303,28 @@ bool CudaDevice::run(const std::string &code,
   if (milliseconds)
     milliseconds->clear();
   for (unsigned r = 0; ok && r < std::max(repeats, 1u); ++r) {
+    ok = s.check(s.cuEventRecord(start, nullptr), "cuEventRecord", error);
+    for (size_t l = 0; ok && l < launches.size(); ++l) {
+      const GpuKernelDescriptor &d = launches[l].kernel->descriptor();
+      ok = s.check(
+          s.cuLaunchKernel(
+              static_cast<const CudaKernel *>(launches[l].kernel)->function,
+              d.grid[0], d.grid[1], d.grid[2], d.workgroup[0], d.workgroup[1],
+              d.workgroup[2], 0, nullptr, parameters[l].data(), nullptr),
+          ("launching '" + d.name + "'").c_str(), error);
+    }
     float elapsed = 0;
-    ok = s.check(s.cuEventRecord(start, nullptr), "cuEventRecord", error) &&
-         s.check(s.cuLaunchKernel(function, descriptor.grid[0],
-                                  descriptor.grid[1], descriptor.grid[2],
-                                  descriptor.workgroup[0],
-                                  descriptor.workgroup[1],
-                                  descriptor.workgroup[2], 0, nullptr,
-                                  parameters.data(), nullptr),
-                  ("launching '" + descriptor.name + "'").c_str(), error) &&
+    ok = ok &&
          s.check(s.cuEventRecord(stop, nullptr), "cuEventRecord", error) &&
-         s.check(s.cuEventSynchronize(stop), "running the kernel", error) &&
+         s.check(s.cuEventSynchronize(stop), "running the kernels", error) &&
          s.check(s.cuEventElapsedTime(&elapsed, start, stop),
                  "cuEventElapsedTime", error);
     if (ok && milliseconds)
       milliseconds->push_back(elapsed);
   }
-  for (size_t i = 0; ok && i < buffers.size(); ++i)
-    if (buffers[i].written && buffers[i].bytes)
-      ok = s.check(s.cuMemcpyDtoH(buffers[i].data, pointers[i],
-                                  buffers[i].bytes),
-                   "copying from the device", error);
   if (start)
     s.cuEventDestroy(start);
   if (stop)
     s.cuEventDestroy(stop);
-  release();
   return ok;
 }

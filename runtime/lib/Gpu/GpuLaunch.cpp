@@ -1,16 +1,43 @@
 //===- GpuLaunch.cpp - run a function of a GPU artifact -------------------===//
 //
 // Binds a call's operands to a kernel's storage buffers by name and
-// dispatches it (and its follow-up kernels) on the device its code is for.
-// Shared by the compiler side (GpuKernel, attn-run --device) and the Python
-// extension, which loads attn-compile's .spv / .json artifacts.
+// launches it (and its follow-up kernels) on a GpuDevice. Everything a call
+// does not bring — the loaded kernels, constant tables, scratch buffers —
+// is made once, in GpuFunction::prepare. Shared by the compiler side
+// (GpuKernel, attn-run --device), the Python extension and the C API,
+// which load attn-compile's .spv / .ptx and .json artifacts.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Gpu.h"
 
 #include <cstdlib>
+#include <mutex>
 
 using namespace attnrt;
+
+GpuBuffer::~GpuBuffer() = default;
+GpuLoadedKernel::~GpuLoadedKernel() = default;
+GpuDevice::~GpuDevice() = default;
+
+std::unique_ptr<GpuDevice> attnrt::openGpuDevice(bool spirv,
+                                                 std::string &error) {
+  if (spirv)
+    return VulkanDevice::open(error);
+  return CudaDevice::open(error);
+}
+
+std::shared_ptr<GpuDevice> attnrt::sharedGpuDevice(bool spirv,
+                                                   std::string &error) {
+  static std::mutex mutex;
+  static std::weak_ptr<GpuDevice> devices[2];
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<GpuDevice> device = devices[spirv].lock();
+  if (!device) {
+    device = openGpuDevice(spirv, error);
+    devices[spirv] = device;
+  }
+  return device;
+}
 
 namespace {
 
@@ -34,95 +61,177 @@ long indexAfter(const std::string &name, const char *prefix) {
 
 } // namespace
 
-bool attnrt::runGpuFunction(const GpuProgram &program, VulkanDevice *vulkan,
-                            CudaDevice *cuda, const std::string &function,
-                            const std::vector<GpuOperand> &operands,
-                            unsigned repeats, std::vector<double> *milliseconds,
-                            std::vector<int32_t> *tileCounts,
-                            std::string &error) {
+/// One kernel of the function and where each of its bindings comes from:
+/// an operand (its index), or a buffer held by the function.
+struct GpuFunction::Step {
+  std::unique_ptr<GpuLoadedKernel> kernel;
+  std::vector<long> operand;                    ///< -1: held
+  std::vector<std::shared_ptr<GpuBuffer>> held; ///< null: an operand
+};
+
+GpuFunction::GpuFunction(GpuDevice &device) : device(device) {}
+GpuFunction::~GpuFunction() = default;
+
+std::unique_ptr<GpuFunction> GpuFunction::prepare(const GpuProgram &program,
+                                                  GpuDevice &device,
+                                                  const std::string &function,
+                                                  std::string &error) {
   const GpuKernelDescriptor *kernel = findKernel(program, function);
   if (!kernel) {
     error = "no GPU kernel named '" + function + "'";
-    return false;
+    return nullptr;
   }
-  if (program.isSpirv ? !vulkan : !cuda) {
-    error = std::string("no ") + (program.isSpirv ? "Vulkan" : "CUDA") +
-            " device for this artifact";
-    return false;
+  if (program.isSpirv != device.runsSpirv()) {
+    error = std::string("the kernels are ") +
+            (program.isSpirv ? "SPIR-V (Vulkan)" : "PTX (CUDA)") +
+            ", the device is '" + device.describe() + "'";
+    return nullptr;
   }
+  std::unique_ptr<GpuFunction> f(new GpuFunction(device));
   // Follow-up kernels, in this order: a launch whose key tiles are split
   // over workgroups writes partial results that `<function>_merge` combines
   // into the output; a backward's first kernel writes dK and dV, and
   // `<function>_query_grad` dQ.
-  std::vector<const GpuKernelDescriptor *> launches = {kernel};
+  std::vector<const GpuKernelDescriptor *> kernels = {kernel};
   for (const char *suffix : {"_merge", "_query_grad"})
     if (const GpuKernelDescriptor *next =
             findKernel(program, function + suffix))
-      launches.push_back(next);
-  size_t numInputs = 0;
+      kernels.push_back(next);
   for (const GpuBinding &b : kernel->bindings)
-    numInputs += indexAfter(b.name, "arg") >= 0;
-  std::vector<int32_t> counts;
-  std::vector<float> partials;
-  auto run = [&](const GpuKernelDescriptor &d) {
-    std::vector<GpuBufferView> views;
-    for (const GpuBinding &binding : d.bindings) {
-      GpuBufferView view{nullptr, binding.bytes, binding.written};
+    f->inputs += indexAfter(b.name, "arg") >= 0;
+
+  // Scratch shared by the kernels of a call, by binding name.
+  std::vector<std::pair<std::string, std::shared_ptr<GpuBuffer>>> scratch;
+  for (const GpuKernelDescriptor *d : kernels) {
+    Step step;
+    step.kernel = device.load(program, *d, error);
+    if (!step.kernel)
+      return nullptr;
+    for (const GpuBinding &binding : d->bindings) {
       long arg = indexAfter(binding.name, "arg");
       long result = indexAfter(binding.name, "result");
       long operand = arg >= 0      ? arg
-                     : result >= 0 ? long(numInputs) + result
+                     : result >= 0 ? long(f->inputs) + result
                                    : -1;
+      step.operand.push_back(operand);
+      step.held.emplace_back();
       if (operand >= 0) {
-        if (size_t(operand) >= operands.size()) {
-          error = "kernel '" + d.name + "': binding '" + binding.name +
-                  "' has no operand (given " + std::to_string(operands.size()) +
-                  ")";
-          return false;
+        if (size_t(operand) >= f->bytes.size())
+          f->bytes.resize(operand + 1, 0);
+        f->bytes[operand] = binding.bytes;
+        continue;
+      }
+      std::shared_ptr<GpuBuffer> &held = step.held.back();
+      if (const std::vector<uint32_t> *words = d->constant(binding.name)) {
+        held = device.allocate(binding.bytes, error);
+        if (!held ||
+            !device.write(*held, words->data(),
+                          std::min<uint64_t>(binding.bytes,
+                                             words->size() * sizeof(uint32_t)),
+                          error))
+          return nullptr;
+      } else if (binding.name == "tile_counts" || binding.name == "partials") {
+        for (auto &[name, buffer] : scratch)
+          if (name == binding.name)
+            held = buffer;
+        if (!held) {
+          held = device.allocate(binding.bytes, error);
+          if (!held)
+            return nullptr;
+          scratch.emplace_back(binding.name, held);
         }
-        const GpuOperand &o = operands[operand];
-        if (o.bytes && o.bytes != binding.bytes) {
-          error = "kernel '" + d.name + "': operand " +
-                  std::to_string(operand) + " (" + binding.name + ") has " +
-                  std::to_string(o.bytes) + " bytes, the kernel takes " +
-                  std::to_string(binding.bytes);
-          return false;
-        }
-        view.data = o.data;
-      } else if (const std::vector<uint32_t> *words = d.constant(binding.name)) {
-        view.data = const_cast<uint32_t *>(words->data());
-      } else if (binding.name == "tile_counts") {
-        counts.resize(binding.bytes / sizeof(int32_t));
-        view.data = counts.data();
-      } else if (binding.name == "partials") {
-        partials.resize(binding.bytes / sizeof(float));
-        view.data = partials.data();
+        if (binding.name == "tile_counts")
+          f->tileCountBuffer = held;
       } else {
-        error = "kernel '" + d.name + "': binding '" + binding.name +
+        error = "kernel '" + d->name + "': binding '" + binding.name +
                 "' has no operand";
+        return nullptr;
+      }
+    }
+    f->steps.push_back(std::move(step));
+  }
+  f->staged.resize(f->bytes.size());
+  return f;
+}
+
+bool GpuFunction::call(const std::vector<GpuOperand> &operands,
+                       unsigned repeats, std::vector<double> *milliseconds,
+                       std::vector<int32_t> *tileCounts, std::string &error) {
+  if (operands.size() < bytes.size()) {
+    error = "the kernels take " + std::to_string(bytes.size()) +
+            " operands, given " + std::to_string(operands.size());
+    return false;
+  }
+  // Each operand's device buffer: its own, or a staged copy of host memory.
+  std::vector<GpuBuffer *> buffers(bytes.size(), nullptr);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const GpuOperand &o = operands[i];
+    std::string what = "operand " + std::to_string(i) +
+                       (i < inputs ? " (arg" + std::to_string(i)
+                                   : " (result" + std::to_string(i - inputs)) +
+                       ")";
+    if (o.buffer) {
+      if (o.buffer->bytes() < bytes[i]) {
+        error = what + " is a device buffer of " +
+                std::to_string(o.buffer->bytes()) + " bytes, the kernel takes " +
+                std::to_string(bytes[i]);
         return false;
       }
-      views.push_back(view);
+      buffers[i] = o.buffer;
+      continue;
     }
-    std::vector<double> ms;
-    bool ran = program.isSpirv
-                   ? vulkan->run(program.spirv, d, views, repeats, &ms, error)
-                   : cuda->run(program.ptx, d, views, repeats, &ms, error);
-    if (!ran)
+    if (!o.data && bytes[i]) {
+      error = what + " has no data";
       return false;
-    if (milliseconds) {
-      milliseconds->resize(ms.size(), 0.0);
-      for (size_t r = 0; r < ms.size(); ++r)
-        (*milliseconds)[r] += ms[r];
     }
-    return true;
-  };
-  if (milliseconds)
-    milliseconds->clear();
-  for (const GpuKernelDescriptor *launch : launches)
-    if (!run(*launch))
+    if (o.bytes && o.bytes != bytes[i]) {
+      error = what + " has " + std::to_string(o.bytes) +
+              " bytes, the kernel takes " + std::to_string(bytes[i]);
       return false;
-  if (tileCounts)
-    *tileCounts = std::move(counts);
+    }
+    if (!staged[i] && !(staged[i] = device.allocate(bytes[i], error)))
+      return false;
+    if (i < inputs && !device.write(*staged[i], o.data, bytes[i], error))
+      return false;
+    buffers[i] = staged[i].get();
+  }
+
+  std::vector<GpuLaunch> launches;
+  for (const Step &step : steps) {
+    GpuLaunch launch{step.kernel.get(), {}};
+    for (size_t b = 0; b < step.operand.size(); ++b)
+      launch.buffers.push_back(step.operand[b] >= 0
+                                   ? buffers[step.operand[b]]
+                                   : step.held[b].get());
+    launches.push_back(std::move(launch));
+  }
+  if (!device.launch(launches, repeats, milliseconds, error))
+    return false;
+
+  for (size_t i = inputs; i < bytes.size(); ++i)
+    if (!operands[i].buffer &&
+        !device.read(*staged[i], operands[i].data, bytes[i], error))
+      return false;
+  if (tileCounts) {
+    tileCounts->clear();
+    if (tileCountBuffer) {
+      tileCounts->resize(tileCountBuffer->bytes() / sizeof(int32_t));
+      if (!device.read(*tileCountBuffer, tileCounts->data(),
+                       tileCounts->size() * sizeof(int32_t), error))
+        return false;
+    }
+  }
   return true;
+}
+
+bool attnrt::runGpuFunction(const GpuProgram &program, GpuDevice &device,
+                            const std::string &function,
+                            const std::vector<GpuOperand> &operands,
+                            unsigned repeats, std::vector<double> *milliseconds,
+                            std::vector<int32_t> *tileCounts,
+                            std::string &error) {
+  std::unique_ptr<GpuFunction> prepared =
+      GpuFunction::prepare(program, device, function, error);
+  return prepared && prepared->call(operands, repeats, milliseconds,
+                                    tileCounts, error);
 }

@@ -2,10 +2,12 @@
 //
 // The loader is opened with dlopen and every entry point fetched through
 // vkGetInstanceProcAddr / vkGetDeviceProcAddr, so libattn_gpu links no
-// Vulkan library. One run: storage buffers in host-visible coherent
-// memory, one descriptor set (set 0, binding i = argument i, as
-// convert-gpu-to-spirv numbers them), one compute pipeline, one command
-// buffer with a timestamp before and after each dispatch.
+// Vulkan library. Buffers are storage buffers in mappable coherent memory,
+// mapped for their lifetime. A loaded kernel is a compute pipeline whose
+// set 0 has binding i = argument i (as convert-gpu-to-spirv numbers them).
+// A launch records every dispatch of a call in one command buffer, each
+// between two timestamps and followed by a barrier, submits it once and
+// waits for it.
 //
 //===----------------------------------------------------------------------===//
 #define VK_NO_PROTOTYPES
@@ -16,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <mutex>
 
 using namespace attnrt;
 
@@ -65,6 +68,7 @@ using namespace attnrt;
   X(vkCreateQueryPool)                                                        \
   X(vkDestroyQueryPool)                                                       \
   X(vkGetQueryPoolResults)                                                    \
+  X(vkFreeCommandBuffers)                                                     \
   X(vkQueueSubmit)                                                            \
   X(vkQueueWaitIdle)
 
@@ -83,8 +87,15 @@ struct VulkanDevice::State {
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t queueFamily = 0;
   bool timestamps = false;
+  /// Where launches allocate their command buffers.
+  VkCommandPool commandPool = VK_NULL_HANDLE;
+  /// The queue and the command pool need external synchronization: one
+  /// launch at a time.
+  std::mutex launchMutex;
 
   ~State() {
+    if (commandPool)
+      vkDestroyCommandPool(device, commandPool, nullptr);
     if (device)
       vkDestroyDevice(device, nullptr);
     if (instance)
@@ -96,68 +107,92 @@ struct VulkanDevice::State {
 
 namespace {
 
-std::string vkError(const char *what, VkResult result) {
-  return std::string(what) + " failed (VkResult " + std::to_string(result) +
+std::string vkError(const std::string &what, VkResult result) {
+  return what + " failed (VkResult " + std::to_string(result) +
          ")";
 }
 
-/// Everything one run creates, destroyed in reverse order.
-struct RunObjects {
-  VulkanDevice::State &s;
-  std::vector<VkBuffer> buffers;
-  std::vector<VkDeviceMemory> memories;
+/// A memory type of `typeBits` with host-visible, coherent memory,
+/// device-local where the device has such memory mappable.
+int findMappableMemoryType(const VkPhysicalDeviceMemoryProperties &memory,
+                           uint32_t typeBits) {
+  VkMemoryPropertyFlags mappable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  for (VkMemoryPropertyFlags wanted :
+       {mappable | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, mappable})
+    for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
+      if ((typeBits & (1u << i)) &&
+          (memory.memoryTypes[i].propertyFlags & wanted) == wanted)
+        return int(i);
+  return -1;
+}
+
+/// A storage buffer and its memory, mapped while it lives.
+struct VulkanBuffer final : GpuBuffer {
+  VulkanBuffer(std::shared_ptr<VulkanDevice::State> s, uint64_t bytes)
+      : GpuBuffer(bytes), s(std::move(s)) {}
+  ~VulkanBuffer() override {
+    if (mapped)
+      s->vkUnmapMemory(s->device, memory);
+    if (buffer)
+      s->vkDestroyBuffer(s->device, buffer, nullptr);
+    if (memory)
+      s->vkFreeMemory(s->device, memory, nullptr);
+  }
+  std::shared_ptr<VulkanDevice::State> s;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void *mapped = nullptr;
+};
+
+/// A compute pipeline and what it is made of.
+struct VulkanKernel final : GpuLoadedKernel {
+  VulkanKernel(std::shared_ptr<VulkanDevice::State> s,
+               const GpuKernelDescriptor &d)
+      : GpuLoadedKernel(d), s(std::move(s)) {}
+  ~VulkanKernel() override {
+    VkDevice d = s->device;
+    if (pipeline)
+      s->vkDestroyPipeline(d, pipeline, nullptr);
+    if (pipelineLayout)
+      s->vkDestroyPipelineLayout(d, pipelineLayout, nullptr);
+    if (setLayout)
+      s->vkDestroyDescriptorSetLayout(d, setLayout, nullptr);
+    if (shader)
+      s->vkDestroyShaderModule(d, shader, nullptr);
+  }
+  std::shared_ptr<VulkanDevice::State> s;
   VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
   VkPipelineLayout pipelineLayout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  VkCommandPool commandPool = VK_NULL_HANDLE;
-  VkQueryPool queries = VK_NULL_HANDLE;
+};
 
-  explicit RunObjects(VulkanDevice::State &s) : s(s) {}
-  ~RunObjects() {
-    VkDevice d = s.device;
+/// What one launch creates: descriptor sets, a command buffer, timestamps.
+struct LaunchObjects {
+  VulkanDevice::State &s;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  explicit LaunchObjects(VulkanDevice::State &s) : s(s) {}
+  ~LaunchObjects() {
     if (queries)
-      s.vkDestroyQueryPool(d, queries, nullptr);
-    if (commandPool)
-      s.vkDestroyCommandPool(d, commandPool, nullptr);
+      s.vkDestroyQueryPool(s.device, queries, nullptr);
+    if (commands)
+      s.vkFreeCommandBuffers(s.device, s.commandPool, 1, &commands);
     if (pool)
-      s.vkDestroyDescriptorPool(d, pool, nullptr);
-    if (pipeline)
-      s.vkDestroyPipeline(d, pipeline, nullptr);
-    if (pipelineLayout)
-      s.vkDestroyPipelineLayout(d, pipelineLayout, nullptr);
-    if (setLayout)
-      s.vkDestroyDescriptorSetLayout(d, setLayout, nullptr);
-    if (shader)
-      s.vkDestroyShaderModule(d, shader, nullptr);
-    for (VkBuffer b : buffers)
-      s.vkDestroyBuffer(d, b, nullptr);
-    for (VkDeviceMemory m : memories)
-      s.vkFreeMemory(d, m, nullptr);
+      s.vkDestroyDescriptorPool(s.device, pool, nullptr);
   }
 };
 
-/// A memory type of `typeBits` with host-visible, coherent memory.
-int findHostMemoryType(const VkPhysicalDeviceMemoryProperties &memory,
-                       uint32_t typeBits) {
-  VkMemoryPropertyFlags wanted = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
-    if ((typeBits & (1u << i)) &&
-        (memory.memoryTypes[i].propertyFlags & wanted) == wanted)
-      return int(i);
-  return -1;
-}
-
 } // namespace
 
-VulkanDevice::VulkanDevice(std::unique_ptr<State> state)
+VulkanDevice::VulkanDevice(std::shared_ptr<State> state)
     : state(std::move(state)) {}
 VulkanDevice::~VulkanDevice() = default;
 
 std::unique_ptr<VulkanDevice> VulkanDevice::open(std::string &error) {
-  auto s = std::make_unique<State>();
+  auto s = std::make_shared<State>();
   s->loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!s->loader) {
     error = "cannot load the Vulkan loader libvulkan.so.1 (Debian package "
@@ -266,6 +301,15 @@ std::unique_ptr<VulkanDevice> VulkanDevice::open(std::string &error) {
   ATTN_VK_DEVICE_FUNCTIONS(ATTN_LOAD)
 #undef ATTN_LOAD
   s->vkGetDeviceQueue(s->device, s->queueFamily, 0, &s->queue);
+  VkCommandPoolCreateInfo commandPoolInfo{
+      VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  commandPoolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  commandPoolInfo.queueFamilyIndex = s->queueFamily;
+  if (VkResult r = s->vkCreateCommandPool(s->device, &commandPoolInfo,
+                                          nullptr, &s->commandPool)) {
+    error = vkError("vkCreateCommandPool", r);
+    return nullptr;
+  }
   return std::unique_ptr<VulkanDevice>(new VulkanDevice(std::move(s)));
 }
 
@@ -287,84 +331,105 @@ std::string VulkanDevice::describe() const {
   return std::string(state->properties.deviceName) + ", " + type;
 }
 
-bool VulkanDevice::run(const std::vector<uint32_t> &spirv,
-                       const GpuKernelDescriptor &descriptor,
-                       const std::vector<GpuBufferView> &views,
-                       unsigned repeats, std::vector<double> *milliseconds,
-                       std::string &error) {
+
+std::shared_ptr<GpuBuffer> VulkanDevice::allocate(uint64_t bytes,
+                                                  std::string &error) {
   State &s = *state;
-  RunObjects o(s);
-  repeats = repeats ? repeats : 1;
+  auto b = std::make_shared<VulkanBuffer>(state, bytes);
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = bytes ? bytes : 4;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  if (VkResult r = s.vkCreateBuffer(s.device, &info, nullptr, &b->buffer)) {
+    b->buffer = VK_NULL_HANDLE;
+    error = vkError("vkCreateBuffer", r);
+    return nullptr;
+  }
+  VkMemoryRequirements needs;
+  s.vkGetBufferMemoryRequirements(s.device, b->buffer, &needs);
+  int type = findMappableMemoryType(s.memory, needs.memoryTypeBits);
+  if (type < 0) {
+    error = "the Vulkan device has no host-visible memory for buffers";
+    return nullptr;
+  }
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  alloc.allocationSize = needs.size;
+  alloc.memoryTypeIndex = uint32_t(type);
+  if (VkResult r = s.vkAllocateMemory(s.device, &alloc, nullptr, &b->memory)) {
+    b->memory = VK_NULL_HANDLE;
+    error = vkError("vkAllocateMemory (" + std::to_string(bytes) + " bytes)",
+                    r);
+    return nullptr;
+  }
+  s.vkBindBufferMemory(s.device, b->buffer, b->memory, 0);
+  if (VkResult r =
+          s.vkMapMemory(s.device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped)) {
+    b->mapped = nullptr;
+    error = vkError("vkMapMemory", r);
+    return nullptr;
+  }
+  std::memset(b->mapped, 0, info.size);
+  return b;
+}
+
+std::shared_ptr<GpuBuffer> VulkanDevice::wrap(uint64_t, uint64_t,
+                                              std::string &error) {
+  error = "a Vulkan device binds only buffers it allocated (a buffer of "
+          "another VkDevice cannot be bound): allocate one and write to it";
+  return nullptr;
+}
+
+bool VulkanDevice::write(GpuBuffer &buffer, const void *host, uint64_t bytes,
+                         std::string &error) {
+  if (bytes > buffer.bytes()) {
+    error = "writing " + std::to_string(bytes) + " bytes into a buffer of " +
+            std::to_string(buffer.bytes());
+    return false;
+  }
+  // Launches wait for their queue, so the memory is free to write.
+  if (bytes)
+    std::memcpy(static_cast<VulkanBuffer &>(buffer).mapped, host, bytes);
+  return true;
+}
+
+bool VulkanDevice::read(const GpuBuffer &buffer, void *host, uint64_t bytes,
+                        std::string &error) {
+  if (bytes > buffer.bytes()) {
+    error = "reading " + std::to_string(bytes) + " bytes from a buffer of " +
+            std::to_string(buffer.bytes());
+    return false;
+  }
+  if (bytes)
+    std::memcpy(host, static_cast<const VulkanBuffer &>(buffer).mapped, bytes);
+  return true;
+}
+
+std::unique_ptr<GpuLoadedKernel>
+VulkanDevice::load(const GpuProgram &program,
+                   const GpuKernelDescriptor &descriptor, std::string &error) {
+  State &s = *state;
   const VkPhysicalDeviceLimits &limits = s.properties.limits;
   for (int d = 0; d < 3; ++d)
     if (descriptor.grid[d] > limits.maxComputeWorkGroupCount[d] ||
         descriptor.workgroup[d] > limits.maxComputeWorkGroupSize[d]) {
       error = "kernel '" + descriptor.name + "' needs a grid or workgroup "
               "larger than the device allows";
-      return false;
+      return nullptr;
     }
-  if (views.size() != descriptor.bindings.size()) {
-    error = "kernel '" + descriptor.name + "' has " +
-            std::to_string(descriptor.bindings.size()) + " bindings, given " +
-            std::to_string(views.size()) + " buffers";
-    return false;
-  }
-
-  // Buffers, filled with their host data.
-  std::vector<void *> mapped;
-  for (const GpuBufferView &view : views) {
-    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    info.size = view.bytes ? view.bytes : 4;
-    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    VkBuffer buffer;
-    if (VkResult r = s.vkCreateBuffer(s.device, &info, nullptr, &buffer)) {
-      error = vkError("vkCreateBuffer", r);
-      return false;
-    }
-    o.buffers.push_back(buffer);
-    VkMemoryRequirements needs;
-    s.vkGetBufferMemoryRequirements(s.device, buffer, &needs);
-    int type = findHostMemoryType(s.memory, needs.memoryTypeBits);
-    if (type < 0) {
-      error = "the Vulkan device has no host-visible memory for buffers";
-      return false;
-    }
-    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    alloc.allocationSize = needs.size;
-    alloc.memoryTypeIndex = uint32_t(type);
-    VkDeviceMemory memory;
-    if (VkResult r = s.vkAllocateMemory(s.device, &alloc, nullptr, &memory)) {
-      error = vkError("vkAllocateMemory", r);
-      return false;
-    }
-    o.memories.push_back(memory);
-    s.vkBindBufferMemory(s.device, buffer, memory, 0);
-    void *host = nullptr;
-    if (VkResult r = s.vkMapMemory(s.device, memory, 0, VK_WHOLE_SIZE, 0,
-                                   &host)) {
-      error = vkError("vkMapMemory", r);
-      return false;
-    }
-    if (view.written)
-      std::memset(host, 0, view.bytes);
-    else if (view.bytes)
-      std::memcpy(host, view.data, view.bytes);
-    mapped.push_back(host);
-  }
-
-  // The pipeline.
+  auto k = std::make_unique<VulkanKernel>(state, descriptor);
   VkShaderModuleCreateInfo shaderInfo{
       VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  shaderInfo.codeSize = spirv.size() * sizeof(uint32_t);
-  shaderInfo.pCode = spirv.data();
+  shaderInfo.codeSize = program.spirv.size() * sizeof(uint32_t);
+  shaderInfo.pCode = program.spirv.data();
   if (VkResult r =
-          s.vkCreateShaderModule(s.device, &shaderInfo, nullptr, &o.shader)) {
+          s.vkCreateShaderModule(s.device, &shaderInfo, nullptr, &k->shader)) {
+    k->shader = VK_NULL_HANDLE;
     error = vkError("vkCreateShaderModule", r);
-    return false;
+    return nullptr;
   }
-  std::vector<VkDescriptorSetLayoutBinding> layoutBindings(views.size());
-  for (size_t i = 0; i < views.size(); ++i) {
+  size_t numBindings = descriptor.bindings.size();
+  std::vector<VkDescriptorSetLayoutBinding> layoutBindings(numBindings);
+  for (size_t i = 0; i < numBindings; ++i) {
     layoutBindings[i] = {};
     layoutBindings[i].binding = uint32_t(i);
     layoutBindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
@@ -373,130 +438,160 @@ bool VulkanDevice::run(const std::vector<uint32_t> &spirv,
   }
   VkDescriptorSetLayoutCreateInfo setInfo{
       VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  setInfo.bindingCount = uint32_t(layoutBindings.size());
+  setInfo.bindingCount = uint32_t(numBindings);
   setInfo.pBindings = layoutBindings.data();
   if (VkResult r = s.vkCreateDescriptorSetLayout(s.device, &setInfo, nullptr,
-                                                 &o.setLayout)) {
+                                                 &k->setLayout)) {
+    k->setLayout = VK_NULL_HANDLE;
     error = vkError("vkCreateDescriptorSetLayout", r);
-    return false;
+    return nullptr;
   }
   VkPipelineLayoutCreateInfo layoutInfo{
       VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   layoutInfo.setLayoutCount = 1;
-  layoutInfo.pSetLayouts = &o.setLayout;
+  layoutInfo.pSetLayouts = &k->setLayout;
   if (VkResult r = s.vkCreatePipelineLayout(s.device, &layoutInfo, nullptr,
-                                            &o.pipelineLayout)) {
+                                            &k->pipelineLayout)) {
+    k->pipelineLayout = VK_NULL_HANDLE;
     error = vkError("vkCreatePipelineLayout", r);
-    return false;
+    return nullptr;
   }
   VkComputePipelineCreateInfo pipelineInfo{
       VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   pipelineInfo.stage.sType =
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   pipelineInfo.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  pipelineInfo.stage.module = o.shader;
-  pipelineInfo.stage.pName = descriptor.name.c_str();
-  pipelineInfo.layout = o.pipelineLayout;
+  pipelineInfo.stage.module = k->shader;
+  pipelineInfo.stage.pName = k->descriptor().name.c_str();
+  pipelineInfo.layout = k->pipelineLayout;
   if (VkResult r = s.vkCreateComputePipelines(
-          s.device, VK_NULL_HANDLE, 1, &pipelineInfo, nullptr, &o.pipeline)) {
+          s.device, VK_NULL_HANDLE, 1, &pipelineInfo, nullptr, &k->pipeline)) {
+    k->pipeline = VK_NULL_HANDLE;
     error = vkError("vkCreateComputePipelines", r);
-    return false;
+    return nullptr;
   }
+  return k;
+}
 
-  // The descriptor set.
+bool VulkanDevice::launch(const std::vector<GpuLaunch> &launches,
+                          unsigned repeats, std::vector<double> *milliseconds,
+                          std::string &error) {
+  State &s = *state;
+  std::lock_guard<std::mutex> lock(s.launchMutex);
+  LaunchObjects o(s);
+  repeats = repeats ? repeats : 1;
+  size_t numLaunches = launches.size();
+
+  // One descriptor set per launch: the buffers at its bindings.
+  uint32_t numDescriptors = 0;
+  for (const GpuLaunch &l : launches) {
+    if (l.buffers.size() != l.kernel->descriptor().bindings.size()) {
+      error = "kernel '" + l.kernel->descriptor().name + "' has " +
+              std::to_string(l.kernel->descriptor().bindings.size()) +
+              " bindings, given " + std::to_string(l.buffers.size()) +
+              " buffers";
+      return false;
+    }
+    numDescriptors += uint32_t(l.buffers.size());
+  }
   VkDescriptorPoolSize poolSize{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                uint32_t(views.size() ? views.size() : 1)};
+                                numDescriptors ? numDescriptors : 1};
   VkDescriptorPoolCreateInfo poolInfo{
       VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  poolInfo.maxSets = 1;
+  poolInfo.maxSets = uint32_t(numLaunches ? numLaunches : 1);
   poolInfo.poolSizeCount = 1;
   poolInfo.pPoolSizes = &poolSize;
   if (VkResult r =
           s.vkCreateDescriptorPool(s.device, &poolInfo, nullptr, &o.pool)) {
+    o.pool = VK_NULL_HANDLE;
     error = vkError("vkCreateDescriptorPool", r);
     return false;
   }
-  VkDescriptorSetAllocateInfo setAlloc{
-      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  setAlloc.descriptorPool = o.pool;
-  setAlloc.descriptorSetCount = 1;
-  setAlloc.pSetLayouts = &o.setLayout;
-  VkDescriptorSet set;
-  if (VkResult r = s.vkAllocateDescriptorSets(s.device, &setAlloc, &set)) {
-    error = vkError("vkAllocateDescriptorSets", r);
-    return false;
+  std::vector<VkDescriptorSet> sets(numLaunches);
+  for (size_t l = 0; l < numLaunches; ++l) {
+    auto &kernel = static_cast<const VulkanKernel &>(*launches[l].kernel);
+    VkDescriptorSetAllocateInfo setAlloc{
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    setAlloc.descriptorPool = o.pool;
+    setAlloc.descriptorSetCount = 1;
+    setAlloc.pSetLayouts = &kernel.setLayout;
+    if (VkResult r = s.vkAllocateDescriptorSets(s.device, &setAlloc, &sets[l])) {
+      error = vkError("vkAllocateDescriptorSets", r);
+      return false;
+    }
+    size_t n = launches[l].buffers.size();
+    std::vector<VkDescriptorBufferInfo> infos(n);
+    std::vector<VkWriteDescriptorSet> writes(n);
+    for (size_t i = 0; i < n; ++i) {
+      infos[i] = {static_cast<VulkanBuffer *>(launches[l].buffers[i])->buffer,
+                  0, VK_WHOLE_SIZE};
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = sets[l];
+      writes[i].dstBinding = uint32_t(i);
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    s.vkUpdateDescriptorSets(s.device, uint32_t(n), writes.data(), 0, nullptr);
   }
-  std::vector<VkDescriptorBufferInfo> bufferInfos(views.size());
-  std::vector<VkWriteDescriptorSet> writes(views.size());
-  for (size_t i = 0; i < views.size(); ++i) {
-    bufferInfos[i] = {o.buffers[i], 0, VK_WHOLE_SIZE};
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = set;
-    writes[i].dstBinding = uint32_t(i);
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &bufferInfos[i];
-  }
-  s.vkUpdateDescriptorSets(s.device, uint32_t(writes.size()), writes.data(), 0,
-                           nullptr);
 
-  // One command buffer: per repeat, a timestamp, the dispatch, a timestamp.
-  VkCommandPoolCreateInfo commandPoolInfo{
-      VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  commandPoolInfo.queueFamilyIndex = s.queueFamily;
-  if (VkResult r = s.vkCreateCommandPool(s.device, &commandPoolInfo, nullptr,
-                                         &o.commandPool)) {
-    error = vkError("vkCreateCommandPool", r);
-    return false;
-  }
-  if (s.timestamps) {
+  // One command buffer: per repeat and launch, a timestamp, the dispatch, a
+  // timestamp and a barrier (the next dispatch reads what this one wrote).
+  uint32_t numQueries = uint32_t(2 * repeats * numLaunches);
+  if (s.timestamps && numQueries) {
     VkQueryPoolCreateInfo queryInfo{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     queryInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    queryInfo.queryCount = 2 * repeats;
+    queryInfo.queryCount = numQueries;
     if (VkResult r =
             s.vkCreateQueryPool(s.device, &queryInfo, nullptr, &o.queries)) {
+      o.queries = VK_NULL_HANDLE;
       error = vkError("vkCreateQueryPool", r);
       return false;
     }
   }
   VkCommandBufferAllocateInfo commandInfo{
       VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  commandInfo.commandPool = o.commandPool;
+  commandInfo.commandPool = s.commandPool;
   commandInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   commandInfo.commandBufferCount = 1;
-  VkCommandBuffer commands;
   if (VkResult r =
-          s.vkAllocateCommandBuffers(s.device, &commandInfo, &commands)) {
+          s.vkAllocateCommandBuffers(s.device, &commandInfo, &o.commands)) {
+    o.commands = VK_NULL_HANDLE;
     error = vkError("vkAllocateCommandBuffers", r);
     return false;
   }
+  VkCommandBuffer commands = o.commands;
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   s.vkBeginCommandBuffer(commands, &begin);
-  s.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, o.pipeline);
-  s.vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
-                            o.pipelineLayout, 0, 1, &set, 0, nullptr);
   if (o.queries)
-    s.vkCmdResetQueryPool(commands, o.queries, 0, 2 * repeats);
+    s.vkCmdResetQueryPool(commands, o.queries, 0, numQueries);
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
                           VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
-  for (unsigned r = 0; r < repeats; ++r) {
-    if (o.queries)
-      s.vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                            o.queries, 2 * r);
-    s.vkCmdDispatch(commands, descriptor.grid[0], descriptor.grid[1],
-                    descriptor.grid[2]);
-    if (o.queries)
-      s.vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                            o.queries, 2 * r + 1);
-    // Repeats write the same outputs: keep them in order.
-    s.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-                               VK_PIPELINE_STAGE_HOST_BIT,
-                           0, 1, &barrier, 0, nullptr, 0, nullptr);
-  }
+  uint32_t query = 0;
+  for (unsigned r = 0; r < repeats; ++r)
+    for (size_t l = 0; l < numLaunches; ++l) {
+      auto &kernel = static_cast<const VulkanKernel &>(*launches[l].kernel);
+      const GpuKernelDescriptor &d = kernel.descriptor();
+      s.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
+                          kernel.pipeline);
+      s.vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                kernel.pipelineLayout, 0, 1, &sets[l], 0,
+                                nullptr);
+      if (o.queries)
+        s.vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                              o.queries, query++);
+      s.vkCmdDispatch(commands, d.grid[0], d.grid[1], d.grid[2]);
+      if (o.queries)
+        s.vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                              o.queries, query++);
+      s.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                 VK_PIPELINE_STAGE_HOST_BIT,
+                             0, 1, &barrier, 0, nullptr, 0, nullptr);
+    }
   s.vkEndCommandBuffer(commands);
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
@@ -514,25 +609,23 @@ bool VulkanDevice::run(const std::vector<uint32_t> &spirv,
                       std::chrono::steady_clock::now() - start)
                       .count();
   if (milliseconds) {
-    milliseconds->clear();
+    milliseconds->assign(repeats, 0.0);
     if (o.queries) {
-      std::vector<uint64_t> ticks(2 * repeats);
-      s.vkGetQueryPoolResults(s.device, o.queries, 0, 2 * repeats,
+      std::vector<uint64_t> ticks(numQueries);
+      s.vkGetQueryPoolResults(s.device, o.queries, 0, numQueries,
                               ticks.size() * sizeof(uint64_t), ticks.data(),
                               sizeof(uint64_t),
                               VK_QUERY_RESULT_64_BIT |
                                   VK_QUERY_RESULT_WAIT_BIT);
       for (unsigned r = 0; r < repeats; ++r)
-        milliseconds->push_back(double(ticks[2 * r + 1] - ticks[2 * r]) *
-                                limits.timestampPeriod * 1e-6);
+        for (size_t l = 0; l < numLaunches; ++l) {
+          size_t q = 2 * (r * numLaunches + l);
+          (*milliseconds)[r] += double(ticks[q + 1] - ticks[q]) *
+                                s.properties.limits.timestampPeriod * 1e-6;
+        }
     } else {
       milliseconds->assign(repeats, hostMs / repeats);
     }
   }
-  for (size_t i = 0; i < views.size(); ++i)
-    if (views[i].written && views[i].bytes)
-      std::memcpy(views[i].data, mapped[i], views[i].bytes);
-  for (VkDeviceMemory m : o.memories)
-    s.vkUnmapMemory(s.device, m);
   return true;
 }

@@ -25,6 +25,9 @@ struct GpuCompileOptions {
   /// f32 attention on the tensor-core kernel with TF32 products (rounds
   /// Q, K, V and P to 10-bit mantissas: opt-in).
   bool tf32 = false;
+  /// f32 attention on the tensor-core kernel with 3xTF32 products (high
+  /// and low TF32 parts: about f32's error, three mma per product).
+  bool tf32x3 = false;
 };
 
 /// What compiling for a GPU gives: one SPIR-V module (Vulkan) or one PTX
@@ -42,17 +45,16 @@ llvm::Expected<GpuArtifact> compileForGpu(mlir::ModuleOp module,
 /// schedule and tile counters are the kernel's own.
 class GpuKernel : public Kernel {
 public:
-  /// Opens the device the artifact's code runs on; an error (e.g. no CUDA
-  /// driver on this machine) when there is none.
+  /// Takes the process's device of the kind the artifact's code runs on
+  /// (sharedGpuDevice); an error (e.g. no CUDA driver on this machine) when
+  /// there is none.
   static llvm::Expected<std::unique_ptr<GpuKernel>>
   create(GpuArtifact artifact);
 
   llvm::Error call(llvm::StringRef function,
                    llvm::ArrayRef<MemRefDescriptor *> arguments) override;
 
-  std::string describeDevice() const {
-    return vulkan ? vulkan->describe() : cuda->describe();
-  }
+  std::string describeDevice() const { return device->describe(); }
   /// Milliseconds of each dispatch of the last call.
   const std::vector<double> &dispatchTimes() const { return times; }
   /// Dispatches per call (timing).
@@ -61,8 +63,9 @@ public:
 private:
   explicit GpuKernel(GpuArtifact artifact) : artifact(std::move(artifact)) {}
   GpuArtifact artifact;
-  std::unique_ptr<VulkanDevice> vulkan;
-  std::unique_ptr<CudaDevice> cuda;
+  std::shared_ptr<GpuDevice> device;
+  /// The functions called so far, ready for the next call.
+  std::vector<std::pair<std::string, std::unique_ptr<GpuFunction>>> prepared;
   std::vector<double> times;
 };
 

@@ -58,82 +58,6 @@ bool parseGpuDescriptors(const std::string &text,
                          std::vector<GpuKernelDescriptor> &ds,
                          std::string &error);
 
-/// Host memory one binding reads from (before the dispatch) or writes to
-/// (after it).
-struct GpuBufferView {
-  void *data = nullptr;
-  uint64_t bytes = 0;
-  bool written = false;
-};
-
-/// A Vulkan compute device with one queue. Buffers live in host-visible
-/// memory (on discrete GPUs a device-local copy would be faster; docs/Gpu.md
-/// lists it as future work).
-class VulkanDevice {
-public:
-  /// Opens the loader and a device: $ATTN_VULKAN_DEVICE (an index into
-  /// the physical devices) or the first GPU, else the first device (e.g.
-  /// lavapipe). Null with `error` set when none can be opened.
-  static std::unique_ptr<VulkanDevice> open(std::string &error);
-  ~VulkanDevice();
-
-  /// The device's name and type (e.g. "llvmpipe (LLVM 15.0.6, 256 bits),
-  /// cpu").
-  std::string describe() const;
-
-  /// Runs `descriptor`'s entry point of the SPIR-V module `spirv`
-  /// `repeats` times (at least once) with `buffers` at the bindings of the
-  /// descriptor, then copies written buffers back. `milliseconds`, when
-  /// given, receives the time of each dispatch (timestamp queries, or the
-  /// host clock where the queue has none).
-  bool run(const std::vector<uint32_t> &spirv,
-           const GpuKernelDescriptor &descriptor,
-           const std::vector<GpuBufferView> &buffers, unsigned repeats,
-           std::vector<double> *milliseconds, std::string &error);
-
-  struct State;
-
-private:
-  explicit VulkanDevice(std::unique_ptr<State> state);
-  std::unique_ptr<State> state;
-};
-
-/// A CUDA device through the driver API (libcuda.so.1, opened with dlopen
-/// when a device is first asked for).
-class CudaDevice {
-public:
-  /// Opens the driver and device $ATTN_CUDA_DEVICE (default 0) with its
-  /// primary context. Null with `error` set (e.g. no driver on this
-  /// machine) when none can be opened.
-  static std::unique_ptr<CudaDevice> open(std::string &error);
-  ~CudaDevice();
-
-  /// The device's name (e.g. "NVIDIA H100 80GB HBM3, cuda").
-  std::string describe() const;
-
-  /// Runs `descriptor`'s kernel of the PTX (or cubin) `code` `repeats`
-  /// times (at least once) on device copies of `buffers`, then copies the
-  /// written ones back; `milliseconds` receives each launch's time (events).
-  bool run(const std::string &code, const GpuKernelDescriptor &descriptor,
-           const std::vector<GpuBufferView> &buffers, unsigned repeats,
-           std::vector<double> *milliseconds, std::string &error);
-
-  struct State;
-
-private:
-  explicit CudaDevice(std::unique_ptr<State> state);
-  std::unique_ptr<State> state;
-};
-
-/// Host memory of one operand of a call: the source function's inputs,
-/// then its results, in order.
-struct GpuOperand {
-  void *data = nullptr;
-  /// The operand's size; 0 when the caller does not know it (then the
-  /// binding's size is trusted).
-  uint64_t bytes = 0;
-};
-
 /// The compiled code of a GPU artifact and how to launch its kernels.
 struct GpuProgram {
   bool isSpirv = true;
@@ -142,19 +66,221 @@ struct GpuProgram {
   std::vector<GpuKernelDescriptor> kernels;
 };
 
-/// Runs `function` of `program` on the device its code is for (`vulkan`
-/// for SPIR-V, `cuda` for PTX), then `<function>_merge` when the launch
-/// splits key tiles over workgroups and `<function>_query_grad` (dQ) after
-/// a backward's dK / dV kernel: bindings `argN` and `resultN` read and
-/// write `operands`, constant bindings their descriptor contents, and the
-/// kernels' own scratch (`tile_counts`, `partials`) buffers held here.
-/// `milliseconds` receives each dispatch's time (a split launch: both
-/// kernels'), `tileCounts` the per-workgroup (visited, partial) key-tile
-/// counts when the kernel counts them. False with `error` set when the
-/// function or a binding's operand is missing, an operand's size differs
-/// from its binding's, or the device fails.
-bool runGpuFunction(const GpuProgram &program, VulkanDevice *vulkan,
-                    CudaDevice *cuda, const std::string &function,
+/// Memory on a GPU device: a Vulkan buffer, or CUDA device memory (or a
+/// caller's device pointer, borrowed). Made by GpuDevice::allocate / wrap;
+/// the last owner frees it (never borrowed memory). A buffer keeps its
+/// device's state alive, so buffers may outlive the GpuDevice object.
+class GpuBuffer {
+public:
+  virtual ~GpuBuffer();
+  uint64_t bytes() const { return size; }
+
+protected:
+  explicit GpuBuffer(uint64_t bytes) : size(bytes) {}
+
+private:
+  uint64_t size;
+};
+
+/// A kernel of a program made ready to launch on one device (Vulkan: its
+/// shader module and pipeline; CUDA: its function in a loaded module).
+class GpuLoadedKernel {
+public:
+  virtual ~GpuLoadedKernel();
+  const GpuKernelDescriptor &descriptor() const { return kernel; }
+
+protected:
+  explicit GpuLoadedKernel(const GpuKernelDescriptor &kernel)
+      : kernel(kernel) {}
+
+private:
+  GpuKernelDescriptor kernel;
+};
+
+/// One launch: a loaded kernel and the buffer at each of its bindings.
+struct GpuLaunch {
+  const GpuLoadedKernel *kernel = nullptr;
+  std::vector<GpuBuffer *> buffers;
+};
+
+/// A GPU with one queue (Vulkan) or stream (CUDA): buffers that stay on
+/// it between calls, kernels loaded once, and launches in order on
+/// buffers without host copies.
+class GpuDevice {
+public:
+  virtual ~GpuDevice();
+  /// The device's name and kind (e.g. "llvmpipe (LLVM 15.0.6, 256 bits),
+  /// cpu"; "NVIDIA H100 80GB HBM3, cuda").
+  virtual std::string describe() const = 0;
+  /// Whether the device runs SPIR-V (Vulkan) or PTX / cubins (CUDA).
+  virtual bool runsSpirv() const = 0;
+
+  /// `bytes` of zero-filled device memory; null with `error` set on
+  /// failure.
+  virtual std::shared_ptr<GpuBuffer> allocate(uint64_t bytes,
+                                              std::string &error) = 0;
+  /// A caller's device memory, borrowed (CUDA: a CUdeviceptr, e.g. a
+  /// PyTorch tensor's data_ptr()). Vulkan refuses: a buffer of another
+  /// VkDevice cannot be bound to this one.
+  virtual std::shared_ptr<GpuBuffer> wrap(uint64_t handle, uint64_t bytes,
+                                          std::string &error) = 0;
+  /// Copies `bytes` (at most the buffer's) between the host and `buffer`,
+  /// after the launches before have ended.
+  virtual bool write(GpuBuffer &buffer, const void *host, uint64_t bytes,
+                     std::string &error) = 0;
+  virtual bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
+                    std::string &error) = 0;
+
+  /// `kernel` of `program` (whose code must be for this device), ready to
+  /// launch.
+  virtual std::unique_ptr<GpuLoadedKernel>
+  load(const GpuProgram &program, const GpuKernelDescriptor &kernel,
+       std::string &error) = 0;
+  /// Runs `launches` in order, all of them `repeats` times (at least once),
+  /// each after the writes of the one before, and returns when the last
+  /// has ended. `milliseconds`, when given, receives per repeat the time
+  /// of its launches (timestamps or events; the host clock where the
+  /// device has neither).
+  virtual bool launch(const std::vector<GpuLaunch> &launches,
+                      unsigned repeats, std::vector<double> *milliseconds,
+                      std::string &error) = 0;
+};
+
+/// A Vulkan compute device with one queue. Buffers live in memory the host
+/// can map (device-local where the device offers it mappable: integrated
+/// GPUs, resizable BAR, lavapipe).
+class VulkanDevice final : public GpuDevice {
+public:
+  /// Opens the loader and a device: $ATTN_VULKAN_DEVICE (an index into
+  /// the physical devices) or the first GPU, else the first device (e.g.
+  /// lavapipe). Null with `error` set when none can be opened.
+  static std::unique_ptr<VulkanDevice> open(std::string &error);
+  ~VulkanDevice() override;
+
+  std::string describe() const override;
+  bool runsSpirv() const override { return true; }
+  std::shared_ptr<GpuBuffer> allocate(uint64_t bytes,
+                                      std::string &error) override;
+  std::shared_ptr<GpuBuffer> wrap(uint64_t handle, uint64_t bytes,
+                                  std::string &error) override;
+  bool write(GpuBuffer &buffer, const void *host, uint64_t bytes,
+             std::string &error) override;
+  bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
+            std::string &error) override;
+  std::unique_ptr<GpuLoadedKernel> load(const GpuProgram &program,
+                                        const GpuKernelDescriptor &kernel,
+                                        std::string &error) override;
+  bool launch(const std::vector<GpuLaunch> &launches, unsigned repeats,
+              std::vector<double> *milliseconds, std::string &error) override;
+
+  struct State;
+
+private:
+  explicit VulkanDevice(std::shared_ptr<State> state);
+  std::shared_ptr<State> state;
+};
+
+/// A CUDA device through the driver API (libcuda.so.1, opened with dlopen
+/// when a device is first asked for), launching on one stream.
+class CudaDevice final : public GpuDevice {
+public:
+  /// Opens the driver and device $ATTN_CUDA_DEVICE (default 0) with its
+  /// primary context. Null with `error` set (e.g. no driver on this
+  /// machine) when none can be opened.
+  static std::unique_ptr<CudaDevice> open(std::string &error);
+  ~CudaDevice() override;
+
+  std::string describe() const override;
+  bool runsSpirv() const override { return false; }
+  std::shared_ptr<GpuBuffer> allocate(uint64_t bytes,
+                                      std::string &error) override;
+  std::shared_ptr<GpuBuffer> wrap(uint64_t handle, uint64_t bytes,
+                                  std::string &error) override;
+  bool write(GpuBuffer &buffer, const void *host, uint64_t bytes,
+             std::string &error) override;
+  bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
+            std::string &error) override;
+  std::unique_ptr<GpuLoadedKernel> load(const GpuProgram &program,
+                                        const GpuKernelDescriptor &kernel,
+                                        std::string &error) override;
+  bool launch(const std::vector<GpuLaunch> &launches, unsigned repeats,
+              std::vector<double> *milliseconds, std::string &error) override;
+
+  struct State;
+
+private:
+  explicit CudaDevice(std::shared_ptr<State> state);
+  std::shared_ptr<State> state;
+};
+
+/// Opens a device of the kind that runs `spirv` code (Vulkan) or PTX
+/// (CUDA). Null with `error` set when there is none.
+std::unique_ptr<GpuDevice> openGpuDevice(bool spirv, std::string &error);
+/// The process's device of that kind, opened on first use and shared while
+/// anyone holds it (the kernels of a layer stack share one queue).
+std::shared_ptr<GpuDevice> sharedGpuDevice(bool spirv, std::string &error);
+
+/// One operand of a call: the source function's inputs, then its results,
+/// in order. Either a device buffer, bound in place, or host memory, copied
+/// to the device before the kernels (inputs) or back after them (results).
+struct GpuOperand {
+  void *data = nullptr;
+  /// The host operand's size; 0 when the caller does not know it (then
+  /// the binding's size is trusted).
+  uint64_t bytes = 0;
+  /// When set, the operand is on the device: `data` and `bytes` are not
+  /// used, and the buffer must hold at least the binding's bytes.
+  GpuBuffer *buffer = nullptr;
+};
+
+/// A function of a GPU program made ready on one device: its kernel and
+/// follow-up kernels loaded, constant tables uploaded and scratch buffers
+/// allocated once, so that a call only binds operands and launches. After
+/// `function` come `<function>_merge` when the launch splits key tiles over
+/// workgroups (the partial results stay on the device) and
+/// `<function>_query_grad` (dQ) after a backward's dK / dV kernel.
+/// Bindings `argN` and `resultN` are operands, constant bindings their
+/// descriptor contents; `tile_counts` and `partials` are held here.
+class GpuFunction {
+public:
+  /// Null with `error` set when the program has no such function, its code
+  /// is not for `device`, or loading fails. `device` must outlive the
+  /// function.
+  static std::unique_ptr<GpuFunction> prepare(const GpuProgram &program,
+                                              GpuDevice &device,
+                                              const std::string &function,
+                                              std::string &error);
+  ~GpuFunction();
+
+  /// Bytes of each operand as the kernels bind it (inputs, then results).
+  const std::vector<uint64_t> &operandBytes() const { return bytes; }
+  size_t numInputs() const { return inputs; }
+
+  /// Runs the kernels `repeats` times on `operands`. `milliseconds`
+  /// receives each repeat's time (a split launch: both kernels'),
+  /// `tileCounts` the per-workgroup (visited, partial) key-tile counts when
+  /// the kernel counts them. False with `error` set when an operand is
+  /// missing, a host operand's size differs from its binding's, a device
+  /// operand is smaller, or the device fails.
+  bool call(const std::vector<GpuOperand> &operands, unsigned repeats,
+            std::vector<double> *milliseconds,
+            std::vector<int32_t> *tileCounts, std::string &error);
+
+private:
+  explicit GpuFunction(GpuDevice &device);
+  struct Step;
+  GpuDevice &device;
+  std::vector<Step> steps;
+  std::vector<uint64_t> bytes;
+  size_t inputs = 0;
+  /// Device copies of host operands, made on first use.
+  std::vector<std::shared_ptr<GpuBuffer>> staged;
+  std::shared_ptr<GpuBuffer> tileCountBuffer;
+};
+
+/// GpuFunction::prepare and one call: for one-off runs.
+bool runGpuFunction(const GpuProgram &program, GpuDevice &device,
+                    const std::string &function,
                     const std::vector<GpuOperand> &operands, unsigned repeats,
                     std::vector<double> *milliseconds,
                     std::vector<int32_t> *tileCounts, std::string &error);
