@@ -55,7 +55,8 @@ static std::optional<std::string> findPtxas() {
 }
 
 int attntools::writeGpuArtifact(ModuleOp module, llvm::StringRef target,
-                                llvm::StringRef outputPath, bool tf32) {
+                                llvm::StringRef outputPath, bool tf32,
+                                bool tf32x3) {
   std::optional<attn::TargetDescription> description =
       attn::TargetDescription::lookup(target);
   if (!description || description->isCpu())
@@ -66,6 +67,7 @@ int attntools::writeGpuArtifact(ModuleOp module, llvm::StringRef target,
   attnrt::GpuCompileOptions options;
   options.target = target.str();
   options.tf32 = tf32;
+  options.tf32x3 = tf32x3;
   llvm::Expected<attnrt::GpuArtifact> artifact =
       attnrt::compileForGpu(module, options);
   if (!artifact)

@@ -9,10 +9,10 @@ namespace attntools {
 /// Compiles `module` for GPU `target` and writes the kernels to
 /// `outputPath` (.spv or .ptx; .cubin beside it when ptxas is found) and
 /// their launch descriptors to the same path with extension .json.
-/// With `tf32`, f32 attention takes the tensor-core kernel with TF32
-/// products. Returns the exit status.
+/// With `tf32` (or `tf32x3`), f32 attention takes the tensor-core kernel
+/// with TF32 (3xTF32) products. Returns the exit status.
 int writeGpuArtifact(mlir::ModuleOp module, llvm::StringRef target,
-                     llvm::StringRef outputPath, bool tf32);
+                     llvm::StringRef outputPath, bool tf32, bool tf32x3);
 
 } // namespace attntools
 

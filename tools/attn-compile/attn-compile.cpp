@@ -108,6 +108,11 @@ static cl::opt<bool>
             cl::desc("GPU targets: f32 attention on the tensor-core kernel "
                      "with TF32 products (10-bit mantissas; opt-in)"),
             cl::cat(compileCategory));
+static cl::opt<bool>
+    gpuTf32x3("gpu-3xtf32",
+              cl::desc("GPU targets: f32 attention on the tensor-core kernel "
+                       "with 3xTF32 products (about f32's error)"),
+              cl::cat(compileCategory));
 enum class Bf16Products { Auto, Dot, Widen };
 static cl::opt<Bf16Products> bf16Products(
     "bf16-products",
@@ -509,7 +514,10 @@ int main(int argc, char **argv) {
       return fail("--target=" + target +
                   " writes its own artifacts; "
                   "--emit applies to --target=cpu");
-    return attntools::writeGpuArtifact(*module, target, outputFile, gpuTf32);
+    if (gpuTf32 && gpuTf32x3)
+      return fail("--gpu-tf32 and --gpu-3xtf32 exclude each other");
+    return attntools::writeGpuArtifact(*module, target, outputFile, gpuTf32,
+                                       gpuTf32x3);
   }
 
   bool binary = emit == Emit::Obj || emit == Emit::So;

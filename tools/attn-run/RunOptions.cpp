@@ -137,6 +137,13 @@ cl::opt<bool> tf32(
              "the TF32 bar)"),
     cl::cat(runCategory));
 
+cl::opt<bool> tf32x3(
+    "gpu-3xtf32",
+    cl::desc("as --gpu-tf32 with 3xTF32 products (each operand split into "
+             "high and low TF32 parts, three mma per product): about f32's "
+             "error, held to the f32 bar"),
+    cl::cat(runCategory));
+
 /// Why --device, --gpu-target and --gpu-emulate-mma do not go together, or
 /// "".
 std::string checkDeviceOptions() {
@@ -150,8 +157,12 @@ std::string checkDeviceOptions() {
                                 "cuda-sm80 or cuda-sm90";
   if (emulateMma && device != "vulkan")
     return "--gpu-emulate-mma applies to --device=vulkan";
-  if (tf32 && device != "cuda" && !(device == "vulkan" && emulateMma))
-    return "--gpu-tf32 applies to --device=cuda (or --device=vulkan with "
+  if (tf32 && tf32x3)
+    return "--gpu-tf32 and --gpu-3xtf32 exclude each other";
+  if ((tf32 || tf32x3) && device != "cuda" &&
+      !(device == "vulkan" && emulateMma))
+    return std::string(tf32 ? "--gpu-tf32" : "--gpu-3xtf32") +
+           " applies to --device=cuda (or --device=vulkan with "
            "--gpu-emulate-mma)";
   if (cpuTarget.getNumOccurrences() && device != "cpu")
     return "--target names the CPU target; --device=" + device.getValue() +

@@ -287,17 +287,20 @@ buildKernel(ModuleOp module) {
         Type element =
             cast<ShapedType>(op.getQuery().getType()).getElementType();
         halfAttention |=
-            element.isF16() || element.isBF16() || (tf32 && element.isF32());
+            element.isF16() || element.isBF16() ||
+            ((tf32 || tf32x3) && element.isF32());
       });
     if (emulateMma && !halfAttention)
       return error("--gpu-emulate-mma applies to f16 / bf16 attention, or "
-                   "f32 with --gpu-tf32 (the tensor-core kernel); this input "
+                   "f32 with --gpu-tf32 or --gpu-3xtf32 (the tensor-core "
+                   "kernel); this input "
                    "has none");
     attnrt::GpuCompileOptions options;
     options.target = effectiveGpuTarget();
     options.countTiles = stats;
     options.emulateMma = emulateMma;
     options.tf32 = tf32;
+    options.tf32x3 = tf32x3;
     auto artifact = attnrt::compileForGpu(module, options);
     if (!artifact)
       return artifact.takeError();

@@ -27,6 +27,7 @@ void mlir::attn::buildGpuKernelPipeline(OpPassManager &pm,
   kernels.countTiles = options.countTiles;
   kernels.emulateMma = options.emulateMma;
   kernels.tf32 = options.tf32;
+  kernels.tf32x3 = options.tf32x3;
   pm.addPass(createAttnToGpuKernels(kernels));
   OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
   kernelPm.addPass(createCanonicalizerPass());

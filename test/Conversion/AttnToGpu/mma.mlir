@@ -11,6 +11,7 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels | FileCheck %s --check-prefix=VK
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-tile --attn-to-gpu-kernels="emulate-mma=true" | FileCheck %s --check-prefix=EMU
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm80 --attn-tile --attn-to-gpu-kernels="tf32=true" | FileCheck %s --check-prefix=TF32
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm80 --attn-tile --attn-to-gpu-kernels="tf32x3=true" | FileCheck %s --check-prefix=X3
 
 // CUDA-LABEL: gpu.func @f16_causal(
 // Q's 64 rows, then two stages of 32 keys of K and of V, as f16 (D = 64),
@@ -158,6 +159,20 @@ func.func @f16_decode_gqa(%q: tensor<1x8x1x128xf16>, %k: tensor<1x2x4096x128xf16
 // TF32: nvgpu.ldmatrix {{.*}} : memref<64x40xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
 // TF32: llvm.call_intrinsic "llvm.nvvm.f2tf32.rna"
 // TF32: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// 3xTF32: each operand word w splits into hi = tf32(w) and lo = w - hi;
+// the product is three mma, lo x hi, hi x lo, then hi x hi, each
+// accumulating into the one before.
+// X3-LABEL: gpu.func @f32_dense(
+// X3: %[[W:.*]] = arith.bitcast %[[WORD:.*]] : i32 to f32
+// X3-NEXT: %[[HI:.*]] = llvm.call_intrinsic "llvm.nvvm.f2tf32.rna"(%[[W]]) : (f32) -> i32
+// X3-NEXT: %[[W2:.*]] = arith.bitcast %[[WORD]] : i32 to f32
+// X3-NEXT: %[[HIF:.*]] = arith.bitcast %[[HI]] : i32 to f32
+// X3-NEXT: arith.subf %[[W2]], %[[HIF]] : f32
+// X3: %[[LOHI:.*]] = nvvm.mma.sync
+// X3-NEXT: %[[C0:.*]] = llvm.extractvalue %[[LOHI]][0]
+// X3: %[[HILO:.*]] = nvvm.mma.sync {{.*}} C[%[[C0]],
+// X3-NEXT: %[[D0:.*]] = llvm.extractvalue %[[HILO]][0]
+// X3: nvvm.mma.sync {{.*}} C[%[[D0]], {{.*}} shape = #nvvm.shape<m = 16, n = 8, k = 8>
 // CUDA-LABEL: gpu.func @f32_dense(
 // CUDA-SAME: known_block_size = array<i32: 64, 1, 1>
 // CUDA-NOT: nvvm.mma.sync

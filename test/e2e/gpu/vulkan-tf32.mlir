@@ -16,9 +16,20 @@
 // CHECK: check: {{.*}} = 2 x the naive tf32 attention's {{.*}}: PASS
 // RUN: not attn-run %s --device=vulkan --gpu-emulate-mma --gpu-tf32 --check --entry=dense_d64 --perturb-output=0.01 | FileCheck %s --check-prefix=PERTURBED
 // PERTURBED: check: {{.*}}: FAIL
-// The flag is refused where it cannot apply.
+// 3xTF32 (--gpu-3xtf32, pass option tf32x3): each product a b runs as
+// a_lo b_hi + a_hi b_lo + a_hi b_hi on TF32 parts, which leaves about f32's
+// error, so it is held to the f32 bar (1e-5 scaled, 10x the f32 kernels'
+// own error here); TF32 alone misses that bar by two orders of magnitude.
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --gpu-3xtf32 --check --entry=window_alibi_softcap_d40 | FileCheck %s --check-prefix=X3
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --gpu-3xtf32 --check --entry=decode_gqa | FileCheck %s --check-prefix=X3
+// X3: check: {{.*}} (tolerance 1.0e-05): PASS
+// RUN: not attn-run %s --device=vulkan --gpu-emulate-mma --gpu-tf32 --check --tolerance=1e-5 --entry=window_alibi_softcap_d40 | FileCheck %s --check-prefix=TF32-AT-F32
+// TF32-AT-F32: check: {{.*}} (tolerance 1.0e-05): FAIL
+// The flags are refused where they cannot apply.
 // RUN: not attn-run %s --device=vulkan --gpu-tf32 --entry=dense_d64 2>&1 | FileCheck %s --check-prefix=REFUSED
 // REFUSED: --gpu-tf32 applies to --device=cuda (or --device=vulkan with --gpu-emulate-mma)
+// RUN: not attn-run %s --device=vulkan --gpu-emulate-mma --gpu-tf32 --gpu-3xtf32 --entry=dense_d64 2>&1 | FileCheck %s --check-prefix=BOTH
+// BOTH: --gpu-tf32 and --gpu-3xtf32 exclude each other
 
 // Dense, L = 131 (a short last key tile), D = 64.
 func.func @dense_d64(%q: tensor<1x2x131x64xf32>, %k: tensor<1x2x131x64xf32>,

@@ -289,6 +289,9 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "f32 attention on the tensor-core kernel with TF32 products "
            "(10-bit mantissas: an opt-in, since it changes rounding)">,
+    Option<"tf32x3", "tf32x3", "bool", /*default=*/"false",
+           "f32 attention on the tensor-core kernel with 3xTF32 products "
+           "(high and low TF32 parts, three mma each: about f32's error)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

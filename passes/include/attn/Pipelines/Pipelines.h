@@ -85,6 +85,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                     llvm::cl::desc("f32 attention on the tensor-core kernel "
                                    "with TF32 products (changes rounding)"),
                     llvm::cl::init(false)};
+  Option<bool> tf32x3{*this, "tf32x3",
+                      llvm::cl::desc("f32 attention on the tensor-core kernel "
+                                     "with 3xTF32 products (about f32's "
+                                     "error, three mma per product)"),
+                      llvm::cl::init(false)};
 };
 
 /// attn IR (tensors) -> gpu.func kernels for a GPU target (docs/Gpu.md):

@@ -61,7 +61,8 @@ enum class Lowering { Done, NotAttention, Failed };
 
 /// Options of the kernels (the pass's and the patterns').
 struct KernelOptions {
-  bool countTiles = false, emulateMma = false, tf32 = false;
+  bool countTiles = false, emulateMma = false;
+  F32Mma f32Mma = F32Mma::None;
   int64_t maxKeySplits = 64;
 };
 
@@ -88,7 +89,7 @@ Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
     return Lowering::Failed;
   gpu::GPUFuncOp kernel = buildGpuFlashKernel(
       host, *attention, plan, target, kernels, options.countTiles,
-      options.emulateMma, options.tf32, options.maxKeySplits);
+      options.emulateMma, options.f32Mma, options.maxKeySplits);
   return succeeded(finishGpuKernel(kernel, target)) ? Lowering::Done
                                                     : Lowering::Failed;
 }
@@ -151,7 +152,11 @@ struct AttnToGpuKernelsPass
     }
     OpBuilder b(module.getBodyRegion());
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(module, *description, b);
-    KernelOptions options{countTiles, emulateMma, tf32, maxKeySplits};
+    KernelOptions options{countTiles, emulateMma,
+                          tf32x3 ? F32Mma::Tf32x3
+                          : tf32 ? F32Mma::Tf32
+                                 : F32Mma::None,
+                          maxKeySplits};
     bool anyFailed = false;
     for (auto host : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (host.isExternal())

@@ -836,10 +836,11 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
 gpu::GPUFuncOp mlir::attn::buildGpuFlashKernel(
     func::FuncOp host, TiledAttention attention, const KernelPlan &plan,
     const TargetDescription &target, gpu::GPUModuleOp module, bool countTiles,
-    bool emulateMma, bool tf32, int64_t maxKeySplits) {
+    bool emulateMma, F32Mma f32Mma, int64_t maxKeySplits) {
   std::unique_ptr<GpuKernelEmitter> emitter =
-      usesMmaKernel(attention, plan, target, emulateMma, tf32)
-          ? makeMmaFlashEmitter(host, attention, plan, target, countTiles)
+      usesMmaKernel(attention, plan, target, emulateMma, f32Mma)
+          ? makeMmaFlashEmitter(host, attention, plan, target, countTiles,
+                                f32Mma)
           : makeScalarFlashEmitter(host, attention, plan, target, countTiles);
   emitter->maxKeySplits = maxKeySplits;
   return emitter->build(module);

@@ -30,9 +30,15 @@ LogicalResult checkGpuSupported(func::FuncOp host, TiledAttention attention,
                                 const KernelPlan &plan,
                                 const TargetDescription &target);
 
+/// How f32 attention may use tensor cores: not at all (the scalar kernel),
+/// with TF32 products (10-bit mantissas), or with 3xTF32 products (each
+/// operand split into a TF32 high part and a TF32 low part, three mma per
+/// product: about f32's error at three times TF32's work).
+enum class F32Mma { None, Tf32, Tf32x3 };
+
 /// Builds the kernel of `host` (checked by checkGpuSupported) as a gpu.func
 /// named after it in `module`: the tensor-core kernel for f16 / bf16 (and
-/// f32 with `tf32`) on CUDA (and on Vulkan with `emulateMma`), else the
+/// f32 unless `f32Mma` is None) on CUDA (and on Vulkan with `emulateMma`), else the
 /// scalar one
 /// (GpuKernelEmitter.h); fewer workgroups than the target wants split
 /// their key tiles over up to `maxKeySplits` workgroups (then a second
@@ -46,7 +52,7 @@ gpu::GPUFuncOp buildGpuFlashKernel(func::FuncOp host, TiledAttention attention,
                                    const KernelPlan &plan,
                                    const TargetDescription &target,
                                    gpu::GPUModuleOp module, bool countTiles,
-                                   bool emulateMma, bool tf32,
+                                   bool emulateMma, F32Mma f32Mma,
                                    int64_t maxKeySplits);
 
 /// Replaces each tensor.extract from a constant tensor in `func` (the tables

@@ -140,10 +140,11 @@ private:
 };
 
 /// Whether the tensor-core kernel serves this attention: 16-bit inputs (or
-/// f32 ones with `tf32`) on CUDA (or Vulkan with `emulateMma`), key tiles a
-/// multiple of 16.
+/// f32 ones unless `f32Mma` is None) on CUDA (or Vulkan with `emulateMma`),
+/// key tiles a multiple of 16.
 bool usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
-                   const TargetDescription &target, bool emulateMma, bool tf32);
+                   const TargetDescription &target, bool emulateMma,
+                   F32Mma f32Mma);
 
 std::unique_ptr<GpuKernelEmitter>
 makeScalarFlashEmitter(func::FuncOp host, TiledAttention attention,
@@ -152,7 +153,7 @@ makeScalarFlashEmitter(func::FuncOp host, TiledAttention attention,
 std::unique_ptr<GpuKernelEmitter>
 makeMmaFlashEmitter(func::FuncOp host, TiledAttention attention,
                     const KernelPlan &plan, const TargetDescription &target,
-                    bool countTiles);
+                    bool countTiles, F32Mma f32Mma);
 
 } // namespace mlir::attn
 

@@ -49,6 +49,12 @@
 // lane (g, c) receiving element (g, c). P V permutes the 8 keys of a step
 // so that S's C fragment is P's A fragment (accumulateTf32).
 //
+// 3xTF32 (opt-in): every product a b of f32 words runs as three TF32 mma,
+// a_lo b_hi + a_hi b_lo + a_hi b_hi (small terms first), where x_hi is x
+// rounded to TF32 and x_lo = x - x_hi (exact in f32) rounded again: the
+// dropped a_lo b_lo and the rounding of the low parts leave about f32's
+// error (2^-21 relative per product) instead of TF32's 2^-11.
+//
 // Unlike the scalar kernel, a dropped key still multiplies its V row by
 // p = 0: an inf or NaN in V poisons the rows whose tile holds it (as in
 // every tensor-core attention).
@@ -84,7 +90,11 @@ constexpr int64_t kWarp = 32;
 
 class MmaFlashEmitter : public GpuKernelEmitter {
 public:
-  using GpuKernelEmitter::GpuKernelEmitter;
+  MmaFlashEmitter(func::FuncOp host, TiledAttention attention,
+                  const KernelPlan &plan, const TargetDescription &target,
+                  bool countTiles, F32Mma f32Mma)
+      : GpuKernelEmitter(host, attention, plan, target, countTiles),
+        splitTf32(f32Mma == F32Mma::Tf32x3) {}
 
 private:
   int64_t invocations() const override { return rows / 16 * kWarp; }
@@ -187,8 +197,18 @@ private:
   void accumulateTf32(ArrayRef<SmallVector<Value>> p,
                       SmallVector<SmallVector<Value>> &acc);
 
+  /// One m16n8k16 (16-bit) or m16n8k8 (TF32) mma: mma() without the
+  /// 3xTF32 split.
+  SmallVector<Value> mmaOnce(ArrayRef<Value> a, ArrayRef<Value> bWords,
+                             ArrayRef<Value> c);
+  /// The TF32 high parts of f32 words and their low parts (word - high).
+  std::pair<SmallVector<Value>, SmallVector<Value>>
+  splitWords(ArrayRef<Value> words);
+
   Type elementType; // f16 or bf16, or f32 on TF32
   bool tf32 = false;
+  /// f32 products as 3xTF32 (three mma each) rather than one TF32 mma.
+  bool splitTf32 = false;
   int64_t elementBytes = 2;
   int64_t dChunks = 0, paddedDim = 0, valueTiles = 0, paddedValueDim = 0;
   /// Whether tiles are staged with cp.async (CUDA, D and Dv multiples of
@@ -549,6 +569,36 @@ SmallVector<Value> MmaFlashEmitter::emulatedLoadMatrices(Value tiles, Value row,
 SmallVector<Value> MmaFlashEmitter::mma(ArrayRef<Value> a,
                                         ArrayRef<Value> bWords,
                                         ArrayRef<Value> c) {
+  // The emulation splits per element, within one exchange of the
+  // fragments: three exchanges would triple its barriers, which lavapipe
+  // compiles as coroutine suspensions (minutes per shader).
+  if (!tf32 || !splitTf32 || !api->hasNativeMma())
+    return mmaOnce(a, bWords, c);
+  auto [aHigh, aLow] = splitWords(a);
+  auto [bHigh, bLow] = splitWords(bWords);
+  SmallVector<Value> sum = mmaOnce(aLow, bHigh, c);
+  sum = mmaOnce(aHigh, bLow, sum);
+  return mmaOnce(aHigh, bHigh, sum);
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+MmaFlashEmitter::splitWords(ArrayRef<Value> words) {
+  Type f32Type = b.getF32Type(), i32Type = b.getI32Type();
+  SmallVector<Value> high, low;
+  for (Value w : words) {
+    Value h = toTf32(w);
+    Value rest = arith::SubFOp::create(
+        b, arith::BitcastOp::create(b, f32Type, w),
+        arith::BitcastOp::create(b, f32Type, h));
+    high.push_back(h);
+    low.push_back(arith::BitcastOp::create(b, i32Type, rest));
+  }
+  return {high, low};
+}
+
+SmallVector<Value> MmaFlashEmitter::mmaOnce(ArrayRef<Value> a,
+                                            ArrayRef<Value> bWords,
+                                            ArrayRef<Value> c) {
   if (!api->hasNativeMma())
     return emulatedMma(a, bWords, c);
   MLIRContext *ctx = b.getContext();
@@ -641,10 +691,18 @@ SmallVector<Value> MmaFlashEmitter::emulatedMma(ArrayRef<Value> a,
             arith::AddIOp::create(b, arith::MulIOp::create(b, quad, idx(4)),
                                   idx((k % (4 * p)) / p)));
       };
-      Value x =
-          element(load(mmaA, {laneOf(g), idx(i / 2 + 2 * (k / (4 * p)))}), k);
-      Value y = element(load(mmaB, {laneOf(n), idx(k / (4 * p))}), k);
-      sum = fma(x, y, sum);
+      Value xWord = load(mmaA, {laneOf(g), idx(i / 2 + 2 * (k / (4 * p)))});
+      Value yWord = load(mmaB, {laneOf(n), idx(k / (4 * p))});
+      if (tf32 && splitTf32) {
+        // 3xTF32: x_lo y_hi + x_hi y_lo + x_hi y_hi, as mma() on hardware.
+        auto [xHigh, xLow] = splitWords({xWord});
+        auto [yHigh, yLow] = splitWords({yWord});
+        sum = fma(element(xLow[0], k), element(yHigh[0], k), sum);
+        sum = fma(element(xHigh[0], k), element(yLow[0], k), sum);
+        sum = fma(element(xHigh[0], k), element(yHigh[0], k), sum);
+        continue;
+      }
+      sum = fma(element(xWord, k), element(yWord, k), sum);
     }
     out.push_back(sum);
   }
@@ -885,22 +943,29 @@ void MmaFlashEmitter::storePartials(ValueRange final, Value workgroup) {
 
 bool mlir::attn::usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
                                const TargetDescription &target, bool emulateMma,
-                               bool tf32) {
+                               F32Mma f32Mma) {
   OnlineAttentionOp op = attention.tile;
   Type element = cast<ShapedType>(op.getQuery().getType()).getElementType();
   auto sameType = [&](Value v) {
     return cast<ShapedType>(v.getType()).getElementType() == element;
   };
+  // 3xTF32 keeps head dims up to 64 (Dv too): past that the high and low
+  // parts of the fragments push the f32 kernel (254 registers with TF32 at
+  // D = 128) into spills; the exact scalar kernel runs instead.
+  auto dimOf = [](Value v) { return cast<ShapedType>(v.getType()).getShape().back(); };
+  bool f32OnMma = f32Mma == F32Mma::Tf32 ||
+                  (f32Mma == F32Mma::Tf32x3 && dimOf(op.getQuery()) <= 64 &&
+                   dimOf(op.getValue()) <= 64);
   std::shared_ptr<const GpuTargetInfo> api = GpuTargetInfo::get(target);
   return api && (api->hasNativeMma() || emulateMma) &&
-         (element.isF16() || element.isBF16() || (tf32 && element.isF32())) &&
+         (element.isF16() || element.isBF16() || (f32OnMma && element.isF32())) &&
          sameType(op.getKey()) && sameType(op.getValue()) && plan.keyTile > 0 &&
          plan.keyTile % 16 == 0 && plan.queryTiling.tile % 16 == 0;
 }
 
 std::unique_ptr<GpuKernelEmitter> mlir::attn::makeMmaFlashEmitter(
     func::FuncOp host, TiledAttention attention, const KernelPlan &plan,
-    const TargetDescription &target, bool countTiles) {
+    const TargetDescription &target, bool countTiles, F32Mma f32Mma) {
   return std::make_unique<MmaFlashEmitter>(host, attention, plan, target,
-                                           countTiles);
+                                           countTiles, f32Mma);
 }
