@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Gpu.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -48,6 +49,9 @@ const GpuKernelDescriptor *findKernel(const GpuProgram &program,
       return &d;
   return nullptr;
 }
+
+/// Operands a function may bind (inputs and results).
+constexpr long kMaxOperands = 64;
 
 /// N for a binding named `prefix`N; -1 otherwise.
 long indexAfter(const std::string &name, const char *prefix) {
@@ -116,9 +120,19 @@ std::unique_ptr<GpuFunction> GpuFunction::prepare(const GpuProgram &program,
       step.operand.push_back(operand);
       step.held.emplace_back();
       if (operand >= 0) {
+        // Attention functions take a handful of operands: a larger index
+        // is a damaged descriptor, not a reason to allocate.
+        if (operand >= kMaxOperands) {
+          error = "kernel '" + d->name + "': binding '" + binding.name +
+                  "' names operand " + std::to_string(operand) +
+                  " (at most " + std::to_string(kMaxOperands) + ")";
+          return nullptr;
+        }
         if (size_t(operand) >= f->bytes.size())
           f->bytes.resize(operand + 1, 0);
-        f->bytes[operand] = binding.bytes;
+        // Kernels of one call bind an operand with the same size; should
+        // they not, the operand must hold the largest.
+        f->bytes[operand] = std::max(f->bytes[operand], binding.bytes);
         continue;
       }
       std::shared_ptr<GpuBuffer> &held = step.held.back();
