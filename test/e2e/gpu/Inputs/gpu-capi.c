@@ -104,10 +104,10 @@ int main(int argc, char **argv) {
   static double q64[QN], ref1[QN], ref2[QN];
   srand(7);
   for (int i = 0; i < QN; ++i)
-    q64[i] = q[i] = (float)rand() / RAND_MAX * 2 - 1;
+    q64[i] = q[i] = (float)((double)rand() / RAND_MAX * 2 - 1);
   for (int i = 0; i < KN; ++i) {
-    k[i] = (float)rand() / RAND_MAX * 2 - 1;
-    v[i] = (float)rand() / RAND_MAX * 2 - 1;
+    k[i] = (float)((double)rand() / RAND_MAX * 2 - 1);
+    v[i] = (float)((double)rand() / RAND_MAX * 2 - 1);
   }
   attn_gpu_buffer *bq = attn_gpu_buffer_create(device, sizeof q);
   attn_gpu_buffer *bk = attn_gpu_buffer_create(device, sizeof k);
