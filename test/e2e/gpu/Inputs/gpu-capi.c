@@ -5,7 +5,12 @@
  * O1 and O2 are read back, to be compared with a plain f64 reference.
  * Then every error the API promises a message for.
  *
- *   gpu-capi KERNELS.spv [KERNELS.ptx] */
+ *   gpu-capi vulkan KERNELS.spv [KERNELS.ptx]
+ *   gpu-capi cuda KERNELS.ptx [KERNELS.spv]
+ *
+ * The optional second artifact is for the other kind of device and must be
+ * refused. Needs only libattn_c and the device's driver (no LLVM), so the
+ * same check runs on a machine lent with a GPU (bench/gpu_lent_check.sh). */
 #include "attn-c/Gpu.h"
 
 #include <math.h>
@@ -78,17 +83,19 @@ static double maxError(const float *got, const double *want, int n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || argc > 3) {
-    fprintf(stderr, "usage: gpu-capi KERNELS.spv [KERNELS.ptx]\n");
+  if (argc < 3 || argc > 4) {
+    fprintf(stderr, "usage: gpu-capi vulkan|cuda KERNELS [OTHER-KIND]\n");
     return 2;
   }
-  attn_gpu_device *device = attn_gpu_device_open("vulkan");
+  const char *kind = argv[1];
+  int vulkan = strcmp(kind, "vulkan") == 0;
+  attn_gpu_device *device = attn_gpu_device_open(kind);
   if (!device) {
     printf("no device: %s\n", attn_last_error());
     return 1;
   }
   printf("device: %s\n", attn_gpu_device_describe(device));
-  attn_gpu_program *program = attn_gpu_program_load(device, argv[1], NULL);
+  attn_gpu_program *program = attn_gpu_program_load(device, argv[2], NULL);
   if (!program) {
     printf("load: %s\n", attn_last_error());
     return 1;
@@ -166,7 +173,7 @@ int main(int argc, char **argv) {
   attn_gpu_buffer *withNull[3] = {bq, NULL, bv};
   refused(attn_gpu_call(program, "gqa_split", withNull, 3, &bo1, 1) != 0,
           "a NULL buffer");
-  attn_gpu_device *other = attn_gpu_device_open("vulkan");
+  attn_gpu_device *other = attn_gpu_device_open(kind);
   attn_gpu_buffer *foreign = attn_gpu_buffer_create(other, sizeof q);
   attn_gpu_buffer *mixed[3] = {foreign, bk, bv};
   refused(attn_gpu_call(program, "gqa_split", mixed, 3, &bo1, 1) != 0,
@@ -174,14 +181,15 @@ int main(int argc, char **argv) {
   refused(attn_gpu_buffer_write(small, q, sizeof q) != 0, "an overlong write");
   refused(attn_gpu_buffer_read(small, o1, sizeof q) != 0, "an overlong read");
   refused(attn_gpu_buffer_create(device, -1) == NULL, "bytes < 0");
-  refused(attn_gpu_buffer_wrap(device, 4096, 64) == NULL,
-          "a wrapped pointer on Vulkan");
+  if (vulkan)
+    refused(attn_gpu_buffer_wrap(device, 4096, 64) == NULL,
+            "a wrapped pointer on Vulkan");
   refused(attn_gpu_device_open("tpu") == NULL, "kind tpu");
   refused(attn_gpu_program_load(device, "/nonexistent.spv", NULL) == NULL,
           "a missing file");
-  if (argc == 3)
-    refused(attn_gpu_program_load(device, argv[2], NULL) == NULL,
-            "PTX on Vulkan");
+  if (argc == 4)
+    refused(attn_gpu_program_load(device, argv[3], NULL) == NULL,
+            "code for the other kind of device");
   refused(attn_gpu_operand_bytes(program, "gqa_split", 4) < 0, "operand 4");
   refused(attn_gpu_call(NULL, "gqa_split", first, 3, &bo1, 1) != 0,
           "a NULL program");
