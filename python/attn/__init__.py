@@ -25,14 +25,14 @@ import os as _os
 # kernel loads the runtime; a value in the environment wins.
 _os.environ.setdefault("KMP_BLOCKTIME", "1")
 
-from ._compiler import CompileError, Kernel, cache_dir, clear_memory_cache
+from ._compiler import CompileError, DeviceArray, Kernel, cache_dir, clear_memory_cache
 from ._trace import TraceError
 from .compiled import CompiledFunction, compile
 from .flex import BlockMask, create_block_mask, flex_attention, traced_ir
 from .functional import scaled_dot_product_attention
 from .models import TransformerStack, UnsupportedModel
 
-__all__ = ["BlockMask", "CompileError", "CompiledFunction", "Kernel", "TraceError",
+__all__ = ["BlockMask", "CompileError", "CompiledFunction", "DeviceArray", "Kernel", "TraceError",
            "cache_dir", "clear_memory_cache", "compile", "create_block_mask",
            "flex_attention", "replace_sdpa", "scaled_dot_product_attention", "traced_ir",
            "TransformerStack", "UnsupportedModel"]

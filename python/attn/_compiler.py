@@ -16,6 +16,8 @@ import tempfile
 import threading
 import time
 
+import numpy as np
+
 from . import _attn
 
 try:
@@ -228,9 +230,43 @@ def _run_compiler(text, suffix, library, extra_args, target="cpu"):
         return seconds
 
 
+class DeviceArray:
+    """An array in a GPU kernel's device memory, kept there between calls:
+    pass it as an input or an output of the kernel's calls and nothing is
+    copied between host and device. Made by `to_device` / `empty_device`
+    of a kernel compiled for a GPU (`attn.compile(..., device="vulkan")`);
+    `to_host()` copies it back (NumPy, or a CPU tensor when it came from
+    torch), `write(x)` copies a host array of its shape and dtype in."""
+
+    def __init__(self, buffer, like):
+        self._buffer = buffer
+        self._like = like  # an empty host array of the shape and dtype
+        self.shape = tuple(like.shape)
+        self.dtype = like.dtype
+
+    @property
+    def nbytes(self):
+        return self._buffer.nbytes
+
+    def write(self, x):
+        if tuple(x.shape) != self.shape or x.dtype != self.dtype:
+            raise ValueError(f"write: got {tuple(x.shape)} {x.dtype}, the device array is "
+                             f"{self.shape} {self.dtype}")
+        self._buffer.write(x if not hasattr(x, "contiguous") else x.detach().contiguous())
+
+    def to_host(self):
+        host = self._like.clone() if hasattr(self._like, "clone") else self._like.copy()
+        self._buffer.read(host)
+        return host
+
+    def __repr__(self):
+        return f"<attn.DeviceArray {self.shape} {self.dtype}>"
+
+
 class GpuKernel(Kernel):
-    """A GPU artifact's function: inputs are host arrays (copied to the
-    device and the results back: the GPU path copies for now)."""
+    """A GPU artifact's function. Operands may be host arrays (copied to the
+    device and results back), DeviceArrays (used in place) or, for a CUDA
+    artifact, CUDA tensors (borrowed in place)."""
 
     def _read_signature(self):
         return None  # GPU artifacts export launch descriptors instead
@@ -239,10 +275,38 @@ class GpuKernel(Kernel):
     def device(self):
         return self._artifact.device()
 
+    def to_device(self, x):
+        """A DeviceArray holding a copy of the host array `x`."""
+        array = DeviceArray(self._artifact.allocate(x.nbytes), _empty_host_like(x))
+        array.write(x)
+        return array
+
+    def empty_device(self, shape, dtype="float32"):
+        """A zero-filled DeviceArray of `shape` and `dtype` (a NumPy or torch
+        dtype; to_host() answers in that library)."""
+        like = _empty_host(tuple(shape), dtype)
+        return DeviceArray(self._artifact.allocate(like.nbytes), like)
+
     def __call__(self, *inputs, out):
         outputs = list(out) if isinstance(out, (list, tuple)) else [out]
-        self._artifact.call(self.function, list(inputs), outputs)
+        unwrap = [x._buffer if isinstance(x, DeviceArray) else x for x in inputs]
+        self._artifact.call(self.function, unwrap,
+                            [x._buffer if isinstance(x, DeviceArray) else x for x in outputs])
         return out
+
+
+def _empty_host_like(x):
+    if hasattr(x, "detach"):  # torch
+        import torch
+        return torch.empty(tuple(x.shape), dtype=x.dtype)
+    return np.empty(x.shape, dtype=x.dtype)
+
+
+def _empty_host(shape, dtype):
+    if type(dtype).__module__.startswith("torch"):
+        import torch
+        return torch.zeros(shape, dtype=dtype)
+    return np.zeros(shape, dtype=dtype)
 
 
 _forget_hooks = []  # other modules' caches of kernels

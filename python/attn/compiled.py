@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from . import _tensors as T
-from ._compiler import compile_source
+from ._compiler import DeviceArray, GpuKernel, compile_source
 
 _NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i1": np.bool_}
 
@@ -26,11 +26,37 @@ class CompiledFunction:
     def compile_seconds(self):
         return self.kernel.compile_seconds
 
+    def to_device(self, x):
+        """GPU functions: a DeviceArray holding a copy of host array `x`."""
+        return self._gpu().to_device(x)
+
+    def empty_device(self, shape, dtype="float32"):
+        """GPU functions: a zero-filled DeviceArray."""
+        return self._gpu().empty_device(shape, dtype)
+
+    def _gpu(self):
+        if not isinstance(self.kernel, GpuKernel):
+            raise ValueError(f"{self.name} runs on the CPU; device arrays belong to "
+                             "functions compiled with device='vulkan' or 'cuda'")
+        return self.kernel
+
     def __call__(self, *inputs, out=None):
         expected = self.kernel.input_types
         if expected and len(inputs) != len(expected):
             raise ValueError(f"{self.name} takes {len(expected)} inputs ({self.signature}), "
                              f"got {len(inputs)}")
+        if isinstance(self.kernel, GpuKernel):
+            # GPU artifacts carry launch descriptors, not signatures: the
+            # caller gives the results; device arrays and CUDA tensors go
+            # as they are.
+            if out is None:
+                raise ValueError(f"{self.name} runs on {self.kernel.device}: pass out=[...] "
+                                 "(host arrays or device arrays)")
+            operands = [x if _on_device(x) else T.as_operand(x, f"input {n}")
+                        for n, x in enumerate(inputs)]
+            outputs = list(out) if isinstance(out, (list, tuple)) else [out]
+            self.kernel(*operands, out=outputs)
+            return out
         operands = [T.as_operand(x, f"input {n}") for n, x in enumerate(inputs)]
         outputs = out if out is not None else self._allocate(operands)
         outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
@@ -66,11 +92,14 @@ def _empty(element, shape, like):
     return np.empty(shape, dtype=_NUMPY[element])
 
 
-def compile(source, function=None):
+def compile(source, function=None, device="cpu"):
     """Compiles an attn spec (YAML) or attn IR (.mlir): a path or the text.
     Every family compiles (softmax patterns and mods, Linformer, Nystrom,
     kernelized / Performer, LSH, routing, FNet); see docs/Spec.md for the
-    operands each takes."""
+    operands each takes. `device="vulkan"` or `"cuda"` (one attention of
+    the function's arguments) compiles for the GPU: calls take out=[...],
+    and `to_device` / `empty_device` give arrays that stay on it."""
+    target, _ = T.target_of(device, None)
     text, suffix = source, None
     if "\n" not in source and os.path.exists(source):
         with open(source) as f:
@@ -79,4 +108,9 @@ def compile(source, function=None):
     if suffix is None:
         stripped = text.lstrip()
         suffix = ".mlir" if stripped.startswith(("func.func", "module", "//")) else ".yaml"
-    return CompiledFunction(compile_source(text, suffix, function=function))
+    return CompiledFunction(compile_source(text, suffix, function=function, target=target))
+
+
+def _on_device(x):
+    """Whether `x` is GPU memory a GPU kernel binds in place."""
+    return isinstance(x, DeviceArray) or (T.is_torch(x) and x.device.type == "cuda")

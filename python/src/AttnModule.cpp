@@ -82,12 +82,13 @@ struct WrappedTensors {
   }
 };
 
-/// Wraps each array of `arrays` (`role` names it in messages).
+/// Wraps each array of `arrays` (`role` and its index, counted from
+/// `first`, name it in messages).
 void wrapAll(const std::vector<Array> &arrays, const char *role,
-             WrappedTensors &out) {
+             WrappedTensors &out, size_t first = 0) {
   for (size_t i = 0; i < arrays.size(); ++i) {
     const Array &a = arrays[i];
-    std::string which = std::string(role) + " " + std::to_string(i);
+    std::string which = std::string(role) + " " + std::to_string(first + i);
     if (a.device_type() != nb::device::cpu::value)
       throw nb::value_error((which + " is not in CPU memory (attn's CPU "
                                      "kernels read host memory)")
@@ -339,6 +340,43 @@ std::string readFile(const std::string &path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+/// Memory on a GPU artifact's device that stays there between calls
+/// (attn.DeviceArray holds one).
+struct DeviceBuffer {
+  std::shared_ptr<attnrt::GpuBuffer> buffer;
+  attnrt::GpuDevice *device;
+
+  uint64_t nbytes() const { return buffer->bytes(); }
+  /// Copies a host array of exactly the buffer's size in.
+  void write(const Array &host) {
+    WrappedTensors checked;
+    wrapAll({host}, "host array", checked);
+    transfer(host.nbytes(), [&](std::string &error) {
+      return device->write(*buffer, host.data(), host.nbytes(), error);
+    });
+  }
+  /// Copies the buffer out into a host array of exactly its size.
+  void read(nb::ndarray<> host) {
+    WrappedTensors checked;
+    wrapAll({Array(host)}, "host array", checked);
+    transfer(host.nbytes(), [&](std::string &error) {
+      return device->read(*buffer, host.data(), host.nbytes(), error);
+    });
+  }
+
+private:
+  template <typename Copy> void transfer(size_t bytes, Copy copy) {
+    if (bytes != buffer->bytes())
+      throw nb::value_error(("the host array has " + std::to_string(bytes) +
+                             " bytes, the device buffer " +
+                             std::to_string(buffer->bytes()))
+                                .c_str());
+    std::string error;
+    if (!copy(error))
+      throw nb::value_error(error.c_str());
+  }
+};
+
 /// A GPU artifact of `attn-compile --target=vulkan|cuda-...`: the .spv or
 /// .ptx / .cubin code and the .json launch descriptors next to it. Calls
 /// bind host arrays to the kernels' buffers (checked against the sizes the
@@ -367,18 +405,65 @@ public:
     return processDevice(program.isSpirv)->describe();
   }
 
-  void call(const std::string &function, const std::vector<Array> &inputs,
-            const std::vector<Array> &outputs) {
+  /// Zero-filled memory on the artifact's device.
+  DeviceBuffer allocate(uint64_t bytes) {
+    attnrt::GpuDevice *device = processDevice(program.isSpirv);
+    std::string error;
+    std::shared_ptr<attnrt::GpuBuffer> buffer = device->allocate(bytes, error);
+    if (!buffer)
+      throw nb::value_error(error.c_str());
+    return DeviceBuffer{std::move(buffer), device};
+  }
+
+  /// Operands are DeviceBuffers (bound in place), arrays in CUDA memory
+  /// for a CUDA artifact (borrowed in place), or host arrays (copied in,
+  /// results copied back).
+  void call(const std::string &function, const std::vector<nb::object> &inputs,
+            const std::vector<nb::object> &outputs) {
+    attnrt::GpuDevice *device = processDevice(program.isSpirv);
     std::vector<attnrt::GpuOperand> operands;
-    auto add = [&](const std::vector<Array> &arrays, const char *role) {
-      WrappedTensors checked; // the C API's checks of dtype and layout
-      wrapAll(arrays, role, checked);
-      for (const Array &a : arrays)
-        operands.push_back({const_cast<void *>(a.data()), uint64_t(a.nbytes())});
+    std::vector<std::shared_ptr<attnrt::GpuBuffer>> borrowed;
+    std::vector<Array> hostArrays; // keeps the host views alive
+    auto add = [&](const std::vector<nb::object> &objects, const char *role) {
+      for (size_t i = 0; i < objects.size(); ++i) {
+        std::string which = std::string(role) + " " + std::to_string(i);
+        attnrt::GpuOperand operand;
+        if (nb::isinstance<DeviceBuffer>(objects[i])) {
+          DeviceBuffer &b = nb::cast<DeviceBuffer &>(objects[i]);
+          if (b.device != device)
+            throw nb::value_error(
+                (which + " is memory of another device").c_str());
+          operand.buffer = b.buffer.get();
+          operands.push_back(operand);
+          continue;
+        }
+        Array a = nb::cast<Array>(objects[i]);
+        if (a.device_type() == nb::device::cuda::value && !program.isSpirv) {
+          if (dtypeOf(a) < 0 || !isRowMajor(a))
+            throw nb::value_error(
+                (which + " must be dense row-major float32, float16, "
+                         "bfloat16, int32 or bool")
+                    .c_str());
+          std::string error;
+          auto buffer = device->wrap(uint64_t(uintptr_t(a.data())),
+                                     uint64_t(a.nbytes()), error);
+          if (!buffer)
+            throw nb::value_error((which + ": " + error).c_str());
+          operand.buffer = buffer.get();
+          borrowed.push_back(std::move(buffer));
+          operands.push_back(operand);
+          continue;
+        }
+        WrappedTensors checked; // the C API's checks of dtype and layout
+        wrapAll({a}, role, checked, i);
+        operand.data = const_cast<void *>(a.data());
+        operand.bytes = uint64_t(a.nbytes());
+        operands.push_back(operand);
+        hostArrays.push_back(std::move(a));
+      }
     };
     add(inputs, "input");
     add(outputs, "output");
-    attnrt::GpuDevice *device = processDevice(program.isSpirv);
     std::string error;
     bool ran;
     {
@@ -465,8 +550,18 @@ NB_MODULE(_attn, m) {
            "its .json launch descriptors.")
       .def("device", &GpuArtifact::device,
            "The device the artifact runs on (opened on first use).")
+      .def("allocate", &GpuArtifact::allocate, nb::arg("nbytes"),
+           "Zero-filled memory on the artifact's device.")
       .def("call", &GpuArtifact::call, nb::arg("function"), nb::arg("inputs"),
            nb::arg("outputs"),
-           "Runs the function on the GPU: host inputs are copied to the "
-           "device, results back into the output arrays.");
+           "Runs the function on the GPU. Operands: DeviceBuffers (used in "
+           "place), arrays in CUDA memory for a CUDA artifact (borrowed in "
+           "place), or host arrays (inputs copied to the device, results "
+           "back).");
+  nb::class_<DeviceBuffer>(m, "DeviceBuffer")
+      .def_prop_ro("nbytes", &DeviceBuffer::nbytes)
+      .def("write", &DeviceBuffer::write, nb::arg("host"),
+           "Copies a host array of the buffer's size to the device.")
+      .def("read", &DeviceBuffer::read, nb::arg("host"),
+           "Copies the buffer into a host array of its size.");
 }

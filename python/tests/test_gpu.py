@@ -56,3 +56,72 @@ def test_unknown_device():
     q, k, v = qkv(L=8)
     with pytest.raises(ValueError, match="device must be"):
         attn.scaled_dot_product_attention(q, k, v, device="tpu")
+
+
+# Device arrays: attn.compile(..., device="vulkan"). GQA 2:1, causal
+# aligned bottom-right, 700 keys for a 33-row query tile: the launch splits
+# its key tiles and merges them on the device.
+GQA_SPLIT = """
+func.func @gqa_split(%q: tensor<1x4x33x32xf32>, %k: tensor<1x2x700x32xf32>,
+                     %v: tensor<1x2x700x32xf32>) -> tensor<1x4x33x32xf32> {
+  %o = attn.attention %q, %k, %v pattern(#attn.causal) align = bottom_right
+      : (tensor<1x4x33x32xf32>, tensor<1x2x700x32xf32>, tensor<1x2x700x32xf32>)
+      -> tensor<1x4x33x32xf32>
+  return %o : tensor<1x4x33x32xf32>
+}
+"""
+
+
+def bottom_right_causal(L, S):
+    return np.arange(S)[None, :] <= np.arange(L)[:, None] + (S - L)
+
+
+def test_device_arrays_chain_calls_without_copies():
+    f = attn.compile(GQA_SPLIT, device="vulkan")
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-1, 1, (1, 4, 33, 32)).astype(np.float32)
+    k = rng.uniform(-1, 1, (1, 2, 700, 32)).astype(np.float32)
+    v = rng.uniform(-1, 1, (1, 2, 700, 32)).astype(np.float32)
+    dq, dk, dv = f.to_device(q), f.to_device(k), f.to_device(v)
+    o1, o2 = f.empty_device(q.shape), f.empty_device(q.shape)
+    f(dq, dk, dv, out=[o1])
+    f(o1, dk, dv, out=[o2])  # the first output is the second query, on the device
+    keep = bottom_right_causal(33, 700)
+    ref1 = attention_f64(q, k, v, keep=keep)
+    ref2 = attention_f64(ref1, k, v, keep=keep)
+    assert np.abs(o1.to_host() - ref1).max() < TOL
+    # O1's f32 rounding enters the second call; attention's outputs are
+    # convex combinations of V's rows, which do not amplify it.
+    assert np.abs(o2.to_host() - ref2).max() < TOL
+    # Host and device operands mix; a host output is copied back.
+    host = np.zeros_like(q)
+    f(q, dk, dv, out=[host])
+    assert np.abs(host - ref1).max() < TOL
+
+
+def test_device_arrays_from_torch_come_back_as_torch():
+    f = attn.compile(GQA_SPLIT, device="vulkan")
+    q = torch.rand(1, 4, 33, 32) - 0.5
+    k, v = torch.rand(1, 2, 700, 32) - 0.5, torch.rand(1, 2, 700, 32) - 0.5
+    out = f.empty_device((1, 4, 33, 32), torch.float32)
+    f(f.to_device(q), f.to_device(k), f.to_device(v), out=[out])
+    result = out.to_host()
+    assert isinstance(result, torch.Tensor)
+    ref = attention_f64(q.numpy(), k.numpy(), v.numpy(), keep=bottom_right_causal(33, 700))
+    assert np.abs(result.numpy() - ref).max() < TOL
+
+
+def test_device_array_errors():
+    f = attn.compile(GQA_SPLIT, device="vulkan")
+    q = np.zeros((1, 4, 33, 32), np.float32)
+    k = f.to_device(np.zeros((1, 2, 700, 32), np.float32))
+    small = f.empty_device((1, 4, 33, 31))
+    with pytest.raises(ValueError, match=r"operand 0 \(arg0\) is a device buffer of 16368 bytes, the kernel takes 16896"):
+        f(small, k, k, out=[f.empty_device(q.shape)])
+    with pytest.raises(ValueError, match="pass out="):
+        f(q, k, k)
+    with pytest.raises(ValueError, match=r"write: got \(2, 2\) float32"):
+        small.write(np.zeros((2, 2), np.float32))
+    cpu = attn.compile(GQA_SPLIT)
+    with pytest.raises(ValueError, match="runs on the CPU"):
+        cpu.to_device(q)
