@@ -98,8 +98,8 @@ int main(int argc, char **argv) {
       for (int c = 0; c < calls; ++c) {
         std::vector<double> ms;
         auto start = std::chrono::steady_clock::now();
-        bool ok = m == 0   ? runGpuFunction(program, *device, function, onHost,
-                                            1, &ms, nullptr, error)
+        bool ok = m == 0 ? runGpuFunction(program, *device, function, onHost, 1,
+                                          &ms, nullptr, error)
                   : m == 1 ? prepared->call(onHost, 1, &ms, nullptr, error)
                            : prepared->call(onDevice, 1, &ms, nullptr, error);
         double elapsed = std::chrono::duration<double, std::milli>(

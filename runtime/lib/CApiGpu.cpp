@@ -68,8 +68,8 @@ GpuFunction *preparedFunction(attn_gpu_program *program,
     if (name == function)
       return f.get();
   std::string error;
-  std::unique_ptr<GpuFunction> f = GpuFunction::prepare(
-      program->program, *program->device, function, error);
+  std::unique_ptr<GpuFunction> f =
+      GpuFunction::prepare(program->program, *program->device, function, error);
   if (!f)
     return fail<GpuFunction *>(nullptr, error);
   return program->prepared.emplace_back(function, std::move(f)).second.get();
@@ -194,8 +194,7 @@ attn_gpu_program *attn_gpu_program_load(attn_gpu_device *device,
         auto program = std::make_unique<attn_gpu_program>();
         program->device = device->device;
         std::string text, descriptors, error;
-        if (!readFile(code, text, error) ||
-            !readFile(json, descriptors, error))
+        if (!readFile(code, text, error) || !readFile(json, descriptors, error))
           return fail<attn_gpu_program *>(nullptr, error);
         if (!parseGpuDescriptors(descriptors, program->program.kernels, error))
           return fail<attn_gpu_program *>(nullptr, json + ": " + error);
@@ -234,8 +233,8 @@ int64_t attn_gpu_operand_count(attn_gpu_program *program,
   });
 }
 
-int64_t attn_gpu_operand_bytes(attn_gpu_program *program,
-                               const char *function, int64_t index) {
+int64_t attn_gpu_operand_bytes(attn_gpu_program *program, const char *function,
+                               int64_t index) {
   return attnc::guarded<int64_t>("attn_gpu_operand_bytes", -1, [&] {
     if (!program || !function)
       return fail<int64_t>(-1, "attn_gpu_operand_bytes: program or function "
@@ -245,11 +244,10 @@ int64_t attn_gpu_operand_bytes(attn_gpu_program *program,
     if (!f)
       return int64_t(-1);
     if (index < 0 || size_t(index) >= f->operandBytes().size())
-      return fail<int64_t>(-1, "attn_gpu_operand_bytes: '" +
-                                   std::string(function) + "' has " +
-                                   std::to_string(f->operandBytes().size()) +
-                                   " operands, no operand " +
-                                   std::to_string(index));
+      return fail<int64_t>(
+          -1, "attn_gpu_operand_bytes: '" + std::string(function) + "' has " +
+                  std::to_string(f->operandBytes().size()) +
+                  " operands, no operand " + std::to_string(index));
     return int64_t(f->operandBytes()[index]);
   });
 }
@@ -271,7 +269,8 @@ int attn_gpu_call(attn_gpu_program *program, const char *function,
     if (!f)
       return -1;
     int64_t expectedInputs = int64_t(f->numInputs());
-    int64_t expectedOutputs = int64_t(f->operandBytes().size()) - expectedInputs;
+    int64_t expectedOutputs =
+        int64_t(f->operandBytes().size()) - expectedInputs;
     if (numInputs != expectedInputs || numOutputs != expectedOutputs)
       return fail(-1, "attn_gpu_call: '" + std::string(function) + "' takes " +
                           std::to_string(expectedInputs) + " inputs and " +
@@ -282,8 +281,8 @@ int attn_gpu_call(attn_gpu_program *program, const char *function,
     for (int64_t i = 0; i < numInputs + numOutputs; ++i) {
       attn_gpu_buffer *b = i < numInputs ? inputs[i] : outputs[i - numInputs];
       if (!b)
-        return fail(-1, "attn_gpu_call: operand " + std::to_string(i) +
-                            " is NULL");
+        return fail(-1,
+                    "attn_gpu_call: operand " + std::to_string(i) + " is NULL");
       if (b->device != program->device)
         return fail(-1, "attn_gpu_call: operand " + std::to_string(i) +
                             " is a buffer of another device");

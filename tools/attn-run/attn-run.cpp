@@ -286,9 +286,8 @@ buildKernel(ModuleOp module) {
       module.walk([&](attn::AttentionOp op) {
         Type element =
             cast<ShapedType>(op.getQuery().getType()).getElementType();
-        halfAttention |=
-            element.isF16() || element.isBF16() ||
-            ((tf32 || tf32x3) && element.isF32());
+        halfAttention |= element.isF16() || element.isBF16() ||
+                         ((tf32 || tf32x3) && element.isF32());
       });
     if (emulateMma && !halfAttention)
       return error("--gpu-emulate-mma applies to f16 / bf16 attention, or "

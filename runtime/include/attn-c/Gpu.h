@@ -50,8 +50,7 @@ const char *attn_gpu_device_describe(attn_gpu_device *device);
 void attn_gpu_device_release(attn_gpu_device *device);
 
 /** `bytes` (>= 0) of zero-filled device memory. */
-attn_gpu_buffer *attn_gpu_buffer_create(attn_gpu_device *device,
-                                        int64_t bytes);
+attn_gpu_buffer *attn_gpu_buffer_create(attn_gpu_device *device, int64_t bytes);
 /** `bytes` of the caller's device memory, borrowed: on CUDA a CUdeviceptr
  * (e.g. a PyTorch tensor's data_ptr()) that must stay allocated while the
  * buffer is used; attn_gpu_buffer_release never frees it. Vulkan devices
@@ -77,11 +76,10 @@ attn_gpu_program *attn_gpu_program_load(attn_gpu_device *device,
 void attn_gpu_program_release(attn_gpu_program *program);
 /** The operands `function` takes: its inputs, then its results; -1 when
  * the program has no such function. */
-int64_t attn_gpu_operand_count(attn_gpu_program *program,
-                               const char *function);
+int64_t attn_gpu_operand_count(attn_gpu_program *program, const char *function);
 /** Bytes of operand `index` (inputs first, then results); -1 on error. */
-int64_t attn_gpu_operand_bytes(attn_gpu_program *program,
-                               const char *function, int64_t index);
+int64_t attn_gpu_operand_bytes(attn_gpu_program *program, const char *function,
+                               int64_t index);
 /** Runs `function`: the kernels read `inputs` and write `outputs`, all
  * buffers of the program's device, in the order of the function's
  * arguments and results. Split key tiles and their merge stay on the

@@ -39,41 +39,37 @@ struct CudaModule;
 // the ones cuda.h has mapped these names to since CUDA 4. The type comes
 // last, as __VA_ARGS__, because it holds commas.
 template <typename F> using Pointer = F *;
-#define ATTN_CUDA_FUNCTIONS(X)                                                \
-  X(cuInit, "cuInit", CUresult(unsigned))                                 \
-  X(cuDeviceGetCount, "cuDeviceGetCount", CUresult(int *))                \
-  X(cuDeviceGet, "cuDeviceGet", CUresult(CUdevice *, int))                \
-  X(cuDeviceGetName, "cuDeviceGetName", CUresult(char *, int, CUdevice))  \
-  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                     \
-    CUresult(CUcontext *, CUdevice))                                      \
-  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2",                \
-    CUresult(CUdevice))                                                   \
-  X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult(CUcontext))              \
-  X(cuCtxSynchronize, "cuCtxSynchronize", CUresult())                     \
-  X(cuModuleLoadData, "cuModuleLoadData",                                     \
-    CUresult(CUmodule *, const void *))                                   \
-  X(cuModuleUnload, "cuModuleUnload", CUresult(CUmodule))                 \
-  X(cuModuleGetFunction, "cuModuleGetFunction",                               \
-    CUresult(CUfunction *, CUmodule, const char *))                       \
-  X(cuMemAlloc, "cuMemAlloc_v2", CUresult(CUdeviceptr *, size_t))         \
-  X(cuMemFree, "cuMemFree_v2", CUresult(CUdeviceptr))                     \
-  X(cuMemsetD8, "cuMemsetD8_v2",                                              \
-    CUresult(CUdeviceptr, unsigned char, size_t))                             \
-  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2",                                          \
-    CUresult(CUdeviceptr, const void *, size_t))                          \
-  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2",                                          \
-    CUresult(void *, CUdeviceptr, size_t))                                \
-  X(cuLaunchKernel, "cuLaunchKernel",                                         \
-    CUresult(CUfunction, unsigned, unsigned, unsigned, unsigned,          \
-                 unsigned, unsigned, unsigned, CUstream, void **, void **))   \
-  X(cuEventCreate, "cuEventCreate", CUresult(CUevent *, unsigned))        \
-  X(cuEventDestroy, "cuEventDestroy_v2", CUresult(CUevent))               \
-  X(cuEventRecord, "cuEventRecord", CUresult(CUevent, CUstream))          \
-  X(cuEventSynchronize, "cuEventSynchronize", CUresult(CUevent))          \
-  X(cuEventElapsedTime, "cuEventElapsedTime",                                 \
-    CUresult(float *, CUevent, CUevent))                                  \
-  X(cuGetErrorString, "cuGetErrorString",                                     \
-    CUresult(CUresult, const char **))
+#define ATTN_CUDA_FUNCTIONS(X)                                                 \
+  X(cuInit, "cuInit", CUresult(unsigned))                                      \
+  X(cuDeviceGetCount, "cuDeviceGetCount", CUresult(int *))                     \
+  X(cuDeviceGet, "cuDeviceGet", CUresult(CUdevice *, int))                     \
+  X(cuDeviceGetName, "cuDeviceGetName", CUresult(char *, int, CUdevice))       \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                      \
+    CUresult(CUcontext *, CUdevice))                                           \
+  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2",                 \
+    CUresult(CUdevice))                                                        \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult(CUcontext))                   \
+  X(cuCtxSynchronize, "cuCtxSynchronize", CUresult())                          \
+  X(cuModuleLoadData, "cuModuleLoadData", CUresult(CUmodule *, const void *))  \
+  X(cuModuleUnload, "cuModuleUnload", CUresult(CUmodule))                      \
+  X(cuModuleGetFunction, "cuModuleGetFunction",                                \
+    CUresult(CUfunction *, CUmodule, const char *))                            \
+  X(cuMemAlloc, "cuMemAlloc_v2", CUresult(CUdeviceptr *, size_t))              \
+  X(cuMemFree, "cuMemFree_v2", CUresult(CUdeviceptr))                          \
+  X(cuMemsetD8, "cuMemsetD8_v2", CUresult(CUdeviceptr, unsigned char, size_t)) \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2",                                           \
+    CUresult(CUdeviceptr, const void *, size_t))                               \
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult(void *, CUdeviceptr, size_t))    \
+  X(cuLaunchKernel, "cuLaunchKernel",                                          \
+    CUresult(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,     \
+             unsigned, unsigned, CUstream, void **, void **))                  \
+  X(cuEventCreate, "cuEventCreate", CUresult(CUevent *, unsigned))             \
+  X(cuEventDestroy, "cuEventDestroy_v2", CUresult(CUevent))                    \
+  X(cuEventRecord, "cuEventRecord", CUresult(CUevent, CUstream))               \
+  X(cuEventSynchronize, "cuEventSynchronize", CUresult(CUevent))               \
+  X(cuEventElapsedTime, "cuEventElapsedTime",                                  \
+    CUresult(float *, CUevent, CUevent))                                       \
+  X(cuGetErrorString, "cuGetErrorString", CUresult(CUresult, const char **))
 
 struct CudaDevice::State {
   void *driver = nullptr;
@@ -158,11 +154,11 @@ std::unique_ptr<CudaDevice> CudaDevice::open(std::string &error) {
             "--device=vulkan runs the same attention on any Vulkan device";
     return nullptr;
   }
-#define ATTN_LOAD(name, symbol, ...)                                          \
-  s->name = reinterpret_cast<Pointer<__VA_ARGS__>>(dlsym(s->driver, symbol)); \
-  if (!s->name) {                                                             \
-    error = "the CUDA driver lacks " symbol " (too old?)";                    \
-    return nullptr;                                                           \
+#define ATTN_LOAD(name, symbol, ...)                                           \
+  s->name = reinterpret_cast<Pointer<__VA_ARGS__>>(dlsym(s->driver, symbol));  \
+  if (!s->name) {                                                              \
+    error = "the CUDA driver lacks " symbol " (too old?)";                     \
+    return nullptr;                                                            \
   }
   ATTN_CUDA_FUNCTIONS(ATTN_LOAD)
 #undef ATTN_LOAD
@@ -219,35 +215,23 @@ std::shared_ptr<GpuBuffer> CudaDevice::wrap(uint64_t handle, uint64_t bytes,
   return b;
 }
 
-bool CudaDevice::write(GpuBuffer &buffer, const void *host, uint64_t bytes,
-                       std::string &error) {
+bool CudaDevice::writeChecked(GpuBuffer &buffer, const void *host,
+                              uint64_t bytes, std::string &error) {
   State &s = *state;
-  if (bytes > buffer.bytes()) {
-    error = "writing " + std::to_string(bytes) + " bytes into a buffer of " +
-            std::to_string(buffer.bytes());
-    return false;
-  }
-  return !bytes ||
-         (s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error) &&
-          s.check(s.cuMemcpyHtoD(static_cast<CudaBuffer &>(buffer).pointer,
-                                 host, bytes),
-                  "copying to the device", error));
+  return s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error) &&
+         s.check(s.cuMemcpyHtoD(static_cast<CudaBuffer &>(buffer).pointer, host,
+                                bytes),
+                 "copying to the device", error);
 }
 
-bool CudaDevice::read(const GpuBuffer &buffer, void *host, uint64_t bytes,
-                      std::string &error) {
+bool CudaDevice::readChecked(const GpuBuffer &buffer, void *host,
+                             uint64_t bytes, std::string &error) {
   State &s = *state;
-  if (bytes > buffer.bytes()) {
-    error = "reading " + std::to_string(bytes) + " bytes from a buffer of " +
-            std::to_string(buffer.bytes());
-    return false;
-  }
-  return !bytes ||
-         (s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error) &&
-          s.check(s.cuMemcpyDtoH(host,
-                                 static_cast<const CudaBuffer &>(buffer).pointer,
-                                 bytes),
-                  "copying from the device", error));
+  return s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error) &&
+         s.check(s.cuMemcpyDtoH(host,
+                                static_cast<const CudaBuffer &>(buffer).pointer,
+                                bytes),
+                 "copying from the device", error);
 }
 
 std::unique_ptr<GpuLoadedKernel>
@@ -274,9 +258,10 @@ CudaDevice::load(const GpuProgram &program,
   return k;
 }
 
-bool CudaDevice::launch(const std::vector<GpuLaunch> &launches,
-                        unsigned repeats, std::vector<double> *milliseconds,
-                        std::string &error) {
+bool CudaDevice::launchChecked(const std::vector<GpuLaunch> &launches,
+                               unsigned repeats,
+                               std::vector<double> *milliseconds,
+                               std::string &error) {
   State &s = *state;
   if (!s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error))
     return false;
@@ -284,14 +269,7 @@ bool CudaDevice::launch(const std::vector<GpuLaunch> &launches,
   std::vector<std::vector<CUdeviceptr>> pointers(launches.size());
   std::vector<std::vector<void *>> parameters(launches.size());
   for (size_t l = 0; l < launches.size(); ++l) {
-    const GpuLaunch &launch = launches[l];
-    if (launch.buffers.size() != launch.kernel->descriptor().bindings.size()) {
-      error = "kernel '" + launch.kernel->descriptor().name + "' has " +
-              std::to_string(launch.kernel->descriptor().bindings.size()) +
-              " bindings, given " + std::to_string(launch.buffers.size());
-      return false;
-    }
-    for (GpuBuffer *b : launch.buffers)
+    for (GpuBuffer *b : launches[l].buffers)
       pointers[l].push_back(static_cast<CudaBuffer *>(b)->pointer);
     for (CUdeviceptr &p : pointers[l])
       parameters[l].push_back(&p);

@@ -20,6 +20,42 @@ GpuBuffer::~GpuBuffer() = default;
 GpuLoadedKernel::~GpuLoadedKernel() = default;
 GpuDevice::~GpuDevice() = default;
 
+bool GpuDevice::write(GpuBuffer &buffer, const void *host, uint64_t bytes,
+                      std::string &error) {
+  if (bytes > buffer.bytes()) {
+    error = "writing " + std::to_string(bytes) + " bytes into a buffer of " +
+            std::to_string(buffer.bytes());
+    return false;
+  }
+  return !bytes || writeChecked(buffer, host, bytes, error);
+}
+
+bool GpuDevice::read(const GpuBuffer &buffer, void *host, uint64_t bytes,
+                     std::string &error) {
+  if (bytes > buffer.bytes()) {
+    error = "reading " + std::to_string(bytes) + " bytes from a buffer of " +
+            std::to_string(buffer.bytes());
+    return false;
+  }
+  return !bytes || readChecked(buffer, host, bytes, error);
+}
+
+bool GpuDevice::launch(const std::vector<GpuLaunch> &launches, unsigned repeats,
+                       std::vector<double> *milliseconds, std::string &error) {
+  for (const GpuLaunch &l : launches)
+    if (!l.kernel ||
+        l.buffers.size() != l.kernel->descriptor().bindings.size()) {
+      error = l.kernel
+                  ? "kernel '" + l.kernel->descriptor().name + "' has " +
+                        std::to_string(l.kernel->descriptor().bindings.size()) +
+                        " bindings, given " + std::to_string(l.buffers.size()) +
+                        " buffers"
+                  : "a launch without a kernel";
+      return false;
+    }
+  return launchChecked(launches, repeats, milliseconds, error);
+}
+
 std::unique_ptr<GpuDevice> attnrt::openGpuDevice(bool spirv,
                                                  std::string &error) {
   if (spirv)
@@ -124,8 +160,8 @@ std::unique_ptr<GpuFunction> GpuFunction::prepare(const GpuProgram &program,
         // is a damaged descriptor, not a reason to allocate.
         if (operand >= kMaxOperands) {
           error = "kernel '" + d->name + "': binding '" + binding.name +
-                  "' names operand " + std::to_string(operand) +
-                  " (at most " + std::to_string(kMaxOperands) + ")";
+                  "' names operand " + std::to_string(operand) + " (at most " +
+                  std::to_string(kMaxOperands) + ")";
           return nullptr;
         }
         if (size_t(operand) >= f->bytes.size())
@@ -187,8 +223,8 @@ bool GpuFunction::call(const std::vector<GpuOperand> &operands,
     if (o.buffer) {
       if (o.buffer->bytes() < bytes[i]) {
         error = what + " is a device buffer of " +
-                std::to_string(o.buffer->bytes()) + " bytes, the kernel takes " +
-                std::to_string(bytes[i]);
+                std::to_string(o.buffer->bytes()) +
+                " bytes, the kernel takes " + std::to_string(bytes[i]);
         return false;
       }
       buffers[i] = o.buffer;
@@ -214,9 +250,8 @@ bool GpuFunction::call(const std::vector<GpuOperand> &operands,
   for (const Step &step : steps) {
     GpuLaunch launch{step.kernel.get(), {}};
     for (size_t b = 0; b < step.operand.size(); ++b)
-      launch.buffers.push_back(step.operand[b] >= 0
-                                   ? buffers[step.operand[b]]
-                                   : step.held[b].get());
+      launch.buffers.push_back(step.operand[b] >= 0 ? buffers[step.operand[b]]
+                                                    : step.held[b].get());
     launches.push_back(std::move(launch));
   }
   if (!device.launch(launches, repeats, milliseconds, error))
@@ -246,6 +281,6 @@ bool attnrt::runGpuFunction(const GpuProgram &program, GpuDevice &device,
                             std::string &error) {
   std::unique_ptr<GpuFunction> prepared =
       GpuFunction::prepare(program, device, function, error);
-  return prepared && prepared->call(operands, repeats, milliseconds,
-                                    tileCounts, error);
+  return prepared &&
+         prepared->call(operands, repeats, milliseconds, tileCounts, error);
 }

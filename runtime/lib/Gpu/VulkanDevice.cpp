@@ -23,53 +23,53 @@
 using namespace attnrt;
 
 // The entry points used, fetched once per instance / device.
-#define ATTN_VK_INSTANCE_FUNCTIONS(X)                                         \
-  X(vkDestroyInstance)                                                        \
-  X(vkEnumeratePhysicalDevices)                                               \
-  X(vkGetPhysicalDeviceProperties)                                            \
-  X(vkGetPhysicalDeviceQueueFamilyProperties)                                 \
-  X(vkGetPhysicalDeviceMemoryProperties)                                      \
-  X(vkCreateDevice)                                                           \
+#define ATTN_VK_INSTANCE_FUNCTIONS(X)                                          \
+  X(vkDestroyInstance)                                                         \
+  X(vkEnumeratePhysicalDevices)                                                \
+  X(vkGetPhysicalDeviceProperties)                                             \
+  X(vkGetPhysicalDeviceQueueFamilyProperties)                                  \
+  X(vkGetPhysicalDeviceMemoryProperties)                                       \
+  X(vkCreateDevice)                                                            \
   X(vkGetDeviceProcAddr)
-#define ATTN_VK_DEVICE_FUNCTIONS(X)                                           \
-  X(vkDestroyDevice)                                                          \
-  X(vkGetDeviceQueue)                                                         \
-  X(vkCreateBuffer)                                                           \
-  X(vkDestroyBuffer)                                                          \
-  X(vkGetBufferMemoryRequirements)                                            \
-  X(vkAllocateMemory)                                                         \
-  X(vkFreeMemory)                                                             \
-  X(vkBindBufferMemory)                                                       \
-  X(vkMapMemory)                                                              \
-  X(vkUnmapMemory)                                                            \
-  X(vkCreateShaderModule)                                                     \
-  X(vkDestroyShaderModule)                                                    \
-  X(vkCreateDescriptorSetLayout)                                              \
-  X(vkDestroyDescriptorSetLayout)                                             \
-  X(vkCreatePipelineLayout)                                                   \
-  X(vkDestroyPipelineLayout)                                                  \
-  X(vkCreateComputePipelines)                                                 \
-  X(vkDestroyPipeline)                                                        \
-  X(vkCreateDescriptorPool)                                                   \
-  X(vkDestroyDescriptorPool)                                                  \
-  X(vkAllocateDescriptorSets)                                                 \
-  X(vkUpdateDescriptorSets)                                                   \
-  X(vkCreateCommandPool)                                                      \
-  X(vkDestroyCommandPool)                                                     \
-  X(vkAllocateCommandBuffers)                                                 \
-  X(vkBeginCommandBuffer)                                                     \
-  X(vkEndCommandBuffer)                                                       \
-  X(vkCmdBindPipeline)                                                        \
-  X(vkCmdBindDescriptorSets)                                                  \
-  X(vkCmdDispatch)                                                            \
-  X(vkCmdPipelineBarrier)                                                     \
-  X(vkCmdResetQueryPool)                                                      \
-  X(vkCmdWriteTimestamp)                                                      \
-  X(vkCreateQueryPool)                                                        \
-  X(vkDestroyQueryPool)                                                       \
-  X(vkGetQueryPoolResults)                                                    \
-  X(vkFreeCommandBuffers)                                                     \
-  X(vkQueueSubmit)                                                            \
+#define ATTN_VK_DEVICE_FUNCTIONS(X)                                            \
+  X(vkDestroyDevice)                                                           \
+  X(vkGetDeviceQueue)                                                          \
+  X(vkCreateBuffer)                                                            \
+  X(vkDestroyBuffer)                                                           \
+  X(vkGetBufferMemoryRequirements)                                             \
+  X(vkAllocateMemory)                                                          \
+  X(vkFreeMemory)                                                              \
+  X(vkBindBufferMemory)                                                        \
+  X(vkMapMemory)                                                               \
+  X(vkUnmapMemory)                                                             \
+  X(vkCreateShaderModule)                                                      \
+  X(vkDestroyShaderModule)                                                     \
+  X(vkCreateDescriptorSetLayout)                                               \
+  X(vkDestroyDescriptorSetLayout)                                              \
+  X(vkCreatePipelineLayout)                                                    \
+  X(vkDestroyPipelineLayout)                                                   \
+  X(vkCreateComputePipelines)                                                  \
+  X(vkDestroyPipeline)                                                         \
+  X(vkCreateDescriptorPool)                                                    \
+  X(vkDestroyDescriptorPool)                                                   \
+  X(vkAllocateDescriptorSets)                                                  \
+  X(vkUpdateDescriptorSets)                                                    \
+  X(vkCreateCommandPool)                                                       \
+  X(vkDestroyCommandPool)                                                      \
+  X(vkAllocateCommandBuffers)                                                  \
+  X(vkBeginCommandBuffer)                                                      \
+  X(vkEndCommandBuffer)                                                        \
+  X(vkCmdBindPipeline)                                                         \
+  X(vkCmdBindDescriptorSets)                                                   \
+  X(vkCmdDispatch)                                                             \
+  X(vkCmdPipelineBarrier)                                                      \
+  X(vkCmdResetQueryPool)                                                       \
+  X(vkCmdWriteTimestamp)                                                       \
+  X(vkCreateQueryPool)                                                         \
+  X(vkDestroyQueryPool)                                                        \
+  X(vkGetQueryPoolResults)                                                     \
+  X(vkFreeCommandBuffers)                                                      \
+  X(vkQueueSubmit)                                                             \
   X(vkQueueWaitIdle)
 
 struct VulkanDevice::State {
@@ -108,8 +108,7 @@ struct VulkanDevice::State {
 namespace {
 
 std::string vkError(const std::string &what, VkResult result) {
-  return what + " failed (VkResult " + std::to_string(result) +
-         ")";
+  return what + " failed (VkResult " + std::to_string(result) + ")";
 }
 
 /// A memory type of `typeBits` with host-visible, coherent memory,
@@ -202,9 +201,9 @@ std::unique_ptr<VulkanDevice> VulkanDevice::open(std::string &error) {
   s->vkGetInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
       dlsym(s->loader, "vkGetInstanceProcAddr"));
   auto createInstance = reinterpret_cast<PFN_vkCreateInstance>(
-      s->vkGetInstanceProcAddr ? s->vkGetInstanceProcAddr(nullptr,
-                                                           "vkCreateInstance")
-                               : nullptr);
+      s->vkGetInstanceProcAddr
+          ? s->vkGetInstanceProcAddr(nullptr, "vkCreateInstance")
+          : nullptr);
   if (!createInstance) {
     error = "libvulkan.so.1 has no vkCreateInstance";
     return nullptr;
@@ -218,12 +217,12 @@ std::unique_ptr<VulkanDevice> VulkanDevice::open(std::string &error) {
     error = vkError("vkCreateInstance", r);
     return nullptr;
   }
-#define ATTN_LOAD(name)                                                       \
-  s->name = reinterpret_cast<PFN_##name>(                                     \
-      s->vkGetInstanceProcAddr(s->instance, #name));                          \
-  if (!s->name) {                                                             \
-    error = "the Vulkan loader lacks " #name;                                 \
-    return nullptr;                                                           \
+#define ATTN_LOAD(name)                                                        \
+  s->name = reinterpret_cast<PFN_##name>(                                      \
+      s->vkGetInstanceProcAddr(s->instance, #name));                           \
+  if (!s->name) {                                                              \
+    error = "the Vulkan loader lacks " #name;                                  \
+    return nullptr;                                                            \
   }
   ATTN_VK_INSTANCE_FUNCTIONS(ATTN_LOAD)
 #undef ATTN_LOAD
@@ -291,12 +290,12 @@ std::unique_ptr<VulkanDevice> VulkanDevice::open(std::string &error) {
     error = vkError("vkCreateDevice", r);
     return nullptr;
   }
-#define ATTN_LOAD(name)                                                       \
-  s->name =                                                                   \
-      reinterpret_cast<PFN_##name>(s->vkGetDeviceProcAddr(s->device, #name)); \
-  if (!s->name) {                                                             \
-    error = "the Vulkan device lacks " #name;                                 \
-    return nullptr;                                                           \
+#define ATTN_LOAD(name)                                                        \
+  s->name =                                                                    \
+      reinterpret_cast<PFN_##name>(s->vkGetDeviceProcAddr(s->device, #name));  \
+  if (!s->name) {                                                              \
+    error = "the Vulkan device lacks " #name;                                  \
+    return nullptr;                                                            \
   }
   ATTN_VK_DEVICE_FUNCTIONS(ATTN_LOAD)
 #undef ATTN_LOAD
@@ -305,8 +304,8 @@ std::unique_ptr<VulkanDevice> VulkanDevice::open(std::string &error) {
       VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   commandPoolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   commandPoolInfo.queueFamilyIndex = s->queueFamily;
-  if (VkResult r = s->vkCreateCommandPool(s->device, &commandPoolInfo,
-                                          nullptr, &s->commandPool)) {
+  if (VkResult r = s->vkCreateCommandPool(s->device, &commandPoolInfo, nullptr,
+                                          &s->commandPool)) {
     error = vkError("vkCreateCommandPool", r);
     return nullptr;
   }
@@ -330,7 +329,6 @@ std::string VulkanDevice::describe() const {
   }
   return std::string(state->properties.deviceName) + ", " + type;
 }
-
 
 std::shared_ptr<GpuBuffer> VulkanDevice::allocate(uint64_t bytes,
                                                   std::string &error) {
@@ -357,8 +355,8 @@ std::shared_ptr<GpuBuffer> VulkanDevice::allocate(uint64_t bytes,
   alloc.memoryTypeIndex = uint32_t(type);
   if (VkResult r = s.vkAllocateMemory(s.device, &alloc, nullptr, &b->memory)) {
     b->memory = VK_NULL_HANDLE;
-    error = vkError("vkAllocateMemory (" + std::to_string(bytes) + " bytes)",
-                    r);
+    error =
+        vkError("vkAllocateMemory (" + std::to_string(bytes) + " bytes)", r);
     return nullptr;
   }
   s.vkBindBufferMemory(s.device, b->buffer, b->memory, 0);
@@ -379,28 +377,16 @@ std::shared_ptr<GpuBuffer> VulkanDevice::wrap(uint64_t, uint64_t,
   return nullptr;
 }
 
-bool VulkanDevice::write(GpuBuffer &buffer, const void *host, uint64_t bytes,
-                         std::string &error) {
-  if (bytes > buffer.bytes()) {
-    error = "writing " + std::to_string(bytes) + " bytes into a buffer of " +
-            std::to_string(buffer.bytes());
-    return false;
-  }
+bool VulkanDevice::writeChecked(GpuBuffer &buffer, const void *host,
+                                uint64_t bytes, std::string &) {
   // Launches wait for their queue, so the memory is free to write.
-  if (bytes)
-    std::memcpy(static_cast<VulkanBuffer &>(buffer).mapped, host, bytes);
+  std::memcpy(static_cast<VulkanBuffer &>(buffer).mapped, host, bytes);
   return true;
 }
 
-bool VulkanDevice::read(const GpuBuffer &buffer, void *host, uint64_t bytes,
-                        std::string &error) {
-  if (bytes > buffer.bytes()) {
-    error = "reading " + std::to_string(bytes) + " bytes from a buffer of " +
-            std::to_string(buffer.bytes());
-    return false;
-  }
-  if (bytes)
-    std::memcpy(host, static_cast<const VulkanBuffer &>(buffer).mapped, bytes);
+bool VulkanDevice::readChecked(const GpuBuffer &buffer, void *host,
+                               uint64_t bytes, std::string &) {
+  std::memcpy(host, static_cast<const VulkanBuffer &>(buffer).mapped, bytes);
   return true;
 }
 
@@ -412,7 +398,8 @@ VulkanDevice::load(const GpuProgram &program,
   for (int d = 0; d < 3; ++d)
     if (descriptor.grid[d] > limits.maxComputeWorkGroupCount[d] ||
         descriptor.workgroup[d] > limits.maxComputeWorkGroupSize[d]) {
-      error = "kernel '" + descriptor.name + "' needs a grid or workgroup "
+      error = "kernel '" + descriptor.name +
+              "' needs a grid or workgroup "
               "larger than the device allows";
       return nullptr;
     }
@@ -473,9 +460,10 @@ VulkanDevice::load(const GpuProgram &program,
   return k;
 }
 
-bool VulkanDevice::launch(const std::vector<GpuLaunch> &launches,
-                          unsigned repeats, std::vector<double> *milliseconds,
-                          std::string &error) {
+bool VulkanDevice::launchChecked(const std::vector<GpuLaunch> &launches,
+                                 unsigned repeats,
+                                 std::vector<double> *milliseconds,
+                                 std::string &error) {
   State &s = *state;
   std::lock_guard<std::mutex> lock(s.launchMutex);
   LaunchObjects o(s);
@@ -485,13 +473,6 @@ bool VulkanDevice::launch(const std::vector<GpuLaunch> &launches,
   // One descriptor set per launch: the buffers at its bindings.
   uint32_t numDescriptors = 0;
   for (const GpuLaunch &l : launches) {
-    if (l.buffers.size() != l.kernel->descriptor().bindings.size()) {
-      error = "kernel '" + l.kernel->descriptor().name + "' has " +
-              std::to_string(l.kernel->descriptor().bindings.size()) +
-              " bindings, given " + std::to_string(l.buffers.size()) +
-              " buffers";
-      return false;
-    }
     numDescriptors += uint32_t(l.buffers.size());
   }
   VkDescriptorPoolSize poolSize{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
@@ -515,7 +496,8 @@ bool VulkanDevice::launch(const std::vector<GpuLaunch> &launches,
     setAlloc.descriptorPool = o.pool;
     setAlloc.descriptorSetCount = 1;
     setAlloc.pSetLayouts = &kernel.setLayout;
-    if (VkResult r = s.vkAllocateDescriptorSets(s.device, &setAlloc, &sets[l])) {
+    if (VkResult r =
+            s.vkAllocateDescriptorSets(s.device, &setAlloc, &sets[l])) {
       error = vkError("vkAllocateDescriptorSets", r);
       return false;
     }
@@ -612,11 +594,10 @@ bool VulkanDevice::launch(const std::vector<GpuLaunch> &launches,
     milliseconds->assign(repeats, 0.0);
     if (o.queries) {
       std::vector<uint64_t> ticks(numQueries);
-      s.vkGetQueryPoolResults(s.device, o.queries, 0, numQueries,
-                              ticks.size() * sizeof(uint64_t), ticks.data(),
-                              sizeof(uint64_t),
-                              VK_QUERY_RESULT_64_BIT |
-                                  VK_QUERY_RESULT_WAIT_BIT);
+      s.vkGetQueryPoolResults(
+          s.device, o.queries, 0, numQueries, ticks.size() * sizeof(uint64_t),
+          ticks.data(), sizeof(uint64_t),
+          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
       for (unsigned r = 0; r < repeats; ++r)
         for (size_t l = 0; l < numLaunches; ++l) {
           size_t q = 2 * (r * numLaunches + l);

@@ -38,10 +38,9 @@ enum class F32Mma { None, Tf32, Tf32x3 };
 
 /// Builds the kernel of `host` (checked by checkGpuSupported) as a gpu.func
 /// named after it in `module`: the tensor-core kernel for f16 / bf16 (and
-/// f32 unless `f32Mma` is None) on CUDA (and on Vulkan with `emulateMma`), else the
-/// scalar one
-/// (GpuKernelEmitter.h); fewer workgroups than the target wants split
-/// their key tiles over up to `maxKeySplits` workgroups (then a second
+/// f32 unless `f32Mma` is None) on CUDA (and on Vulkan with `emulateMma`), else
+/// the scalar one (GpuKernelEmitter.h); fewer workgroups than the target wants
+/// split their key tiles over up to `maxKeySplits` workgroups (then a second
 /// kernel, `<name>_merge`, combines the partial results). Its arguments are
 /// the host function's arguments,
 /// then the schedule buffer (when the plan has schedules), then two i32 per

@@ -587,9 +587,9 @@ MmaFlashEmitter::splitWords(ArrayRef<Value> words) {
   SmallVector<Value> high, low;
   for (Value w : words) {
     Value h = toTf32(w);
-    Value rest = arith::SubFOp::create(
-        b, arith::BitcastOp::create(b, f32Type, w),
-        arith::BitcastOp::create(b, f32Type, h));
+    Value rest =
+        arith::SubFOp::create(b, arith::BitcastOp::create(b, f32Type, w),
+                              arith::BitcastOp::create(b, f32Type, h));
     high.push_back(h);
     low.push_back(arith::BitcastOp::create(b, i32Type, rest));
   }
@@ -952,13 +952,16 @@ bool mlir::attn::usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
   // 3xTF32 keeps head dims up to 64 (Dv too): past that the high and low
   // parts of the fragments push the f32 kernel (254 registers with TF32 at
   // D = 128) into spills; the exact scalar kernel runs instead.
-  auto dimOf = [](Value v) { return cast<ShapedType>(v.getType()).getShape().back(); };
+  auto dimOf = [](Value v) {
+    return cast<ShapedType>(v.getType()).getShape().back();
+  };
   bool f32OnMma = f32Mma == F32Mma::Tf32 ||
                   (f32Mma == F32Mma::Tf32x3 && dimOf(op.getQuery()) <= 64 &&
                    dimOf(op.getValue()) <= 64);
   std::shared_ptr<const GpuTargetInfo> api = GpuTargetInfo::get(target);
   return api && (api->hasNativeMma() || emulateMma) &&
-         (element.isF16() || element.isBF16() || (f32OnMma && element.isF32())) &&
+         (element.isF16() || element.isBF16() ||
+          (f32OnMma && element.isF32())) &&
          sameType(op.getKey()) && sameType(op.getValue()) && plan.keyTile > 0 &&
          plan.keyTile % 16 == 0 && plan.queryTiling.tile % 16 == 0;
 }

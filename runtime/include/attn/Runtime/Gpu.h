@@ -126,10 +126,10 @@ public:
                                           std::string &error) = 0;
   /// Copies `bytes` (at most the buffer's) between the host and `buffer`,
   /// after the launches before have ended.
-  virtual bool write(GpuBuffer &buffer, const void *host, uint64_t bytes,
-                     std::string &error) = 0;
-  virtual bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
-                    std::string &error) = 0;
+  bool write(GpuBuffer &buffer, const void *host, uint64_t bytes,
+             std::string &error);
+  bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
+            std::string &error);
 
   /// `kernel` of `program` (whose code must be for this device), ready to
   /// launch.
@@ -140,10 +140,20 @@ public:
   /// each after the writes of the one before, and returns when the last
   /// has ended. `milliseconds`, when given, receives per repeat the time
   /// of its launches (timestamps or events; the host clock where the
-  /// device has neither).
-  virtual bool launch(const std::vector<GpuLaunch> &launches,
-                      unsigned repeats, std::vector<double> *milliseconds,
-                      std::string &error) = 0;
+  /// device has neither). Each launch must give a buffer per binding.
+  bool launch(const std::vector<GpuLaunch> &launches, unsigned repeats,
+              std::vector<double> *milliseconds, std::string &error);
+
+protected:
+  /// write / read / launch once their arguments are checked.
+  virtual bool writeChecked(GpuBuffer &buffer, const void *host, uint64_t bytes,
+                            std::string &error) = 0;
+  virtual bool readChecked(const GpuBuffer &buffer, void *host, uint64_t bytes,
+                           std::string &error) = 0;
+  virtual bool launchChecked(const std::vector<GpuLaunch> &launches,
+                             unsigned repeats,
+                             std::vector<double> *milliseconds,
+                             std::string &error) = 0;
 };
 
 /// A Vulkan compute device with one queue. Buffers live in memory the host
@@ -163,17 +173,20 @@ public:
                                       std::string &error) override;
   std::shared_ptr<GpuBuffer> wrap(uint64_t handle, uint64_t bytes,
                                   std::string &error) override;
-  bool write(GpuBuffer &buffer, const void *host, uint64_t bytes,
-             std::string &error) override;
-  bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
-            std::string &error) override;
   std::unique_ptr<GpuLoadedKernel> load(const GpuProgram &program,
                                         const GpuKernelDescriptor &kernel,
                                         std::string &error) override;
-  bool launch(const std::vector<GpuLaunch> &launches, unsigned repeats,
-              std::vector<double> *milliseconds, std::string &error) override;
 
   struct State;
+
+protected:
+  bool writeChecked(GpuBuffer &buffer, const void *host, uint64_t bytes,
+                    std::string &error) override;
+  bool readChecked(const GpuBuffer &buffer, void *host, uint64_t bytes,
+                   std::string &error) override;
+  bool launchChecked(const std::vector<GpuLaunch> &launches, unsigned repeats,
+                     std::vector<double> *milliseconds,
+                     std::string &error) override;
 
 private:
   explicit VulkanDevice(std::shared_ptr<State> state);
@@ -196,17 +209,20 @@ public:
                                       std::string &error) override;
   std::shared_ptr<GpuBuffer> wrap(uint64_t handle, uint64_t bytes,
                                   std::string &error) override;
-  bool write(GpuBuffer &buffer, const void *host, uint64_t bytes,
-             std::string &error) override;
-  bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
-            std::string &error) override;
   std::unique_ptr<GpuLoadedKernel> load(const GpuProgram &program,
                                         const GpuKernelDescriptor &kernel,
                                         std::string &error) override;
-  bool launch(const std::vector<GpuLaunch> &launches, unsigned repeats,
-              std::vector<double> *milliseconds, std::string &error) override;
 
   struct State;
+
+protected:
+  bool writeChecked(GpuBuffer &buffer, const void *host, uint64_t bytes,
+                    std::string &error) override;
+  bool readChecked(const GpuBuffer &buffer, void *host, uint64_t bytes,
+                   std::string &error) override;
+  bool launchChecked(const std::vector<GpuLaunch> &launches, unsigned repeats,
+                     std::vector<double> *milliseconds,
+                     std::string &error) override;
 
 private:
   explicit CudaDevice(std::shared_ptr<State> state);
@@ -263,8 +279,8 @@ public:
   /// missing, a host operand's size differs from its binding's, a device
   /// operand is smaller, or the device fails.
   bool call(const std::vector<GpuOperand> &operands, unsigned repeats,
-            std::vector<double> *milliseconds,
-            std::vector<int32_t> *tileCounts, std::string &error);
+            std::vector<double> *milliseconds, std::vector<int32_t> *tileCounts,
+            std::string &error);
 
 private:
   explicit GpuFunction(GpuDevice &device);
