@@ -1,9 +1,11 @@
-//===- Gpu.h - GPU kernels: descriptors and the Vulkan launcher -*- C++ -*-===//
+//===- Gpu.h - GPU descriptors, devices, prepared calls ----------*- C++ -*-===//
 //
 // What the runtime needs to launch a GPU kernel attn compiled
 // (docs/Gpu.md): the kernel descriptor attn-compile writes next to the
 // .spv / .ptx (grid, workgroup size, buffer bindings, the tile schedule's
-// contents), a Vulkan compute launcher and a CUDA driver-API launcher. No
+// contents), one device interface with buffers that stay on the device
+// (a Vulkan and a CUDA driver-API implementation), and functions prepared
+// once and called on device buffers or host memory. No
 // LLVM or MLIR inside: the Vulkan loader (libvulkan.so.1) and the CUDA
 // driver (libcuda.so.1) are opened with dlopen when a device is first
 // asked for, so programs that never use a GPU do not need them.
