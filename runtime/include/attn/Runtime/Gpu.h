@@ -1,4 +1,4 @@
-//===- Gpu.h - GPU descriptors, devices, prepared calls ----------*- C++ -*-===//
+//===- Gpu.h - GPU descriptors, devices, prepared calls ---------*- C++ -*-===//
 //
 // What the runtime needs to launch a GPU kernel attn compiled
 // (docs/Gpu.md): the kernel descriptor attn-compile writes next to the
