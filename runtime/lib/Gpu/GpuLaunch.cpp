@@ -216,13 +216,16 @@ bool GpuFunction::call(const std::vector<GpuOperand> &operands,
   std::vector<GpuBuffer *> buffers(bytes.size(), nullptr);
   for (size_t i = 0; i < bytes.size(); ++i) {
     const GpuOperand &o = operands[i];
-    std::string what = "operand " + std::to_string(i) +
-                       (i < inputs ? " (arg" + std::to_string(i)
-                                   : " (result" + std::to_string(i - inputs)) +
-                       ")";
+    // Named only for an error: calls are the hot path.
+    auto what = [&] {
+      return "operand " + std::to_string(i) +
+             (i < inputs ? " (arg" + std::to_string(i)
+                         : " (result" + std::to_string(i - inputs)) +
+             ")";
+    };
     if (o.buffer) {
       if (o.buffer->bytes() < bytes[i]) {
-        error = what + " is a device buffer of " +
+        error = what() + " is a device buffer of " +
                 std::to_string(o.buffer->bytes()) +
                 " bytes, the kernel takes " + std::to_string(bytes[i]);
         return false;
@@ -231,11 +234,11 @@ bool GpuFunction::call(const std::vector<GpuOperand> &operands,
       continue;
     }
     if (!o.data && bytes[i]) {
-      error = what + " has no data";
+      error = what() + " has no data";
       return false;
     }
     if (o.bytes && o.bytes != bytes[i]) {
-      error = what + " has " + std::to_string(o.bytes) +
+      error = what() + " has " + std::to_string(o.bytes) +
               " bytes, the kernel takes " + std::to_string(bytes[i]);
       return false;
     }
