@@ -68,6 +68,7 @@ attnrt::compileForGpu(ModuleOp module, const GpuCompileOptions &options) {
   pipeline.target = options.target;
   pipeline.countTiles = options.countTiles;
   pipeline.emulateMma = options.emulateMma;
+  pipeline.emulateWgmma = options.emulateWgmma;
   pipeline.tf32 = options.tf32;
   pipeline.tf32x3 = options.tf32x3;
   PassManager kernels(ctx);

@@ -198,10 +198,10 @@ template <> struct MappingTraits<Spec> {
       return "dtype must be f32, f16 or bf16, got '" + s.dtype + "'";
     static const char *const targets[] = {
         "cpu",  "vulkan",    "vulkan-lavapipe", "vulkan-generic",
-        "cuda", "cuda-sm80", "cuda-sm90"};
+        "cuda", "cuda-sm80", "cuda-sm90", "cuda-sm90a"};
     if (!llvm::is_contained(targets, s.target))
       return "target must be cpu, vulkan, vulkan-lavapipe, vulkan-generic, "
-             "cuda, cuda-sm80 or cuda-sm90, got '" +
+             "cuda, cuda-sm80, cuda-sm90 or cuda-sm90a, got '" +
              s.target + "'";
     return "";
   }

@@ -113,7 +113,8 @@ cl::opt<std::string>
               cl::desc("the target a GPU device compiles for: vulkan (= "
                        "vulkan-lavapipe, the default of --device=vulkan) or "
                        "vulkan-generic; cuda (= cuda-sm80, the default of "
-                       "--device=cuda; newer GPUs JIT its PTX) or cuda-sm90"),
+                       "--device=cuda; newer GPUs JIT its PTX), cuda-sm90 or "
+                       "cuda-sm90a (Hopper's warpgroup mma)"),
               cl::cat(runCategory));
 
 /// --gpu-target, or the default of --device.
@@ -127,6 +128,13 @@ cl::opt<bool> emulateMma(
     cl::desc("--device=vulkan: run f16 / bf16 attention on the tensor-core "
              "kernel of the CUDA target, each mma emulated in workgroup "
              "memory (a test of that kernel; slow)"),
+    cl::cat(runCategory));
+
+cl::opt<bool> emulateWgmma(
+    "gpu-emulate-wgmma",
+    cl::desc("--device=vulkan: run f16 / bf16 attention on the warpgroup "
+             "kernel of cuda-sm90a, each wgmma emulated in workgroup memory "
+             "from its descriptors (a test of that kernel; slow)"),
     cl::cat(runCategory));
 
 cl::opt<bool> tf32(
@@ -154,9 +162,10 @@ std::string checkDeviceOptions() {
     return device == "vulkan" ? "--gpu-target of --device=vulkan must be "
                                 "vulkan, vulkan-lavapipe or vulkan-generic"
                               : "--gpu-target of --device=cuda must be cuda, "
-                                "cuda-sm80 or cuda-sm90";
-  if (emulateMma && device != "vulkan")
-    return "--gpu-emulate-mma applies to --device=vulkan";
+                                "cuda-sm80, cuda-sm90 or cuda-sm90a";
+  if ((emulateMma || emulateWgmma) && device != "vulkan")
+    return std::string(emulateMma ? "--gpu-emulate-mma" : "--gpu-emulate-wgmma") +
+           " applies to --device=vulkan";
   if (tf32 && tf32x3)
     return "--gpu-tf32 and --gpu-3xtf32 exclude each other";
   if ((tf32 || tf32x3) && device != "cuda" &&

@@ -39,6 +39,7 @@ extern cl::opt<bool> generic;
 extern cl::opt<std::string> device;
 extern cl::opt<std::string> gpuTarget;
 extern cl::opt<bool> emulateMma;
+extern cl::opt<bool> emulateWgmma;
 extern cl::opt<bool> tf32;
 extern cl::opt<bool> tf32x3;
 extern cl::opt<std::string> cpuTarget;

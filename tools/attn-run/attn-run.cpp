@@ -282,7 +282,7 @@ buildKernel(ModuleOp module) {
     // The emulated mma is the tensor-core kernel's, which takes 16-bit
     // attention only: on f32 the flag would be ignored.
     bool halfAttention = false;
-    if (emulateMma)
+    if (emulateMma || emulateWgmma)
       module.walk([&](attn::AttentionOp op) {
         Type element =
             cast<ShapedType>(op.getQuery().getType()).getElementType();
@@ -294,10 +294,14 @@ buildKernel(ModuleOp module) {
                    "f32 with --gpu-tf32 or --gpu-3xtf32 (the tensor-core "
                    "kernel); this input "
                    "has none");
+    if (emulateWgmma && !halfAttention)
+      return error("--gpu-emulate-wgmma applies to f16 / bf16 attention (the "
+                   "warpgroup kernel); this input has none");
     attnrt::GpuCompileOptions options;
     options.target = effectiveGpuTarget();
     options.countTiles = stats;
     options.emulateMma = emulateMma;
+    options.emulateWgmma = emulateWgmma;
     options.tf32 = tf32;
     options.tf32x3 = tf32x3;
     auto artifact = attnrt::compileForGpu(module, options);

@@ -122,6 +122,9 @@ TargetDescription TargetDescription::cuda(llvm::StringRef chip) {
   target.workgroupRows = 64;
   target.maxKeyTile = 32;
   target.matrixShapes = {{16, 8, 16}};
+  // sm_90a's warpgroup mma (wgmma): 64 rows (4 warps), N up to 256.
+  if (chip == "sm_90a")
+    target.matrixShapes.push_back({64, 256, 16});
   // Two workgroups per SM of an H100 (132 SMs) or A100 (108).
   target.minWorkgroups = 256;
   target.pipelineDepth = 2;
@@ -149,13 +152,15 @@ TargetDescription::lookup(llvm::StringRef name) {
     return cuda("sm_80");
   if (name == "cuda-sm90")
     return cuda("sm_90");
+  if (name == "cuda-sm90a")
+    return cuda("sm_90a");
   return std::nullopt;
 }
 
 llvm::StringRef TargetDescription::knownNames() {
   return "cpu, cpu-avx2, cpu-avx512, cpu-avx512-bf16, cpu-amx, host, "
          "vulkan, vulkan-lavapipe, vulkan-generic, cuda, cuda-sm80, "
-         "cuda-sm90";
+         "cuda-sm90, cuda-sm90a";
 }
 
 static StringRef apiName(TargetDescription::Api api) {

@@ -26,6 +26,7 @@ void mlir::attn::buildGpuKernelPipeline(OpPassManager &pm,
   AttnToGpuKernelsOptions kernels;
   kernels.countTiles = options.countTiles;
   kernels.emulateMma = options.emulateMma;
+  kernels.emulateWgmma = options.emulateWgmma;
   kernels.tf32 = options.tf32;
   kernels.tf32x3 = options.tf32x3;
   pm.addPass(createAttnToGpuKernels(kernels));

@@ -22,6 +22,9 @@ struct GpuCompileOptions {
   /// Vulkan: f16 / bf16 attention on the tensor-core kernel, each mma
   /// emulated in workgroup memory (tests its fragments on lavapipe).
   bool emulateMma = false;
+  /// Vulkan: f16 / bf16 attention on sm_90a's warpgroup kernel, each wgmma
+  /// emulated in workgroup memory from its descriptors.
+  bool emulateWgmma = false;
   /// f32 attention on the tensor-core kernel with TF32 products (rounds
   /// Q, K, V and P to 10-bit mantissas: opt-in).
   bool tf32 = false;

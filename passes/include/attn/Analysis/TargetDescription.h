@@ -92,14 +92,15 @@ struct TargetDescription {
   static TargetDescription forCpuFeatures(const llvm::StringMap<bool> &has);
   /// Vulkan on Mesa's lavapipe (a CPU: subgroups of 8, 32 KiB of
   /// workgroup memory), on any Vulkan 1.1 device (the limits the Vulkan
-  /// specification guarantees), and CUDA for sm_80 / sm_90.
+  /// specification guarantees), and CUDA for sm_80 / sm_90 / sm_90a (with
+  /// warpgroup mma).
   static TargetDescription vulkanLavapipe();
   static TargetDescription vulkanGeneric();
   static TargetDescription cuda(llvm::StringRef chip);
   /// By name: cpu (= cpu-avx2), cpu-avx2, cpu-avx512, cpu-avx512-bf16,
   /// cpu-amx, host (this machine's CPU), vulkan (= vulkan-lavapipe),
   /// vulkan-lavapipe, vulkan-generic, cuda (= cuda-sm80), cuda-sm80,
-  /// cuda-sm90.
+  /// cuda-sm90, cuda-sm90a.
   static std::optional<TargetDescription> lookup(llvm::StringRef name);
   /// The names lookup takes, for diagnostics.
   static llvm::StringRef knownNames();

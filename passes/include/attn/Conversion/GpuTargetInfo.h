@@ -43,10 +43,11 @@ public:
   virtual Value exp2(ImplicitLocOpBuilder &b, Value x) const = 0;
   virtual Value fma(ImplicitLocOpBuilder &b, Value a, Value x,
                     Value c) const = 0;
-  /// Workgroup memory of `shape` for `kernel`.
+  /// Workgroup memory of `shape` for `kernel`, its address a multiple of
+  /// `alignment` bytes where the API lets the kernel choose (CUDA).
   virtual Value workgroupBuffer(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
-                                ArrayRef<int64_t> shape,
-                                Type element) const = 0;
+                                ArrayRef<int64_t> shape, Type element,
+                                int64_t alignment) const = 0;
   /// Lanes a subgroup shuffle spans.
   virtual int64_t shuffleWidth() const = 0;
   /// Whether mma.sync, ldmatrix and cp.async run on the device (else the

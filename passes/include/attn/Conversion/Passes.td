@@ -268,6 +268,11 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     done through workgroup memory (a test of its fragment bookkeeping on
     lavapipe, not a fast path).
 
+    On sm_90a (`cuda-sm90a`) both products are warpgroup mma (`wgmma`) on
+    operands in 128-byte swizzled workgroup memory, where D and Dv are
+    multiples of 64; `emulate-wgmma` gives a Vulkan target that kernel with
+    each wgmma done through workgroup memory from its descriptors.
+
     The launch is recorded on each kernel: `attn.grid` (workgroups in x, y,
     z), `attn.bindings` (one dictionary per kernel argument: name, access)
     and `attn.schedule` (the schedule buffer's contents).
@@ -286,6 +291,9 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     Option<"emulateMma", "emulate-mma", "bool", /*default=*/"false",
            "Vulkan: give f16 / bf16 attention the tensor-core kernel, each "
            "mma carried out through workgroup memory (for testing)">,
+    Option<"emulateWgmma", "emulate-wgmma", "bool", /*default=*/"false",
+           "Vulkan: give f16 / bf16 attention sm_90a's warpgroup kernel, each "
+           "wgmma carried out through workgroup memory (for testing)">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "f32 attention on the tensor-core kernel with TF32 products "
            "(10-bit mantissas: an opt-in, since it changes rounding)">,

@@ -69,7 +69,8 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   Option<std::string> target{
       *this, "target",
       llvm::cl::desc("GPU target: vulkan (= vulkan-lavapipe), "
-                     "vulkan-generic, cuda (= cuda-sm80), cuda-sm90"),
+                     "vulkan-generic, cuda (= cuda-sm80), cuda-sm90, "
+                     "cuda-sm90a"),
       llvm::cl::init("vulkan")};
   Option<bool> countTiles{
       *this, "count-tiles",
@@ -80,6 +81,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "emulate-mma",
       llvm::cl::desc("Vulkan: f16 / bf16 attention on the tensor-core "
                      "kernel with emulated mma (testing)"),
+      llvm::cl::init(false)};
+  Option<bool> emulateWgmma{
+      *this, "emulate-wgmma",
+      llvm::cl::desc("Vulkan: f16 / bf16 attention on sm_90a's warpgroup "
+                     "kernel with emulated wgmma (testing)"),
       llvm::cl::init(false)};
   Option<bool> tf32{*this, "tf32",
                     llvm::cl::desc("f32 attention on the tensor-core kernel "

@@ -16,7 +16,8 @@ def AttnSetTarget : Pass<"attn-set-target", "ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "cpu-avx2, cpu-avx512, cpu-avx512-bf16, cpu-amx, host, vulkan, "
-           "vulkan-lavapipe, vulkan-generic, cuda, cuda-sm80, cuda-sm90">,
+           "vulkan-lavapipe, vulkan-generic, cuda, cuda-sm80, cuda-sm90, "
+           "cuda-sm90a">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }

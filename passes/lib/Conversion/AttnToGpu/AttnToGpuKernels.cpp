@@ -59,19 +59,12 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
 /// What lowerToGpuKernels did with a host function.
 enum class Lowering { Done, NotAttention, Failed };
 
-/// Options of the kernels (the pass's and the patterns').
-struct KernelOptions {
-  bool countTiles = false, emulateMma = false;
-  F32Mma f32Mma = F32Mma::None;
-  int64_t maxKeySplits = 64;
-};
-
 /// Builds the kernels of `host` (one attention, or one attention_grad, of
 /// its arguments) into `kernels`; the caller erases `host` when Done.
 /// Failed: an error at what is not supported.
 Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
                            gpu::GPUModuleOp kernels,
-                           const KernelOptions &options) {
+                           const GpuKernelOptions &options) {
   if (AttentionGradOp grad = matchAttentionGradFunction(host)) {
     if (failed(checkGpuBackwardSupported(host, grad, target)))
       return Lowering::Failed;
@@ -87,9 +80,8 @@ Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
   KernelPlan plan = planGpuKernel(AttentionFacts::of(attention->tile), target);
   if (failed(checkGpuSupported(host, *attention, plan, target)))
     return Lowering::Failed;
-  gpu::GPUFuncOp kernel = buildGpuFlashKernel(
-      host, *attention, plan, target, kernels, options.countTiles,
-      options.emulateMma, options.f32Mma, options.maxKeySplits);
+  gpu::GPUFuncOp kernel =
+      buildGpuFlashKernel(host, *attention, plan, target, kernels, options);
   return succeeded(finishGpuKernel(kernel, target)) ? Lowering::Done
                                                     : Lowering::Failed;
 }
@@ -113,7 +105,7 @@ gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module,
 /// The same for pattern drivers: a function of one attention (or its
 /// backward) in a module for a GPU target.
 struct FunctionToGpuKernels : OpRewritePattern<func::FuncOp> {
-  FunctionToGpuKernels(MLIRContext *context, KernelOptions options)
+  FunctionToGpuKernels(MLIRContext *context, GpuKernelOptions options)
       : OpRewritePattern(context), options(options) {}
 
   LogicalResult matchAndRewrite(func::FuncOp host,
@@ -132,7 +124,7 @@ struct FunctionToGpuKernels : OpRewritePattern<func::FuncOp> {
     return success();
   }
 
-  KernelOptions options;
+  GpuKernelOptions options;
 };
 
 struct AttnToGpuKernelsPass
@@ -152,11 +144,14 @@ struct AttnToGpuKernelsPass
     }
     OpBuilder b(module.getBodyRegion());
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(module, *description, b);
-    KernelOptions options{countTiles, emulateMma,
-                          tf32x3 ? F32Mma::Tf32x3
-                          : tf32 ? F32Mma::Tf32
-                                 : F32Mma::None,
-                          maxKeySplits};
+    GpuKernelOptions options;
+    options.countTiles = countTiles;
+    options.emulateMma = emulateMma || emulateWgmma;
+    options.emulateWgmma = emulateWgmma;
+    options.f32Mma = tf32x3 ? F32Mma::Tf32x3
+                     : tf32 ? F32Mma::Tf32
+                            : F32Mma::None;
+    options.maxKeySplits = maxKeySplits;
     bool anyFailed = false;
     for (auto host : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (host.isExternal())
@@ -191,5 +186,5 @@ void mlir::attn::populateAttnToGpuKernelsPatterns(RewritePatternSet &patterns,
                                                   bool countTiles,
                                                   bool emulateMma) {
   patterns.add<FunctionToGpuKernels>(patterns.getContext(),
-                                     KernelOptions{countTiles, emulateMma});
+                                     GpuKernelOptions{countTiles, emulateMma});
 }

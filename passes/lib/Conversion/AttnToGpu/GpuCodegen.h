@@ -43,8 +43,10 @@ protected:
   Value load(Value memref, ValueRange indices) {
     return memref::LoadOp::create(b, memref, indices);
   }
-  Value workgroupBuffer(ArrayRef<int64_t> shape, Type element) {
-    return api->workgroupBuffer(b, kernel, shape, element);
+  /// 16-byte aligned by default, as cp.async and ldmatrix need.
+  Value workgroupBuffer(ArrayRef<int64_t> shape, Type element,
+                        int64_t alignment = 16) {
+    return api->workgroupBuffer(b, kernel, shape, element, alignment);
   }
   /// The op's score parts, read by modScore and elementMask.
   template <typename OpT> void setScoreParts(OpT op) {

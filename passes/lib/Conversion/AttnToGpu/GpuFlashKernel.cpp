@@ -835,13 +835,18 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
 
 gpu::GPUFuncOp mlir::attn::buildGpuFlashKernel(
     func::FuncOp host, TiledAttention attention, const KernelPlan &plan,
-    const TargetDescription &target, gpu::GPUModuleOp module, bool countTiles,
-    bool emulateMma, F32Mma f32Mma, int64_t maxKeySplits) {
-  std::unique_ptr<GpuKernelEmitter> emitter =
-      usesMmaKernel(attention, plan, target, emulateMma, f32Mma)
-          ? makeMmaFlashEmitter(host, attention, plan, target, countTiles,
-                                f32Mma)
-          : makeScalarFlashEmitter(host, attention, plan, target, countTiles);
-  emitter->maxKeySplits = maxKeySplits;
+    const TargetDescription &target, gpu::GPUModuleOp module,
+    const GpuKernelOptions &options) {
+  bool countTiles = options.countTiles;
+  std::unique_ptr<GpuKernelEmitter> emitter;
+  if (usesWarpgroupMmaKernel(attention, plan, target, options.emulateWgmma))
+    emitter = makeWgmmaFlashEmitter(host, attention, plan, target, countTiles);
+  else if (usesMmaKernel(attention, plan, target, options.emulateMma,
+                         options.f32Mma))
+    emitter = makeMmaFlashEmitter(host, attention, plan, target, countTiles,
+                                  options.f32Mma);
+  else
+    emitter = makeScalarFlashEmitter(host, attention, plan, target, countTiles);
+  emitter->maxKeySplits = options.maxKeySplits;
   return emitter->build(module);
 }

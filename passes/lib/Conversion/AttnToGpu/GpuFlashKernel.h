@@ -36,23 +36,37 @@ LogicalResult checkGpuSupported(func::FuncOp host, TiledAttention attention,
 /// product: about f32's error at three times TF32's work).
 enum class F32Mma { None, Tf32, Tf32x3 };
 
+/// How attn-to-gpu-kernels builds kernels (its options).
+struct GpuKernelOptions {
+  /// A buffer receiving, per workgroup, the key tiles it visited.
+  bool countTiles = false;
+  /// Vulkan: the tensor-core kernel, each mma.sync (or, with
+  /// `emulateWgmma`, each warpgroup mma of sm_90a's kernel) carried out
+  /// through workgroup memory, so that lavapipe runs its bookkeeping.
+  bool emulateMma = false, emulateWgmma = false;
+  F32Mma f32Mma = F32Mma::None;
+  /// The most workgroups one query tile's key tiles are split over.
+  int64_t maxKeySplits = 64;
+};
+
 /// Builds the kernel of `host` (checked by checkGpuSupported) as a gpu.func
 /// named after it in `module`: the tensor-core kernel for f16 / bf16 (and
-/// f32 unless `f32Mma` is None) on CUDA (and on Vulkan with `emulateMma`), else
-/// the scalar one (GpuKernelEmitter.h); fewer workgroups than the target wants
-/// split their key tiles over up to `maxKeySplits` workgroups (then a second
-/// kernel, `<name>_merge`, combines the partial results). Its arguments are
-/// the host function's arguments,
-/// then the schedule buffer (when the plan has schedules), then two i32 per
-/// workgroup counting visited and partial key tiles (`countTiles`), then
-/// the output. The launch (grid, bindings, schedule contents) is recorded
-/// in attributes of the gpu.func (docs/Gpu.md, "Kernel descriptors").
+/// f32 unless `f32Mma` is None) on CUDA (and on Vulkan when emulated), on
+/// warpgroup mma where the target has them (sm_90a) and the head dims are
+/// whole 64-element swizzle atoms, else the scalar one
+/// (GpuKernelEmitter.h); fewer workgroups than the target wants split their
+/// key tiles over up to `maxKeySplits` workgroups (then a second kernel,
+/// `<name>_merge`, combines the partial results). Its arguments are the
+/// host function's arguments, then the schedule buffer (when the plan has
+/// schedules), then two i32 per workgroup counting visited and partial key
+/// tiles (`countTiles`), then the output. The launch (grid, bindings,
+/// schedule contents) is recorded in attributes of the gpu.func
+/// (docs/Gpu.md, "Kernel descriptors").
 gpu::GPUFuncOp buildGpuFlashKernel(func::FuncOp host, TiledAttention attention,
                                    const KernelPlan &plan,
                                    const TargetDescription &target,
-                                   gpu::GPUModuleOp module, bool countTiles,
-                                   bool emulateMma, F32Mma f32Mma,
-                                   int64_t maxKeySplits);
+                                   gpu::GPUModuleOp module,
+                                   const GpuKernelOptions &options);
 
 /// Replaces each tensor.extract from a constant tensor in `func` (the tables
 /// of score mods and mask patterns, which have no GPU lowering): small

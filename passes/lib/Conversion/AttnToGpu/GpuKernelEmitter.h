@@ -15,6 +15,9 @@
 //     (mma.sync) for f16 / bf16 on CUDA; on Vulkan the same kernel with
 //     each mma carried out through workgroup memory, so that the suite
 //     runs its fragment bookkeeping on lavapipe.
+//   WgmmaFlashEmitter (GpuWgmmaFlashKernel.cpp): the same with both
+//     products as warpgroup mma (wgmma, sm_90a) on 128-byte swizzled
+//     workgroup memory; emulated on Vulkan the same way.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CONVERSION_ATTNTOGPU_GPUKERNELEMITTER_H
@@ -146,6 +149,14 @@ bool usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
                    const TargetDescription &target, bool emulateMma,
                    F32Mma f32Mma);
 
+/// Whether sm_90a's warpgroup kernel serves this attention: the tensor-core
+/// kernel's inputs (16-bit) on a target with 64-row warpgroup mma shapes
+/// (or Vulkan with `emulateWgmma`), head dims whole 64-element swizzle
+/// atoms (D and Dv multiples of 64, Dv at most 256).
+bool usesWarpgroupMmaKernel(TiledAttention attention, const KernelPlan &plan,
+                            const TargetDescription &target,
+                            bool emulateWgmma);
+
 std::unique_ptr<GpuKernelEmitter>
 makeScalarFlashEmitter(func::FuncOp host, TiledAttention attention,
                        const KernelPlan &plan, const TargetDescription &target,
@@ -154,6 +165,10 @@ std::unique_ptr<GpuKernelEmitter>
 makeMmaFlashEmitter(func::FuncOp host, TiledAttention attention,
                     const KernelPlan &plan, const TargetDescription &target,
                     bool countTiles, F32Mma f32Mma);
+std::unique_ptr<GpuKernelEmitter>
+makeWgmmaFlashEmitter(func::FuncOp host, TiledAttention attention,
+                      const KernelPlan &plan, const TargetDescription &target,
+                      bool countTiles);
 
 } // namespace mlir::attn
 

@@ -81,9 +81,11 @@ public:
     return math::FmaOp::create(b, a, x, c);
   }
 
-  /// An alloc in address space 3 (docs/Gpu.md, "Memory spaces").
+  /// An alloc in address space 3 (docs/Gpu.md, "Memory spaces"); its
+  /// placement is the driver's (the emulated kernels address within it).
   Value workgroupBuffer(ImplicitLocOpBuilder &b, gpu::GPUFuncOp,
-                        ArrayRef<int64_t> shape, Type element) const override {
+                        ArrayRef<int64_t> shape, Type element,
+                        int64_t) const override {
     auto type =
         MemRefType::get(shape, element, AffineMap(), b.getI64IntegerAttr(3));
     return memref::AllocOp::create(b, type);
@@ -148,16 +150,18 @@ public:
 
   /// A workgroup attribution of the kernel.
   Value workgroupBuffer(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
-                        ArrayRef<int64_t> shape, Type element) const override {
+                        ArrayRef<int64_t> shape, Type element,
+                        int64_t alignment) const override {
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                             gpu::AddressSpace::Workgroup);
     auto type = MemRefType::get(shape, element, AffineMap(), space);
     Value buffer = kernel.addWorkgroupAttribution(type, b.getLoc());
     // cp.async's 16-byte copies and ldmatrix's rows need 16-byte aligned
-    // shared addresses (the element type alone would give 2).
+    // shared addresses (the element type alone would give 2), wgmma's
+    // 128-byte swizzle atoms 1024-byte aligned ones.
     kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
                                        LLVM::LLVMDialect::getAlignAttrName(),
-                                       b.getI64IntegerAttr(16));
+                                       b.getI64IntegerAttr(alignment));
     return buffer;
   }
 
