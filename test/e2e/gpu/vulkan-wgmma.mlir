@@ -45,6 +45,10 @@
 // FALLBACK-LABEL: gpu.func @f16_d80(
 // FALLBACK-NOT: to %c16{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args(
 // FALLBACK: gpu.return
+// The warpgroup kernel takes 16-bit inputs only: f32 is refused, not run
+// on another kernel under the flag's name.
+// RUN: not attn-run %S/vulkan.mlir --device=vulkan --gpu-emulate-wgmma --entry=dense_odd 2>&1 | FileCheck %s --check-prefix=F32
+// F32: error: --gpu-emulate-wgmma applies to f16 / bf16 attention (the warpgroup kernel); this input has none
 
 // L = 1025 (a last tile of one key), D = 128, causal.
 func.func @f16_causal_d128(%q: tensor<1x2x1025x128xf16>, %k: tensor<1x2x1025x128xf16>,

@@ -107,6 +107,8 @@ private:
     SmallVector<Value> aWords;
     std::optional<SharedOperand> aShared;
     SharedOperand bShared;
+    /// CUDA: the 64-bit descriptors of aShared (if any) and bShared.
+    Value aDescriptor, bDescriptor;
   };
   /// acc (N / 2 f32 per thread, C fragments) + the sum of the steps' A B:
   /// on CUDA one batch (fence, a wgmma per step, commit, wait), its
@@ -114,6 +116,8 @@ private:
   SmallVector<Value> multiplyAccumulate(ArrayRef<Step> steps,
                                         ArrayRef<Value> acc);
   SmallVector<Value> issueWgmma(const Step &step, ArrayRef<Value> acc);
+  /// The 64-bit descriptor of `operand`: high word << 32 | low word.
+  Value descriptorOf(const SharedOperand &operand);
   SmallVector<Value> emulatedWgmma(const Step &step, ArrayRef<Value> acc);
   /// The 16-bit element at byte `address` of an emulated tile buffer (32-bit
   /// words, rows of 32), as f32.
@@ -216,13 +220,9 @@ WgmmaFlashEmitter::multiplyAccumulate(ArrayRef<Step> steps,
   for (Step &step : pinned) {
     for (Value &word : step.aWords)
       word = pin(word);
-    auto pinDescriptor = [&](SharedOperand &operand) {
-      operand.low = pin(operand.low);
-      operand.high = pin(operand.high);
-    };
     if (step.aShared)
-      pinDescriptor(*step.aShared);
-    pinDescriptor(step.bShared);
+      step.aDescriptor = pin(descriptorOf(*step.aShared));
+    step.bDescriptor = pin(descriptorOf(step.bShared));
   }
   for (Value &sum : sums)
     sum = pin(sum);
@@ -236,18 +236,18 @@ WgmmaFlashEmitter::multiplyAccumulate(ArrayRef<Step> steps,
   return sums;
 }
 
+Value WgmmaFlashEmitter::descriptorOf(const SharedOperand &operand) {
+  Type i64Type = b.getI64Type();
+  Value low = arith::ExtUIOp::create(b, i64Type, operand.low);
+  Value high = arith::ExtUIOp::create(b, i64Type, operand.high);
+  return arith::OrIOp::create(
+      b, low,
+      arith::ShLIOp::create(
+          b, high, arith::ConstantIntOp::create(b, i64Type, 32).getResult()));
+}
+
 SmallVector<Value> WgmmaFlashEmitter::issueWgmma(const Step &step,
                                                  ArrayRef<Value> acc) {
-  Type i64Type = b.getI64Type();
-  auto descriptorOf = [&](const SharedOperand &operand) -> Value {
-    Value low = arith::ExtUIOp::create(b, i64Type, operand.low);
-    Value high = arith::ExtUIOp::create(b, i64Type, operand.high);
-    return arith::OrIOp::create(
-        b, low,
-        arith::ShLIOp::create(
-            b, high,
-            arith::ConstantIntOp::create(b, i64Type, 32).getResult()));
-  };
   int64_t count = acc.size();
   std::string type = elementType.isF16() ? "f16" : "bf16";
   // Operands: the accumulators' outputs, A (4 words or a descriptor), B's
@@ -266,7 +266,7 @@ SmallVector<Value> WgmmaFlashEmitter::issueWgmma(const Step &step,
   int64_t next = count;
   if (step.aShared) {
     os << "$" << next++;
-    operands.push_back(descriptorOf(*step.aShared));
+    operands.push_back(step.aDescriptor);
     constraints += ",l";
   } else {
     os << "{";
@@ -278,7 +278,7 @@ SmallVector<Value> WgmmaFlashEmitter::issueWgmma(const Step &step,
     os << "}";
   }
   os << ", $" << next++;
-  operands.push_back(descriptorOf(step.bShared));
+  operands.push_back(step.bDescriptor);
   constraints += ",l";
   // scale-d 1 (accumulate), scales of A and B 1, then the transposes: A's
   // only when it is in workgroup memory (K-major: 0), B's 1 when N-major.
