@@ -9,10 +9,14 @@
 #
 # `run` checks the C API's device buffers on CUDA against an f64 reference
 # (test/e2e/gpu/Inputs/gpu-capi.c: two chained calls, split keys merged on
-# the device, the error paths), then times the tensor-core kernel with
-# attn-gpu-call-bench (the device's event timings, medians) for f16 / bf16,
-# D = 64 / 128, N = 1k / 4k / 16k, causal and not, and prints TFLOP/s
-# (4 B H N^2 D flops, half of it causal) and the call overhead.
+# the device, the error paths), checks both tensor-core kernels (mma.sync
+# for sm_90, wgmma for sm_90a; Inputs/gpu-check16.c) against an f64
+# reference for f16 / bf16, D = 64 / 128, causal and not, then times them
+# with attn-gpu-call-bench (the device's event timings, medians) for the
+# same types and head dims at N = 1k / 4k / 16k, and prints TFLOP/s
+# (4 B H N^2 D flops, half of it causal) and the call overhead. The wgmma
+# kernel needs a Hopper GPU (compute capability 9.x): elsewhere its PTX
+# does not load, and the run says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/gpu-lent
@@ -24,6 +28,27 @@ prepare() {
   cp /usr/lib/llvm-22/lib/libomp.so.5 "$out/lib/"
   /usr/lib/llvm-22/bin/clang -O2 -I runtime/include test/e2e/gpu/Inputs/gpu-capi.c \
     -o "$out/gpu-capi" -L build/lib -lattn_c -lm -Wl,-rpath,'$ORIGIN/lib'
+  /usr/lib/llvm-22/bin/clang -O2 -I runtime/include test/e2e/gpu/Inputs/gpu-check16.c \
+    -o "$out/gpu-check16" -L build/lib -lattn_c -lm -Wl,-rpath,'$ORIGIN/lib'
+  # Checked shapes: [1, 2, N, D] (gpu-check16's names), odd and even N.
+  {
+    for type in f16 bf16; do for d in 64 128; do for n in 257 1024; do
+      for causal in 0 1; do
+        name="${type}_d${d}_n${n}" pattern=""
+        if [ "$causal" = 1 ]; then
+          name="${name}_causal" pattern=" pattern(#attn.causal)"
+        fi
+        t="tensor<1x2x${n}x${d}x${type}>"
+        echo "func.func @$name(%q: $t, %k: $t, %v: $t) -> $t {"
+        echo "  %o = attn.attention %q, %k, %v$pattern : ($t, $t, $t) -> $t"
+        echo "  return %o : $t"
+        echo "}"
+      done
+    done; done; done
+  } > "$out/check.mlir"
+  for target in cuda-sm90 cuda-sm90a; do
+    build/bin/attn-compile "$out/check.mlir" --target=$target -o "$out/check-$target.ptx"
+  done
   build/bin/attn-compile test/e2e/gpu/Inputs/capi-kernels.mlir --target=cuda-sm90 -o "$out/capi.ptx"
   # One function per shape: B = 1, H = 16 (4096 / N batches of 16 heads
   # would keep the work equal; one batch keeps the artifact small).
@@ -42,7 +67,10 @@ prepare() {
       done
     done; done; done
   } > "$out/shapes.mlir"
-  build/bin/attn-compile "$out/shapes.mlir" --target=cuda-sm90 -o "$out/shapes.ptx"
+  for target in cuda-sm90 cuda-sm90a; do
+    build/bin/attn-compile "$out/shapes.mlir" --target=$target -o "$out/shapes-$target.ptx"
+  done
+  rm -f "$out"/*.cubin
   ls -la "$out"
 }
 
@@ -50,19 +78,28 @@ run() {
   export LD_LIBRARY_PATH="$out/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   echo "== device buffers through the C API (f32, split keys, f64 reference)"
   "$out/gpu-capi" cuda "$out/capi.ptx"
-  echo "== tensor-core kernel: kernel time (events), medians of 10 calls"
-  printf "%-24s %10s %10s %12s\n" function "kernel ms" TFLOP/s "overhead ms"
+  checks=$(grep -o '^func.func @[a-z0-9_]*' "$out/check.mlir" | sed 's/func.func @//')
+  for target in cuda-sm90 cuda-sm90a; do
+    echo "== $target kernels against the f64 reference"
+    # shellcheck disable=SC2086
+    "$out/gpu-check16" cuda "$out/check-$target.ptx" $checks || true
+  done
+  echo "== tensor-core kernels: kernel time (events), medians of 10 calls"
+  printf "%-12s %-24s %10s %10s %12s\n" target function "kernel ms" TFLOP/s "overhead ms"
   grep -o '^func.func @[a-z0-9_]*' "$out/shapes.mlir" | sed 's/func.func @//' |
   while read -r f; do
     n=$(echo "$f" | sed 's/.*_n\([0-9]*\).*/\1/')
     d=$(echo "$f" | sed 's/.*_d\([0-9]*\)_.*/\1/')
-    line=$("$out/attn-gpu-call-bench" "$out/shapes.ptx" "$f" --calls=10 --rounds=1 | grep '^device ')
-    ms=$(echo "$line" | awk '{print $3}')
-    overhead=$(echo "$line" | awk '{print $4}')
     half=$(case "$f" in *_causal) echo 0.5;; *) echo 1;; esac)
-    tflops=$(awk -v n="$n" -v d="$d" -v ms="$ms" -v h="$half" \
-      'BEGIN { printf "%.1f", h * 4 * 16 * n * n * d / (ms * 1e-3) / 1e12 }')
-    printf "%-24s %10s %10s %12s\n" "$f" "$ms" "$tflops" "$overhead"
+    # Alternating the kernels shape by shape keeps clocks comparable.
+    for target in cuda-sm90 cuda-sm90a; do
+      line=$("$out/attn-gpu-call-bench" "$out/shapes-$target.ptx" "$f" --calls=10 --rounds=1 | grep '^device ' || true)
+      ms=$(echo "$line" | awk '{print $3}')
+      overhead=$(echo "$line" | awk '{print $4}')
+      tflops=$(awk -v n="$n" -v d="$d" -v ms="${ms:-0}" -v h="$half" \
+        'BEGIN { if (ms > 0) printf "%.1f", h * 4 * 16 * n * n * d / (ms * 1e-3) / 1e12; else print "failed" }')
+      printf "%-12s %-24s %10s %10s %12s\n" "$target" "$f" "${ms:--}" "$tflops" "${overhead:--}"
+    done
   done
 }
 

@@ -86,8 +86,16 @@ if os.path.exists(os.path.join(_cuda, "bin", "ptxas")):
 # A CUDA driver (an NVIDIA GPU): attn-run --device=cuda runs its kernels.
 try:
     import ctypes
-    ctypes.CDLL("libcuda.so.1")
+    _libcuda = ctypes.CDLL("libcuda.so.1")
     config.available_features.add("cuda-driver")
+    # A Hopper GPU (compute capability 9.x) runs sm_90a's warpgroup kernel.
+    _device, _major = ctypes.c_int(), ctypes.c_int()
+    if (_libcuda.cuInit(0) == 0 and
+            _libcuda.cuDeviceGet(ctypes.byref(_device), 0) == 0 and
+            _libcuda.cuDeviceGetAttribute(ctypes.byref(_major), 75,
+                                          _device) == 0 and
+            _major.value == 9):
+        config.available_features.add("cuda-sm90a")
 except OSError:
     pass
 # MPI (Debian's Open MPI): the communicator and distributed tests run under
