@@ -29,6 +29,8 @@ static GpuKernelDescriptor describeKernel(gpu::GPUFuncOp kernel) {
   if (auto tiling = kernel->getAttrOfType<DenseI64ArrayAttr>("attn.tiling"))
     for (int i = 0; i < 3; ++i)
       d.tiling[i] = tiling[i];
+  if (auto bytes = kernel->getAttrOfType<IntegerAttr>("attn.shared_bytes"))
+    d.sharedBytes = uint32_t(bytes.getInt());
   auto bindings = kernel->getAttrOfType<ArrayAttr>("attn.bindings");
   for (auto [attr, type] :
        llvm::zip(bindings, kernel.getFunctionType().getInputs())) {

@@ -54,6 +54,8 @@ template <typename F> using Pointer = F *;
   X(cuModuleUnload, "cuModuleUnload", CUresult(CUmodule))                      \
   X(cuModuleGetFunction, "cuModuleGetFunction",                                \
     CUresult(CUfunction *, CUmodule, const char *))                            \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute",                                  \
+    CUresult(CUfunction, int, int))                                            \
   X(cuMemAlloc, "cuMemAlloc_v2", CUresult(CUdeviceptr *, size_t))              \
   X(cuMemFree, "cuMemFree_v2", CUresult(CUdeviceptr))                          \
   X(cuMemsetD8, "cuMemsetD8_v2", CUresult(CUdeviceptr, unsigned char, size_t)) \
@@ -255,6 +257,17 @@ CudaDevice::load(const GpuProgram &program,
                                      descriptor.name.c_str()),
                ("finding kernel '" + descriptor.name + "'").c_str(), error))
     return nullptr;
+  // Dynamic shared memory past 48 KiB is opt-in per function
+  // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8).
+  if (descriptor.sharedBytes > (48u << 10) &&
+      !s.check(s.cuFuncSetAttribute(k->function, 8,
+                                    int(descriptor.sharedBytes)),
+               ("giving '" + descriptor.name + "' " +
+                std::to_string(descriptor.sharedBytes) +
+                " bytes of shared memory")
+                   .c_str(),
+               error))
+    return nullptr;
   return k;
 }
 
@@ -288,7 +301,8 @@ bool CudaDevice::launchChecked(const std::vector<GpuLaunch> &launches,
           s.cuLaunchKernel(
               static_cast<const CudaKernel *>(launches[l].kernel)->function,
               d.grid[0], d.grid[1], d.grid[2], d.workgroup[0], d.workgroup[1],
-              d.workgroup[2], 0, nullptr, parameters[l].data(), nullptr),
+              d.workgroup[2], d.sharedBytes, nullptr, parameters[l].data(),
+              nullptr),
           ("launching '" + d.name + "'").c_str(), error);
     }
     float elapsed = 0;

@@ -4,7 +4,7 @@
 // descriptors"):
 //
 //   {"kernels": [{"name": "attn", "grid": [2, 12, 1],
-//                 "workgroup": [64, 1, 1],
+//                 "workgroup": [64, 1, 1], "shared_bytes": 0,
 //                 "bindings": [{"name": "arg0", "bytes": 1024,
 //                               "written": false}, ...],
 //                 "constants": {"schedule": [1, 0, 2, ...]}}]}
@@ -30,6 +30,8 @@ attnrt::writeGpuDescriptors(const std::vector<GpuKernelDescriptor> &ds) {
                    {"workgroup", d.workgroup},
                    {"tiling", d.tiling},
                    {"bindings", bindings}};
+    if (d.sharedBytes)
+      kernel["shared_bytes"] = d.sharedBytes;
     if (!d.constants.empty()) {
       json constants = json::object();
       for (const auto &[name, words] : d.constants)
@@ -87,6 +89,16 @@ bool attnrt::parseGpuDescriptors(const std::string &text,
       }
       for (int i = 0; i < 3; ++i)
         d.tiling[i] = t[i].get<int64_t>();
+    }
+    if (k.contains("shared_bytes")) {
+      // At most 1 MiB: more than any GPU gives a workgroup.
+      const json &bytes = k["shared_bytes"];
+      if (!bytes.is_number_unsigned() || bytes.get<uint64_t>() > (1u << 20)) {
+        error = "kernel '" + d.name +
+                "': \"shared_bytes\" is a byte count up to 1 MiB";
+        return false;
+      }
+      d.sharedBytes = bytes.get<uint32_t>();
     }
     if (!k.contains("bindings") || !k["bindings"].is_array()) {
       error = "kernel '" + d.name + "': \"bindings\" must be an array";

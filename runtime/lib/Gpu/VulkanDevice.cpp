@@ -403,6 +403,14 @@ VulkanDevice::load(const GpuProgram &program,
               "larger than the device allows";
       return nullptr;
     }
+  // SPIR-V kernels declare their workgroup memory; only CUDA kernels ask
+  // for it at launch.
+  if (descriptor.sharedBytes) {
+    error = "kernel '" + descriptor.name +
+            "' asks for dynamic shared memory, which is CUDA's (a kernel "
+            "for another target?)";
+    return nullptr;
+  }
   auto k = std::make_unique<VulkanKernel>(state, descriptor);
   VkShaderModuleCreateInfo shaderInfo{
       VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};

@@ -116,6 +116,53 @@ class NvvmTargetInfo : public GpuTargetInfo {
 public:
   using GpuTargetInfo::GpuTargetInfo;
 
+  /// Shared memory a CUDA block may declare statically.
+  static constexpr int64_t kStaticSharedBytes = 48 << 10;
+  /// Dynamic shared memory starts 16-byte aligned; buffers are placed from
+  /// its first 1024-byte boundary (wgmma's swizzle atoms), so the launch
+  /// asks for this much more.
+  static constexpr int64_t kDynamicSharedSlack = 1024;
+
+  /// `type` at the next free offset of the kernel's dynamic shared memory
+  /// (`attn.shared_bytes` on the kernel: what the launch asks for).
+  static Value dynamicSharedBuffer(ImplicitLocOpBuilder &b,
+                                   gpu::GPUFuncOp kernel, MemRefType type,
+                                   int64_t alignment) {
+    MLIRContext *ctx = b.getContext();
+    auto bytesAttr = kernel->getAttrOfType<IntegerAttr>("attn.shared_bytes");
+    int64_t used = bytesAttr ? bytesAttr.getInt() : kDynamicSharedSlack;
+    int64_t offset = llvm::alignTo(used - kDynamicSharedSlack, alignment);
+    int64_t bytes =
+        type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
+    kernel->setAttr("attn.shared_bytes",
+                    IntegerAttr::get(IntegerType::get(ctx, 32),
+                                     kDynamicSharedSlack + offset + bytes));
+    // The start and its padding to 1024 bytes, at the kernel's entry (CSE
+    // merges those of several buffers).
+    Value pad;
+    auto space =
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto bytesType = MemRefType::get({ShapedType::kDynamic},
+                                     IntegerType::get(ctx, 8), AffineMap(),
+                                     space);
+    Value arena;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&kernel.front());
+      arena = gpu::DynamicSharedMemoryOp::create(b, bytesType);
+      Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, arena);
+      Value atom = arith::ConstantIndexOp::create(b, kDynamicSharedSlack);
+      pad = arith::RemUIOp::create(
+          b,
+          arith::SubIOp::create(b, atom,
+                                arith::RemUIOp::create(b, start, atom)),
+          atom);
+    }
+    Value shift = arith::AddIOp::create(
+        b, pad, arith::ConstantIndexOp::create(b, offset));
+    return memref::ViewOp::create(b, type, arena, shift, ValueRange{});
+  }
+
   void prepareModule(gpu::GPUModuleOp) const override {}
   /// `.minnctapersm 1`: without an occupancy goal ptxas may cap registers
   /// to fit more blocks and spill (f16 D = 64 on sm_90: 96 registers and
@@ -148,13 +195,16 @@ public:
     return arith::AddFOp::create(b, arith::MulFOp::create(b, a, x), c);
   }
 
-  /// A workgroup attribution of the kernel.
+  /// A workgroup attribution of the kernel; on targets that give a
+  /// workgroup more than the static 48 KiB, a view of dynamic shared memory.
   Value workgroupBuffer(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
                         ArrayRef<int64_t> shape, Type element,
                         int64_t alignment) const override {
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                             gpu::AddressSpace::Workgroup);
     auto type = MemRefType::get(shape, element, AffineMap(), space);
+    if (target.workgroupMemoryBytes > kStaticSharedBytes)
+      return dynamicSharedBuffer(b, kernel, type, alignment);
     Value buffer = kernel.addWorkgroupAttribution(type, b.getLoc());
     // cp.async's 16-byte copies and ldmatrix's rows need 16-byte aligned
     // shared addresses (the element type alone would give 2), wgmma's

@@ -41,6 +41,9 @@ struct GpuKernelDescriptor {
   /// Query tile rows, query period and key tile rows of the kernel's
   /// schedule, for tile statistics.
   std::array<int64_t, 3> tiling{0, 0, 0};
+  /// Workgroup memory the launch asks for dynamically, in bytes (CUDA
+  /// kernels past the static 48 KiB; 0: none).
+  uint32_t sharedBytes = 0;
   std::vector<GpuBinding> bindings;
   /// The contents of constant bindings (the tile schedule, tables of
   /// patterns) as 32-bit words, by binding name.
