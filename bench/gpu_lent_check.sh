@@ -10,7 +10,8 @@
 # `run` checks the C API's device buffers on CUDA against an f64 reference
 # (test/e2e/gpu/Inputs/gpu-capi.c: two chained calls, split keys merged on
 # the device, the error paths), checks both tensor-core kernels (mma.sync
-# for sm_90, wgmma for sm_90a; Inputs/gpu-check16.c) against an f64
+# for sm_90, wgmma for sm_90a at 128 and 64 query rows per workgroup;
+# Inputs/gpu-check16.c) against an f64
 # reference for f16 / bf16, D = 64 / 128, causal and not, then times them
 # with attn-gpu-call-bench (the device's event timings, medians) for the
 # same types and head dims at N = 1k / 4k / 16k, and prints TFLOP/s
@@ -20,6 +21,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/gpu-lent
+# The kernels compared: sm_90's mma.sync kernel, sm_90a's wgmma kernel with
+# its two warpgroups (128 query rows) and with one (64 rows).
+variants="cuda-sm90 cuda-sm90a cuda-sm90a-64rows"
+compile() { # compile INPUT VARIANT OUTPUT
+  case "$2" in
+    *-64rows) build/bin/attn-compile "$1" --target="${2%-64rows}" --gpu-workgroup-rows=64 -o "$3" ;;
+    *) build/bin/attn-compile "$1" --target="$2" -o "$3" ;;
+  esac
+}
 
 prepare() {
   rm -rf "$out" && mkdir -p "$out/lib"
@@ -46,9 +56,7 @@ prepare() {
       done
     done; done; done
   } > "$out/check.mlir"
-  for target in cuda-sm90 cuda-sm90a; do
-    build/bin/attn-compile "$out/check.mlir" --target=$target -o "$out/check-$target.ptx"
-  done
+  for v in $variants; do compile "$out/check.mlir" "$v" "$out/check-$v.ptx"; done
   build/bin/attn-compile test/e2e/gpu/Inputs/capi-kernels.mlir --target=cuda-sm90 -o "$out/capi.ptx"
   # One function per shape: B = 1, H = 16 (4096 / N batches of 16 heads
   # would keep the work equal; one batch keeps the artifact small).
@@ -67,9 +75,7 @@ prepare() {
       done
     done; done; done
   } > "$out/shapes.mlir"
-  for target in cuda-sm90 cuda-sm90a; do
-    build/bin/attn-compile "$out/shapes.mlir" --target=$target -o "$out/shapes-$target.ptx"
-  done
+  for v in $variants; do compile "$out/shapes.mlir" "$v" "$out/shapes-$v.ptx"; done
   rm -f "$out"/*.cubin
   ls -la "$out"
 }
@@ -79,26 +85,26 @@ run() {
   echo "== device buffers through the C API (f32, split keys, f64 reference)"
   "$out/gpu-capi" cuda "$out/capi.ptx"
   checks=$(grep -o '^func.func @[a-z0-9_]*' "$out/check.mlir" | sed 's/func.func @//')
-  for target in cuda-sm90 cuda-sm90a; do
-    echo "== $target kernels against the f64 reference"
+  for v in $variants; do
+    echo "== $v kernels against the f64 reference"
     # shellcheck disable=SC2086
-    "$out/gpu-check16" cuda "$out/check-$target.ptx" $checks || true
+    "$out/gpu-check16" cuda "$out/check-$v.ptx" $checks || true
   done
   echo "== tensor-core kernels: kernel time (events), medians of 10 calls"
-  printf "%-12s %-24s %10s %10s %12s\n" target function "kernel ms" TFLOP/s "overhead ms"
+  printf "%-18s %-24s %10s %10s %12s\n" kernel function "kernel ms" TFLOP/s "overhead ms"
   grep -o '^func.func @[a-z0-9_]*' "$out/shapes.mlir" | sed 's/func.func @//' |
   while read -r f; do
     n=$(echo "$f" | sed 's/.*_n\([0-9]*\).*/\1/')
     d=$(echo "$f" | sed 's/.*_d\([0-9]*\)_.*/\1/')
     half=$(case "$f" in *_causal) echo 0.5;; *) echo 1;; esac)
     # Alternating the kernels shape by shape keeps clocks comparable.
-    for target in cuda-sm90 cuda-sm90a; do
-      line=$("$out/attn-gpu-call-bench" "$out/shapes-$target.ptx" "$f" --calls=10 --rounds=1 | grep '^device ' || true)
+    for v in $variants; do
+      line=$("$out/attn-gpu-call-bench" "$out/shapes-$v.ptx" "$f" --calls=10 --rounds=1 | grep '^device ' || true)
       ms=$(echo "$line" | awk '{print $3}')
       overhead=$(echo "$line" | awk '{print $4}')
       tflops=$(awk -v n="$n" -v d="$d" -v ms="${ms:-0}" -v h="$half" \
         'BEGIN { if (ms > 0) printf "%.1f", h * 4 * 16 * n * n * d / (ms * 1e-3) / 1e12; else print "failed" }')
-      printf "%-12s %-24s %10s %10s %12s\n" "$target" "$f" "${ms:--}" "$tflops" "${overhead:--}"
+      printf "%-18s %-24s %10s %10s %12s\n" "$v" "$f" "${ms:--}" "$tflops" "${overhead:--}"
     done
   done
 }

@@ -71,6 +71,7 @@ attnrt::compileForGpu(ModuleOp module, const GpuCompileOptions &options) {
   pipeline.countTiles = options.countTiles;
   pipeline.emulateMma = options.emulateMma;
   pipeline.emulateWgmma = options.emulateWgmma;
+  pipeline.workgroupRows = options.workgroupRows;
   pipeline.tf32 = options.tf32;
   pipeline.tf32x3 = options.tf32x3;
   PassManager kernels(ctx);

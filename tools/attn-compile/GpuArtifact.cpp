@@ -54,9 +54,10 @@ static std::optional<std::string> findPtxas() {
   return std::nullopt;
 }
 
-int attntools::writeGpuArtifact(ModuleOp module, llvm::StringRef target,
-                                llvm::StringRef outputPath, bool tf32,
-                                bool tf32x3) {
+int attntools::writeGpuArtifact(ModuleOp module,
+                                const attnrt::GpuCompileOptions &options,
+                                llvm::StringRef outputPath) {
+  llvm::StringRef target = options.target;
   std::optional<attn::TargetDescription> description =
       attn::TargetDescription::lookup(target);
   if (!description || description->isCpu())
@@ -64,10 +65,6 @@ int attntools::writeGpuArtifact(ModuleOp module, llvm::StringRef target,
                 attn::TargetDescription::knownNames() + ")");
   if (outputPath == "-")
     return fail("--target=" + target + " needs -o FILE");
-  attnrt::GpuCompileOptions options;
-  options.target = target.str();
-  options.tf32 = tf32;
-  options.tf32x3 = tf32x3;
   llvm::Expected<attnrt::GpuArtifact> artifact =
       attnrt::compileForGpu(module, options);
   if (!artifact)

@@ -2,17 +2,19 @@
 #ifndef ATTN_TOOLS_ATTN_COMPILE_GPUARTIFACT_H
 #define ATTN_TOOLS_ATTN_COMPILE_GPUARTIFACT_H
 
+#include "attn/Compiler/GpuCompiler.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace attntools {
 
-/// Compiles `module` for GPU `target` and writes the kernels to
+/// Compiles `module` with `options` (its GPU target, TF32 or 3xTF32
+/// products for f32, query rows per workgroup) and writes the kernels to
 /// `outputPath` (.spv or .ptx; .cubin beside it when ptxas is found) and
 /// their launch descriptors to the same path with extension .json.
-/// With `tf32` (or `tf32x3`), f32 attention takes the tensor-core kernel
-/// with TF32 (3xTF32) products. Returns the exit status.
-int writeGpuArtifact(mlir::ModuleOp module, llvm::StringRef target,
-                     llvm::StringRef outputPath, bool tf32, bool tf32x3);
+/// Returns the exit status.
+int writeGpuArtifact(mlir::ModuleOp module,
+                     const attnrt::GpuCompileOptions &options,
+                     llvm::StringRef outputPath);
 
 } // namespace attntools
 

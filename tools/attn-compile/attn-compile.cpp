@@ -113,6 +113,11 @@ static cl::opt<bool>
               cl::desc("GPU targets: f32 attention on the tensor-core kernel "
                        "with 3xTF32 products (about f32's error)"),
               cl::cat(compileCategory));
+static cl::opt<int64_t> gpuWorkgroupRows(
+    "gpu-workgroup-rows",
+    cl::desc("GPU targets: query rows per workgroup, a multiple of 16 up to "
+             "256 (default: the target's)"),
+    cl::init(0), cl::cat(compileCategory));
 enum class Bf16Products { Auto, Dot, Widen };
 static cl::opt<Bf16Products> bf16Products(
     "bf16-products",
@@ -516,9 +521,16 @@ int main(int argc, char **argv) {
                   "--emit applies to --target=cpu");
     if (gpuTf32 && gpuTf32x3)
       return fail("--gpu-tf32 and --gpu-3xtf32 exclude each other");
-    return attntools::writeGpuArtifact(*module, target, outputFile, gpuTf32,
-                                       gpuTf32x3);
+    attnrt::GpuCompileOptions options;
+    options.target = target;
+    options.tf32 = gpuTf32;
+    options.tf32x3 = gpuTf32x3;
+    options.workgroupRows = gpuWorkgroupRows;
+    return attntools::writeGpuArtifact(*module, options, outputFile);
   }
+  if (gpuWorkgroupRows.getNumOccurrences() || gpuTf32 || gpuTf32x3)
+    return fail("--gpu-workgroup-rows, --gpu-tf32 and --gpu-3xtf32 apply to "
+                "GPU targets");
 
   bool binary = emit == Emit::Obj || emit == Emit::So;
   if (binary && outputFile == "-")

@@ -137,6 +137,13 @@ cl::opt<bool> emulateWgmma(
              "from its descriptors (a test of that kernel; slow)"),
     cl::cat(runCategory));
 
+cl::opt<int64_t> gpuWorkgroupRows(
+    "gpu-workgroup-rows",
+    cl::desc("--device=vulkan|cuda: query rows per workgroup, a multiple of "
+             "16 up to 256 (default: the target's; cuda-sm90a's 128 are two "
+             "warpgroups)"),
+    cl::init(0), cl::cat(runCategory));
+
 cl::opt<bool> tf32(
     "gpu-tf32",
     cl::desc("--device=cuda (or vulkan with --gpu-emulate-mma): f32 "
@@ -163,6 +170,8 @@ std::string checkDeviceOptions() {
                                 "vulkan, vulkan-lavapipe or vulkan-generic"
                               : "--gpu-target of --device=cuda must be cuda, "
                                 "cuda-sm80, cuda-sm90 or cuda-sm90a";
+  if (gpuWorkgroupRows.getNumOccurrences() && device == "cpu")
+    return "--gpu-workgroup-rows applies to --device=vulkan or cuda";
   if ((emulateMma || emulateWgmma) && device != "vulkan")
     return std::string(emulateMma ? "--gpu-emulate-mma" : "--gpu-emulate-wgmma") +
            " applies to --device=vulkan";

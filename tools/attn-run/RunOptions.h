@@ -40,6 +40,7 @@ extern cl::opt<std::string> device;
 extern cl::opt<std::string> gpuTarget;
 extern cl::opt<bool> emulateMma;
 extern cl::opt<bool> emulateWgmma;
+extern cl::opt<int64_t> gpuWorkgroupRows;
 extern cl::opt<bool> tf32;
 extern cl::opt<bool> tf32x3;
 extern cl::opt<std::string> cpuTarget;

@@ -302,6 +302,7 @@ buildKernel(ModuleOp module) {
     options.countTiles = stats;
     options.emulateMma = emulateMma;
     options.emulateWgmma = emulateWgmma;
+    options.workgroupRows = gpuWorkgroupRows;
     options.tf32 = tf32;
     options.tf32x3 = tf32x3;
     auto artifact = attnrt::compileForGpu(module, options);

@@ -122,12 +122,14 @@ TargetDescription TargetDescription::cuda(llvm::StringRef chip) {
   target.workgroupRows = 64;
   target.maxKeyTile = 32;
   target.matrixShapes = {{16, 8, 16}};
-  // sm_90a's warpgroup mma (wgmma): 64 rows (4 warps), N up to 256; key
-  // tiles of up to 64 rows in dynamic shared memory, 112 KiB a workgroup
-  // (with the 1 KiB of alignment slack and the 1 KiB a block reserves, two
+  // sm_90a's warpgroup mma (wgmma): 64 rows (4 warps), N up to 256. Two
+  // warpgroups (128 query rows) share each staged K / V tile; key tiles of
+  // up to 64 rows in dynamic shared memory, 112 KiB a workgroup (with the
+  // 1 KiB of alignment slack and the 1 KiB a block reserves, two
   // workgroups share an SM's 228 KiB).
   if (chip == "sm_90a") {
     target.matrixShapes.push_back({64, 256, 16});
+    target.workgroupRows = 128;
     target.workgroupMemoryBytes = 112 << 10;
     target.maxKeyTile = 64;
   }

@@ -25,11 +25,12 @@ using namespace mlir::attn;
 
 void mlir::attn::buildSharedFront(
     OpPassManager &pm, StringRef target,
-    function_ref<void(OpPassManager &)> targetKernels) {
+    function_ref<void(OpPassManager &)> targetKernels, int64_t workgroupRows) {
   // The module's #attn.target, which every later pass reads; what that
   // target cannot lower yet is refused at its location, and the
   // efficient-attention ops become linalg plus attn.attention.
-  pm.addPass(createAttnSetTarget(AttnSetTargetOptions{target.str()}));
+  pm.addPass(
+      createAttnSetTarget(AttnSetTargetOptions{target.str(), workgroupRows}));
   pm.addPass(createAttnVerifyTarget());
   if (targetKernels)
     targetKernels(pm);

@@ -19,7 +19,8 @@ using namespace mlir::attn;
 
 void mlir::attn::buildGpuKernelPipeline(OpPassManager &pm,
                                         const GpuPipelineOptions &options) {
-  buildSharedFront(pm, options.target);
+  buildSharedFront(pm, options.target, /*targetKernels=*/{},
+                   options.workgroupRows);
   pm.addPass(createAttnTile());
   // The GPU kernels read dense K and V: paged caches are gathered first.
   pm.addPass(createAttnDecomposePagedKv());

@@ -24,14 +24,31 @@ struct AttnSetTargetPass : attn::impl::AttnSetTargetBase<AttnSetTargetPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (target.empty() && module->hasAttr(TargetAttr::getAttrName()))
+    if (target.empty() && module->hasAttr(TargetAttr::getAttrName()) &&
+        !workgroupRows)
       return;
-    std::optional<TargetDescription> description = TargetDescription::lookup(
-        target.empty() ? StringRef("cpu-avx2") : StringRef(target));
+    std::optional<TargetDescription> description =
+        target.empty() && module->hasAttr(TargetAttr::getAttrName())
+            ? TargetDescription::of(module)
+            : TargetDescription::lookup(target.empty() ? StringRef("cpu-avx2")
+                                                       : StringRef(target));
     if (!description) {
       module.emitError() << "attn-set-target: unknown target '" << target
                          << "' (" << TargetDescription::knownNames() << ")";
       return signalPassFailure();
+    }
+    if (workgroupRows) {
+      // One warp per 16 rows in the tensor-core kernels; 256 rows is 16
+      // warps, the most a CUDA block of 512 threads holds at two per row.
+      if (description->isCpu() || workgroupRows % 16 != 0 ||
+          workgroupRows > 256) {
+        module.emitError()
+            << "attn-set-target: workgroup-rows must be a multiple of 16 up "
+               "to 256 on a GPU target, got "
+            << int64_t(workgroupRows) << " for '" << description->name << "'";
+        return signalPassFailure();
+      }
+      description->workgroupRows = workgroupRows;
     }
     module->setAttr(TargetAttr::getAttrName(),
                     description->toAttr(&getContext()));

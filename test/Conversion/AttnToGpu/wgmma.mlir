@@ -1,7 +1,9 @@
 // f16 / bf16 attention on sm_90a (cuda-sm90a) takes the warpgroup kernel
 // (GpuWgmmaFlashKernel.cpp): the mma.sync kernel's ring, softmax and stores
 // with both products as wgmma.mma_async, emitted as inline PTX (P V takes
-// A from registers, which nvvm.wgmma.mma_async cannot). Tiles are rows of
+// A from registers, which nvvm.wgmma.mma_async cannot). A workgroup is two
+// warpgroups over 128 query rows, each multiplying its own 64 (Q's
+// descriptor starts at the warpgroup's first row). Tiles are rows of
 // 64 columns (one 128-byte swizzle atom row), up to 64 keys, in dynamic
 // shared memory (sm_90a gives a workgroup 112 KiB): views of one
 // gpu.dynamic_shared_memory from its first 1024-byte boundary, the bytes
@@ -14,14 +16,14 @@
 
 // CHECK-LABEL: gpu.func @f16_causal(
 // CHECK-NOT: workgroup(
-// Q's 64 rows, two stages of 64 keys of K and of V: D = 64 is one block;
-// 1024 + 8192 + 2 x 16384 bytes.
-// CHECK-SAME: attn.shared_bytes = 41984 : i32
-// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// Q's 128 rows, two stages of 64 keys of K and of V: D = 64 is one block;
+// 1024 + 16384 + 2 x 16384 bytes.
+// CHECK-SAME: attn.shared_bytes = 50176 : i32
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK: %[[ARENA:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[START:.*]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
 // CHECK: arith.remui %[[START]], %c1024
-// CHECK: %[[Q:.*]] = memref.view %{{.*}} to memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[Q:.*]] = memref.view %{{.*}} to memref<128x64xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[K:.*]] = memref.view %{{.*}} to memref<128x64xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[V:.*]] = memref.view %{{.*}} to memref<128x64xf16, #gpu.address_space<workgroup>>
 // The ring's cp.async; after each wait a proxy fence (wgmma reads through
@@ -30,9 +32,12 @@
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
-// S = Q K^T: descriptors of K and Q from their shared addresses, every
-// operand pinned before the fence, then 4 wgmma (D / 16) on descriptors.
+// S = Q K^T: descriptors of K and Q from their shared addresses (Q's from
+// row 64 (warp / 4)), every operand pinned before the fence, then 4 wgmma
+// (D / 16) on descriptors.
 // CHECK: memref.extract_aligned_pointer_as_index %[[K]]
+// CHECK: %[[WG:.*]] = arith.divui %{{.*}}, %c4 : index
+// CHECK: arith.muli %[[WG]], %c64 : index
 // CHECK: memref.extract_aligned_pointer_as_index %[[Q]]
 // CHECK: llvm.inline_asm has_side_effects "", "=l,0"
 // CHECK: nvvm.wgmma.fence.aligned
@@ -73,8 +78,8 @@ func.func @f16_causal(%q: tensor<1x2x128x64xf16>, %k: tensor<1x2x128x64xf16>,
 // D = 128, Dv = 64 (bf16): Q and K are two 64-column blocks, block 1 of
 // all rows after block 0; V one block; S is 8 wgmma, P V m64n64 per 16 keys.
 // CHECK-LABEL: gpu.func @bf16_d128_v64(
-// CHECK-SAME: attn.shared_bytes = 66560 : i32
-// CHECK: memref.view %{{.*}} to memref<128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-SAME: attn.shared_bytes = 82944 : i32
+// CHECK: memref.view %{{.*}} to memref<256x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: memref.view %{{.*}} to memref<256x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: memref.view %{{.*}} to memref<128x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvvm.wgmma.fence.aligned
@@ -94,7 +99,7 @@ func.func @bf16_d128_v64(%q: tensor<1x1x64x128xbf16>, %k: tensor<1x1x64x128xbf16
 // D = 80 is not whole 64-column atoms: the mma.sync kernel, in dynamic
 // shared memory too (its 64-key stages pass the static 48 KiB).
 // CHECK-LABEL: gpu.func @f16_d80(
-// CHECK-SAME: attn.shared_bytes = 52224 : i32
+// CHECK-SAME: attn.shared_bytes = 62464 : i32
 // CHECK-NOT: wgmma
 // CHECK: nvvm.mma.sync
 // CHECK: gpu.return

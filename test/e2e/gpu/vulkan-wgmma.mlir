@@ -25,6 +25,21 @@
 // RUN: attn-run %s --device=vulkan --gpu-emulate-wgmma --check --entry=f16_decode_gqa | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-wgmma --check --entry=bf16_gqa_short_d64_v128 | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --device=vulkan --gpu-emulate-wgmma --check --entry=f16_d192 | FileCheck %s --check-prefix=F16
+// sm_90a's geometry: two warpgroups over 128 query rows sharing each
+// staged tile (Q's descriptor from each warpgroup's first row; with it at
+// row 0 for both, f16_dense_d64 fails at a scaled error of 1.08).
+// RUN: attn-run %s --device=vulkan --gpu-emulate-wgmma --gpu-workgroup-rows=128 --check --entry=f16_dense_d64 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-wgmma --gpu-workgroup-rows=128 --check --entry=f16_causal_d128 | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-wgmma --gpu-workgroup-rows=128 --check --entry=bf16_window_gqa | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-wgmma --gpu-workgroup-rows=128 --check --entry=f16_decode_gqa | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-wgmma --gpu-workgroup-rows=128 --check --entry=bf16_gqa_short_d64_v128 | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --device=vulkan --gpu-emulate-wgmma --gpu-workgroup-rows=128 --check --entry=f16_d192 | FileCheck %s --check-prefix=F16
+// RUN: attn-opt %s --attn-set-target="target=vulkan workgroup-rows=128" --attn-tile --attn-to-gpu-kernels=emulate-wgmma | FileCheck %s --check-prefix=WIDE
+// WIDE-LABEL: gpu.func @f16_dense_d64(
+// WIDE-SAME: known_block_size = array<i32: 256, 1, 1>
+// WIDE: memref.alloc() : memref<128x32xi32, 3>
+// RUN: not attn-run %s --gpu-workgroup-rows=128 --entry=f16_d80 2>&1 | FileCheck %s --check-prefix=ROWS-CPU
+// ROWS-CPU: error: --gpu-workgroup-rows applies to --device=vulkan or cuda
 // F16: check: {{.*}} = 2 x the naive f16 attention's {{.*}}: PASS
 // BF16: check: {{.*}} = 2 x the naive bf16 attention's {{.*}}: PASS
 //

@@ -25,6 +25,9 @@ struct GpuCompileOptions {
   /// Vulkan: f16 / bf16 attention on sm_90a's warpgroup kernel, each wgmma
   /// emulated in workgroup memory from its descriptors.
   bool emulateWgmma = false;
+  /// Query rows per workgroup (0: the target's; attn-set-target's
+  /// workgroup-rows).
+  int64_t workgroupRows = 0;
   /// f32 attention on the tensor-core kernel with TF32 products (rounds
   /// Q, K, V and P to 10-bit mantissas: opt-in).
   bool tf32 = false;

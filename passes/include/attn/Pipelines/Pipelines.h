@@ -58,7 +58,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// take what those leave).
 void buildSharedFront(
     OpPassManager &pm, llvm::StringRef target,
-    llvm::function_ref<void(OpPassManager &)> targetKernels = {});
+    llvm::function_ref<void(OpPassManager &)> targetKernels = {},
+    int64_t workgroupRows = 0);
 
 /// attn IR (tensors) -> LLVM dialect for the host CPU: flash tiling,
 /// bufferization, loops, LLVM. Functions keep their tensor signatures as
@@ -82,6 +83,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Vulkan: f16 / bf16 attention on the tensor-core "
                      "kernel with emulated mma (testing)"),
       llvm::cl::init(false)};
+  Option<int64_t> workgroupRows{
+      *this, "workgroup-rows",
+      llvm::cl::desc("query rows per workgroup, a multiple of 16 up to 256 "
+                     "(0: the target's)"),
+      llvm::cl::init(0)};
   Option<bool> emulateWgmma{
       *this, "emulate-wgmma",
       llvm::cl::desc("Vulkan: f16 / bf16 attention on sm_90a's warpgroup "

@@ -11,13 +11,18 @@ def AttnSetTarget : Pass<"attn-set-target", "ModuleOp"> {
     #attn.target<...>`, the one description of its machine every later
     pass reads (TargetDescription.h). With `target` set, its description
     replaces any the module has; empty, a module's own `#attn.target` is
-    kept and one without gets cpu-avx2.
+    kept and one without gets cpu-avx2. `workgroup-rows` replaces a GPU
+    target's query rows per workgroup (a multiple of 16 up to 256): a
+    tuning knob, and how the suite runs sm_90a's two-warpgroup geometry on
+    lavapipe.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "cpu-avx2, cpu-avx512, cpu-avx512-bf16, cpu-amx, host, vulkan, "
            "vulkan-lavapipe, vulkan-generic, cuda, cuda-sm80, cuda-sm90, "
            "cuda-sm90a">,
+    Option<"workgroupRows", "workgroup-rows", "int64_t", /*default=*/"0",
+           "GPU targets: query rows per workgroup (0: the target's)">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }

@@ -1,9 +1,11 @@
 //===- GpuWgmmaFlashKernel.cpp - attention on warpgroup mma (sm_90a) ------===//
 //
 // Hopper's variant of the tensor-core kernel (GpuMmaFlashKernel.cpp): the
-// same workgroup of 4 warps, now one warpgroup, over the same 64 query rows,
+// same warps, 16 query rows each, now in warpgroups of 4 (64 rows; sm_90a's
+// workgroups hold 128 rows, two warpgroups sharing each staged K / V tile),
 // the same staging ring, online softmax and stores, with both products of a
-// key tile as `wgmma.mma_async` m64nNk16 (f32 accumulators):
+// key tile as `wgmma.mma_async` m64nNk16 (f32 accumulators), each
+// warpgroup's on its own 64 rows:
 //
 //   S[64 x kt] = Q K^T   A = Q from workgroup memory (or, where Q does not
 //                        fit there, its register fragments), B = the staged
@@ -101,6 +103,15 @@ private:
   /// Bytes from the start of a tile buffer to row `row` of 64-column block
   /// `block`, for buffers of `rows` rows.
   Value blockOffset(int64_t block, int64_t rows, Value row);
+  /// This warpgroup's first row of the query tile, and this warp's first
+  /// row within the warpgroup's 64.
+  Value warpgroupRow() {
+    return arith::MulIOp::create(
+        b, arith::DivUIOp::create(b, warp, idx(4)), idx(64));
+  }
+  Value rowInWarpgroup() {
+    return arith::RemUIOp::create(b, warpRow, idx(64));
+  }
   /// One k-step of 16: A is `aShared`, or else the 4 words `aWords` of
   /// each thread; B is `bShared`.
   struct Step {
@@ -388,8 +399,10 @@ SmallVector<Value> WgmmaFlashEmitter::emulatedWgmma(const Step &step,
         Value a[2];
         for (int r = 0; r < 2; ++r) {
           if (aShared) {
+            // Rows of the operand, which starts at the warpgroup's first.
             Value row = asI32(arith::AddIOp::create(
-                b, warpRow, arith::AddIOp::create(b, g, idx(8 * r))));
+                b, rowInWarpgroup(),
+                arith::AddIOp::create(b, g, idx(8 * r))));
             a[r] = emulatedElement(aShared->tiles,
                                    operandAddress(*aShared, row, k));
             continue;
@@ -432,7 +445,8 @@ SmallVector<Value> WgmmaFlashEmitter::emulatedWgmma(const Step &step,
 
 SmallVector<SmallVector<Value>> WgmmaFlashEmitter::scoreProducts() {
   // One wgmma per 16 columns of D: Q's columns kc of block kc / 4 start
-  // 32 (kc mod 4) bytes into its rows; so do K's.
+  // 32 (kc mod 4) bytes into its rows (from the warpgroup's first); so do
+  // K's.
   int64_t keyRowsTotal = depth * keyTile;
   Value slotRow = stagedRow(idx(0));
   SmallVector<Step> steps;
@@ -448,7 +462,8 @@ SmallVector<SmallVector<Value>> WgmmaFlashEmitter::scoreProducts() {
     if (queryRows)
       step.aShared = sharedOperand(
           queryRows,
-          arith::AddIOp::create(b, blockOffset(block, rows, idx(0)), within),
+          arith::AddIOp::create(b, blockOffset(block, rows, warpgroupRow()),
+                                within),
           /*leadingBytes=*/16, kAtomBytes, /*nMajor=*/false);
     else
       step.aWords = qFragments[kc];
@@ -516,7 +531,7 @@ bool mlir::attn::usesWarpgroupMmaKernel(TiledAttention attention,
                        F32Mma::None) &&
          headDim % kAtomElements == 0 && valueDim % kAtomElements == 0 &&
          valueDim <= 256 && plan.keyTile <= 256 &&
-         plan.queryTiling.tile == 64;
+         plan.queryTiling.tile % 64 == 0;
 }
 
 std::unique_ptr<GpuKernelEmitter> mlir::attn::makeWgmmaFlashEmitter(
