@@ -25,7 +25,7 @@
 // EXPANDED-NOT: llvm.fptrunc {{.*}} to bf16
 // NATIVE: llvm.fptrunc {{.*}} : f32 to bf16
 // CHECK: builtin.module(
-// CHECK-NEXT: attn-set-target{target=cpu-avx512},
+// CHECK-NEXT: attn-set-target{target=cpu-avx512 workgroup-rows=0},
 // CHECK-NEXT: attn-verify-target,
 // CHECK-NEXT: attn-kernelized-to-cpu,
 // CHECK-NEXT: attn-decompose-linformer,
