@@ -87,10 +87,11 @@ static cl::opt<Emit>
          cl::cat(compileCategory));
 static cl::opt<std::string> target(
     "target",
-    cl::desc("what the kernels run on: cpu (this host; the default), "
-             "vulkan (SPIR-V, -o OUT.spv), cuda / cuda-sm90 / cuda-sm90a (PTX, -o "
-             "OUT.ptx, and OUT.cubin when ptxas is found); GPU targets also "
-             "write OUT.json, the launch descriptors (docs/Gpu.md)"),
+    cl::desc(
+        "what the kernels run on: cpu (this host; the default), "
+        "vulkan (SPIR-V, -o OUT.spv), cuda / cuda-sm90 / cuda-sm90a (PTX, -o "
+        "OUT.ptx, and OUT.cubin when ptxas is found); GPU targets also "
+        "write OUT.json, the launch descriptors (docs/Gpu.md)"),
     cl::init("cpu"), cl::cat(compileCategory));
 static cl::opt<std::string> mcpu("mcpu",
                                  cl::desc("target CPU (default: this one)"),

@@ -173,7 +173,8 @@ std::string checkDeviceOptions() {
   if (gpuWorkgroupRows.getNumOccurrences() && device == "cpu")
     return "--gpu-workgroup-rows applies to --device=vulkan or cuda";
   if ((emulateMma || emulateWgmma) && device != "vulkan")
-    return std::string(emulateMma ? "--gpu-emulate-mma" : "--gpu-emulate-wgmma") +
+    return std::string(emulateMma ? "--gpu-emulate-mma"
+                                  : "--gpu-emulate-wgmma") +
            " applies to --device=vulkan";
   if (tf32 && tf32x3)
     return "--gpu-tf32 and --gpu-3xtf32 exclude each other";

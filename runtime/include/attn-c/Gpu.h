@@ -1,8 +1,8 @@
 /*===- attn-c/Gpu.h - C API: GPU kernels on device buffers --------*- C -*-===*
  *
- * Runs the kernels of `attn-compile --target=vulkan|cuda-sm80|cuda-sm90|cuda-sm90a`
- * (the .spv or .ptx and the .json launch descriptors next to it,
- * docs/Gpu.md) on buffers that stay on the device between calls: inputs
+ * Runs the kernels of `attn-compile --target=vulkan|cuda-...` (cuda-sm80,
+ * cuda-sm90, cuda-sm90a; the .spv or .ptx and the .json launch descriptors
+ * next to it, docs/Gpu.md) on buffers that stay on the device between calls: inputs
  * are written once, outputs of one call are inputs of the next, and a
  * call copies nothing between host and device. Link with -lattn_c.
  *

@@ -54,8 +54,7 @@ template <typename F> using Pointer = F *;
   X(cuModuleUnload, "cuModuleUnload", CUresult(CUmodule))                      \
   X(cuModuleGetFunction, "cuModuleGetFunction",                                \
     CUresult(CUfunction *, CUmodule, const char *))                            \
-  X(cuFuncSetAttribute, "cuFuncSetAttribute",                                  \
-    CUresult(CUfunction, int, int))                                            \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult(CUfunction, int, int))  \
   X(cuMemAlloc, "cuMemAlloc_v2", CUresult(CUdeviceptr *, size_t))              \
   X(cuMemFree, "cuMemFree_v2", CUresult(CUdeviceptr))                          \
   X(cuMemsetD8, "cuMemsetD8_v2", CUresult(CUdeviceptr, unsigned char, size_t)) \
@@ -260,13 +259,12 @@ CudaDevice::load(const GpuProgram &program,
   // Dynamic shared memory past 48 KiB is opt-in per function
   // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8).
   if (descriptor.sharedBytes > (48u << 10) &&
-      !s.check(s.cuFuncSetAttribute(k->function, 8,
-                                    int(descriptor.sharedBytes)),
-               ("giving '" + descriptor.name + "' " +
-                std::to_string(descriptor.sharedBytes) +
-                " bytes of shared memory")
-                   .c_str(),
-               error))
+      !s.check(
+          s.cuFuncSetAttribute(k->function, 8, int(descriptor.sharedBytes)),
+          ("giving '" + descriptor.name + "' " +
+           std::to_string(descriptor.sharedBytes) + " bytes of shared memory")
+              .c_str(),
+          error))
     return nullptr;
   return k;
 }

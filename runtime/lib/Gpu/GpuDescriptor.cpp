@@ -47,8 +47,8 @@ bool attnrt::parseGpuDescriptors(const std::string &text,
                                  std::vector<GpuKernelDescriptor> &ds,
                                  std::string &error) {
   json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded() || !root.is_object() ||
-      !root.contains("kernels") || !root["kernels"].is_array()) {
+  if (root.is_discarded() || !root.is_object() || !root.contains("kernels") ||
+      !root["kernels"].is_array()) {
     error = "a kernel descriptor is a JSON object with a \"kernels\" array";
     return false;
   }

@@ -14,10 +14,12 @@
 #include "attn/Runtime/Gpu.h"
 #include <vulkan/vulkan.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <functional>
 #include <mutex>
 
 using namespace attnrt;
@@ -62,6 +64,8 @@ using namespace attnrt;
   X(vkCmdBindPipeline)                                                         \
   X(vkCmdBindDescriptorSets)                                                   \
   X(vkCmdDispatch)                                                             \
+  X(vkCmdCopyBuffer)                                                           \
+  X(vkCmdFillBuffer)                                                           \
   X(vkCmdPipelineBarrier)                                                      \
   X(vkCmdResetQueryPool)                                                       \
   X(vkCmdWriteTimestamp)                                                       \
@@ -87,6 +91,9 @@ struct VulkanDevice::State {
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t queueFamily = 0;
   bool timestamps = false;
+  /// Buffers live in device-local memory the host does not map, written
+  /// and read through staging copies (chooseStaging).
+  bool staging = false;
   /// Where launches allocate their command buffers.
   VkCommandPool commandPool = VK_NULL_HANDLE;
   /// The queue and the command pool need external synchronization: one
@@ -126,7 +133,43 @@ int findMappableMemoryType(const VkPhysicalDeviceMemoryProperties &memory,
   return -1;
 }
 
-/// A storage buffer and its memory, mapped while it lives.
+/// A memory type of `typeBits` with all of `wanted`, or -1.
+int findMemoryType(const VkPhysicalDeviceMemoryProperties &memory,
+                   uint32_t typeBits, VkMemoryPropertyFlags wanted) {
+  for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
+    if ((typeBits & (1u << i)) &&
+        (memory.memoryTypes[i].propertyFlags & wanted) == wanted)
+      return int(i);
+  return -1;
+}
+
+/// Whether buffers go to device-local memory through staging copies: on a
+/// discrete GPU whose host-visible device-local memory is only a window
+/// (NVIDIA without resizable BAR: 256 MiB), where mappable buffers would
+/// be host memory the kernels read over PCIe. $ATTN_VULKAN_STAGING=1 or 0
+/// decides instead (the suite runs the staging path on lavapipe).
+bool chooseStaging(const VkPhysicalDeviceProperties &properties,
+                   const VkPhysicalDeviceMemoryProperties &memory) {
+  if (const char *env = std::getenv("ATTN_VULKAN_STAGING"))
+    return std::string(env) == "1";
+  if (properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU)
+    return false;
+  VkDeviceSize deviceLocal = 0, mappable = 0;
+  for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+    VkMemoryPropertyFlags flags = memory.memoryTypes[i].propertyFlags;
+    VkDeviceSize heap =
+        memory.memoryHeaps[memory.memoryTypes[i].heapIndex].size;
+    if (!(flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+      continue;
+    deviceLocal = std::max(deviceLocal, heap);
+    if (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+      mappable = std::max(mappable, heap);
+  }
+  return mappable < deviceLocal / 2;
+}
+
+/// A storage buffer and its memory, mapped while it lives (unless the
+/// device stages: then `mapped` is null).
 struct VulkanBuffer final : GpuBuffer {
   VulkanBuffer(std::shared_ptr<VulkanDevice::State> s, uint64_t bytes)
       : GpuBuffer(bytes), s(std::move(s)) {}
@@ -142,6 +185,8 @@ struct VulkanBuffer final : GpuBuffer {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
   void *mapped = nullptr;
+  /// The VkBuffer's size (at least 4 bytes).
+  uint64_t bufferBytes = 0;
 };
 
 /// A compute pipeline and what it is made of.
@@ -259,6 +304,7 @@ std::unique_ptr<VulkanDevice> VulkanDevice::open(std::string &error) {
   s->physical = devices[chosen];
   s->vkGetPhysicalDeviceProperties(s->physical, &s->properties);
   s->vkGetPhysicalDeviceMemoryProperties(s->physical, &s->memory);
+  s->staging = chooseStaging(s->properties, s->memory);
 
   s->vkGetPhysicalDeviceQueueFamilyProperties(s->physical, &count, nullptr);
   std::vector<VkQueueFamilyProperties> families(count);
@@ -327,17 +373,24 @@ std::string VulkanDevice::describe() const {
   default:
     break;
   }
-  return std::string(state->properties.deviceName) + ", " + type;
+  return std::string(state->properties.deviceName) + ", " + type +
+         (state->staging ? ", staged buffers" : "");
 }
 
-std::shared_ptr<GpuBuffer> VulkanDevice::allocate(uint64_t bytes,
-                                                  std::string &error) {
-  State &s = *state;
+/// A storage buffer that copies may also read and write, in mappable
+/// memory (mapped) or in device-local memory.
+static std::shared_ptr<VulkanBuffer>
+makeBuffer(const std::shared_ptr<VulkanDevice::State> &state, uint64_t bytes,
+           bool mappable, std::string &error) {
+  VulkanDevice::State &s = *state;
   auto b = std::make_shared<VulkanBuffer>(state, bytes);
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = bytes ? bytes : 4;
-  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+               VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  b->bufferBytes = info.size;
   if (VkResult r = s.vkCreateBuffer(s.device, &info, nullptr, &b->buffer)) {
     b->buffer = VK_NULL_HANDLE;
     error = vkError("vkCreateBuffer", r);
@@ -345,9 +398,14 @@ std::shared_ptr<GpuBuffer> VulkanDevice::allocate(uint64_t bytes,
   }
   VkMemoryRequirements needs;
   s.vkGetBufferMemoryRequirements(s.device, b->buffer, &needs);
-  int type = findMappableMemoryType(s.memory, needs.memoryTypeBits);
+  int type = mappable ? findMappableMemoryType(s.memory, needs.memoryTypeBits)
+                      : findMemoryType(s.memory, needs.memoryTypeBits,
+                                       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   if (type < 0) {
-    error = "the Vulkan device has no host-visible memory for buffers";
+    error = mappable ? "the Vulkan device has no host-visible memory for "
+                       "buffers"
+                     : "the Vulkan device has no device-local memory for "
+                       "buffers";
     return nullptr;
   }
   VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -360,13 +418,120 @@ std::shared_ptr<GpuBuffer> VulkanDevice::allocate(uint64_t bytes,
     return nullptr;
   }
   s.vkBindBufferMemory(s.device, b->buffer, b->memory, 0);
-  if (VkResult r =
-          s.vkMapMemory(s.device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped)) {
-    b->mapped = nullptr;
-    error = vkError("vkMapMemory", r);
-    return nullptr;
+  if (mappable) {
+    if (VkResult r = s.vkMapMemory(s.device, b->memory, 0, VK_WHOLE_SIZE, 0,
+                                   &b->mapped)) {
+      b->mapped = nullptr;
+      error = vkError("vkMapMemory", r);
+      return nullptr;
+    }
   }
-  std::memset(b->mapped, 0, info.size);
+  return b;
+}
+
+/// Records commands with `record` into one command buffer between two
+/// barriers, submits it and waits. The caller holds the launch mutex.
+static bool submitOnce(VulkanDevice::State &s,
+                       const std::function<void(VkCommandBuffer)> &record,
+                       std::string &error) {
+  VkCommandBufferAllocateInfo commandInfo{
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  commandInfo.commandPool = s.commandPool;
+  commandInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  commandInfo.commandBufferCount = 1;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  if (VkResult r =
+          s.vkAllocateCommandBuffers(s.device, &commandInfo, &commands)) {
+    error = vkError("vkAllocateCommandBuffers", r);
+    return false;
+  }
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  s.vkBeginCommandBuffer(commands, &begin);
+  // Earlier dispatches' writes before the copy; the copy's writes before
+  // later dispatches and the host's reads.
+  VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  before.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  before.dstAccessMask =
+      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  s.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0,
+                         nullptr, 0, nullptr);
+  record(commands);
+  VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  after.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                        VK_ACCESS_HOST_READ_BIT;
+  s.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                             VK_PIPELINE_STAGE_HOST_BIT,
+                         0, 1, &after, 0, nullptr, 0, nullptr);
+  s.vkEndCommandBuffer(commands);
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &commands;
+  VkResult r = s.vkQueueSubmit(s.queue, 1, &submit, VK_NULL_HANDLE);
+  if (r)
+    error = vkError("vkQueueSubmit", r);
+  else if ((r = s.vkQueueWaitIdle(s.queue)))
+    error = vkError("vkQueueWaitIdle", r);
+  s.vkFreeCommandBuffers(s.device, s.commandPool, 1, &commands);
+  return !r;
+}
+
+/// Copies `bytes` between `host` and a device-local `buffer` through a
+/// mappable staging buffer.
+static bool
+copyThroughStaging(const std::shared_ptr<VulkanDevice::State> &state,
+                   const VulkanBuffer &buffer, void *host, uint64_t bytes,
+                   bool toDevice, std::string &error) {
+  VulkanDevice::State &s = *state;
+  // A mappable buffer for this copy alone (a kept one would pin host
+  // memory as large as the largest operand).
+  std::shared_ptr<VulkanBuffer> staging =
+      makeBuffer(state, bytes, /*mappable=*/true, error);
+  if (!staging)
+    return false;
+  if (toDevice)
+    std::memcpy(staging->mapped, host, bytes);
+  std::lock_guard<std::mutex> lock(s.launchMutex);
+  VkBufferCopy region{0, 0, bytes};
+  if (!submitOnce(
+          s,
+          [&](VkCommandBuffer commands) {
+            if (toDevice)
+              s.vkCmdCopyBuffer(commands, staging->buffer, buffer.buffer, 1,
+                                &region);
+            else
+              s.vkCmdCopyBuffer(commands, buffer.buffer, staging->buffer, 1,
+                                &region);
+          },
+          error))
+    return false;
+  if (!toDevice)
+    std::memcpy(host, staging->mapped, bytes);
+  return true;
+}
+
+std::shared_ptr<GpuBuffer> VulkanDevice::allocate(uint64_t bytes,
+                                                  std::string &error) {
+  State &s = *state;
+  auto b = makeBuffer(state, bytes, /*mappable=*/!s.staging, error);
+  if (!b)
+    return nullptr;
+  if (b->mapped) {
+    std::memset(b->mapped, 0, b->bufferBytes);
+    return b;
+  }
+  std::lock_guard<std::mutex> lock(s.launchMutex);
+  VulkanBuffer *target = b.get();
+  if (!submitOnce(
+          s,
+          [&](VkCommandBuffer commands) {
+            s.vkCmdFillBuffer(commands, target->buffer, 0, VK_WHOLE_SIZE, 0);
+          },
+          error))
+    return nullptr;
   return b;
 }
 
@@ -378,15 +543,22 @@ std::shared_ptr<GpuBuffer> VulkanDevice::wrap(uint64_t, uint64_t,
 }
 
 bool VulkanDevice::writeChecked(GpuBuffer &buffer, const void *host,
-                                uint64_t bytes, std::string &) {
+                                uint64_t bytes, std::string &error) {
+  auto &b = static_cast<VulkanBuffer &>(buffer);
+  if (!b.mapped)
+    return copyThroughStaging(state, b, const_cast<void *>(host), bytes,
+                              /*toDevice=*/true, error);
   // Launches wait for their queue, so the memory is free to write.
-  std::memcpy(static_cast<VulkanBuffer &>(buffer).mapped, host, bytes);
+  std::memcpy(b.mapped, host, bytes);
   return true;
 }
 
 bool VulkanDevice::readChecked(const GpuBuffer &buffer, void *host,
-                               uint64_t bytes, std::string &) {
-  std::memcpy(host, static_cast<const VulkanBuffer &>(buffer).mapped, bytes);
+                               uint64_t bytes, std::string &error) {
+  const auto &b = static_cast<const VulkanBuffer &>(buffer);
+  if (!b.mapped)
+    return copyThroughStaging(state, b, host, bytes, /*toDevice=*/false, error);
+  std::memcpy(host, b.mapped, bytes);
   return true;
 }
 

@@ -154,8 +154,7 @@ bool usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
 /// (or Vulkan with `emulateWgmma`), head dims whole 64-element swizzle
 /// atoms (D and Dv multiples of 64, Dv at most 256).
 bool usesWarpgroupMmaKernel(TiledAttention attention, const KernelPlan &plan,
-                            const TargetDescription &target,
-                            bool emulateWgmma);
+                            const TargetDescription &target, bool emulateWgmma);
 
 std::unique_ptr<GpuKernelEmitter>
 makeScalarFlashEmitter(func::FuncOp host, TiledAttention attention,

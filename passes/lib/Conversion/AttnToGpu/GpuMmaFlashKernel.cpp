@@ -84,7 +84,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-
 Value MmaFlashEmitter::bitsOf(Value element) {
   if (element.getType().isInteger(32))
     return element;
@@ -261,9 +260,8 @@ Value MmaFlashEmitter::swizzle(Value row, Value chunk, int64_t rowChunks) {
                                arith::AndIOp::create(b, row, idx(span - 1)));
 }
 
-std::pair<Value, Value> MmaFlashEmitter::chunkSlot(Value, Value row,
-                                                   Value chunk,
-                                                   int64_t rowChunks) {
+std::pair<Value, Value>
+MmaFlashEmitter::chunkSlot(Value, Value row, Value chunk, int64_t rowChunks) {
   return {row, swizzle(row, chunk, rowChunks)};
 }
 

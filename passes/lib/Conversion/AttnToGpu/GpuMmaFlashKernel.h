@@ -1,4 +1,5 @@
-//===- GpuMmaFlashKernel.h - attention on mma.sync fragments -----*- C++ -*-===//
+//===- GpuMmaFlashKernel.h - attention on mma.sync fragments -----*- C++
+//-*-===//
 //
 // The tensor-core kernel's emitter (GpuMmaFlashKernel.cpp has its full
 // description): FlashAttention-2's structure on m16n8k16 (or TF32 m16n8k8)
@@ -42,8 +43,8 @@ protected:
                                 SmallVector<SmallVector<Value>> &acc);
   /// Where chunk `chunk` of row `row` of `tiles` (rows of `rowChunks`
   /// chunks) is stored: the buffer row and the chunk within it.
-  virtual std::pair<Value, Value> chunkSlot(Value tiles, Value row,
-                                            Value chunk, int64_t rowChunks);
+  virtual std::pair<Value, Value> chunkSlot(Value tiles, Value row, Value chunk,
+                                            int64_t rowChunks);
   /// The staged tile of `rowCount` rows of `rowChunks` chunks of 8
   /// elements (CUDA: the input type; emulated: 32-bit words).
   virtual Value tileBuffer(int64_t rowCount, int64_t rowChunks);

@@ -106,12 +106,10 @@ private:
   /// This warpgroup's first row of the query tile, and this warp's first
   /// row within the warpgroup's 64.
   Value warpgroupRow() {
-    return arith::MulIOp::create(
-        b, arith::DivUIOp::create(b, warp, idx(4)), idx(64));
+    return arith::MulIOp::create(b, arith::DivUIOp::create(b, warp, idx(4)),
+                                 idx(64));
   }
-  Value rowInWarpgroup() {
-    return arith::RemUIOp::create(b, warpRow, idx(64));
-  }
+  Value rowInWarpgroup() { return arith::RemUIOp::create(b, warpRow, idx(64)); }
   /// One k-step of 16: A is `aShared`, or else the 4 words `aWords` of
   /// each thread; B is `bShared`.
   struct Step {
@@ -157,11 +155,11 @@ std::pair<Value, Value> WgmmaFlashEmitter::chunkSlot(Value tiles, Value row,
   int64_t blocks = rowChunks * chunkElements() / kAtomElements;
   int64_t rows = cast<MemRefType>(tiles.getType()).getDimSize(0) / blocks;
   Value block = arith::DivUIOp::create(b, chunk, idx(8));
-  Value at = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, block, idx(rows)), row);
-  Value stored = arith::XOrIOp::create(
-      b, arith::RemUIOp::create(b, chunk, idx(8)),
-      arith::RemUIOp::create(b, row, idx(8)));
+  Value at =
+      arith::AddIOp::create(b, arith::MulIOp::create(b, block, idx(rows)), row);
+  Value stored =
+      arith::XOrIOp::create(b, arith::RemUIOp::create(b, chunk, idx(8)),
+                            arith::RemUIOp::create(b, row, idx(8)));
   return {at, stored};
 }
 
@@ -204,7 +202,7 @@ WgmmaFlashEmitter::sharedOperand(Value tiles, Value byteOffset,
 
 Value WgmmaFlashEmitter::pin(Value value) {
   Type type = value.getType();
-  std::string constraints = type.isF32()        ? "=f,0"
+  std::string constraints = type.isF32()         ? "=f,0"
                             : type.isInteger(64) ? "=l,0"
                                                  : "=r,0";
   return LLVM::InlineAsmOp::create(b, type, ValueRange{value}, "", constraints,
@@ -216,9 +214,8 @@ Value WgmmaFlashEmitter::pin(Value value) {
       .getResult(0);
 }
 
-SmallVector<Value>
-WgmmaFlashEmitter::multiplyAccumulate(ArrayRef<Step> steps,
-                                      ArrayRef<Value> acc) {
+SmallVector<Value> WgmmaFlashEmitter::multiplyAccumulate(ArrayRef<Step> steps,
+                                                         ArrayRef<Value> acc) {
   SmallVector<Value> sums(acc);
   if (!api->hasNativeMma()) {
     for (const Step &step : steps)
@@ -346,8 +343,8 @@ Value WgmmaFlashEmitter::operandAddress(const SharedOperand &operand, Value mn,
   } else {
     // N-major: 64 columns contiguous per 128-byte row (one k), 8-k groups
     // `stride` apart, 64-column blocks `leading` apart.
-    address = add(start, arith::MulIOp::create(b, div(mn, kAtomElements),
-                                               leading));
+    address =
+        add(start, arith::MulIOp::create(b, div(mn, kAtomElements), leading));
     address = add(address, arith::MulIOp::create(b, div(k, 8), stride));
     address = add(address, mul(rem(k, 8), kRowBytes));
     address = add(address, mul(rem(mn, kAtomElements), 2));
@@ -365,12 +362,14 @@ Value WgmmaFlashEmitter::emulatedElement(Value tiles, Value address) {
   };
   Value word = arith::ShRUIOp::create(b, address, i32(2));
   int64_t rowWords = kRowBytes / 4;
-  Value bits = load(tiles, {asIndex(arith::DivUIOp::create(b, word, i32(rowWords))),
-                            asIndex(arith::RemUIOp::create(b, word, i32(rowWords)))});
+  Value bits =
+      load(tiles, {asIndex(arith::DivUIOp::create(b, word, i32(rowWords))),
+                   asIndex(arith::RemUIOp::create(b, word, i32(rowWords)))});
   // Bit 1 of the address picks the half.
   Value shift = arith::MulIOp::create(
-      b, arith::AndIOp::create(b, arith::ShRUIOp::create(b, address, i32(1)),
-                               i32(1)),
+      b,
+      arith::AndIOp::create(b, arith::ShRUIOp::create(b, address, i32(1)),
+                            i32(1)),
       i32(16));
   return unpack(arith::ShRUIOp::create(b, bits, shift), /*high=*/false);
 }
@@ -401,8 +400,7 @@ SmallVector<Value> WgmmaFlashEmitter::emulatedWgmma(const Step &step,
           if (aShared) {
             // Rows of the operand, which starts at the warpgroup's first.
             Value row = asI32(arith::AddIOp::create(
-                b, rowInWarpgroup(),
-                arith::AddIOp::create(b, g, idx(8 * r))));
+                b, rowInWarpgroup(), arith::AddIOp::create(b, g, idx(8 * r))));
             a[r] = emulatedElement(aShared->tiles,
                                    operandAddress(*aShared, row, k));
             continue;
@@ -418,8 +416,8 @@ SmallVector<Value> WgmmaFlashEmitter::emulatedWgmma(const Step &step,
                       b, arith::RemUIOp::create(b, kIv, idx(8)), idx(2))));
           Value wordIndex = arith::AddIOp::create(
               b, idx(r),
-              arith::MulIOp::create(
-                  b, arith::DivUIOp::create(b, kIv, idx(8)), idx(2)));
+              arith::MulIOp::create(b, arith::DivUIOp::create(b, kIv, idx(8)),
+                                    idx(2)));
           Value word = load(mmaA, {lane, wordIndex});
           Value shift = arith::MulIOp::create(
               b, arith::RemUIOp::create(b, k, i32(2)), i32(16));
@@ -431,8 +429,8 @@ SmallVector<Value> WgmmaFlashEmitter::emulatedWgmma(const Step &step,
           for (int64_t e = 0; e < 2; ++e) {
             Value col = asI32(arith::AddIOp::create(
                 b, arith::MulIOp::create(b, c4, idx(2)), idx(8 * j + e)));
-            Value y = emulatedElement(bShared.tiles,
-                                      operandAddress(bShared, col, k));
+            Value y =
+                emulatedElement(bShared.tiles, operandAddress(bShared, col, k));
             for (int r = 0; r < 2; ++r)
               out[4 * j + 2 * r + e] = fma(a[r], y, out[4 * j + 2 * r + e]);
           }
@@ -454,11 +452,11 @@ SmallVector<SmallVector<Value>> WgmmaFlashEmitter::scoreProducts() {
     int64_t block = kc / 4;
     Value within = idx(32 * (kc % 4));
     Step step;
-    step.bShared = sharedOperand(
-        keyRows,
-        arith::AddIOp::create(b, blockOffset(block, keyRowsTotal, slotRow),
-                              within),
-        /*leadingBytes=*/16, kAtomBytes, /*nMajor=*/false);
+    step.bShared =
+        sharedOperand(keyRows,
+                      arith::AddIOp::create(
+                          b, blockOffset(block, keyRowsTotal, slotRow), within),
+                      /*leadingBytes=*/16, kAtomBytes, /*nMajor=*/false);
     if (queryRows)
       step.aShared = sharedOperand(
           queryRows,
@@ -473,13 +471,13 @@ SmallVector<SmallVector<Value>> WgmmaFlashEmitter::scoreProducts() {
       multiplyAccumulate(steps, SmallVector<Value>(keyTile / 2, f32(0.0f)));
   SmallVector<SmallVector<Value>> s;
   for (int64_t nt = 0; nt < keyTile / 8; ++nt)
-    s.push_back(SmallVector<Value>(acc.begin() + 4 * nt,
-                                   acc.begin() + 4 * nt + 4));
+    s.push_back(
+        SmallVector<Value>(acc.begin() + 4 * nt, acc.begin() + 4 * nt + 4));
   return s;
 }
 
-void WgmmaFlashEmitter::accumulateValues(
-    ArrayRef<SmallVector<Value>> p, SmallVector<SmallVector<Value>> &acc) {
+void WgmmaFlashEmitter::accumulateValues(ArrayRef<SmallVector<Value>> p,
+                                         SmallVector<SmallVector<Value>> &acc) {
   // One wgmma per 16 keys: A = P's words (the C fragments of two 8-key
   // tiles of S), B = keys 16 kk .. 16 kk + 15 of the staged V rows,
   // N-major: 8-key groups 1024 bytes apart, 64-column blocks one block of
@@ -517,9 +515,8 @@ bool mlir::attn::usesWarpgroupMmaKernel(TiledAttention attention,
   if (!api)
     return false;
   bool warpgroupShapes =
-      llvm::any_of(target.matrixShapes, [](const std::array<int64_t, 3> &s) {
-        return s[0] == 64;
-      });
+      llvm::any_of(target.matrixShapes,
+                   [](const std::array<int64_t, 3> &s) { return s[0] == 64; });
   bool available = api->hasNativeMma() ? warpgroupShapes : emulateWgmma;
   Type element = cast<ShapedType>(op.getQuery().getType()).getElementType();
   auto dimOf = [](Value v) {

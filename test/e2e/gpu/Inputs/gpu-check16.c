@@ -55,8 +55,8 @@ static double fromBits(uint16_t bits, int bf16) {
     return x;
   }
   int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  double magnitude = exponent ? ldexp(1024 + mantissa, exponent - 25)
-                              : ldexp(mantissa, -24);
+  double magnitude =
+      exponent ? ldexp(1024 + mantissa, exponent - 25) : ldexp(mantissa, -24);
   return bits & 0x8000 ? -magnitude : magnitude;
 }
 
