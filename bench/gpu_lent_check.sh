@@ -31,6 +31,24 @@ compile() { # compile INPUT VARIANT OUTPUT
   esac
 }
 
+# attention_functions HEADS "N..." prints TYPE_dD_nN[_causal] functions on
+# [1, HEADS, N, D] for f16 / bf16, D = 64 / 128, causal and not.
+attention_functions() {
+  for type in f16 bf16; do for d in 64 128; do for n in $2; do
+    for causal in 0 1; do
+      name="${type}_d${d}_n${n}" pattern=""
+      if [ "$causal" = 1 ]; then
+        name="${name}_causal" pattern=" pattern(#attn.causal)"
+      fi
+      t="tensor<1x$1x${n}x${d}x${type}>"
+      echo "func.func @$name(%q: $t, %k: $t, %v: $t) -> $t {"
+      echo "  %o = attn.attention %q, %k, %v$pattern : ($t, $t, $t) -> $t"
+      echo "  return %o : $t"
+      echo "}"
+    done
+  done; done; done
+}
+
 prepare() {
   rm -rf "$out" && mkdir -p "$out/lib"
   cp build/bin/attn-gpu-call-bench "$out/"
@@ -41,40 +59,12 @@ prepare() {
   /usr/lib/llvm-22/bin/clang -O2 -I runtime/include test/e2e/gpu/Inputs/gpu-check16.c \
     -o "$out/gpu-check16" -L build/lib -lattn_c -lm -Wl,-rpath,'$ORIGIN/lib'
   # Checked shapes: [1, 2, N, D] (gpu-check16's names), odd and even N.
-  {
-    for type in f16 bf16; do for d in 64 128; do for n in 257 1024; do
-      for causal in 0 1; do
-        name="${type}_d${d}_n${n}" pattern=""
-        if [ "$causal" = 1 ]; then
-          name="${name}_causal" pattern=" pattern(#attn.causal)"
-        fi
-        t="tensor<1x2x${n}x${d}x${type}>"
-        echo "func.func @$name(%q: $t, %k: $t, %v: $t) -> $t {"
-        echo "  %o = attn.attention %q, %k, %v$pattern : ($t, $t, $t) -> $t"
-        echo "  return %o : $t"
-        echo "}"
-      done
-    done; done; done
-  } > "$out/check.mlir"
+  attention_functions 2 "257 1024" > "$out/check.mlir"
   for v in $variants; do compile "$out/check.mlir" "$v" "$out/check-$v.ptx"; done
   build/bin/attn-compile test/e2e/gpu/Inputs/capi-kernels.mlir --target=cuda-sm90 -o "$out/capi.ptx"
   # One function per shape: B = 1, H = 16 (4096 / N batches of 16 heads
   # would keep the work equal; one batch keeps the artifact small).
-  {
-    for type in f16 bf16; do for d in 64 128; do for n in 1024 4096 16384; do
-      for causal in 0 1; do
-        name="${type}_d${d}_n${n}" pattern=""
-        if [ "$causal" = 1 ]; then
-          name="${name}_causal" pattern=" pattern(#attn.causal)"
-        fi
-        t="tensor<1x16x${n}x${d}x${type}>"
-        echo "func.func @$name(%q: $t, %k: $t, %v: $t) -> $t {"
-        echo "  %o = attn.attention %q, %k, %v$pattern : ($t, $t, $t) -> $t"
-        echo "  return %o : $t"
-        echo "}"
-      done
-    done; done; done
-  } > "$out/shapes.mlir"
+  attention_functions 16 "1024 4096 16384" > "$out/shapes.mlir"
   for v in $variants; do compile "$out/shapes.mlir" "$v" "$out/shapes-$v.ptx"; done
   rm -f "$out"/*.cubin
   ls -la "$out"

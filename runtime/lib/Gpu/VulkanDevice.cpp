@@ -118,21 +118,6 @@ std::string vkError(const std::string &what, VkResult result) {
   return what + " failed (VkResult " + std::to_string(result) + ")";
 }
 
-/// A memory type of `typeBits` with host-visible, coherent memory,
-/// device-local where the device has such memory mappable.
-int findMappableMemoryType(const VkPhysicalDeviceMemoryProperties &memory,
-                           uint32_t typeBits) {
-  VkMemoryPropertyFlags mappable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  for (VkMemoryPropertyFlags wanted :
-       {mappable | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, mappable})
-    for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
-      if ((typeBits & (1u << i)) &&
-          (memory.memoryTypes[i].propertyFlags & wanted) == wanted)
-        return int(i);
-  return -1;
-}
-
 /// A memory type of `typeBits` with all of `wanted`, or -1.
 int findMemoryType(const VkPhysicalDeviceMemoryProperties &memory,
                    uint32_t typeBits, VkMemoryPropertyFlags wanted) {
@@ -141,6 +126,17 @@ int findMemoryType(const VkPhysicalDeviceMemoryProperties &memory,
         (memory.memoryTypes[i].propertyFlags & wanted) == wanted)
       return int(i);
   return -1;
+}
+
+/// A memory type of `typeBits` with host-visible, coherent memory,
+/// device-local where the device has such memory mappable.
+int findMappableMemoryType(const VkPhysicalDeviceMemoryProperties &memory,
+                           uint32_t typeBits) {
+  VkMemoryPropertyFlags mappable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  int type = findMemoryType(memory, typeBits,
+                            mappable | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  return type >= 0 ? type : findMemoryType(memory, typeBits, mappable);
 }
 
 /// Whether buffers go to device-local memory through staging copies: on a
