@@ -7,6 +7,7 @@
 // RUN: not attn-opt %s --attn-set-target="target=cpu workgroup-rows=64" 2>&1 | FileCheck %s --check-prefix=CPU
 // RUN: not attn-opt %s --attn-set-target="target=vulkan workgroup-rows=24" 2>&1 | FileCheck %s --check-prefix=ODD
 // RUN: not attn-opt %s --attn-set-target="target=cuda workgroup-rows=512" 2>&1 | FileCheck %s --check-prefix=BIG
+// RUN: not attn-opt %s --attn-set-target="target=cuda workgroup-rows=-16" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // CHECK: #attn.target<name = "vulkan-lavapipe", api = "vulkan"{{.*}} workgroup_rows = 128,
 // sm_90a: two warpgroups of query rows, 64-key tiles in 112 KiB of dynamic
 // shared memory, the warpgroup mma shape.
@@ -15,5 +16,6 @@
 // CPU: error: attn-set-target: workgroup-rows must be a multiple of 16 up to 256 on a GPU target, got 64 for 'cpu-avx2'
 // ODD: error: attn-set-target: workgroup-rows must be a multiple of 16 up to 256 on a GPU target, got 24 for 'vulkan-lavapipe'
 // BIG: error: attn-set-target: workgroup-rows must be a multiple of 16 up to 256 on a GPU target, got 512 for 'cuda-sm80'
+// NEGATIVE: error: attn-set-target: workgroup-rows must be a multiple of 16 up to 256 on a GPU target, got -16 for 'cuda-sm80'
 module {
 }

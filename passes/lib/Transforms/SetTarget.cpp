@@ -38,10 +38,10 @@ struct AttnSetTargetPass : attn::impl::AttnSetTargetBase<AttnSetTargetPass> {
       return signalPassFailure();
     }
     if (workgroupRows) {
-      // One warp per 16 rows in the tensor-core kernels; 256 rows is 16
-      // warps, the most a CUDA block of 512 threads holds at two per row.
-      if (description->isCpu() || workgroupRows % 16 != 0 ||
-          workgroupRows > 256) {
+      // One warp per 16 rows in the tensor-core kernels; 256 rows are 16
+      // warps, and 512 invocations where the scalar kernel gives a row two.
+      if (description->isCpu() || workgroupRows < 0 ||
+          workgroupRows % 16 != 0 || workgroupRows > 256) {
         module.emitError()
             << "attn-set-target: workgroup-rows must be a multiple of 16 up "
                "to 256 on a GPU target, got "

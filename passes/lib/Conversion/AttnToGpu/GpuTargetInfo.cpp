@@ -139,11 +139,10 @@ public:
                                      kDynamicSharedSlack + offset + bytes));
     // The start and its padding to 1024 bytes, at the kernel's entry (CSE
     // merges those of several buffers).
-    Value pad;
     auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
     auto bytesType = MemRefType::get(
         {ShapedType::kDynamic}, IntegerType::get(ctx, 8), AffineMap(), space);
-    Value arena;
+    Value arena, pad;
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&kernel.front());
