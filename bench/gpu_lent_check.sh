@@ -4,20 +4,23 @@
 #
 #   bench/gpu_lent_check.sh prepare   # here: PTX artifacts, LLVM-free
 #                                     # runners and their libraries into
-#                                     # build/gpu-lent (about 5 MiB)
+#                                     # build/gpu-lent (about 20 MiB)
 #   bench/gpu_lent_check.sh run       # there: run with carry=build/gpu-lent
 #
-# `run` checks the C API's device buffers on CUDA against an f64 reference
-# (test/e2e/gpu/Inputs/gpu-capi.c: two chained calls, split keys merged on
-# the device, the error paths), checks both tensor-core kernels (mma.sync
-# for sm_90, wgmma for sm_90a at 128 and 64 query rows per workgroup;
-# Inputs/gpu-check16.c) against an f64
-# reference for f16 / bf16, D = 64 / 128, causal and not, then times them
-# with attn-gpu-call-bench (the device's event timings, medians) for the
-# same types and head dims at N = 1k / 4k / 16k, and prints TFLOP/s
-# (4 B H N^2 D flops, half of it causal) and the call overhead. The wgmma
-# kernel needs a Hopper GPU (compute capability 9.x): elsewhere its PTX
-# does not load, and the run says so.
+# `run`, in order:
+# - the C API's device buffers on CUDA against an f64 reference
+#   (test/e2e/gpu/Inputs/gpu-capi.c: two chained calls, split keys merged
+#   on the device, the error paths);
+# - the tensor-core kernels (sm_90's mma.sync; sm_90a's wgmma at 128 and at
+#   64 query rows per workgroup) against an f64 reference
+#   (Inputs/gpu-check16.c), f16 / bf16, D = 64 / 128, causal and not;
+# - their TFLOP/s side by side (attn-gpu-call-bench: the device's event
+#   timings, medians; 4 B H N^2 D flops, half of it causal) at N = 1k / 4k
+#   / 16k, and the call overhead;
+# - decoding's bandwidth (GQA 32:8, D = 128, 4k-64k keys) and a sliding
+#   window's time as a fraction of dense (it keeps about 1/16).
+# The wgmma kernel needs a Hopper GPU (compute capability 9.x): elsewhere
+# its PTX does not load, and the run says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/gpu-lent
@@ -49,6 +52,23 @@ attention_functions() {
   done; done; done
 }
 
+# Decoding (one query row, GQA 32:8, D = 128, N keys: bandwidth-bound) and
+# a sliding window at N = 16k (about 1/16 of the dense tiles kept).
+other_functions() {
+  for type in f16 bf16; do for n in 4096 16384 65536; do
+    q="tensor<1x32x1x128x${type}>" kv="tensor<1x8x${n}x128x${type}>"
+    echo "func.func @${type}_decode_kv${n}(%q: $q, %k: $kv, %v: $kv) -> $q {"
+    echo "  %o = attn.attention %q, %k, %v : ($q, $kv, $kv) -> $q"
+    echo "  return %o : $q"
+    echo "}"
+  done; done
+  t="tensor<1x16x16384x128xf16>"
+  echo "func.func @f16_d128_n16384_window(%q: $t, %k: $t, %v: $t) -> $t {"
+  echo "  %o = attn.attention %q, %k, %v pattern(#attn.window<left = 1023, right = 0>) : ($t, $t, $t) -> $t"
+  echo "  return %o : $t"
+  echo "}"
+}
+
 prepare() {
   rm -rf "$out" && mkdir -p "$out/lib"
   cp build/bin/attn-gpu-call-bench "$out/"
@@ -66,6 +86,8 @@ prepare() {
   # would keep the work equal; one batch keeps the artifact small).
   attention_functions 16 "1024 4096 16384" > "$out/shapes.mlir"
   for v in $variants; do compile "$out/shapes.mlir" "$v" "$out/shapes-$v.ptx"; done
+  other_functions > "$out/other.mlir"
+  for v in $variants; do compile "$out/other.mlir" "$v" "$out/other-$v.ptx"; done
   rm -f "$out"/*.cubin
   ls -la "$out"
 }
@@ -95,6 +117,26 @@ run() {
       tflops=$(awk -v n="$n" -v d="$d" -v ms="${ms:-0}" -v h="$half" \
         'BEGIN { if (ms > 0) printf "%.1f", h * 4 * 16 * n * n * d / (ms * 1e-3) / 1e12; else print "failed" }')
       printf "%-18s %-24s %10s %10s %12s\n" "$v" "$f" "${ms:--}" "$tflops" "${overhead:--}"
+    done
+  done
+  echo "== decoding (GQA 32:8, D = 128): K and V read once, GB/s of them"
+  echo "== and a window of 1024 keys at N = 16k against dense (kept ~1/16)"
+  printf "%-18s %-26s %10s %16s\n" kernel function "kernel ms" "GB/s | of dense"
+  grep -o '^func.func @[a-z0-9_]*' "$out/other.mlir" | sed 's/func.func @//' |
+  while read -r f; do
+    for v in $variants; do
+      ms=$("$out/attn-gpu-call-bench" "$out/other-$v.ptx" "$f" --calls=10 --rounds=1 | grep '^device ' | awk '{print $3}' || true)
+      case "$f" in
+        *_decode_kv*)
+          n=${f##*_kv}
+          rate=$(awk -v n="$n" -v ms="${ms:-0}" \
+            'BEGIN { if (ms > 0) printf "%.0f", 2 * 8 * n * 128 * 2 / (ms * 1e-3) / 1e9; else print "failed" }') ;;
+        *)
+          dense=$("$out/attn-gpu-call-bench" "$out/shapes-$v.ptx" f16_d128_n16384 --calls=10 --rounds=1 | grep '^device ' | awk '{print $3}' || true)
+          rate=$(awk -v ms="${ms:-0}" -v dense="${dense:-0}" \
+            'BEGIN { if (ms > 0 && dense > 0) printf "%.3f", ms / dense; else print "failed" }') ;;
+      esac
+      printf "%-18s %-26s %10s %16s\n" "$v" "$f" "${ms:--}" "$rate"
     done
   done
 }
