@@ -99,8 +99,30 @@ struct VulkanDevice::State {
   /// The queue and the command pool need external synchronization: one
   /// launch at a time.
   std::mutex launchMutex;
+  /// The mappable buffer staged copies reuse (guarded by launchMutex):
+  /// grown to the largest copy up to kKeptStagingBytes; larger copies get
+  /// one of their own, so that host memory stays bounded.
+  static constexpr uint64_t kKeptStagingBytes = 64 << 20;
+  VkBuffer stagingBuffer = VK_NULL_HANDLE;
+  VkDeviceMemory stagingMemory = VK_NULL_HANDLE;
+  void *stagingMapped = nullptr;
+  uint64_t stagingBytes = 0;
+
+  void releaseStaging() {
+    if (stagingMapped)
+      vkUnmapMemory(device, stagingMemory);
+    if (stagingBuffer)
+      vkDestroyBuffer(device, stagingBuffer, nullptr);
+    if (stagingMemory)
+      vkFreeMemory(device, stagingMemory, nullptr);
+    stagingBuffer = VK_NULL_HANDLE;
+    stagingMemory = VK_NULL_HANDLE;
+    stagingMapped = nullptr;
+    stagingBytes = 0;
+  }
 
   ~State() {
+    releaseStaging();
     if (commandPool)
       vkDestroyCommandPool(device, commandPool, nullptr);
     if (device)
@@ -476,36 +498,52 @@ static bool submitOnce(VulkanDevice::State &s,
 }
 
 /// Copies `bytes` between `host` and a device-local `buffer` through a
-/// mappable staging buffer.
+/// mappable staging buffer: the device's kept one, or one for this copy
+/// past kKeptStagingBytes.
 static bool
 copyThroughStaging(const std::shared_ptr<VulkanDevice::State> &state,
                    const VulkanBuffer &buffer, void *host, uint64_t bytes,
                    bool toDevice, std::string &error) {
   VulkanDevice::State &s = *state;
-  // A mappable buffer for this copy alone (a kept one would pin host
-  // memory as large as the largest operand).
-  std::shared_ptr<VulkanBuffer> staging =
-      makeBuffer(state, bytes, /*mappable=*/true, error);
-  if (!staging)
-    return false;
-  if (toDevice)
-    std::memcpy(staging->mapped, host, bytes);
   std::lock_guard<std::mutex> lock(s.launchMutex);
+  std::shared_ptr<VulkanBuffer> own;
+  VkBuffer staging = s.stagingBuffer;
+  void *mapped = s.stagingMapped;
+  if (bytes > VulkanDevice::State::kKeptStagingBytes ||
+      bytes > s.stagingBytes) {
+    own = makeBuffer(state, bytes, /*mappable=*/true, error);
+    if (!own)
+      return false;
+    staging = own->buffer;
+    mapped = own->mapped;
+  }
+  if (own && bytes <= VulkanDevice::State::kKeptStagingBytes) {
+    // The new buffer becomes the kept one: the device now owns its
+    // handles (a VulkanBuffer would hold the device's state alive).
+    s.releaseStaging();
+    s.stagingBuffer = own->buffer;
+    s.stagingMemory = own->memory;
+    s.stagingMapped = own->mapped;
+    s.stagingBytes = bytes;
+    own->buffer = VK_NULL_HANDLE;
+    own->memory = VK_NULL_HANDLE;
+    own->mapped = nullptr;
+  }
+  if (toDevice)
+    std::memcpy(mapped, host, bytes);
   VkBufferCopy region{0, 0, bytes};
   if (!submitOnce(
           s,
           [&](VkCommandBuffer commands) {
             if (toDevice)
-              s.vkCmdCopyBuffer(commands, staging->buffer, buffer.buffer, 1,
-                                &region);
+              s.vkCmdCopyBuffer(commands, staging, buffer.buffer, 1, &region);
             else
-              s.vkCmdCopyBuffer(commands, buffer.buffer, staging->buffer, 1,
-                                &region);
+              s.vkCmdCopyBuffer(commands, buffer.buffer, staging, 1, &region);
           },
           error))
     return false;
   if (!toDevice)
-    std::memcpy(host, staging->mapped, bytes);
+    std::memcpy(host, mapped, bytes);
   return true;
 }
 
