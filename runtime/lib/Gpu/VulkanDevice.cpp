@@ -447,6 +447,23 @@ makeBuffer(const std::shared_ptr<VulkanDevice::State> &state, uint64_t bytes,
   return b;
 }
 
+/// Submits `commands` to the device's queue and waits until it is idle.
+static bool submitAndWait(VulkanDevice::State &s, VkCommandBuffer commands,
+                          std::string &error) {
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &commands;
+  if (VkResult r = s.vkQueueSubmit(s.queue, 1, &submit, VK_NULL_HANDLE)) {
+    error = vkError("vkQueueSubmit", r);
+    return false;
+  }
+  if (VkResult r = s.vkQueueWaitIdle(s.queue)) {
+    error = vkError("vkQueueWaitIdle", r);
+    return false;
+  }
+  return true;
+}
+
 /// Records commands with `record` into one command buffer between two
 /// barriers, submits it and waits. The caller holds the launch mutex.
 static bool submitOnce(VulkanDevice::State &s,
@@ -485,16 +502,9 @@ static bool submitOnce(VulkanDevice::State &s,
                              VK_PIPELINE_STAGE_HOST_BIT,
                          0, 1, &after, 0, nullptr, 0, nullptr);
   s.vkEndCommandBuffer(commands);
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &commands;
-  VkResult r = s.vkQueueSubmit(s.queue, 1, &submit, VK_NULL_HANDLE);
-  if (r)
-    error = vkError("vkQueueSubmit", r);
-  else if ((r = s.vkQueueWaitIdle(s.queue)))
-    error = vkError("vkQueueWaitIdle", r);
+  bool ok = submitAndWait(s, commands, error);
   s.vkFreeCommandBuffers(s.device, s.commandPool, 1, &commands);
-  return !r;
+  return ok;
 }
 
 /// Copies `bytes` between `host` and a device-local `buffer` through a
@@ -789,18 +799,9 @@ bool VulkanDevice::launchChecked(const std::vector<GpuLaunch> &launches,
                              0, 1, &barrier, 0, nullptr, 0, nullptr);
     }
   s.vkEndCommandBuffer(commands);
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &commands;
   auto start = std::chrono::steady_clock::now();
-  if (VkResult r = s.vkQueueSubmit(s.queue, 1, &submit, VK_NULL_HANDLE)) {
-    error = vkError("vkQueueSubmit", r);
+  if (!submitAndWait(s, commands, error))
     return false;
-  }
-  if (VkResult r = s.vkQueueWaitIdle(s.queue)) {
-    error = vkError("vkQueueWaitIdle", r);
-    return false;
-  }
   double hostMs = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - start)
                       .count();
