@@ -518,12 +518,13 @@ bool mlir::attn::usesWarpgroupMmaKernel(TiledAttention attention,
       llvm::any_of(target.matrixShapes,
                    [](const std::array<int64_t, 3> &s) { return s[0] == 64; });
   bool available = api->hasNativeMma() ? warpgroupShapes : emulateWgmma;
-  Type element = cast<ShapedType>(op.getQuery().getType()).getElementType();
   auto dimOf = [](Value v) {
     return cast<ShapedType>(v.getType()).getShape().back();
   };
   int64_t headDim = dimOf(op.getQuery()), valueDim = dimOf(op.getValue());
-  return available && !element.isF32() &&
+  // The mma.sync kernel's other conditions (16-bit Q, K and V, key tiles
+  // of 16); whether the instructions exist was decided above.
+  return available &&
          usesMmaKernel(attention, plan, target, /*emulateMma=*/true,
                        F32Mma::None) &&
          headDim % kAtomElements == 0 && valueDim % kAtomElements == 0 &&
