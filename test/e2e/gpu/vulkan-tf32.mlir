@@ -22,6 +22,11 @@
 // own error here); TF32 alone misses that bar by two orders of magnitude.
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --gpu-3xtf32 --check --entry=window_alibi_softcap_d40 | FileCheck %s --check-prefix=X3
 // RUN: attn-run %s --device=vulkan --gpu-emulate-mma --gpu-3xtf32 --check --entry=decode_gqa | FileCheck %s --check-prefix=X3
+// Past D + Dv = 128, 3xTF32 keeps Q in workgroup memory (one stage):
+// dense_d72 takes that path here as on CUDA (D = 128 does too on CUDA, but
+// lavapipe's 32 KiB hold Q there only with 16-row workgroups, minutes of
+// shader compilation).
+// RUN: attn-run %s --device=vulkan --gpu-emulate-mma --gpu-3xtf32 --check --entry=dense_d72 | FileCheck %s --check-prefix=X3
 // X3: check: {{.*}} (tolerance 1.0e-05): PASS
 // RUN: not attn-run %s --device=vulkan --gpu-emulate-mma --gpu-tf32 --check --tolerance=1e-5 --entry=window_alibi_softcap_d40 | FileCheck %s --check-prefix=TF32-AT-F32
 // TF32-AT-F32: check: {{.*}} (tolerance 1.0e-05): FAIL
@@ -67,4 +72,13 @@ func.func @decode_gqa(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x600x64xf32>,
       : (tensor<1x8x1x64xf32>, tensor<1x2x600x64xf32>, tensor<1x2x600x64xf32>)
       -> tensor<1x8x1x64xf32>
   return %o : tensor<1x8x1x64xf32>
+}
+
+// Dense, L = 53, D = 72: 3xTF32 stages Q (D + Dv > 128).
+func.func @dense_d72(%q: tensor<1x2x53x72xf32>, %k: tensor<1x2x53x72xf32>,
+                     %v: tensor<1x2x53x72xf32>) -> tensor<1x2x53x72xf32> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x2x53x72xf32>, tensor<1x2x53x72xf32>, tensor<1x2x53x72xf32>)
+      -> tensor<1x2x53x72xf32>
+  return %o : tensor<1x2x53x72xf32>
 }

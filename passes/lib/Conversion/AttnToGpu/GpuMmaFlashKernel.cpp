@@ -84,6 +84,21 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// Workgroup memory of the mma kernel with Q staged beside `stages` K / V
+/// stages of `keyTile` rows (16-bit elements as they are, f32 as TF32
+/// words), plus the emulation's fragment exchange (8 words a lane).
+static int64_t stagedQueryBytes(int64_t rows, int64_t headDim, int64_t valueDim,
+                                int64_t keyTile, Type element, int64_t stages,
+                                bool emulated) {
+  int64_t elementBytes = element.isF32() ? 4 : 2;
+  int64_t kStep = element.isF32() ? 8 : 16;
+  int64_t paddedDim = llvm::alignTo(headDim, kStep);
+  int64_t paddedValueDim = llvm::alignTo(valueDim, 8);
+  int64_t stageBytes = keyTile * (paddedDim + paddedValueDim) * elementBytes;
+  int64_t emulationBytes = emulated ? rows / 16 * kWarp * 8 * 4 : 0;
+  return rows * paddedDim * elementBytes + stages * stageBytes + emulationBytes;
+}
+
 Value MmaFlashEmitter::bitsOf(Value element) {
   if (element.getType().isInteger(32))
     return element;
@@ -153,13 +168,12 @@ void MmaFlashEmitter::prologue() {
   };
   // Q in workgroup memory (FlashAttention-2's default) frees its
   // registers; where Q and every stage do not fit, Q stays in registers,
-  // except past D = 128 where it would not fit there either (the O
-  // accumulators take 4 Dv / 8 registers): then one stage.
-  int64_t stageBytes = keyTile * (paddedDim + paddedValueDim) * elementBytes;
-  int64_t queryBytes = rows * paddedDim * elementBytes;
-  int64_t emulationBytes = api->hasNativeMma() ? 0 : invocations() * 8 * 4;
+  // except past D = 128 (and for 3xTF32 past D + Dv = 128) where it would
+  // not fit there either (the O accumulators take 4 Dv / 8 registers):
+  // then one stage.
   auto fits = [&](int64_t stages) {
-    return queryBytes + stages * stageBytes + emulationBytes <=
+    return stagedQueryBytes(rows, headDim, valueDim, keyTile, elementType,
+                            stages, !api->hasNativeMma()) <=
            target.workgroupMemoryBytes;
   };
   bool stageQuery = fits(depth);
@@ -828,16 +842,27 @@ bool mlir::attn::usesMmaKernel(TiledAttention attention, const KernelPlan &plan,
   auto sameType = [&](Value v) {
     return cast<ShapedType>(v.getType()).getElementType() == element;
   };
-  // 3xTF32 keeps head dims up to 64 (Dv too): past that the high and low
-  // parts of the fragments push the f32 kernel (254 registers with TF32 at
-  // D = 128) into spills; the exact scalar kernel runs instead.
+  // 3xTF32 takes head dims up to 64 (Dv too) with Q in registers. Up to
+  // 128 it needs Q in workgroup memory beside one K / V stage: in
+  // registers, Q's high and low parts and the O accumulators push the f32
+  // kernel (254 registers with TF32 at D = 128) into spills. Elsewhere the
+  // exact scalar kernel runs.
   auto dimOf = [](Value v) {
     return cast<ShapedType>(v.getType()).getShape().back();
   };
-  bool f32OnMma = f32Mma == F32Mma::Tf32 ||
-                  (f32Mma == F32Mma::Tf32x3 && dimOf(op.getQuery()) <= 64 &&
-                   dimOf(op.getValue()) <= 64);
+  int64_t headDim = dimOf(op.getQuery()), valueDim = dimOf(op.getValue());
   std::shared_ptr<const GpuTargetInfo> api = GpuTargetInfo::get(target);
+  auto splitFits = [&] {
+    if (headDim <= 64 && valueDim <= 64)
+      return true;
+    return headDim <= 128 && valueDim <= 128 && api &&
+           stagedQueryBytes(plan.queryTiling.tile, headDim, valueDim,
+                            plan.keyTile, element, /*stages=*/1,
+                            !api->hasNativeMma()) <=
+               target.workgroupMemoryBytes;
+  };
+  bool f32OnMma =
+      f32Mma == F32Mma::Tf32 || (f32Mma == F32Mma::Tf32x3 && splitFits());
   return api && (api->hasNativeMma() || emulateMma) &&
          (element.isF16() || element.isBF16() ||
           (f32OnMma && element.isF32())) &&

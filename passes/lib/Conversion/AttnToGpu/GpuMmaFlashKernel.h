@@ -50,7 +50,9 @@ protected:
   virtual Value tileBuffer(int64_t rowCount, int64_t rowChunks);
   /// Whether Q must be in workgroup memory whenever it fits there with one
   /// stage (rather than in registers).
-  virtual bool prefersStagedQuery() const { return headDim > 128; }
+  virtual bool prefersStagedQuery() const {
+    return headDim > 128 || (splitTf32 && headDim + valueDim > 128);
+  }
   void storeResult(ValueRange state) override;
   bool splitsKeys() const override { return true; }
   void storePartials(ValueRange state, Value workgroup) override;
