@@ -97,32 +97,53 @@ struct VulkanDevice::State {
   /// Where launches allocate their command buffers.
   VkCommandPool commandPool = VK_NULL_HANDLE;
   /// The queue and the command pool need external synchronization: one
-  /// launch at a time.
-  std::mutex launchMutex;
-  /// The mappable buffer staged copies reuse (guarded by launchMutex):
-  /// grown to the largest copy up to kKeptStagingBytes; larger copies get
-  /// one of their own, so that host memory stays bounded.
-  static constexpr uint64_t kKeptStagingBytes = 64 << 20;
-  VkBuffer stagingBuffer = VK_NULL_HANDLE;
-  VkDeviceMemory stagingMemory = VK_NULL_HANDLE;
-  void *stagingMapped = nullptr;
-  uint64_t stagingBytes = 0;
+  /// launch at a time. Recursive: a buffer released while the device holds
+  /// it (a failed allocation) submits pending copies first.
+  std::recursive_mutex launchMutex;
 
-  void releaseStaging() {
-    if (stagingMapped)
-      vkUnmapMemory(device, stagingMemory);
-    if (stagingBuffer)
-      vkDestroyBuffer(device, stagingBuffer, nullptr);
-    if (stagingMemory)
-      vkFreeMemory(device, stagingMemory, nullptr);
-    stagingBuffer = VK_NULL_HANDLE;
-    stagingMemory = VK_NULL_HANDLE;
-    stagingMapped = nullptr;
-    stagingBytes = 0;
+  /// A mappable buffer that staged copies go through.
+  struct Staging {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    char *mapped = nullptr;
+    uint64_t bytes = 0;
+  };
+  /// The staging buffer copies reuse (guarded by launchMutex): grown to the
+  /// most a batch of copies has needed, up to kKeptStagingBytes; larger
+  /// copies get one of their own, so that host memory stays bounded.
+  static constexpr uint64_t kKeptStagingBytes = 64 << 20;
+  Staging kept;
+  /// Staged writes and zero fills wait in `pending` (guarded by
+  /// launchMutex) until a launch or a read submits them with its own
+  /// commands: one submission, one wait. Their host data sits in `kept`
+  /// below `keptUsed`, or in `retired` (buffers of their own, and kept
+  /// buffers outgrown while copies still read them).
+  VkCommandBuffer pending = VK_NULL_HANDLE;
+  uint64_t keptUsed = 0;
+  std::vector<Staging> retired;
+
+  void release(Staging &staging) {
+    if (staging.mapped)
+      vkUnmapMemory(device, staging.memory);
+    if (staging.buffer)
+      vkDestroyBuffer(device, staging.buffer, nullptr);
+    if (staging.memory)
+      vkFreeMemory(device, staging.memory, nullptr);
+    staging = Staging();
+  }
+  /// After pending copies have run: their staging is free again.
+  void releaseRetired() {
+    for (Staging &staging : retired)
+      release(staging);
+    retired.clear();
+    keptUsed = 0;
   }
 
   ~State() {
-    releaseStaging();
+    releaseRetired();
+    release(kept);
+    if (pending)
+      vkFreeCommandBuffers(device, commandPool, 1, &pending);
     if (commandPool)
       vkDestroyCommandPool(device, commandPool, nullptr);
     if (device)
@@ -133,6 +154,9 @@ struct VulkanDevice::State {
       dlclose(loader);
   }
 };
+
+static bool submitPending(VulkanDevice::State &s, VkCommandBuffer commands,
+                          std::string &error);
 
 namespace {
 
@@ -192,6 +216,14 @@ struct VulkanBuffer final : GpuBuffer {
   VulkanBuffer(std::shared_ptr<VulkanDevice::State> s, uint64_t bytes)
       : GpuBuffer(bytes), s(std::move(s)) {}
   ~VulkanBuffer() override {
+    if (buffer && s->pending) {
+      // Pending copies may write this buffer: they run before it goes (a
+      // failure here has no one to tell; the next submission fails too).
+      std::lock_guard<std::recursive_mutex> lock(s->launchMutex);
+      std::string ignored;
+      submitPending(*s, VK_NULL_HANDLE, ignored);
+      s->releaseRetired();
+    }
     if (mapped)
       s->vkUnmapMemory(s->device, memory);
     if (buffer)
@@ -447,113 +479,132 @@ makeBuffer(const std::shared_ptr<VulkanDevice::State> &state, uint64_t bytes,
   return b;
 }
 
-/// Submits `commands` to the device's queue and waits until it is idle.
-static bool submitAndWait(VulkanDevice::State &s, VkCommandBuffer commands,
+/// Submits the pending copies (VulkanDevice::State::pending), then
+/// `commands` when given, in one submission, and waits until the queue is
+/// idle. The caller holds the launch mutex and releases the retired
+/// staging buffers once it has read what it copied into them.
+static bool submitPending(VulkanDevice::State &s, VkCommandBuffer commands,
                           std::string &error) {
+  VkCommandBuffer buffers[2];
+  uint32_t count = 0;
+  if (s.pending) {
+    // The copies' writes before later dispatches and the host's reads.
+    VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    after.dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
+                          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
+    s.vkCmdPipelineBarrier(s.pending, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                               VK_PIPELINE_STAGE_HOST_BIT,
+                           0, 1, &after, 0, nullptr, 0, nullptr);
+    s.vkEndCommandBuffer(s.pending);
+    buffers[count++] = s.pending;
+  }
+  if (commands)
+    buffers[count++] = commands;
+  if (!count)
+    return true;
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &commands;
+  submit.commandBufferCount = count;
+  submit.pCommandBuffers = buffers;
+  bool ok = true;
   if (VkResult r = s.vkQueueSubmit(s.queue, 1, &submit, VK_NULL_HANDLE)) {
     error = vkError("vkQueueSubmit", r);
-    return false;
-  }
-  if (VkResult r = s.vkQueueWaitIdle(s.queue)) {
+    ok = false;
+  } else if (VkResult r = s.vkQueueWaitIdle(s.queue)) {
     error = vkError("vkQueueWaitIdle", r);
-    return false;
+    ok = false;
   }
-  return true;
+  if (s.pending)
+    s.vkFreeCommandBuffers(s.device, s.commandPool, 1, &s.pending);
+  s.pending = VK_NULL_HANDLE;
+  return ok;
 }
 
-/// Records commands with `record` into one command buffer between two
-/// barriers, submits it and waits. The caller holds the launch mutex.
-static bool submitOnce(VulkanDevice::State &s,
-                       const std::function<void(VkCommandBuffer)> &record,
-                       std::string &error) {
-  VkCommandBufferAllocateInfo commandInfo{
-      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  commandInfo.commandPool = s.commandPool;
-  commandInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  commandInfo.commandBufferCount = 1;
-  VkCommandBuffer commands = VK_NULL_HANDLE;
-  if (VkResult r =
-          s.vkAllocateCommandBuffers(s.device, &commandInfo, &commands)) {
-    error = vkError("vkAllocateCommandBuffers", r);
-    return false;
+/// Records `record` into the pending command buffer (begun if there is
+/// none), after a barrier: earlier dispatches' and copies' writes before
+/// it. The caller holds the launch mutex.
+static bool recordPending(VulkanDevice::State &s,
+                          const std::function<void(VkCommandBuffer)> &record,
+                          std::string &error) {
+  if (!s.pending) {
+    VkCommandBufferAllocateInfo commandInfo{
+        VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    commandInfo.commandPool = s.commandPool;
+    commandInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    commandInfo.commandBufferCount = 1;
+    if (VkResult r =
+            s.vkAllocateCommandBuffers(s.device, &commandInfo, &s.pending)) {
+      s.pending = VK_NULL_HANDLE;
+      error = vkError("vkAllocateCommandBuffers", r);
+      return false;
+    }
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    s.vkBeginCommandBuffer(s.pending, &begin);
   }
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  s.vkBeginCommandBuffer(commands, &begin);
-  // Earlier dispatches' writes before the copy; the copy's writes before
-  // later dispatches and the host's reads.
   VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   before.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
   before.dstAccessMask =
       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  s.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+  s.vkCmdPipelineBarrier(s.pending, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0,
                          nullptr, 0, nullptr);
-  record(commands);
-  VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  after.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                        VK_ACCESS_HOST_READ_BIT;
-  s.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-                             VK_PIPELINE_STAGE_HOST_BIT,
-                         0, 1, &after, 0, nullptr, 0, nullptr);
-  s.vkEndCommandBuffer(commands);
-  bool ok = submitAndWait(s, commands, error);
-  s.vkFreeCommandBuffers(s.device, s.commandPool, 1, &commands);
-  return ok;
+  record(s.pending);
+  return true;
 }
 
-/// Copies `bytes` between `host` and a device-local `buffer` through a
-/// mappable staging buffer: the device's kept one, or one for this copy
-/// past kKeptStagingBytes.
-static bool
-copyThroughStaging(const std::shared_ptr<VulkanDevice::State> &state,
-                   const VulkanBuffer &buffer, void *host, uint64_t bytes,
-                   bool toDevice, std::string &error) {
-  VulkanDevice::State &s = *state;
-  std::lock_guard<std::mutex> lock(s.launchMutex);
-  std::shared_ptr<VulkanBuffer> own;
-  VkBuffer staging = s.stagingBuffer;
-  void *mapped = s.stagingMapped;
-  if (bytes > VulkanDevice::State::kKeptStagingBytes ||
-      bytes > s.stagingBytes) {
-    own = makeBuffer(state, bytes, /*mappable=*/true, error);
-    if (!own)
+/// Where a staged copy of `bytes` puts its host data: the kept staging
+/// buffer past what pending copies use, the kept buffer grown (the old
+/// one retired while copies read it), or past kKeptStagingBytes a
+/// buffer of its own, retired at once. The caller holds the launch mutex.
+static bool stagingSlot(const std::shared_ptr<VulkanDevice::State> &state,
+                        uint64_t bytes, VkBuffer &buffer, uint64_t &offset,
+                        char *&mapped, std::string &error) {
+  using State = VulkanDevice::State;
+  State &s = *state;
+  auto make = [&](uint64_t size, State::Staging &staging) {
+    std::shared_ptr<VulkanBuffer> b =
+        makeBuffer(state, size, /*mappable=*/true, error);
+    if (!b)
       return false;
-    staging = own->buffer;
-    mapped = own->mapped;
+    // The device owns the handles (a VulkanBuffer would hold the device's
+    // state alive).
+    staging = {b->buffer, b->memory, static_cast<char *>(b->mapped), size};
+    b->buffer = VK_NULL_HANDLE;
+    b->memory = VK_NULL_HANDLE;
+    b->mapped = nullptr;
+    return true;
+  };
+  offset = (s.keptUsed + 15) & ~uint64_t(15);
+  if (bytes > State::kKeptStagingBytes) {
+    State::Staging own;
+    if (!make(bytes, own))
+      return false;
+    s.retired.push_back(own);
+    buffer = own.buffer;
+    mapped = own.mapped;
+    offset = 0;
+    return true;
   }
-  if (own && bytes <= VulkanDevice::State::kKeptStagingBytes) {
-    // The new buffer becomes the kept one: the device now owns its
-    // handles (a VulkanBuffer would hold the device's state alive).
-    s.releaseStaging();
-    s.stagingBuffer = own->buffer;
-    s.stagingMemory = own->memory;
-    s.stagingMapped = own->mapped;
-    s.stagingBytes = bytes;
-    own->buffer = VK_NULL_HANDLE;
-    own->memory = VK_NULL_HANDLE;
-    own->mapped = nullptr;
+  if (offset + bytes > s.kept.bytes) {
+    // Grow to what this batch has needed so far, so that the next one
+    // fits whole.
+    uint64_t size = std::min(State::kKeptStagingBytes,
+                             std::max(offset + bytes, 2 * s.kept.bytes));
+    State::Staging grown;
+    if (!make(size, grown))
+      return false;
+    if (s.keptUsed)
+      s.retired.push_back(s.kept);
+    else
+      s.release(s.kept);
+    s.kept = grown;
+    offset = 0;
   }
-  if (toDevice)
-    std::memcpy(mapped, host, bytes);
-  VkBufferCopy region{0, 0, bytes};
-  if (!submitOnce(
-          s,
-          [&](VkCommandBuffer commands) {
-            if (toDevice)
-              s.vkCmdCopyBuffer(commands, staging, buffer.buffer, 1, &region);
-            else
-              s.vkCmdCopyBuffer(commands, buffer.buffer, staging, 1, &region);
-          },
-          error))
-    return false;
-  if (!toDevice)
-    std::memcpy(host, mapped, bytes);
+  s.keptUsed = offset + bytes;
+  buffer = s.kept.buffer;
+  mapped = s.kept.mapped + offset;
   return true;
 }
 
@@ -567,9 +618,10 @@ std::shared_ptr<GpuBuffer> VulkanDevice::allocate(uint64_t bytes,
     std::memset(b->mapped, 0, b->bufferBytes);
     return b;
   }
-  std::lock_guard<std::mutex> lock(s.launchMutex);
+  // Zero-filled by the next submission, before anything reads it.
+  std::lock_guard<std::recursive_mutex> lock(s.launchMutex);
   VulkanBuffer *target = b.get();
-  if (!submitOnce(
+  if (!recordPending(
           s,
           [&](VkCommandBuffer commands) {
             s.vkCmdFillBuffer(commands, target->buffer, 0, VK_WHOLE_SIZE, 0);
@@ -589,21 +641,56 @@ std::shared_ptr<GpuBuffer> VulkanDevice::wrap(uint64_t, uint64_t,
 bool VulkanDevice::writeChecked(GpuBuffer &buffer, const void *host,
                                 uint64_t bytes, std::string &error) {
   auto &b = static_cast<VulkanBuffer &>(buffer);
-  if (!b.mapped)
-    return copyThroughStaging(state, b, const_cast<void *>(host), bytes,
-                              /*toDevice=*/true, error);
-  // Launches wait for their queue, so the memory is free to write.
-  std::memcpy(b.mapped, host, bytes);
-  return true;
+  if (b.mapped) {
+    // Launches wait for their queue, so the memory is free to write.
+    std::memcpy(b.mapped, host, bytes);
+    return true;
+  }
+  // Staged: the copy waits for the next launch or read.
+  State &s = *state;
+  std::lock_guard<std::recursive_mutex> lock(s.launchMutex);
+  VkBuffer staging;
+  uint64_t offset;
+  char *mapped;
+  if (!stagingSlot(state, bytes, staging, offset, mapped, error))
+    return false;
+  std::memcpy(mapped, host, bytes);
+  VkBufferCopy region{offset, 0, bytes};
+  return recordPending(
+      s,
+      [&](VkCommandBuffer commands) {
+        s.vkCmdCopyBuffer(commands, staging, b.buffer, 1, &region);
+      },
+      error);
 }
 
 bool VulkanDevice::readChecked(const GpuBuffer &buffer, void *host,
                                uint64_t bytes, std::string &error) {
   const auto &b = static_cast<const VulkanBuffer &>(buffer);
-  if (!b.mapped)
-    return copyThroughStaging(state, b, host, bytes, /*toDevice=*/false, error);
-  std::memcpy(host, b.mapped, bytes);
-  return true;
+  if (b.mapped) {
+    std::memcpy(host, b.mapped, bytes);
+    return true;
+  }
+  // Staged: one submission with the pending copies.
+  State &s = *state;
+  std::lock_guard<std::recursive_mutex> lock(s.launchMutex);
+  VkBuffer staging;
+  uint64_t offset;
+  char *mapped;
+  if (!stagingSlot(state, bytes, staging, offset, mapped, error))
+    return false;
+  VkBufferCopy region{0, offset, bytes};
+  bool ok = recordPending(
+                s,
+                [&](VkCommandBuffer commands) {
+                  s.vkCmdCopyBuffer(commands, b.buffer, staging, 1, &region);
+                },
+                error) &&
+            submitPending(s, VK_NULL_HANDLE, error);
+  if (ok)
+    std::memcpy(host, mapped, bytes);
+  s.releaseRetired();
+  return ok;
 }
 
 std::unique_ptr<GpuLoadedKernel>
@@ -689,7 +776,7 @@ bool VulkanDevice::launchChecked(const std::vector<GpuLaunch> &launches,
                                  std::vector<double> *milliseconds,
                                  std::string &error) {
   State &s = *state;
-  std::lock_guard<std::mutex> lock(s.launchMutex);
+  std::lock_guard<std::recursive_mutex> lock(s.launchMutex);
   LaunchObjects o(s);
   repeats = repeats ? repeats : 1;
   size_t numLaunches = launches.size();
@@ -799,8 +886,11 @@ bool VulkanDevice::launchChecked(const std::vector<GpuLaunch> &launches,
                              0, 1, &barrier, 0, nullptr, 0, nullptr);
     }
   s.vkEndCommandBuffer(commands);
+  // Pending staged copies go in the same submission, before the launches.
   auto start = std::chrono::steady_clock::now();
-  if (!submitAndWait(s, commands, error))
+  bool submitted = submitPending(s, commands, error);
+  s.releaseRetired();
+  if (!submitted)
     return false;
   double hostMs = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - start)

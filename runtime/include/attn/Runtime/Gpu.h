@@ -130,7 +130,9 @@ public:
   virtual std::shared_ptr<GpuBuffer> wrap(uint64_t handle, uint64_t bytes,
                                           std::string &error) = 0;
   /// Copies `bytes` (at most the buffer's) between the host and `buffer`,
-  /// after the launches before have ended.
+  /// after the launches before have ended. A write may wait for the next
+  /// launch or read, which runs it first (staged Vulkan buffers): `host`
+  /// is copied before write returns.
   bool write(GpuBuffer &buffer, const void *host, uint64_t bytes,
              std::string &error);
   bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
