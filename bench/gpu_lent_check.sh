@@ -4,16 +4,20 @@
 #
 #   bench/gpu_lent_check.sh prepare   # here: PTX artifacts, LLVM-free
 #                                     # runners and their libraries into
-#                                     # build/gpu-lent (about 20 MiB)
+#                                     # build/gpu-lent (about 27 MiB)
 #   bench/gpu_lent_check.sh run       # there: run with carry=build/gpu-lent
 #
 # `run`, in order:
 # - the C API's device buffers on CUDA against an f64 reference
 #   (test/e2e/gpu/Inputs/gpu-capi.c: two chained calls, split keys merged
-#   on the device, the error paths);
+#   on the device, the error paths), and the order of their writes and
+#   reads (Inputs/gpu-buffer-order.c);
 # - the tensor-core kernels (sm_90's mma.sync; sm_90a's wgmma at 128 and at
 #   64 query rows per workgroup) against an f64 reference
 #   (Inputs/gpu-check16.c), f16 / bf16, D = 64 / 128, causal and not;
+# - f32 on sm_90's tensor cores with 3xTF32 (--gpu-3xtf32) against the same
+#   reference at f32's bar, D = 64 / 128, and its time next to the exact
+#   scalar kernel's;
 # - their TFLOP/s side by side (attn-gpu-call-bench: the device's event
 #   timings, medians; 4 B H N^2 D flops, half of it causal) at N = 1k / 4k
 #   / 16k, and the call overhead;
@@ -69,6 +73,21 @@ other_functions() {
   echo "}"
 }
 
+# f32 on [1, 2, N, D] (gpu-check16's names): 3xTF32 and the scalar kernel.
+f32_functions() {
+  for d in 64 128; do for n in 1024 4096; do for causal in 0 1; do
+    name="f32_d${d}_n${n}" pattern=""
+    if [ "$causal" = 1 ]; then
+      name="${name}_causal" pattern=" pattern(#attn.causal)"
+    fi
+    t="tensor<1x2x${n}x${d}xf32>"
+    echo "func.func @$name(%q: $t, %k: $t, %v: $t) -> $t {"
+    echo "  %o = attn.attention %q, %k, %v$pattern : ($t, $t, $t) -> $t"
+    echo "  return %o : $t"
+    echo "}"
+  done; done; done
+}
+
 prepare() {
   rm -rf "$out" && mkdir -p "$out/lib"
   cp build/bin/attn-gpu-call-bench "$out/"
@@ -78,6 +97,11 @@ prepare() {
     -o "$out/gpu-capi" -L build/lib -lattn_c -lm -Wl,-rpath,'$ORIGIN/lib'
   /usr/lib/llvm-22/bin/clang -O2 -I runtime/include test/e2e/gpu/Inputs/gpu-check16.c \
     -o "$out/gpu-check16" -L build/lib -lattn_c -lm -Wl,-rpath,'$ORIGIN/lib'
+  /usr/lib/llvm-22/bin/clang -O2 -I runtime/include test/e2e/gpu/Inputs/gpu-buffer-order.c \
+    -o "$out/gpu-buffer-order" -L build/lib -lattn_c -Wl,-rpath,'$ORIGIN/lib'
+  f32_functions > "$out/f32.mlir"
+  build/bin/attn-compile "$out/f32.mlir" --target=cuda-sm90 --gpu-3xtf32 -o "$out/f32-3xtf32.ptx"
+  build/bin/attn-compile "$out/f32.mlir" --target=cuda-sm90 -o "$out/f32-scalar.ptx"
   # Checked shapes: [1, 2, N, D] (gpu-check16's names), odd and even N.
   attention_functions 2 "257 1024" > "$out/check.mlir"
   for v in $variants; do compile "$out/check.mlir" "$v" "$out/check-$v.ptx"; done
@@ -96,11 +120,22 @@ run() {
   export LD_LIBRARY_PATH="$out/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   echo "== device buffers through the C API (f32, split keys, f64 reference)"
   "$out/gpu-capi" cuda "$out/capi.ptx"
+  "$out/gpu-buffer-order" cuda || true
   checks=$(grep -o '^func.func @[a-z0-9_]*' "$out/check.mlir" | sed 's/func.func @//')
   for v in $variants; do
     echo "== $v kernels against the f64 reference"
     # shellcheck disable=SC2086
     "$out/gpu-check16" cuda "$out/check-$v.ptx" $checks || true
+  done
+  echo "== f32: 3xTF32 against the f64 reference, then its time and the scalar kernel's"
+  f32s=$(grep -o '^func.func @[a-z0-9_]*' "$out/f32.mlir" | sed 's/func.func @//')
+  # shellcheck disable=SC2086
+  "$out/gpu-check16" cuda "$out/f32-3xtf32.ptx" $f32s || true
+  for f in $f32s; do
+    for kind in 3xtf32 scalar; do
+      ms=$("$out/attn-gpu-call-bench" "$out/f32-$kind.ptx" "$f" --calls=5 --rounds=1 | grep '^device ' | awk '{print $3}' || true)
+      printf "%-10s %-24s %10s ms\n" "$kind" "$f" "${ms:--}"
+    done
   done
   echo "== tensor-core kernels: kernel time (events), medians of 10 calls"
   printf "%-18s %-24s %10s %10s %12s\n" kernel function "kernel ms" TFLOP/s "overhead ms"

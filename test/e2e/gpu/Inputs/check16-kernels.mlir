@@ -24,3 +24,11 @@ func.func @f16_d64_n70_causal(%q: tensor<1x2x70x64xf16>, %k: tensor<1x2x70x64xf1
       -> tensor<1x2x70x64xf16>
   return %o : tensor<1x2x70x64xf16>
 }
+
+func.func @f32_d72_n53(%q: tensor<1x2x53x72xf32>, %k: tensor<1x2x53x72xf32>,
+                       %v: tensor<1x2x53x72xf32>) -> tensor<1x2x53x72xf32> {
+  %o = attn.attention %q, %k, %v
+      : (tensor<1x2x53x72xf32>, tensor<1x2x53x72xf32>, tensor<1x2x53x72xf32>)
+      -> tensor<1x2x53x72xf32>
+  return %o : tensor<1x2x53x72xf32>
+}

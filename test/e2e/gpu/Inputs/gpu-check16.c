@@ -1,17 +1,20 @@
-/* Checks 16-bit attention kernels through the C API against a plain f64
- * reference, with nothing but the runtime (for a machine lent with a GPU
- * and no LLVM: bench/gpu_lent_check.sh; in the suite on lavapipe):
+/* Checks 16-bit attention kernels (and f32 ones, e.g. 3xTF32's) through
+ * the C API against a plain f64 reference, with nothing but the runtime (for a
+ * machine lent with a GPU and no LLVM: bench/gpu_lent_check.sh; in the suite on
+ * lavapipe):
  *
  *   gpu-check16 vulkan|cuda KERNELS FUNCTION...
  *
- * Each FUNCTION is named TYPE_dD_nN[_causal] (TYPE f16 or bf16) and takes
+ * Each FUNCTION is named TYPE_dD_nN[_causal] (TYPE f16, bf16 or f32) and
+ * takes
  * Q, K, V of [1, 2, N, D] (causal: top-left aligned). Inputs are uniform in
  * [-1, 1], rounded to TYPE; the reference computes on the rounded inputs
  * in f64. The bar on the scaled error max |O - ref| / max |ref|: 8 units
  * of TYPE's rounding (2^-11 for f16, 2^-8 for bf16), where a kernel adds
  * one rounding of O and one of P (both to TYPE) plus f32 sums: a correct
- * one sits well inside, a dropped or misplaced tile far outside. Exit
- * status 1 when any function fails. */
+ * one sits well inside, a dropped or misplaced tile far outside. f32's bar
+ * is 1e-5, attn-run's for f32: 3xTF32 sits near 1e-6, TF32 alone (3e-4 to
+ * 7e-4) fails it. Exit status 1 when any function fails. */
 #include "attn-c/Gpu.h"
 #include "attn-c/Runtime.h"
 
@@ -60,17 +63,35 @@ static double fromBits(uint16_t bits, int bf16) {
   return bits & 0x8000 ? -magnitude : magnitude;
 }
 
+enum Type { F16, BF16, F32 };
+
+/* Element i of a buffer of `type`: x rounded to it, and back. */
+static void put(void *buffer, int64_t i, float x, enum Type type) {
+  if (type == F32)
+    ((float *)buffer)[i] = x;
+  else
+    ((uint16_t *)buffer)[i] = toBits(x, type == BF16);
+}
+
+static double get(const void *buffer, int64_t i, enum Type type) {
+  if (type == F32)
+    return ((const float *)buffer)[i];
+  return fromBits(((const uint16_t *)buffer)[i], type == BF16);
+}
+
 static int check(attn_gpu_device *device, attn_gpu_program *program,
                  const char *name) {
   int d = 0, n = 0;
-  int bf16 = strncmp(name, "bf16_", 5) == 0;
+  enum Type type = strncmp(name, "bf16_", 5) == 0  ? BF16
+                   : strncmp(name, "f32_", 4) == 0 ? F32
+                                                   : F16;
   int causal = strstr(name, "_causal") != NULL;
   const char *dims = strchr(name, '_');
   if (!dims || sscanf(dims, "_d%d_n%d", &d, &n) != 2 || d <= 0 || n <= 0) {
     printf("%s: not TYPE_dD_nN[_causal]\n", name);
     return 0;
   }
-  int64_t count = (int64_t)HEADS * n * d, bytes = count * 2;
+  int64_t count = (int64_t)HEADS * n * d, bytes = count * (type == F32 ? 4 : 2);
   for (int i = 0; i < 4; ++i)
     if (attn_gpu_operand_bytes(program, name, i) != bytes) {
       printf("%s: operand %d has %lld bytes, not %lld: %s\n", name, i,
@@ -78,12 +99,12 @@ static int check(attn_gpu_device *device, attn_gpu_program *program,
              (long long)bytes, attn_last_error());
       return 0;
     }
-  uint16_t *in[3], *out = malloc(bytes);
+  void *in[3], *out = malloc(bytes);
   attn_gpu_buffer *buffers[4];
   for (int t = 0; t < 3; ++t) {
     in[t] = malloc(bytes);
     for (int64_t i = 0; i < count; ++i)
-      in[t][i] = toBits((float)((double)rand() / RAND_MAX * 2 - 1), bf16);
+      put(in[t], i, (float)((double)rand() / RAND_MAX * 2 - 1), type);
   }
   for (int t = 0; t < 4; ++t)
     buffers[t] = attn_gpu_buffer_create(device, bytes);
@@ -97,14 +118,14 @@ static int check(attn_gpu_device *device, attn_gpu_program *program,
   double softmaxScale = 1 / sqrt((double)d);
   for (int h = 0; ok && h < HEADS; ++h)
     for (int i = 0; i < n; ++i) {
-      const uint16_t *q = in[0] + ((int64_t)h * n + i) * d;
+      int64_t q = ((int64_t)h * n + i) * d;
       int keys = causal ? i + 1 : n;
       double max = -INFINITY, sum = 0;
       for (int j = 0; j < keys; ++j) {
-        const uint16_t *k = in[1] + ((int64_t)h * n + j) * d;
+        int64_t k = ((int64_t)h * n + j) * d;
         double s = 0;
         for (int c = 0; c < d; ++c)
-          s += fromBits(q[c], bf16) * fromBits(k[c], bf16);
+          s += get(in[0], q + c, type) * get(in[1], k + c, type);
         p[j] = s * softmaxScale;
         max = p[j] > max ? p[j] : max;
       }
@@ -113,15 +134,16 @@ static int check(attn_gpu_device *device, attn_gpu_program *program,
       for (int c = 0; c < d; ++c) {
         double want = 0;
         for (int j = 0; j < keys; ++j)
-          want += p[j] * fromBits(in[2][((int64_t)h * n + j) * d + c], bf16);
+          want += p[j] * get(in[2], ((int64_t)h * n + j) * d + c, type);
         want /= sum;
-        double got = fromBits(out[((int64_t)h * n + i) * d + c], bf16);
+        double got = get(out, ((int64_t)h * n + i) * d + c, type);
         double error = fabs(got - want);
         worst = error > worst || isnan(error) ? error : worst;
         scale = fabs(want) > scale ? fabs(want) : scale;
       }
     }
-  double bar = 8 * (bf16 ? 0x1p-8 : 0x1p-11), scaled = worst / scale;
+  double bar = type == F32 ? 1e-5 : type == BF16 ? 8 * 0x1p-8 : 8 * 0x1p-11;
+  double scaled = worst / scale;
   ok = ok && scaled <= bar;
   printf("%s: scaled error %.2e (bar %.1e), %.3f ms: %s\n", name, scaled, bar,
          attn_gpu_last_call_milliseconds(program), ok ? "PASS" : "FAIL");
