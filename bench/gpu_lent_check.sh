@@ -38,10 +38,11 @@ compile() { # compile INPUT VARIANT OUTPUT
   esac
 }
 
-# attention_functions HEADS "N..." prints TYPE_dD_nN[_causal] functions on
-# [1, HEADS, N, D] for f16 / bf16, D = 64 / 128, causal and not.
+# attention_functions HEADS "N..." [TYPES] prints TYPE_dD_nN[_causal]
+# functions on [1, HEADS, N, D] for TYPES (default f16 and bf16), D = 64 /
+# 128, causal and not.
 attention_functions() {
-  for type in f16 bf16; do for d in 64 128; do for n in $2; do
+  for type in ${3:-f16 bf16}; do for d in 64 128; do for n in $2; do
     for causal in 0 1; do
       name="${type}_d${d}_n${n}" pattern=""
       if [ "$causal" = 1 ]; then
@@ -73,21 +74,6 @@ other_functions() {
   echo "}"
 }
 
-# f32 on [1, 2, N, D] (gpu-check16's names): 3xTF32 and the scalar kernel.
-f32_functions() {
-  for d in 64 128; do for n in 1024 4096; do for causal in 0 1; do
-    name="f32_d${d}_n${n}" pattern=""
-    if [ "$causal" = 1 ]; then
-      name="${name}_causal" pattern=" pattern(#attn.causal)"
-    fi
-    t="tensor<1x2x${n}x${d}xf32>"
-    echo "func.func @$name(%q: $t, %k: $t, %v: $t) -> $t {"
-    echo "  %o = attn.attention %q, %k, %v$pattern : ($t, $t, $t) -> $t"
-    echo "  return %o : $t"
-    echo "}"
-  done; done; done
-}
-
 prepare() {
   rm -rf "$out" && mkdir -p "$out/lib"
   cp build/bin/attn-gpu-call-bench "$out/"
@@ -99,7 +85,8 @@ prepare() {
     -o "$out/gpu-check16" -L build/lib -lattn_c -lm -Wl,-rpath,'$ORIGIN/lib'
   /usr/lib/llvm-22/bin/clang -O2 -I runtime/include test/e2e/gpu/Inputs/gpu-buffer-order.c \
     -o "$out/gpu-buffer-order" -L build/lib -lattn_c -Wl,-rpath,'$ORIGIN/lib'
-  f32_functions > "$out/f32.mlir"
+  # f32 on [1, 2, N, D]: 3xTF32 and the scalar kernel.
+  attention_functions 2 "1024 4096" f32 > "$out/f32.mlir"
   build/bin/attn-compile "$out/f32.mlir" --target=cuda-sm90 --gpu-3xtf32 -o "$out/f32-3xtf32.ptx"
   build/bin/attn-compile "$out/f32.mlir" --target=cuda-sm90 -o "$out/f32-scalar.ptx"
   # Checked shapes: [1, 2, N, D] (gpu-check16's names), odd and even N.

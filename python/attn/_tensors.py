@@ -1,6 +1,8 @@
 """NumPy arrays and PyTorch tensors as kernel operands (no copies where the
 kernels can read them as they are)."""
 
+import os
+
 import numpy as np
 
 try:
@@ -22,13 +24,14 @@ def dtype_name(x):
     return str(np.asarray(x).dtype) if not isinstance(x, np.ndarray) else str(x.dtype)
 
 
-def as_operand(x, what, keep_grad=False):
+def as_operand(x, what, keep_grad=False, on_device=False):
     """`x` as something the extension takes: a CPU tensor or array in
     row-major order (a copy only when it is not). With `keep_grad`, a torch
     tensor stays in autograd's graph (an operand whose gradient attn's
-    backward returns)."""
+    backward returns). With `on_device`, a CUDA tensor stays where it is
+    (a CUDA kernel binds it in place: binds_in_place)."""
     if is_torch(x):
-        if x.device.type != "cpu":
+        if x.device.type != "cpu" and not (on_device and x.device.type == "cuda"):
             raise ValueError(f"{what} is on {x.device}; attn's Python entry points "
                              "run CPU tensors (device='vulkan' is not wired up yet)")
         if x.layout != torch.strided:
@@ -46,13 +49,13 @@ def as_operand(x, what, keep_grad=False):
 def empty_like_family(reference, shape, dtype=None):
     """An uninitialized result of `shape` in `reference`'s library and dtype."""
     if is_torch(reference):
-        return torch.empty(shape, dtype=dtype or reference.dtype)
+        return torch.empty(shape, dtype=dtype or reference.dtype, device=reference.device)
     return np.empty(shape, dtype=dtype or reference.dtype)
 
 
 def zeros_like_family(reference, shape):
     if is_torch(reference):
-        return torch.zeros(shape, dtype=reference.dtype)
+        return torch.zeros(shape, dtype=reference.dtype, device=reference.device)
     return np.zeros(shape, dtype=reference.dtype)
 
 
@@ -113,6 +116,21 @@ def target_of(device, reference):
         return ("cuda-sm90" if major >= 9 else "cuda-sm80"), (reference.device if on_cuda
                                                              else None)
     raise ValueError(f"device must be 'cpu', 'vulkan' or 'cuda', got {device!r}")
+
+
+def binds_in_place(target, *tensors):
+    """Whether a kernel compiled for `target` takes `tensors` (None for an
+    absent operand) where they are: CUDA tensors, all on the device the
+    runtime opens ($ATTN_CUDA_DEVICE, default 0), for a CUDA target. Its
+    launches go to the legacy default stream, which orders them after the
+    work of torch's (blocking) streams."""
+    if not target.startswith("cuda"):
+        return False
+    index = int(os.environ.get("ATTN_CUDA_DEVICE", "0") or 0)
+    present = [x for x in tensors if x is not None]
+    return bool(present) and all(
+        is_torch(x) and x.device.type == "cuda" and (x.device.index or 0) == index
+        and x.layout == torch.strided for x in present)
 
 
 def on_host(home, fn, *args):

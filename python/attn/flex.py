@@ -561,13 +561,18 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     `block_mask` comes from create_block_mask. Returns the output
     [B, Hq, L, Dv], and with return_lse=True also the log-sum-exp of each
     row's kept scores [B, Hq, L] (float32; -inf for a row that keeps
-    nothing, whose output is 0). `device="vulkan"` (or CUDA tensors) runs
-    the GPU kernels on copies (lse is not available there)."""
+    nothing, whose output is 0). `device="vulkan"` runs the GPU kernels on
+    copies; CUDA tensors are bound in place (lse is not available on
+    GPUs)."""
     target, home = T.target_of(device, query)
     if target != "cpu":
         if return_lse:
             raise ValueError("flex_attention: return_lse runs on the CPU only (GPU "
                              "targets have no lse result)")
+        if T.binds_in_place(target, query, key, value, out):
+            # CUDA tensors stay where they are: the kernel binds them.
+            return _flex(query, key, value, score_mod, block_mask, scale, enable_gqa, False,
+                         out, target)
         result = T.on_host(home, lambda q, k, v: _flex(
             q, k, v, score_mod, block_mask, scale, enable_gqa, False, None, target),
             query, key, value)
@@ -592,8 +597,9 @@ def _flex(query, key, value, score_mod, block_mask, scale, enable_gqa, return_ls
                              "(inputs that require grad take neither)")
         return attention_with_grad(call, q, k, v, extra)
     kernel = compile_source(call.module("flex"), target=target)
-    operands = [T.as_operand(q, "query"), T.as_operand(k, "key"),
-                T.as_operand(v, "value")] + extra
+    on_device = target.startswith("cuda")
+    operands = [T.as_operand(x, name, on_device=on_device)
+                for x, name in ((q, "query"), (k, "key"), (v, "value"))] + extra
     shape = call.output_shape()
     if out is not None:
         contiguous = out.is_contiguous() if T.is_torch(out) else out.flags.c_contiguous

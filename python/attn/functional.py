@@ -59,7 +59,7 @@ def _check_qkv(q, k, v, enable_gqa, what="scaled_dot_product_attention"):
     return q, k, v, dtype, squeeze
 
 
-def _mask_operand(attn_mask, q, B, Hq, Lq, Lk):
+def _mask_operand(attn_mask, q, B, Hq, Lq, Lk, on_device=False):
     """The mask as attn's `mask` (bool) or `bias` (additive) operand of a
     broadcastable 4-D shape: ("mask" | "bias", operand)."""
     shape = tuple(attn_mask.shape)
@@ -95,7 +95,8 @@ def _mask_operand(attn_mask, q, B, Hq, Lq, Lk):
         mask = T.expand(mask, tuple(target))
     # A bias that requires grad stays in the graph (autograd.py returns its
     # gradient, which the steps above carry back to attn_mask).
-    return kind, T.as_operand(mask, "attn_mask", keep_grad=kind == "bias")
+    return kind, T.as_operand(mask, "attn_mask", keep_grad=kind == "bias",
+                              on_device=on_device)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -107,10 +108,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     without the head dimension), NumPy arrays or CPU torch tensors of
     float32, float16 or bfloat16. `attn_mask` is boolean (True keeps) or
     additive, broadcastable to [B, Hq, L, S]; `is_causal` keeps j <= i
-    (top-left). `out`, when given, receives the result in place."""
+    (top-left). `out`, when given, receives the result in place.
+    `device="vulkan"` or `"cuda"` runs attn's GPU kernels: CUDA tensors
+    are bound in place, host inputs copied (docs/Python.md, "GPUs")."""
     # The fast path: a call like one before (same tensor types, shapes and
     # dtypes, so the same checks pass) goes straight to its kernel.
     target, home = T.target_of(device, query)
+    if target != "cpu" and T.binds_in_place(target, query, key, value, attn_mask, out):
+        # CUDA tensors stay where they are: the kernel binds them.
+        return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+                     out, target)
     if target != "cpu":
         result = T.on_host(home, lambda q, k, v, m: _sdpa(
             q, k, v, m, dropout_p, is_causal, scale, enable_gqa, None, target),
@@ -148,10 +155,12 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
         result = T.zeros_like_family(q, result_shape)
         return _finish(result, squeeze, out)
 
-    operands = [T.as_operand(q, "query"), T.as_operand(k, "key"), T.as_operand(v, "value")]
+    on_device = target.startswith("cuda")
+    operands = [T.as_operand(x, name, on_device=on_device)
+                for x, name in ((q, "query"), (k, "key"), (v, "value"))]
     mask_kind = mask_shape = None
     if attn_mask is not None:
-        mask_kind, mask = _mask_operand(attn_mask, q, B, Hq, Lq, Lk)
+        mask_kind, mask = _mask_operand(attn_mask, q, B, Hq, Lq, Lk, on_device)
         mask_shape = tuple(mask.shape)
         operands.append(mask)
     key_tuple = (tuple(q.shape), tuple(k.shape), tuple(v.shape), dtype, mask_kind,

@@ -125,3 +125,46 @@ def test_device_array_errors():
     cpu = attn.compile(GQA_SPLIT)
     with pytest.raises(ValueError, match="runs on the CPU"):
         cpu.to_device(q)
+
+
+def test_cuda_tensors_bind_in_place_only_on_the_runtime_device():
+    from attn import _tensors as T
+    q, k, v = qkv(L=8)
+    meta = torch.empty(1, 2, 8, 64, device="meta")
+    assert not T.binds_in_place("vulkan", q, k, v)
+    assert not T.binds_in_place("cuda-sm90", q, k, v)        # host tensors
+    assert not T.binds_in_place("cuda-sm90", meta, meta, meta)
+    assert not T.binds_in_place("cuda-sm90", None)
+    if torch.cuda.is_available():
+        g = q.cuda()
+        assert T.binds_in_place("cuda-sm90", g, g, g, None)
+        assert not T.binds_in_place("cuda-sm90", g, q, g)    # one on the host
+
+
+def test_in_place_branch_runs_on_the_callers_tensors(monkeypatch):
+    """What CUDA tensors take (the kernel binds the caller's tensors, no
+    trip through the host), run here on the Vulkan kernels with host
+    tensors standing in for CUDA ones."""
+    from attn import _tensors as T
+
+    def no_copies(*args):
+        raise AssertionError("went through the host")
+
+    monkeypatch.setattr(T, "binds_in_place", lambda target, *tensors: True)
+    monkeypatch.setattr(T, "on_host", no_copies)
+    q, k, v = qkv(L=45)
+    keep = torch.rand(1, 1, 45, 45, generator=torch.Generator().manual_seed(1)) > 0.3
+    keep[..., 0] = True
+    out = torch.empty_like(q)
+    got = attn.scaled_dot_product_attention(q, k, v, attn_mask=keep, device="vulkan", out=out)
+    assert got is out
+    ref = attention_f64(q, k, v, keep=keep[0, 0].numpy())
+    assert np.abs(out.numpy() - ref).max() < TOL
+
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    got = attn.flex_attention(q, k, v, device="vulkan", block_mask=attn.create_block_mask(
+        causal, None, None, 45, 45))
+    ref = attention_f64(q, k, v, keep=np.tril(np.ones((45, 45), dtype=bool)))
+    assert np.abs(got.numpy() - ref).max() < TOL

@@ -479,6 +479,27 @@ makeBuffer(const std::shared_ptr<VulkanDevice::State> &state, uint64_t bytes,
   return b;
 }
 
+/// A one-time command buffer from the device's pool, begun (null on
+/// failure). The caller holds the launch mutex.
+static bool beginCommands(VulkanDevice::State &s, VkCommandBuffer &commands,
+                          std::string &error) {
+  VkCommandBufferAllocateInfo commandInfo{
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  commandInfo.commandPool = s.commandPool;
+  commandInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  commandInfo.commandBufferCount = 1;
+  if (VkResult r =
+          s.vkAllocateCommandBuffers(s.device, &commandInfo, &commands)) {
+    commands = VK_NULL_HANDLE;
+    error = vkError("vkAllocateCommandBuffers", r);
+    return false;
+  }
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  s.vkBeginCommandBuffer(commands, &begin);
+  return true;
+}
+
 /// Submits the pending copies (VulkanDevice::State::pending), then
 /// `commands` when given, in one submission, and waits until the queue is
 /// idle. The caller holds the launch mutex and releases the retired
@@ -527,22 +548,8 @@ static bool submitPending(VulkanDevice::State &s, VkCommandBuffer commands,
 static bool recordPending(VulkanDevice::State &s,
                           const std::function<void(VkCommandBuffer)> &record,
                           std::string &error) {
-  if (!s.pending) {
-    VkCommandBufferAllocateInfo commandInfo{
-        VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    commandInfo.commandPool = s.commandPool;
-    commandInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    commandInfo.commandBufferCount = 1;
-    if (VkResult r =
-            s.vkAllocateCommandBuffers(s.device, &commandInfo, &s.pending)) {
-      s.pending = VK_NULL_HANDLE;
-      error = vkError("vkAllocateCommandBuffers", r);
-      return false;
-    }
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    s.vkBeginCommandBuffer(s.pending, &begin);
-  }
+  if (!s.pending && !beginCommands(s, s.pending, error))
+    return false;
   VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   before.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
   before.dstAccessMask =
@@ -842,21 +849,9 @@ bool VulkanDevice::launchChecked(const std::vector<GpuLaunch> &launches,
       return false;
     }
   }
-  VkCommandBufferAllocateInfo commandInfo{
-      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  commandInfo.commandPool = s.commandPool;
-  commandInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  commandInfo.commandBufferCount = 1;
-  if (VkResult r =
-          s.vkAllocateCommandBuffers(s.device, &commandInfo, &o.commands)) {
-    o.commands = VK_NULL_HANDLE;
-    error = vkError("vkAllocateCommandBuffers", r);
+  if (!beginCommands(s, o.commands, error))
     return false;
-  }
   VkCommandBuffer commands = o.commands;
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  s.vkBeginCommandBuffer(commands, &begin);
   if (o.queries)
     s.vkCmdResetQueryPool(commands, o.queries, 0, numQueries);
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
