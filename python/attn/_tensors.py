@@ -133,6 +133,29 @@ def binds_in_place(target, *tensors):
         and x.layout == torch.strided for x in present)
 
 
+# attn-compile's flags for f32 products on CUDA's tensor cores, by the
+# name attn.compile takes.
+F32_PRODUCTS = {"exact": (), "3xtf32": ("--gpu-3xtf32",), "tf32": ("--gpu-tf32",)}
+
+
+def f32_products(target, dtype, requested=None):
+    """attn-compile flags for f32 attention on `target`: `requested`
+    ("exact", "3xtf32" or "tf32") or, when None, what
+    torch.get_float32_matmul_precision() allows: "highest" (torch's
+    default) keeps the exact scalar kernel, "high" takes 3xTF32 (about
+    f32's error, as torch's "bfloat16x3"), "medium" TF32 (10-bit
+    mantissas). Only CUDA targets have tensor-core f32 products."""
+    if requested is not None and requested not in F32_PRODUCTS:
+        raise ValueError(f"f32_products must be one of {sorted(F32_PRODUCTS)}, "
+                         f"got {requested!r}")
+    if not target.startswith("cuda") or dtype != "float32":
+        return ()
+    if requested is None:
+        precision = torch.get_float32_matmul_precision() if torch is not None else "highest"
+        requested = {"high": "3xtf32", "medium": "tf32"}.get(precision, "exact")
+    return F32_PRODUCTS[requested]
+
+
 def on_host(home, fn, *args):
     """Runs `fn` with torch tensors among `args` moved to the host and its
     result moved back to `home` (the GPU path copies for now)."""

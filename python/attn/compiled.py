@@ -92,13 +92,17 @@ def _empty(element, shape, like):
     return np.empty(shape, dtype=_NUMPY[element])
 
 
-def compile(source, function=None, device="cpu"):
+def compile(source, function=None, device="cpu", f32_products=None):
     """Compiles an attn spec (YAML) or attn IR (.mlir): a path or the text.
     Every family compiles (softmax patterns and mods, Linformer, Nystrom,
     kernelized / Performer, LSH, routing, FNet); see docs/Spec.md for the
     operands each takes. `device="vulkan"` or `"cuda"` (one attention of
     the function's arguments) compiles for the GPU: calls take out=[...],
-    and `to_device` / `empty_device` give arrays that stay on it."""
+    and `to_device` / `empty_device` give arrays that stay on it. On CUDA,
+    f32 attention's products are `f32_products`: "exact" (the scalar
+    kernel), "3xtf32" or "tf32" on tensor cores; None follows
+    torch.get_float32_matmul_precision() ("highest": exact, "high":
+    3xtf32, "medium": tf32)."""
     target, _ = T.target_of(device, None)
     text, suffix = source, None
     if "\n" not in source and os.path.exists(source):
@@ -108,7 +112,11 @@ def compile(source, function=None, device="cpu"):
     if suffix is None:
         stripped = text.lstrip()
         suffix = ".mlir" if stripped.startswith(("func.func", "module", "//")) else ".yaml"
-    return CompiledFunction(compile_source(text, suffix, function=function, target=target))
+    # Which attention is f32 is the compiler's to know: the flags only
+    # change f32 attention.
+    products = T.f32_products(target, "float32", f32_products)
+    return CompiledFunction(compile_source(text, suffix, function=function, target=target,
+                                           extra_args=products))
 
 
 def _on_device(x):

@@ -596,7 +596,8 @@ def _flex(query, key, value, score_mod, block_mask, scale, enable_gqa, return_ls
             raise ValueError("flex_attention: return_lse and out= are for inference "
                              "(inputs that require grad take neither)")
         return attention_with_grad(call, q, k, v, extra)
-    kernel = compile_source(call.module("flex"), target=target)
+    kernel = compile_source(call.module("flex"), target=target,
+                            extra_args=T.f32_products(target, dtype))
     on_device = target.startswith("cuda")
     operands = [T.as_operand(x, name, on_device=on_device)
                 for x, name in ((q, "query"), (k, "key"), (v, "value"))] + extra

@@ -163,8 +163,10 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
         mask_kind, mask = _mask_operand(attn_mask, q, B, Hq, Lq, Lk, on_device)
         mask_shape = tuple(mask.shape)
         operands.append(mask)
+    products = T.f32_products(target, dtype)
     key_tuple = (tuple(q.shape), tuple(k.shape), tuple(v.shape), dtype, mask_kind,
-                 mask_shape, bool(is_causal), None if scale is None else float(scale), target)
+                 mask_shape, bool(is_causal), None if scale is None else float(scale), target,
+                 products)
 
     def described():
         return AttentionCall(tuple(q.shape), tuple(k.shape), tuple(v.shape),
@@ -183,7 +185,8 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
         return _finish(result, squeeze, None)
     kernel = _kernels.get(key_tuple)
     if kernel is None:
-        kernel = compile_source(described().module("sdpa"), target=target)
+        kernel = compile_source(described().module("sdpa"), target=target,
+                                extra_args=products)
         _kernels[key_tuple] = kernel
 
     result = _output(out, q, result_shape, squeeze)
