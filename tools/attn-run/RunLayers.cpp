@@ -646,9 +646,10 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
       bool same = error <= bound;
       llvm::outs() << llvm::formatv(
           "decode: {0} steps after a {1}-token prompt, max |decode - full| / "
-          "max |full| = {2:e2} ({3}); {4:f3} ms per step\n",
+          "max |full| = {2:e2} ({3}); {4:f3} ms per step; attention "
+          "kernels: {5}\n",
           options.decodeSteps, prompt, error, same ? "SAME" : "DIFFERENT",
-          stepMs);
+          stepMs, (*stack)->attentionKernels());
       ok &= same;
     }
     y = std::move(decoded);

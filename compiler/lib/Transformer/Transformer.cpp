@@ -22,6 +22,7 @@
 #include "attn/Runtime/HalfFloat.h"
 #include "attn/Runtime/MemRefDescriptor.h"
 #include "attn/Runtime/OpenBlasLinear.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -50,7 +51,9 @@ struct TransformerStack::Impl {
   LayerSpec spec;
   TransformerOptions options;
   mlir::MLIRContext context;
-  std::map<std::tuple<int, int64_t, int64_t, int64_t>, CompiledAttention>
+  /// By block, batch, queries, keys and whether the keys are a capacity
+  /// (decodeCapacity).
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, bool>, CompiledAttention>
       kernels;
   std::unique_ptr<LayerStack> stack;
 
@@ -64,7 +67,105 @@ struct TransformerStack::Impl {
   Status kernelFor(AttentionBlock block, int64_t batch, int64_t lq, int64_t lk,
                    const AttentionKernel *&kernel);
   Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
+  int64_t decodeCapacity(AttentionBlock block, int64_t lq, int64_t lk) const;
 };
+
+/// The key capacity of a GPU decoding step (one query row over the cache)
+/// of a decoder's softmax self-attention whose terms see key positions
+/// only relative to the query's (bottom-right causal, windows, ALiBi, T5's
+/// buckets, soft-capping; RoPE rotates keys before they are cached): 64,
+/// 128, ... keys.
+/// The keys placed at the end of the capacity, behind masked rows, keep
+/// every term, so one kernel serves every length up to its capacity
+/// instead of a compile per step (GPU kernels have static shapes). 0 where
+/// that does not apply: kernels of the exact length.
+int64_t TransformerStack::Impl::decodeCapacity(AttentionBlock block, int64_t lq,
+                                               int64_t lk) const {
+  const attnspec::AttentionShape &a = spec.layer.attention;
+  if (options.gpuTarget.empty() || block != AttentionBlock::Self || lq != 1 ||
+      lk < 2 || !spec.layer.isDecoder() || a.kind != "softmax" || a.keyBias)
+    return 0;
+  // Causal (the decoder's own) and windows mask by distance; ALiBi, T5's
+  // buckets and soft-capping add by distance or by score. Everything else
+  // (blocks, strides, global tokens, segments) sees absolute positions.
+  mlir::MLIRContext *ctx = const_cast<mlir::MLIRContext *>(&context);
+  if (!a.pattern.empty() && a.pattern != "none" && a.pattern != "causal") {
+    mlir::Attribute pattern = mlir::parseAttribute(
+        a.pattern[0] == '#' ? a.pattern : "#attn." + a.pattern, ctx);
+    if (!mlir::isa_and_nonnull<mlir::attn::CausalAttr, mlir::attn::WindowAttr>(
+            pattern))
+      return 0;
+  }
+  if (!a.mods.empty()) {
+    auto mods = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
+        mlir::parseAttribute(a.mods, ctx));
+    if (!mods || !llvm::all_of(mods, [](mlir::Attribute mod) {
+          return mlir::isa<mlir::attn::AlibiAttr, mlir::attn::SoftcapAttr,
+                           mlir::attn::T5BiasAttr>(mod);
+        }))
+      return 0;
+  }
+  return std::max<int64_t>(64, llvm::PowerOf2Ceil(lk));
+}
+
+/// `kernel` (over `capacity` keys, with a per-key bias operand) as a kernel
+/// over up to `capacity` keys without one: each call places its keys and
+/// values at the end of the capacity, zero rows before them masked by a
+/// bias of -inf (f32: GPU kernels take the layer's f32 activations).
+static AttentionKernel keysAtEndOfCapacity(AttentionKernel kernel,
+                                           int64_t capacity) {
+  AttentionKernel outer;
+  for (size_t i = 0; i < kernel.argumentNames.size(); ++i)
+    if (kernel.argumentNames[i] != "bias") {
+      outer.argumentNames.push_back(kernel.argumentNames[i]);
+      outer.argumentShapes.push_back(kernel.argumentShapes[i]);
+    }
+  outer.call = [inner = std::move(kernel),
+                capacity](const std::vector<KernelOperand> &inputs,
+                          const KernelOperand &output) -> Status {
+    std::vector<KernelOperand> operands;
+    std::vector<std::vector<float>> padded;
+    padded.reserve(3); // k, v and the bias: `operands` points into them
+    size_t next = 0;
+    for (const std::string &name : inner.argumentNames) {
+      if (name == "bias") {
+        // [B, 1, 1, capacity]: the rows before the keys masked.
+        int64_t batch = output.shape[0];
+        int64_t keys = inputs[1].shape[2]; // k [B, Hkv, keys, D]
+        std::vector<float> &bias =
+            padded.emplace_back(batch * capacity, -INFINITY);
+        for (int64_t b = 0; b < batch; ++b)
+          std::fill_n(bias.data() + b * capacity + (capacity - keys), keys,
+                      0.0f);
+        operands.push_back({bias.data(), {batch, 1, 1, capacity}});
+        continue;
+      }
+      if (next == inputs.size())
+        return Status::error("attention at a key capacity: too few operands");
+      const KernelOperand &in = inputs[next++];
+      if (name != "k" && name != "v") {
+        operands.push_back(in);
+        continue;
+      }
+      // [B, Hkv, keys, D] into [B, Hkv, capacity, D], at the end.
+      int64_t heads = in.shape[0] * in.shape[1], keys = in.shape[2],
+              dim = in.shape[3];
+      if (keys > capacity)
+        return Status::error("attention at a key capacity of " +
+                             std::to_string(capacity) + " keys, given " +
+                             std::to_string(keys));
+      std::vector<float> &rows = padded.emplace_back(heads * capacity * dim);
+      for (int64_t h = 0; h < heads; ++h)
+        std::copy_n(static_cast<const float *>(in.data) + h * keys * dim,
+                    keys * dim,
+                    rows.data() + (h * capacity + capacity - keys) * dim);
+      operands.push_back(
+          {rows.data(), {in.shape[0], in.shape[1], capacity, dim}});
+    }
+    return inner.call(operands, output);
+  };
+  return outer;
+}
 
 /// Self-attention over this rank's share of the sequence: ring or Ulysses
 /// over the ranks (ContextParallel.h), blocks compiled from the attention
@@ -181,7 +282,8 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     if (lq != lk)
       return Status::error("sequence parallelism runs whole sequences: "
                            "no KV cache across calls (call reset() first)");
-    auto key = std::make_tuple(int(role), batch, int64_t(-1), int64_t(-1));
+    auto key =
+        std::make_tuple(int(role), batch, int64_t(-1), int64_t(-1), false);
     auto it = kernels.find(key);
     if (it == kernels.end()) {
       CompiledAttention compiled;
@@ -192,11 +294,15 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     kernel = &it->second.kernel;
     return Status::ok();
   }
-  // GPU kernels take static shapes: one per size there.
+  // GPU kernels take static shapes: one per size there, or per key
+  // capacity for decoding steps.
   if (attentionTakesAnyLength(spec, role) && options.gpuTarget.empty() &&
       !paged)
     batch = lq = lk = mlir::ShapedType::kDynamic;
-  auto key = std::make_tuple(int(block), batch, lq, lk);
+  int64_t capacity = decodeCapacity(block, lq, lk);
+  if (capacity)
+    lk = capacity;
+  auto key = std::make_tuple(int(block), batch, lq, lk, capacity != 0);
   auto it = kernels.find(key);
   if (it != kernels.end()) {
     kernel = &it->second.kernel;
@@ -205,6 +311,7 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   attnspec::Spec attentionSpec =
       oneKvHead ? *oneKvHeadAttentionSpec(spec, batch, lq, lk)
                 : attnspec::attentionSpec(spec, role, batch, lq, lk);
+  attentionSpec.attention.keyBias = capacity != 0;
   // A bf16 layer's softmax attention runs in bf16 where its products run
   // on AMX tiles or by vdpbf16ps (q, k and v rounded as they are handed
   // over, the output widened back): 3x the f32 kernel on AMX, 1.7-1.8x by
@@ -283,6 +390,8 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
       return Status::error(llvm::toString(std::move(e)));
     return Status::ok();
   };
+  if (capacity)
+    compiled.kernel = keysAtEndOfCapacity(std::move(compiled.kernel), capacity);
   kernel = &(kernels[key] = std::move(compiled)).kernel;
   return Status::ok();
 }
@@ -569,4 +678,8 @@ int64_t TransformerStack::weightBytes() const {
 }
 double TransformerStack::attentionSeconds() const {
   return impl->stack->attentionSeconds();
+}
+
+int64_t TransformerStack::attentionKernels() const {
+  return int64_t(impl->kernels.size());
 }

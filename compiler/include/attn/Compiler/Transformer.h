@@ -188,6 +188,10 @@ public:
   int64_t weightBytes() const;
   /// The time spent in attention kernels and in the rest since creation.
   double attentionSeconds() const;
+  /// The attention kernels compiled since creation: one per block kind
+  /// (and, where kernels have static sizes, per size; GPU decoding steps:
+  /// per key capacity).
+  int64_t attentionKernels() const;
 
 private:
   struct Impl;
