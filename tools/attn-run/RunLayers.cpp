@@ -452,6 +452,7 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   TransformerOptions stackOptions;
   stackOptions.numThreads = options.numThreads;
   stackOptions.gpuTarget = options.gpuTarget;
+  stackOptions.gpuCompile = options.gpuCompile;
   stackOptions.compiledLinears = options.compiledLinears;
   stackOptions.bf16Products = options.bf16Products;
   stackOptions.allowNonFiniteWeights = options.allowNonFinite;

@@ -47,6 +47,9 @@ struct LayerRunOptions {
   /// --device=vulkan|cuda: the GPU target attention compiles for (the
   /// rest of each layer stays on the host); empty for the CPU.
   std::string gpuTarget;
+  /// The --gpu-* flags: TF32 / 3xTF32 products, emulated mma, workgroup
+  /// rows (TransformerOptions::gpuCompile).
+  attnrt::GpuCompileOptions gpuCompile;
   /// --context-parallel: under mpirun, each rank runs its contiguous share
   /// of the tokens, self-attention ring or ulysses across the ranks.
   std::string contextParallel;

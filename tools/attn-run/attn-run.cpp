@@ -136,8 +136,21 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
   options.numThreads = threads;
   if (std::string message = checkDeviceOptions(); !message.empty())
     return fail(message);
-  if (device != "cpu")
+  if (device != "cpu") {
     options.gpuTarget = effectiveGpuTarget();
+    // A layer's attention is f32: the emulated mma (the tensor-core
+    // kernel's) takes it only with TF32 or 3xTF32 products.
+    if (emulateMma && !tf32 && !tf32x3)
+      return fail("--gpu-emulate-mma on a layer spec needs --gpu-tf32 or "
+                  "--gpu-3xtf32 (a layer's attention is f32)");
+    if (emulateWgmma)
+      return fail("--gpu-emulate-wgmma applies to f16 / bf16 attention; a "
+                  "layer's attention is f32");
+    options.gpuCompile.emulateMma = emulateMma;
+    options.gpuCompile.workgroupRows = gpuWorkgroupRows;
+    options.gpuCompile.tf32 = tf32;
+    options.gpuCompile.tf32x3 = tf32x3;
+  }
   if (options.batch < 1 || options.length < 1 || options.memoryLength < 0 ||
       options.decodeSteps < 0)
     return fail("--batch and --length must be >= 1, --memory-length and "

@@ -362,7 +362,7 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
       return Status::error(llvm::toString(jit.takeError()));
     compiled.compiled = std::move(*jit);
   } else {
-    GpuCompileOptions compileOptions;
+    GpuCompileOptions compileOptions = options.gpuCompile;
     compileOptions.target = options.gpuTarget;
     auto artifact = compileForGpu(*module, compileOptions);
     if (!artifact)

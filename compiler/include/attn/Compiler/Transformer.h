@@ -17,6 +17,7 @@
 #ifndef ATTN_COMPILER_TRANSFORMER_H
 #define ATTN_COMPILER_TRANSFORMER_H
 
+#include "attn/Compiler/GpuCompiler.h"
 #include "attn/Compiler/HostCompiler.h"
 #include "attn/Runtime/Communicator.h"
 #include "attn/Runtime/LayerStack.h"
@@ -38,6 +39,10 @@ struct TransformerOptions {
   /// A GPU target (vulkan..., cuda...): attention runs on that device (the
   /// projections, norms and feed-forward stay on the host). Empty: CPU.
   std::string gpuTarget;
+  /// How the GPU kernels compile besides their target (gpuTarget's): f32
+  /// products on tensor cores (tf32, tf32x3), emulated mma on Vulkan,
+  /// query rows per workgroup.
+  GpuCompileOptions gpuCompile;
   /// Sequence parallelism (docs/Distributed.md): this process holds a
   /// contiguous share of a sequence of `contextTokens` tokens split over
   /// the ranks of `contextRanks` (start it with reset(first position));
