@@ -51,8 +51,8 @@ struct TransformerStack::Impl {
   LayerSpec spec;
   TransformerOptions options;
   mlir::MLIRContext context;
-  /// By block, batch, queries, keys and whether the keys are a capacity
-  /// (decodeCapacity).
+  /// By block, batch, queries, keys and whether those are capacities
+  /// (Impl::capacities).
   std::map<std::tuple<int, int64_t, int64_t, int64_t, bool>, CompiledAttention>
       kernels;
   std::unique_ptr<LayerStack> stack;
@@ -67,25 +67,40 @@ struct TransformerStack::Impl {
   Status kernelFor(AttentionBlock block, int64_t batch, int64_t lq, int64_t lk,
                    const AttentionKernel *&kernel);
   Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
-  int64_t decodeCapacity(AttentionBlock block, int64_t lq, int64_t lk) const;
+  std::optional<std::pair<int64_t, int64_t>>
+  capacities(AttentionBlock block, int64_t lq, int64_t lk) const;
 };
 
-/// The key capacity of a GPU decoding step (one query row over the cache)
-/// of a decoder's softmax self-attention whose terms see key positions
-/// only relative to the query's (bottom-right causal, windows, ALiBi, T5's
-/// buckets, soft-capping; RoPE rotates keys before they are cached): 64,
-/// 128, ... keys.
-/// The keys placed at the end of the capacity, behind masked rows, keep
-/// every term, so one kernel serves every length up to its capacity
-/// instead of a compile per step (GPU kernels have static shapes). 0 where
-/// that does not apply: kernels of the exact length.
-int64_t TransformerStack::Impl::decodeCapacity(AttentionBlock block, int64_t lq,
-                                               int64_t lk) const {
+/// The number of rows a GPU kernel is compiled for to serve `n`: 64, then
+/// powers of two up to 1024, then multiples of 512 (at most a quarter
+/// more rows than asked for past 2048, and a kernel per 512 rows).
+static int64_t capacityFor(int64_t n) {
+  if (n <= 1024)
+    return std::max<int64_t>(64, llvm::PowerOf2Ceil(n));
+  return llvm::alignTo(n, 512);
+}
+
+/// The sizes a GPU kernel is compiled for to serve self-attention of `lq`
+/// queries over `lk` keys: capacities of queries and keys (capacityFor;
+/// one query row, a decoding step, stays one row), when the layer's
+/// softmax attention has terms that see positions only relative to each
+/// other (causal, windows, ALiBi, T5's buckets, soft-capping; RoPE rotates
+/// keys before they are cached). Queries and keys then go at the end of
+/// their capacities behind masked key rows (keysAtEndOfCapacity), where
+/// every term sees them as before: one kernel serves every size up to its
+/// capacities instead of a compile per size (GPU kernels have static
+/// shapes). Nothing where that does not apply: kernels of the exact sizes.
+std::optional<std::pair<int64_t, int64_t>>
+TransformerStack::Impl::capacities(AttentionBlock block, int64_t lq,
+                                   int64_t lk) const {
   const attnspec::AttentionShape &a = spec.layer.attention;
-  if (options.gpuTarget.empty() || block != AttentionBlock::Self || lq != 1 ||
-      lk < 2 || !spec.layer.isDecoder() || a.kind != "softmax" || a.keyBias)
-    return 0;
-  // Causal (the decoder's own) and windows mask by distance; ALiBi, T5's
+  bool decoder = spec.layer.isDecoder();
+  // An encoder's queries and keys align at their start: the same capacity
+  // keeps them aligned.
+  if (options.gpuTarget.empty() || block != AttentionBlock::Self ||
+      a.kind != "softmax" || a.keyBias || (!decoder && lq != lk))
+    return std::nullopt;
+  // Causal (a decoder's own) and windows mask by distance; ALiBi, T5's
   // buckets and soft-capping add by distance or by score. Everything else
   // (blocks, strides, global tokens, segments) sees absolute positions.
   mlir::MLIRContext *ctx = const_cast<mlir::MLIRContext *>(&context);
@@ -94,7 +109,7 @@ int64_t TransformerStack::Impl::decodeCapacity(AttentionBlock block, int64_t lq,
         a.pattern[0] == '#' ? a.pattern : "#attn." + a.pattern, ctx);
     if (!mlir::isa_and_nonnull<mlir::attn::CausalAttr, mlir::attn::WindowAttr>(
             pattern))
-      return 0;
+      return std::nullopt;
   }
   if (!a.mods.empty()) {
     auto mods = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
@@ -103,66 +118,105 @@ int64_t TransformerStack::Impl::decodeCapacity(AttentionBlock block, int64_t lq,
           return mlir::isa<mlir::attn::AlibiAttr, mlir::attn::SoftcapAttr,
                            mlir::attn::T5BiasAttr>(mod);
         }))
-      return 0;
+      return std::nullopt;
   }
-  return std::max<int64_t>(64, llvm::PowerOf2Ceil(lk));
+  int64_t keys = capacityFor(lk);
+  int64_t queries = !decoder ? keys : lq == 1 ? 1 : capacityFor(lq);
+  return std::make_pair(queries, keys);
 }
 
-/// `kernel` (over `capacity` keys, with a per-key bias operand) as a kernel
-/// over up to `capacity` keys without one: each call places its keys and
-/// values at the end of the capacity, zero rows before them masked by a
-/// bias of -inf (f32: GPU kernels take the layer's f32 activations).
-static AttentionKernel keysAtEndOfCapacity(AttentionKernel kernel,
-                                           int64_t capacity) {
+/// Rows [0, rows) of each [rows, dim] matrix of `from` ([.., rows, dim])
+/// at the end of the matching matrix of `to` ([.., capacity, dim]), or
+/// back (`toCapacity` false).
+static void moveRows(const float *from, float *to, int64_t matrices,
+                     int64_t rows, int64_t capacity, int64_t dim,
+                     bool toCapacity) {
+  for (int64_t m = 0; m < matrices; ++m) {
+    int64_t small = m * rows * dim,
+            large = (m * capacity + capacity - rows) * dim;
+    if (toCapacity)
+      std::copy_n(from + small, rows * dim, to + large);
+    else
+      std::copy_n(from + large, rows * dim, to + small);
+  }
+}
+
+/// `kernel` (over `queryCapacity` queries and `keyCapacity` keys, with a
+/// per-key bias operand) as a kernel over up to that many without one:
+/// each call places its queries, keys and values at the end of the
+/// capacities, zero rows before them, masks the key rows before its keys
+/// by a bias of -inf and takes its output rows from the end of the
+/// kernel's (f32: GPU kernels take the layer's f32 activations).
+static AttentionKernel atEndOfCapacity(AttentionKernel kernel,
+                                       int64_t queryCapacity,
+                                       int64_t keyCapacity) {
   AttentionKernel outer;
   for (size_t i = 0; i < kernel.argumentNames.size(); ++i)
     if (kernel.argumentNames[i] != "bias") {
       outer.argumentNames.push_back(kernel.argumentNames[i]);
       outer.argumentShapes.push_back(kernel.argumentShapes[i]);
     }
-  outer.call = [inner = std::move(kernel),
-                capacity](const std::vector<KernelOperand> &inputs,
-                          const KernelOperand &output) -> Status {
+  outer.call = [inner = std::move(kernel), queryCapacity,
+                keyCapacity](const std::vector<KernelOperand> &inputs,
+                             const KernelOperand &output) -> Status {
+    if (inputs.size() + 1 != inner.argumentNames.size())
+      return Status::error(
+          "attention at a capacity: " + std::to_string(inputs.size()) +
+          " operands for " + std::to_string(inner.argumentNames.size() - 1));
+    // q [B, H, lq, D], k and v [B, Hkv, lk, D] (inputs 0-2), the output
+    // [B, H, lq, Dv].
+    int64_t batch = output.shape[0], queries = output.shape[2],
+            keys = inputs[1].shape[2];
+    if (queries > queryCapacity || keys > keyCapacity)
+      return Status::error(
+          "attention at a capacity of " + std::to_string(queryCapacity) +
+          " queries and " + std::to_string(keyCapacity) + " keys, given " +
+          std::to_string(queries) + " and " + std::to_string(keys));
     std::vector<KernelOperand> operands;
     std::vector<std::vector<float>> padded;
-    padded.reserve(3); // k, v and the bias: `operands` points into them
+    padded.reserve(4); // q, k, v and the bias: `operands` points into them
+    auto atCapacity = [&](const KernelOperand &in, int64_t capacity) {
+      int64_t matrices = in.shape[0] * in.shape[1], rows = in.shape[2],
+              dim = in.shape[3];
+      if (rows == capacity)
+        return in;
+      std::vector<float> &to = padded.emplace_back(matrices * capacity * dim);
+      moveRows(static_cast<const float *>(in.data), to.data(), matrices, rows,
+               capacity, dim, /*toCapacity=*/true);
+      return KernelOperand{to.data(),
+                           {in.shape[0], in.shape[1], capacity, dim}};
+    };
     size_t next = 0;
     for (const std::string &name : inner.argumentNames) {
       if (name == "bias") {
-        // [B, 1, 1, capacity]: the rows before the keys masked.
-        int64_t batch = output.shape[0];
-        int64_t keys = inputs[1].shape[2]; // k [B, Hkv, keys, D]
+        // [B, 1, 1, keyCapacity]: the key rows before the keys masked.
         std::vector<float> &bias =
-            padded.emplace_back(batch * capacity, -INFINITY);
+            padded.emplace_back(batch * keyCapacity, -INFINITY);
         for (int64_t b = 0; b < batch; ++b)
-          std::fill_n(bias.data() + b * capacity + (capacity - keys), keys,
-                      0.0f);
-        operands.push_back({bias.data(), {batch, 1, 1, capacity}});
+          std::fill_n(bias.data() + (b + 1) * keyCapacity - keys, keys, 0.0f);
+        operands.push_back({bias.data(), {batch, 1, 1, keyCapacity}});
         continue;
       }
-      if (next == inputs.size())
-        return Status::error("attention at a key capacity: too few operands");
       const KernelOperand &in = inputs[next++];
-      if (name != "k" && name != "v") {
+      if (name == "q" || name == "qk")
+        operands.push_back(atCapacity(in, queryCapacity));
+      else if (name == "k" || name == "v")
+        operands.push_back(atCapacity(in, keyCapacity));
+      else
         operands.push_back(in);
-        continue;
-      }
-      // [B, Hkv, keys, D] into [B, Hkv, capacity, D], at the end.
-      int64_t heads = in.shape[0] * in.shape[1], keys = in.shape[2],
-              dim = in.shape[3];
-      if (keys > capacity)
-        return Status::error("attention at a key capacity of " +
-                             std::to_string(capacity) + " keys, given " +
-                             std::to_string(keys));
-      std::vector<float> &rows = padded.emplace_back(heads * capacity * dim);
-      for (int64_t h = 0; h < heads; ++h)
-        std::copy_n(static_cast<const float *>(in.data) + h * keys * dim,
-                    keys * dim,
-                    rows.data() + (h * capacity + capacity - keys) * dim);
-      operands.push_back(
-          {rows.data(), {in.shape[0], in.shape[1], capacity, dim}});
     }
-    return inner.call(operands, output);
+    if (queries == queryCapacity)
+      return inner.call(operands, output);
+    int64_t matrices = batch * output.shape[1], dim = output.shape[3];
+    std::vector<float> result(matrices * queryCapacity * dim);
+    if (Status s = inner.call(
+            operands,
+            {result.data(), {batch, output.shape[1], queryCapacity, dim}});
+        s.failed())
+      return s;
+    moveRows(result.data(), static_cast<float *>(output.data), matrices,
+             queries, queryCapacity, dim, /*toCapacity=*/false);
+    return Status::ok();
   };
   return outer;
 }
@@ -294,15 +348,15 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     kernel = &it->second.kernel;
     return Status::ok();
   }
-  // GPU kernels take static shapes: one per size there, or per key
-  // capacity for decoding steps.
+  // GPU kernels take static shapes: one per size there, or per capacity.
   if (attentionTakesAnyLength(spec, role) && options.gpuTarget.empty() &&
       !paged)
     batch = lq = lk = mlir::ShapedType::kDynamic;
-  int64_t capacity = decodeCapacity(block, lq, lk);
+  std::optional<std::pair<int64_t, int64_t>> capacity =
+      capacities(block, lq, lk);
   if (capacity)
-    lk = capacity;
-  auto key = std::make_tuple(int(block), batch, lq, lk, capacity != 0);
+    std::tie(lq, lk) = *capacity;
+  auto key = std::make_tuple(int(block), batch, lq, lk, capacity.has_value());
   auto it = kernels.find(key);
   if (it != kernels.end()) {
     kernel = &it->second.kernel;
@@ -311,7 +365,7 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   attnspec::Spec attentionSpec =
       oneKvHead ? *oneKvHeadAttentionSpec(spec, batch, lq, lk)
                 : attnspec::attentionSpec(spec, role, batch, lq, lk);
-  attentionSpec.attention.keyBias = capacity != 0;
+  attentionSpec.attention.keyBias = capacity.has_value();
   // A bf16 layer's softmax attention runs in bf16 where its products run
   // on AMX tiles or by vdpbf16ps (q, k and v rounded as they are handed
   // over, the output widened back): 3x the f32 kernel on AMX, 1.7-1.8x by
@@ -391,7 +445,7 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     return Status::ok();
   };
   if (capacity)
-    compiled.kernel = keysAtEndOfCapacity(std::move(compiled.kernel), capacity);
+    compiled.kernel = atEndOfCapacity(std::move(compiled.kernel), lq, lk);
   kernel = &(kernels[key] = std::move(compiled)).kernel;
   return Status::ok();
 }
