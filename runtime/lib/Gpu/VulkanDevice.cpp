@@ -615,6 +615,35 @@ static bool stagingSlot(const std::shared_ptr<VulkanDevice::State> &state,
   return true;
 }
 
+/// Records a copy of `bytes` between `buffer` and a staging slot
+/// (stagingSlot) into the pending commands: `toDevice`'s bytes, copied into
+/// the slot now, to the buffer; or, when it is null, the buffer's bytes to
+/// the slot, where `mapped` finds them once the commands have run. The
+/// caller holds the launch mutex.
+static bool recordStagedCopy(const std::shared_ptr<VulkanDevice::State> &state,
+                             const VulkanBuffer &buffer, uint64_t bytes,
+                             const void *toDevice, char *&mapped,
+                             std::string &error) {
+  VkBuffer staging;
+  uint64_t offset;
+  if (!stagingSlot(state, bytes, staging, offset, mapped, error))
+    return false;
+  VkBufferCopy region{0, offset, bytes};
+  VkBuffer from = buffer.buffer, to = staging;
+  if (toDevice) {
+    std::memcpy(mapped, toDevice, bytes);
+    region = {offset, 0, bytes};
+    std::swap(from, to);
+  }
+  VulkanDevice::State &s = *state;
+  return recordPending(
+      s,
+      [&](VkCommandBuffer commands) {
+        s.vkCmdCopyBuffer(commands, from, to, 1, &region);
+      },
+      error);
+}
+
 std::shared_ptr<GpuBuffer> VulkanDevice::allocate(uint64_t bytes,
                                                   std::string &error) {
   State &s = *state;
@@ -654,21 +683,9 @@ bool VulkanDevice::writeChecked(GpuBuffer &buffer, const void *host,
     return true;
   }
   // Staged: the copy waits for the next launch or read.
-  State &s = *state;
-  std::lock_guard<std::recursive_mutex> lock(s.launchMutex);
-  VkBuffer staging;
-  uint64_t offset;
+  std::lock_guard<std::recursive_mutex> lock(state->launchMutex);
   char *mapped;
-  if (!stagingSlot(state, bytes, staging, offset, mapped, error))
-    return false;
-  std::memcpy(mapped, host, bytes);
-  VkBufferCopy region{offset, 0, bytes};
-  return recordPending(
-      s,
-      [&](VkCommandBuffer commands) {
-        s.vkCmdCopyBuffer(commands, staging, b.buffer, 1, &region);
-      },
-      error);
+  return recordStagedCopy(state, b, bytes, host, mapped, error);
 }
 
 bool VulkanDevice::readChecked(const GpuBuffer &buffer, void *host,
@@ -681,19 +698,10 @@ bool VulkanDevice::readChecked(const GpuBuffer &buffer, void *host,
   // Staged: one submission with the pending copies.
   State &s = *state;
   std::lock_guard<std::recursive_mutex> lock(s.launchMutex);
-  VkBuffer staging;
-  uint64_t offset;
   char *mapped;
-  if (!stagingSlot(state, bytes, staging, offset, mapped, error))
-    return false;
-  VkBufferCopy region{0, offset, bytes};
-  bool ok = recordPending(
-                s,
-                [&](VkCommandBuffer commands) {
-                  s.vkCmdCopyBuffer(commands, b.buffer, staging, 1, &region);
-                },
-                error) &&
-            submitPending(s, VK_NULL_HANDLE, error);
+  bool ok =
+      recordStagedCopy(state, b, bytes, /*toDevice=*/nullptr, mapped, error) &&
+      submitPending(s, VK_NULL_HANDLE, error);
   if (ok)
     std::memcpy(host, mapped, bytes);
   s.releaseRetired();
