@@ -52,7 +52,7 @@ struct TransformerStack::Impl {
   TransformerOptions options;
   mlir::MLIRContext context;
   /// By block, batch, queries, keys and whether those are capacities
-  /// (Impl::capacities).
+  /// (capacities()).
   std::map<std::tuple<int, int64_t, int64_t, int64_t, bool>, CompiledAttention>
       kernels;
   std::unique_ptr<LayerStack> stack;
@@ -72,33 +72,39 @@ struct TransformerStack::Impl {
 };
 
 /// The number of rows a GPU kernel is compiled for to serve `n`: 64, then
-/// powers of two up to 1024, then multiples of 512 (at most a quarter
-/// more rows than asked for past 2048, and a kernel per 512 rows).
+/// powers of two up to 1024, then multiples of 512 (past 2048 at most a
+/// quarter more rows than asked for, and a kernel per 512 rows).
 static int64_t capacityFor(int64_t n) {
   if (n <= 1024)
     return std::max<int64_t>(64, llvm::PowerOf2Ceil(n));
   return llvm::alignTo(n, 512);
 }
 
-/// The sizes a GPU kernel is compiled for to serve self-attention of `lq`
+/// The sizes a GPU kernel is compiled for to serve attention of `lq`
 /// queries over `lk` keys: capacities of queries and keys (capacityFor;
-/// one query row, a decoding step, stays one row), when the layer's
-/// softmax attention has terms that see positions only relative to each
-/// other (causal, windows, ALiBi, T5's buckets, soft-capping; RoPE rotates
-/// keys before they are cached). Queries and keys then go at the end of
-/// their capacities behind masked key rows (keysAtEndOfCapacity), where
-/// every term sees them as before: one kernel serves every size up to its
-/// capacities instead of a compile per size (GPU kernels have static
-/// shapes). Nothing where that does not apply: kernels of the exact sizes.
+/// one query row, a decoding step, stays one row), for cross-attention
+/// (no positional terms) and for self-attention when the layer's softmax
+/// attention has terms that see positions only relative to each other (causal,
+/// windows, ALiBi, T5's buckets, soft-capping; RoPE rotates keys before they
+/// are cached). Queries and keys then go at the end of their capacities behind
+/// masked key rows (keysAtEndOfCapacity), where every term sees them as before:
+/// one kernel serves every size up to its capacities instead of a compile per
+/// size (GPU kernels have static shapes). Nothing where that does not apply:
+/// kernels of the exact sizes.
 std::optional<std::pair<int64_t, int64_t>>
 TransformerStack::Impl::capacities(AttentionBlock block, int64_t lq,
                                    int64_t lk) const {
   const attnspec::AttentionShape &a = spec.layer.attention;
   bool decoder = spec.layer.isDecoder();
+  if (options.gpuTarget.empty())
+    return std::nullopt;
+  int64_t keys = capacityFor(lk);
+  if (block == AttentionBlock::Cross) // plain softmax over the memory
+    return std::make_pair(lq == 1 ? lq : capacityFor(lq), keys);
   // An encoder's queries and keys align at their start: the same capacity
   // keeps them aligned.
-  if (options.gpuTarget.empty() || block != AttentionBlock::Self ||
-      a.kind != "softmax" || a.keyBias || (!decoder && lq != lk))
+  if (block != AttentionBlock::Self || a.kind != "softmax" || a.keyBias ||
+      (!decoder && lq != lk))
     return std::nullopt;
   // Causal (a decoder's own) and windows mask by distance; ALiBi, T5's
   // buckets and soft-capping add by distance or by score. Everything else
@@ -120,7 +126,6 @@ TransformerStack::Impl::capacities(AttentionBlock block, int64_t lq,
         }))
       return std::nullopt;
   }
-  int64_t keys = capacityFor(lk);
   int64_t queries = !decoder ? keys : lq == 1 ? 1 : capacityFor(lq);
   return std::make_pair(queries, keys);
 }
