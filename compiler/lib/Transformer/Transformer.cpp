@@ -87,7 +87,7 @@ static int64_t capacityFor(int64_t n) {
 /// attention has terms that see positions only relative to each other (causal,
 /// windows, ALiBi, T5's buckets, soft-capping; RoPE rotates keys before they
 /// are cached). Queries and keys then go at the end of their capacities behind
-/// masked key rows (keysAtEndOfCapacity), where every term sees them as before:
+/// masked key rows (atEndOfCapacity), where every term sees them as before:
 /// one kernel serves every size up to its capacities instead of a compile per
 /// size (GPU kernels have static shapes). Nothing where that does not apply:
 /// kernels of the exact sizes.
