@@ -32,8 +32,8 @@ def as_operand(x, what, keep_grad=False, on_device=False):
     (a CUDA kernel binds it in place: binds_in_place)."""
     if is_torch(x):
         if x.device.type != "cpu" and not (on_device and x.device.type == "cuda"):
-            raise ValueError(f"{what} is on {x.device}; attn's Python entry points "
-                             "run CPU tensors (device='vulkan' is not wired up yet)")
+            raise ValueError(f"{what} is on {x.device}; attn's kernels take CPU "
+                             "tensors, and CUDA tensors on CUDA targets")
         if x.layout != torch.strided:
             raise ValueError(f"{what} has layout {x.layout}; attn takes dense "
                              "(torch.strided) tensors")

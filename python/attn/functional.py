@@ -114,11 +114,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # The fast path: a call like one before (same tensor types, shapes and
     # dtypes, so the same checks pass) goes straight to its kernel.
     target, home = T.target_of(device, query)
-    if target != "cpu" and T.binds_in_place(target, query, key, value, attn_mask, out):
-        # CUDA tensors stay where they are: the kernel binds them.
-        return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
-                     out, target)
     if target != "cpu":
+        if T.binds_in_place(target, query, key, value, attn_mask, out):
+            # CUDA tensors stay where they are: the kernel binds them.
+            return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                         enable_gqa, out, target)
         result = T.on_host(home, lambda q, k, v, m: _sdpa(
             q, k, v, m, dropout_p, is_causal, scale, enable_gqa, None, target),
             query, key, value, attn_mask)

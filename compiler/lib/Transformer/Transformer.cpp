@@ -67,8 +67,8 @@ struct TransformerStack::Impl {
   Status kernelFor(AttentionBlock block, int64_t batch, int64_t lq, int64_t lk,
                    const AttentionKernel *&kernel);
   Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
-  std::optional<std::pair<int64_t, int64_t>>
-  capacities(AttentionBlock block, int64_t lq, int64_t lk) const;
+  std::optional<std::pair<int64_t, int64_t>> capacities(AttentionBlock block,
+                                                        int64_t lq, int64_t lk);
 };
 
 /// The number of rows a GPU kernel is compiled for to serve `n`: 64, then
@@ -93,7 +93,7 @@ static int64_t capacityFor(int64_t n) {
 /// kernels of the exact sizes.
 std::optional<std::pair<int64_t, int64_t>>
 TransformerStack::Impl::capacities(AttentionBlock block, int64_t lq,
-                                   int64_t lk) const {
+                                   int64_t lk) {
   const attnspec::AttentionShape &a = spec.layer.attention;
   bool decoder = spec.layer.isDecoder();
   if (options.gpuTarget.empty())
@@ -109,7 +109,7 @@ TransformerStack::Impl::capacities(AttentionBlock block, int64_t lq,
   // Causal (a decoder's own) and windows mask by distance; ALiBi, T5's
   // buckets and soft-capping add by distance or by score. Everything else
   // (blocks, strides, global tokens, segments) sees absolute positions.
-  mlir::MLIRContext *ctx = const_cast<mlir::MLIRContext *>(&context);
+  mlir::MLIRContext *ctx = &context;
   if (!a.pattern.empty() && a.pattern != "none" && a.pattern != "causal") {
     mlir::Attribute pattern = mlir::parseAttribute(
         a.pattern[0] == '#' ? a.pattern : "#attn." + a.pattern, ctx);
