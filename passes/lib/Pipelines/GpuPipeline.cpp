@@ -21,9 +21,8 @@ void mlir::attn::buildGpuKernelPipeline(OpPassManager &pm,
                                         const GpuPipelineOptions &options) {
   buildSharedFront(pm, options.target, /*targetKernels=*/{},
                    options.workgroupRows);
+  // Paged K and V stay: the kernels read them through the table.
   pm.addPass(createAttnTile());
-  // The GPU kernels read dense K and V: paged caches are gathered first.
-  pm.addPass(createAttnDecomposePagedKv());
   AttnToGpuKernelsOptions kernels;
   kernels.countTiles = options.countTiles;
   kernels.emulateMma = options.emulateMma;

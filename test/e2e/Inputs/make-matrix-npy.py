@@ -8,6 +8,7 @@
   negative-rows OUT SEED EVERY DIM...   as tensor, but every EVERY-th
                            last-axis row is -|x| (no positive entry)
   i32 OUT ROWS VALUE,...   an int32 [ROWS, len / ROWS] matrix of the values
+  i32-vector OUT VALUE,... an int32 vector of the values (a kv_length: [1])
   nan-tail OUT SEED FROM DIM...   as tensor, with NaN in every row
                            (second-to-last axis) from FROM on
   inf-tail OUT SEED FROM DIM...   as tensor, with -inf in every column
@@ -21,7 +22,7 @@ import sys
 
 
 def write(path, shape, values, descr="<f4", code="f"):
-    shape_text = "(" + ", ".join(str(s) for s in shape) + ")"
+    shape_text = "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
     header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape_text)
     header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
     with open(path, "wb") as f:
@@ -79,6 +80,9 @@ elif kind in ("nan-tail", "inf-tail", "negative-rows"):
 elif kind == "i32":
     rows, values = int(sys.argv[3]), [int(v) for v in sys.argv[4].split(",")]
     write(out, [rows, len(values) // rows], values, "<i4", "i")
+elif kind == "i32-vector":
+    values = [int(v) for v in sys.argv[3].split(",")]
+    write(out, [len(values)], values, "<i4", "i")
 elif kind == "poison-pages":
     source, out = out, sys.argv[3]
     blob = open(source, "rb").read()

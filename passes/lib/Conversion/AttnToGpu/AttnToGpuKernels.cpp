@@ -48,9 +48,11 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
         return std::nullopt;
       continue;
     }
-    // The forall's destination and the arithmetic of its tile counts.
+    // The forall's destination, the arithmetic of its tile counts, and
+    // paged K and V (read in place: matchPagedKeys).
     if (!(isPure(&op) && op.getNumRegions() == 0 &&
-          isa<arith::ArithDialect, tensor::TensorDialect>(op.getDialect())))
+          (isa<arith::ArithDialect, tensor::TensorDialect>(op.getDialect()) ||
+           isa<PagedKvOp>(op))))
       return std::nullopt;
   }
   return found;

@@ -53,7 +53,7 @@ Value GpuCodegen::modScore(Value s, Value i, Value j, Value *capped) {
   if (mods && !mods.empty()) {
     // r = j - (i + delta), the signed distance of docs/Dialect.md.
     Value distance =
-        arith::SubIOp::create(b, j, arith::AddIOp::create(b, i, idx(delta)));
+        arith::SubIOp::create(b, j, arith::AddIOp::create(b, i, deltaValue()));
     s = emitScoreMods(b, b.getLoc(), mods, s, distance, headIv, relTableBuf,
                       heads);
   }
@@ -78,7 +78,7 @@ Value GpuCodegen::elementMask(Value i, Value j) {
     auto evaluate = [&](MaskAttrInterface member) -> Value {
       return isa<SegmentsAttr>(member) ? segmentsEqual() : Value();
     };
-    MaskContext context{idx(delta), headIv,    batchIv, Value(),
+    MaskContext context{deltaValue(), headIv,    batchIv, Value(),
                         Value(),    maskShape, evaluate};
     kept = emitElementMask(b, b.getLoc(), pattern, i, j, context);
   }

@@ -79,6 +79,10 @@ protected:
   MaskAttrInterface pattern;
   MaskShape maskShape;
   int64_t heads = 0, delta = 0;
+  /// The delta read at run time (keys of a paged cache whose length is an
+  /// operand), else null and `delta` holds.
+  Value runtimeDelta;
+  Value deltaValue() { return runtimeDelta ? runtimeDelta : idx(delta); }
   Value qSegBuf, kvSegBuf, maskBuf, biasBuf, relTableBuf;
   Value headIv, batchIv;
 };

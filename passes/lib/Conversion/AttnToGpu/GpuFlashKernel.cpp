@@ -25,6 +25,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include <cmath>
 
@@ -73,7 +75,17 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
   batch = qType.getDimSize(0);
   queryLen = qType.getDimSize(2);
   headDim = qType.getDimSize(3);
-  keyLen = kType.getDimSize(2);
+  std::string unused;
+  paged = matchPagedKeys(host, op, unused);
+  if (paged) {
+    auto pool = cast<RankedTensorType>(paged->keys.getPool().getType());
+    auto table = cast<RankedTensorType>(paged->keys.getTable().getType());
+    numPages = pool.getDimSize(0);
+    pageRows = pool.getDimSize(2);
+    keyLen = table.getDimSize(1) * pageRows;
+  } else {
+    keyLen = kType.getDimSize(2);
+  }
   valueDim = vType.getDimSize(3);
   group = heads / kType.getDimSize(1);
   keyTile = plan.keyTile;
@@ -162,8 +174,10 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
 
   b.setInsertionPointToStart(&kernel.getBody().front());
   queryBuf = argumentFor(op.getQuery());
-  keyBuf = argumentFor(op.getKey());
-  valueBuf = argumentFor(op.getValue());
+  keyBuf = argumentFor(paged ? paged->keys.getPool() : op.getKey());
+  valueBuf = argumentFor(paged ? paged->values.getPool() : op.getValue());
+  if (paged)
+    tableBuf = argumentFor(paged->keys.getTable());
   if (op.getQSegments()) {
     qSegBuf = argumentFor(op.getQSegments());
     kvSegBuf = argumentFor(op.getKvSegments());
@@ -314,6 +328,28 @@ void GpuKernelEmitter::emitBody() {
   kvHead = arith::DivUIOp::create(b, headIv, idx(group));
   std::tie(first, tileRows) =
       emitQueryTileRows(b, b.getLoc(), plan.queryTiling, tileIv, idx(queryLen));
+  keyCount = idx(keyLen);
+  if (paged) {
+    // The length, clamped to the capacity: a hostile one reads no row
+    // outside the table's pages.
+    if (paged->lengthArgument) {
+      Value n = load(argumentFor(paged->lengthArgument), {idx(0)});
+      auto i32 = [&](int64_t v) {
+        return arith::ConstantIntOp::create(b, b.getI32Type(), v);
+      };
+      n = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, n, i32(0)),
+                                 i32(keyLen));
+      keyCount = arith::IndexCastOp::create(b, b.getIndexType(), n);
+    } else {
+      keyCount =
+          idx(std::clamp<int64_t>(paged->constantLength, 0, keyLen));
+    }
+    // Queries end with the keys (bottom_right) or start with them.
+    runtimeDelta = idx(op.getPositionShift());
+    if (op.getAlignment() == Alignment::bottom_right)
+      runtimeDelta = arith::AddIOp::create(
+          b, runtimeDelta, arith::SubIOp::create(b, keyCount, idx(queryLen)));
+  }
   prologue();
 
   SmallVector<Value> state = initialState();
@@ -343,12 +379,12 @@ void GpuKernelEmitter::emitBody() {
       return std::make_pair(tile, isFull);
     });
   } else if (!staticPattern) {
-    auto [lo, hi] = splitRange(idx(0), idx(numKeyTiles));
+    auto [lo, hi] = splitRange(idx(0), keyTileCount());
     final = visitKeyTiles(state, lo, hi, [&](Value tile) {
       return std::make_pair(tile, Value());
     });
   } else {
-    auto [lo, hi] = splitRange(idx(0), idx(numKeyTiles));
+    auto [lo, hi] = splitRange(idx(0), keyTileCount());
     auto loop = scf::ForOp::create(
         b, lo, hi, idx(1), state,
         [&](OpBuilder &nb, Location loc, Value tile, ValueRange iter) {
@@ -358,10 +394,10 @@ void GpuKernelEmitter::emitBody() {
           // stage, since the next visited tile is not known in advance.
           Value j0 = arith::MulIOp::create(b, tile, idx(keyTile));
           Value j1 = arith::MinUIOp::create(
-              b, arith::AddIOp::create(b, j0, idx(keyTile)), idx(keyLen));
+              b, arith::AddIOp::create(b, j0, idx(keyTile)), keyCount);
           std::pair<Value, Value> tileClass = emitTileClass(
               b, b.getLoc(), staticPattern, first,
-              arith::AddIOp::create(b, first, tileRows), j0, j1, idx(delta));
+              arith::AddIOp::create(b, first, tileRows), j0, j1, deltaValue());
           Value isFull = tileClass.second;
           auto skip = scf::IfOp::create(
               b, tileClass.first,
@@ -438,8 +474,30 @@ void GpuKernelEmitter::forEachShare(int64_t total,
 std::pair<Value, Value> GpuKernelEmitter::keyRange(Value keyTileIndex) {
   Value j0 = arith::MulIOp::create(b, keyTileIndex, idx(keyTile));
   Value tk = arith::MinUIOp::create(b, idx(keyTile),
-                                    arith::SubIOp::create(b, idx(keyLen), j0));
+                                    arith::SubIOp::create(b, keyCount, j0));
   return {j0, tk};
+}
+
+Value GpuKernelEmitter::keyTileCount() {
+  if (!paged)
+    return idx(numKeyTiles);
+  return arith::DivUIOp::create(
+      b, arith::AddIOp::create(b, keyCount, idx(keyTile - 1)), idx(keyTile));
+}
+
+std::pair<Value, Value> GpuKernelEmitter::keyRowAt(Value row) {
+  if (!paged)
+    return {batchIv, row};
+  Value entry =
+      load(tableBuf, {batchIv, arith::DivUIOp::create(b, row, idx(pageRows))});
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, b.getI32Type(), v);
+  };
+  // A table entry outside the pool reads its nearest page (docs/Dialect.md).
+  Value page = arith::MinSIOp::create(
+      b, arith::MaxSIOp::create(b, entry, i32(0)), i32(numPages - 1));
+  return {arith::IndexCastOp::create(b, b.getIndexType(), page),
+          arith::RemUIOp::create(b, row, idx(pageRows))};
 }
 
 SmallVector<Value> GpuKernelEmitter::visitKeyTile(ValueRange state,
@@ -665,8 +723,8 @@ void ScalarFlashEmitter::stageTile(Value j0, Value tk) {
           /*withElse=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(inside.thenBlock());
-      Value x = toF32(
-          load(source, {batchIv, kvHead, arith::AddIOp::create(b, j0, r), c}));
+      auto [outer, row] = keyRowAt(arith::AddIOp::create(b, j0, r));
+      Value x = toF32(load(source, {outer, kvHead, row, c}));
       memref::StoreOp::create(b, x, shared, {stagedRow(r), c});
     });
   };
@@ -776,6 +834,57 @@ std::unique_ptr<GpuKernelEmitter> mlir::attn::makeScalarFlashEmitter(
                                               countTiles);
 }
 
+std::optional<PagedKeys> mlir::attn::matchPagedKeys(func::FuncOp host,
+                                                   OnlineAttentionOp op,
+                                                   std::string &why) {
+  auto keys = op.getKey().getDefiningOp<PagedKvOp>();
+  auto values = op.getValue().getDefiningOp<PagedKvOp>();
+  if (!keys && !values)
+    return std::nullopt;
+  auto refuse = [&](const Twine &reason) -> std::optional<PagedKeys> {
+    why = reason.str();
+    return std::nullopt;
+  };
+  if (!keys || !values || keys.getTable() != values.getTable() ||
+      keys.getLength() != values.getLength())
+    return refuse("K and V read through a page table must both come from "
+                  "attn.paged_kv with one table and length");
+  if (!isHostArgument(host, keys.getPool()) ||
+      !isHostArgument(host, values.getPool()) ||
+      !isHostArgument(host, keys.getTable()))
+    return refuse("the pools and the page table of attn.paged_kv must be "
+                  "arguments of the function");
+  auto keyPool = cast<ShapedType>(keys.getPool().getType());
+  auto valuePool = cast<ShapedType>(values.getPool().getType());
+  if (keyPool.getDimSize(0) != valuePool.getDimSize(0) ||
+      keyPool.getDimSize(2) != valuePool.getDimSize(2))
+    return refuse("K and V pools of different pages or rows per page");
+  if (!cast<ShapedType>(keys.getTable().getType())
+           .getElementType()
+           .isInteger(32))
+    return refuse("a page table of i64 (the kernels read i32 tables)");
+  PagedKeys paged;
+  paged.keys = keys;
+  paged.values = values;
+  APInt constant;
+  if (matchPattern(keys.getLength(), m_ConstantInt(&constant))) {
+    paged.constantLength = constant.getSExtValue();
+    return paged;
+  }
+  // arith.index_cast(tensor.extract %length[%c0]), %length a [1] i32
+  // argument: the form the layer runtime's kv_length takes.
+  auto toIndex = keys.getLength().getDefiningOp<arith::IndexCastOp>();
+  auto extract =
+      toIndex ? toIndex.getIn().getDefiningOp<tensor::ExtractOp>() : nullptr;
+  if (!extract || !isHostArgument(host, extract.getTensor()) ||
+      extract.getTensor().getType() !=
+          RankedTensorType::get({1}, IntegerType::get(host.getContext(), 32)))
+    return refuse("a paged cache's length must be a constant or element 0 "
+                  "of a [1] i32 argument");
+  paged.lengthArgument = extract.getTensor();
+  return paged;
+}
+
 LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
                                             TiledAttention attention,
                                             const KernelPlan &plan,
@@ -799,12 +908,22 @@ LogicalResult mlir::attn::checkGpuSupported(func::FuncOp host,
     element.print(os);
     return fail("element type " + name);
   }
-  for (Value v :
-       {op.getQuery(), op.getKey(), op.getValue(), op.getQSegments(),
-        op.getKvSegments(), op.getMask(), op.getBias(), op.getRelTable()})
+  std::string pagedWhy;
+  std::optional<PagedKeys> paged = matchPagedKeys(host, op, pagedWhy);
+  if (!pagedWhy.empty())
+    return fail(pagedWhy);
+  Value key = paged ? Value() : op.getKey(),
+        value = paged ? Value() : op.getValue();
+  for (Value v : std::initializer_list<Value>{
+           op.getQuery(), key, value, op.getQSegments(), op.getKvSegments(),
+           op.getMask(), op.getBias(), op.getRelTable()})
     if (v && !isHostArgument(host, v))
       return fail("Q, K, V, segment ids, mask, bias and rel_table must be "
                   "arguments of the function");
+  // Operands with a key dimension would need it at run time too.
+  if (paged && (op.getKvSegments() || op.getMask() || op.getBias()))
+    return fail("a paged K and V with key segment ids, a mask or a bias "
+                "operand");
   std::string reason;
   if (!isScoreModCodegenSupported(op.getModsAttr(), op.getMaskShape().numHeads,
                                   reason))

@@ -28,6 +28,23 @@
 
 namespace mlir::attn {
 
+/// K and V that a kernel reads in place through one page table: both
+/// from attn.paged_kv of one table and length, the pools and the table
+/// arguments of the host, the length a constant or element 0 of a [1] i32
+/// argument (docs/Gpu.md, "Paged KV caches").
+struct PagedKeys {
+  PagedKvOp keys, values;
+  /// The length's [1] i32 argument, or null for `constantLength`.
+  Value lengthArgument;
+  int64_t constantLength = 0;
+};
+
+/// The paged K and V of `op`; nothing when K is not paged, or when K and V
+/// are paged in a form the kernels do not read (then `why` says so).
+std::optional<PagedKeys> matchPagedKeys(func::FuncOp host,
+                                        OnlineAttentionOp op,
+                                        std::string &why);
+
 class GpuKernelEmitter : public GpuCodegen {
 public:
   GpuKernelEmitter(func::FuncOp host, TiledAttention attention,
@@ -87,6 +104,20 @@ protected:
   int64_t batch = 0, queryLen = 0, keyLen = 0, headDim = 0, valueDim = 0,
           group = 1, numQueryTiles = 0, numKeyTiles = 0;
   int64_t keyTile = 0, rows = 0;
+  /// K and V read through a page table: the table, the rows of a page and
+  /// the pages of the pools. keyLen is then the capacity (the table's
+  /// pages times their rows) and keyCount the length, read at run time.
+  std::optional<PagedKeys> paged;
+  Value tableBuf;
+  int64_t pageRows = 0, numPages = 0;
+  /// The number of keys: keyLen, or a paged cache's length clamped to
+  /// [0, keyLen].
+  Value keyCount;
+  /// Key tiles of keyCount keys.
+  Value keyTileCount();
+  /// Indices 0 and 2 of key `row` in K and V: (batch row, row), or through
+  /// the table (page, row in the page) with the page clamped to the pool.
+  std::pair<Value, Value> keyRowAt(Value row);
   // Values of the kernel body.
   Value queryBuf, keyBuf, valueBuf, outBuf, scheduleBuf, countBuf;
   Value tileIv, kvHead, tid, first, tileRows;

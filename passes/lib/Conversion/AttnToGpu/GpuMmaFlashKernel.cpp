@@ -121,12 +121,12 @@ Value MmaFlashEmitter::unpack(Value word, bool high) {
   return arith::ExtFOp::create(b, b.getF32Type(), half);
 }
 
-Value MmaFlashEmitter::loadBits(Value memref, Value head, Value row, Value col,
-                                Value valid, int64_t rowLimit,
-                                int64_t colLimit) {
+Value MmaFlashEmitter::loadBits(Value memref, Value outer, Value head,
+                                Value row, Value col, Value valid,
+                                int64_t rowLimit, int64_t colLimit) {
   Value r = arith::MinUIOp::create(b, row, idx(rowLimit - 1));
   Value c = arith::MinUIOp::create(b, col, idx(colLimit - 1));
-  Value bits = bitsOf(load(memref, {batchIv, head, r, c}));
+  Value bits = bitsOf(load(memref, {outer, head, r, c}));
   return valid ? arith::SelectOp::create(b, valid, bits, i32(0)) : bits;
 }
 
@@ -188,7 +188,7 @@ void MmaFlashEmitter::prologue() {
         rows,
         [&](Value r) {
           auto [head, row, active] = tileRow(r);
-          return std::make_tuple(head, row, active);
+          return std::make_tuple(batchIv, head, row, active);
         },
         [](Value r) { return r; });
     commitStage();
@@ -199,8 +199,9 @@ void MmaFlashEmitter::prologue() {
         if (tf32) {
           // Word k: row (k % 2 ? g + 8 : g), col 8 kc + c (+ 4 for k >= 2).
           Value col = arith::AddIOp::create(b, c4, idx(8 * kc + (k >= 2) * 4));
-          words.push_back(loadBits(queryBuf, rowHead[k % 2], rowIndex[k % 2],
-                                   col, colValid(col), queryLen, headDim));
+          words.push_back(loadBits(queryBuf, batchIv, rowHead[k % 2],
+                                   rowIndex[k % 2], col, colValid(col),
+                                   queryLen, headDim));
           continue;
         }
         Value col =
@@ -208,10 +209,11 @@ void MmaFlashEmitter::prologue() {
                                   idx(16 * kc + (k >= 2 ? 8 : 0)));
         Value col1 = arith::AddIOp::create(b, col, idx(1));
         Value row = rowIndex[k % 2];
-        words.push_back(pack(loadBits(queryBuf, rowHead[k % 2], row, col,
-                                      colValid(col), queryLen, headDim),
-                             loadBits(queryBuf, rowHead[k % 2], row, col1,
-                                      colValid(col1), queryLen, headDim)));
+        words.push_back(pack(loadBits(queryBuf, batchIv, rowHead[k % 2], row,
+                                      col, colValid(col), queryLen, headDim),
+                             loadBits(queryBuf, batchIv, rowHead[k % 2], row,
+                                      col1, colValid(col1), queryLen,
+                                      headDim)));
       }
       qFragments.push_back(words);
     }
@@ -290,14 +292,21 @@ SmallVector<Value> MmaFlashEmitter::initialState() {
 
 void MmaFlashEmitter::stageTile(Value j0, Value tk) {
   auto staged = [&](Value r) { return stagedRow(r); };
+  // Rows past the keys are read clamped (stageRows; paged: to the
+  // capacity, before the table) and staged as zeros.
   auto keyRow = [&](Value r) {
+    Value key = arith::AddIOp::create(b, j0, r);
+    if (paged)
+      key = arith::MinUIOp::create(b, key, idx(keyLen - 1));
+    auto [outer, row] = keyRowAt(key);
     return std::make_tuple(
-        kvHead, arith::AddIOp::create(b, j0, r).getResult(),
+        outer, kvHead, row,
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, tk).getResult());
   };
-  stageRows(keyRows, paddedDim / chunkElements(), keyBuf, keyLen, headDim,
+  int64_t rowLimit = paged ? pageRows : keyLen;
+  stageRows(keyRows, paddedDim / chunkElements(), keyBuf, rowLimit, headDim,
             keyTile, keyRow, staged);
-  stageRows(valueRows, paddedValueDim / chunkElements(), valueBuf, keyLen,
+  stageRows(valueRows, paddedValueDim / chunkElements(), valueBuf, rowLimit,
             valueDim, keyTile, keyRow, staged);
 }
 
@@ -316,7 +325,7 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
     Value r = arith::DivUIOp::create(b, e, idx(rowChunks));
     Value chunk = arith::RemUIOp::create(b, e, idx(rowChunks));
     auto [row, stored] = chunkSlot(tiles, stagedAt(r), chunk, rowChunks);
-    auto [head, key, keyValid] = sourceOf(r);
+    auto [outer, head, key, keyValid] = sourceOf(r);
     int64_t per = chunkElements();
     Value col0 = arith::MulIOp::create(b, chunk, idx(per));
     if (asyncCopies) {
@@ -329,7 +338,7 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
       nvgpu::DeviceAsyncCopyOp::create(
           b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tiles,
           ValueRange{row, arith::MulIOp::create(b, stored, idx(per))}, src,
-          ValueRange{batchIv, head, srcKey, srcCol}, b.getIndexAttr(per), count,
+          ValueRange{outer, head, srcKey, srcCol}, b.getIndexAttr(per), count,
           b.getUnitAttr());
     } else if (!api->hasNativeMma() && tf32) {
       // Four words of one element.
@@ -337,7 +346,7 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
         Value col = arith::AddIOp::create(b, col0, idx(w));
         memref::StoreOp::create(
             b,
-            loadBits(src, head, key, col, both(keyValid, lt(col, idx(dim))),
+            loadBits(src, outer, head, key, col, both(keyValid, lt(col, idx(dim))),
                      rowLimit, dim),
             tiles,
             {row, arith::AddIOp::create(
@@ -348,9 +357,9 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
       for (int64_t w = 0; w < 4; ++w) {
         Value col = arith::AddIOp::create(b, col0, idx(2 * w));
         Value col1 = arith::AddIOp::create(b, col, idx(1));
-        Value lo = loadBits(src, head, key, col,
+        Value lo = loadBits(src, outer, head, key, col,
                             both(keyValid, lt(col, idx(dim))), rowLimit, dim);
-        Value hi = loadBits(src, head, key, col1,
+        Value hi = loadBits(src, outer, head, key, col1,
                             both(keyValid, lt(col1, idx(dim))), rowLimit, dim);
         memref::StoreOp::create(
             b, pack(lo, hi), tiles,
@@ -362,7 +371,7 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
       Type stagedType = cast<MemRefType>(tiles.getType()).getElementType();
       for (int64_t i = 0; i < per; ++i) {
         Value col = arith::AddIOp::create(b, col0, idx(i));
-        Value bits = loadBits(src, head, key, col,
+        Value bits = loadBits(src, outer, head, key, col,
                               both(keyValid, lt(col, idx(dim))), rowLimit, dim);
         if (!tf32)
           bits = arith::TruncIOp::create(b, b.getI16Type(), bits);
@@ -641,7 +650,7 @@ SmallVector<Value> MmaFlashEmitter::processTile(ValueRange state, Value j0,
   // log2 units when nothing but a mask follows the scale.
   Value scaleValue =
       f32(log2Scores ? float(double(scale()) * M_LOG2E) : scale());
-  bool shortTiles = keyLen % keyTile != 0;
+  bool shortTiles = keyLen % keyTile != 0 || paged;
   for (int64_t nt = 0; nt < keyTiles8; ++nt)
     for (int64_t i = 0; i < 4; ++i) {
       Value offset = arith::AddIOp::create(

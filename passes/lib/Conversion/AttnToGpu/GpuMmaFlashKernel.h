@@ -82,17 +82,20 @@ protected:
   Value unpack(Value word, bool high);
   /// Element (row, col) of a 16-bit tensor as bits, 0 when `valid` is
   /// false (the indices are clamped, so nothing is read out of bounds).
-  Value loadBits(Value memref, Value head, Value row, Value col, Value valid,
-                 int64_t rowLimit, int64_t colLimit);
+  /// `outer` indexes the first dimension (the batch row, or a pool's page).
+  Value loadBits(Value memref, Value outer, Value head, Value row, Value col,
+                 Value valid, int64_t rowLimit, int64_t colLimit);
 
   /// Q's A fragment for D columns [16 kc, 16 kc + 16).
   SmallVector<Value> queryFragment(int64_t kc);
   /// Chunk `chunk` of staged row `row` as stored (the swizzle).
   Value swizzle(Value row, Value chunk, int64_t rowChunks);
   /// Copies `total` rows of `src` (rows of rowLimit, columns [0, dim)) to
-  /// `tiles`: row r comes from (head, row) = sourceOf(r), or is zeros where
-  /// sourceOf says it is not valid, and lands at staged row stagedAt(r).
-  using SourceRowFn = function_ref<std::tuple<Value, Value, Value>(Value r)>;
+  /// `tiles`: row r comes from (outer, head, row) = sourceOf(r), or is
+  /// zeros where sourceOf says it is not valid, and lands at staged row
+  /// stagedAt(r).
+  using SourceRowFn =
+      function_ref<std::tuple<Value, Value, Value, Value>(Value r)>;
   void stageRows(Value tiles, int64_t rowChunks, Value src, int64_t rowLimit,
                  int64_t dim, int64_t total, SourceRowFn sourceOf,
                  function_ref<Value(Value)> stagedAt);
