@@ -111,3 +111,62 @@ func.func @grad_distance_weight(%q: tensor<1x2x16x8xf32>, %lse: tensor<1x2x16xf3
       -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>)
   return %dq, %dk, %dv : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// Paged K and V are read in place only through one table and length.
+func.func @paged_values_dense(%q: tensor<1x4x1x64xf32>, %kp: tensor<4x2x16x64xf32>,
+                              %v: tensor<1x2x48x64xf32>, %table: tensor<1x3xi32>) -> tensor<1x4x1x64xf32> {
+  %n = arith.constant 48 : index
+  %k = attn.paged_kv %kp[%table] length %n : tensor<4x2x16x64xf32>, tensor<1x3xi32> -> tensor<1x2x?x64xf32>
+  %vd = tensor.cast %v : tensor<1x2x48x64xf32> to tensor<1x2x?x64xf32>
+  // expected-error @below {{attn-to-gpu-kernels: K and V read through a page table must both come from attn.paged_kv with one table and length (not supported by target 'vulkan-lavapipe' yet)}}
+  %o = attn.attention %q, %k, %vd align = bottom_right
+      : (tensor<1x4x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}
+
+// -----
+
+func.func @paged_i64_table(%q: tensor<1x4x1x64xf32>, %kp: tensor<4x2x16x64xf32>,
+                           %vp: tensor<4x2x16x64xf32>, %table: tensor<1x3xi64>) -> tensor<1x4x1x64xf32> {
+  %n = arith.constant 48 : index
+  %k = attn.paged_kv %kp[%table] length %n : tensor<4x2x16x64xf32>, tensor<1x3xi64> -> tensor<1x2x?x64xf32>
+  %v = attn.paged_kv %vp[%table] length %n : tensor<4x2x16x64xf32>, tensor<1x3xi64> -> tensor<1x2x?x64xf32>
+  // expected-error @below {{attn-to-gpu-kernels: a page table of i64 (the kernels read i32 tables) (not supported by target 'vulkan-lavapipe' yet)}}
+  %o = attn.attention %q, %k, %v align = bottom_right
+      : (tensor<1x4x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}
+
+// -----
+
+func.func @paged_computed_length(%q: tensor<1x4x1x64xf32>, %kp: tensor<4x2x16x64xf32>,
+                                 %vp: tensor<4x2x16x64xf32>, %table: tensor<1x3xi32>,
+                                 %length: tensor<1xi32>) -> tensor<1x4x1x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %e = tensor.extract %length[%c0] : tensor<1xi32>
+  %m = arith.index_cast %e : i32 to index
+  %n = arith.addi %m, %c1 : index
+  %k = attn.paged_kv %kp[%table] length %n : tensor<4x2x16x64xf32>, tensor<1x3xi32> -> tensor<1x2x?x64xf32>
+  %v = attn.paged_kv %vp[%table] length %n : tensor<4x2x16x64xf32>, tensor<1x3xi32> -> tensor<1x2x?x64xf32>
+  // expected-error @below {{attn-to-gpu-kernels: a paged cache's length must be a constant or element 0 of a [1] i32 argument (not supported by target 'vulkan-lavapipe' yet)}}
+  %o = attn.attention %q, %k, %v align = bottom_right
+      : (tensor<1x4x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}
+
+// -----
+
+func.func @paged_with_bias(%q: tensor<1x4x1x64xf32>, %kp: tensor<4x2x16x64xf32>,
+                           %vp: tensor<4x2x16x64xf32>, %table: tensor<1x3xi32>,
+                           %bias: tensor<1x1x1x48xf32>) -> tensor<1x4x1x64xf32> {
+  %n = arith.constant 48 : index
+  %k = attn.paged_kv %kp[%table] length %n : tensor<4x2x16x64xf32>, tensor<1x3xi32> -> tensor<1x2x?x64xf32>
+  %v = attn.paged_kv %vp[%table] length %n : tensor<4x2x16x64xf32>, tensor<1x3xi32> -> tensor<1x2x?x64xf32>
+  // expected-error @below {{attn-to-gpu-kernels: a paged K and V with key segment ids, a mask or a bias operand (not supported by target 'vulkan-lavapipe' yet)}}
+  %o = attn.attention %q, %k, %v bias(%bias) align = bottom_right
+      : (tensor<1x4x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x1x1x48xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}
