@@ -157,6 +157,20 @@ int attn_gpu_buffer_write(attn_gpu_buffer *buffer, const void *host,
   });
 }
 
+int attn_gpu_buffer_write_at(attn_gpu_buffer *buffer, int64_t offset,
+                             const void *host, int64_t bytes) {
+  return attnc::guarded<int>("attn_gpu_buffer_write_at", -1, [&] {
+    if (!buffer || offset < 0 || bytes < 0 || (!host && bytes))
+      return fail(-1, std::string("attn_gpu_buffer_write_at: buffer or host "
+                                  "is NULL, or offset or bytes < 0"));
+    std::string error;
+    if (!buffer->device->writeAt(*buffer->buffer, uint64_t(offset), host,
+                                 uint64_t(bytes), error))
+      return fail(-1, "attn_gpu_buffer_write_at: " + error);
+    return 0;
+  });
+}
+
 int attn_gpu_buffer_read(attn_gpu_buffer *buffer, void *host, int64_t bytes) {
   return attnc::guarded<int>("attn_gpu_buffer_read", -1, [&] {
     if (!buffer || bytes < 0 || (!host && bytes))

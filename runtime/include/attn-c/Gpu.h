@@ -64,6 +64,12 @@ int64_t attn_gpu_buffer_bytes(const attn_gpu_buffer *buffer);
 int attn_gpu_buffer_write(attn_gpu_buffer *buffer, const void *host,
                           int64_t bytes);
 int attn_gpu_buffer_read(attn_gpu_buffer *buffer, void *host, int64_t bytes);
+/** Copies `bytes` from host memory into bytes [offset, offset + bytes) of
+ * the buffer (within it), leaving the rest as it is: e.g. the rows a
+ * decoding step appends to a paged KV cache kept on the device
+ * (docs/Gpu.md, "Paged KV caches"). Returns 0, or -1 on error. */
+int attn_gpu_buffer_write_at(attn_gpu_buffer *buffer, int64_t offset,
+                             const void *host, int64_t bytes);
 void attn_gpu_buffer_release(attn_gpu_buffer *buffer);
 
 /** Loads the kernels of `code_path` (.spv for Vulkan, .ptx or a cubin for

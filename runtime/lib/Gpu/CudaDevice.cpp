@@ -216,12 +216,14 @@ std::shared_ptr<GpuBuffer> CudaDevice::wrap(uint64_t handle, uint64_t bytes,
   return b;
 }
 
-bool CudaDevice::writeChecked(GpuBuffer &buffer, const void *host,
-                              uint64_t bytes, std::string &error) {
+bool CudaDevice::writeChecked(GpuBuffer &buffer, uint64_t offset,
+                              const void *host, uint64_t bytes,
+                              std::string &error) {
   State &s = *state;
   return s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error) &&
-         s.check(s.cuMemcpyHtoD(static_cast<CudaBuffer &>(buffer).pointer, host,
-                                bytes),
+         s.check(s.cuMemcpyHtoD(
+                     static_cast<CudaBuffer &>(buffer).pointer + offset, host,
+                     bytes),
                  "copying to the device", error);
 }
 

@@ -20,14 +20,15 @@ GpuBuffer::~GpuBuffer() = default;
 GpuLoadedKernel::~GpuLoadedKernel() = default;
 GpuDevice::~GpuDevice() = default;
 
-bool GpuDevice::write(GpuBuffer &buffer, const void *host, uint64_t bytes,
-                      std::string &error) {
-  if (bytes > buffer.bytes()) {
-    error = "writing " + std::to_string(bytes) + " bytes into a buffer of " +
-            std::to_string(buffer.bytes());
+bool GpuDevice::writeAt(GpuBuffer &buffer, uint64_t offset, const void *host,
+                        uint64_t bytes, std::string &error) {
+  if (offset > buffer.bytes() || bytes > buffer.bytes() - offset) {
+    error = "writing " + std::to_string(bytes) + " bytes" +
+            (offset ? " at offset " + std::to_string(offset) : "") +
+            " into a buffer of " + std::to_string(buffer.bytes());
     return false;
   }
-  return !bytes || writeChecked(buffer, host, bytes, error);
+  return !bytes || writeChecked(buffer, offset, host, bytes, error);
 }
 
 bool GpuDevice::read(const GpuBuffer &buffer, void *host, uint64_t bytes,

@@ -621,18 +621,18 @@ static bool stagingSlot(const std::shared_ptr<VulkanDevice::State> &state,
 /// the slot, where `mapped` finds them once the commands have run. The
 /// caller holds the launch mutex.
 static bool recordStagedCopy(const std::shared_ptr<VulkanDevice::State> &state,
-                             const VulkanBuffer &buffer, uint64_t bytes,
-                             const void *toDevice, char *&mapped,
-                             std::string &error) {
+                             const VulkanBuffer &buffer, uint64_t bufferOffset,
+                             uint64_t bytes, const void *toDevice,
+                             char *&mapped, std::string &error) {
   VkBuffer staging;
   uint64_t offset;
   if (!stagingSlot(state, bytes, staging, offset, mapped, error))
     return false;
-  VkBufferCopy region{0, offset, bytes};
+  VkBufferCopy region{bufferOffset, offset, bytes};
   VkBuffer from = buffer.buffer, to = staging;
   if (toDevice) {
     std::memcpy(mapped, toDevice, bytes);
-    region = {offset, 0, bytes};
+    region = {offset, bufferOffset, bytes};
     std::swap(from, to);
   }
   VulkanDevice::State &s = *state;
@@ -674,18 +674,19 @@ std::shared_ptr<GpuBuffer> VulkanDevice::wrap(uint64_t, uint64_t,
   return nullptr;
 }
 
-bool VulkanDevice::writeChecked(GpuBuffer &buffer, const void *host,
-                                uint64_t bytes, std::string &error) {
+bool VulkanDevice::writeChecked(GpuBuffer &buffer, uint64_t offset,
+                                const void *host, uint64_t bytes,
+                                std::string &error) {
   auto &b = static_cast<VulkanBuffer &>(buffer);
   if (b.mapped) {
     // Launches wait for their queue, so the memory is free to write.
-    std::memcpy(b.mapped, host, bytes);
+    std::memcpy(static_cast<char *>(b.mapped) + offset, host, bytes);
     return true;
   }
   // Staged: the copy waits for the next launch or read.
   std::lock_guard<std::recursive_mutex> lock(state->launchMutex);
   char *mapped;
-  return recordStagedCopy(state, b, bytes, host, mapped, error);
+  return recordStagedCopy(state, b, offset, bytes, host, mapped, error);
 }
 
 bool VulkanDevice::readChecked(const GpuBuffer &buffer, void *host,
@@ -700,7 +701,8 @@ bool VulkanDevice::readChecked(const GpuBuffer &buffer, void *host,
   std::lock_guard<std::recursive_mutex> lock(s.launchMutex);
   char *mapped;
   bool ok =
-      recordStagedCopy(state, b, bytes, /*toDevice=*/nullptr, mapped, error) &&
+      recordStagedCopy(state, b, 0, bytes, /*toDevice=*/nullptr, mapped,
+                       error) &&
       submitPending(s, VK_NULL_HANDLE, error);
   if (ok)
     std::memcpy(host, mapped, bytes);

@@ -134,7 +134,13 @@ public:
   /// launch or read, which runs it first (staged Vulkan buffers): `host`
   /// is copied before write returns.
   bool write(GpuBuffer &buffer, const void *host, uint64_t bytes,
-             std::string &error);
+             std::string &error) {
+    return writeAt(buffer, 0, host, bytes, error);
+  }
+  /// The same into bytes [offset, offset + bytes) of `buffer` (e.g. rows
+  /// appended to a KV cache that stays on the device).
+  bool writeAt(GpuBuffer &buffer, uint64_t offset, const void *host,
+               uint64_t bytes, std::string &error);
   bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
             std::string &error);
 
@@ -153,7 +159,8 @@ public:
 
 protected:
   /// write / read / launch once their arguments are checked.
-  virtual bool writeChecked(GpuBuffer &buffer, const void *host, uint64_t bytes,
+  virtual bool writeChecked(GpuBuffer &buffer, uint64_t offset,
+                            const void *host, uint64_t bytes,
                             std::string &error) = 0;
   virtual bool readChecked(const GpuBuffer &buffer, void *host, uint64_t bytes,
                            std::string &error) = 0;
@@ -187,8 +194,8 @@ public:
   struct State;
 
 protected:
-  bool writeChecked(GpuBuffer &buffer, const void *host, uint64_t bytes,
-                    std::string &error) override;
+  bool writeChecked(GpuBuffer &buffer, uint64_t offset, const void *host,
+                    uint64_t bytes, std::string &error) override;
   bool readChecked(const GpuBuffer &buffer, void *host, uint64_t bytes,
                    std::string &error) override;
   bool launchChecked(const std::vector<GpuLaunch> &launches, unsigned repeats,
@@ -223,8 +230,8 @@ public:
   struct State;
 
 protected:
-  bool writeChecked(GpuBuffer &buffer, const void *host, uint64_t bytes,
-                    std::string &error) override;
+  bool writeChecked(GpuBuffer &buffer, uint64_t offset, const void *host,
+                    uint64_t bytes, std::string &error) override;
   bool readChecked(const GpuBuffer &buffer, void *host, uint64_t bytes,
                    std::string &error) override;
   bool launchChecked(const std::vector<GpuLaunch> &launches, unsigned repeats,
