@@ -128,6 +128,11 @@ llvm::Error GpuKernel::call(llvm::StringRef function,
   std::vector<GpuOperand> operands;
   for (MemRefDescriptor *argument : arguments)
     operands.push_back({argument->alignedData(), /*bytes=*/0});
+  return call(function, operands);
+}
+
+llvm::Error GpuKernel::call(llvm::StringRef function,
+                            const std::vector<GpuOperand> &operands) {
   std::vector<int32_t> tileCounts;
   std::string error;
   GpuFunction *ready = nullptr;

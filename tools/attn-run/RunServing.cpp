@@ -282,6 +282,13 @@ int attnrt::runServing(const attnspec::LayerSpec &spec,
         held > layers.poolPages() ? "reused" : "none reused",
         layers.usedPages());
   }
+  // On a GPU the pools stay on the device: per step only the new rows go.
+  if (auto copies = stack.devicePoolCopies())
+    llvm::outs() << llvm::formatv(
+        "device pools: {0} copied whole ({1:f2} MiB: new or grown), {2} key "
+        "or value rows of a KV head appended ({3:f2} MiB)\n",
+        copies->wholePools, copies->wholeBytes / double(1 << 20), copies->rows,
+        copies->rowBytes / double(1 << 20));
   if (layers.liveSequences() || layers.cacheBytes())
     return fail("sequences or cache left after the trace");
 

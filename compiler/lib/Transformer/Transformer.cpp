@@ -14,6 +14,7 @@
 #include "attn/Compiler/Transformer.h"
 #include "Weights.h"
 #include "attn/Compiler/BlockKernels.h"
+#include "GpuPagedAttention.h"
 #include "attn/Compiler/GpuCompiler.h"
 #include "attn/Compiler/HostCompiler.h"
 #include "attn/Compiler/LinearKernels.h"
@@ -43,6 +44,7 @@ namespace {
 struct CompiledAttention {
   std::unique_ptr<Kernel> compiled;               // a JitKernel, or a GpuKernel
   std::unique_ptr<CompiledBlockAttention> blocks; // context parallel
+  std::shared_ptr<GpuPagedAttention> gpuPaged;    // the SelfPaged kernel
   AttentionKernel kernel;
 };
 } // namespace
@@ -66,6 +68,11 @@ struct TransformerStack::Impl {
 
   Status kernelFor(AttentionBlock block, int64_t batch, int64_t lq, int64_t lk,
                    const AttentionKernel *&kernel);
+  /// The SelfPaged kernel on a GPU (GpuPagedAttention.h): compiled per
+  /// capacity, the pools kept on the device. `compiled` holds the operand
+  /// names of the dynamic kernel. False when the GPU kernels cannot read
+  /// this attention's cache in pages (GpuFlashKernel.cpp, matchPagedKeys).
+  bool gpuPagedKernel(CompiledAttention &compiled);
   Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
   std::optional<std::pair<int64_t, int64_t>> capacities(AttentionBlock block,
                                                         int64_t lq, int64_t lk);
@@ -324,10 +331,11 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     kernel = nullptr;
     return Status::ok();
   }
-  // So is the paged one (continuous batching), for decoders of kind
-  // softmax: one kernel for any lengths.
+  // The paged one (continuous batching) is there for decoders of kind
+  // softmax: one kernel for any lengths (on a GPU, one per capacity, with
+  // the pools kept on the device: gpuPagedKernel).
   if (paged && (!options.pagedKvCache || options.contextRanks ||
-                !options.gpuTarget.empty() || !spec.layer.isDecoder() ||
+                !spec.layer.isDecoder() ||
                 spec.layer.attention.kind != "softmax")) {
     kernel = nullptr;
     return Status::ok();
@@ -402,6 +410,14 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     return Status::error(llvm::formatv("cannot build the {0} of layer spec "
                                        "'{1}' for {2} queries and {3} keys",
                                        attentionSpec.name, spec.name, lq, lk));
+  if (paged && !options.gpuTarget.empty()) {
+    if (!gpuPagedKernel(compiled)) {
+      kernel = nullptr; // the GPU kernels cannot read it: rows per sequence
+      return Status::ok();
+    }
+    kernel = &(kernels[key] = std::move(compiled)).kernel;
+    return Status::ok();
+  }
   auto fn = *module->getOps<mlir::func::FuncOp>().begin();
   for (mlir::Type type : fn.getArgumentTypes()) {
     llvm::ArrayRef<int64_t> shape =
@@ -453,6 +469,51 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     compiled.kernel = atEndOfCapacity(std::move(compiled.kernel), lq, lk);
   kernel = &(kernels[key] = std::move(compiled)).kernel;
   return Status::ok();
+}
+
+bool TransformerStack::Impl::gpuPagedKernel(CompiledAttention &compiled) {
+  auto compile = [this](int64_t queries, int64_t poolPages, int64_t tablePages,
+                        std::string &function)
+      -> llvm::Expected<std::unique_ptr<GpuKernel>> {
+    attnspec::Spec attention = attnspec::attentionSpec(
+        spec, AttentionRole::Self, 1, queries, mlir::ShapedType::kDynamic);
+    bool bf16 = false;
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer("attention:",
+                                         "<layer " + spec.name + ">"),
+        llvm::SMLoc());
+    std::vector<std::string> names;
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        buildLayerAttention(attention, bf16, sourceMgr, &context, names);
+    if (!module || !pageKeysAndValues(*module, names, poolPages, tablePages))
+      return error("cannot build the paged attention of layer spec '" +
+                   spec.name + "' for " + llvm::Twine(queries) + " queries");
+    function = (*module->getOps<mlir::func::FuncOp>().begin()).getSymName().str();
+    GpuCompileOptions compileOptions = options.gpuCompile;
+    compileOptions.target = options.gpuTarget;
+    auto artifact = compileForGpu(*module, compileOptions);
+    if (!artifact)
+      return artifact.takeError();
+    return GpuKernel::create(std::move(*artifact));
+  };
+  // One decoding step's kernel for the pool's first 16 pages, compiled
+  // now: whether the GPU kernels take this attention in pages at all.
+  std::string function;
+  auto first = compile(1, 16, 1, function);
+  if (!first) {
+    llvm::consumeError(first.takeError());
+    return false;
+  }
+  auto paged = std::make_shared<GpuPagedAttention>(
+      compiled.kernel.argumentNames, capacityFor, compile);
+  paged->adopt(1, 16, 1, std::move(*first), function);
+  compiled.gpuPaged = paged;
+  compiled.kernel.call = [paged](const std::vector<KernelOperand> &inputs,
+                                 const KernelOperand &output) {
+    return paged->call(inputs, output);
+  };
+  return true;
 }
 
 /// Rank `rank` of `ranks`'s slice of weight `name` (Transformer.h,
@@ -741,4 +802,14 @@ double TransformerStack::attentionSeconds() const {
 
 int64_t TransformerStack::attentionKernels() const {
   return int64_t(impl->kernels.size());
+}
+
+std::optional<TransformerStack::DevicePoolCopies>
+TransformerStack::devicePoolCopies() const {
+  for (auto &[key, compiled] : impl->kernels)
+    if (compiled.gpuPaged) {
+      const GpuPagedAttention::Copies &c = compiled.gpuPaged->copies();
+      return DevicePoolCopies{c.wholePools, c.rows, c.wholeBytes, c.rowBytes};
+    }
+  return std::nullopt;
 }

@@ -169,7 +169,8 @@ mlir::OwningOpRef<mlir::ModuleOp> attnrt::buildLayerAttention(
 }
 
 bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
-                               std::vector<std::string> &operands) {
+                               std::vector<std::string> &operands,
+                               int64_t poolPages, int64_t tablePages) {
   using namespace mlir;
   auto functions = module.getOps<func::FuncOp>();
   if (functions.empty())
@@ -193,11 +194,12 @@ bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
   int64_t dyn = ShapedType::kDynamic, heads = keyType.getDimSize(1),
           dim = keyType.getDimSize(3);
   Type element = keyType.getElementType();
-  auto poolType =
-      RankedTensorType::get({dyn, heads, kKvPageRows, dim}, element);
+  auto sizeOr = [&](int64_t size) { return size < 0 ? dyn : size; };
+  auto poolType = RankedTensorType::get(
+      {sizeOr(poolPages), heads, kKvPageRows, dim}, element);
   auto rowsType = RankedTensorType::get({1, heads, dyn, dim}, element);
-  auto tableType =
-      RankedTensorType::get({1, dyn}, IntegerType::get(context, 32));
+  auto tableType = RankedTensorType::get({1, sizeOr(tablePages)},
+                                         IntegerType::get(context, 32));
   auto lengthType = RankedTensorType::get({1}, IntegerType::get(context, 32));
   Location loc = fn.getLoc();
   unsigned end = fn.getNumArguments();

@@ -59,6 +59,11 @@ public:
 
   llvm::Error call(llvm::StringRef function,
                    llvm::ArrayRef<MemRefDescriptor *> arguments) override;
+  /// The same with each operand host memory or a buffer of device().
+  llvm::Error call(llvm::StringRef function,
+                   const std::vector<GpuOperand> &operands);
+  /// The device the kernels run on: buffers that stay there between calls.
+  GpuDevice &gpuDevice() { return *device; }
 
   std::string describeDevice() const { return device->describe(); }
   /// Milliseconds of each dispatch of the last call.

@@ -112,9 +112,11 @@ oneKvHeadAttentionSpec(const attnspec::LayerSpec &spec, int64_t batch,
 /// kKvPageRows, D] read through attn.paged_kv with a `page_table` [1,
 /// pages] (i32) and a `kv_length` [1] (i32) appended. `operands` (the
 /// function's operand names) is updated; false when the function has no k
-/// and v of that form.
+/// and v of that form. `poolPages` and `tablePages`, when not -1, make the
+/// pools' and the table's page counts static (GPU kernels).
 bool pageKeysAndValues(mlir::ModuleOp module,
-                       std::vector<std::string> &operands);
+                       std::vector<std::string> &operands,
+                       int64_t poolPages = -1, int64_t tablePages = -1);
 
 /// The attention kernel module of `attention` (one of a layer's specs), in
 /// bf16 when `bf16` is set (q, k, v and the result in bf16: the stack
@@ -197,6 +199,14 @@ public:
   /// (and, where kernels have static sizes, per size; GPU decoding steps:
   /// per key capacity).
   int64_t attentionKernels() const;
+  /// On a GPU with a paged KV cache (serving), what went to the device's
+  /// copy of the page pools (GpuPagedAttention.h): pools copied whole (new
+  /// or grown), and rows of one KV head appended; nothing elsewhere.
+  struct DevicePoolCopies {
+    int64_t wholePools = 0, rows = 0;
+    uint64_t wholeBytes = 0, rowBytes = 0;
+  };
+  std::optional<DevicePoolCopies> devicePoolCopies() const;
 
 private:
   struct Impl;

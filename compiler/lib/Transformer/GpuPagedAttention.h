@@ -1,0 +1,95 @@
+//===- GpuPagedAttention.h - a layer stack's paged KV cache on a GPU -*- C++ -*-===//
+//
+// The SelfPaged kernel (LayerStack.h) of a GPU layer stack: the stack's
+// page pools stay on the device between calls. The stack appends each
+// call's key and value rows to its host pools (LayerStack::Impl::
+// writePages) and then calls the kernel over kv_length rows, the last Lq of
+// which are the new ones; only those rows go to the device's copy of the
+// pool. Every row a kernel reads was appended by an earlier (or this) call,
+// so the device copy holds it. A pool seen for the first time, or whose
+// size changed (the pool doubles as it runs out of pages), is copied whole.
+//
+// GPU kernels take static shapes: one is compiled per (queries, pool pages,
+// table pages), queries and table pages at capacities (capacityFor), so a
+// decoding step runs the kernel of its length's capacity (docs/Gpu.md,
+// "Paged KV caches").
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_COMPILER_TRANSFORMER_GPUPAGEDATTENTION_H
+#define ATTN_COMPILER_TRANSFORMER_GPUPAGEDATTENTION_H
+
+#include "attn/Compiler/GpuCompiler.h"
+#include "attn/Runtime/LayerStack.h"
+#include <functional>
+#include <map>
+#include <tuple>
+
+namespace attnrt {
+
+class GpuPagedAttention {
+public:
+  /// Compiles the paged kernel for `queries` query rows, pools of
+  /// `poolPages` pages and a table of `tablePages`; `function` receives its
+  /// name.
+  using Compile = std::function<llvm::Expected<std::unique_ptr<GpuKernel>>(
+      int64_t queries, int64_t poolPages, int64_t tablePages,
+      std::string &function)>;
+
+  /// `operandNames`: the kernel's inputs (q, k_pages, v_pages, page_table,
+  /// kv_length and variant operands), as the stack hands them over.
+  GpuPagedAttention(std::vector<std::string> operandNames,
+                    int64_t (*capacityFor)(int64_t), Compile compile)
+      : names(std::move(operandNames)), capacityFor(capacityFor),
+        compile(std::move(compile)) {}
+
+  /// AttentionKernel::call: f32 operands in host memory, the pools the
+  /// stack's.
+  Status call(const std::vector<KernelOperand> &inputs,
+              const KernelOperand &output);
+
+  /// A kernel `compile` made already, for those sizes.
+  void adopt(int64_t queries, int64_t poolPages, int64_t tablePages,
+             std::unique_ptr<GpuKernel> kernel, std::string function) {
+    compiled[{queries, poolPages, tablePages}] = {std::move(kernel),
+                                                  std::move(function)};
+  }
+
+  /// What went to the device's pools so far: pools copied whole, and
+  /// key or value rows of one KV head appended.
+  struct Copies {
+    int64_t wholePools = 0, rows = 0;
+    uint64_t wholeBytes = 0, rowBytes = 0;
+  };
+  const Copies &copies() const { return copied; }
+
+private:
+  struct Compiled {
+    std::unique_ptr<GpuKernel> kernel;
+    std::string function;
+  };
+  /// The device's copy of a host pool.
+  struct Mirror {
+    std::shared_ptr<GpuBuffer> buffer;
+    uint64_t bytes = 0;
+  };
+  /// Brings the device's copy of `pool` up to date: whole when new or
+  /// resized, else rows [first, kvLength) of the sequence whose pages
+  /// `table` lists.
+  Status syncPool(GpuDevice &device, const KernelOperand &pool,
+                  const int32_t *table, int64_t tablePages, int64_t first,
+                  int64_t kvLength, GpuBuffer *&buffer);
+
+  std::vector<std::string> names;
+  int64_t (*capacityFor)(int64_t);
+  Compile compile;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Compiled> compiled;
+  std::map<const void *, Mirror> mirrors;
+  Copies copied;
+  // Padded operands, kept between calls.
+  std::vector<float> paddedQueries, paddedResult;
+  std::vector<int32_t> table;
+};
+
+} // namespace attnrt
+
+#endif // ATTN_COMPILER_TRANSFORMER_GPUPAGEDATTENTION_H
