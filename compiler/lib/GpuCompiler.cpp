@@ -1,5 +1,6 @@
 //===- GpuCompiler.cpp - attn IR to SPIR-V / PTX, and Vulkan calls --------===//
 #include "attn/Compiler/GpuCompiler.h"
+#include <atomic>
 #include "attn/Compiler/TileCounters.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -131,6 +132,10 @@ llvm::Error GpuKernel::call(llvm::StringRef function,
   return call(function, operands);
 }
 
+static std::atomic<uint64_t> hostBytes{0};
+
+uint64_t GpuKernel::hostBytesTransferred() { return hostBytes.load(); }
+
 llvm::Error GpuKernel::call(llvm::StringRef function,
                             const std::vector<GpuOperand> &operands) {
   std::vector<int32_t> tileCounts;
@@ -149,6 +154,9 @@ llvm::Error GpuKernel::call(llvm::StringRef function,
   }
   if (!ready->call(operands, repeats, &times, &tileCounts, error))
     return makeError(error);
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (!operands[i].buffer && i < ready->operandBytes().size())
+      hostBytes += ready->operandBytes()[i];
   // Per workgroup: visited and partial key tiles.
   for (const GpuKernelDescriptor &d : artifact.kernels)
     if (d.name == function)

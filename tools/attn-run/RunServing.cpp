@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RunLayers.h"
+#include "attn/Compiler/GpuCompiler.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -163,6 +164,7 @@ int attnrt::runServing(const attnspec::LayerSpec &spec,
   int64_t steps = 0, peakLive = 0, peakCacheBytes = 0;
   int64_t promptTokens = 0, decodeTokens = 0;
   double busy = 0; // seconds inside step()
+  uint64_t transferredBefore = GpuKernel::hostBytesTransferred();
   auto start = Clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -289,6 +291,11 @@ int attnrt::runServing(const attnspec::LayerSpec &spec,
         "or value rows of a KV head appended ({3:f2} MiB)\n",
         copies->wholePools, copies->wholeBytes / double(1 << 20), copies->rows,
         copies->rowBytes / double(1 << 20));
+  if (!options.gpuTarget.empty())
+    llvm::outs() << llvm::formatv(
+        "host-device copies: {0:f2} MiB of attention operands and results\n",
+        (GpuKernel::hostBytesTransferred() - transferredBefore) /
+            double(1 << 20));
   if (layers.liveSequences() || layers.cacheBytes())
     return fail("sequences or cache left after the trace");
 

@@ -64,6 +64,9 @@ public:
                    const std::vector<GpuOperand> &operands);
   /// The device the kernels run on: buffers that stay there between calls.
   GpuDevice &gpuDevice() { return *device; }
+  /// Bytes of host operands (inputs copied to the device, results copied
+  /// back) of every GpuKernel call in this process so far.
+  static uint64_t hostBytesTransferred();
 
   std::string describeDevice() const { return device->describe(); }
   /// Milliseconds of each dispatch of the last call.
