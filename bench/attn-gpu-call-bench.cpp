@@ -10,9 +10,13 @@
 //   device    a prepared GpuFunction on device buffers: binds and launches.
 // For each, the median wall-clock time of a call and the median kernel
 // time the device measured (timestamps / events); their difference is the
-// overhead. Operands are zero-filled (any attention accepts zeros).
+// overhead. Operands are zero-filled (any attention accepts zeros), but
+// --iota=I fills operand I with the int32 words 0, 1, 2, ...: a paged KV
+// cache's page table then lists every page once, in order (a zero table
+// would read page 0 for every row, from cache).
 //
 //   attn-gpu-call-bench KERNELS.spv|ptx FUNCTION [--calls=N] [--rounds=R]
+//                       [--iota=I]
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/Gpu.h"
@@ -39,12 +43,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string code = argv[1], function = argv[2];
-  int calls = 50, rounds = 3;
+  int calls = 50, rounds = 3, iota = -1;
   for (int i = 3; i < argc; ++i) {
     if (!std::strncmp(argv[i], "--calls=", 8))
       calls = std::max(1, std::atoi(argv[i] + 8));
     else if (!std::strncmp(argv[i], "--rounds=", 9))
       rounds = std::max(1, std::atoi(argv[i] + 9));
+    else if (!std::strncmp(argv[i], "--iota=", 7))
+      iota = std::atoi(argv[i] + 7);
   }
   GpuProgram program;
   program.isSpirv = code.size() > 4 && code.substr(code.size() - 4) == ".spv";
@@ -80,8 +86,14 @@ int main(int argc, char **argv) {
   std::vector<GpuOperand> onHost, onDevice;
   for (uint64_t b : bytes) {
     host.emplace_back(b, 0);
+    if (int(host.size()) - 1 == iota)
+      for (uint64_t w = 0; w < b / 4; ++w) {
+        int32_t word = int32_t(w);
+        std::memcpy(host.back().data() + 4 * w, &word, 4);
+      }
     buffers.push_back(device->allocate(b, error));
-    if (!buffers.back()) {
+    if (!buffers.back() ||
+        !device->write(*buffers.back(), host.back().data(), b, error)) {
       std::fprintf(stderr, "error: %s\n", error.c_str());
       return 1;
     }

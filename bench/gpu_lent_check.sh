@@ -21,8 +21,9 @@
 # - their TFLOP/s side by side (attn-gpu-call-bench: the device's event
 #   timings, medians; 4 B H N^2 D flops, half of it causal) at N = 1k / 4k
 #   / 16k, and the call overhead;
-# - decoding's bandwidth (GQA 32:8, D = 128, 4k-64k keys) and a sliding
-#   window's time as a fraction of dense (it keeps about 1/16).
+# - decoding's bandwidth (GQA 32:8, D = 128, 4k-64k keys), also through a
+#   page table (attn.paged_kv read in place), and a sliding window's time
+#   as a fraction of dense (it keeps about 1/16).
 # The wgmma kernel needs a Hopper GPU (compute capability 9.x): elsewhere
 # its PTX does not load, and the run says so.
 set -euo pipefail
@@ -67,6 +68,19 @@ other_functions() {
     echo "  return %o : $q"
     echo "}"
   done; done
+  # The same read through a page table (pools of 64-row pages, the
+  # length a constant): attn-gpu-call-bench --iota=3 lists the pages once.
+  for n in 4096 16384 65536; do
+    q="tensor<1x32x1x128xf16>" pool="tensor<$((n / 64))x8x64x128xf16>"
+    table="tensor<1x$((n / 64))xi32>" rows="tensor<1x8x?x128xf16>"
+    echo "func.func @f16_paged_decode_kv${n}(%q: $q, %kp: $pool, %vp: $pool, %t: $table) -> $q {"
+    echo "  %n = arith.constant $n : index"
+    echo "  %k = attn.paged_kv %kp[%t] length %n : $pool, $table -> $rows"
+    echo "  %v = attn.paged_kv %vp[%t] length %n : $pool, $table -> $rows"
+    echo "  %o = attn.attention %q, %k, %v align = bottom_right : ($q, $rows, $rows) -> $q"
+    echo "  return %o : $q"
+    echo "}"
+  done
   t="tensor<1x16x16384x128xf16>"
   echo "func.func @f16_d128_n16384_window(%q: $t, %k: $t, %v: $t) -> $t {"
   echo "  %o = attn.attention %q, %k, %v pattern(#attn.window<left = 1023, right = 0>) : ($t, $t, $t) -> $t"
@@ -147,7 +161,9 @@ run() {
   grep -o '^func.func @[a-z0-9_]*' "$out/other.mlir" | sed 's/func.func @//' |
   while read -r f; do
     for v in $variants; do
-      ms=$("$out/attn-gpu-call-bench" "$out/other-$v.ptx" "$f" --calls=10 --rounds=1 | grep '^device ' | awk '{print $3}' || true)
+      iota=$(case "$f" in *_paged_*) echo --iota=3;; esac)
+      # shellcheck disable=SC2086
+      ms=$("$out/attn-gpu-call-bench" "$out/other-$v.ptx" "$f" --calls=10 --rounds=1 $iota | grep '^device ' | awk '{print $3}' || true)
       case "$f" in
         *_decode_kv*)
           n=${f##*_kv}
