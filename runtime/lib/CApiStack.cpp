@@ -335,7 +335,8 @@ attn_stack *createStack(const char *caller, attn_artifact *artifact,
     // head; artifacts built before it) decode steps read the cache through
     // a dense copy.
     if (block == AttentionBlock::SelfOneKvHead ||
-        block == AttentionBlock::SelfPaged) {
+        block == AttentionBlock::SelfPaged ||
+        block == AttentionBlock::SelfCacheRows) {
       kernel = nullptr;
       return Status::ok();
     }

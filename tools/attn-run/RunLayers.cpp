@@ -651,6 +651,13 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
           "kernels: {5}\n",
           options.decodeSteps, prompt, error, same ? "SAME" : "DIFFERENT",
           stepMs, (*stack)->attentionKernels());
+      // On a GPU the cache stays on the device (GpuPagedAttention.h).
+      if (auto copies = (*stack)->devicePoolCopies())
+        llvm::outs() << llvm::formatv(
+            "device cache: {0} copied whole ({1:f2} MiB: new or grown), {2} "
+            "key or value rows of a KV head appended ({3:f2} MiB)\n",
+            copies->wholePools, copies->wholeBytes / double(1 << 20),
+            copies->rows, copies->rowBytes / double(1 << 20));
       ok &= same;
     }
     y = std::move(decoded);

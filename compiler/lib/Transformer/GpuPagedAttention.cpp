@@ -17,15 +17,19 @@ static int64_t elements(const std::vector<int64_t> &shape) {
 }
 
 Status GpuPagedAttention::syncPool(GpuDevice &device, const KernelOperand &pool,
-                                   const int32_t *pages, int64_t tablePages,
-                                   int64_t first, int64_t kvLength,
-                                   GpuBuffer *&buffer) {
+                                   const int32_t *pages, int64_t batch,
+                                   int64_t tablePages, int64_t first,
+                                   int64_t kvLength, GpuBuffer *&buffer) {
   uint64_t bytes = uint64_t(elements(pool.shape)) * sizeof(float);
-  Mirror &mirror = mirrors[pool.data];
+  Mirror &mirror = mirrors[pool.owner ? pool.owner : pool.data];
+  mirror.lastCall = calls;
   std::string error;
-  if (!mirror.buffer || mirror.bytes != bytes) {
-    mirror.buffer = device.allocate(bytes, error);
+  if (!mirror.buffer || mirror.bytes != bytes ||
+      mirror.version != pool.version || !pool.owner) {
+    if (!mirror.buffer || mirror.bytes != bytes)
+      mirror.buffer = device.allocate(bytes, error);
     mirror.bytes = bytes;
+    mirror.version = pool.version;
     if (!mirror.buffer || !device.write(*mirror.buffer, pool.data, bytes, error))
       return Status::error("copying a KV page pool to the device: " + error);
     copied.wholePools += 1;
@@ -33,29 +37,31 @@ Status GpuPagedAttention::syncPool(GpuDevice &device, const KernelOperand &pool,
     buffer = mirror.buffer.get();
     return Status::ok();
   }
-  // Rows [first, kvLength): per page and KV head, one copy of the rows
-  // they share.
+  // Rows [first, kvLength) of each sequence: per page and KV head, one
+  // copy of the rows they share.
   int64_t poolPages = pool.shape[0], kvHeads = pool.shape[1],
           pageRows = pool.shape[2], dim = pool.shape[3];
   uint64_t rowBytes = uint64_t(dim) * sizeof(float);
-  for (int64_t row = std::max<int64_t>(first, 0); row < kvLength;) {
-    int64_t inPage = row % pageRows,
-            run = std::min(pageRows - inPage, kvLength - row);
-    int64_t entry = row / pageRows;
-    int64_t page = entry < tablePages ? pages[entry] : -1;
-    if (page < 0 || page >= poolPages)
-      return Status::error("a page table entry outside the KV page pool");
-    for (int64_t h = 0; h < kvHeads; ++h) {
-      uint64_t at = uint64_t((page * kvHeads + h) * pageRows + inPage) * rowBytes;
-      if (!device.writeAt(*mirror.buffer, at,
-                          static_cast<const char *>(pool.data) + at,
-                          uint64_t(run) * rowBytes, error))
-        return Status::error("appending KV rows on the device: " + error);
-      copied.rows += run;
-      copied.rowBytes += uint64_t(run) * rowBytes;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t row = std::max<int64_t>(first, 0); row < kvLength;) {
+      int64_t inPage = row % pageRows,
+              run = std::min(pageRows - inPage, kvLength - row);
+      int64_t entry = row / pageRows;
+      int64_t page = entry < tablePages ? pages[b * tablePages + entry] : -1;
+      if (page < 0 || page >= poolPages)
+        return Status::error("a page table entry outside the KV page pool");
+      for (int64_t h = 0; h < kvHeads; ++h) {
+        uint64_t at =
+            uint64_t((page * kvHeads + h) * pageRows + inPage) * rowBytes;
+        if (!device.writeAt(*mirror.buffer, at,
+                            static_cast<const char *>(pool.data) + at,
+                            uint64_t(run) * rowBytes, error))
+          return Status::error("appending KV rows on the device: " + error);
+        copied.rows += run;
+        copied.rowBytes += uint64_t(run) * rowBytes;
+      }
+      row += run;
     }
-    row += run;
-  }
   buffer = mirror.buffer.get();
   return Status::ok();
 }
@@ -75,54 +81,65 @@ Status GpuPagedAttention::call(const std::vector<KernelOperand> &inputs,
                       *length = find("kv_length");
   if (!q || !keys || !values || !pages || !length || q->shape.size() != 4 ||
       output.shape.size() != 4 || keys->shape.size() != 4 ||
-      keys->shape != values->shape)
+      keys->shape != values->shape || pages->shape.size() != 2 ||
+      pages->shape[0] != q->shape[0])
     return Status::error("the paged attention's operands are not q, "
                          "k_pages, v_pages, page_table and kv_length");
-  int64_t heads = q->shape[1], lq = q->shape[2], dim = q->shape[3],
-          valueDim = output.shape[3];
+  int64_t batch = q->shape[0], heads = q->shape[1], lq = q->shape[2],
+          dim = q->shape[3], valueDim = output.shape[3];
   int64_t kvLength = *static_cast<const int32_t *>(length->data);
-  int64_t pageRows = keys->shape[2], listed = pages->shape[1];
-  // Capacities: decoding's one query stays one.
-  int64_t queries = lq == 1 ? 1 : capacityFor(lq);
-  int64_t tablePages = capacityFor(std::max<int64_t>(kvLength, 1)) / pageRows;
-  tablePages = std::max(tablePages, listed);
-  auto key = std::make_tuple(queries, keys->shape[0], tablePages);
-  auto it = compiled.find(key);
+  int64_t poolPages = keys->shape[0], pageRows = keys->shape[2],
+          listed = pages->shape[1];
+  // Capacities: decoding's one query stays one; the table's pages cover
+  // the length's capacity (never more pages than the pool has).
+  Sizes sizes{batch, lq == 1 ? 1 : capacityFor(lq), poolPages, pageRows, 0};
+  int64_t capacityPages =
+      (capacityFor(std::max<int64_t>(kvLength, 1)) + pageRows - 1) / pageRows;
+  sizes.tablePages = std::max(listed, std::min(capacityPages, poolPages));
+  auto it = compiled.find(sizes);
   if (it == compiled.end()) {
     Compiled c;
-    auto kernel = compile(queries, keys->shape[0], tablePages, c.function);
+    auto kernel = compile(sizes, c.function);
     if (!kernel)
       return Status::error(llvm::toString(kernel.takeError()));
     c.kernel = std::move(*kernel);
-    it = compiled.emplace(key, std::move(c)).first;
+    it = compiled.emplace(sizes, std::move(c)).first;
   }
   GpuKernel &kernel = *it->second.kernel;
   GpuDevice &device = kernel.gpuDevice();
 
+  ++calls;
   const int32_t *pageList = static_cast<const int32_t *>(pages->data);
   GpuBuffer *keyPool = nullptr, *valuePool = nullptr;
   for (auto [pool, buffer] : {std::pair(keys, &keyPool),
                               std::pair(values, &valuePool)})
-    if (Status s = syncPool(device, *pool, pageList, listed, kvLength - lq,
-                            kvLength, *buffer);
+    if (Status s = syncPool(device, *pool, pageList, batch, listed,
+                            kvLength - lq, kvLength, *buffer);
         s.failed())
       return s;
+  // Copies of pools no call used lately (a sequence gone, a pool that
+  // grew) are freed; one needed again is copied whole.
+  if (calls % 256 == 0)
+    for (auto m = mirrors.begin(); m != mirrors.end();)
+      m = calls - m->second.lastCall > 1024 ? mirrors.erase(m) : std::next(m);
 
   // The table padded with page 0 (never read past the length), and the
   // queries and output padded at the start: the real rows end the
   // capacity, where bottom-right alignment puts them at the end of the
   // keys as before.
-  table.assign(pageList, pageList + listed);
-  table.resize(tablePages, 0);
+  int64_t tablePages = sizes.tablePages, queries = sizes.queries;
+  table.assign(batch * tablePages, 0);
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy_n(pageList + b * listed, listed, table.begin() + b * tablePages);
   int64_t pad = queries - lq;
   const float *queryData = static_cast<const float *>(q->data);
   float *outData = static_cast<float *>(output.data);
   if (pad) {
-    paddedQueries.assign(heads * queries * dim, 0.0f);
-    for (int64_t h = 0; h < heads; ++h)
-      std::memcpy(paddedQueries.data() + (h * queries + pad) * dim,
-                  queryData + h * lq * dim, sizeof(float) * lq * dim);
-    paddedResult.resize(heads * queries * valueDim);
+    paddedQueries.assign(batch * heads * queries * dim, 0.0f);
+    for (int64_t bh = 0; bh < batch * heads; ++bh)
+      std::memcpy(paddedQueries.data() + (bh * queries + pad) * dim,
+                  queryData + bh * lq * dim, sizeof(float) * lq * dim);
+    paddedResult.resize(batch * heads * queries * valueDim);
   }
   std::vector<GpuOperand> operands;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -134,7 +151,8 @@ Status GpuPagedAttention::call(const std::vector<KernelOperand> &inputs,
     else if (name == "page_table")
       operands.push_back({table.data(), table.size() * sizeof(int32_t)});
     else if (name == "q" && pad)
-      operands.push_back({paddedQueries.data(), paddedQueries.size() * sizeof(float)});
+      operands.push_back(
+          {paddedQueries.data(), paddedQueries.size() * sizeof(float)});
     else
       operands.push_back({inputs[i].data, 0});
   }
@@ -142,9 +160,9 @@ Status GpuPagedAttention::call(const std::vector<KernelOperand> &inputs,
   if (llvm::Error e = kernel.call(it->second.function, operands))
     return Status::error(llvm::toString(std::move(e)));
   if (pad)
-    for (int64_t h = 0; h < heads; ++h)
-      std::memcpy(outData + h * lq * valueDim,
-                  paddedResult.data() + (h * queries + pad) * valueDim,
+    for (int64_t bh = 0; bh < batch * heads; ++bh)
+      std::memcpy(outData + bh * lq * valueDim,
+                  paddedResult.data() + (bh * queries + pad) * valueDim,
                   sizeof(float) * lq * valueDim);
   return Status::ok();
 }

@@ -6,13 +6,17 @@
 // writePages) and then calls the kernel over kv_length rows, the last Lq of
 // which are the new ones; only those rows go to the device's copy of the
 // pool. Every row a kernel reads was appended by an earlier (or this) call,
-// so the device copy holds it. A pool seen for the first time, or whose
-// size changed (the pool doubles as it runs out of pages), is copied whole.
+// so the device copy holds it.
 //
-// GPU kernels take static shapes: one is compiled per (queries, pool pages,
-// table pages), queries and table pages at capacities (capacityFor), so a
-// decoding step runs the kernel of its length's capacity (docs/Gpu.md,
-// "Paged KV caches").
+// forward() with a cache reads its KvRows the same way (AttentionBlock::
+// SelfCacheRows): one page of the cache's capacity per sequence. A pool is
+// known by its owner (KernelOperand::owner) and version: a new one, or one
+// whose rows moved (growth, a shift), is copied whole; copies no call used
+// for a while are freed.
+//
+// GPU kernels take static shapes: one is compiled per Sizes, queries and
+// table pages at capacities (capacityFor), so a decoding step runs the
+// kernel of its length's capacity (docs/Gpu.md, "Paged KV caches").
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_COMPILER_TRANSFORMER_GPUPAGEDATTENTION_H
@@ -28,12 +32,18 @@ namespace attnrt {
 
 class GpuPagedAttention {
 public:
-  /// Compiles the paged kernel for `queries` query rows, pools of
-  /// `poolPages` pages and a table of `tablePages`; `function` receives its
-  /// name.
+  /// What a compiled kernel is for: queries and table pages at capacities.
+  struct Sizes {
+    int64_t batch, queries, poolPages, pageRows, tablePages;
+    bool operator<(const Sizes &o) const {
+      return std::tie(batch, queries, poolPages, pageRows, tablePages) <
+             std::tie(o.batch, o.queries, o.poolPages, o.pageRows,
+                      o.tablePages);
+    }
+  };
+  /// Compiles the paged kernel for `sizes`; `function` receives its name.
   using Compile = std::function<llvm::Expected<std::unique_ptr<GpuKernel>>(
-      int64_t queries, int64_t poolPages, int64_t tablePages,
-      std::string &function)>;
+      const Sizes &sizes, std::string &function)>;
 
   /// `operandNames`: the kernel's inputs (q, k_pages, v_pages, page_table,
   /// kv_length and variant operands), as the stack hands them over.
@@ -42,17 +52,18 @@ public:
       : names(std::move(operandNames)), capacityFor(capacityFor),
         compile(std::move(compile)) {}
 
-  /// AttentionKernel::call: f32 operands in host memory, the pools the
-  /// stack's.
+  /// AttentionKernel::call: f32 operands in host memory, the pools with
+  /// their owners and versions (KernelOperand).
   Status call(const std::vector<KernelOperand> &inputs,
               const KernelOperand &output);
 
-  /// A kernel `compile` made already, for those sizes.
-  void adopt(int64_t queries, int64_t poolPages, int64_t tablePages,
-             std::unique_ptr<GpuKernel> kernel, std::string function) {
-    compiled[{queries, poolPages, tablePages}] = {std::move(kernel),
-                                                  std::move(function)};
+  /// A kernel `compile` made already.
+  void adopt(const Sizes &sizes, std::unique_ptr<GpuKernel> kernel,
+             std::string function) {
+    compiled[sizes] = {std::move(kernel), std::move(function)};
   }
+  /// Kernels compiled so far.
+  int64_t variants() const { return int64_t(compiled.size()); }
 
   /// What went to the device's pools so far: pools copied whole, and
   /// key or value rows of one KV head appended.
@@ -67,23 +78,26 @@ private:
     std::unique_ptr<GpuKernel> kernel;
     std::string function;
   };
-  /// The device's copy of a host pool.
+  /// The device's copy of a pool: its version and size, and the call that
+  /// last used it.
   struct Mirror {
     std::shared_ptr<GpuBuffer> buffer;
-    uint64_t bytes = 0;
+    uint64_t version = 0, bytes = 0;
+    uint64_t lastCall = 0;
   };
-  /// Brings the device's copy of `pool` up to date: whole when new or
-  /// resized, else rows [first, kvLength) of the sequence whose pages
-  /// `table` lists.
+  /// Brings the device's copy of `pool` up to date: whole when its owner,
+  /// version or size is new, else rows [first, kvLength) of each sequence
+  /// whose pages `table` [B, tablePages] lists.
   Status syncPool(GpuDevice &device, const KernelOperand &pool,
-                  const int32_t *table, int64_t tablePages, int64_t first,
-                  int64_t kvLength, GpuBuffer *&buffer);
+                  const int32_t *table, int64_t batch, int64_t tablePages,
+                  int64_t first, int64_t kvLength, GpuBuffer *&buffer);
 
   std::vector<std::string> names;
   int64_t (*capacityFor)(int64_t);
   Compile compile;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Compiled> compiled;
+  std::map<Sizes, Compiled> compiled;
   std::map<const void *, Mirror> mirrors;
+  uint64_t calls = 0;
   Copies copied;
   // Padded operands, kept between calls.
   std::vector<float> paddedQueries, paddedResult;

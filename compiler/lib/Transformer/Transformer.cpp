@@ -73,6 +73,7 @@ struct TransformerStack::Impl {
   /// names of the dynamic kernel. False when the GPU kernels cannot read
   /// this attention's cache in pages (GpuFlashKernel.cpp, matchPagedKeys).
   bool gpuPagedKernel(CompiledAttention &compiled);
+  bool gpuPagedUnsupported = false;
   Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
   std::optional<std::pair<int64_t, int64_t>> capacities(AttentionBlock block,
                                                         int64_t lq, int64_t lk);
@@ -324,6 +325,15 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   AttentionRole role = block == AttentionBlock::Cross ? AttentionRole::Cross
                                                       : AttentionRole::Self;
   bool oneKvHead = block == AttentionBlock::SelfOneKvHead;
+  // A decoder's cache read as pools (forward() with a cache): on a GPU, the
+  // paged kernel, which takes pools of any page size (gpuPagedKernel).
+  bool cacheRows = block == AttentionBlock::SelfCacheRows;
+  if (cacheRows && (options.gpuTarget.empty() || gpuPagedUnsupported)) {
+    kernel = nullptr;
+    return Status::ok();
+  }
+  if (cacheRows)
+    block = AttentionBlock::SelfPaged;
   bool paged = block == AttentionBlock::SelfPaged;
   // The per-KV-head kernel is compiled for the CPU, where the layer has it.
   if (oneKvHead && (options.contextRanks || !options.gpuTarget.empty() ||
@@ -334,7 +344,7 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   // The paged one (continuous batching) is there for decoders of kind
   // softmax: one kernel for any lengths (on a GPU, one per capacity, with
   // the pools kept on the device: gpuPagedKernel).
-  if (paged && (!options.pagedKvCache || options.contextRanks ||
+  if (paged && ((!options.pagedKvCache && !cacheRows) || options.contextRanks ||
                 !spec.layer.isDecoder() ||
                 spec.layer.attention.kind != "softmax")) {
     kernel = nullptr;
@@ -412,7 +422,8 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
                                        attentionSpec.name, spec.name, lq, lk));
   if (paged && !options.gpuTarget.empty()) {
     if (!gpuPagedKernel(compiled)) {
-      kernel = nullptr; // the GPU kernels cannot read it: rows per sequence
+      gpuPagedUnsupported = true; // the GPU kernels cannot read it: rows
+      kernel = nullptr;           // per sequence, copied per call
       return Status::ok();
     }
     kernel = &(kernels[key] = std::move(compiled)).kernel;
@@ -472,11 +483,12 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
 }
 
 bool TransformerStack::Impl::gpuPagedKernel(CompiledAttention &compiled) {
-  auto compile = [this](int64_t queries, int64_t poolPages, int64_t tablePages,
+  auto compile = [this](const GpuPagedAttention::Sizes &sizes,
                         std::string &function)
       -> llvm::Expected<std::unique_ptr<GpuKernel>> {
-    attnspec::Spec attention = attnspec::attentionSpec(
-        spec, AttentionRole::Self, 1, queries, mlir::ShapedType::kDynamic);
+    attnspec::Spec attention =
+        attnspec::attentionSpec(spec, AttentionRole::Self, sizes.batch,
+                                sizes.queries, mlir::ShapedType::kDynamic);
     bool bf16 = false;
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(
@@ -486,9 +498,12 @@ bool TransformerStack::Impl::gpuPagedKernel(CompiledAttention &compiled) {
     std::vector<std::string> names;
     mlir::OwningOpRef<mlir::ModuleOp> module =
         buildLayerAttention(attention, bf16, sourceMgr, &context, names);
-    if (!module || !pageKeysAndValues(*module, names, poolPages, tablePages))
+    if (!module ||
+        !pageKeysAndValues(*module, names, sizes.poolPages, sizes.tablePages,
+                           sizes.pageRows, sizes.batch))
       return error("cannot build the paged attention of layer spec '" +
-                   spec.name + "' for " + llvm::Twine(queries) + " queries");
+                   spec.name + "' for " + llvm::Twine(sizes.queries) +
+                   " queries");
     function = (*module->getOps<mlir::func::FuncOp>().begin()).getSymName().str();
     GpuCompileOptions compileOptions = options.gpuCompile;
     compileOptions.target = options.gpuTarget;
@@ -500,15 +515,17 @@ bool TransformerStack::Impl::gpuPagedKernel(CompiledAttention &compiled) {
   // One decoding step's kernel for the pool's first 16 pages, compiled
   // now: whether the GPU kernels take this attention in pages at all.
   std::string function;
-  auto first = compile(1, 16, 1, function);
-  if (!first) {
-    llvm::consumeError(first.takeError());
+  GpuPagedAttention::Sizes first{1, 1, 16, kKvPageRows, 1};
+  auto kernel = compile(first, function);
+  if (!kernel) {
+    llvm::consumeError(kernel.takeError());
     return false;
   }
   auto paged = std::make_shared<GpuPagedAttention>(
       compiled.kernel.argumentNames, capacityFor, compile);
-  paged->adopt(1, 16, 1, std::move(*first), function);
+  paged->adopt(first, std::move(*kernel), function);
   compiled.gpuPaged = paged;
+  compiled.kernel.readsAnyPages = true;
   compiled.kernel.call = [paged](const std::vector<KernelOperand> &inputs,
                                  const KernelOperand &output) {
     return paged->call(inputs, output);
@@ -801,7 +818,10 @@ double TransformerStack::attentionSeconds() const {
 }
 
 int64_t TransformerStack::attentionKernels() const {
-  return int64_t(impl->kernels.size());
+  int64_t count = 0;
+  for (auto &[key, compiled] : impl->kernels)
+    count += compiled.gpuPaged ? compiled.gpuPaged->variants() : 1;
+  return count;
 }
 
 std::optional<TransformerStack::DevicePoolCopies>

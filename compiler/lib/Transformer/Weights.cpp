@@ -170,7 +170,8 @@ mlir::OwningOpRef<mlir::ModuleOp> attnrt::buildLayerAttention(
 
 bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
                                std::vector<std::string> &operands,
-                               int64_t poolPages, int64_t tablePages) {
+                               int64_t poolPages, int64_t tablePages,
+                               int64_t pageRows, int64_t batch) {
   using namespace mlir;
   auto functions = module.getOps<func::FuncOp>();
   if (functions.empty())
@@ -183,12 +184,12 @@ bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
   int64_t kIndex = position("k"), vIndex = position("v");
   if (kIndex < 0 || vIndex < 0 || fn.getNumArguments() != operands.size())
     return false;
-  // k and v [1 or ?, Hkv, ?, D], one type.
+  // k and v [batch or ?, Hkv, ?, D], one type.
   auto keyType = dyn_cast<RankedTensorType>(fn.getArgument(kIndex).getType());
   if (!keyType || keyType.getRank() != 4 ||
       fn.getArgument(vIndex).getType() != keyType || keyType.isDynamicDim(1) ||
       keyType.isDynamicDim(3) || !keyType.isDynamicDim(2) ||
-      (!keyType.isDynamicDim(0) && keyType.getDimSize(0) != 1))
+      (!keyType.isDynamicDim(0) && keyType.getDimSize(0) != batch))
     return false;
   MLIRContext *context = module.getContext();
   int64_t dyn = ShapedType::kDynamic, heads = keyType.getDimSize(1),
@@ -196,9 +197,9 @@ bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
   Type element = keyType.getElementType();
   auto sizeOr = [&](int64_t size) { return size < 0 ? dyn : size; };
   auto poolType = RankedTensorType::get(
-      {sizeOr(poolPages), heads, kKvPageRows, dim}, element);
-  auto rowsType = RankedTensorType::get({1, heads, dyn, dim}, element);
-  auto tableType = RankedTensorType::get({1, sizeOr(tablePages)},
+      {sizeOr(poolPages), heads, pageRows, dim}, element);
+  auto rowsType = RankedTensorType::get({batch, heads, dyn, dim}, element);
+  auto tableType = RankedTensorType::get({batch, sizeOr(tablePages)},
                                          IntegerType::get(context, 32));
   auto lengthType = RankedTensorType::get({1}, IntegerType::get(context, 32));
   Location loc = fn.getLoc();

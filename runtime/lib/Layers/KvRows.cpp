@@ -1,6 +1,7 @@
 //===- KvRows.cpp - keys or values a decoder layer keeps ------------------===//
 #include "KvRows.h"
 #include "LayerMath.h"
+#include "attn/Runtime/LayerStack.h"
 #include <algorithm>
 #include <cstring>
 
@@ -26,6 +27,7 @@ void KvRows::append(const float *fresh, int64_t n, int64_t blockCount,
                   bytes.data() + b * capacity * rowBytes, rows * rowBytes);
     bytes.swap(moved);
     capacity = grown;
+    rowsVersion = newRowsVersion();
   }
   for (int64_t b = 0; b < blocks; ++b) {
     const float *from = fresh + b * n * dim;
@@ -45,6 +47,7 @@ void KvRows::keepLast(int64_t keep) {
   for (int64_t b = 0; b < blocks; ++b)
     std::memmove(at(b, 0), at(b, rows - keep), keep * rowBytes);
   rows = keep;
+  rowsVersion = newRowsVersion();
 }
 
 void *KvRows::at(int64_t block, int64_t row) {

@@ -29,6 +29,12 @@ public:
   void truncate(int64_t keep) { rows = keep < rows ? keep : rows; }
   /// Bytes held (spare rows included).
   int64_t heldBytes() const { return int64_t(bytes.size()); }
+  /// The blocks as they are held: [blocks, capacityRows(), dim], and the
+  /// version of their rows (KernelOperand::version): new when the rows
+  /// move (a first append, growth, keepLast).
+  void *data() { return bytes.data(); }
+  int64_t capacityRows() const { return capacity; }
+  uint64_t version() const { return rowsVersion; }
 
   int64_t length() const { return rows; }
   bool empty() const { return rows == 0; }
@@ -44,6 +50,7 @@ public:
 private:
   std::vector<char> bytes;
   int64_t elementBytes = 4, blocks = 0, dim = 0, capacity = 0, rows = 0;
+  uint64_t rowsVersion = 0;
 };
 
 } // namespace attnrt

@@ -112,8 +112,19 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
                    : decoding ? cache.keys.length() + length
                               : length;
   const AttentionKernel *kernel = nullptr;
-  if (Status s = kernels(block, batch, length, keyLen, kernel); s.failed())
-    return s;
+  // Decoding: the kernel that reads the cache as pools, where the provider
+  // has one (a GPU's: it keeps the cache on the device).
+  if (self && decoding) {
+    if (Status s = kernels(AttentionBlock::SelfCacheRows, batch, length,
+                           keyLen, kernel);
+        s.failed())
+      return s;
+    if (kernel && !kernel->readsAnyPages)
+      kernel = nullptr;
+  }
+  if (!kernel)
+    if (Status s = kernels(block, batch, length, keyLen, kernel); s.failed())
+      return s;
   bool bf16 = kernel->bf16;
 
   // Keys and values the kernel reads: this call's (encoder), the cache's
@@ -181,6 +192,22 @@ Status LayerStack::Impl::attendCached(const AttentionKernel &kernel,
   cache.keys.append(k, length, batch * l.kvHeads, l.headDim, kernel.bf16);
   cache.values.append(v, length, batch * l.kvHeads, l.headDim, kernel.bf16);
   int64_t keyLen = cache.keys.length();
+  // The SelfCacheRows kernel reads the cache as pools, one page of its
+  // capacity per sequence.
+  if (kernel.readsAnyPages) {
+    std::vector<int64_t> shape = {batch, l.kvHeads, cache.keys.capacityRows(),
+                                  l.headDim};
+    std::vector<int32_t> pages(batch);
+    for (int64_t b = 0; b < batch; ++b)
+      pages[b] = int32_t(b);
+    PagedOperands operands{
+        {cache.keys.data(), shape, &cache.keys, cache.keys.version()},
+        {cache.values.data(), shape, &cache.values, cache.values.version()},
+        {pages.data(), {batch, 1}},
+        int32_t(keyLen)};
+    return callKernel(kernel, w, queries, nullptr, nullptr, output, batch,
+                      length, keyLen, &operands);
+  }
   // The prompt compiles the kernel that later calls read the cache in
   // place with, so that no decode step waits for the compiler.
   const AttentionKernel *oneKvHead = nullptr;
@@ -267,7 +294,7 @@ Status LayerStack::Impl::attendPacked(int64_t layerIndex, AttentionWeights &w,
     if (sequence.pages) {
       writePages(layerIndex, *sequence.pages, position, n, ks.data(),
                  vs.data());
-      PagedOperands paged{layerIndex, sequence.pages, keyLen};
+      PagedOperands paged = poolOperands(layerIndex, *sequence.pages, keyLen);
       called = callKernel(*kernel, w, queries, nullptr, nullptr, output, 1, n,
                           keyLen, &paged);
     } else if (cache) {
@@ -300,17 +327,16 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
   const LayerConfig &l = config;
   int64_t hd = l.headDim;
   std::vector<KernelOperand> operands;
-  int32_t kvLength = int32_t(keyLen); // kv_length's (step caps it at 2^31)
+  // kv_length's (step caps it at 2^31)
+  int32_t kvLength = paged ? paged->keyLen : int32_t(keyLen);
   for (size_t i = 0; i < kernel.argumentNames.size(); ++i) {
     const std::string &name = kernel.argumentNames[i];
-    if (paged && (name == "k_pages" || name == "v_pages")) {
-      std::vector<char> &rows =
-          (name == "k_pages" ? pool.keys : pool.values)[paged->layerIndex];
-      operands.push_back(
-          {rows.data(), {pool.pages, l.kvHeads, kKvPageRows, hd}});
+    if (paged && name == "k_pages") {
+      operands.push_back(paged->keys);
+    } else if (paged && name == "v_pages") {
+      operands.push_back(paged->values);
     } else if (paged && name == "page_table") {
-      operands.push_back({const_cast<int32_t *>(paged->pages->data()),
-                          {1, int64_t(paged->pages->size())}});
+      operands.push_back(paged->table);
     } else if (paged && name == "kv_length") {
       operands.push_back({&kvLength, {1}});
     } else if (name == "q" || name == "qk") {
@@ -334,6 +360,20 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
     }
   }
   return kernel.call(operands, {output, {batch, l.heads, length, hd}});
+}
+
+LayerStack::Impl::PagedOperands
+LayerStack::Impl::poolOperands(int64_t layerIndex,
+                               const std::vector<int32_t> &pages,
+                               int64_t keyLen) {
+  std::vector<int64_t> shape = {pool.pages, config.kvHeads, kKvPageRows,
+                                config.headDim};
+  std::vector<char> &keys = pool.keys[layerIndex],
+                    &values = pool.values[layerIndex];
+  return {{keys.data(), shape, &keys, pool.version},
+          {values.data(), shape, &values, pool.version},
+          {const_cast<int32_t *>(pages.data()), {1, int64_t(pages.size())}},
+          int32_t(keyLen)};
 }
 
 Status LayerStack::Impl::callPerKvHead(const AttentionKernel &kernel,

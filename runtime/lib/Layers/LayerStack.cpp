@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "LayerStackImpl.h"
 #include "attn/Runtime/InputLimits.h"
+#include <atomic>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -363,6 +364,11 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
                    const float *residual) {
                  return feedForward(w, in, rows, r, residual);
                });
+}
+
+uint64_t attnrt::newRowsVersion() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
 }
 
 LayerStack::LayerStack(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}

@@ -103,6 +103,8 @@ struct LayerStack::Impl {
     std::vector<std::vector<char>> keys, values;
     int64_t pages = 0, elementBytes = 4;
     std::vector<int32_t> free;
+    /// KernelOperand::version of every pool: new when the pool grows.
+    uint64_t version = 0;
   };
   std::optional<bool> servesPaged;
   PagePool pool;
@@ -120,12 +122,17 @@ struct LayerStack::Impl {
   /// values (f32 [Hkv, n, D]) into the sequence's pages.
   void writePages(int64_t layerIndex, const std::vector<int32_t> &pages,
                   int64_t position, int64_t n, const float *k, const float *v);
-  /// The operands of a SelfPaged kernel beyond q and the variant's.
+  /// The operands of a SelfPaged kernel beyond q and the variant's: the
+  /// pools [pages, Hkv, rows per page, D] (with their owners and
+  /// versions, KernelOperand), the table [B, table pages] and the length.
   struct PagedOperands {
-    int64_t layerIndex;
-    const std::vector<int32_t> *pages;
-    int64_t keyLen;
+    KernelOperand keys, values, table;
+    int32_t keyLen;
   };
+  /// Those of serving's pool for layer `layerIndex` and `pages`.
+  PagedOperands poolOperands(int64_t layerIndex,
+                             const std::vector<int32_t> &pages,
+                             int64_t keyLen);
 
   Status load(const WeightReader &read, bool allowNonFinite);
   /// Stacks each self-attention's q, k and v weights into one product.

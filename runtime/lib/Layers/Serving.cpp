@@ -88,6 +88,7 @@ Status LayerStack::Impl::reservePages(ServedSequence &sequence, int64_t rows) {
         for (std::vector<char> &layer : *pools)
           layer.resize(grown * pageBytes());
       poisonPages(pool.pages, grown - pool.pages);
+      pool.version = newRowsVersion();
       for (int64_t p = grown - 1; p >= pool.pages; --p)
         pool.free.push_back(int32_t(p));
       pool.pages = grown;

@@ -113,10 +113,13 @@ oneKvHeadAttentionSpec(const attnspec::LayerSpec &spec, int64_t batch,
 /// pages] (i32) and a `kv_length` [1] (i32) appended. `operands` (the
 /// function's operand names) is updated; false when the function has no k
 /// and v of that form. `poolPages` and `tablePages`, when not -1, make the
-/// pools' and the table's page counts static (GPU kernels).
+/// pools' and the table's page counts static, and `pageRows` and `batch`
+/// set the rows of a page and the sequences (GPU kernels, compiled per
+/// size: k and v then have that batch).
 bool pageKeysAndValues(mlir::ModuleOp module,
                        std::vector<std::string> &operands,
-                       int64_t poolPages = -1, int64_t tablePages = -1);
+                       int64_t poolPages = -1, int64_t tablePages = -1,
+                       int64_t pageRows = kKvPageRows, int64_t batch = 1);
 
 /// The attention kernel module of `attention` (one of a layer's specs), in
 /// bf16 when `bf16` is set (q, k, v and the result in bf16: the stack

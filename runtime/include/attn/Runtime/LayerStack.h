@@ -116,7 +116,14 @@ std::string layerPrefix(const LayerConfig &config, int64_t index);
 /// the sequence's `page_table` [1, pages] (i32) and `kv_length` [1] (i32,
 /// its rows), the kernel reading the pools through the table in place
 /// (attn.paged_kv, docs/Dialect.md). Decoders of kind softmax only.
-enum class AttentionBlock { Self, Cross, SelfOneKvHead, SelfPaged };
+///
+/// SelfCacheRows is a decoder's self-attention over its KV cache
+/// (forward() with a cache) read as pools: the operands of SelfPaged with
+/// one page per sequence, of the cache's capacity (KvRows keeps [B, Hkv,
+/// capacity, D]), and the table [B, 1] listing them. Only providers whose
+/// paged kernel takes any page size have it (AttentionKernel::
+/// readsAnyPages: a GPU's, which keeps the cache on the device).
+enum class AttentionBlock { Self, Cross, SelfOneKvHead, SelfPaged, SelfCacheRows };
 
 /// Rows of each KV head in a page of a paged KV cache. 64: decoding 8
 /// sequences of 8k-32k keys (D 128, f32) through pages of 16 rows reached
@@ -130,7 +137,17 @@ constexpr int64_t kKvPageRows = 64;
 struct KernelOperand {
   void *data;
   std::vector<int64_t> shape;
+  /// For the pools of a SelfPaged call: what keeps the rows, and their
+  /// version (newRowsVersion()), which changes whenever rows already there
+  /// change other than by appending (a new allocation, a shift). A kernel
+  /// that keeps a copy of a pool elsewhere (on a GPU) copies only the
+  /// call's last Lq rows while owner and version are those it last saw.
+  const void *owner = nullptr;
+  uint64_t version = 0;
 };
+
+/// A version no rows had before (KernelOperand::version).
+uint64_t newRowsVersion();
 
 /// A compiled attention kernel: its operands by name (q, k, v, or a variant
 /// operand) and shape (-1 where dynamic), then one output [B, H, Lq, D]
@@ -142,6 +159,11 @@ struct AttentionKernel {
   /// cache in bf16 (each key rounded once, when it is appended) and widens
   /// the output.
   bool bf16 = false;
+  /// SelfPaged only: the kernel takes pools of any rows per page and any
+  /// batch, with a table [B, pages] (a GPU kernel, compiled per size), so
+  /// that a decoder's cache (KvRows: one page per sequence, of its
+  /// capacity) is read as a pool too.
+  bool readsAnyPages = false;
   std::function<Status(const std::vector<KernelOperand> &inputs,
                        const KernelOperand &output)>
       call;
