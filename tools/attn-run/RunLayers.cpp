@@ -612,6 +612,7 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
       place(decoded, *out, 0);
     }
     auto decodeStart = std::chrono::steady_clock::now();
+    uint64_t transferredBefore = GpuKernel::hostBytesTransferred();
     for (int64_t t = prompt; t < x->length; ++t) {
       auto out = (*stack)->forward(slice(*x, t, 1), t == 0 ? mem : nullptr);
       if (!out)
@@ -625,6 +626,9 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
                         std::chrono::steady_clock::now() - decodeStart)
                         .count() /
                     options.decodeSteps;
+    double stepTransferKiB =
+        (GpuKernel::hostBytesTransferred() - transferredBefore) / 1024.0 /
+        options.decodeSteps;
     if (l.memoryLength) {
       // Transformer-XL memory forgets keys a whole-sequence pass still
       // sees; --check compares with the window it amounts to instead.
@@ -658,6 +662,11 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
             "key or value rows of a KV head appended ({3:f2} MiB)\n",
             copies->wholePools, copies->wholeBytes / double(1 << 20),
             copies->rows, copies->rowBytes / double(1 << 20));
+      if (!options.gpuTarget.empty())
+        llvm::outs() << llvm::formatv(
+            "host-device copies per step: {0:f1} KiB of attention operands "
+            "and results\n",
+            stepTransferKiB);
       ok &= same;
     }
     y = std::move(decoded);
