@@ -1,6 +1,5 @@
 //===- GpuCompiler.cpp - attn IR to SPIR-V / PTX, and Vulkan calls --------===//
 #include "attn/Compiler/GpuCompiler.h"
-#include <atomic>
 #include "attn/Compiler/TileCounters.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -9,6 +8,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/SPIRV/Serialization.h"
 #include "llvm/ADT/STLExtras.h"
+#include <atomic>
 
 using namespace mlir;
 using namespace attnrt;

@@ -30,7 +30,8 @@ Status GpuPagedAttention::syncPool(GpuDevice &device, const KernelOperand &pool,
       mirror.buffer = device.allocate(bytes, error);
     mirror.bytes = bytes;
     mirror.version = pool.version;
-    if (!mirror.buffer || !device.write(*mirror.buffer, pool.data, bytes, error))
+    if (!mirror.buffer ||
+        !device.write(*mirror.buffer, pool.data, bytes, error))
       return Status::error("copying a KV page pool to the device: " + error);
     copied.wholePools += 1;
     copied.wholeBytes += bytes;
@@ -111,8 +112,8 @@ Status GpuPagedAttention::call(const std::vector<KernelOperand> &inputs,
   ++calls;
   const int32_t *pageList = static_cast<const int32_t *>(pages->data);
   GpuBuffer *keyPool = nullptr, *valuePool = nullptr;
-  for (auto [pool, buffer] : {std::pair(keys, &keyPool),
-                              std::pair(values, &valuePool)})
+  for (auto [pool, buffer] :
+       {std::pair(keys, &keyPool), std::pair(values, &valuePool)})
     if (Status s = syncPool(device, *pool, pageList, batch, listed,
                             kvLength - lq, kvLength, *buffer);
         s.failed())

@@ -1,4 +1,5 @@
-//===- GpuPagedAttention.h - a layer stack's paged KV cache on a GPU -*- C++ -*-===//
+//===- GpuPagedAttention.h - a layer stack's paged KV cache on a GPU -*- C++
+//-*-===//
 //
 // The SelfPaged kernel (LayerStack.h) of a GPU layer stack: the stack's
 // page pools stay on the device between calls. The stack appends each

@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Compiler/Transformer.h"
+#include "GpuPagedAttention.h"
 #include "Weights.h"
 #include "attn/Compiler/BlockKernels.h"
-#include "GpuPagedAttention.h"
 #include "attn/Compiler/GpuCompiler.h"
 #include "attn/Compiler/HostCompiler.h"
 #include "attn/Compiler/LinearKernels.h"
@@ -344,9 +344,9 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   // The paged one (continuous batching) is there for decoders of kind
   // softmax: one kernel for any lengths (on a GPU, one per capacity, with
   // the pools kept on the device: gpuPagedKernel).
-  if (paged && ((!options.pagedKvCache && !cacheRows) || options.contextRanks ||
-                !spec.layer.isDecoder() ||
-                spec.layer.attention.kind != "softmax")) {
+  if (paged &&
+      ((!options.pagedKvCache && !cacheRows) || options.contextRanks ||
+       !spec.layer.isDecoder() || spec.layer.attention.kind != "softmax")) {
     kernel = nullptr;
     return Status::ok();
   }
@@ -483,18 +483,18 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
 }
 
 bool TransformerStack::Impl::gpuPagedKernel(CompiledAttention &compiled) {
-  auto compile = [this](const GpuPagedAttention::Sizes &sizes,
-                        std::string &function)
-      -> llvm::Expected<std::unique_ptr<GpuKernel>> {
+  auto compile =
+      [this](
+          const GpuPagedAttention::Sizes &sizes,
+          std::string &function) -> llvm::Expected<std::unique_ptr<GpuKernel>> {
     attnspec::Spec attention =
         attnspec::attentionSpec(spec, AttentionRole::Self, sizes.batch,
                                 sizes.queries, mlir::ShapedType::kDynamic);
     bool bf16 = false;
     llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBuffer("attention:",
-                                         "<layer " + spec.name + ">"),
-        llvm::SMLoc());
+    sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(
+                                     "attention:", "<layer " + spec.name + ">"),
+                                 llvm::SMLoc());
     std::vector<std::string> names;
     mlir::OwningOpRef<mlir::ModuleOp> module =
         buildLayerAttention(attention, bf16, sourceMgr, &context, names);
@@ -504,7 +504,8 @@ bool TransformerStack::Impl::gpuPagedKernel(CompiledAttention &compiled) {
       return error("cannot build the paged attention of layer spec '" +
                    spec.name + "' for " + llvm::Twine(sizes.queries) +
                    " queries");
-    function = (*module->getOps<mlir::func::FuncOp>().begin()).getSymName().str();
+    function =
+        (*module->getOps<mlir::func::FuncOp>().begin()).getSymName().str();
     GpuCompileOptions compileOptions = options.gpuCompile;
     compileOptions.target = options.gpuTarget;
     auto artifact = compileForGpu(*module, compileOptions);

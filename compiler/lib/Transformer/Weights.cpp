@@ -196,8 +196,8 @@ bool attnrt::pageKeysAndValues(mlir::ModuleOp module,
           dim = keyType.getDimSize(3);
   Type element = keyType.getElementType();
   auto sizeOr = [&](int64_t size) { return size < 0 ? dyn : size; };
-  auto poolType = RankedTensorType::get(
-      {sizeOr(poolPages), heads, pageRows, dim}, element);
+  auto poolType =
+      RankedTensorType::get({sizeOr(poolPages), heads, pageRows, dim}, element);
   auto rowsType = RankedTensorType::get({batch, heads, dyn, dim}, element);
   auto tableType = RankedTensorType::get({batch, sizeOr(tablePages)},
                                          IntegerType::get(context, 32));

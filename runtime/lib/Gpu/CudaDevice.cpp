@@ -221,10 +221,10 @@ bool CudaDevice::writeChecked(GpuBuffer &buffer, uint64_t offset,
                               std::string &error) {
   State &s = *state;
   return s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error) &&
-         s.check(s.cuMemcpyHtoD(
-                     static_cast<CudaBuffer &>(buffer).pointer + offset, host,
-                     bytes),
-                 "copying to the device", error);
+         s.check(
+             s.cuMemcpyHtoD(static_cast<CudaBuffer &>(buffer).pointer + offset,
+                            host, bytes),
+             "copying to the device", error);
 }
 
 bool CudaDevice::readChecked(const GpuBuffer &buffer, void *host,

@@ -700,10 +700,9 @@ bool VulkanDevice::readChecked(const GpuBuffer &buffer, void *host,
   State &s = *state;
   std::lock_guard<std::recursive_mutex> lock(s.launchMutex);
   char *mapped;
-  bool ok =
-      recordStagedCopy(state, b, 0, bytes, /*toDevice=*/nullptr, mapped,
-                       error) &&
-      submitPending(s, VK_NULL_HANDLE, error);
+  bool ok = recordStagedCopy(state, b, 0, bytes, /*toDevice=*/nullptr, mapped,
+                             error) &&
+            submitPending(s, VK_NULL_HANDLE, error);
   if (ok)
     std::memcpy(host, mapped, bytes);
   s.releaseRetired();

@@ -115,8 +115,8 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   // Decoding: the kernel that reads the cache as pools, where the provider
   // has one (a GPU's: it keeps the cache on the device).
   if (self && decoding) {
-    if (Status s = kernels(AttentionBlock::SelfCacheRows, batch, length,
-                           keyLen, kernel);
+    if (Status s = kernels(AttentionBlock::SelfCacheRows, batch, length, keyLen,
+                           kernel);
         s.failed())
       return s;
     if (kernel && !kernel->readsAnyPages)
@@ -362,10 +362,8 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
   return kernel.call(operands, {output, {batch, l.heads, length, hd}});
 }
 
-LayerStack::Impl::PagedOperands
-LayerStack::Impl::poolOperands(int64_t layerIndex,
-                               const std::vector<int32_t> &pages,
-                               int64_t keyLen) {
+LayerStack::Impl::PagedOperands LayerStack::Impl::poolOperands(
+    int64_t layerIndex, const std::vector<int32_t> &pages, int64_t keyLen) {
   std::vector<int64_t> shape = {pool.pages, config.kvHeads, kKvPageRows,
                                 config.headDim};
   std::vector<char> &keys = pool.keys[layerIndex],

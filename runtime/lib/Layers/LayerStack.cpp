@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "LayerStackImpl.h"
 #include "attn/Runtime/InputLimits.h"
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 

@@ -131,8 +131,7 @@ struct LayerStack::Impl {
   };
   /// Those of serving's pool for layer `layerIndex` and `pages`.
   PagedOperands poolOperands(int64_t layerIndex,
-                             const std::vector<int32_t> &pages,
-                             int64_t keyLen);
+                             const std::vector<int32_t> &pages, int64_t keyLen);
 
   Status load(const WeightReader &read, bool allowNonFinite);
   /// Stacks each self-attention's q, k and v weights into one product.

@@ -79,7 +79,7 @@ Value GpuCodegen::elementMask(Value i, Value j) {
       return isa<SegmentsAttr>(member) ? segmentsEqual() : Value();
     };
     MaskContext context{deltaValue(), headIv,    batchIv, Value(),
-                        Value(),    maskShape, evaluate};
+                        Value(),      maskShape, evaluate};
     kept = emitElementMask(b, b.getLoc(), pattern, i, j, context);
   }
   if (maskBuf) {

@@ -57,11 +57,11 @@ protected:
     auto k = cast<ShapedType>(op.getKey().getType());
     heads = q.getDimSize(1);
     // Keys of a length known at run time (paged) set runtimeDelta instead.
-    delta = k.isDynamicDim(2) ? 0
-                              : getAlignmentDelta(op.getAlignment(),
-                                                  q.getDimSize(2),
-                                                  k.getDimSize(2)) +
-                                    op.getPositionShift();
+    delta = k.isDynamicDim(2)
+                ? 0
+                : getAlignmentDelta(op.getAlignment(), q.getDimSize(2),
+                                    k.getDimSize(2)) +
+                      op.getPositionShift();
   }
   /// s after the soft-cap, the bias operand and the mods (query row i,
   /// key j of head headIv, batch row batchIv); `capped` receives s after

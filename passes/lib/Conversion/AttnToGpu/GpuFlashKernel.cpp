@@ -26,8 +26,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
 #include <cmath>
 
 using namespace mlir;
@@ -341,8 +341,7 @@ void GpuKernelEmitter::emitBody() {
                                  i32(keyLen));
       keyCount = arith::IndexCastOp::create(b, b.getIndexType(), n);
     } else {
-      keyCount =
-          idx(std::clamp<int64_t>(paged->constantLength, 0, keyLen));
+      keyCount = idx(std::clamp<int64_t>(paged->constantLength, 0, keyLen));
     }
     // Queries end with the keys (bottom_right) or start with them.
     runtimeDelta = idx(op.getPositionShift());
@@ -835,8 +834,8 @@ std::unique_ptr<GpuKernelEmitter> mlir::attn::makeScalarFlashEmitter(
 }
 
 std::optional<PagedKeys> mlir::attn::matchPagedKeys(func::FuncOp host,
-                                                   OnlineAttentionOp op,
-                                                   std::string &why) {
+                                                    OnlineAttentionOp op,
+                                                    std::string &why) {
   auto keys = op.getKey().getDefiningOp<PagedKvOp>();
   auto values = op.getValue().getDefiningOp<PagedKvOp>();
   if (!keys && !values)

@@ -41,8 +41,7 @@ struct PagedKeys {
 
 /// The paged K and V of `op`; nothing when K is not paged, or when K and V
 /// are paged in a form the kernels do not read (then `why` says so).
-std::optional<PagedKeys> matchPagedKeys(func::FuncOp host,
-                                        OnlineAttentionOp op,
+std::optional<PagedKeys> matchPagedKeys(func::FuncOp host, OnlineAttentionOp op,
                                         std::string &why);
 
 class GpuKernelEmitter : public GpuCodegen {

@@ -209,11 +209,11 @@ void MmaFlashEmitter::prologue() {
                                   idx(16 * kc + (k >= 2 ? 8 : 0)));
         Value col1 = arith::AddIOp::create(b, col, idx(1));
         Value row = rowIndex[k % 2];
-        words.push_back(pack(loadBits(queryBuf, batchIv, rowHead[k % 2], row,
-                                      col, colValid(col), queryLen, headDim),
-                             loadBits(queryBuf, batchIv, rowHead[k % 2], row,
-                                      col1, colValid(col1), queryLen,
-                                      headDim)));
+        words.push_back(
+            pack(loadBits(queryBuf, batchIv, rowHead[k % 2], row, col,
+                          colValid(col), queryLen, headDim),
+                 loadBits(queryBuf, batchIv, rowHead[k % 2], row, col1,
+                          colValid(col1), queryLen, headDim)));
       }
       qFragments.push_back(words);
     }
@@ -346,8 +346,8 @@ void MmaFlashEmitter::stageRows(Value tiles, int64_t rowChunks, Value src,
         Value col = arith::AddIOp::create(b, col0, idx(w));
         memref::StoreOp::create(
             b,
-            loadBits(src, outer, head, key, col, both(keyValid, lt(col, idx(dim))),
-                     rowLimit, dim),
+            loadBits(src, outer, head, key, col,
+                     both(keyValid, lt(col, idx(dim))), rowLimit, dim),
             tiles,
             {row, arith::AddIOp::create(
                       b, arith::MulIOp::create(b, stored, idx(4)), idx(w))});

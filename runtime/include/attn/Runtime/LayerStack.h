@@ -123,7 +123,13 @@ std::string layerPrefix(const LayerConfig &config, int64_t index);
 /// capacity, D]), and the table [B, 1] listing them. Only providers whose
 /// paged kernel takes any page size have it (AttentionKernel::
 /// readsAnyPages: a GPU's, which keeps the cache on the device).
-enum class AttentionBlock { Self, Cross, SelfOneKvHead, SelfPaged, SelfCacheRows };
+enum class AttentionBlock {
+  Self,
+  Cross,
+  SelfOneKvHead,
+  SelfPaged,
+  SelfCacheRows
+};
 
 /// Rows of each KV head in a page of a paged KV cache. 64: decoding 8
 /// sequences of 8k-32k keys (D 128, f32) through pages of 16 rows reached

@@ -49,8 +49,8 @@ int main(int argc, char **argv) {
     return fail("loading the kernels");
 
   /* Pages of the table, out of order; pool pages 10, 14, 18, 23 unused. */
-  const int32_t table[TABLE_PAGES] = {3,  0,  5,  1,  4,  22, 7,  9,  2,  11,
-                                      13, 12, 6,  15, 17, 16, 8,  19, 21, 20};
+  const int32_t table[TABLE_PAGES] = {3,  0,  5, 1,  4,  22, 7, 9,  2,  11,
+                                      13, 12, 6, 15, 17, 16, 8, 19, 21, 20};
   const int64_t pool_bytes =
       (int64_t)POOL_PAGES * KV_HEADS * PAGE_ROWS * DIM * sizeof(float);
   const int64_t query_bytes = (int64_t)HEADS * DIM * sizeof(float);
@@ -126,8 +126,8 @@ int main(int argc, char **argv) {
     error /= largest;
     worst = error > worst ? error : worst;
   }
-  printf("device-resident cache: %d steps, max scaled error %.2e: %s\n",
-         steps, worst, worst <= 1e-5 ? "PASS" : "FAIL");
+  printf("device-resident cache: %d steps, max scaled error %.2e: %s\n", steps,
+         worst, worst <= 1e-5 ? "PASS" : "FAIL");
   /* A write that would end past the buffer is refused, and changes
    * nothing. */
   int32_t n = 0;
