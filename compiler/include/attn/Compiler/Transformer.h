@@ -199,8 +199,9 @@ public:
   /// The time spent in attention kernels and in the rest since creation.
   double attentionSeconds() const;
   /// The attention kernels compiled since creation: one per block kind
-  /// (and, where kernels have static sizes, per size; GPU decoding steps:
-  /// per key capacity).
+  /// (and, where kernels have static sizes, per size: on a GPU per
+  /// capacity, and the paged kernel of a decoder's cache per query
+  /// capacity and page size).
   int64_t attentionKernels() const;
   /// On a GPU with a paged KV cache (serving), what went to the device's
   /// copy of the page pools (GpuPagedAttention.h): pools copied whole (new
