@@ -1,4 +1,4 @@
-//===- GpuPagedAttention.h - a layer stack's paged KV cache on a GPU -*- C++
+//===- GpuPagedAttention.h - paged KV caches on a GPU -----------*- C++ -*-===//
 //-*-===//
 //
 // The SelfPaged kernel (LayerStack.h) of a GPU layer stack: the stack's
