@@ -4,7 +4,7 @@
 #
 #   bench/gpu_lent_check.sh prepare   # here: PTX artifacts, LLVM-free
 #                                     # runners and their libraries into
-#                                     # build/gpu-lent (about 27 MiB)
+#                                     # build/gpu-lent (about 31 MiB)
 #   bench/gpu_lent_check.sh run       # there: run with carry=build/gpu-lent
 #
 # `run`, in order:
