@@ -73,6 +73,16 @@ struct TransformerStack::Impl {
   /// names of the dynamic kernel. False when the GPU kernels cannot read
   /// this attention's cache in pages (GpuFlashKernel.cpp, matchPagedKeys).
   bool gpuPagedKernel(CompiledAttention &compiled);
+  /// buildLayerAttention of `attention`, errors reported at the layer.
+  mlir::OwningOpRef<mlir::ModuleOp>
+  buildAttention(const attnspec::Spec &attention, bool &bf16,
+                 std::vector<std::string> &operands) {
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(
+                                     "attention:", "<layer " + spec.name + ">"),
+                                 llvm::SMLoc());
+    return buildLayerAttention(attention, bf16, sourceMgr, &context, operands);
+  }
   bool gpuPagedUnsupported = false;
   Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
   std::optional<std::pair<int64_t, int64_t>> capacities(AttentionBlock block,
@@ -403,14 +413,9 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   bool bf16Attention =
       spec.dtype == "bf16" && options.gpuTarget.empty() &&
       (target->bf16ProductsOnAmx() || target->bf16ProductsByDot());
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(
-                                   "attention:", "<layer " + spec.name + ">"),
-                               llvm::SMLoc());
   CompiledAttention compiled;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      buildLayerAttention(attentionSpec, bf16Attention, sourceMgr, &context,
-                          compiled.kernel.argumentNames);
+  mlir::OwningOpRef<mlir::ModuleOp> module = buildAttention(
+      attentionSpec, bf16Attention, compiled.kernel.argumentNames);
   if (module && paged &&
       !pageKeysAndValues(*module, compiled.kernel.argumentNames)) {
     kernel = nullptr; // no k and v to page: rows kept per sequence
@@ -491,13 +496,9 @@ bool TransformerStack::Impl::gpuPagedKernel(CompiledAttention &compiled) {
         attnspec::attentionSpec(spec, AttentionRole::Self, sizes.batch,
                                 sizes.queries, mlir::ShapedType::kDynamic);
     bool bf16 = false;
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(
-                                     "attention:", "<layer " + spec.name + ">"),
-                                 llvm::SMLoc());
     std::vector<std::string> names;
     mlir::OwningOpRef<mlir::ModuleOp> module =
-        buildLayerAttention(attention, bf16, sourceMgr, &context, names);
+        buildAttention(attention, bf16, names);
     if (!module ||
         !pageKeysAndValues(*module, names, sizes.poolPages, sizes.tablePages,
                            sizes.pageRows, sizes.batch))

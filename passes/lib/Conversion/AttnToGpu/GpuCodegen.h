@@ -29,6 +29,9 @@ public:
 
 protected:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, b.getI32Type(), v);
+  }
   Value f32(float v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }

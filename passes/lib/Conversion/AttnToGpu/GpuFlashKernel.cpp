@@ -334,9 +334,6 @@ void GpuKernelEmitter::emitBody() {
     // outside the table's pages.
     if (paged->lengthArgument) {
       Value n = load(argumentFor(paged->lengthArgument), {idx(0)});
-      auto i32 = [&](int64_t v) {
-        return arith::ConstantIntOp::create(b, b.getI32Type(), v);
-      };
       n = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, n, i32(0)),
                                  i32(keyLen));
       keyCount = arith::IndexCastOp::create(b, b.getIndexType(), n);
@@ -489,9 +486,6 @@ std::pair<Value, Value> GpuKernelEmitter::keyRowAt(Value row) {
     return {batchIv, row};
   Value entry =
       load(tableBuf, {batchIv, arith::DivUIOp::create(b, row, idx(pageRows))});
-  auto i32 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, b.getI32Type(), v);
-  };
   // A table entry outside the pool reads its nearest page (docs/Dialect.md).
   Value page = arith::MinSIOp::create(
       b, arith::MaxSIOp::create(b, entry, i32(0)), i32(numPages - 1));

@@ -61,10 +61,7 @@ protected:
   void
   forEachOutputEntry(function_ref<void(int64_t e, int r, Value col)> store);
 
-  // 16-bit words.
-  Value i32(int64_t v) {
-    return arith::ConstantIntOp::create(b, b.getI32Type(), v);
-  }
+  // 16-bit words (i32: GpuCodegen).
   /// The bits of a loaded 16-bit element, zero-extended to i32.
   Value bitsOf(Value element);
   /// lo | hi << 16.
