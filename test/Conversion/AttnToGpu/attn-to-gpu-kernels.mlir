@@ -57,6 +57,7 @@
 // CUDA-NOT: memref.alloc
 // CUDA-NOT: math.exp {{.*}}: f32
 // CUDA-NOT: math.fma
+// CUDA: llvm.intr.fma
 // CUDA: llvm.call_intrinsic "llvm.nvvm.ex2.approx"
 // CUDA: gpu.return
 

@@ -16,7 +16,7 @@ func.func @dynamic(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention of its arguments; target 'vulkan-lavapipe' runs such functions only}}
+// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention or one linalg.matmul of its arguments; target 'vulkan-lavapipe' runs such functions only}}
 func.func @two_ops(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
                    %v: tensor<1x2x16x40xf32>) -> tensor<1x2x16x40xf32> {
   %o = attn.attention %q, %k, %v
@@ -169,4 +169,61 @@ func.func @paged_with_bias(%q: tensor<1x4x1x64xf32>, %kp: tensor<4x2x16x64xf32>,
   %o = attn.attention %q, %k, %v bias(%bias) align = bottom_right
       : (tensor<1x4x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x1x1x48xf32>) -> tensor<1x4x1x64xf32>
   return %o : tensor<1x4x1x64xf32>
+}
+
+// -----
+
+// Products (GpuLinearKernel.h): static sizes, float elements, X [M, K] with
+// W [K, N] or [N, K], started from zeros.
+func.func @product_dynamic(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %n: index) -> tensor<?x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  // expected-error @below {{attn-to-gpu-kernels: this product has no GPU kernel on target 'vulkan-lavapipe': it takes static sizes (compile one kernel per size)}}
+  %y = linalg.matmul ins(%x, %w : tensor<?x64xf32>, tensor<64x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @product_integers(%x: tensor<8x64xi32>, %w: tensor<64x32xi32>) -> tensor<8x32xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x32xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<8x32xi32>) -> tensor<8x32xi32>
+  // expected-error @below {{it takes f32, f16 and bf16 elements}}
+  %y = linalg.matmul ins(%x, %w : tensor<8x64xi32>, tensor<64x32xi32>) outs(%f : tensor<8x32xi32>) -> tensor<8x32xi32>
+  return %y : tensor<8x32xi32>
+}
+
+// -----
+
+func.func @product_transposed_x(%x: tensor<64x8xf32>, %w: tensor<64x32xf32>) -> tensor<8x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-error @below {{it takes X [M, K] and W [K, N] or [N, K] (indexing maps (m, k), (k, n) or (n, k), (m, n))}}
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<64x8xf32>, tensor<64x32xf32>) outs(%f : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @product_accumulating(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>, %c: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  // expected-error @below {{it starts from zeros (a linalg.fill of 0): an accumulating product is not lowered}}
+  %y = linalg.matmul ins(%x, %w : tensor<8x64xf32>, tensor<64x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @product_of_a_product(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %a = tensor.empty() : tensor<8x64xf32>
+  %x2 = linalg.fill ins(%zero : f32) outs(%a : tensor<8x64xf32>) -> tensor<8x64xf32>
+  // expected-error @below {{its operands must be the function's arguments}}
+  %y = linalg.matmul ins(%x2, %w : tensor<8x64xf32>, tensor<64x64xf32>) outs(%f : tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
 }

@@ -5,13 +5,16 @@
 // becomes a gpu.func kernel in the module's `attn_kernels` gpu.module (a
 // function of one attn.attention_grad: two, GpuBackwardKernel.h) and
 // the host function goes away: the runtime launches the kernel from the
-// descriptor its attributes carry (docs/Gpu.md). Anything else in a module
+// descriptor its attributes carry (docs/Gpu.md). A function of one
+// linalg.matmul (a layer's product) becomes a GEMM kernel
+// (GpuLinearKernel.h). Anything else in a module
 // for a GPU target is an error at its location. The pattern of
 // populateAttnToGpuKernelsPatterns does the same per function.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuBackwardKernel.h"
 #include "GpuFlashKernel.h"
+#include "GpuLinearKernel.h"
 #include "attn/Conversion/GpuTargetInfo.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Conversion/Patterns.h"
@@ -61,8 +64,9 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
 /// What lowerToGpuKernels did with a host function.
 enum class Lowering { Done, NotAttention, Failed };
 
-/// Builds the kernels of `host` (one attention, or one attention_grad, of
-/// its arguments) into `kernels`; the caller erases `host` when Done.
+/// Builds the kernels of `host` (one attention, one attention_grad or one
+/// product of its arguments) into `kernels`; the caller erases `host` when
+/// Done.
 /// Failed: an error at what is not supported.
 Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
                            gpu::GPUModuleOp kernels,
@@ -75,6 +79,14 @@ Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
          buildGpuBackwardKernels(host, grad, target, kernels))
       ok &= succeeded(finishGpuKernel(kernel, target));
     return ok ? Lowering::Done : Lowering::Failed;
+  }
+  if (linalg::MatmulOp product = matchLinearFunction(host)) {
+    if (failed(checkGpuLinearSupported(host, product, target)))
+      return Lowering::Failed;
+    return succeeded(finishGpuKernel(
+               buildGpuLinearKernel(host, product, target, kernels), target))
+               ? Lowering::Done
+               : Lowering::Failed;
   }
   std::optional<TiledAttention> attention = matchAttentionFunction(host);
   if (!attention)
@@ -116,7 +128,8 @@ struct FunctionToGpuKernels : OpRewritePattern<func::FuncOp> {
     std::optional<TargetDescription> target =
         module ? TargetDescription::of(module) : std::nullopt;
     if (host.isExternal() || !target || target->isCpu() ||
-        (!matchAttentionGradFunction(host) && !matchAttentionFunction(host)))
+        (!matchAttentionGradFunction(host) && !matchAttentionFunction(host) &&
+         !matchLinearFunction(host)))
       return failure();
     gpu::GPUModuleOp kernels =
         getOrCreateKernelModule(module, *target, rewriter);
@@ -164,12 +177,13 @@ struct AttnToGpuKernelsPass
         break;
       case Lowering::NotAttention:
         host.emitError() << "attn-to-gpu-kernels: '" << host.getName()
-                         << "' is not one attention of its arguments; target '"
+                         << "' is not one attention or one linalg.matmul of "
+                            "its arguments; target '"
                          << description->name
                          << "' runs such functions only (the families and "
                             "other ops stay on the CPU for now; layer specs "
-                            "run their attention here and the rest on the "
-                            "host)";
+                            "run their attention and products here and the "
+                            "rest on the host)";
         anyFailed = true;
         break;
       case Lowering::Failed:

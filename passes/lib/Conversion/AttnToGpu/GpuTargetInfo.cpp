@@ -186,10 +186,11 @@ public:
                ValueRange{x})
         .getResult(0);
   }
-  /// A multiply and an add that ptxas contracts (math.fma would become a
-  /// libdevice call).
+  /// LLVM's fma intrinsic, PTX's fma.rn.f32 (math.fma would become a
+  /// libdevice call; a multiply and an add become mul.rn and add.rn, which
+  /// ptxas does not contract).
   Value fma(ImplicitLocOpBuilder &b, Value a, Value x, Value c) const override {
-    return arith::AddFOp::create(b, arith::MulFOp::create(b, a, x), c);
+    return LLVM::FMAOp::create(b, a, x, c);
   }
 
   /// A workgroup attribution of the kernel; on targets that give a

@@ -1,0 +1,311 @@
+//===- GpuLinearKernel.cpp - a layer's product as a GPU kernel ------------===//
+//
+// Y[M, N] = X[M, K] W (W [K, N]) or X W^T (W [N, K]) as a tiled GEMM that
+// every GPU target runs (scalar f32 arithmetic, 16-bit inputs widened as
+// they are loaded):
+//
+//   128 invocations per workgroup, a 16 x 8 grid of them; the workgroup
+//   owns a TM x 64 tile of Y (TM = 8 RM, RM = 4 rows per invocation, fewer
+//   when M is smaller: a decode step's product has few rows), invocation
+//   (tx, ty) rows ty + 8i and columns tx + 16j of it.
+//   for each 16-column block of K:
+//     stage X's TM x 16 and W's 64 x 16 blocks in workgroup memory, both
+//       k-major (xs[k][row], ws[k][col]), zeros past M, N and K
+//     barrier; per k, RM + 4 loads and 4 RM FMAs into registers; barrier
+//   store the invocation's outputs within M and N.
+//
+// A k-major block makes every read of the inner loop either a broadcast
+// (xs: the 16 invocations of a row lane read one word) or 16 consecutive
+// words (ws): no bank conflicts. Loads from global memory run along K for
+// X and for W [N, K] (rows of 16 consecutive elements), along N for W
+// [K, N].
+//
+//===----------------------------------------------------------------------===//
+#include "GpuLinearKernel.h"
+#include "GpuCodegen.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+linalg::MatmulOp mlir::attn::matchLinearFunction(func::FuncOp host) {
+  if (host.isExternal() || !host.getBody().hasOneBlock())
+    return {};
+  linalg::MatmulOp found;
+  for (Operation &op : host.getBody().front()) {
+    if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
+      if (found)
+        return {};
+      found = matmul;
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (!found || ret.getNumOperands() != 1 ||
+          ret.getOperand(0) != found->getResult(0))
+        return {};
+      continue;
+    }
+    if (!isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp>(op))
+      return {};
+  }
+  return found;
+}
+
+namespace {
+
+/// How W is stored.
+enum class WeightLayout { KN, NK };
+
+std::optional<WeightLayout> classify(linalg::MatmulOp op) {
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    return AffineMap::get(3, 0, {a, b}, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != map(m, k) || maps[2] != map(m, n))
+    return std::nullopt;
+  if (maps[1] == map(k, n))
+    return WeightLayout::KN;
+  if (maps[1] == map(n, k))
+    return WeightLayout::NK;
+  return std::nullopt;
+}
+
+/// Whether `init` is a fill of zero (of anything: the fill's destination
+/// is not read).
+bool isZeroFill(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+bool isGemmElement(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+
+// The tile (see the file comment).
+constexpr int64_t kColumnLanes = 16, kRowLanes = 8, kColumnsPerLane = 4,
+                  kDepth = 16;
+constexpr int64_t kTileColumns = kColumnLanes * kColumnsPerLane;
+constexpr int64_t kInvocations = kColumnLanes * kRowLanes;
+
+class GpuLinearEmitter : public GpuCodegen {
+public:
+  GpuLinearEmitter(func::FuncOp host, linalg::MatmulOp op,
+                   const TargetDescription &target)
+      : GpuCodegen(host, target), op(op) {}
+
+  gpu::GPUFuncOp build(gpu::GPUModuleOp module);
+
+private:
+  /// i1: lo <= v < bound, or null where the sizes make it always true
+  /// (`alwaysIn`).
+  Value below(Value v, int64_t bound, bool alwaysIn) {
+    if (alwaysIn)
+      return Value();
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, v, idx(bound));
+  }
+  Value both(Value a, Value c) {
+    if (!a)
+      return c;
+    if (!c)
+      return a;
+    return arith::AndIOp::create(b, a, c);
+  }
+  /// buffer[r][c] widened to f32, or 0 where `inside` is false.
+  Value loadOrZero(Value buffer, Value r, Value c, Value inside) {
+    if (!inside)
+      return toF32(load(buffer, {r, c}));
+    auto guarded = scf::IfOp::create(b, b.getF32Type(), inside,
+                                     /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(guarded.thenBlock());
+    scf::YieldOp::create(b, toF32(load(buffer, {r, c})));
+    b.setInsertionPointToStart(guarded.elseBlock());
+    scf::YieldOp::create(b, f32(0.0f));
+    return guarded.getResult(0);
+  }
+
+  linalg::MatmulOp op;
+  int64_t m = 0, n = 0, k = 0, rowsPerLane = 0, tileRows = 0;
+  WeightLayout layout = WeightLayout::NK;
+};
+
+gpu::GPUFuncOp GpuLinearEmitter::build(gpu::GPUModuleOp module) {
+  auto xType = cast<RankedTensorType>(op.getInputs()[0].getType());
+  auto yType = cast<RankedTensorType>(op.getResult(0).getType());
+  m = xType.getDimSize(0);
+  k = xType.getDimSize(1);
+  n = yType.getDimSize(1);
+  layout = *classify(op);
+  rowsPerLane = std::min<int64_t>(4, (m + kRowLanes - 1) / kRowLanes);
+  tileRows = kRowLanes * rowsPerLane;
+
+  // Signature: X and W as the host takes them, then Y.
+  unsigned xArg = cast<BlockArgument>(op.getInputs()[0]).getArgNumber();
+  unsigned wArg = cast<BlockArgument>(op.getInputs()[1]).getArgNumber();
+  SmallVector<Type> argTypes;
+  for (Type t : host.getArgumentTypes())
+    argTypes.push_back(bufferType(t));
+  argTypes.push_back(bufferType(yType));
+  b.setInsertionPointToEnd(module.getBody());
+  kernel = gpu::GPUFuncOp::create(b, host.getName(),
+                                  b.getFunctionType(argTypes, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({int32_t(kInvocations), 1, 1}));
+  api->prepareKernel(kernel, int32_t(kInvocations));
+  int64_t columnTiles = (n + kTileColumns - 1) / kTileColumns;
+  int64_t rowTiles = (m + tileRows - 1) / tileRows;
+  kernel->setAttr("attn.grid",
+                  b.getDenseI64ArrayAttr({columnTiles, rowTiles, 1}));
+  // Tiling (rows, columns, depth), for the tools.
+  kernel->setAttr("attn.tiling",
+                  b.getDenseI64ArrayAttr({tileRows, kTileColumns, kDepth}));
+  SmallVector<Attribute> bindings;
+  auto binding = [&](StringRef name, StringRef access) {
+    bindings.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr(name)),
+         b.getNamedAttr("access", b.getStringAttr(access))}));
+  };
+  for (unsigned a = 0; a < host.getNumArguments(); ++a)
+    binding(("arg" + Twine(a)).str(), "read");
+  binding("result0", "write");
+  kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
+
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  Value x = kernel.getArgument(xArg), w = kernel.getArgument(wArg);
+  Value y = kernel.getArgument(host.getNumArguments());
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value tx = arith::RemUIOp::create(b, tid, idx(kColumnLanes));
+  Value ty = arith::DivUIOp::create(b, tid, idx(kColumnLanes));
+  Value row0 = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::y), idx(tileRows));
+  Value col0 = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), idx(kTileColumns));
+  Type f32Type = b.getF32Type();
+  Value xs = workgroupBuffer({kDepth, tileRows}, f32Type);
+  Value ws = workgroupBuffer({kDepth, kTileColumns}, f32Type);
+  bool rowsWhole = m % tileRows == 0, columnsWhole = n % kTileColumns == 0,
+       depthWhole = k % kDepth == 0;
+
+  SmallVector<Value> zeros(rowsPerLane * kColumnsPerLane, f32(0.0f));
+  auto depthLoop = scf::ForOp::create(b, idx(0), idx(k), idx(kDepth), zeros);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(depthLoop.getBody());
+    Value k0 = depthLoop.getInductionVar();
+    // Stage X's block: element e of tileRows x kDepth, row e / kDepth.
+    for (int64_t s = 0; s < rowsPerLane; ++s) {
+      Value e = arith::AddIOp::create(b, tid, idx(s * kInvocations));
+      Value r = arith::DivUIOp::create(b, e, idx(kDepth));
+      Value c = arith::RemUIOp::create(b, e, idx(kDepth));
+      Value row = arith::AddIOp::create(b, row0, r);
+      Value col = arith::AddIOp::create(b, k0, c);
+      Value v = loadOrZero(
+          x, row, col, both(below(row, m, rowsWhole), below(col, k, depthWhole)));
+      memref::StoreOp::create(b, v, xs, ValueRange{c, r});
+    }
+    // Stage W's block: 64 columns of Y by kDepth, read along W's rows.
+    for (int64_t s = 0; s < kTileColumns * kDepth / kInvocations; ++s) {
+      Value e = arith::AddIOp::create(b, tid, idx(s * kInvocations));
+      bool nk = layout == WeightLayout::NK;
+      Value r = nk ? arith::DivUIOp::create(b, e, idx(kDepth)).getResult()
+                   : arith::RemUIOp::create(b, e, idx(kTileColumns));
+      Value c = nk ? arith::RemUIOp::create(b, e, idx(kDepth)).getResult()
+                   : arith::DivUIOp::create(b, e, idx(kTileColumns));
+      Value column = arith::AddIOp::create(b, col0, r);
+      Value depth = arith::AddIOp::create(b, k0, c);
+      Value inside = both(below(column, n, columnsWhole),
+                          below(depth, k, depthWhole));
+      Value v = nk ? loadOrZero(w, column, depth, inside)
+                   : loadOrZero(w, depth, column, inside);
+      memref::StoreOp::create(b, v, ws, ValueRange{c, r});
+    }
+    gpu::BarrierOp::create(b);
+    SmallVector<Value> acc(depthLoop.getRegionIterArgs());
+    for (int64_t kk = 0; kk < kDepth; ++kk) {
+      SmallVector<Value> a, bv;
+      for (int64_t i = 0; i < rowsPerLane; ++i)
+        a.push_back(load(xs, {idx(kk), arith::AddIOp::create(
+                                           b, ty, idx(i * kRowLanes))}));
+      for (int64_t j = 0; j < kColumnsPerLane; ++j)
+        bv.push_back(load(ws, {idx(kk), arith::AddIOp::create(
+                                            b, tx, idx(j * kColumnLanes))}));
+      for (int64_t i = 0; i < rowsPerLane; ++i)
+        for (int64_t j = 0; j < kColumnsPerLane; ++j) {
+          Value &sum = acc[i * kColumnsPerLane + j];
+          sum = fma(a[i], bv[j], sum);
+        }
+    }
+    gpu::BarrierOp::create(b);
+    scf::YieldOp::create(b, acc);
+  }
+
+  Type stored = cast<MemRefType>(y.getType()).getElementType();
+  for (int64_t i = 0; i < rowsPerLane; ++i)
+    for (int64_t j = 0; j < kColumnsPerLane; ++j) {
+      Value row = arith::AddIOp::create(
+          b, row0, arith::AddIOp::create(b, ty, idx(i * kRowLanes)));
+      Value col = arith::AddIOp::create(
+          b, col0, arith::AddIOp::create(b, tx, idx(j * kColumnLanes)));
+      Value value =
+          fromF32(depthLoop.getResult(i * kColumnsPerLane + j), stored);
+      Value inside =
+          both(below(row, m, rowsWhole), below(col, n, columnsWhole));
+      if (!inside) {
+        memref::StoreOp::create(b, value, y, ValueRange{row, col});
+        continue;
+      }
+      auto guarded = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(guarded.thenBlock());
+      memref::StoreOp::create(b, value, y, ValueRange{row, col});
+    }
+  gpu::ReturnOp::create(b);
+  return kernel;
+}
+
+} // namespace
+
+LogicalResult
+mlir::attn::checkGpuLinearSupported(func::FuncOp host, linalg::MatmulOp op,
+                                    const TargetDescription &target) {
+  auto refuse = [&](const Twine &why) {
+    return op.emitError() << "attn-to-gpu-kernels: this product has no GPU "
+                             "kernel on target '"
+                          << target.name << "': " << why;
+  };
+  for (Value input : op.getInputs())
+    if (!isa<BlockArgument>(input) ||
+        cast<BlockArgument>(input).getOwner()->getParentOp() != host)
+      return refuse("its operands must be the function's arguments");
+  SmallVector<RankedTensorType> types;
+  for (Value v : {op.getInputs()[0], op.getInputs()[1], op.getResult(0)}) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape())
+      return refuse("it takes static sizes (compile one kernel per size)");
+    if (!isGemmElement(type.getElementType()))
+      return refuse("it takes f32, f16 and bf16 elements");
+    // 32-bit indices on SPIR-V.
+    if (type.getNumElements() >= (int64_t(1) << 31))
+      return refuse("an operand has 2^31 elements or more");
+    types.push_back(type);
+  }
+  if (!classify(op))
+    return refuse("it takes X [M, K] and W [K, N] or [N, K] (indexing maps "
+                  "(m, k), (k, n) or (n, k), (m, n))");
+  if (!isZeroFill(op.getOutputs()[0]))
+    return refuse("it starts from zeros (a linalg.fill of 0): an "
+                  "accumulating product is not lowered");
+  return success();
+}
+
+gpu::GPUFuncOp mlir::attn::buildGpuLinearKernel(func::FuncOp host,
+                                                linalg::MatmulOp op,
+                                                const TargetDescription &target,
+                                                gpu::GPUModuleOp module) {
+  return GpuLinearEmitter(host, op, target).build(module);
+}

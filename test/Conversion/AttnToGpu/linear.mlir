@@ -1,0 +1,69 @@
+// A function of one linalg.matmul (a layer's product) becomes the tiled
+// GEMM kernel of GpuLinearKernel.cpp: 128 invocations, a 32 x 64 tile of Y
+// per workgroup (8 x 64 for a product of few rows), X and W staged k-major
+// in workgroup memory in 16-deep blocks between two barriers, one FMA per
+// (row, column, k), and guards only where the sizes are not whole tiles.
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-to-gpu-kernels | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm80 --attn-to-gpu-kernels | FileCheck %s --check-prefix=CUDA
+
+// CHECK-LABEL: gpu.func @proj(
+// CHECK-SAME: %[[X:.*]]: memref<40x96xf32>, %[[W:.*]]: memref<72x96xf32>, %[[Y:.*]]: memref<40x72xf32>) kernel
+// CHECK-SAME: attn.bindings = [{access = "read", name = "arg0"}, {access = "read", name = "arg1"}, {access = "write", name = "result0"}]
+// CHECK-SAME: attn.grid = array<i64: 2, 2, 1>
+// CHECK-SAME: attn.tiling = array<i64: 32, 64, 16>
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: %[[XS:.*]] = memref.alloc() : memref<16x32xf32, 3>
+// CHECK: %[[WS:.*]] = memref.alloc() : memref<16x64xf32, 3>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c96 step %c16{{.*}} iter_args(
+// 40 rows are not whole 32-row tiles: X's loads are guarded.
+// CHECK: scf.if
+// CHECK: memref.load %[[X]]
+// CHECK: memref.store %{{.*}}, %[[XS]]
+// CHECK: memref.load %[[W]]
+// CHECK: memref.store %{{.*}}, %[[WS]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[XS]]
+// CHECK: memref.load %[[WS]]
+// CHECK: math.fma
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK: gpu.return
+
+// CUDA-LABEL: gpu.func @proj(
+// CUDA-SAME: workgroup(%{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>
+// CUDA-NOT: math.fma
+// CUDA: llvm.intr.fma
+func.func @proj(%x: tensor<40x96xf32>, %w: tensor<72x96xf32>) -> tensor<40x72xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<40x72xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<40x72xf32>) -> tensor<40x72xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<40x96xf32>, tensor<72x96xf32>) outs(%f : tensor<40x72xf32>) -> tensor<40x72xf32>
+  return %y : tensor<40x72xf32>
+}
+
+// -----
+
+// W stored [K, N], bf16 inputs (i16 words on Vulkan) widened as they are
+// loaded, the result rounded once; 3 rows take an 8-row tile. Every size
+// is whole here but M: W's loads take no guard.
+// CHECK-LABEL: gpu.func @decode(
+// CHECK-SAME: memref<3x64xi16>, %[[W:.*]]: memref<64x128xi16>, %[[Y:.*]]: memref<3x128xi16>) kernel
+// CHECK-SAME: attn.grid = array<i64: 2, 1, 1>
+// CHECK-SAME: attn.tiling = array<i64: 8, 64, 16>
+// CHECK: memref.alloc() : memref<16x8xf32, 3>
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK-NOT: scf.if
+// CHECK: memref.load %[[W]]
+// CHECK: gpu.barrier
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[Y]]
+func.func @decode(%x: tensor<3x64xbf16>, %w: tensor<64x128xbf16>) -> tensor<3x128xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<3x128xbf16>
+  %f = linalg.fill ins(%zero : bf16) outs(%e : tensor<3x128xbf16>) -> tensor<3x128xbf16>
+  %y = linalg.matmul ins(%x, %w : tensor<3x64xbf16>, tensor<64x128xbf16>) outs(%f : tensor<3x128xbf16>) -> tensor<3x128xbf16>
+  return %y : tensor<3x128xbf16>
+}

@@ -1,0 +1,42 @@
+// Products for test/e2e/gpu/vulkan-linear.test and ptxas-budgets.test
+// (GpuLinearKernel.cpp): W [N, K] as a layer's weights are read, or [K, N];
+// sizes that are whole tiles and sizes that are not (M, N and K each).
+func.func @whole(%x: tensor<64x128xf32>, %w: tensor<192x128xf32>) -> tensor<64x192xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x192xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x192xf32>) -> tensor<64x192xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<64x128xf32>, tensor<192x128xf32>) outs(%f : tensor<64x192xf32>) -> tensor<64x192xf32>
+  return %y : tensor<64x192xf32>
+}
+func.func @ragged(%x: tensor<130x50xf32>, %w: tensor<300x50xf32>) -> tensor<130x300xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<130x300xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<130x300xf32>) -> tensor<130x300xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<130x50xf32>, tensor<300x50xf32>) outs(%f : tensor<130x300xf32>) -> tensor<130x300xf32>
+  return %y : tensor<130x300xf32>
+}
+func.func @decode(%x: tensor<3x64xf32>, %w: tensor<64x72xf32>) -> tensor<3x72xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x72xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<3x72xf32>) -> tensor<3x72xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<3x64xf32>, tensor<64x72xf32>) outs(%f : tensor<3x72xf32>) -> tensor<3x72xf32>
+  return %y : tensor<3x72xf32>
+}
+func.func @one_row(%x: tensor<1x200xf32>, %w: tensor<100x200xf32>) -> tensor<1x100xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x100xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x100xf32>) -> tensor<1x100xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<1x200xf32>, tensor<100x200xf32>) outs(%f : tensor<1x100xf32>) -> tensor<1x100xf32>
+  return %y : tensor<1x100xf32>
+}
+func.func @decode_bf16(%x: tensor<5x96xbf16>, %w: tensor<80x96xbf16>) -> tensor<5x80xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<5x80xbf16>
+  %f = linalg.fill ins(%zero : bf16) outs(%e : tensor<5x80xbf16>) -> tensor<5x80xbf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<5x96xbf16>, tensor<80x96xbf16>) outs(%f : tensor<5x80xbf16>) -> tensor<5x80xbf16>
+  return %y : tensor<5x80xbf16>
+}

@@ -1,0 +1,50 @@
+"""The f64 reference of the GPU products (standard library only): Y = X W^T
+(W stored [N, K], a layer's weights as read) or, with --kn, Y = X W (W
+stored [K, N]); prints max |out - ref| / max |ref| and PASS when it is
+within TOLERANCE, else FAIL.
+
+  linear-reference.py X.npy W.npy OUT.npy TOLERANCE [--kn] [--bf16]
+
+--bf16 rounds X and W to bf16 (nearest even) first, as attn-run does for
+bf16 operands.
+"""
+import struct
+import sys
+
+
+def read(path):
+    blob = open(path, "rb").read()
+    header_length = struct.unpack("<H", blob[8:10])[0]
+    header = blob[10:10 + header_length].decode()
+    shape = [int(d) for d in header.split("(")[1].split(")")[0].split(",") if d.strip()]
+    data = blob[10 + header_length:]
+    return shape, struct.unpack("<%df" % (len(data) // 4), data)
+
+
+def bf16(v):
+    bits = struct.unpack("<I", struct.pack("<f", v))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+kn = "--kn" in sys.argv
+(m, k), x = read(args[0])
+wshape, w = read(args[1])
+oshape, out = read(args[2])
+tolerance = float(args[3])
+if "--bf16" in sys.argv:
+    x, w = [bf16(v) for v in x], [bf16(v) for v in w]
+n = wshape[1] if kn else wshape[0]
+assert oshape == [m, n], (oshape, m, n)
+worst = biggest = 0.0
+for r in range(m):
+    for c in range(n):
+        if kn:
+            ref = sum(x[r * k + i] * w[i * n + c] for i in range(k))
+        else:
+            ref = sum(x[r * k + i] * w[c * k + i] for i in range(k))
+        worst = max(worst, abs(out[r * n + c] - ref))
+        biggest = max(biggest, abs(ref))
+error = worst / biggest
+print("scaled error %.3g: %s" % (error, "PASS" if error <= tolerance else "FAIL"))
