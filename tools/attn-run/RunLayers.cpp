@@ -350,6 +350,16 @@ static int runPacked(const LayerSpec &spec, const SafetensorsFile &weights,
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+void attnrt::printDeviceProducts(const TransformerStack &stack) {
+  if (auto p = stack.deviceProducts())
+    llvm::outs() << llvm::formatv(
+        "products on the device: {0} runs of {1} kernels, {2:f2} MiB of "
+        "weights kept there, {3:f2} MiB of inputs in and {4:f2} MiB of "
+        "results out\n",
+        p->products, p->kernels, p->weightBytes / double(1 << 20),
+        p->inputBytes / double(1 << 20), p->outputBytes / double(1 << 20));
+}
+
 int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
                          const LayerRunOptions &options) {
   std::optional<LayerSpec> spec = attnspec::readLayerSpec(sourceMgr);
@@ -454,6 +464,7 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   stackOptions.gpuTarget = options.gpuTarget;
   stackOptions.gpuCompile = options.gpuCompile;
   stackOptions.compiledLinears = options.compiledLinears;
+  stackOptions.gpuLinears = options.gpuLinears;
   stackOptions.bf16Products = options.bf16Products;
   stackOptions.allowNonFiniteWeights = options.allowNonFinite;
   stackOptions.allowUnusedWeights = options.allowUnusedWeights;
@@ -767,5 +778,6 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
         options.repeat, median * 1e3, flops / median * 1e-9, attention * 1e3,
         (*stack)->weightBytes() / 1048576.0, spec->dtype);
   }
+  printDeviceProducts(**stack);
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

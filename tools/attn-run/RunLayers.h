@@ -58,6 +58,8 @@ struct LayerRunOptions {
   bool tensorParallel = false;
   /// --linear=attn (default) | openblas: TransformerOptions::compiledLinears.
   bool compiledLinears = true;
+  /// --linear=device (the default on a GPU): TransformerOptions::gpuLinears.
+  bool gpuLinears = false;
   /// --linear=openblas given: refused for 16-bit layers (OpenBLAS takes f32
   /// weights; they run on attn's GEMM).
   bool openblasAsked = false;
@@ -89,6 +91,10 @@ int runLayerSpec(llvm::SourceMgr &sourceMgr, const LayerRunOptions &options);
 /// batching (LayerStack::step), reports tokens/s and latency percentiles,
 /// and compares every sequence's outputs with decoding it alone (and, with
 /// --check, with its f64 reference); the exit status.
+/// With a layer's products on a GPU (--linear=device): what they ran and
+/// moved (TransformerStack::deviceProducts); nothing otherwise.
+void printDeviceProducts(const TransformerStack &stack);
+
 int runServing(const attnspec::LayerSpec &spec, const SafetensorsFile &weights,
                TransformerStack &stack, const LayerRunOptions &options,
                const ReferenceAttention &reference);

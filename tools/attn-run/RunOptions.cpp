@@ -73,10 +73,12 @@ cl::opt<unsigned> threads("num-threads",
 cl::opt<std::string> linearBackend(
     "linear",
     cl::desc("layer specs: the projections' and feed-forward's GEMM, attn "
-             "(default: compiled by attn, weights packed once, bias, "
-             "activation and residual fused) | openblas (f32 layers only: "
-             "OpenBLAS sgemm, the other steps in passes of their own)"),
-    cl::value_desc("backend"), cl::init("attn"), cl::cat(runCategory));
+             "(the default on the CPU: compiled by attn, weights packed "
+             "once, bias, activation and residual fused) | openblas (f32 "
+             "layers only: OpenBLAS sgemm, the other steps in passes of "
+             "their own) | device (the default with --device=vulkan or "
+             "cuda: attn's GPU GEMM, weights kept on the device)"),
+    cl::value_desc("backend"), cl::init(""), cl::cat(runCategory));
 cl::opt<std::string> contextParallel(
     "context-parallel",
     cl::desc("under mpirun: split the sequence over the ranks, ring | "

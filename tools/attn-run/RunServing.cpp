@@ -296,6 +296,7 @@ int attnrt::runServing(const attnspec::LayerSpec &spec,
         "host-device copies: {0:f2} MiB of attention operands and results\n",
         (GpuKernel::hostBytesTransferred() - transferredBefore) /
             double(1 << 20));
+  printDeviceProducts(stack);
   if (layers.liveSequences() || layers.cacheBytes())
     return fail("sequences or cache left after the trace");
 

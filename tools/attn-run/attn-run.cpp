@@ -157,10 +157,17 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
                 "--decode-steps >= 0");
   options.contextParallel = contextParallel;
   options.tensorParallel = tensorParallel;
-  if (linearBackend != "attn" && linearBackend != "openblas")
-    return fail("--linear must be attn or openblas, not '" + linearBackend +
+  std::string linear = linearBackend;
+  if (linear.empty())
+    linear = device != "cpu" ? "device" : "attn";
+  if (linear != "attn" && linear != "openblas" && linear != "device")
+    return fail("--linear must be attn, openblas or device, not '" + linear +
                 "'");
-  options.compiledLinears = linearBackend == "attn";
+  if (linear == "device" && device == "cpu")
+    return fail("--linear=device runs the products on the GPU of --device: "
+                "give --device=vulkan or cuda");
+  options.compiledLinears = linear != "openblas";
+  options.gpuLinears = linear == "device";
   options.bf16Products = bf16Products;
   options.openblasAsked =
       linearBackend.getNumOccurrences() && linearBackend == "openblas";

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Compiler/Transformer.h"
+#include "GpuLinear.h"
 #include "GpuPagedAttention.h"
 #include "Weights.h"
 #include "attn/Compiler/BlockKernels.h"
@@ -84,6 +85,8 @@ struct TransformerStack::Impl {
     return buildLayerAttention(attention, bf16, sourceMgr, &context, operands);
   }
   bool gpuPagedUnsupported = false;
+  /// The products on the GPU (TransformerOptions::gpuLinears), else null.
+  std::shared_ptr<GpuLinearBackend> gpuLinear;
   Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
   std::optional<std::pair<int64_t, int64_t>> capacities(AttentionBlock block,
                                                         int64_t lq, int64_t lk);
@@ -723,7 +726,17 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
   };
   std::shared_ptr<LinearBackend> linear;
   FloatFormat weightFormat = floatFormatOf(spec.dtype);
-  if (impl->options.compiledLinears || weightFormat != FloatFormat::F32) {
+  if (!impl->options.gpuTarget.empty() && impl->options.gpuLinears) {
+    GpuCompileOptions gpuOptions;
+    gpuOptions.target = impl->options.gpuTarget;
+    std::string message;
+    impl->gpuLinear =
+        GpuLinearBackend::create(gpuOptions, weightFormat, message);
+    if (!impl->gpuLinear)
+      return error(message);
+    linear = impl->gpuLinear;
+  } else if (impl->options.compiledLinears ||
+             weightFormat != FloatFormat::F32) {
     HostCompileOptions compileOptions;
     compileOptions.numThreads = impl->options.numThreads;
     compileOptions.bf16Products = impl->options.bf16Products;
@@ -834,4 +847,13 @@ TransformerStack::devicePoolCopies() const {
       return DevicePoolCopies{c.wholePools, c.rows, c.wholeBytes, c.rowBytes};
     }
   return std::nullopt;
+}
+
+std::optional<TransformerStack::DeviceProducts>
+TransformerStack::deviceProducts() const {
+  if (!impl->gpuLinear)
+    return std::nullopt;
+  const GpuLinearBackend::Stats &s = impl->gpuLinear->stats();
+  return DeviceProducts{s.products, s.kernels, s.weightBytes, s.inputBytes,
+                        s.outputBytes};
 }

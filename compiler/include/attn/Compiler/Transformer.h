@@ -36,9 +36,14 @@ namespace attnrt {
 
 struct TransformerOptions {
   unsigned numThreads = 0; ///< compiled attention's OpenMP threads; 0: all
-  /// A GPU target (vulkan..., cuda...): attention runs on that device (the
-  /// projections, norms and feed-forward stay on the host). Empty: CPU.
+  /// A GPU target (vulkan..., cuda...): attention runs on that device, and
+  /// with `gpuLinears` the projections and feed-forward products too (norms,
+  /// biases, activations and residual sums stay on the host). Empty: CPU.
   std::string gpuTarget;
+  /// On a GPU: the products on the device (compiler/lib/Transformer/
+  /// GpuLinear.h: weights uploaded once and kept there, each product's rows
+  /// copied in and out). Off: on the host (compiledLinears).
+  bool gpuLinears = true;
   /// How the GPU kernels compile besides their target (gpuTarget's): f32
   /// products on tensor cores (tf32, tf32x3), emulated mma on Vulkan,
   /// query rows per workgroup.
@@ -211,6 +216,15 @@ public:
     uint64_t wholeBytes = 0, rowBytes = 0;
   };
   std::optional<DevicePoolCopies> devicePoolCopies() const;
+  /// With the products on a GPU (TransformerOptions::gpuLinears): products
+  /// run and kernels compiled, bytes of weights kept on the device, of
+  /// product inputs copied in and of their results copied back; nothing
+  /// elsewhere.
+  struct DeviceProducts {
+    int64_t products = 0, kernels = 0;
+    uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0;
+  };
+  std::optional<DeviceProducts> deviceProducts() const;
 
 private:
   struct Impl;

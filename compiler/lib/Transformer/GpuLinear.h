@@ -1,0 +1,80 @@
+//===- GpuLinear.h - a GPU layer stack's products on the device -*- C++ -*-===//
+//
+// The LinearBackend of a layer stack on a GPU (TransformerOptions::
+// gpuLinears): its projections and feed-forward products run as the GEMM
+// kernels of GpuLinearKernel.cpp on the stack's device. Each weight is
+// uploaded once, when the stack is created, and stays there; a product
+// writes its rows of x into a device buffer, runs the kernel and reads its
+// rows of x W^T back (the stack adds biases, activations and residuals on
+// the host: fusesEpilogues() is false).
+//
+// GPU kernels take static shapes: one is compiled per (in, out) and row
+// capacity (8, 16, ..., 1024, then multiples of 512), and a product of
+// `rows` rows runs the kernel of its capacity on its first `rows` rows
+// (rows are independent; the kernel's rows past them are not read back).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_COMPILER_TRANSFORMER_GPULINEAR_H
+#define ATTN_COMPILER_TRANSFORMER_GPULINEAR_H
+
+#include "attn/Compiler/GpuCompiler.h"
+#include "attn/Runtime/HalfFloat.h"
+#include "attn/Runtime/LayerStack.h"
+#include "mlir/IR/MLIRContext.h"
+#include <map>
+#include <memory>
+#include <tuple>
+
+namespace attnrt {
+
+class GpuLinearBackend : public LinearBackend {
+public:
+  /// Products for `options.target`'s device; weights rounded to `format`
+  /// (a 16-bit layer's weights are that type's values, kept as f32).
+  /// Null with `error` set when the target's device cannot be opened.
+  static std::shared_ptr<GpuLinearBackend>
+  create(const GpuCompileOptions &options, FloatFormat format,
+         std::string &error);
+
+  Status prepare(int64_t out, int64_t in, const std::vector<float> &weight,
+                 std::shared_ptr<const Weight> &prepared) override;
+  Status accumulate(const float *x, int64_t rows, const Weight &weight,
+                    float *y) override;
+  FloatFormat weightFormat() const override { return format; }
+
+  /// What ran so far: products, kernels compiled, bytes of weights on the
+  /// device, bytes of x copied in and of x W^T copied back.
+  struct Stats {
+    int64_t products = 0, kernels = 0;
+    uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0;
+  };
+  const Stats &stats() const { return counted; }
+
+  /// The row capacity a kernel is compiled for to serve `rows` rows.
+  static int64_t rowCapacity(int64_t rows);
+
+private:
+  GpuLinearBackend(const GpuCompileOptions &options, FloatFormat format,
+                   std::shared_ptr<GpuDevice> device);
+
+  /// A kernel for one (in, out, row capacity) and the device buffers of
+  /// its x and y.
+  struct Product {
+    std::unique_ptr<GpuKernel> kernel;
+    std::shared_ptr<GpuBuffer> x, y;
+  };
+  llvm::Expected<Product *> productFor(int64_t in, int64_t out,
+                                       int64_t capacity);
+
+  GpuCompileOptions options;
+  FloatFormat format;
+  std::shared_ptr<GpuDevice> device;
+  mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Product> products;
+  std::vector<float> scratch;
+  Stats counted;
+};
+
+} // namespace attnrt
+
+#endif // ATTN_COMPILER_TRANSFORMER_GPULINEAR_H
