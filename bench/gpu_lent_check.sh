@@ -24,6 +24,9 @@
 # - decoding's bandwidth (GQA 32:8, D = 128, 4k-64k keys), also through a
 #   page table (attn.paged_kv read in place), and a sliding window's time
 #   as a fraction of dense (it keeps about 1/16).
+# - a layer's products (GpuLinearKernel.cpp's f32 GEMM, Y = X W^T):
+#   TFLOP/s at 4096^3 and 512 rows, and W's bandwidth at 8 rows (a
+#   decoding step's capacity).
 # The wgmma kernel needs a Hopper GPU (compute capability 9.x): elsewhere
 # its PTX does not load, and the run says so.
 set -euo pipefail
@@ -88,6 +91,20 @@ other_functions() {
   echo "}"
 }
 
+# The products: Y [M, 4096] = X [M, 4096] W^T, W [4096, 4096] as read.
+linear_functions() {
+  for m in 8 512 4096; do
+    x="tensor<${m}x4096xf32>" w="tensor<4096x4096xf32>" y="tensor<${m}x4096xf32>"
+    echo "func.func @linear_m${m}(%x: $x, %w: $w) -> $y {"
+    echo "  %zero = arith.constant 0.0 : f32"
+    echo "  %e = tensor.empty() : $y"
+    echo "  %f = linalg.fill ins(%zero : f32) outs(%e : $y) -> $y"
+    echo "  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%x, %w : $x, $w) outs(%f : $y) -> $y"
+    echo "  return %y : $y"
+    echo "}"
+  done
+}
+
 prepare() {
   rm -rf "$out" && mkdir -p "$out/lib"
   cp build/bin/attn-gpu-call-bench "$out/"
@@ -113,6 +130,8 @@ prepare() {
   for v in $variants; do compile "$out/shapes.mlir" "$v" "$out/shapes-$v.ptx"; done
   other_functions > "$out/other.mlir"
   for v in $variants; do compile "$out/other.mlir" "$v" "$out/other-$v.ptx"; done
+  linear_functions > "$out/linear.mlir"
+  build/bin/attn-compile "$out/linear.mlir" --target=cuda-sm90 -o "$out/linear.ptx"
   rm -f "$out"/*.cubin
   ls -la "$out"
 }
@@ -176,6 +195,12 @@ run() {
       esac
       printf "%-18s %-26s %10s %16s\n" "$v" "$f" "${ms:--}" "$rate"
     done
+  done
+  echo "== products (f32 GEMM, K = N = 4096): TFLOP/s, and W's GB/s at 8 rows"
+  printf "%-14s %10s %10s %10s\n" function "kernel ms" TFLOP/s "W GB/s"
+  for m in 8 512 4096; do
+    ms=$("$out/attn-gpu-call-bench" "$out/linear.ptx" "linear_m$m" --calls=10 --rounds=1 | grep '^device ' | awk '{print $3}' || true)
+    awk -v m="$m" -v ms="${ms:-0}" 'BEGIN { if (ms > 0) printf "%-14s %10s %10.1f %10.0f\n", "linear_m" m, ms, 2 * m * 4096 * 4096 / (ms * 1e-3) / 1e12, 4096 * 4096 * 4 / (ms * 1e-3) / 1e9; else printf "%-14s failed\n", "linear_m" m }'
   done
 }
 
