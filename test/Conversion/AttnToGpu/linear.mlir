@@ -2,7 +2,8 @@
 // GEMM kernel of GpuLinearKernel.cpp: 128 invocations, a 32 x 64 tile of Y
 // per workgroup (8 x 64 for a product of few rows), X and W staged k-major
 // in workgroup memory in 16-deep blocks between two barriers, one FMA per
-// (row, column, k), and guards only where the sizes are not whole tiles.
+// (row, column, k), and guards only where the sizes are not whole tiles;
+// products of at most 8 rows with W [N, K] take the skinny form (last).
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=vulkan --attn-to-gpu-kernels | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-set-target=target=cuda-sm80 --attn-to-gpu-kernels | FileCheck %s --check-prefix=CUDA
 
@@ -66,4 +67,40 @@ func.func @decode(%x: tensor<3x64xbf16>, %w: tensor<64x128xbf16>) -> tensor<3x12
   %f = linalg.fill ins(%zero : bf16) outs(%e : tensor<3x128xbf16>) -> tensor<3x128xbf16>
   %y = linalg.matmul ins(%x, %w : tensor<3x64xbf16>, tensor<64x128xbf16>) outs(%f : tensor<3x128xbf16>) -> tensor<3x128xbf16>
   return %y : tensor<3x128xbf16>
+}
+
+// -----
+
+// At most 8 rows with W [N, K] (a decoding step): the skinny form, a
+// workgroup per 8 columns of Y, 16 invocations per column walking K in
+// steps of 16 with a sum per row, the partial sums added in workgroup
+// memory by M x 8 invocations. 20 columns: the last workgroup reads W's
+// last row for its missing columns and does not store them.
+// CHECK-LABEL: gpu.func @step(
+// CHECK-SAME: %[[X:.*]]: memref<2x96xf32>, %[[W:.*]]: memref<20x96xf32>, %[[Y:.*]]: memref<2x20xf32>) kernel
+// CHECK-SAME: attn.grid = array<i64: 3, 1, 1>
+// CHECK-SAME: attn.tiling = array<i64: 2, 8, 16>
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c16
+// CHECK: %[[ROW:.*]] = arith.minui %{{.*}}, %c19
+// CHECK: scf.for %[[K:.*]] = %[[LANE]] to %c96 step %c16{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32)
+// CHECK: memref.load %[[W]][%[[ROW]], %[[K]]]
+// CHECK: memref.load %[[X]][%c0{{.*}}, %[[K]]]
+// CHECK: math.fma
+// CHECK: memref.load %[[X]][%c1{{.*}}, %[[K]]]
+// CHECK: math.fma
+// CHECK: %[[PARTIALS:.*]] = memref.alloc() : memref<2x128xf32, 3>
+// CHECK: gpu.barrier
+// CHECK: arith.cmpi ult, %[[TID]], %c16
+// CHECK: scf.if
+// CHECK-COUNT-16: memref.load %[[PARTIALS]]
+// CHECK: arith.cmpi ult, %{{.*}}, %c20
+// CHECK: memref.store %{{.*}}, %[[Y]]
+func.func @step(%x: tensor<2x96xf32>, %w: tensor<20x96xf32>) -> tensor<2x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x20xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x20xf32>) -> tensor<2x20xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<2x96xf32>, tensor<20x96xf32>) outs(%f : tensor<2x20xf32>) -> tensor<2x20xf32>
+  return %y : tensor<2x20xf32>
 }

@@ -20,6 +20,16 @@
 // X and for W [N, K] (rows of 16 consecutive elements), along N for W
 // [K, N].
 //
+// Products of at most 8 rows with W [N, K] (a decoding step's, where the
+// time goes in reading W once) take a skinny form instead, with 8 times the
+// workgroups of the tiled one, so that W's reads spread over the device:
+//
+//   a workgroup owns 8 columns of Y; invocation t reads column t / 16's row
+//   of W at k = t mod 16, + 16, + 32, ... (16 consecutive words per column
+//   per step) and keeps one sum per row of X;
+//   the 16 partial sums of each (row, column) meet in workgroup memory,
+//   and M x 8 invocations add them up and store Y.
+//
 //===----------------------------------------------------------------------===//
 #include "GpuLinearKernel.h"
 #include "GpuCodegen.h"
@@ -100,6 +110,16 @@ public:
   gpu::GPUFuncOp build(gpu::GPUModuleOp module);
 
 private:
+  /// The kernel's signature, launch and bindings (grid `grid`, tiling
+  /// `tiling`), the builder at its start; returns (X, W, Y).
+  std::tuple<Value, Value, Value> beginKernel(gpu::GPUModuleOp module,
+                                              ArrayRef<int64_t> grid,
+                                              ArrayRef<int64_t> tiling);
+  /// The tiled form's body and the skinny form's (see the file comment).
+  void emitTiled(Value x, Value w, Value y);
+  void emitSkinny(Value x, Value w, Value y);
+  /// Stores `value` (f32) at y[row][col] where `inside` (null: always).
+  void storeResult(Value y, Value row, Value col, Value value, Value inside);
   /// i1: lo <= v < bound, or null where the sizes make it always true
   /// (`alwaysIn`).
   Value below(Value v, int64_t bound, bool alwaysIn) {
@@ -133,6 +153,12 @@ private:
   WeightLayout layout = WeightLayout::NK;
 };
 
+/// The skinny form: columns of Y per workgroup, and the invocations that
+/// share one column's k range.
+constexpr int64_t kSkinnyColumns = 8, kSkinnyLanes = kInvocations / 8;
+/// The most rows the skinny form takes.
+constexpr int64_t kSkinnyRows = 8;
+
 gpu::GPUFuncOp GpuLinearEmitter::build(gpu::GPUModuleOp module) {
   auto xType = cast<RankedTensorType>(op.getInputs()[0].getType());
   auto yType = cast<RankedTensorType>(op.getResult(0).getType());
@@ -140,16 +166,35 @@ gpu::GPUFuncOp GpuLinearEmitter::build(gpu::GPUModuleOp module) {
   k = xType.getDimSize(1);
   n = yType.getDimSize(1);
   layout = *classify(op);
-  rowsPerLane = std::min<int64_t>(4, (m + kRowLanes - 1) / kRowLanes);
-  tileRows = kRowLanes * rowsPerLane;
+  if (m <= kSkinnyRows && layout == WeightLayout::NK) {
+    auto [x, w, y] =
+        beginKernel(module, {(n + kSkinnyColumns - 1) / kSkinnyColumns, 1, 1},
+                    {m, kSkinnyColumns, kSkinnyLanes});
+    emitSkinny(x, w, y);
+  } else {
+    rowsPerLane = std::min<int64_t>(4, (m + kRowLanes - 1) / kRowLanes);
+    tileRows = kRowLanes * rowsPerLane;
+    auto [x, w, y] = beginKernel(
+        module,
+        {(n + kTileColumns - 1) / kTileColumns, (m + tileRows - 1) / tileRows,
+         1},
+        {tileRows, kTileColumns, kDepth});
+    emitTiled(x, w, y);
+  }
+  gpu::ReturnOp::create(b);
+  return kernel;
+}
 
+std::tuple<Value, Value, Value>
+GpuLinearEmitter::beginKernel(gpu::GPUModuleOp module, ArrayRef<int64_t> grid,
+                              ArrayRef<int64_t> tiling) {
   // Signature: X and W as the host takes them, then Y.
   unsigned xArg = cast<BlockArgument>(op.getInputs()[0]).getArgNumber();
   unsigned wArg = cast<BlockArgument>(op.getInputs()[1]).getArgNumber();
   SmallVector<Type> argTypes;
   for (Type t : host.getArgumentTypes())
     argTypes.push_back(bufferType(t));
-  argTypes.push_back(bufferType(yType));
+  argTypes.push_back(bufferType(op.getResult(0).getType()));
   b.setInsertionPointToEnd(module.getBody());
   kernel = gpu::GPUFuncOp::create(b, host.getName(),
                                   b.getFunctionType(argTypes, {}));
@@ -157,13 +202,9 @@ gpu::GPUFuncOp GpuLinearEmitter::build(gpu::GPUModuleOp module) {
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({int32_t(kInvocations), 1, 1}));
   api->prepareKernel(kernel, int32_t(kInvocations));
-  int64_t columnTiles = (n + kTileColumns - 1) / kTileColumns;
-  int64_t rowTiles = (m + tileRows - 1) / tileRows;
-  kernel->setAttr("attn.grid",
-                  b.getDenseI64ArrayAttr({columnTiles, rowTiles, 1}));
-  // Tiling (rows, columns, depth), for the tools.
-  kernel->setAttr("attn.tiling",
-                  b.getDenseI64ArrayAttr({tileRows, kTileColumns, kDepth}));
+  kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr(grid));
+  // For the tools: (rows, columns, depth) of a tile.
+  kernel->setAttr("attn.tiling", b.getDenseI64ArrayAttr(tiling));
   SmallVector<Attribute> bindings;
   auto binding = [&](StringRef name, StringRef access) {
     bindings.push_back(b.getDictionaryAttr(
@@ -174,10 +215,75 @@ gpu::GPUFuncOp GpuLinearEmitter::build(gpu::GPUModuleOp module) {
     binding(("arg" + Twine(a)).str(), "read");
   binding("result0", "write");
   kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
-
   b.setInsertionPointToStart(&kernel.getBody().front());
-  Value x = kernel.getArgument(xArg), w = kernel.getArgument(wArg);
-  Value y = kernel.getArgument(host.getNumArguments());
+  return {kernel.getArgument(xArg), kernel.getArgument(wArg),
+          kernel.getArgument(host.getNumArguments())};
+}
+
+void GpuLinearEmitter::storeResult(Value y, Value row, Value col, Value value,
+                                   Value inside) {
+  Type stored = cast<MemRefType>(y.getType()).getElementType();
+  value = fromF32(value, stored);
+  if (!inside) {
+    memref::StoreOp::create(b, value, y, ValueRange{row, col});
+    return;
+  }
+  auto guarded = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(guarded.thenBlock());
+  memref::StoreOp::create(b, value, y, ValueRange{row, col});
+}
+
+void GpuLinearEmitter::emitSkinny(Value x, Value w, Value y) {
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value column = arith::DivUIOp::create(b, tid, idx(kSkinnyLanes));
+  Value lane = arith::RemUIOp::create(b, tid, idx(kSkinnyLanes));
+  Value n0 = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), idx(kSkinnyColumns));
+  Value col = arith::AddIOp::create(b, n0, column);
+  // The last workgroup's columns past N read W's last row (their sums are
+  // not stored): no guard in the loop.
+  Value wRow = n % kSkinnyColumns == 0
+                   ? col
+                   : arith::MinUIOp::create(b, col, idx(n - 1)).getResult();
+  SmallVector<Value> zeros(m, f32(0.0f));
+  auto loop = scf::ForOp::create(b, lane, idx(k), idx(kSkinnyLanes), zeros);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kk = loop.getInductionVar();
+    Value weight = toF32(load(w, {wRow, kk}));
+    SmallVector<Value> sums;
+    for (int64_t r = 0; r < m; ++r)
+      sums.push_back(fma(toF32(load(x, {idx(r), kk})), weight,
+                         loop.getRegionIterArgs()[r]));
+    scf::YieldOp::create(b, sums);
+  }
+  // Partial sums [row][invocation], then one invocation per (row, column).
+  Value partials = workgroupBuffer({m, kInvocations}, b.getF32Type());
+  for (int64_t r = 0; r < m; ++r)
+    memref::StoreOp::create(b, loop.getResult(r), partials,
+                            ValueRange{idx(r), tid});
+  gpu::BarrierOp::create(b);
+  Value adds = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                     idx(m * kSkinnyColumns));
+  auto adding = scf::IfOp::create(b, adds, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(adding.thenBlock());
+  Value row = arith::DivUIOp::create(b, tid, idx(kSkinnyColumns));
+  Value ownColumn = arith::RemUIOp::create(b, tid, idx(kSkinnyColumns));
+  Value first = arith::MulIOp::create(b, ownColumn, idx(kSkinnyLanes));
+  Value sum = f32(0.0f);
+  for (int64_t l = 0; l < kSkinnyLanes; ++l)
+    sum = arith::AddFOp::create(
+        b, sum,
+        load(partials, {row, arith::AddIOp::create(b, first, idx(l))}));
+  Value outColumn = arith::AddIOp::create(b, n0, ownColumn);
+  storeResult(y, row, outColumn, sum,
+              n % kSkinnyColumns == 0 ? Value() : below(outColumn, n, false));
+}
+
+void GpuLinearEmitter::emitTiled(Value x, Value w, Value y) {
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value tx = arith::RemUIOp::create(b, tid, idx(kColumnLanes));
   Value ty = arith::DivUIOp::create(b, tid, idx(kColumnLanes));
@@ -244,28 +350,15 @@ gpu::GPUFuncOp GpuLinearEmitter::build(gpu::GPUModuleOp module) {
     scf::YieldOp::create(b, acc);
   }
 
-  Type stored = cast<MemRefType>(y.getType()).getElementType();
   for (int64_t i = 0; i < rowsPerLane; ++i)
     for (int64_t j = 0; j < kColumnsPerLane; ++j) {
       Value row = arith::AddIOp::create(
           b, row0, arith::AddIOp::create(b, ty, idx(i * kRowLanes)));
       Value col = arith::AddIOp::create(
           b, col0, arith::AddIOp::create(b, tx, idx(j * kColumnLanes)));
-      Value value =
-          fromF32(depthLoop.getResult(i * kColumnsPerLane + j), stored);
-      Value inside =
-          both(below(row, m, rowsWhole), below(col, n, columnsWhole));
-      if (!inside) {
-        memref::StoreOp::create(b, value, y, ValueRange{row, col});
-        continue;
-      }
-      auto guarded = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(guarded.thenBlock());
-      memref::StoreOp::create(b, value, y, ValueRange{row, col});
+      storeResult(y, row, col, depthLoop.getResult(i * kColumnsPerLane + j),
+                  both(below(row, m, rowsWhole), below(col, n, columnsWhole)));
     }
-  gpu::ReturnOp::create(b);
-  return kernel;
 }
 
 } // namespace

@@ -40,3 +40,11 @@ func.func @decode_bf16(%x: tensor<5x96xbf16>, %w: tensor<80x96xbf16>) -> tensor<
        ins(%x, %w : tensor<5x96xbf16>, tensor<80x96xbf16>) outs(%f : tensor<5x80xbf16>) -> tensor<5x80xbf16>
   return %y : tensor<5x80xbf16>
 }
+func.func @skinny_ragged(%x: tensor<7x50xf32>, %w: tensor<21x50xf32>) -> tensor<7x21xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<7x21xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<7x21xf32>) -> tensor<7x21xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<7x50xf32>, tensor<21x50xf32>) outs(%f : tensor<7x21xf32>) -> tensor<7x21xf32>
+  return %y : tensor<7x21xf32>
+}
