@@ -1,6 +1,7 @@
 //===- GpuLinear.cpp - a GPU layer stack's products on the device ---------===//
 #include "GpuLinear.h"
 #include "attn/Analysis/TargetDescription.h"
+#include "attn/Compiler/LinearKernels.h"
 #include "attn/Spec/Spec.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -75,27 +76,15 @@ Status GpuLinearBackend::prepare(int64_t out, int64_t in,
 }
 
 llvm::Expected<GpuLinearBackend::Product *>
-GpuLinearBackend::productFor(int64_t in, int64_t out, int64_t capacity) {
-  Product &product = products[{in, out, capacity}];
+GpuLinearBackend::productFor(int64_t in, int64_t out, int64_t capacity,
+                             const LinearEpilogue &epilogue) {
+  Product &product = products[{in, out, capacity, epilogue}];
   if (product.kernel)
     return &product;
-  // Y = X W^T with W [out, in] as read (GpuLinearKernel.h).
-  std::string y = llvm::formatv("tensor<{0}x{1}xf32>", capacity, out);
-  std::string source = llvm::formatv(
-      "func.func @linear(%x: tensor<{0}x{1}xf32>, %w: tensor<{2}x{1}xf32>) "
-      "-> {3} {{\n"
-      "  %zero = arith.constant 0.0 : f32\n"
-      "  %empty = tensor.empty() : {3}\n"
-      "  %init = linalg.fill ins(%zero : f32) outs(%empty : {3}) -> {3}\n"
-      "  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, "
-      "k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, "
-      "n)>] ins(%x, %w : tensor<{0}x{1}xf32>, tensor<{2}x{1}xf32>) "
-      "outs(%init : {3}) -> {3}\n"
-      "  return %y : {3}\n"
-      "}\n",
-      capacity, in, out, y);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+      mlir::parseSourceString<mlir::ModuleOp>(
+          gpuLinearKernelSource("linear", capacity, in, out, epilogue),
+          &context);
   if (!module)
     return llvm::createStringError("internal error: the product's IR");
   llvm::Expected<GpuArtifact> artifact = compileForGpu(*module, options);
@@ -106,44 +95,164 @@ GpuLinearBackend::productFor(int64_t in, int64_t out, int64_t capacity) {
   if (!kernel)
     return kernel.takeError();
   std::string error;
-  product.x = device->allocate(uint64_t(capacity) * in * sizeof(float), error);
-  if (product.x)
-    product.y =
-        device->allocate(uint64_t(capacity) * out * sizeof(float), error);
-  if (!product.y)
+  auto buffer = [&](int64_t width, std::shared_ptr<GpuBuffer> &into) {
+    if (error.empty())
+      into = device->allocate(uint64_t(capacity) * width * sizeof(float),
+                              error);
+  };
+  buffer(in, product.x);
+  buffer(out, product.y);
+  if (epilogue.readsOther())
+    buffer(out, product.other);
+  if (!error.empty())
     return llvm::createStringError(error);
   product.kernel = std::move(*kernel);
   ++counted.kernels;
   return &product;
 }
 
+llvm::Expected<GpuBuffer *> GpuLinearBackend::deviceBias(const float *bias,
+                                                         int64_t out) {
+  std::shared_ptr<GpuBuffer> &buffer = biases[bias];
+  uint64_t bytes = uint64_t(out) * sizeof(float);
+  if (buffer && buffer->bytes() == bytes)
+    return buffer.get();
+  std::string error;
+  buffer = device->allocate(bytes, error);
+  if (!buffer || !device->write(*buffer, bias, bytes, error))
+    return llvm::createStringError("a bias on the GPU: " + error);
+  counted.weightBytes += bytes;
+  return buffer.get();
+}
+
 Status GpuLinearBackend::accumulate(const float *x, int64_t rows,
                                     const Weight &weight, float *y) {
+  return apply(x, rows, weight, LinearEpilogue(), nullptr, nullptr, y);
+}
+
+llvm::Expected<GpuLinearBackend::Product *>
+GpuLinearBackend::launch(const Weight &weight, int64_t rows,
+                         const LinearEpilogue &epilogue, Source x,
+                         const float *bias, Source other) {
+  const auto &w = static_cast<const DeviceWeight &>(weight);
+  llvm::Expected<Product *> found =
+      productFor(w.in, w.out, rowCapacity(rows), epilogue);
+  if (!found)
+    return found.takeError();
+  Product &product = **found;
+  std::string error;
+  std::vector<GpuOperand> operands;
+  // Host rows go to the product's own buffer; device ones bind in place.
+  auto bind = [&](Source source, int64_t width,
+                  const std::shared_ptr<GpuBuffer> &own) {
+    operands.emplace_back();
+    if (source.device) {
+      operands.back().buffer = source.device;
+      return true;
+    }
+    uint64_t bytes = uint64_t(rows) * width * sizeof(float);
+    counted.inputBytes += bytes;
+    operands.back().buffer = own.get();
+    return device->write(*own, source.host, bytes, error);
+  };
+  if (!bind(x, w.in, product.x))
+    return llvm::createStringError(error);
+  operands.emplace_back();
+  operands.back().buffer = w.buffer.get();
+  if (epilogue.bias) {
+    llvm::Expected<GpuBuffer *> b = deviceBias(bias, w.out);
+    if (!b)
+      return b.takeError();
+    operands.emplace_back();
+    operands.back().buffer = *b;
+  }
+  if (epilogue.readsOther() && !bind(other, w.out, product.other))
+    return llvm::createStringError(error);
+  operands.emplace_back();
+  operands.back().buffer = product.y.get();
+  if (llvm::Error e = product.kernel->call("linear", operands))
+    return std::move(e);
+  ++counted.products;
+  return &product;
+}
+
+Status GpuLinearBackend::readBack(Product &product, int64_t rows,
+                                  int64_t out, float *y) {
+  uint64_t bytes = uint64_t(rows) * out * sizeof(float);
+  std::string error;
+  if (!device->read(*product.y, y, bytes, error))
+    return Status::error(error);
+  counted.outputBytes += bytes;
+  return Status::ok();
+}
+
+Status GpuLinearBackend::apply(const float *x, int64_t rows,
+                               const Weight &weight,
+                               const LinearEpilogue &epilogue,
+                               const float *bias, const float *other,
+                               float *y) {
   if (rows == 0)
     return Status::ok();
-  const auto &w = static_cast<const DeviceWeight &>(weight);
+  // An accumulating product runs the plain kernel and adds on the host.
+  LinearEpilogue finish = epilogue;
+  finish.accumulate = false;
   llvm::Expected<Product *> product =
-      productFor(w.in, w.out, rowCapacity(rows));
+      launch(weight, rows, finish, {x, nullptr}, bias, {other, nullptr});
   if (!product)
     return Status::error(llvm::toString(product.takeError()));
-  uint64_t inBytes = uint64_t(rows) * w.in * sizeof(float),
-           outBytes = uint64_t(rows) * w.out * sizeof(float);
-  std::string error;
-  if (!device->write(*(*product)->x, x, inBytes, error))
-    return Status::error(error);
-  std::vector<GpuOperand> operands(3);
-  operands[0].buffer = (*product)->x.get();
-  operands[1].buffer = w.buffer.get();
-  operands[2].buffer = (*product)->y.get();
-  if (llvm::Error e = (*product)->kernel->call("linear", operands))
-    return Status::error(llvm::toString(std::move(e)));
-  scratch.resize(size_t(rows) * w.out);
-  if (!device->read(*(*product)->y, scratch.data(), outBytes, error))
-    return Status::error(error);
+  int64_t out = static_cast<const DeviceWeight &>(weight).out;
+  if (!epilogue.accumulate)
+    return readBack(**product, rows, out, y);
+  scratch.resize(size_t(rows) * out);
+  if (Status s = readBack(**product, rows, out, scratch.data()); s.failed())
+    return s;
   for (size_t i = 0; i < scratch.size(); ++i)
     y[i] += scratch[i];
-  ++counted.products;
-  counted.inputBytes += inBytes;
-  counted.outputBytes += outBytes;
   return Status::ok();
+}
+
+Status GpuLinearBackend::feedForward(const float *x, int64_t rows,
+                                     const FeedForward &block,
+                                     const float *residual, float *y) {
+  if (rows == 0)
+    return Status::ok();
+  using Activation = LinearEpilogue::Activation;
+  auto epilogue = [](const float *bias, Activation activation,
+                     bool residual) {
+    LinearEpilogue e;
+    e.accumulate = false;
+    e.bias = bias != nullptr;
+    e.activation = activation;
+    e.residual = residual;
+    return e;
+  };
+  int64_t hiddenWidth = static_cast<const DeviceWeight *>(block.up)->out;
+  uint64_t hiddenBytes = uint64_t(rows) * hiddenWidth * sizeof(float);
+  llvm::Expected<Product *> up =
+      launch(*block.up, rows,
+             epilogue(block.upBias, block.gate ? Activation::None
+                                                : block.activation,
+                      false),
+             {x, nullptr}, block.upBias, {});
+  if (!up)
+    return Status::error(llvm::toString(up.takeError()));
+  Product *hidden = *up;
+  if (block.gate) {
+    // silu(gate) * up, the up product read where it is.
+    llvm::Expected<Product *> gate =
+        launch(*block.gate, rows,
+               epilogue(block.gateBias, Activation::SiluTimesOther, false),
+               {x, nullptr}, block.gateBias, {nullptr, hidden->y.get()});
+    if (!gate)
+      return Status::error(llvm::toString(gate.takeError()));
+    counted.keptBytes += hiddenBytes;
+    hidden = *gate;
+  }
+  llvm::Expected<Product *> down = launch(
+      *block.down, rows, epilogue(block.downBias, Activation::None, residual),
+      {nullptr, hidden->y.get()}, block.downBias, {residual, nullptr});
+  if (!down)
+    return Status::error(llvm::toString(down.takeError()));
+  counted.keptBytes += hiddenBytes;
+  return readBack(**down, rows, static_cast<const DeviceWeight *>(block.down)->out, y);
 }

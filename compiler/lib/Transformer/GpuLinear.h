@@ -3,10 +3,12 @@
 // The LinearBackend of a layer stack on a GPU (TransformerOptions::
 // gpuLinears): its projections and feed-forward products run as the GEMM
 // kernels of GpuLinearKernel.cpp on the stack's device. Each weight is
-// uploaded once, when the stack is created, and stays there; a product
-// writes its rows of x into a device buffer, runs the kernel and reads its
-// rows of x W^T back (the stack adds biases, activations and residuals on
-// the host: fusesEpilogues() is false).
+// uploaded once, when the stack is created, and stays there (a bias when
+// first used); a product writes its rows of x (and of the epilogue's other
+// operand) into device buffers, runs the kernel, whose epilogue adds the
+// bias, applies the activation or SwiGLU's gate and sums the residual, and
+// reads its finished rows back. A feed-forward block runs as one chain
+// (feedForward): its hidden units stay on the device between its products.
 //
 // GPU kernels take static shapes: one is compiled per (in, out) and row
 // capacity (8, 16, ..., 1024, then multiples of 512), and a product of
@@ -41,12 +43,22 @@ public:
   Status accumulate(const float *x, int64_t rows, const Weight &weight,
                     float *y) override;
   FloatFormat weightFormat() const override { return format; }
+  bool fusesEpilogues() const override { return true; }
+  bool chainsFeedForward() const override { return true; }
+  Status feedForward(const float *x, int64_t rows, const FeedForward &block,
+                     const float *residual, float *y) override;
+  Status apply(const float *x, int64_t rows, const Weight &weight,
+               const LinearEpilogue &epilogue, const float *bias,
+               const float *other, float *y) override;
 
   /// What ran so far: products, kernels compiled, bytes of weights on the
-  /// device, bytes of x copied in and of x W^T copied back.
+  /// device, bytes of operands copied in and of results copied back, and
+  /// bytes of results the next product read on the device (a feed-forward
+  /// block's hidden units).
   struct Stats {
     int64_t products = 0, kernels = 0;
-    uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0;
+    uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0,
+             keptBytes = 0;
   };
   const Stats &stats() const { return counted; }
 
@@ -57,20 +69,40 @@ private:
   GpuLinearBackend(const GpuCompileOptions &options, FloatFormat format,
                    std::shared_ptr<GpuDevice> device);
 
-  /// A kernel for one (in, out, row capacity) and the device buffers of
-  /// its x and y.
+  /// A kernel for one (in, out, row capacity, epilogue) and the device
+  /// buffers of its x, other operand and y.
   struct Product {
     std::unique_ptr<GpuKernel> kernel;
-    std::shared_ptr<GpuBuffer> x, y;
+    std::shared_ptr<GpuBuffer> x, other, y;
   };
   llvm::Expected<Product *> productFor(int64_t in, int64_t out,
-                                       int64_t capacity);
+                                       int64_t capacity,
+                                       const LinearEpilogue &epilogue);
+  /// An operand: host rows (copied to the product's buffer) or a device
+  /// buffer (bound in place).
+  struct Source {
+    const float *host = nullptr;
+    GpuBuffer *device = nullptr;
+  };
+  /// Runs the product of `weight` on `rows` rows finished by `epilogue`;
+  /// its result stays in the product's y buffer.
+  llvm::Expected<Product *> launch(const Weight &weight, int64_t rows,
+                                   const LinearEpilogue &epilogue, Source x,
+                                   const float *bias, Source other);
+  /// Copies the first `rows` rows of `product`'s result to `y`.
+  Status readBack(Product &product, int64_t rows, int64_t out, float *y);
+  /// The device copy of a stack's bias (`out` floats at `bias`: the
+  /// stack's weights live as long as this backend, so their addresses name
+  /// them).
+  llvm::Expected<GpuBuffer *> deviceBias(const float *bias, int64_t out);
 
   GpuCompileOptions options;
   FloatFormat format;
   std::shared_ptr<GpuDevice> device;
   mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Product> products;
+  std::map<std::tuple<int64_t, int64_t, int64_t, LinearEpilogue>, Product>
+      products;
+  std::map<const float *, std::shared_ptr<GpuBuffer>> biases;
   std::vector<float> scratch;
   Stats counted;
 };

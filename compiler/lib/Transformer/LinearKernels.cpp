@@ -67,12 +67,17 @@ struct KernelForm {
   bool tensors;
   int64_t out;
   int steps = 0;
+  /// Rows of x and y, or -1 for any (GPU kernels have static shapes).
+  int64_t rows = -1;
 
   std::string shaped(const std::string &dims, const char *element) const {
     return (tensors ? "tensor<" : "memref<") + dims + "x" + element + ">";
   }
+  std::string rowsDim() const {
+    return rows < 0 ? "?" : std::to_string(rows);
+  }
   std::string yType() const {
-    return shaped("?x" + std::to_string(out), "f32");
+    return shaped(rowsDim() + "x" + std::to_string(out), "f32");
   }
   /// y's current value.
   std::string y() const {
@@ -320,6 +325,36 @@ attnrt::linearKernelSource(llvm::StringRef name, WeightLayout layout,
         .str();
   return llvm::formatv("func.func @{0}({1}, %y: {2}) {{\n{3}  return\n}\n",
                        name, arguments, form.yType(), body)
+      .str();
+}
+
+std::string attnrt::gpuLinearKernelSource(llvm::StringRef name, int64_t rows,
+                                          int64_t in, int64_t out,
+                                          const LinearEpilogue &epilogue) {
+  KernelForm form{/*tensors=*/true, out};
+  form.rows = rows;
+  std::string xType = form.shaped(llvm::formatv("{0}x{1}", rows, in), "f32");
+  std::string wType = form.shaped(llvm::formatv("{0}x{1}", out, in), "f32");
+  std::string body = "  %zero = arith.constant 0.0 : f32\n  %y0 = "
+                     "tensor.empty() : " +
+                     form.yType() + "\n";
+  body += form.writeY("linalg.fill ins(%zero : f32) ");
+  body += form.writeY(
+      "linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, "
+      "affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] "
+      "ins(%x, %w : " +
+      xType + ", " + wType + ") ");
+  LinearEpilogue finish = epilogue;
+  finish.accumulate = false;
+  body += epilogueIR(finish, form);
+  std::string arguments = "%x: " + xType + ", %w: " + wType;
+  if (finish.bias)
+    arguments += ", %bias: " + form.shaped(std::to_string(out), "f32");
+  if (finish.readsOther())
+    arguments += ", %other: " + form.yType();
+  return llvm::formatv("func.func @{0}({1}) -> {2} {{\n{3}  return {4} : "
+                       "{2}\n}\n",
+                       name, arguments, form.yType(), body, form.y())
       .str();
 }
 

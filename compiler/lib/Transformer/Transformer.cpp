@@ -854,6 +854,6 @@ TransformerStack::deviceProducts() const {
   if (!impl->gpuLinear)
     return std::nullopt;
   const GpuLinearBackend::Stats &s = impl->gpuLinear->stats();
-  return DeviceProducts{s.products, s.kernels, s.weightBytes, s.inputBytes,
-                        s.outputBytes};
+  return DeviceProducts{s.products,   s.kernels,     s.weightBytes,
+                        s.inputBytes, s.outputBytes, s.keptBytes};
 }

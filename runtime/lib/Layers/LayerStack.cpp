@@ -170,6 +170,24 @@ Status LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
                                      const float *residual) {
   using Activation = LinearEpilogue::Activation;
   const LayerConfig &l = config;
+  auto biasOf = [](const LinearWeights &p) {
+    return p.bias.empty() ? nullptr : p.bias.data();
+  };
+  if (linearBackend->chainsFeedForward()) {
+    LinearBackend::FeedForward block;
+    block.up = w.up.prepared.get();
+    block.upBias = biasOf(w.up);
+    if (l.activation == "swiglu") {
+      block.gate = w.gate.prepared.get();
+      block.gateBias = biasOf(w.gate);
+    } else {
+      block.activation = activationNamed(l.activation);
+    }
+    block.down = w.down.prepared.get();
+    block.downBias = biasOf(w.down);
+    result.resize(rows * l.dModel); // written whole by the block
+    return linearBackend->feedForward(x, rows, block, residual, result.data());
+  }
   lm::Scratch up(rows * l.ffnHidden), gate;
   float *hidden = up.data();
   if (l.activation == "swiglu") {

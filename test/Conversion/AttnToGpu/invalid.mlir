@@ -227,3 +227,60 @@ func.func @product_of_a_product(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> 
   %y = linalg.matmul ins(%x2, %w : tensor<8x64xf32>, tensor<64x64xf32>) outs(%f : tensor<8x64xf32>) -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }
+
+// -----
+
+func.func @epilogue_transposed(%x: tensor<8x64xf32>, %w: tensor<8x64xf32>, %o: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  // expected-error @below {{its epilogue reads f32 arguments of the function per column ([N]) or per element ([M, N])}}
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<8x64xf32>, tensor<8x64xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(m, n) -> (n, m)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+       ins(%o : tensor<8x8xf32>) outs(%y : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    %s = arith.addf %c, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<8x8xf32>
+  return %z : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @epilogue_outside_value(%x: tensor<8x64xf32>, %w: tensor<8x64xf32>, %s: f32) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  // expected-error @below {{its epilogue reads values from outside it}}
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<8x64xf32>, tensor<8x64xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+       outs(%y : tensor<8x8xf32>) {
+  ^bb0(%c: f32):
+    %t = arith.mulf %c, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<8x8xf32>
+  return %z : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @epilogue_other_ops(%x: tensor<8x64xf32>, %w: tensor<8x64xf32>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  // expected-error @below {{its epilogue computes with arith and math ops only}}
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<8x64xf32>, tensor<8x64xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+       outs(%y : tensor<8x8xf32>) {
+  ^bb0(%c: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i32
+    %fi = arith.sitofp %ii : i32 to f32
+    %t = arith.addf %c, %fi : f32
+    linalg.yield %t : f32
+  } -> tensor<8x8xf32>
+  return %z : tensor<8x8xf32>
+}

@@ -104,3 +104,40 @@ func.func @step(%x: tensor<2x96xf32>, %w: tensor<20x96xf32>) -> tensor<2x20xf32>
        ins(%x, %w : tensor<2x96xf32>, tensor<20x96xf32>) outs(%f : tensor<2x20xf32>) -> tensor<2x20xf32>
   return %y : tensor<2x20xf32>
 }
+
+// -----
+
+// An epilogue (a layer's bias, activation and residual sum) is applied to
+// each sum before it is stored: the bias read at the column, the residual
+// at the element, within the store's guard; constants canonicalization
+// hoisted out of the generic's body come with it.
+// CHECK-LABEL: gpu.func @finished(
+// CHECK-SAME: %[[X:.*]]: memref<2x96xf32>, %[[W:.*]]: memref<20x96xf32>, %[[BIAS:.*]]: memref<20xf32>, %[[RES:.*]]: memref<2x20xf32>, %[[Y:.*]]: memref<2x20xf32>) kernel
+// CHECK-SAME: {access = "read", name = "arg2"}, {access = "read", name = "arg3"}, {access = "write", name = "result0"}
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[COL:.*]], %c20
+// CHECK-NEXT: scf.if %[[IN]]
+// CHECK-NEXT: %[[B:.*]] = memref.load %[[BIAS]][%[[COL]]]
+// CHECK: %[[R:.*]] = memref.load %[[RES]][%{{.*}}, %[[COL]]]
+// CHECK: %[[BIASED:.*]] = arith.addf %{{.*}}, %[[B]]
+// CHECK: %[[RELU:.*]] = arith.maximumf %[[BIASED]], %{{.*}}
+// CHECK: %[[SUM:.*]] = arith.addf %[[RELU]], %[[R]]
+// CHECK: memref.store %[[SUM]], %[[Y]]
+func.func @finished(%x: tensor<2x96xf32>, %w: tensor<20x96xf32>, %bias: tensor<20xf32>, %res: tensor<2x20xf32>) -> tensor<2x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x20xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x20xf32>) -> tensor<2x20xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<2x96xf32>, tensor<20x96xf32>) outs(%f : tensor<2x20xf32>) -> tensor<2x20xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(m, n) -> (n)>, affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+       ins(%bias, %res : tensor<20xf32>, tensor<2x20xf32>) outs(%y : tensor<2x20xf32>) {
+  ^bb0(%b: f32, %r: f32, %c: f32):
+    %biased = arith.addf %c, %b : f32
+    %floor = arith.constant 0.0 : f32
+    %relu = arith.maximumf %biased, %floor : f32
+    %sum = arith.addf %relu, %r : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x20xf32>
+  return %z : tensor<2x20xf32>
+}

@@ -3,12 +3,14 @@
 // The last steps of every kernel attn-to-gpu-kernels builds (forward and
 // backward): tensor.extract from constant tables (mask patterns' and score
 // mods' tables) becomes select chains or a constant buffer, and for NVVM
-// the math ops that would become libdevice calls become arithmetic.
+// the math ops that would become libdevice calls become arithmetic or
+// LLVM intrinsics PTX has.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuFlashKernel.h"
 #include "attn/Conversion/GpuTargetInfo.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -120,15 +122,24 @@ void mlir::attn::lowerMathForNvvm(gpu::GPUFuncOp func) {
   (void)applyPatternsGreedily(func, std::move(patterns));
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
-    if (isa<math::FmaOp, math::AbsFOp>(op))
+    if (isa<math::FmaOp, math::AbsFOp, math::FloorOp, math::CopySignOp>(op))
       ops.push_back(op);
   });
   for (Operation *op : ops) {
     ImplicitLocOpBuilder b(op->getLoc(), op);
     Value result;
     if (auto fma = dyn_cast<math::FmaOp>(op))
-      result = arith::AddFOp::create(
-          b, arith::MulFOp::create(b, fma.getA(), fma.getB()), fma.getC());
+      result = LLVM::FMAOp::create(b, fma.getA(), fma.getB(), fma.getC());
+    else if (isa<math::FloorOp, math::CopySignOp>(op))
+      // The exp polynomial's floor (cvt.rmi) and GELU's copysign as the
+      // intrinsics PTX has: gpu-to-nvvm would make both libdevice calls,
+      // unresolved where no libdevice is linked.
+      result = LLVM::CallIntrinsicOp::create(
+                   b, op->getResult(0).getType(),
+                   b.getStringAttr(isa<math::FloorOp>(op) ? "llvm.floor"
+                                                          : "llvm.copysign"),
+                   op->getOperands())
+                   .getResult(0);
     else
       result = arith::MaximumFOp::create(
           b, op->getOperand(0), arith::NegFOp::create(b, op->getOperand(0)));

@@ -34,7 +34,9 @@
 #include "GpuLinearKernel.h"
 #include "GpuCodegen.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
@@ -45,6 +47,7 @@ linalg::MatmulOp mlir::attn::matchLinearFunction(func::FuncOp host) {
   if (host.isExternal() || !host.getBody().hasOneBlock())
     return {};
   linalg::MatmulOp found;
+  linalg::GenericOp epilogue;
   for (Operation &op : host.getBody().front()) {
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
       if (found)
@@ -52,9 +55,17 @@ linalg::MatmulOp mlir::attn::matchLinearFunction(func::FuncOp host) {
       found = matmul;
       continue;
     }
+    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+      if (!found || epilogue || generic.getNumDpsInits() != 1 ||
+          generic.getDpsInits()[0] != found->getResult(0))
+        return {};
+      epilogue = generic;
+      continue;
+    }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      Operation *last = epilogue ? epilogue.getOperation() : found;
       if (!found || ret.getNumOperands() != 1 ||
-          ret.getOperand(0) != found->getResult(0))
+          ret.getOperand(0) != last->getResult(0))
         return {};
       continue;
     }
@@ -62,6 +73,13 @@ linalg::MatmulOp mlir::attn::matchLinearFunction(func::FuncOp host) {
       return {};
   }
   return found;
+}
+
+linalg::GenericOp mlir::attn::linearEpilogue(linalg::MatmulOp op) {
+  for (Operation *user : op->getResult(0).getUsers())
+    if (auto generic = dyn_cast<linalg::GenericOp>(user))
+      return generic;
+  return {};
 }
 
 namespace {
@@ -118,8 +136,11 @@ private:
   /// The tiled form's body and the skinny form's (see the file comment).
   void emitTiled(Value x, Value w, Value y);
   void emitSkinny(Value x, Value w, Value y);
-  /// Stores `value` (f32) at y[row][col] where `inside` (null: always).
+  /// Stores `value` (f32, the product) finished at y[row][col] where
+  /// `inside` (null: always).
   void storeResult(Value y, Value row, Value col, Value value, Value inside);
+  /// The epilogue of element (row, col) of the product `sum`.
+  Value finish(Value sum, Value row, Value col);
   /// i1: lo <= v < bound, or null where the sizes make it always true
   /// (`alwaysIn`).
   Value below(Value v, int64_t bound, bool alwaysIn) {
@@ -149,6 +170,7 @@ private:
   }
 
   linalg::MatmulOp op;
+  linalg::GenericOp epilogue;
   int64_t m = 0, n = 0, k = 0, rowsPerLane = 0, tileRows = 0;
   WeightLayout layout = WeightLayout::NK;
 };
@@ -166,6 +188,7 @@ gpu::GPUFuncOp GpuLinearEmitter::build(gpu::GPUModuleOp module) {
   k = xType.getDimSize(1);
   n = yType.getDimSize(1);
   layout = *classify(op);
+  epilogue = linearEpilogue(op);
   if (m <= kSkinnyRows && layout == WeightLayout::NK) {
     auto [x, w, y] =
         beginKernel(module, {(n + kSkinnyColumns - 1) / kSkinnyColumns, 1, 1},
@@ -194,7 +217,7 @@ GpuLinearEmitter::beginKernel(gpu::GPUModuleOp module, ArrayRef<int64_t> grid,
   SmallVector<Type> argTypes;
   for (Type t : host.getArgumentTypes())
     argTypes.push_back(bufferType(t));
-  argTypes.push_back(bufferType(op.getResult(0).getType()));
+  argTypes.push_back(bufferType(host.getResultTypes()[0]));
   b.setInsertionPointToEnd(module.getBody());
   kernel = gpu::GPUFuncOp::create(b, host.getName(),
                                   b.getFunctionType(argTypes, {}));
@@ -222,16 +245,43 @@ GpuLinearEmitter::beginKernel(gpu::GPUModuleOp module, ArrayRef<int64_t> grid,
 
 void GpuLinearEmitter::storeResult(Value y, Value row, Value col, Value value,
                                    Value inside) {
-  Type stored = cast<MemRefType>(y.getType()).getElementType();
-  value = fromF32(value, stored);
-  if (!inside) {
-    memref::StoreOp::create(b, value, y, ValueRange{row, col});
-    return;
-  }
-  auto guarded = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(guarded.thenBlock());
+  if (inside) {
+    auto guarded = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guarded.thenBlock());
+  }
+  Type stored = cast<MemRefType>(y.getType()).getElementType();
+  value = fromF32(finish(value, row, col), stored);
   memref::StoreOp::create(b, value, y, ValueRange{row, col});
+}
+
+Value GpuLinearEmitter::finish(Value sum, Value row, Value col) {
+  if (!epilogue)
+    return sum;
+  // The generic's body on this element: its inputs loaded where its maps
+  // place them (a [N] bias at the column, a [M, N] operand at the
+  // element), its output the product.
+  Block &body = epilogue.getRegion().front();
+  IRMapping map;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    Value buffer = kernel.getArgument(
+        cast<BlockArgument>(input->get()).getArgNumber());
+    Value element = cast<MemRefType>(buffer.getType()).getRank() == 1
+                        ? load(buffer, {col})
+                        : load(buffer, {row, col});
+    map.map(body.getArgument(input->getOperandNumber()), toF32(element));
+  }
+  map.map(body.getArgument(epilogue.getNumDpsInputs()), sum);
+  for (Operation &op : body.without_terminator()) {
+    // Canonicalization hoists the body's constants to the function.
+    for (Value operand : op.getOperands())
+      if (!map.contains(operand))
+        if (Operation *constant = operand.getDefiningOp();
+            constant && constant->hasTrait<OpTrait::ConstantLike>())
+          b.clone(*constant, map);
+    b.clone(op, map);
+  }
+  return map.lookup(body.getTerminator()->getOperand(0));
 }
 
 void GpuLinearEmitter::emitSkinny(Value x, Value w, Value y) {
@@ -363,6 +413,54 @@ void GpuLinearEmitter::emitTiled(Value x, Value w, Value y) {
 
 } // namespace
 
+/// Whether the kernel can apply `epilogue` per element of `op`'s result
+/// (GpuLinearEmitter::finish); `refuse` reports why not.
+static LogicalResult
+checkEpilogue(func::FuncOp host, linalg::MatmulOp op,
+              linalg::GenericOp epilogue,
+              function_ref<InFlightDiagnostic(const Twine &)> refuse) {
+  auto yType = cast<RankedTensorType>(op.getResult(0).getType());
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n;
+  bindDims(ctx, m, n);
+  AffineMap element = AffineMap::get(2, 0, {m, n}, ctx),
+            column = AffineMap::get(2, 0, {n}, ctx);
+  if (!yType.getElementType().isF32() ||
+      epilogue.getResult(0).getType() != yType ||
+      epilogue.getNumLoops() != 2 ||
+      epilogue.getNumParallelLoops() != 2 ||
+      epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0)) !=
+          element)
+    return refuse("its epilogue must be element-wise on an f32 product");
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    auto argument = dyn_cast<BlockArgument>(input->get());
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    AffineMap map = epilogue.getMatchingIndexingMap(input);
+    bool bias = map == column && type &&
+                type.getShape() == ArrayRef<int64_t>{yType.getDimSize(1)};
+    bool same = map == element && type && type.getShape() == yType.getShape();
+    if (!argument || argument.getOwner()->getParentOp() != host ||
+        !type.getElementType().isF32() || !(bias || same))
+      return refuse("its epilogue reads f32 arguments of the function per "
+                    "column ([N]) or per element ([M, N])");
+  }
+  Block &body = epilogue.getRegion().front();
+  for (Operation &inner : body.without_terminator()) {
+    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
+      return refuse("its epilogue computes with arith and math ops only");
+    // Values from outside the body: constants only (canonicalization
+    // hoists the body's own).
+    for (Value operand : inner.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if ((def && def->getBlock() != &body &&
+           !def->hasTrait<OpTrait::ConstantLike>()) ||
+          (!def && cast<BlockArgument>(operand).getOwner() != &body))
+        return refuse("its epilogue reads values from outside it");
+    }
+  }
+  return success();
+}
+
 LogicalResult
 mlir::attn::checkGpuLinearSupported(func::FuncOp host, linalg::MatmulOp op,
                                     const TargetDescription &target) {
@@ -393,6 +491,8 @@ mlir::attn::checkGpuLinearSupported(func::FuncOp host, linalg::MatmulOp op,
   if (!isZeroFill(op.getOutputs()[0]))
     return refuse("it starts from zeros (a linalg.fill of 0): an "
                   "accumulating product is not lowered");
+  if (linalg::GenericOp epilogue = linearEpilogue(op))
+    return checkEpilogue(host, op, epilogue, refuse);
   return success();
 }
 

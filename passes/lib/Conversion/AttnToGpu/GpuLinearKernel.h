@@ -2,7 +2,9 @@
 //
 // The GPU lowering of a function that returns one `linalg.matmul` of its
 // arguments, Y = X W (W stored [K, N]) or X W^T (W stored [N, K], as a
-// layer's weights are read), started from zeros: a tiled GEMM kernel
+// layer's weights are read), started from zeros and finished by an
+// element-wise epilogue on its arguments (bias [N], other [M, N]) where
+// the function has one: a tiled GEMM kernel
 // (GpuLinearKernel.cpp), so that a layer stack on a GPU runs its
 // projections and feed-forward there with the weights kept on the device
 // (docs/Gpu.md, "Products").
@@ -19,9 +21,14 @@
 namespace mlir::attn {
 
 /// The linalg.matmul `host` returns, when its body is that product (on a
-/// fill of a tensor.empty, with its constants), else null. Whether the
+/// fill of a tensor.empty, with its constants), or that product finished
+/// by one linalg.generic on its result (the epilogue: a bias, an
+/// activation, SwiGLU's gate, a residual sum), else null. Whether the
 /// kernel covers it is checkGpuLinearSupported's question.
 linalg::MatmulOp matchLinearFunction(func::FuncOp host);
+
+/// The epilogue of a matched product, or null.
+linalg::GenericOp linearEpilogue(linalg::MatmulOp op);
 
 /// Why the product of `host` has no GPU kernel (an error at its location),
 /// or success.

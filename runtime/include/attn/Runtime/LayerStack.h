@@ -224,6 +224,24 @@ public:
                        const float *other, float *y) {
     return Status::error("this linear backend fuses no epilogues");
   }
+  /// A feed-forward block's products: hidden = act(x Up^T + upBias), or
+  /// with SwiGLU (`gate` set) silu(x Gate^T + gateBias) * (x Up^T +
+  /// upBias); y = hidden Down^T + downBias (+ residual when given). Biases
+  /// may be null.
+  struct FeedForward {
+    const Weight *up = nullptr, *gate = nullptr, *down = nullptr;
+    const float *upBias = nullptr, *gateBias = nullptr, *downBias = nullptr;
+    LinearEpilogue::Activation activation = LinearEpilogue::Activation::None;
+  };
+  /// Whether feedForward() runs the block in one call, keeping the hidden
+  /// units where the products run (a GPU's memory: they never cross to the
+  /// host). Only for a backend that fuses epilogues.
+  virtual bool chainsFeedForward() const { return false; }
+  virtual Status feedForward(const float *x, int64_t rows,
+                             const FeedForward &block, const float *residual,
+                             float *y) {
+    return Status::error("this linear backend chains no feed-forward");
+  }
 };
 
 /// A product of a stack: x[rows, in] W^T finished by `epilogue`.

@@ -4,10 +4,14 @@ stored [K, N]); prints max |out - ref| / max |ref| and PASS when it is
 within TOLERANCE, else FAIL.
 
   linear-reference.py X.npy W.npy OUT.npy TOLERANCE [--kn] [--bf16]
+                      [--epilogue-math BIAS.npy RESIDUAL.npy]
 
 --bf16 rounds X and W to bf16 (nearest even) first, as attn-run does for
-bf16 operands.
+bf16 operands. --epilogue-math finishes each element v (plus BIAS at its
+column) as linear-kernels.mlir's epilogue_math does: copysign(exp(-|v|),
+v) + tanh(v) / 2 + v / (1 + exp(-v)) + RESIDUAL.
 """
+import math
 import struct
 import sys
 
@@ -29,6 +33,15 @@ def bf16(v):
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 kn = "--kn" in sys.argv
+finish = None
+if "--epilogue-math" in sys.argv:
+    _, bias = read(args[4])
+    _, residual = read(args[5])
+
+    def finish(v, r, c, n):
+        v += bias[c]
+        return (math.copysign(math.exp(-abs(v)), v) + math.tanh(v) / 2 +
+                v / (1 + math.exp(-v)) + residual[r * n + c])
 (m, k), x = read(args[0])
 wshape, w = read(args[1])
 oshape, out = read(args[2])
@@ -44,6 +57,8 @@ for r in range(m):
             ref = sum(x[r * k + i] * w[i * n + c] for i in range(k))
         else:
             ref = sum(x[r * k + i] * w[c * k + i] for i in range(k))
+        if finish:
+            ref = finish(ref, r, c, n)
         worst = max(worst, abs(out[r * n + c] - ref))
         biggest = max(biggest, abs(ref))
 error = worst / biggest
