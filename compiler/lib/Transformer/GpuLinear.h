@@ -31,8 +31,8 @@ namespace attnrt {
 
 class GpuLinearBackend : public LinearBackend {
 public:
-  /// Products for `options.target`'s device; weights rounded to `format`
-  /// (a 16-bit layer's weights are that type's values, kept as f32).
+  /// Products for `options.target`'s device; weights kept in `format` (a
+  /// 16-bit layer's in 16 bits, widened as the kernels read them).
   /// Null with `error` set when the target's device cannot be opened.
   static std::shared_ptr<GpuLinearBackend>
   create(const GpuCompileOptions &options, FloatFormat format,

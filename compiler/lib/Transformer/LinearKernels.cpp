@@ -330,11 +330,15 @@ attnrt::linearKernelSource(llvm::StringRef name, WeightLayout layout,
 
 std::string attnrt::gpuLinearKernelSource(llvm::StringRef name, int64_t rows,
                                           int64_t in, int64_t out,
-                                          const LinearEpilogue &epilogue) {
+                                          const LinearEpilogue &epilogue,
+                                          FloatFormat weightFormat) {
   KernelForm form{/*tensors=*/true, out};
   form.rows = rows;
+  const char *element = weightFormat == FloatFormat::BF16  ? "bf16"
+                        : weightFormat == FloatFormat::F16 ? "f16"
+                                                           : "f32";
   std::string xType = form.shaped(llvm::formatv("{0}x{1}", rows, in), "f32");
-  std::string wType = form.shaped(llvm::formatv("{0}x{1}", out, in), "f32");
+  std::string wType = form.shaped(llvm::formatv("{0}x{1}", out, in), element);
   std::string body = "  %zero = arith.constant 0.0 : f32\n  %y0 = "
                      "tensor.empty() : " +
                      form.yType() + "\n";

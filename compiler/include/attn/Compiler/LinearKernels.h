@@ -71,12 +71,15 @@ private:
 /// puts a layer's into its artifact, where calls are checked against the
 /// signature).
 /// The `func.func @<name>` of a GPU layer product (GpuLinearKernel.h): y
-/// [rows, out] = x [rows, in] W^T with W [out, in] as read, finished by
-/// `epilogue` (not accumulating; operands x, W, then the bias and the other
-/// operand where it reads them), on tensors of static shapes.
+/// [rows, out] = x [rows, in] W^T with W [out, in] as read, in
+/// `weightFormat` (16-bit weights widened as the kernel reads them),
+/// finished by `epilogue` (not accumulating; operands x, W, then the bias
+/// and the other operand where it reads them), on tensors of static
+/// shapes.
 std::string gpuLinearKernelSource(llvm::StringRef name, int64_t rows,
                                   int64_t in, int64_t out,
-                                  const LinearEpilogue &epilogue);
+                                  const LinearEpilogue &epilogue,
+                                  FloatFormat weightFormat = FloatFormat::F32);
 
 llvm::Expected<std::string> linearKernelSource(llvm::StringRef name,
                                                WeightLayout layout,
