@@ -81,3 +81,12 @@ func.func @epilogue_math(%x: tensor<37x40xf32>, %w: tensor<24x40xf32>, %bias: te
   } -> tensor<37x24xf32>
   return %z : tensor<37x24xf32>
 }
+// f32 rows by a 16-bit layer's weights (widened as they are read).
+func.func @weights_bf16(%x: tensor<5x96xf32>, %w: tensor<80x96xbf16>) -> tensor<5x80xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<5x80xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<5x80xf32>) -> tensor<5x80xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%x, %w : tensor<5x96xf32>, tensor<80x96xbf16>) outs(%f : tensor<5x80xf32>) -> tensor<5x80xf32>
+  return %y : tensor<5x80xf32>
+}

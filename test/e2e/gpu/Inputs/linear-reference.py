@@ -7,7 +7,7 @@ within TOLERANCE, else FAIL.
                       [--epilogue-math BIAS.npy RESIDUAL.npy]
 
 --bf16 rounds X and W to bf16 (nearest even) first, as attn-run does for
-bf16 operands. --epilogue-math finishes each element v (plus BIAS at its
+bf16 operands; --bf16-weights rounds W alone. --epilogue-math finishes each element v (plus BIAS at its
 column) as linear-kernels.mlir's epilogue_math does: copysign(exp(-|v|),
 v) + tanh(v) / 2 + v / (1 + exp(-v)) + RESIDUAL.
 """
@@ -47,7 +47,9 @@ wshape, w = read(args[1])
 oshape, out = read(args[2])
 tolerance = float(args[3])
 if "--bf16" in sys.argv:
-    x, w = [bf16(v) for v in x], [bf16(v) for v in w]
+    x = [bf16(v) for v in x]
+if "--bf16" in sys.argv or "--bf16-weights" in sys.argv:
+    w = [bf16(v) for v in w]
 n = wshape[1] if kn else wshape[0]
 assert oshape == [m, n], (oshape, m, n)
 worst = biggest = 0.0
