@@ -136,22 +136,40 @@ static std::atomic<uint64_t> hostBytes{0};
 
 uint64_t GpuKernel::hostBytesTransferred() { return hostBytes.load(); }
 
+llvm::Expected<GpuFunction *>
+GpuKernel::preparedFunction(llvm::StringRef function) {
+  for (auto &[name, f] : prepared)
+    if (name == function)
+      return f.get();
+  std::string error;
+  std::unique_ptr<GpuFunction> f =
+      GpuFunction::prepare(artifact, *device, function.str(), error);
+  if (!f)
+    return makeError(error);
+  prepared.emplace_back(function.str(), std::move(f));
+  return prepared.back().second.get();
+}
+
+llvm::Error GpuKernel::launchesOn(llvm::StringRef function,
+                                  const std::vector<GpuOperand> &operands,
+                                  std::vector<GpuLaunch> &launches) {
+  llvm::Expected<GpuFunction *> ready = preparedFunction(function);
+  if (!ready)
+    return ready.takeError();
+  std::string error;
+  if (!(*ready)->launchesOn(operands, launches, error))
+    return makeError(error);
+  return llvm::Error::success();
+}
+
 llvm::Error GpuKernel::call(llvm::StringRef function,
                             const std::vector<GpuOperand> &operands) {
   std::vector<int32_t> tileCounts;
   std::string error;
-  GpuFunction *ready = nullptr;
-  for (auto &[name, f] : prepared)
-    if (name == function)
-      ready = f.get();
-  if (!ready) {
-    std::unique_ptr<GpuFunction> f =
-        GpuFunction::prepare(artifact, *device, function.str(), error);
-    if (!f)
-      return makeError(error);
-    ready = f.get();
-    prepared.emplace_back(function.str(), std::move(f));
-  }
+  llvm::Expected<GpuFunction *> prepared = preparedFunction(function);
+  if (!prepared)
+    return prepared.takeError();
+  GpuFunction *ready = *prepared;
   if (!ready->call(operands, repeats, &times, &tileCounts, error))
     return makeError(error);
   for (size_t i = 0; i < operands.size(); ++i)

@@ -353,12 +353,13 @@ static int runPacked(const LayerSpec &spec, const SafetensorsFile &weights,
 void attnrt::printDeviceProducts(const TransformerStack &stack) {
   if (auto p = stack.deviceProducts())
     llvm::outs() << llvm::formatv(
-        "products on the device: {0} runs of {1} kernels, {2:f2} MiB of "
-        "weights kept there, {3:f2} MiB of operands in and {4:f2} MiB of "
-        "results out, {5:f2} MiB of feed-forward hidden units kept there\n",
+        "products on the device: {0} runs of {1} kernels in {6} "
+        "submissions, {2:f2} MiB of weights kept there, {3:f2} MiB of "
+        "operands in and {4:f2} MiB of results out, {5:f2} MiB of "
+        "feed-forward hidden units kept there\n",
         p->products, p->kernels, p->weightBytes / double(1 << 20),
         p->inputBytes / double(1 << 20), p->outputBytes / double(1 << 20),
-        p->keptBytes / double(1 << 20));
+        p->keptBytes / double(1 << 20), p->submissions);
 }
 
 int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,

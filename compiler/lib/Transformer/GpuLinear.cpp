@@ -174,16 +174,25 @@ GpuLinearBackend::launch(const Weight &weight, int64_t rows,
     return llvm::createStringError(error);
   operands.emplace_back();
   operands.back().buffer = product.y.get();
-  if (llvm::Error e = product.kernel->call("linear", operands))
+  if (llvm::Error e =
+          product.kernel->launchesOn("linear", operands, pending)) {
+    pending.clear();
     return std::move(e);
+  }
   ++counted.products;
   return &product;
 }
 
 Status GpuLinearBackend::readBack(Product &product, int64_t rows,
                                   int64_t out, float *y) {
-  uint64_t bytes = uint64_t(rows) * out * sizeof(float);
+  // The products launched since the last read, in one submission.
   std::string error;
+  bool launched = device->launch(pending, 1, nullptr, error);
+  pending.clear();
+  if (!launched)
+    return Status::error(error);
+  ++counted.submissions;
+  uint64_t bytes = uint64_t(rows) * out * sizeof(float);
   if (!device->read(*product.y, y, bytes, error))
     return Status::error(error);
   counted.outputBytes += bytes;

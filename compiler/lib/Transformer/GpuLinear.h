@@ -8,7 +8,8 @@
 // operand) into device buffers, runs the kernel, whose epilogue adds the
 // bias, applies the activation or SwiGLU's gate and sums the residual, and
 // reads its finished rows back. A feed-forward block runs as one chain
-// (feedForward): its hidden units stay on the device between its products.
+// (feedForward): its hidden units stay on the device between its products,
+// and its three products go to the device in one submission.
 //
 // GPU kernels take static shapes: one is compiled per (in, out) and row
 // capacity (8, 16, ..., 1024, then multiples of 512), and a product of
@@ -51,12 +52,13 @@ public:
                const LinearEpilogue &epilogue, const float *bias,
                const float *other, float *y) override;
 
-  /// What ran so far: products, kernels compiled, bytes of weights on the
+  /// What ran so far: products, kernels compiled, submissions to the
+  /// device (a feed-forward block's products share one), bytes of weights on the
   /// device, bytes of operands copied in and of results copied back, and
   /// bytes of results the next product read on the device (a feed-forward
   /// block's hidden units).
   struct Stats {
-    int64_t products = 0, kernels = 0;
+    int64_t products = 0, kernels = 0, submissions = 0;
     uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0,
              keptBytes = 0;
   };
@@ -84,12 +86,14 @@ private:
     const float *host = nullptr;
     GpuBuffer *device = nullptr;
   };
-  /// Runs the product of `weight` on `rows` rows finished by `epilogue`;
-  /// its result stays in the product's y buffer.
+  /// Queues the product of `weight` on `rows` rows finished by `epilogue`
+  /// (its operands written); readBack submits what is queued, so its
+  /// result lands in the product's y buffer.
   llvm::Expected<Product *> launch(const Weight &weight, int64_t rows,
                                    const LinearEpilogue &epilogue, Source x,
                                    const float *bias, Source other);
-  /// Copies the first `rows` rows of `product`'s result to `y`.
+  /// Runs the queued products in one submission and copies the first
+  /// `rows` rows of `product`'s result to `y`.
   Status readBack(Product &product, int64_t rows, int64_t out, float *y);
   /// The device copy of a stack's bias (`out` floats at `bias`: the
   /// stack's weights live as long as this backend, so their addresses name
@@ -104,6 +108,8 @@ private:
       products;
   std::map<const float *, std::shared_ptr<GpuBuffer>> biases;
   std::vector<float> scratch;
+  /// Launches queued since the last submission.
+  std::vector<GpuLaunch> pending;
   Stats counted;
 };
 

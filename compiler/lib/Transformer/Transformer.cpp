@@ -854,6 +854,7 @@ TransformerStack::deviceProducts() const {
   if (!impl->gpuLinear)
     return std::nullopt;
   const GpuLinearBackend::Stats &s = impl->gpuLinear->stats();
-  return DeviceProducts{s.products,   s.kernels,     s.weightBytes,
-                        s.inputBytes, s.outputBytes, s.keptBytes};
+  return DeviceProducts{s.products,   s.kernels,     s.submissions,
+                        s.weightBytes, s.inputBytes, s.outputBytes,
+                        s.keptBytes};
 }

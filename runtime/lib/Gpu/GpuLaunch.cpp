@@ -205,16 +205,15 @@ std::unique_ptr<GpuFunction> GpuFunction::prepare(const GpuProgram &program,
   return f;
 }
 
-bool GpuFunction::call(const std::vector<GpuOperand> &operands,
-                       unsigned repeats, std::vector<double> *milliseconds,
-                       std::vector<int32_t> *tileCounts, std::string &error) {
+bool GpuFunction::bind(const std::vector<GpuOperand> &operands,
+                       std::vector<GpuBuffer *> &buffers, std::string &error) {
   if (operands.size() < bytes.size()) {
     error = "the kernels take " + std::to_string(bytes.size()) +
             " operands, given " + std::to_string(operands.size());
     return false;
   }
   // Each operand's device buffer: its own, or a staged copy of host memory.
-  std::vector<GpuBuffer *> buffers(bytes.size(), nullptr);
+  buffers.assign(bytes.size(), nullptr);
   for (size_t i = 0; i < bytes.size(); ++i) {
     const GpuOperand &o = operands[i];
     // Named only for an error: calls are the hot path.
@@ -249,8 +248,11 @@ bool GpuFunction::call(const std::vector<GpuOperand> &operands,
       return false;
     buffers[i] = staged[i].get();
   }
+  return true;
+}
 
-  std::vector<GpuLaunch> launches;
+void GpuFunction::appendLaunches(const std::vector<GpuBuffer *> &buffers,
+                                 std::vector<GpuLaunch> &launches) const {
   for (const Step &step : steps) {
     GpuLaunch launch{step.kernel.get(), {}};
     for (size_t b = 0; b < step.operand.size(); ++b)
@@ -258,6 +260,32 @@ bool GpuFunction::call(const std::vector<GpuOperand> &operands,
                                                     : step.held[b].get());
     launches.push_back(std::move(launch));
   }
+}
+
+bool GpuFunction::launchesOn(const std::vector<GpuOperand> &operands,
+                             std::vector<GpuLaunch> &launches,
+                             std::string &error) {
+  for (size_t i = 0; i < bytes.size() && i < operands.size(); ++i)
+    if (!operands[i].buffer) {
+      error = "operand " + std::to_string(i) +
+              " is host memory: a chained launch takes device buffers";
+      return false;
+    }
+  std::vector<GpuBuffer *> buffers;
+  if (!bind(operands, buffers, error))
+    return false;
+  appendLaunches(buffers, launches);
+  return true;
+}
+
+bool GpuFunction::call(const std::vector<GpuOperand> &operands,
+                       unsigned repeats, std::vector<double> *milliseconds,
+                       std::vector<int32_t> *tileCounts, std::string &error) {
+  std::vector<GpuBuffer *> buffers;
+  if (!bind(operands, buffers, error))
+    return false;
+  std::vector<GpuLaunch> launches;
+  appendLaunches(buffers, launches);
   if (!device.launch(launches, repeats, milliseconds, error))
     return false;
 

@@ -62,6 +62,10 @@ public:
   /// The same with each operand host memory or a buffer of device().
   llvm::Error call(llvm::StringRef function,
                    const std::vector<GpuOperand> &operands);
+  /// GpuFunction::launchesOn for `function` (prepared on first use).
+  llvm::Error launchesOn(llvm::StringRef function,
+                         const std::vector<GpuOperand> &operands,
+                         std::vector<GpuLaunch> &launches);
   /// The device the kernels run on: buffers that stay there between calls.
   GpuDevice &gpuDevice() { return *device; }
   /// Bytes of host operands (inputs copied to the device, results copied
@@ -80,6 +84,7 @@ private:
   std::shared_ptr<GpuDevice> device;
   /// The functions called so far, ready for the next call.
   std::vector<std::pair<std::string, std::unique_ptr<GpuFunction>>> prepared;
+  llvm::Expected<GpuFunction *> preparedFunction(llvm::StringRef function);
   std::vector<double> times;
 };
 

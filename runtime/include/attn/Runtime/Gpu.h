@@ -295,9 +295,21 @@ public:
   bool call(const std::vector<GpuOperand> &operands, unsigned repeats,
             std::vector<double> *milliseconds, std::vector<int32_t> *tileCounts,
             std::string &error);
+  /// Appends a call's launches on `operands`, all device buffers, to
+  /// `launches` without running them: the launches of several functions
+  /// then go to GpuDevice::launch together (one submission and one wait;
+  /// each after the writes of the one before). False with `error` set as
+  /// call() (and for a host operand).
+  bool launchesOn(const std::vector<GpuOperand> &operands,
+                  std::vector<GpuLaunch> &launches, std::string &error);
 
 private:
   explicit GpuFunction(GpuDevice &device);
+  /// Each operand's device buffer (host ones staged and written).
+  bool bind(const std::vector<GpuOperand> &operands,
+            std::vector<GpuBuffer *> &buffers, std::string &error);
+  void appendLaunches(const std::vector<GpuBuffer *> &buffers,
+                      std::vector<GpuLaunch> &launches) const;
   struct Step;
   GpuDevice &device;
   std::vector<Step> steps;
