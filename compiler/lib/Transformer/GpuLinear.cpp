@@ -179,6 +179,14 @@ GpuLinearBackend::launch(const Weight &weight, int64_t rows,
     pending.clear();
     return std::move(e);
   }
+  // Only the row tiles that hold rows run (attn.tiling's first entry is a
+  // workgroup's rows): a product of 520 rows at a capacity of 1024 does
+  // the work of 544, not 1024.
+  GpuLaunch &queued = pending.back();
+  const GpuKernelDescriptor &d = queued.kernel->descriptor();
+  if (d.tiling[0] > 0)
+    queued.grid[1] = uint32_t(std::min<int64_t>(
+        d.grid[1], (rows + d.tiling[0] - 1) / d.tiling[0]));
   ++counted.products;
   return &product;
 }

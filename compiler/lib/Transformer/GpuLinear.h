@@ -13,8 +13,9 @@
 //
 // GPU kernels take static shapes: one is compiled per (in, out) and row
 // capacity (8, 16, ..., 1024, then multiples of 512), and a product of
-// `rows` rows runs the kernel of its capacity on its first `rows` rows
-// (rows are independent; the kernel's rows past them are not read back).
+// `rows` rows runs the kernel of its capacity on its first `rows` rows:
+// only the workgroups of the row tiles that hold them are launched (rows
+// are independent; rows past them in the last tile are not read back).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_COMPILER_TRANSFORMER_GPULINEAR_H

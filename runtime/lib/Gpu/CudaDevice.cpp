@@ -300,7 +300,8 @@ bool CudaDevice::launchChecked(const std::vector<GpuLaunch> &launches,
       ok = s.check(
           s.cuLaunchKernel(
               static_cast<const CudaKernel *>(launches[l].kernel)->function,
-              d.grid[0], d.grid[1], d.grid[2], d.workgroup[0], d.workgroup[1],
+              launches[l].gridSize(0), launches[l].gridSize(1),
+              launches[l].gridSize(2), d.workgroup[0], d.workgroup[1],
               d.workgroup[2], d.sharedBytes, nullptr, parameters[l].data(),
               nullptr),
           ("launching '" + d.name + "'").c_str(), error);

@@ -54,6 +54,15 @@ bool GpuDevice::launch(const std::vector<GpuLaunch> &launches, unsigned repeats,
                   : "a launch without a kernel";
       return false;
     }
+  for (const GpuLaunch &l : launches)
+    for (int d = 0; d < 3; ++d)
+      if (l.grid[d] > l.kernel->descriptor().grid[d]) {
+        error = "kernel '" + l.kernel->descriptor().name + "' launched with " +
+                std::to_string(l.grid[d]) + " workgroups in dimension " +
+                std::to_string(d) + ", more than its " +
+                std::to_string(l.kernel->descriptor().grid[d]);
+        return false;
+      }
   return launchChecked(launches, repeats, milliseconds, error);
 }
 

@@ -871,7 +871,6 @@ bool VulkanDevice::launchChecked(const std::vector<GpuLaunch> &launches,
   for (unsigned r = 0; r < repeats; ++r)
     for (size_t l = 0; l < numLaunches; ++l) {
       auto &kernel = static_cast<const VulkanKernel &>(*launches[l].kernel);
-      const GpuKernelDescriptor &d = kernel.descriptor();
       s.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
                           kernel.pipeline);
       s.vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
@@ -880,7 +879,8 @@ bool VulkanDevice::launchChecked(const std::vector<GpuLaunch> &launches,
       if (o.queries)
         s.vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
                               o.queries, query++);
-      s.vkCmdDispatch(commands, d.grid[0], d.grid[1], d.grid[2]);
+      s.vkCmdDispatch(commands, launches[l].gridSize(0),
+                      launches[l].gridSize(1), launches[l].gridSize(2));
       if (o.queries)
         s.vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                               o.queries, query++);

@@ -106,6 +106,14 @@ private:
 struct GpuLaunch {
   const GpuLoadedKernel *kernel = nullptr;
   std::vector<GpuBuffer *> buffers;
+  /// Workgroups per dimension: 0 for the descriptor's grid; fewer (never
+  /// more) run the first ones alone, e.g. a product's row tiles that hold
+  /// rows (GpuLinear.h).
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t gridSize(int dimension) const {
+    return grid[dimension] ? grid[dimension]
+                           : kernel->descriptor().grid[dimension];
+  }
 };
 
 /// A GPU with one queue (Vulkan) or stream (CUDA): buffers that stay on
