@@ -284,3 +284,24 @@ func.func @epilogue_other_ops(%x: tensor<8x64xf32>, %w: tensor<8x64xf32>) -> ten
   } -> tensor<8x8xf32>
   return %z : tensor<8x8xf32>
 }
+
+// -----
+
+// A product on buffers is not a function of its arguments' values.
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers' is not one attention or one linalg.matmul of its arguments}}
+func.func @product_on_buffers(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
+  linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
+  return
+}
+
+// -----
+
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers_then_generic' is not one attention or one linalg.matmul of its arguments}}
+func.func @product_on_buffers_then_generic(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
+  linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]} outs(%y : memref<8x32xf32>) {
+  ^bb0(%c: f32):
+    linalg.yield %c : f32
+  }
+  return
+}

@@ -50,7 +50,8 @@ linalg::MatmulOp mlir::attn::matchLinearFunction(func::FuncOp host) {
   linalg::GenericOp epilogue;
   for (Operation &op : host.getBody().front()) {
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
-      if (found)
+      // On tensors (a product on buffers has no result to return).
+      if (found || matmul->getNumResults() != 1)
         return {};
       found = matmul;
       continue;
