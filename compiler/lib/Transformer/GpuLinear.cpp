@@ -86,8 +86,7 @@ GpuLinearBackend::productFor(int64_t in, int64_t out, int64_t capacity,
     return &product;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(
-          gpuLinearKernelSource("linear", capacity, in, out, epilogue,
-                                format),
+          gpuLinearKernelSource("linear", capacity, in, out, epilogue, format),
           &context);
   if (!module)
     return llvm::createStringError("internal error: the product's IR");
@@ -101,8 +100,8 @@ GpuLinearBackend::productFor(int64_t in, int64_t out, int64_t capacity,
   std::string error;
   auto buffer = [&](int64_t width, std::shared_ptr<GpuBuffer> &into) {
     if (error.empty())
-      into = device->allocate(uint64_t(capacity) * width * sizeof(float),
-                              error);
+      into =
+          device->allocate(uint64_t(capacity) * width * sizeof(float), error);
   };
   buffer(in, product.x);
   buffer(out, product.y);
@@ -174,8 +173,7 @@ GpuLinearBackend::launch(const Weight &weight, int64_t rows,
     return llvm::createStringError(error);
   operands.emplace_back();
   operands.back().buffer = product.y.get();
-  if (llvm::Error e =
-          product.kernel->launchesOn("linear", operands, pending)) {
+  if (llvm::Error e = product.kernel->launchesOn("linear", operands, pending)) {
     pending.clear();
     return std::move(e);
   }
@@ -185,14 +183,14 @@ GpuLinearBackend::launch(const Weight &weight, int64_t rows,
   GpuLaunch &queued = pending.back();
   const GpuKernelDescriptor &d = queued.kernel->descriptor();
   if (d.tiling[0] > 0)
-    queued.grid[1] = uint32_t(std::min<int64_t>(
-        d.grid[1], (rows + d.tiling[0] - 1) / d.tiling[0]));
+    queued.grid[1] = uint32_t(
+        std::min<int64_t>(d.grid[1], (rows + d.tiling[0] - 1) / d.tiling[0]));
   ++counted.products;
   return &product;
 }
 
-Status GpuLinearBackend::readBack(Product &product, int64_t rows,
-                                  int64_t out, float *y) {
+Status GpuLinearBackend::readBack(Product &product, int64_t rows, int64_t out,
+                                  float *y) {
   // The products launched since the last read, in one submission.
   std::string error;
   bool launched = device->launch(pending, 1, nullptr, error);
@@ -238,8 +236,7 @@ Status GpuLinearBackend::feedForward(const float *x, int64_t rows,
   if (rows == 0)
     return Status::ok();
   using Activation = LinearEpilogue::Activation;
-  auto epilogue = [](const float *bias, Activation activation,
-                     bool residual) {
+  auto epilogue = [](const float *bias, Activation activation, bool residual) {
     LinearEpilogue e;
     e.accumulate = false;
     e.bias = bias != nullptr;
@@ -251,9 +248,8 @@ Status GpuLinearBackend::feedForward(const float *x, int64_t rows,
   uint64_t hiddenBytes = uint64_t(rows) * hiddenWidth * sizeof(float);
   llvm::Expected<Product *> up =
       launch(*block.up, rows,
-             epilogue(block.upBias, block.gate ? Activation::None
-                                                : block.activation,
-                      false),
+             epilogue(block.upBias,
+                      block.gate ? Activation::None : block.activation, false),
              {x, nullptr}, block.upBias, {});
   if (!up)
     return Status::error(llvm::toString(up.takeError()));
@@ -275,5 +271,6 @@ Status GpuLinearBackend::feedForward(const float *x, int64_t rows,
   if (!down)
     return Status::error(llvm::toString(down.takeError()));
   counted.keptBytes += hiddenBytes;
-  return readBack(**down, rows, static_cast<const DeviceWeight *>(block.down)->out, y);
+  return readBack(**down, rows,
+                  static_cast<const DeviceWeight *>(block.down)->out, y);
 }

@@ -54,14 +54,13 @@ public:
                const float *other, float *y) override;
 
   /// What ran so far: products, kernels compiled, submissions to the
-  /// device (a feed-forward block's products share one), bytes of weights on the
-  /// device, bytes of operands copied in and of results copied back, and
+  /// device (a feed-forward block's products share one), bytes of weights on
+  /// the device, bytes of operands copied in and of results copied back, and
   /// bytes of results the next product read on the device (a feed-forward
   /// block's hidden units).
   struct Stats {
     int64_t products = 0, kernels = 0, submissions = 0;
-    uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0,
-             keptBytes = 0;
+    uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0, keptBytes = 0;
   };
   const Stats &stats() const { return counted; }
 

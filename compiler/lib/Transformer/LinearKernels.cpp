@@ -73,9 +73,7 @@ struct KernelForm {
   std::string shaped(const std::string &dims, const char *element) const {
     return (tensors ? "tensor<" : "memref<") + dims + "x" + element + ">";
   }
-  std::string rowsDim() const {
-    return rows < 0 ? "?" : std::to_string(rows);
-  }
+  std::string rowsDim() const { return rows < 0 ? "?" : std::to_string(rows); }
   std::string yType() const {
     return shaped(rowsDim() + "x" + std::to_string(out), "f32");
   }

@@ -217,14 +217,13 @@ public:
   };
   std::optional<DevicePoolCopies> devicePoolCopies() const;
   /// With the products on a GPU (TransformerOptions::gpuLinears): products
-  /// run, kernels compiled and submissions to the device, bytes of weights kept on the device, of
-  /// product operands copied in and of their results copied back, and of
-  /// results read on the device by the next product (feed-forward hidden
-  /// units); nothing elsewhere.
+  /// run, kernels compiled and submissions to the device, bytes of weights kept
+  /// on the device, of product operands copied in and of their results copied
+  /// back, and of results read on the device by the next product (feed-forward
+  /// hidden units); nothing elsewhere.
   struct DeviceProducts {
     int64_t products = 0, kernels = 0, submissions = 0;
-    uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0,
-             keptBytes = 0;
+    uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0, keptBytes = 0;
   };
   std::optional<DeviceProducts> deviceProducts() const;
 

@@ -8,7 +8,7 @@
 //   owns a TM x 64 tile of Y (TM = 8 RM, RM = 4 rows per invocation, fewer
 //   when M is smaller: a decode step's product has few rows), invocation
 //   (tx, ty) rows ty + 8i and columns tx + 16j of it.
-//   for each 16-column block of K:
+//   for each 16-deep block of K:
 //     stage X's TM x 16 and W's 64 x 16 blocks in workgroup memory, both
 //       k-major (xs[k][row], ws[k][col]), zeros past M, N and K
 //     barrier; per k, RM + 4 loads and 4 RM FMAs into registers; barrier
@@ -30,14 +30,18 @@
 //   the 16 partial sums of each (row, column) meet in workgroup memory,
 //   and M x 8 invocations add them up and store Y.
 //
+// Both forms apply the function's epilogue, if it has one, to each sum
+// before storing it (GpuLinearEmitter::finish): a layer's bias,
+// activation, SwiGLU gate or residual sum costs no pass of its own.
+//
 //===----------------------------------------------------------------------===//
 #include "GpuLinearKernel.h"
 #include "GpuCodegen.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -198,11 +202,10 @@ gpu::GPUFuncOp GpuLinearEmitter::build(gpu::GPUModuleOp module) {
   } else {
     rowsPerLane = std::min<int64_t>(4, (m + kRowLanes - 1) / kRowLanes);
     tileRows = kRowLanes * rowsPerLane;
-    auto [x, w, y] = beginKernel(
-        module,
-        {(n + kTileColumns - 1) / kTileColumns, (m + tileRows - 1) / tileRows,
-         1},
-        {tileRows, kTileColumns, kDepth});
+    auto [x, w, y] = beginKernel(module,
+                                 {(n + kTileColumns - 1) / kTileColumns,
+                                  (m + tileRows - 1) / tileRows, 1},
+                                 {tileRows, kTileColumns, kDepth});
     emitTiled(x, w, y);
   }
   gpu::ReturnOp::create(b);
@@ -265,8 +268,8 @@ Value GpuLinearEmitter::finish(Value sum, Value row, Value col) {
   Block &body = epilogue.getRegion().front();
   IRMapping map;
   for (OpOperand *input : epilogue.getDpsInputOperands()) {
-    Value buffer = kernel.getArgument(
-        cast<BlockArgument>(input->get()).getArgNumber());
+    Value buffer =
+        kernel.getArgument(cast<BlockArgument>(input->get()).getArgNumber());
     Value element = cast<MemRefType>(buffer.getType()).getRank() == 1
                         ? load(buffer, {col})
                         : load(buffer, {row, col});
@@ -327,8 +330,7 @@ void GpuLinearEmitter::emitSkinny(Value x, Value w, Value y) {
   Value sum = f32(0.0f);
   for (int64_t l = 0; l < kSkinnyLanes; ++l)
     sum = arith::AddFOp::create(
-        b, sum,
-        load(partials, {row, arith::AddIOp::create(b, first, idx(l))}));
+        b, sum, load(partials, {row, arith::AddIOp::create(b, first, idx(l))}));
   Value outColumn = arith::AddIOp::create(b, n0, ownColumn);
   storeResult(y, row, outColumn, sum,
               n % kSkinnyColumns == 0 ? Value() : below(outColumn, n, false));
@@ -361,8 +363,9 @@ void GpuLinearEmitter::emitTiled(Value x, Value w, Value y) {
       Value c = arith::RemUIOp::create(b, e, idx(kDepth));
       Value row = arith::AddIOp::create(b, row0, r);
       Value col = arith::AddIOp::create(b, k0, c);
-      Value v = loadOrZero(
-          x, row, col, both(below(row, m, rowsWhole), below(col, k, depthWhole)));
+      Value v =
+          loadOrZero(x, row, col,
+                     both(below(row, m, rowsWhole), below(col, k, depthWhole)));
       memref::StoreOp::create(b, v, xs, ValueRange{c, r});
     }
     // Stage W's block: 64 columns of Y by kDepth, read along W's rows.
@@ -375,8 +378,8 @@ void GpuLinearEmitter::emitTiled(Value x, Value w, Value y) {
                    : arith::DivUIOp::create(b, e, idx(kTileColumns));
       Value column = arith::AddIOp::create(b, col0, r);
       Value depth = arith::AddIOp::create(b, k0, c);
-      Value inside = both(below(column, n, columnsWhole),
-                          below(depth, k, depthWhole));
+      Value inside =
+          both(below(column, n, columnsWhole), below(depth, k, depthWhole));
       Value v = nk ? loadOrZero(w, column, depth, inside)
                    : loadOrZero(w, depth, column, inside);
       memref::StoreOp::create(b, v, ws, ValueRange{c, r});
@@ -386,8 +389,8 @@ void GpuLinearEmitter::emitTiled(Value x, Value w, Value y) {
     for (int64_t kk = 0; kk < kDepth; ++kk) {
       SmallVector<Value> a, bv;
       for (int64_t i = 0; i < rowsPerLane; ++i)
-        a.push_back(load(xs, {idx(kk), arith::AddIOp::create(
-                                           b, ty, idx(i * kRowLanes))}));
+        a.push_back(load(
+            xs, {idx(kk), arith::AddIOp::create(b, ty, idx(i * kRowLanes))}));
       for (int64_t j = 0; j < kColumnsPerLane; ++j)
         bv.push_back(load(ws, {idx(kk), arith::AddIOp::create(
                                             b, tx, idx(j * kColumnLanes))}));
@@ -427,11 +430,9 @@ checkEpilogue(func::FuncOp host, linalg::MatmulOp op,
   AffineMap element = AffineMap::get(2, 0, {m, n}, ctx),
             column = AffineMap::get(2, 0, {n}, ctx);
   if (!yType.getElementType().isF32() ||
-      epilogue.getResult(0).getType() != yType ||
-      epilogue.getNumLoops() != 2 ||
+      epilogue.getResult(0).getType() != yType || epilogue.getNumLoops() != 2 ||
       epilogue.getNumParallelLoops() != 2 ||
-      epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0)) !=
-          element)
+      epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0)) != element)
     return refuse("its epilogue must be element-wise on an f32 product");
   for (OpOperand *input : epilogue.getDpsInputOperands()) {
     auto argument = dyn_cast<BlockArgument>(input->get());
