@@ -210,6 +210,7 @@ Status GpuLinearBackend::apply(const float *x, int64_t rows,
                                const LinearEpilogue &epilogue,
                                const float *bias, const float *other,
                                float *y) {
+  pending.clear(); // nothing a failed call queued
   if (rows == 0)
     return Status::ok();
   // An accumulating product runs the plain kernel and adds on the host.
@@ -233,6 +234,7 @@ Status GpuLinearBackend::apply(const float *x, int64_t rows,
 Status GpuLinearBackend::feedForward(const float *x, int64_t rows,
                                      const FeedForward &block,
                                      const float *residual, float *y) {
+  pending.clear(); // nothing a failed call queued
   if (rows == 0)
     return Status::ok();
   using Activation = LinearEpilogue::Activation;
