@@ -20,9 +20,14 @@ struct DeviceWeight : LinearBackend::Weight {
 } // namespace
 
 int64_t GpuLinearBackend::rowCapacity(int64_t rows) {
-  if (rows <= 1024)
-    return std::max<int64_t>(8, int64_t(llvm::PowerOf2Ceil(rows)));
-  return int64_t(llvm::alignTo(rows, 512));
+  // A launch runs only the row tiles that hold rows, so a capacity costs
+  // buffer memory, not work: few capacities, few compiles. Up to 8 rows
+  // (decoding steps) take the skinny kernel.
+  if (rows <= 8)
+    return 8;
+  if (rows <= 256)
+    return 256;
+  return int64_t(llvm::alignTo(rows, 2048));
 }
 
 GpuLinearBackend::GpuLinearBackend(const GpuCompileOptions &options,

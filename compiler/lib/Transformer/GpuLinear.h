@@ -12,10 +12,11 @@
 // and its three products go to the device in one submission.
 //
 // GPU kernels take static shapes: one is compiled per (in, out) and row
-// capacity (8, 16, ..., 1024, then multiples of 512), and a product of
-// `rows` rows runs the kernel of its capacity on its first `rows` rows:
-// only the workgroups of the row tiles that hold them are launched (rows
-// are independent; rows past them in the last tile are not read back).
+// capacity (8, 256, then multiples of 2048), and a product of `rows` rows
+// runs the kernel of its capacity on its first `rows` rows: only the
+// workgroups of the row tiles that hold them are launched (rows are
+// independent; rows past them in the last tile are not read back), so a
+// larger capacity costs memory for its buffers, not work.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_COMPILER_TRANSFORMER_GPULINEAR_H
