@@ -242,7 +242,8 @@ def AttnMatmulToCpuGemm : Pass<"attn-matmul-to-cpu-gemm", "ModuleOp"> {
 }
 
 def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
-  let summary = "Lower functions of one tiled attention to GPU kernels";
+  let summary = "Lower functions of one tiled attention (or one product) to "
+                "GPU kernels";
   let description = [{
     Consumes attn-tile's output for the module's GPU `#attn.target`
     (vulkan without one; docs/Design.md, "The tiled form"; docs/Gpu.md): each function whose body is one tiled attention of
@@ -272,6 +273,12 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     operands in 128-byte swizzled workgroup memory, where D and Dv are
     multiples of 64; `emulate-wgmma` gives a Vulkan target that kernel with
     each wgmma done through workgroup memory from its descriptors.
+
+    A function whose body is one `linalg.matmul` of its arguments (a
+    layer's product; W [K, N] or [N, K], from a zero fill), optionally
+    finished by one element-wise `linalg.generic` epilogue, becomes a tiled
+    GEMM kernel instead (GpuLinearKernel.cpp; a skinny form for at most 8
+    rows), the epilogue applied to each sum before it is stored.
 
     The launch is recorded on each kernel: `attn.grid` (workgroups in x, y,
     z), `attn.bindings` (one dictionary per kernel argument: name, access)
