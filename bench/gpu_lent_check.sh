@@ -25,8 +25,9 @@
 #   page table (attn.paged_kv read in place), and a sliding window's time
 #   as a fraction of dense (it keeps about 1/16).
 # - a layer's products (GpuLinearKernel.cpp's f32 GEMM, Y = X W^T):
-#   TFLOP/s at 4096^3 and 512 rows, and W's bandwidth at 8 rows (a
-#   decoding step's capacity).
+#   checked against an f64 reference (gpu-check16), then TFLOP/s at
+#   4096^3 and 512 rows, and W's bandwidth at 8 rows (a decoding step's
+#   capacity).
 # The wgmma kernel needs a Hopper GPU (compute capability 9.x): elsewhere
 # its PTX does not load, and the run says so.
 set -euo pipefail
@@ -130,6 +131,7 @@ prepare() {
   for v in $variants; do compile "$out/shapes.mlir" "$v" "$out/shapes-$v.ptx"; done
   other_functions > "$out/other.mlir"
   for v in $variants; do compile "$out/other.mlir" "$v" "$out/other-$v.ptx"; done
+  build/bin/attn-compile test/e2e/gpu/Inputs/check16-kernels.mlir --target=cuda-sm90 -o "$out/check-linear.ptx"
   linear_functions > "$out/linear.mlir"
   build/bin/attn-compile "$out/linear.mlir" --target=cuda-sm90 -o "$out/linear.ptx"
   rm -f "$out"/*.cubin
@@ -196,6 +198,8 @@ run() {
       printf "%-18s %-26s %10s %16s\n" "$v" "$f" "${ms:--}" "$rate"
     done
   done
+  echo "== products against the f64 reference (skinny and tiled kernels)"
+  "$out/gpu-check16" cuda "$out/check-linear.ptx" linear_m5_k300_n70 linear_m70_k300_n70 || true
   echo "== products (f32 GEMM, K = N = 4096): TFLOP/s, and W's GB/s at 8 rows"
   printf "%-14s %10s %10s %10s\n" function "kernel ms" TFLOP/s "W GB/s"
   for m in 8 512 4096; do

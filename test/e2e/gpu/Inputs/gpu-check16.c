@@ -14,7 +14,11 @@
  * one rounding of O and one of P (both to TYPE) plus f32 sums: a correct
  * one sits well inside, a dropped or misplaced tile far outside. f32's bar
  * is 1e-5, attn-run's for f32: 3xTF32 sits near 1e-6, TF32 alone (3e-4 to
- * 7e-4) fails it. Exit status 1 when any function fails. */
+ * 7e-4) fails it. A FUNCTION named linear_mM_kK_nN is a layer's product
+ * (GpuLinearKernel.cpp): Y [M, N] = X [M, K] W^T with W [N, K], f32,
+ * against the f64 product at 1e-5 of max |ref| (f32 sums of K products;
+ * a dropped k-block or a misplaced row is off by O(1)). Exit status 1 when
+ * any function fails. */
 #include "attn-c/Gpu.h"
 #include "attn-c/Runtime.h"
 
@@ -79,8 +83,56 @@ static double get(const void *buffer, int64_t i, enum Type type) {
   return fromBits(((const uint16_t *)buffer)[i], type == BF16);
 }
 
+/* A product linear_mM_kK_nN (see the file comment). */
+static int checkLinear(attn_gpu_device *device, attn_gpu_program *program,
+                       const char *name) {
+  int m = 0, k = 0, n = 0;
+  if (sscanf(name, "linear_m%d_k%d_n%d", &m, &k, &n) != 3 || m <= 0 ||
+      k <= 0 || n <= 0) {
+    printf("%s: not linear_mM_kK_nN\n", name);
+    return 0;
+  }
+  int64_t counts[3] = {(int64_t)m * k, (int64_t)n * k, (int64_t)m * n};
+  float *host[3];
+  attn_gpu_buffer *buffers[3];
+  for (int t = 0; t < 3; ++t) {
+    host[t] = malloc(sizeof(float) * counts[t]);
+    for (int64_t i = 0; i < counts[t]; ++i)
+      host[t][i] = (float)((double)rand() / RAND_MAX * 2 - 1);
+    buffers[t] = attn_gpu_buffer_create(device, sizeof(float) * counts[t]);
+    if (t < 2)
+      attn_gpu_buffer_write(buffers[t], host[t], sizeof(float) * counts[t]);
+  }
+  int ok = attn_gpu_call(program, name, buffers, 2, &buffers[2], 1) == 0 &&
+           attn_gpu_buffer_read(buffers[2], host[2],
+                                sizeof(float) * counts[2]) == 0;
+  if (!ok)
+    printf("%s: call failed: %s\n", name, attn_last_error());
+  double worst = 0, scale = 0;
+  for (int r = 0; ok && r < m; ++r)
+    for (int c = 0; c < n; ++c) {
+      double want = 0;
+      for (int i = 0; i < k; ++i)
+        want += (double)host[0][(int64_t)r * k + i] * host[1][(int64_t)c * k + i];
+      double error = fabs(host[2][(int64_t)r * n + c] - want);
+      worst = error > worst || isnan(error) ? error : worst;
+      scale = fabs(want) > scale ? fabs(want) : scale;
+    }
+  double scaled = worst / scale;
+  ok = ok && scaled <= 1e-5;
+  printf("%s: scaled error %.2e (bar 1.0e-05), %.3f ms: %s\n", name, scaled,
+         attn_gpu_last_call_milliseconds(program), ok ? "PASS" : "FAIL");
+  for (int t = 0; t < 3; ++t) {
+    attn_gpu_buffer_release(buffers[t]);
+    free(host[t]);
+  }
+  return ok;
+}
+
 static int check(attn_gpu_device *device, attn_gpu_program *program,
                  const char *name) {
+  if (strncmp(name, "linear_", 7) == 0)
+    return checkLinear(device, program, name);
   int d = 0, n = 0;
   enum Type type = strncmp(name, "bf16_", 5) == 0  ? BF16
                    : strncmp(name, "f32_", 4) == 0 ? F32
