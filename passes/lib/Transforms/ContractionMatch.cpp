@@ -50,6 +50,23 @@ bool mlir::attn::isBufferProductGeneric(linalg::GenericOp op) {
   return op.hasPureBufferSemantics() && isProductGeneric(op);
 }
 
+std::optional<bool> mlir::attn::matmulTransposesB(linalg::MatmulOp op) {
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    return AffineMap::get(3, 0, {a, b}, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != map(m, k) || maps[2] != map(m, n))
+    return std::nullopt;
+  if (maps[1] == map(k, n))
+    return false;
+  if (maps[1] == map(n, k))
+    return true;
+  return std::nullopt;
+}
+
 AffineMap mlir::attn::packedWeightMap(linalg::GenericOp op) {
   if (!isProductGeneric(op))
     return {};

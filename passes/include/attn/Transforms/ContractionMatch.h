@@ -42,6 +42,11 @@ bool isWidenedToF32(Value v, Value source);
 bool isProductGeneric(linalg::GenericOp op);
 bool isBufferProductGeneric(linalg::GenericOp op);
 
+/// Whether a linalg.matmul reads A [M, K] and B transposed ([N, K], as a
+/// layer's weights are stored: true) or not ([K, N]: false); nothing for
+/// other indexing maps.
+std::optional<bool> matmulTransposesB(linalg::MatmulOp op);
+
 /// The map B (the weight) is read through in a 2-D product that reads A at
 /// (m, k) and writes C at (m, n) (a layer's product: B in packed panels
 /// such as (n floordiv W, k, n mod W)); null for any other op.

@@ -82,20 +82,10 @@ std::optional<BLayout> classify(linalg::MatmulOp op) {
         !type.isLastDimUnitStride())
       return std::nullopt;
   }
-  MLIRContext *ctx = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  auto map = [&](AffineExpr a, AffineExpr b) {
-    return AffineMap::get(3, 0, {a, b}, ctx);
-  };
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps[0] != map(m, k) || maps[2] != map(m, n))
+  std::optional<bool> transposed = matmulTransposesB(op);
+  if (!transposed)
     return std::nullopt;
-  if (maps[1] == map(k, n))
-    return BLayout::KN;
-  if (maps[1] == map(n, k))
-    return BLayout::NK;
-  return std::nullopt;
+  return *transposed ? BLayout::NK : BLayout::KN;
 }
 
 /// The body C + A * extf(B) of a product whose B is 16-bit (weights kept

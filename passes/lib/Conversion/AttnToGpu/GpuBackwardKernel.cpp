@@ -216,9 +216,7 @@ gpu::GPUFuncOp GpuBackwardEmitter::createKernel(
   SmallVector<Type> argTypes;
   SmallVector<Attribute> bindings;
   auto binding = [&](const Twine &bindingName, StringRef access) {
-    bindings.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("name", b.getStringAttr(bindingName)),
-         b.getNamedAttr("access", b.getStringAttr(access))}));
+    bindings.push_back(kernelBinding(b, bindingName, access));
   };
   for (auto [a, type] : llvm::enumerate(host.getArgumentTypes())) {
     argTypes.push_back(bufferType(type));

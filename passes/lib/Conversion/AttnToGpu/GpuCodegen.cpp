@@ -9,6 +9,13 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+DictionaryAttr mlir::attn::kernelBinding(Builder &b, const Twine &name,
+                                         StringRef access) {
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("name", b.getStringAttr(name)),
+       b.getNamedAttr("access", b.getStringAttr(access))});
+}
+
 MemRefType GpuCodegen::bufferType(Type tensorType) const {
   auto t = cast<RankedTensorType>(tensorType);
   Type element = api->bufferElementType(t.getElementType());

@@ -20,6 +20,11 @@
 
 namespace mlir::attn {
 
+/// A kernel binding's entry in its `attn.bindings` (docs/Gpu.md, "Kernel
+/// descriptors"): the name (argN, resultN, a scratch or table name) and
+/// the access (read, write, constant).
+DictionaryAttr kernelBinding(Builder &b, const Twine &name, StringRef access);
+
 /// What every GPU kernel emits the same way (see the file comment).
 class GpuCodegen {
 public:

@@ -150,13 +150,11 @@ gpu::GPUFuncOp GpuKernelEmitter::build(gpu::GPUModuleOp module) {
                   b.getDenseI64ArrayAttr({plan.queryTiling.tile,
                                           plan.queryTiling.period, keyTile}));
   SmallVector<Attribute> bindings;
-  auto binding = [&](StringRef name, StringRef access) {
-    bindings.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("name", b.getStringAttr(name)),
-         b.getNamedAttr("access", b.getStringAttr(access))}));
+  auto binding = [&](const Twine &name, StringRef access) {
+    bindings.push_back(kernelBinding(b, name, access));
   };
   for (unsigned a = 0; a < host.getNumArguments(); ++a)
-    binding(("arg" + Twine(a)).str(), "read");
+    binding("arg" + Twine(a), "read");
   if (plan.schedules) {
     binding("schedule", "constant");
     kernel->setAttr("attn.constants",
@@ -231,14 +229,9 @@ void GpuKernelEmitter::buildMergeKernel(gpu::GPUModuleOp module) {
   merge->setAttr("attn.tiling",
                  b.getDenseI64ArrayAttr({plan.queryTiling.tile,
                                          plan.queryTiling.period, keyTile}));
-  auto binding = [&](StringRef name, StringRef access) -> Attribute {
-    return b.getDictionaryAttr(
-        {b.getNamedAttr("name", b.getStringAttr(name)),
-         b.getNamedAttr("access", b.getStringAttr(access))});
-  };
   merge->setAttr("attn.bindings",
-                 b.getArrayAttr({binding("partials", "read"),
-                                 binding("result0", "write")}));
+                 b.getArrayAttr({kernelBinding(b, "partials", "read"),
+                                 kernelBinding(b, "result0", "write")}));
 
   b.setInsertionPointToStart(&merge.getBody().front());
   Value partials = merge.getArgument(0), out = merge.getArgument(1);

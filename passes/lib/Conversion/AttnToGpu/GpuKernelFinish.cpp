@@ -7,6 +7,7 @@
 // LLVM intrinsics PTX has.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuCodegen.h"
 #include "GpuFlashKernel.h"
 #include "attn/Conversion/GpuTargetInfo.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -46,9 +47,7 @@ static Value tableBuffer(gpu::GPUFuncOp func, DenseElementsAttr table) {
     constants.append(existing.getValue());
   std::string name = "table" + std::to_string(llvm::size(constants.getAttrs()));
   constants.append(name, contents);
-  bindings.push_back(b.getDictionaryAttr(
-      {b.getNamedAttr("name", b.getStringAttr(name)),
-       b.getNamedAttr("access", b.getStringAttr("constant"))}));
+  bindings.push_back(kernelBinding(b, name, "constant"));
   func->setAttr("attn.constants", constants.getDictionary(ctx));
   func->setAttr("attn.bindings", b.getArrayAttr(bindings));
   unsigned index = func.getNumArguments();

@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 #include "GpuLinearKernel.h"
 #include "GpuCodegen.h"
+#include "attn/Transforms/ContractionMatch.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -93,20 +94,10 @@ namespace {
 enum class WeightLayout { KN, NK };
 
 std::optional<WeightLayout> classify(linalg::MatmulOp op) {
-  MLIRContext *ctx = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  auto map = [&](AffineExpr a, AffineExpr b) {
-    return AffineMap::get(3, 0, {a, b}, ctx);
-  };
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps[0] != map(m, k) || maps[2] != map(m, n))
+  std::optional<bool> transposed = matmulTransposesB(op);
+  if (!transposed)
     return std::nullopt;
-  if (maps[1] == map(k, n))
-    return WeightLayout::KN;
-  if (maps[1] == map(n, k))
-    return WeightLayout::NK;
-  return std::nullopt;
+  return *transposed ? WeightLayout::NK : WeightLayout::KN;
 }
 
 /// Whether `init` is a fill of zero (of anything: the fill's destination
@@ -233,14 +224,9 @@ GpuLinearEmitter::beginKernel(gpu::GPUModuleOp module, ArrayRef<int64_t> grid,
   // For the tools: (rows, columns, depth) of a tile.
   kernel->setAttr("attn.tiling", b.getDenseI64ArrayAttr(tiling));
   SmallVector<Attribute> bindings;
-  auto binding = [&](StringRef name, StringRef access) {
-    bindings.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("name", b.getStringAttr(name)),
-         b.getNamedAttr("access", b.getStringAttr(access))}));
-  };
   for (unsigned a = 0; a < host.getNumArguments(); ++a)
-    binding(("arg" + Twine(a)).str(), "read");
-  binding("result0", "write");
+    bindings.push_back(kernelBinding(b, "arg" + Twine(a), "read"));
+  bindings.push_back(kernelBinding(b, "result0", "write"));
   kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
   b.setInsertionPointToStart(&kernel.getBody().front());
   return {kernel.getArgument(xArg), kernel.getArgument(wArg),
