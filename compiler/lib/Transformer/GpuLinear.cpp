@@ -195,7 +195,7 @@ GpuLinearBackend::launch(const Weight &weight, int64_t rows,
 }
 
 Status GpuLinearBackend::readBack(Product &product, int64_t rows, int64_t out,
-                                  float *y) {
+                                  float *y, const float *residual) {
   // The products launched since the last read, in one submission.
   std::string error;
   bool launched = device->launch(pending, 1, nullptr, error);
@@ -207,6 +207,9 @@ Status GpuLinearBackend::readBack(Product &product, int64_t rows, int64_t out,
   if (!device->read(*product.y, y, bytes, error))
     return Status::error(error);
   counted.outputBytes += bytes;
+  if (residual)
+    for (int64_t i = 0; i < rows * out; ++i)
+      y[i] += residual[i];
   return Status::ok();
 }
 
@@ -218,16 +221,20 @@ Status GpuLinearBackend::apply(const float *x, int64_t rows,
   pending.clear(); // nothing a failed call queued
   if (rows == 0)
     return Status::ok();
-  // An accumulating product runs the plain kernel and adds on the host.
+  // An accumulating product runs the plain kernel and adds on the host;
+  // so does a residual sum, whose rows would otherwise go in to be added
+  // to rows that come back anyway (the same one add, last).
   LinearEpilogue finish = epilogue;
   finish.accumulate = false;
+  finish.residual = false;
   llvm::Expected<Product *> product =
       launch(weight, rows, finish, {x, nullptr}, bias, {other, nullptr});
   if (!product)
     return Status::error(llvm::toString(product.takeError()));
   int64_t out = static_cast<const DeviceWeight &>(weight).out;
   if (!epilogue.accumulate)
-    return readBack(**product, rows, out, y);
+    return readBack(**product, rows, out, y,
+                    epilogue.residual ? other : nullptr);
   scratch.resize(size_t(rows) * out);
   if (Status s = readBack(**product, rows, out, scratch.data()); s.failed())
     return s;
@@ -243,41 +250,40 @@ Status GpuLinearBackend::feedForward(const float *x, int64_t rows,
   if (rows == 0)
     return Status::ok();
   using Activation = LinearEpilogue::Activation;
-  auto epilogue = [](const float *bias, Activation activation, bool residual) {
+  auto epilogue = [](const float *bias, Activation activation) {
     LinearEpilogue e;
     e.accumulate = false;
     e.bias = bias != nullptr;
     e.activation = activation;
-    e.residual = residual;
     return e;
   };
   int64_t hiddenWidth = static_cast<const DeviceWeight *>(block.up)->out;
   uint64_t hiddenBytes = uint64_t(rows) * hiddenWidth * sizeof(float);
-  llvm::Expected<Product *> up =
-      launch(*block.up, rows,
-             epilogue(block.upBias,
-                      block.gate ? Activation::None : block.activation, false),
-             {x, nullptr}, block.upBias, {});
+  llvm::Expected<Product *> up = launch(
+      *block.up, rows,
+      epilogue(block.upBias, block.gate ? Activation::None : block.activation),
+      {x, nullptr}, block.upBias, {});
   if (!up)
     return Status::error(llvm::toString(up.takeError()));
   Product *hidden = *up;
   if (block.gate) {
     // silu(gate) * up, the up product read where it is.
-    llvm::Expected<Product *> gate =
-        launch(*block.gate, rows,
-               epilogue(block.gateBias, Activation::SiluTimesOther, false),
-               {x, nullptr}, block.gateBias, {nullptr, hidden->y.get()});
+    llvm::Expected<Product *> gate = launch(
+        *block.gate, rows, epilogue(block.gateBias, Activation::SiluTimesOther),
+        {x, nullptr}, block.gateBias, {nullptr, hidden->y.get()});
     if (!gate)
       return Status::error(llvm::toString(gate.takeError()));
     counted.keptBytes += hiddenBytes;
     hidden = *gate;
   }
-  llvm::Expected<Product *> down = launch(
-      *block.down, rows, epilogue(block.downBias, Activation::None, residual),
-      {nullptr, hidden->y.get()}, block.downBias, {residual, nullptr});
+  // The residual is added on the host, as in apply().
+  llvm::Expected<Product *> down =
+      launch(*block.down, rows, epilogue(block.downBias, Activation::None),
+             {nullptr, hidden->y.get()}, block.downBias, {});
   if (!down)
     return Status::error(llvm::toString(down.takeError()));
   counted.keptBytes += hiddenBytes;
   return readBack(**down, rows,
-                  static_cast<const DeviceWeight *>(block.down)->out, y);
+                  static_cast<const DeviceWeight *>(block.down)->out, y,
+                  residual);
 }

@@ -4,12 +4,13 @@
 // gpuLinears): its projections and feed-forward products run as the GEMM
 // kernels of GpuLinearKernel.cpp on the stack's device. Each weight is
 // uploaded once, when the stack is created, and stays there (a bias when
-// first used); a product writes its rows of x (and of the epilogue's other
-// operand) into device buffers, runs the kernel, whose epilogue adds the
-// bias, applies the activation or SwiGLU's gate and sums the residual, and
-// reads its finished rows back. A feed-forward block runs as one chain
-// (feedForward): its hidden units stay on the device between its products,
-// and its three products go to the device in one submission.
+// first used); a product writes its rows of x into a device buffer, runs
+// the kernel, whose epilogue adds the bias and applies the activation or
+// SwiGLU's gate, and reads its rows back; a residual sum is added then, on
+// the host (sending the stream's rows in would cost as much as the add).
+// A feed-forward block runs as one chain (feedForward): its hidden units
+// stay on the device between its products, and its products go to the
+// device in one submission.
 //
 // GPU kernels take static shapes: one is compiled per (in, out) and row
 // capacity (8, 256, then multiples of 2048), and a product of `rows` rows
@@ -94,8 +95,10 @@ private:
                                    const LinearEpilogue &epilogue, Source x,
                                    const float *bias, Source other);
   /// Runs the queued products in one submission and copies the first
-  /// `rows` rows of `product`'s result to `y`.
-  Status readBack(Product &product, int64_t rows, int64_t out, float *y);
+  /// `rows` rows of `product`'s result to `y`, adding `residual` when
+  /// given.
+  Status readBack(Product &product, int64_t rows, int64_t out, float *y,
+                  const float *residual = nullptr);
   /// The device copy of a stack's bias (`out` floats at `bias`: the
   /// stack's weights live as long as this backend, so their addresses name
   /// them).
