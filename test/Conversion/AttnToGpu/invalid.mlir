@@ -16,7 +16,7 @@ func.func @dynamic(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention or one linalg.matmul of its arguments; target 'vulkan-lavapipe' runs such functions only}}
+// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention, one linalg.matmul or one change of layout of its arguments; target 'vulkan-lavapipe' runs such functions only}}
 func.func @two_ops(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
                    %v: tensor<1x2x16x40xf32>) -> tensor<1x2x16x40xf32> {
   %o = attn.attention %q, %k, %v
@@ -288,7 +288,7 @@ func.func @epilogue_other_ops(%x: tensor<8x64xf32>, %w: tensor<8x64xf32>) -> ten
 // -----
 
 // A product on buffers is not a function of its arguments' values.
-// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers' is not one attention or one linalg.matmul of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers' is not one attention, one linalg.matmul or one change of layout of its arguments}}
 func.func @product_on_buffers(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
   linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
   return
@@ -296,7 +296,7 @@ func.func @product_on_buffers(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: m
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers_then_generic' is not one attention or one linalg.matmul of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers_then_generic' is not one attention, one linalg.matmul or one change of layout of its arguments}}
 func.func @product_on_buffers_then_generic(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
   linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
   linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]} outs(%y : memref<8x32xf32>) {
@@ -304,4 +304,66 @@ func.func @product_on_buffers_then_generic(%x: memref<8x64xf32>, %w: memref<64x3
     linalg.yield %c : f32
   }
   return
+}
+
+// -----
+
+// Changes of layout (GpuLayoutKernel.h): static sizes, float elements,
+// slices of unit strides and the source's rank, pads by a constant.
+func.func @layout_dynamic(%x: tensor<?x8xf32>) -> tensor<8x?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %init = tensor.empty(%n) : tensor<8x?xf32>
+  // expected-error @below {{attn-to-gpu-kernels: this change of layout has no GPU kernel on target 'vulkan-lavapipe': it takes static sizes (compile one kernel per size)}}
+  %t = linalg.transpose ins(%x : tensor<?x8xf32>) outs(%init : tensor<8x?xf32>) permutation = [1, 0]
+  return %t : tensor<8x?xf32>
+}
+
+// -----
+
+func.func @layout_integers(%x: tensor<4x8xi32>) -> tensor<8x4xi32> {
+  %init = tensor.empty() : tensor<8x4xi32>
+  // expected-error @below {{it takes f32, f16 and bf16 elements}}
+  %t = linalg.transpose ins(%x : tensor<4x8xi32>) outs(%init : tensor<8x4xi32>) permutation = [1, 0]
+  return %t : tensor<8x4xi32>
+}
+
+// -----
+
+func.func @layout_strided_slice(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @below {{it takes slices of static offsets, unit strides and the source's rank}}
+  %s = tensor.extract_slice %x[0, 0] [4, 8] [2, 1] : tensor<8x8xf32> to tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @layout_rank_reducing_slice(%x: tensor<8x8xf32>) -> tensor<8xf32> {
+  // expected-error @below {{it takes slices of static offsets, unit strides and the source's rank}}
+  %s = tensor.extract_slice %x[2, 0] [1, 8] [1, 1] : tensor<8x8xf32> to tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+func.func @layout_pad_by_index(%x: tensor<4x8xf32>) -> tensor<6x8xf32> {
+  // expected-error @below {{it pads by a constant, with static sizes}}
+  %p = tensor.pad %x low[2, 0] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    %v = arith.index_cast %i : index to i32
+    %f = arith.sitofp %v : i32 to f32
+    tensor.yield %f : f32
+  } : tensor<4x8xf32> to tensor<6x8xf32>
+  return %p : tensor<6x8xf32>
+}
+
+// -----
+
+// A chain that does not start at the argument is not a change of its layout.
+// expected-error @below {{attn-to-gpu-kernels: 'layout_of_a_constant' is not one attention, one linalg.matmul or one change of layout of its arguments}}
+func.func @layout_of_a_constant(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %c = arith.constant dense<1.0> : tensor<4x8xf32>
+  %init = tensor.empty() : tensor<8x4xf32>
+  %t = linalg.transpose ins(%c : tensor<4x8xf32>) outs(%init : tensor<8x4xf32>) permutation = [1, 0]
+  return %t : tensor<8x4xf32>
 }

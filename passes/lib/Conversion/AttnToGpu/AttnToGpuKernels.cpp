@@ -7,13 +7,15 @@
 // the host function goes away: the runtime launches the kernel from the
 // descriptor its attributes carry (docs/Gpu.md). A function of one
 // linalg.matmul (a layer's product) becomes a GEMM kernel
-// (GpuLinearKernel.h). Anything else in a module
+// (GpuLinearKernel.h), a function that returns its argument in another
+// layout a gather kernel (GpuLayoutKernel.h). Anything else in a module
 // for a GPU target is an error at its location. The pattern of
 // populateAttnToGpuKernelsPatterns does the same per function.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuBackwardKernel.h"
 #include "GpuFlashKernel.h"
+#include "GpuLayoutKernel.h"
 #include "GpuLinearKernel.h"
 #include "attn/Conversion/GpuTargetInfo.h"
 #include "attn/Conversion/Passes.h"
@@ -64,10 +66,9 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
 /// What lowerToGpuKernels did with a host function.
 enum class Lowering { Done, NotAttention, Failed };
 
-/// Builds the kernels of `host` (one attention, one attention_grad or one
-/// product of its arguments) into `kernels`; the caller erases `host` when
-/// Done.
-/// Failed: an error at what is not supported.
+/// Builds the kernels of `host` (one attention, one attention_grad, one
+/// product of its arguments or one change of layout) into `kernels`; the caller
+/// erases `host` when Done. Failed: an error at what is not supported.
 Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
                            gpu::GPUModuleOp kernels,
                            const GpuKernelOptions &options) {
@@ -85,6 +86,15 @@ Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
       return Lowering::Failed;
     return succeeded(finishGpuKernel(
                buildGpuLinearKernel(host, product, target, kernels), target))
+               ? Lowering::Done
+               : Lowering::Failed;
+  }
+  SmallVector<Operation *> layout = matchLayoutFunction(host);
+  if (!layout.empty()) {
+    if (failed(checkGpuLayoutSupported(host, layout, target)))
+      return Lowering::Failed;
+    return succeeded(finishGpuKernel(
+               buildGpuLayoutKernel(host, layout, target, kernels), target))
                ? Lowering::Done
                : Lowering::Failed;
   }
@@ -129,7 +139,7 @@ struct FunctionToGpuKernels : OpRewritePattern<func::FuncOp> {
         module ? TargetDescription::of(module) : std::nullopt;
     if (host.isExternal() || !target || target->isCpu() ||
         (!matchAttentionGradFunction(host) && !matchAttentionFunction(host) &&
-         !matchLinearFunction(host)))
+         !matchLinearFunction(host) && matchLayoutFunction(host).empty()))
       return failure();
     gpu::GPUModuleOp kernels =
         getOrCreateKernelModule(module, *target, rewriter);
@@ -177,8 +187,8 @@ struct AttnToGpuKernelsPass
         break;
       case Lowering::NotAttention:
         host.emitError() << "attn-to-gpu-kernels: '" << host.getName()
-                         << "' is not one attention or one linalg.matmul of "
-                            "its arguments; target '"
+                         << "' is not one attention, one linalg.matmul or "
+                            "one change of layout of its arguments; target '"
                          << description->name
                          << "' runs such functions only (the families and "
                             "other ops stay on the CPU for now; layer specs "
