@@ -356,10 +356,15 @@ void attnrt::printDeviceProducts(const TransformerStack &stack) {
         "products on the device: {0} runs of {1} kernels in {6} "
         "submissions, {2:f2} MiB of weights kept there, {3:f2} MiB of "
         "operands in and {4:f2} MiB of results out, {5:f2} MiB of "
-        "feed-forward hidden units kept there\n",
+        "results kept there for the next kernel\n",
         p->products, p->kernels, p->weightBytes / double(1 << 20),
         p->inputBytes / double(1 << 20), p->outputBytes / double(1 << 20),
         p->keptBytes / double(1 << 20), p->submissions);
+  if (auto p = stack.deviceProducts(); p && p->attentionBlocks)
+    llvm::outs() << llvm::formatv(
+        "self-attention in one chain on the device: {0} runs, q, k and v "
+        "kept there ({1} layout kernels)\n",
+        p->attentionBlocks, p->layoutKernels);
 }
 
 int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,

@@ -10,15 +10,6 @@
 
 using namespace attnrt;
 
-namespace {
-/// A weight on the device, [out, in] as read.
-struct DeviceWeight : LinearBackend::Weight {
-  int64_t in = 0, out = 0;
-  std::shared_ptr<GpuBuffer> buffer;
-  int64_t bytes() const override { return int64_t(buffer->bytes()); }
-};
-} // namespace
-
 int64_t GpuLinearBackend::rowCapacity(int64_t rows) {
   // A launch runs only the row tiles that hold rows, so a capacity costs
   // buffer memory, not work: few capacities, few compiles. Up to 8 rows
@@ -83,23 +74,26 @@ Status GpuLinearBackend::prepare(int64_t out, int64_t in,
   return Status::ok();
 }
 
+llvm::Expected<std::unique_ptr<GpuKernel>>
+GpuLinearBackend::compileKernel(const std::string &source) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  if (!module)
+    return llvm::createStringError("internal error: a device kernel's IR");
+  llvm::Expected<GpuArtifact> artifact = compileForGpu(*module, options);
+  if (!artifact)
+    return artifact.takeError();
+  return GpuKernel::create(std::move(*artifact));
+}
+
 llvm::Expected<GpuLinearBackend::Product *>
 GpuLinearBackend::productFor(int64_t in, int64_t out, int64_t capacity,
                              const LinearEpilogue &epilogue) {
   Product &product = products[{in, out, capacity, epilogue}];
   if (product.kernel)
     return &product;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(
-          gpuLinearKernelSource("linear", capacity, in, out, epilogue, format),
-          &context);
-  if (!module)
-    return llvm::createStringError("internal error: the product's IR");
-  llvm::Expected<GpuArtifact> artifact = compileForGpu(*module, options);
-  if (!artifact)
-    return artifact.takeError();
-  llvm::Expected<std::unique_ptr<GpuKernel>> kernel =
-      GpuKernel::create(std::move(*artifact));
+  llvm::Expected<std::unique_ptr<GpuKernel>> kernel = compileKernel(
+      gpuLinearKernelSource("linear", capacity, in, out, epilogue, format));
   if (!kernel)
     return kernel.takeError();
   std::string error;
@@ -194,15 +188,22 @@ GpuLinearBackend::launch(const Weight &weight, int64_t rows,
   return &product;
 }
 
-Status GpuLinearBackend::readBack(Product &product, int64_t rows, int64_t out,
-                                  float *y, const float *residual) {
-  // The products launched since the last read, in one submission.
+Status GpuLinearBackend::submit() {
   std::string error;
   bool launched = device->launch(pending, 1, nullptr, error);
   pending.clear();
   if (!launched)
     return Status::error(error);
   ++counted.submissions;
+  return Status::ok();
+}
+
+Status GpuLinearBackend::readBack(Product &product, int64_t rows, int64_t out,
+                                  float *y, const float *residual) {
+  // The products launched since the last read, in one submission.
+  if (Status s = submit(); s.failed())
+    return s;
+  std::string error;
   uint64_t bytes = uint64_t(rows) * out * sizeof(float);
   if (!device->read(*product.y, y, bytes, error))
     return Status::error(error);

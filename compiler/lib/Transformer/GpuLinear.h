@@ -12,6 +12,12 @@
 // stay on the device between its products, and its products go to the
 // device in one submission.
 //
+// An encoder's self-attention runs as one chain too (selfAttention,
+// GpuSelfAttention.cpp): the QKV product, layout kernels that split its
+// rows into heads, the attention kernel, a layout kernel that merges the
+// heads back into rows, and the output product, in one submission: Q, K
+// and V never leave the device.
+//
 // GPU kernels take static shapes: one is compiled per (in, out) and row
 // capacity (8, 256, then multiples of 2048), and a product of `rows` rows
 // runs the kernel of its capacity on its first `rows` rows: only the
@@ -54,15 +60,25 @@ public:
   Status apply(const float *x, int64_t rows, const Weight &weight,
                const LinearEpilogue &epilogue, const float *bias,
                const float *other, float *y) override;
+  bool chainsSelfAttention(const AttentionKernel &kernel) const override {
+    return bool(kernel.deviceLaunches);
+  }
+  Status selfAttention(const float *x, const SelfAttention &block,
+                       const float *residual, float *y) override;
 
   /// What ran so far: products, kernels compiled, submissions to the
   /// device (a feed-forward block's products share one), bytes of weights on
   /// the device, bytes of operands copied in and of results copied back, and
   /// bytes of results the next product read on the device (a feed-forward
   /// block's hidden units).
+  /// Chained self-attention blocks count their products, their submission
+  /// and their bytes (the key bias in, the output rows out, the QKV
+  /// product's result and the merged heads kept), and their layout kernels
+  /// apart.
   struct Stats {
     int64_t products = 0, kernels = 0, submissions = 0;
     uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0, keptBytes = 0;
+    int64_t attentionBlocks = 0, layoutKernels = 0;
   };
   const Stats &stats() const { return counted; }
 
@@ -72,6 +88,13 @@ public:
 private:
   GpuLinearBackend(const GpuCompileOptions &options, FloatFormat format,
                    std::shared_ptr<GpuDevice> device);
+
+  /// A weight on the device, [out, in] as read.
+  struct DeviceWeight : Weight {
+    int64_t in = 0, out = 0;
+    std::shared_ptr<GpuBuffer> buffer;
+    int64_t bytes() const override { return int64_t(buffer->bytes()); }
+  };
 
   /// A kernel for one (in, out, row capacity, epilogue) and the device
   /// buffers of its x, other operand and y.
@@ -94,6 +117,8 @@ private:
   llvm::Expected<Product *> launch(const Weight &weight, int64_t rows,
                                    const LinearEpilogue &epilogue, Source x,
                                    const float *bias, Source other);
+  /// Runs the queued launches in one submission.
+  Status submit();
   /// Runs the queued products in one submission and copies the first
   /// `rows` rows of `product`'s result to `y`, adding `residual` when
   /// given.
@@ -104,6 +129,22 @@ private:
   /// them).
   llvm::Expected<GpuBuffer *> deviceBias(const float *bias, int64_t out);
 
+  /// A chained self-attention's layout kernels and the buffers between
+  /// them, for one (batch, capacity, heads, KV heads, head dim):
+  /// q, k, v and the kernel's output heads [B, H(kv), capacity, D], the key
+  /// bias [B, 1, 1, capacity], the heads merged into rows [B capacity, H D].
+  struct HeadLayouts {
+    std::unique_ptr<GpuKernel> split[3], merge;
+    std::shared_ptr<GpuBuffer> parts[3], keyBias, heads, merged;
+    /// The sequence length keyBias masks for (-1: not written yet).
+    int64_t biasLength = -1;
+  };
+  llvm::Expected<HeadLayouts *> headLayoutsFor(const SelfAttention &block,
+                                               int64_t capacity);
+  /// A GpuKernel of one function's MLIR text.
+  llvm::Expected<std::unique_ptr<GpuKernel>>
+  compileKernel(const std::string &source);
+
   GpuCompileOptions options;
   FloatFormat format;
   std::shared_ptr<GpuDevice> device;
@@ -111,6 +152,8 @@ private:
   std::map<std::tuple<int64_t, int64_t, int64_t, LinearEpilogue>, Product>
       products;
   std::map<const float *, std::shared_ptr<GpuBuffer>> biases;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>, HeadLayouts>
+      layouts;
   std::vector<float> scratch;
   /// Launches queued since the last submission.
   std::vector<GpuLaunch> pending;

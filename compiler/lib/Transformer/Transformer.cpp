@@ -177,6 +177,11 @@ static AttentionKernel atEndOfCapacity(AttentionKernel kernel,
                                        int64_t queryCapacity,
                                        int64_t keyCapacity) {
   AttentionKernel outer;
+  // On the device the key bias is the chain's (LinearBackend::
+  // selfAttention): the kernel is launched as it is.
+  outer.deviceLaunches = kernel.deviceLaunches;
+  outer.capacity = kernel.capacity;
+  outer.takesKeyBias = kernel.takesKeyBias;
   for (size_t i = 0; i < kernel.argumentNames.size(); ++i)
     if (kernel.argumentNames[i] != "bias") {
       outer.argumentNames.push_back(kernel.argumentNames[i]);
@@ -245,6 +250,42 @@ static AttentionKernel atEndOfCapacity(AttentionKernel kernel,
     return Status::ok();
   };
   return outer;
+}
+
+/// Sets `kernel.deviceLaunches` (LayerStack.h) when the GPU kernel takes
+/// q, k and v alone, each once, and the key bias of a kernel at a capacity
+/// (atEndOfCapacity) when `atCapacity`: its launches of `function` on
+/// device buffers, `rows` queries and keys each.
+static void setDeviceLaunches(AttentionKernel &kernel, GpuKernel *gpu,
+                              const std::string &function, int64_t rows,
+                              bool atCapacity) {
+  const std::vector<std::string> &names = kernel.argumentNames;
+  auto count = [&](const char *name) {
+    return std::count(names.begin(), names.end(), name);
+  };
+  bool bias = atCapacity && count("bias") == 1;
+  if (count("q") != 1 || count("k") != 1 || count("v") != 1 ||
+      names.size() != 3 + size_t(bias))
+    return;
+  kernel.capacity = rows;
+  kernel.takesKeyBias = bias;
+  kernel.deviceLaunches = [gpu, function,
+                           names](const AttentionKernel::DeviceOperands &on,
+                                  std::vector<GpuLaunch> &launches) {
+    std::vector<GpuOperand> operands;
+    for (const std::string &name : names) {
+      operands.emplace_back();
+      operands.back().buffer = name == "q"   ? on.q
+                               : name == "k" ? on.k
+                               : name == "v" ? on.v
+                                             : on.keyBias;
+    }
+    operands.emplace_back();
+    operands.back().buffer = on.output;
+    if (llvm::Error e = gpu->launchesOn(function, operands, launches))
+      return Status::error(llvm::toString(std::move(e)));
+    return Status::ok();
+  };
 }
 
 /// Self-attention over this rank's share of the sequence: ring or Ulysses
@@ -484,6 +525,9 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
       return Status::error(llvm::toString(std::move(e)));
     return Status::ok();
   };
+  if (!options.gpuTarget.empty() && block == AttentionBlock::Self && lq == lk)
+    setDeviceLaunches(compiled.kernel, static_cast<GpuKernel *>(raw), function,
+                      lq, capacity.has_value());
   if (capacity)
     compiled.kernel = atEndOfCapacity(std::move(compiled.kernel), lq, lk);
   kernel = &(kernels[key] = std::move(compiled)).kernel;
@@ -854,7 +898,7 @@ TransformerStack::deviceProducts() const {
   if (!impl->gpuLinear)
     return std::nullopt;
   const GpuLinearBackend::Stats &s = impl->gpuLinear->stats();
-  return DeviceProducts{s.products,   s.kernels,     s.submissions,
-                        s.weightBytes, s.inputBytes, s.outputBytes,
-                        s.keptBytes};
+  return DeviceProducts{s.products,    s.kernels,         s.submissions,
+                        s.weightBytes, s.inputBytes,      s.outputBytes,
+                        s.keptBytes,   s.attentionBlocks, s.layoutKernels};
 }

@@ -227,13 +227,14 @@ bool CudaDevice::writeChecked(GpuBuffer &buffer, uint64_t offset,
              "copying to the device", error);
 }
 
-bool CudaDevice::readChecked(const GpuBuffer &buffer, void *host,
-                             uint64_t bytes, std::string &error) {
+bool CudaDevice::readChecked(const GpuBuffer &buffer, uint64_t offset,
+                             void *host, uint64_t bytes, std::string &error) {
   State &s = *state;
   return s.check(s.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error) &&
-         s.check(s.cuMemcpyDtoH(host,
-                                static_cast<const CudaBuffer &>(buffer).pointer,
-                                bytes),
+         s.check(s.cuMemcpyDtoH(
+                     host,
+                     static_cast<const CudaBuffer &>(buffer).pointer + offset,
+                     bytes),
                  "copying from the device", error);
 }
 

@@ -31,14 +31,15 @@ bool GpuDevice::writeAt(GpuBuffer &buffer, uint64_t offset, const void *host,
   return !bytes || writeChecked(buffer, offset, host, bytes, error);
 }
 
-bool GpuDevice::read(const GpuBuffer &buffer, void *host, uint64_t bytes,
-                     std::string &error) {
-  if (bytes > buffer.bytes()) {
-    error = "reading " + std::to_string(bytes) + " bytes from a buffer of " +
-            std::to_string(buffer.bytes());
+bool GpuDevice::readAt(const GpuBuffer &buffer, uint64_t offset, void *host,
+                       uint64_t bytes, std::string &error) {
+  if (offset > buffer.bytes() || bytes > buffer.bytes() - offset) {
+    error = "reading " + std::to_string(bytes) + " bytes" +
+            (offset ? " at offset " + std::to_string(offset) : "") +
+            " from a buffer of " + std::to_string(buffer.bytes());
     return false;
   }
-  return !bytes || readChecked(buffer, host, bytes, error);
+  return !bytes || readChecked(buffer, offset, host, bytes, error);
 }
 
 bool GpuDevice::launch(const std::vector<GpuLaunch> &launches, unsigned repeats,

@@ -689,19 +689,19 @@ bool VulkanDevice::writeChecked(GpuBuffer &buffer, uint64_t offset,
   return recordStagedCopy(state, b, offset, bytes, host, mapped, error);
 }
 
-bool VulkanDevice::readChecked(const GpuBuffer &buffer, void *host,
-                               uint64_t bytes, std::string &error) {
+bool VulkanDevice::readChecked(const GpuBuffer &buffer, uint64_t offset,
+                               void *host, uint64_t bytes, std::string &error) {
   const auto &b = static_cast<const VulkanBuffer &>(buffer);
   if (b.mapped) {
-    std::memcpy(host, b.mapped, bytes);
+    std::memcpy(host, static_cast<const char *>(b.mapped) + offset, bytes);
     return true;
   }
   // Staged: one submission with the pending copies.
   State &s = *state;
   std::lock_guard<std::recursive_mutex> lock(s.launchMutex);
   char *mapped;
-  bool ok = recordStagedCopy(state, b, 0, bytes, /*toDevice=*/nullptr, mapped,
-                             error) &&
+  bool ok = recordStagedCopy(state, b, offset, bytes, /*toDevice=*/nullptr,
+                             mapped, error) &&
             submitPending(s, VK_NULL_HANDLE, error);
   if (ok)
     std::memcpy(host, mapped, bytes);

@@ -24,6 +24,36 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   bool self = block == AttentionBlock::Self;
   bool decoding = self && l.isDecoder();
   Status status = Status::ok();
+  // An encoder's self-attention on a backend that keeps Q, K and V where
+  // its products run (a GPU's memory): one chain there, from x to the
+  // output projection (LinearBackend::selfAttention).
+  if (self && !l.isDecoder() && packed.empty() && w.qkv.out > 0 &&
+      l.positions != "rope") {
+    const AttentionKernel *kernel = nullptr;
+    if (Status s = kernels(block, batch, length, length, kernel); s.failed())
+      return s;
+    if (kernel && linearBackend->chainsSelfAttention(*kernel)) {
+      LinearBackend::SelfAttention chain;
+      chain.qkv = w.qkv.prepared.get();
+      chain.o = w.o.prepared.get();
+      chain.qkvBias = w.qkv.bias.empty() ? nullptr : w.qkv.bias.data();
+      chain.oBias = w.o.bias.empty() ? nullptr : w.o.bias.data();
+      chain.batch = batch;
+      chain.length = length;
+      chain.heads = l.heads;
+      chain.kvHeads = l.kvHeads;
+      chain.headDim = hd;
+      chain.kernel = kernel;
+      result.resize(rows * l.dModel); // written whole by the chain
+      auto start = std::chrono::steady_clock::now();
+      Status s =
+          linearBackend->selfAttention(x, chain, residual, result.data());
+      attentionSeconds += std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+      return s;
+    }
+  }
   // [B, heads, n, D]: a projection of `in`, split into heads.
   auto project = [&](const LinearWeights &p, const float *in, int64_t n,
                      int64_t heads) {

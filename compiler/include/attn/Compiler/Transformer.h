@@ -221,9 +221,13 @@ public:
   /// on the device, of product operands copied in and of their results copied
   /// back, and of results read on the device by the next product (feed-forward
   /// hidden units); nothing elsewhere.
+  /// Self-attention blocks chained on the device (Q, K and V kept there)
+  /// count their products, submission and bytes here too, their blocks and
+  /// layout kernels apart.
   struct DeviceProducts {
     int64_t products = 0, kernels = 0, submissions = 0;
     uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0, keptBytes = 0;
+    int64_t attentionBlocks = 0, layoutKernels = 0;
   };
   std::optional<DeviceProducts> deviceProducts() const;
 

@@ -150,7 +150,13 @@ public:
   bool writeAt(GpuBuffer &buffer, uint64_t offset, const void *host,
                uint64_t bytes, std::string &error);
   bool read(const GpuBuffer &buffer, void *host, uint64_t bytes,
-            std::string &error);
+            std::string &error) {
+    return readAt(buffer, 0, host, bytes, error);
+  }
+  /// The bytes [offset, offset + bytes) of `buffer` (e.g. the rows of a
+  /// product that hold a sequence, at the end of its capacity).
+  bool readAt(const GpuBuffer &buffer, uint64_t offset, void *host,
+              uint64_t bytes, std::string &error);
 
   /// `kernel` of `program` (whose code must be for this device), ready to
   /// launch.
@@ -170,8 +176,8 @@ protected:
   virtual bool writeChecked(GpuBuffer &buffer, uint64_t offset,
                             const void *host, uint64_t bytes,
                             std::string &error) = 0;
-  virtual bool readChecked(const GpuBuffer &buffer, void *host, uint64_t bytes,
-                           std::string &error) = 0;
+  virtual bool readChecked(const GpuBuffer &buffer, uint64_t offset, void *host,
+                           uint64_t bytes, std::string &error) = 0;
   virtual bool launchChecked(const std::vector<GpuLaunch> &launches,
                              unsigned repeats,
                              std::vector<double> *milliseconds,
@@ -204,8 +210,8 @@ public:
 protected:
   bool writeChecked(GpuBuffer &buffer, uint64_t offset, const void *host,
                     uint64_t bytes, std::string &error) override;
-  bool readChecked(const GpuBuffer &buffer, void *host, uint64_t bytes,
-                   std::string &error) override;
+  bool readChecked(const GpuBuffer &buffer, uint64_t offset, void *host,
+                   uint64_t bytes, std::string &error) override;
   bool launchChecked(const std::vector<GpuLaunch> &launches, unsigned repeats,
                      std::vector<double> *milliseconds,
                      std::string &error) override;
@@ -240,8 +246,8 @@ public:
 protected:
   bool writeChecked(GpuBuffer &buffer, uint64_t offset, const void *host,
                     uint64_t bytes, std::string &error) override;
-  bool readChecked(const GpuBuffer &buffer, void *host, uint64_t bytes,
-                   std::string &error) override;
+  bool readChecked(const GpuBuffer &buffer, uint64_t offset, void *host,
+                   uint64_t bytes, std::string &error) override;
   bool launchChecked(const std::vector<GpuLaunch> &launches, unsigned repeats,
                      std::vector<double> *milliseconds,
                      std::string &error) override;

@@ -24,6 +24,9 @@
 
 namespace attnrt {
 
+class GpuBuffer; // Gpu.h
+struct GpuLaunch;
+
 /// Success, or what went wrong.
 class Status {
 public:
@@ -173,6 +176,26 @@ struct AttentionKernel {
   std::function<Status(const std::vector<KernelOperand> &inputs,
                        const KernelOperand &output)>
       call;
+
+  /// A GPU kernel on buffers that stay on the device (Gpu.h): q [B, H,
+  /// capacity, D], k and v [B, Hkv, capacity, D], the per-key bias [B, 1,
+  /// 1, capacity] that masks the rows before a sequence's (when
+  /// `takesKeyBias`), and the output [B, H, capacity, D].
+  struct DeviceOperands {
+    GpuBuffer *q = nullptr, *k = nullptr, *v = nullptr, *keyBias = nullptr,
+              *output = nullptr;
+  };
+  /// Set for a GPU kernel of q, k and v alone (and the key bias of a
+  /// kernel at a capacity): appends its launches on device operands to
+  /// `launches` without running them, so that a backend that keeps Q, K
+  /// and V on the device runs it between its products
+  /// (LinearBackend::selfAttention). `capacity` is the rows it is
+  /// compiled for (queries and keys alike).
+  std::function<Status(const DeviceOperands &operands,
+                       std::vector<GpuLaunch> &launches)>
+      deviceLaunches;
+  int64_t capacity = 0;
+  bool takesKeyBias = false;
 };
 
 /// Finds (or compiles) the kernel of `block` for `batch` sequences of `lq`
@@ -241,6 +264,26 @@ public:
                              const FeedForward &block, const float *residual,
                              float *y) {
     return Status::error("this linear backend chains no feed-forward");
+  }
+  /// Self-attention of `batch` whole sequences of `length` rows: x Qkv^T +
+  /// qkvBias split into q [B, H, L, D], k and v [B, Hkv, L, D] (the weight's
+  /// rows stacked q, k, v), `kernel` on them, its heads merged back into
+  /// rows, y = merged O^T + oBias. Biases may be null.
+  struct SelfAttention {
+    const Weight *qkv = nullptr, *o = nullptr;
+    const float *qkvBias = nullptr, *oBias = nullptr;
+    int64_t batch = 0, length = 0, heads = 0, kvHeads = 0, headDim = 0;
+    const AttentionKernel *kernel = nullptr;
+  };
+  /// Whether selfAttention() runs such a block in one call, its q, k and
+  /// v never leaving where the products run (a GPU's memory): only for a
+  /// kernel with AttentionKernel::deviceLaunches.
+  virtual bool chainsSelfAttention(const AttentionKernel &kernel) const {
+    return false;
+  }
+  virtual Status selfAttention(const float *x, const SelfAttention &block,
+                               const float *residual, float *y) {
+    return Status::error("this linear backend chains no attention");
   }
 };
 
@@ -334,7 +377,8 @@ public:
   /// Tokens seen since reset() (plus its first position).
   int64_t position() const;
   const LayerConfig &config() const;
-  /// Seconds spent in attention kernels since creation.
+  /// Seconds spent in attention kernels since creation (with the products
+  /// of a block the backend chains: LinearBackend::selfAttention).
   double attentionSeconds() const;
   /// Called after each layer with (layer index, layers, seconds).
   std::function<void(int64_t, int64_t, double)> onLayer;

@@ -1,0 +1,206 @@
+//===- GpuSelfAttention.cpp - an encoder's self-attention on the device ---===//
+//
+// GpuLinearBackend::selfAttention: a self-attention block of whole
+// sequences as one submission on the stack's device,
+//
+//   x rows at the end of each sequence's capacity (zero rows before them)
+//     -> QKV product (bias)            [B cap, (H + 2 Hkv) D]
+//     -> split kernels                 q [B, H, cap, D], k, v [B, Hkv, cap, D]
+//     -> the attention kernel          heads [B, H, cap, D] (key bias: -inf
+//                                      on the rows before the sequence's)
+//     -> merge kernel                  [B cap, H D]
+//     -> output product (bias)         [B cap, dModel]
+//
+// and the output's rows of each sequence read back, its residual added on
+// the host. The split and merge are GPU layout kernels
+// (GpuLayoutKernel.cpp) of the IR below. Placing x at the capacity's end
+// makes every kernel of the chain one per capacity, as the attention
+// kernel is (Transformer.cpp, capacities), not one per length; the price
+// is the zero rows' share of the two products (a sequence of 80 rows at a
+// capacity of 128: 48 rows of each), against Q, K, V and the heads that no
+// longer cross to the host and back.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuLinear.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <cmath>
+
+using namespace attnrt;
+
+/// The MLIR of the layout kernel that takes `heads` heads from column
+/// `first` of the QKV product's rows [B cap, width] into [B, heads, cap, D].
+static std::string splitSource(int64_t batch, int64_t capacity, int64_t width,
+                               int64_t first, int64_t heads, int64_t dim) {
+  return llvm::formatv(
+      R"(func.func @split(%qkv: tensor<{0}x{1}xf32>) -> tensor<{2}x{3}x{4}x{5}xf32> {
+  %part = tensor.extract_slice %qkv[0, {6}] [{0}, {7}] [1, 1] : tensor<{0}x{1}xf32> to tensor<{0}x{7}xf32>
+  %rows = tensor.expand_shape %part [[0, 1], [2, 3]] output_shape [{2}, {4}, {3}, {5}] : tensor<{0}x{7}xf32> into tensor<{2}x{4}x{3}x{5}xf32>
+  %init = tensor.empty() : tensor<{2}x{3}x{4}x{5}xf32>
+  %heads = linalg.transpose ins(%rows : tensor<{2}x{4}x{3}x{5}xf32>) outs(%init : tensor<{2}x{3}x{4}x{5}xf32>) permutation = [0, 2, 1, 3]
+  return %heads : tensor<{2}x{3}x{4}x{5}xf32>
+}
+)",
+      batch * capacity, width, batch, heads, capacity, dim, first, heads * dim);
+}
+
+/// The MLIR of the layout kernel that merges heads [B, H, cap, D] into
+/// rows [B cap, H D].
+static std::string mergeSource(int64_t batch, int64_t capacity, int64_t heads,
+                               int64_t dim) {
+  return llvm::formatv(
+      R"(func.func @merge(%heads: tensor<{0}x{1}x{2}x{3}xf32>) -> tensor<{4}x{5}xf32> {
+  %init = tensor.empty() : tensor<{0}x{2}x{1}x{3}xf32>
+  %rows = linalg.transpose ins(%heads : tensor<{0}x{1}x{2}x{3}xf32>) outs(%init : tensor<{0}x{2}x{1}x{3}xf32>) permutation = [0, 2, 1, 3]
+  %merged = tensor.collapse_shape %rows [[0, 1], [2, 3]] : tensor<{0}x{2}x{1}x{3}xf32> into tensor<{4}x{5}xf32>
+  return %merged : tensor<{4}x{5}xf32>
+}
+)",
+      batch, heads, capacity, dim, batch * capacity, heads * dim);
+}
+
+llvm::Expected<GpuLinearBackend::HeadLayouts *>
+GpuLinearBackend::headLayoutsFor(const SelfAttention &block, int64_t capacity) {
+  int64_t b = block.batch, h = block.heads, hkv = block.kvHeads,
+          d = block.headDim;
+  HeadLayouts &found = layouts[{b, capacity, h, hkv, d}];
+  if (found.merge)
+    return &found;
+  HeadLayouts made;
+  int64_t width = (h + 2 * hkv) * d;
+  const int64_t partHeads[3] = {h, hkv, hkv};
+  const int64_t partFirst[3] = {0, h * d, (h + hkv) * d};
+  std::string error;
+  auto buffer = [&](int64_t floats, std::shared_ptr<GpuBuffer> &into) {
+    if (error.empty())
+      into = device->allocate(uint64_t(floats) * sizeof(float), error);
+  };
+  for (int p = 0; p < 3; ++p) {
+    llvm::Expected<std::unique_ptr<GpuKernel>> kernel = compileKernel(
+        splitSource(b, capacity, width, partFirst[p], partHeads[p], d));
+    if (!kernel)
+      return kernel.takeError();
+    made.split[p] = std::move(*kernel);
+    buffer(b * partHeads[p] * capacity * d, made.parts[p]);
+  }
+  llvm::Expected<std::unique_ptr<GpuKernel>> merge =
+      compileKernel(mergeSource(b, capacity, h, d));
+  if (!merge)
+    return merge.takeError();
+  made.merge = std::move(*merge);
+  buffer(b * capacity, made.keyBias);
+  buffer(b * h * capacity * d, made.heads);
+  // The output product reads it whole, at that product's row capacity.
+  buffer(rowCapacity(b * capacity) * h * d, made.merged);
+  if (!error.empty())
+    return llvm::createStringError(error);
+  counted.layoutKernels += 4;
+  found = std::move(made);
+  return &found;
+}
+
+Status GpuLinearBackend::selfAttention(const float *x,
+                                       const SelfAttention &block,
+                                       const float *residual, float *y) {
+  pending.clear(); // nothing a failed call queued
+  const AttentionKernel &kernel = *block.kernel;
+  int64_t batch = block.batch, length = block.length,
+          capacity = kernel.capacity;
+  if (!kernel.deviceLaunches || length > capacity ||
+      (length < capacity && !kernel.takesKeyBias))
+    return Status::error("internal error: a chained self-attention over " +
+                         std::to_string(length) + " rows, on a kernel of " +
+                         std::to_string(capacity) + " rows" +
+                         (kernel.takesKeyBias ? "" : " without a key bias"));
+  if (batch == 0 || length == 0)
+    return Status::ok();
+  const auto &qkv = static_cast<const DeviceWeight &>(*block.qkv);
+  const auto &o = static_cast<const DeviceWeight &>(*block.o);
+  int64_t rows = batch * capacity, pad = capacity - length;
+  llvm::Expected<HeadLayouts *> found = headLayoutsFor(block, capacity);
+  if (!found)
+    return Status::error(llvm::toString(found.takeError()));
+  HeadLayouts &layout = **found;
+
+  // x's rows at the end of their sequence's capacity; zeros before them
+  // (their keys are masked, but a masked NaN would still poison a sum).
+  scratch.assign(size_t(rows) * qkv.in, 0.0f);
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy_n(x + b * length * qkv.in, length * qkv.in,
+                scratch.data() + (b * capacity + pad) * qkv.in);
+  LinearEpilogue withBias;
+  withBias.accumulate = false;
+  withBias.bias = block.qkvBias != nullptr;
+  llvm::Expected<Product *> projected = launch(
+      *block.qkv, rows, withBias, {scratch.data(), nullptr}, block.qkvBias, {});
+  if (!projected)
+    return Status::error(llvm::toString(projected.takeError()));
+
+  auto queue = [&](GpuKernel &gpu, const char *function, GpuBuffer *in,
+                   GpuBuffer *out) -> Status {
+    std::vector<GpuOperand> operands(2);
+    operands[0].buffer = in;
+    operands[1].buffer = out;
+    if (llvm::Error e = gpu.launchesOn(function, operands, pending))
+      return Status::error(llvm::toString(std::move(e)));
+    return Status::ok();
+  };
+  for (int p = 0; p < 3; ++p)
+    if (Status s = queue(*layout.split[p], "split", (*projected)->y.get(),
+                         layout.parts[p].get());
+        s.failed()) {
+      pending.clear();
+      return s;
+    }
+  std::string error;
+  if (kernel.takesKeyBias && layout.biasLength != length) {
+    // [B, 1, 1, capacity]: -inf on the rows before each sequence's.
+    std::vector<float> bias(size_t(rows), 0.0f);
+    for (int64_t b = 0; b < batch; ++b)
+      std::fill_n(bias.data() + b * capacity, pad, -INFINITY);
+    if (!device->write(*layout.keyBias, bias.data(),
+                       bias.size() * sizeof(float), error)) {
+      pending.clear();
+      return Status::error(error);
+    }
+    counted.inputBytes += bias.size() * sizeof(float);
+    layout.biasLength = length;
+  }
+  AttentionKernel::DeviceOperands operands;
+  operands.q = layout.parts[0].get();
+  operands.k = layout.parts[1].get();
+  operands.v = layout.parts[2].get();
+  operands.keyBias = kernel.takesKeyBias ? layout.keyBias.get() : nullptr;
+  operands.output = layout.heads.get();
+  if (Status s = kernel.deviceLaunches(operands, pending); s.failed()) {
+    pending.clear();
+    return s;
+  }
+  if (Status s = queue(*layout.merge, "merge", layout.heads.get(),
+                       layout.merged.get());
+      s.failed()) {
+    pending.clear();
+    return s;
+  }
+  LinearEpilogue outBias = withBias;
+  outBias.bias = block.oBias != nullptr;
+  llvm::Expected<Product *> output = launch(
+      *block.o, rows, outBias, {nullptr, layout.merged.get()}, block.oBias, {});
+  if (!output)
+    return Status::error(llvm::toString(output.takeError()));
+  if (Status s = submit(); s.failed())
+    return s;
+  ++counted.attentionBlocks;
+  counted.keptBytes += uint64_t(rows) * (qkv.out + o.in) * sizeof(float);
+
+  // Each sequence's rows, from the end of its capacity.
+  uint64_t rowBytes = uint64_t(o.out) * sizeof(float);
+  for (int64_t b = 0; b < batch; ++b)
+    if (!device->readAt(*(*output)->y, (b * capacity + pad) * rowBytes,
+                        y + b * length * o.out, length * rowBytes, error))
+      return Status::error(error);
+  counted.outputBytes += uint64_t(batch * length) * rowBytes;
+  if (residual)
+    for (int64_t i = 0; i < batch * length * o.out; ++i)
+      y[i] += residual[i];
+  return Status::ok();
+}
