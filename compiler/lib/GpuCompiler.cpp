@@ -136,6 +136,8 @@ static std::atomic<uint64_t> hostBytes{0};
 
 uint64_t GpuKernel::hostBytesTransferred() { return hostBytes.load(); }
 
+void GpuKernel::countHostBytes(uint64_t bytes) { hostBytes += bytes; }
+
 llvm::Expected<GpuFunction *>
 GpuKernel::preparedFunction(llvm::StringRef function) {
   for (auto &[name, f] : prepared)

@@ -50,6 +50,50 @@ struct CompiledAttention {
 };
 } // namespace
 
+namespace {
+/// A GPU stack's device copies of attention operands that name their
+/// owner (KernelOperand: cross-attention's memory keys and values), by
+/// owner, shared by its kernels (a prompt's and its decoding steps' read
+/// the same memory): an operand whose owner, version and size are those of
+/// its copy is read there instead of being copied in again.
+class OperandMirrors {
+public:
+  /// Points `operand` at the device copy of `input` (made or refreshed
+  /// first) when `input` names its owner; leaves it on the host otherwise.
+  Status bind(GpuDevice &device, const KernelOperand &input,
+              GpuOperand &operand) {
+    if (!input.owner)
+      return Status::ok();
+    uint64_t bytes = sizeof(float);
+    for (int64_t d : input.shape)
+      bytes *= uint64_t(d);
+    // Owners come and go with their caches: past a bound, start afresh.
+    if (copies.size() >= kMaxCopies)
+      copies.clear();
+    Copy &copy = copies[input.owner];
+    if (!copy.buffer || copy.version != input.version ||
+        copy.buffer->bytes() != bytes) {
+      std::string error;
+      copy.buffer = device.allocate(bytes, error);
+      if (!copy.buffer || !device.write(*copy.buffer, input.data, bytes, error))
+        return Status::error("an attention operand on the GPU: " + error);
+      GpuKernel::countHostBytes(bytes);
+      copy.version = input.version;
+    }
+    operand.buffer = copy.buffer.get();
+    return Status::ok();
+  }
+
+private:
+  static constexpr size_t kMaxCopies = 256;
+  struct Copy {
+    std::shared_ptr<GpuBuffer> buffer;
+    uint64_t version = 0;
+  };
+  std::map<const void *, Copy> copies;
+};
+} // namespace
+
 struct TransformerStack::Impl {
   LayerSpec spec;
   TransformerOptions options;
@@ -87,6 +131,9 @@ struct TransformerStack::Impl {
   bool gpuPagedUnsupported = false;
   /// The products on the GPU (TransformerOptions::gpuLinears), else null.
   std::shared_ptr<GpuLinearBackend> gpuLinear;
+  /// Device copies of the GPU kernels' operands kept there.
+  std::shared_ptr<OperandMirrors> operandMirrors =
+      std::make_shared<OperandMirrors>();
   Status contextParallelKernel(int64_t batch, CompiledAttention &compiled);
   std::optional<std::pair<int64_t, int64_t>> capacities(AttentionBlock block,
                                                         int64_t lq, int64_t lk);
@@ -151,6 +198,7 @@ TransformerStack::Impl::capacities(AttentionBlock block, int64_t lq,
   return std::make_pair(queries, keys);
 }
 
+
 /// Rows [0, rows) of each [rows, dim] matrix of `from` ([.., rows, dim])
 /// at the end of the matching matrix of `to` ([.., capacity, dim]), or
 /// back (`toCapacity` false).
@@ -214,8 +262,11 @@ static AttentionKernel atEndOfCapacity(AttentionKernel kernel,
       std::vector<float> &to = padded.emplace_back(matrices * capacity * dim);
       moveRows(static_cast<const float *>(in.data), to.data(), matrices, rows,
                capacity, dim, /*toCapacity=*/true);
+      // The same rows, placed: the same owner and version.
       return KernelOperand{to.data(),
-                           {in.shape[0], in.shape[1], capacity, dim}};
+                           {in.shape[0], in.shape[1], capacity, dim},
+                           in.owner,
+                           in.version};
     };
     size_t next = 0;
     for (const std::string &name : inner.argumentNames) {
@@ -510,9 +561,28 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   Kernel *raw = compiled.compiled.get();
   // bf16 operands are rounded by the stack (LayerStack.h).
   compiled.kernel.bf16 = bf16Attention;
-  compiled.kernel.call = [raw,
-                          function](const std::vector<KernelOperand> &inputs,
-                                    const KernelOperand &output) {
+  if (!options.gpuTarget.empty())
+    compiled.kernel.call = [gpu = static_cast<GpuKernel *>(raw), function,
+                            mirrors = operandMirrors](
+                               const std::vector<KernelOperand> &inputs,
+                               const KernelOperand &output) {
+      std::vector<GpuOperand> operands;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        operands.push_back({inputs[i].data, /*bytes=*/0});
+        if (Status s = mirrors->bind(gpu->gpuDevice(), inputs[i],
+                                     operands.back());
+            s.failed())
+          return s;
+      }
+      operands.push_back({output.data, /*bytes=*/0});
+      if (llvm::Error e = gpu->call(function, operands))
+        return Status::error(llvm::toString(std::move(e)));
+      return Status::ok();
+    };
+  else
+    compiled.kernel.call = [raw,
+                            function](const std::vector<KernelOperand> &inputs,
+                                      const KernelOperand &output) {
     std::vector<MemRefDescriptor> descriptors;
     descriptors.reserve(inputs.size() + 1);
     for (const KernelOperand &operand : inputs)

@@ -189,7 +189,9 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   if (Status s = decoding ? attendCached(*kernel, w, cache, k.data(), v.data(),
                                          queries, output, batch, length)
                           : callKernel(*kernel, w, queries, keys, values,
-                                       output, batch, length, keyLen);
+                                       output, batch, length, keyLen, nullptr,
+                                       self ? nullptr : &cache.memoryKeys,
+                                       self ? nullptr : &cache.memoryValues);
       s.failed())
     return s;
   attentionSeconds +=
@@ -352,8 +354,9 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
                                     AttentionWeights &w, void *queries,
                                     void *keys, void *values, void *output,
                                     int64_t batch, int64_t length,
-                                    int64_t keyLen,
-                                    const PagedOperands *paged) {
+                                    int64_t keyLen, const PagedOperands *paged,
+                                    const KvRows *keyRows,
+                                    const KvRows *valueRows) {
   const LayerConfig &l = config;
   int64_t hd = l.headDim;
   std::vector<KernelOperand> operands;
@@ -372,8 +375,11 @@ Status LayerStack::Impl::callKernel(const AttentionKernel &kernel,
     } else if (name == "q" || name == "qk") {
       operands.push_back({queries, {batch, l.heads, length, hd}});
     } else if (name == "k" || name == "v") {
-      operands.push_back(
-          {name == "k" ? keys : values, {batch, l.kvHeads, keyLen, hd}});
+      const KvRows *rows = name == "k" ? keyRows : valueRows;
+      operands.push_back({name == "k" ? keys : values,
+                          {batch, l.kvHeads, keyLen, hd},
+                          rows,
+                          rows ? rows->version() : 0});
     } else {
       auto it = w.extras.find(name);
       if (it == w.extras.end())

@@ -154,10 +154,16 @@ struct LayerStack::Impl {
                    std::vector<float> &result, const float *residual);
   /// The attention kernel on its operands (q, k, v: f32, or bf16 bits
   /// when the kernel takes bf16; variant operands from `w`) into `output`.
+  /// `keyRows` and `valueRows`, when given, hold `keys` and `values` (the
+  /// encoder memory's): they name them as their owners with their versions
+  /// (KernelOperand), so that a kernel that keeps copies on a device copies
+  /// them once per memory, not per call.
   Status callKernel(const AttentionKernel &kernel, AttentionWeights &w,
                     void *queries, void *keys, void *values, void *output,
                     int64_t batch, int64_t length, int64_t keyLen,
-                    const PagedOperands *paged = nullptr);
+                    const PagedOperands *paged = nullptr,
+                    const KvRows *keyRows = nullptr,
+                    const KvRows *valueRows = nullptr);
   /// A decode step on the cache in place: the per-KV-head kernel once per
   /// (sequence, KV head), on that head's query group (adjacent heads of q
   /// and of the output), its block of the cache and the group's rows of

@@ -71,6 +71,9 @@ public:
   /// Bytes of host operands (inputs copied to the device, results copied
   /// back) of every GpuKernel call in this process so far.
   static uint64_t hostBytesTransferred();
+  /// Counts `bytes` that a caller copied to the device for these kernels
+  /// on its own (device copies of operands it keeps there).
+  static void countHostBytes(uint64_t bytes);
 
   std::string describeDevice() const { return device->describe(); }
   /// Milliseconds of each dispatch of the last call.

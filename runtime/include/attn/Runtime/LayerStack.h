@@ -151,6 +151,9 @@ struct KernelOperand {
   /// change other than by appending (a new allocation, a shift). A kernel
   /// that keeps a copy of a pool elsewhere (on a GPU) copies only the
   /// call's last Lq rows while owner and version are those it last saw.
+  /// Cross-attention's keys and values (the encoder memory's) carry them
+  /// too: while owner, version and size are those it last saw, a GPU
+  /// kernel reads its copy without copying them again.
   const void *owner = nullptr;
   uint64_t version = 0;
 };
