@@ -365,6 +365,12 @@ void attnrt::printDeviceProducts(const TransformerStack &stack) {
         "self-attention in one chain on the device: {0} runs, q, k and v "
         "kept there ({1} layout kernels)\n",
         p->attentionBlocks, p->layoutKernels);
+  // Attention kernels called on host operands (not in a chain) copy them.
+  if (stack.deviceProducts())
+    llvm::outs() << llvm::formatv(
+        "attention kernels' operands and results: {0:f2} MiB between host "
+        "and device\n",
+        GpuKernel::hostBytesTransferred() / double(1 << 20));
 }
 
 int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
@@ -472,6 +478,7 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
   stackOptions.gpuCompile = options.gpuCompile;
   stackOptions.compiledLinears = options.compiledLinears;
   stackOptions.gpuLinears = options.gpuLinears;
+  stackOptions.gpuChains = options.gpuChains;
   stackOptions.bf16Products = options.bf16Products;
   stackOptions.allowNonFiniteWeights = options.allowNonFinite;
   stackOptions.allowUnusedWeights = options.allowUnusedWeights;

@@ -60,6 +60,8 @@ struct LayerRunOptions {
   bool compiledLinears = true;
   /// --linear=device (the default on a GPU): TransformerOptions::gpuLinears.
   bool gpuLinears = false;
+  /// --gpu-chains: TransformerOptions::gpuChains.
+  bool gpuChains = true;
   /// --linear=openblas given: refused for 16-bit layers (OpenBLAS takes f32
   /// weights; they run on attn's GEMM).
   bool openblasAsked = false;

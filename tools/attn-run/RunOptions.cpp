@@ -79,6 +79,14 @@ cl::opt<std::string> linearBackend(
              "their own) | device (the default with --device=vulkan or "
              "cuda: attn's GPU GEMM, weights kept on the device)"),
     cl::value_desc("backend"), cl::init(""), cl::cat(runCategory));
+cl::opt<bool> gpuChains(
+    "gpu-chains",
+    cl::desc("layer specs on a GPU: keep Q, K and V on the device where the "
+             "stack can (an encoder's self-attention as one chain with its "
+             "products, cross-attention's memory keys and values copied "
+             "once); --gpu-chains=false sends them to the host and back "
+             "per call (default: true)"),
+    cl::init(true), cl::cat(runCategory));
 cl::opt<std::string> contextParallel(
     "context-parallel",
     cl::desc("under mpirun: split the sequence over the ranks, ring | "

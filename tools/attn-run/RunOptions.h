@@ -32,6 +32,7 @@ extern cl::opt<std::string> perturbOutput;
 extern cl::opt<unsigned> repeat;
 extern cl::opt<unsigned> threads;
 extern cl::opt<std::string> linearBackend;
+extern cl::opt<bool> gpuChains;
 extern cl::opt<std::string> contextParallel;
 extern cl::opt<bool> tensorParallel;
 extern cl::opt<std::string> loadLibrary;

@@ -168,6 +168,7 @@ static int runLayerSpec(llvm::SourceMgr &sourceMgr) {
                 "give --device=vulkan or cuda");
   options.compiledLinears = linear != "openblas";
   options.gpuLinears = linear == "device";
+  options.gpuChains = gpuChains;
   options.bf16Products = bf16Products;
   options.openblasAsked =
       linearBackend.getNumOccurrences() && linearBackend == "openblas";

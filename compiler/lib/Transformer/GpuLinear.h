@@ -61,8 +61,11 @@ public:
                const LinearEpilogue &epilogue, const float *bias,
                const float *other, float *y) override;
   bool chainsSelfAttention(const AttentionKernel &kernel) const override {
-    return bool(kernel.deviceLaunches);
+    return chainAttention && kernel.deviceLaunches;
   }
+  /// Whether chainsSelfAttention may say yes (TransformerOptions::
+  /// gpuChains).
+  bool chainAttention = true;
   Status selfAttention(const float *x, const SelfAttention &block,
                        const float *residual, float *y) override;
 

@@ -563,14 +563,16 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   compiled.kernel.bf16 = bf16Attention;
   if (!options.gpuTarget.empty())
     compiled.kernel.call = [gpu = static_cast<GpuKernel *>(raw), function,
-                            mirrors = operandMirrors](
+                            mirrors = options.gpuChains ? operandMirrors
+                                                        : nullptr](
                                const std::vector<KernelOperand> &inputs,
                                const KernelOperand &output) {
       std::vector<GpuOperand> operands;
       for (size_t i = 0; i < inputs.size(); ++i) {
         operands.push_back({inputs[i].data, /*bytes=*/0});
-        if (Status s = mirrors->bind(gpu->gpuDevice(), inputs[i],
-                                     operands.back());
+        if (Status s = mirrors ? mirrors->bind(gpu->gpuDevice(), inputs[i],
+                                               operands.back())
+                               : Status::ok();
             s.failed())
           return s;
       }
@@ -848,6 +850,7 @@ TransformerStack::create(const LayerSpec &spec, const SafetensorsFile &weights,
         GpuLinearBackend::create(gpuOptions, weightFormat, message);
     if (!impl->gpuLinear)
       return error(message);
+    impl->gpuLinear->chainAttention = impl->options.gpuChains;
     linear = impl->gpuLinear;
   } else if (impl->options.compiledLinears ||
              weightFormat != FloatFormat::F32) {

@@ -38,12 +38,18 @@ struct TransformerOptions {
   unsigned numThreads = 0; ///< compiled attention's OpenMP threads; 0: all
   /// A GPU target (vulkan..., cuda...): attention runs on that device, and
   /// with `gpuLinears` the projections and feed-forward products too (norms,
-  /// biases, activations and residual sums stay on the host). Empty: CPU.
+  /// RoPE and residual sums stay on the host). Empty: CPU.
   std::string gpuTarget;
   /// On a GPU: the products on the device (compiler/lib/Transformer/
   /// GpuLinear.h: weights uploaded once and kept there, each product's rows
   /// copied in and out). Off: on the host (compiledLinears).
   bool gpuLinears = true;
+  /// On a GPU: Q, K and V kept on the device where the stack can (an
+  /// encoder's self-attention as one chain with its products there,
+  /// GpuSelfAttention.cpp; cross-attention's memory keys and values copied
+  /// once per memory). Off: they cross to the host and back per call (the
+  /// baseline bench/gpu_chain.sh compares with).
+  bool gpuChains = true;
   /// How the GPU kernels compile besides their target (gpuTarget's): f32
   /// products on tensor cores (tf32, tf32x3), emulated mma on Vulkan,
   /// query rows per workgroup.

@@ -278,7 +278,11 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     layer's product; W [K, N] or [N, K], from a zero fill), optionally
     finished by one element-wise `linalg.generic` epilogue, becomes a tiled
     GEMM kernel instead (GpuLinearKernel.cpp; a skinny form for at most 8
-    rows), the epilogue applied to each sum before it is stored.
+    rows), the epilogue applied to each sum before it is stored. A function
+    that returns its one argument through expand_shape, collapse_shape,
+    transpose, extract_slice and pad (by a constant) becomes a gather
+    kernel (GpuLayoutKernel.cpp: each result element read from where the
+    chain takes it), as a layer's split into heads and merge need.
 
     The launch is recorded on each kernel: `attn.grid` (workgroups in x, y,
     z), `attn.bindings` (one dictionary per kernel argument: name, access)
