@@ -16,7 +16,7 @@ func.func @dynamic(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention, one linalg.matmul or one change of layout of its arguments; target 'vulkan-lavapipe' runs such functions only}}
+// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention, one linalg.matmul, one change of layout or one element-wise generic of its arguments; target 'vulkan-lavapipe' runs such functions only}}
 func.func @two_ops(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
                    %v: tensor<1x2x16x40xf32>) -> tensor<1x2x16x40xf32> {
   %o = attn.attention %q, %k, %v
@@ -288,7 +288,7 @@ func.func @epilogue_other_ops(%x: tensor<8x64xf32>, %w: tensor<8x64xf32>) -> ten
 // -----
 
 // A product on buffers is not a function of its arguments' values.
-// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers' is not one attention, one linalg.matmul or one change of layout of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers' is not one attention, one linalg.matmul, one change of layout or one element-wise generic of its arguments}}
 func.func @product_on_buffers(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
   linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
   return
@@ -296,7 +296,7 @@ func.func @product_on_buffers(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: m
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers_then_generic' is not one attention, one linalg.matmul or one change of layout of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers_then_generic' is not one attention, one linalg.matmul, one change of layout or one element-wise generic of its arguments}}
 func.func @product_on_buffers_then_generic(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
   linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
   linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]} outs(%y : memref<8x32xf32>) {
@@ -360,10 +360,96 @@ func.func @layout_pad_by_index(%x: tensor<4x8xf32>) -> tensor<6x8xf32> {
 // -----
 
 // A chain that does not start at the argument is not a change of its layout.
-// expected-error @below {{attn-to-gpu-kernels: 'layout_of_a_constant' is not one attention, one linalg.matmul or one change of layout of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'layout_of_a_constant' is not one attention, one linalg.matmul, one change of layout or one element-wise generic of its arguments}}
 func.func @layout_of_a_constant(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %c = arith.constant dense<1.0> : tensor<4x8xf32>
   %init = tensor.empty() : tensor<8x4xf32>
   %t = linalg.transpose ins(%c : tensor<4x8xf32>) outs(%init : tensor<8x4xf32>) permutation = [1, 0]
   return %t : tensor<8x4xf32>
+}
+
+// -----
+
+// Element-wise generics (GpuElementwiseKernel.h): parallel loops, the
+// result at the loops' indices from a tensor.empty, inputs read within
+// their bounds (linalg checks the loops' ends; (j mod 5) * 2 reaches 8
+// at j = 4, inside them), f32, arith / math / linalg.index bodies.
+func.func @elementwise_reads_past_its_input(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @below {{attn-to-gpu-kernels: this element-wise generic has no GPU kernel on target 'vulkan-lavapipe': input 0's map reads outside it}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, (j mod 5) * 2)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @elementwise_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @below {{its loops must all be parallel, with one result}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.addf %a, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @elementwise_transposed_result(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @below {{its result must be written at the loops' indices}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (j, i)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @elementwise_f16(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  %e = tensor.empty() : tensor<4x8xf16>
+  // expected-error @below {{it takes f32 elements, fewer than 2^31 per operand}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf16>) outs(%e : tensor<4x8xf16>) {
+  ^bb0(%a: f16, %out: f16):
+    linalg.yield %a : f16
+  } -> tensor<4x8xf16>
+  return %y : tensor<4x8xf16>
+}
+
+// -----
+
+func.func @elementwise_reads_its_init(%x: tensor<4x8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @below {{its result must start from a tensor.empty (the kernel does not read it)}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.addf %a, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @elementwise_other_ops(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @below {{its body computes with arith and math ops and linalg.index only}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %t = tensor.from_elements %a : tensor<1xf32>
+    %c0 = arith.constant 0 : index
+    %v = tensor.extract %t[%c0] : tensor<1xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }

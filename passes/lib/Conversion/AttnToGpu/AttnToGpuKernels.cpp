@@ -8,12 +8,15 @@
 // descriptor its attributes carry (docs/Gpu.md). A function of one
 // linalg.matmul (a layer's product) becomes a GEMM kernel
 // (GpuLinearKernel.h), a function that returns its argument in another
-// layout a gather kernel (GpuLayoutKernel.h). Anything else in a module
+// layout a gather kernel (GpuLayoutKernel.h), a function of one
+// element-wise linalg.generic an element kernel (GpuElementwiseKernel.h).
+// Anything else in a module
 // for a GPU target is an error at its location. The pattern of
 // populateAttnToGpuKernelsPatterns does the same per function.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuBackwardKernel.h"
+#include "GpuElementwiseKernel.h"
 #include "GpuFlashKernel.h"
 #include "GpuLayoutKernel.h"
 #include "GpuLinearKernel.h"
@@ -67,7 +70,8 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
 enum class Lowering { Done, NotAttention, Failed };
 
 /// Builds the kernels of `host` (one attention, one attention_grad, one
-/// product of its arguments or one change of layout) into `kernels`; the caller
+/// product of its arguments, one change of layout or one element-wise
+/// generic) into `kernels`; the caller
 /// erases `host` when Done. Failed: an error at what is not supported.
 Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
                            gpu::GPUModuleOp kernels,
@@ -95,6 +99,15 @@ Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
       return Lowering::Failed;
     return succeeded(finishGpuKernel(
                buildGpuLayoutKernel(host, layout, target, kernels), target))
+               ? Lowering::Done
+               : Lowering::Failed;
+  }
+  if (linalg::GenericOp generic = matchElementwiseFunction(host)) {
+    if (failed(checkGpuElementwiseSupported(host, generic, target)))
+      return Lowering::Failed;
+    return succeeded(finishGpuKernel(
+               buildGpuElementwiseKernel(host, generic, target, kernels),
+               target))
                ? Lowering::Done
                : Lowering::Failed;
   }
@@ -139,7 +152,8 @@ struct FunctionToGpuKernels : OpRewritePattern<func::FuncOp> {
         module ? TargetDescription::of(module) : std::nullopt;
     if (host.isExternal() || !target || target->isCpu() ||
         (!matchAttentionGradFunction(host) && !matchAttentionFunction(host) &&
-         !matchLinearFunction(host) && matchLayoutFunction(host).empty()))
+         !matchLinearFunction(host) && matchLayoutFunction(host).empty() &&
+         !matchElementwiseFunction(host)))
       return failure();
     gpu::GPUModuleOp kernels =
         getOrCreateKernelModule(module, *target, rewriter);
@@ -187,8 +201,9 @@ struct AttnToGpuKernelsPass
         break;
       case Lowering::NotAttention:
         host.emitError() << "attn-to-gpu-kernels: '" << host.getName()
-                         << "' is not one attention, one linalg.matmul or "
-                            "one change of layout of its arguments; target '"
+                         << "' is not one attention, one linalg.matmul, one "
+                            "change of layout or one element-wise generic of "
+                            "its arguments; target '"
                          << description->name
                          << "' runs such functions only (the families and "
                             "other ops stay on the CPU for now; layer specs "

@@ -42,6 +42,48 @@ Value GpuCodegen::fromF32(Value v, Type stored) {
   return arith::TruncFOp::create(b, stored, v);
 }
 
+scf::ForOp GpuCodegen::beginElementKernel(gpu::GPUModuleOp module,
+                                          ArrayRef<Type> argTypes,
+                                          ArrayRef<Attribute> bindings,
+                                          int64_t elements) {
+  constexpr int64_t invocations = 128;
+  // Vulkan's grid stops at 65535 workgroups per dimension.
+  constexpr int64_t maxWorkgroups = 8192;
+  int64_t workgroups = std::clamp<int64_t>(
+      (elements + invocations - 1) / invocations, 1, maxWorkgroups);
+  b.setInsertionPointToEnd(module.getBody());
+  kernel = gpu::GPUFuncOp::create(b, host.getName(),
+                                  b.getFunctionType(argTypes, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({int32_t(invocations), 1, 1}));
+  api->prepareKernel(kernel, int32_t(invocations));
+  kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr({workgroups, 1, 1}));
+  kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  Value first = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                            idx(invocations)),
+      gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  auto loop = scf::ForOp::create(b, first, idx(elements),
+                                 idx(workgroups * invocations));
+  b.setInsertionPointToStart(loop.getBody());
+  return loop;
+}
+
+SmallVector<Value> GpuCodegen::delinearize(Value linear,
+                                           ArrayRef<int64_t> shape) {
+  SmallVector<Value> indices(shape.size());
+  for (int64_t d = int64_t(shape.size()) - 1; d > 0; --d) {
+    indices[d] = arith::RemUIOp::create(b, linear, idx(shape[d]));
+    linear = arith::DivUIOp::create(b, linear, idx(shape[d]));
+  }
+  if (!shape.empty())
+    indices[0] = linear;
+  return indices;
+}
+
 SmallVector<Value> GpuCodegen::denseIndices(Value buffer, Value i, Value j) {
   auto type = cast<MemRefType>(buffer.getType());
   // Size-1 dims broadcast (a per-key bias has one row for every query).

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn {
@@ -78,6 +79,19 @@ protected:
   /// i1: whether the pattern, segment ids and mask operand keep (i, j).
   Value elementMask(Value i, Value j);
   SmallVector<Value> denseIndices(Value buffer, Value i, Value j);
+
+  /// The kernel of an element-wise function (a layout change, an
+  /// element-wise generic): `kernel`, named as `host`, with `argTypes`
+  /// and `bindings`, 128 invocations striding over `elements` elements in
+  /// order (at most 8192 workgroups; past that each invocation takes
+  /// several). Returns the loop, the builder at the start of its body:
+  /// its induction variable is the element's linear index. Emit
+  /// gpu.return after it.
+  scf::ForOp beginElementKernel(gpu::GPUModuleOp module,
+                                ArrayRef<Type> argTypes,
+                                ArrayRef<Attribute> bindings, int64_t elements);
+  /// `linear` as indices into `shape`, row-major.
+  SmallVector<Value> delinearize(Value linear, ArrayRef<int64_t> shape);
 
   func::FuncOp host;
   const TargetDescription &target;

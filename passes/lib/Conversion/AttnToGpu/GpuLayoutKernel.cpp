@@ -111,11 +111,6 @@ mlir::attn::checkGpuLayoutSupported(func::FuncOp host,
 
 namespace {
 
-constexpr int64_t kInvocations = 128;
-/// The most workgroups a launch takes; past it invocations take several
-/// elements each (Vulkan's grid stops at 65535 per dimension).
-constexpr int64_t kMaxWorkgroups = 8192;
-
 class GpuLayoutEmitter : public GpuCodegen {
 public:
   GpuLayoutEmitter(func::FuncOp host, ArrayRef<Operation *> chain,
@@ -130,25 +125,8 @@ private:
   /// else null.
   SmallVector<Value> sourceIndices(Operation *op, ArrayRef<Value> indices,
                                    Value &outside);
-  /// `linear` as indices into `shape`, row-major.
-  SmallVector<Value> delinearize(Value linear, ArrayRef<int64_t> shape);
-
   ArrayRef<Operation *> chain;
 };
-
-SmallVector<Value> GpuLayoutEmitter::delinearize(Value linear,
-                                                 ArrayRef<int64_t> shape) {
-  SmallVector<Value> indices(shape.size());
-  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
-    if (d == 0) {
-      indices[d] = linear;
-      break;
-    }
-    indices[d] = arith::RemUIOp::create(b, linear, idx(shape[d]));
-    linear = arith::DivUIOp::create(b, linear, idx(shape[d]));
-  }
-  return indices;
-}
 
 SmallVector<Value> GpuLayoutEmitter::sourceIndices(Operation *op,
                                                    ArrayRef<Value> indices,
@@ -213,36 +191,12 @@ SmallVector<Value> GpuLayoutEmitter::sourceIndices(Operation *op,
 
 gpu::GPUFuncOp GpuLayoutEmitter::build(gpu::GPUModuleOp module) {
   auto resultType = cast<RankedTensorType>(host.getResultTypes()[0]);
-  int64_t elements = resultType.getNumElements();
-  int64_t workgroups = std::clamp<int64_t>(
-      (elements + kInvocations - 1) / kInvocations, 1, kMaxWorkgroups);
-  b.setInsertionPointToEnd(module.getBody());
-  kernel = gpu::GPUFuncOp::create(
-      b, host.getName(),
-      b.getFunctionType(
-          {bufferType(host.getArgumentTypes()[0]), bufferType(resultType)},
-          {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({int32_t(kInvocations), 1, 1}));
-  api->prepareKernel(kernel, int32_t(kInvocations));
-  kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr({workgroups, 1, 1}));
-  kernel->setAttr("attn.bindings",
-                  b.getArrayAttr({kernelBinding(b, "arg0", "read"),
-                                  kernelBinding(b, "result0", "write")}));
-  b.setInsertionPointToStart(&kernel.getBody().front());
+  scf::ForOp loop = beginElementKernel(
+      module, {bufferType(host.getArgumentTypes()[0]), bufferType(resultType)},
+      {kernelBinding(b, "arg0", "read"), kernelBinding(b, "result0", "write")},
+      resultType.getNumElements());
   Value source = kernel.getArgument(0), result = kernel.getArgument(1);
   Type stored = cast<MemRefType>(result.getType()).getElementType();
-
-  Value first = arith::AddIOp::create(
-      b,
-      arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                            idx(kInvocations)),
-      gpu::ThreadIdOp::create(b, gpu::Dimension::x));
-  auto loop = scf::ForOp::create(b, first, idx(elements),
-                                 idx(workgroups * kInvocations));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
   SmallVector<Value> indices =
       delinearize(loop.getInductionVar(), resultType.getShape());
   SmallVector<Value> at = indices;
