@@ -14,9 +14,10 @@
 //
 // An encoder's self-attention runs as one chain too (selfAttention,
 // GpuSelfAttention.cpp): the QKV product, layout kernels that split its
-// rows into heads, the attention kernel, a layout kernel that merges the
-// heads back into rows, and the output product, in one submission: Q, K
-// and V never leave the device.
+// rows into heads, RoPE's element-wise kernels where the layer has RoPE,
+// the attention kernel, a layout kernel that merges the heads back into
+// rows, and the output product, in one submission: Q, K and V never leave
+// the device.
 //
 // GPU kernels take static shapes: one is compiled per (in, out) and row
 // capacity (8, 256, then multiples of 2048), and a product of `rows` rows
@@ -141,9 +142,20 @@ private:
     std::shared_ptr<GpuBuffer> parts[3], keyBias, heads, merged;
     /// The sequence length keyBias masks for (-1: not written yet).
     int64_t biasLength = -1;
+    /// With RoPE: the kernels that rotate q and k into `rotated`, and the
+    /// cosine and sine tables [capacity, D / 2] of the (length, first
+    /// position) in `tablesFor`.
+    std::unique_ptr<GpuKernel> rope[2];
+    std::shared_ptr<GpuBuffer> rotated[2], cosines, sines;
+    std::pair<int64_t, int64_t> tablesFor{-1, 0};
   };
   llvm::Expected<HeadLayouts *> headLayoutsFor(const SelfAttention &block,
                                                int64_t capacity);
+  /// Queues the RoPE kernels of a chained self-attention on q and k
+  /// (layout.parts), their tables written first when the call's length or
+  /// first position is new.
+  Status rotate(const SelfAttention &block, int64_t capacity, int64_t length,
+                HeadLayouts &layout);
   /// A GpuKernel of one function's MLIR text.
   llvm::Expected<std::unique_ptr<GpuKernel>>
   compileKernel(const std::string &source);
@@ -155,7 +167,10 @@ private:
   std::map<std::tuple<int64_t, int64_t, int64_t, LinearEpilogue>, Product>
       products;
   std::map<const float *, std::shared_ptr<GpuBuffer>> biases;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>, HeadLayouts>
+  /// By (batch, capacity, heads, KV heads, head dim, RoPE: 0 none, 1
+  /// halves, 2 interleaved).
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int>,
+           HeadLayouts>
       layouts;
   std::vector<float> scratch;
   /// Launches queued since the last submission.

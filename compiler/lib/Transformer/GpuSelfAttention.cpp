@@ -6,6 +6,10 @@
 //   x rows at the end of each sequence's capacity (zero rows before them)
 //     -> QKV product (bias)            [B cap, (H + 2 Hkv) D]
 //     -> split kernels                 q [B, H, cap, D], k, v [B, Hkv, cap, D]
+//     -> RoPE kernels (with RoPE)      q and k rotated, the angles' cosines
+//                                      and sines from tables of the call's
+//                                      positions (computed in double on the
+//                                      host, as the host path does)
 //     -> the attention kernel          heads [B, H, cap, D] (key bias: -inf
 //                                      on the rows before the sequence's)
 //     -> merge kernel                  [B cap, H D]
@@ -13,7 +17,8 @@
 //
 // and the output's rows of each sequence read back, its residual added on
 // the host. The split and merge are GPU layout kernels
-// (GpuLayoutKernel.cpp) of the IR below. Placing x at the capacity's end
+// (GpuLayoutKernel.cpp) of the IR below, RoPE an element-wise kernel
+// (GpuElementwiseKernel.cpp). Placing x at the capacity's end
 // makes every kernel of the chain one per capacity, as the attention
 // kernel is (Transformer.cpp, capacities), not one per length; the price
 // is the zero rows' share of the two products (a sequence of 80 rows at a
@@ -32,7 +37,7 @@ using namespace attnrt;
 static std::string splitSource(int64_t batch, int64_t capacity, int64_t width,
                                int64_t first, int64_t heads, int64_t dim) {
   return llvm::formatv(
-      R"(func.func @split(%qkv: tensor<{0}x{1}xf32>) -> tensor<{2}x{3}x{4}x{5}xf32> {
+      R"(func.func @split(%qkv: tensor<{0}x{1}xf32>) -> tensor<{2}x{3}x{4}x{5}xf32> {{
   %part = tensor.extract_slice %qkv[0, {6}] [{0}, {7}] [1, 1] : tensor<{0}x{1}xf32> to tensor<{0}x{7}xf32>
   %rows = tensor.expand_shape %part [[0, 1], [2, 3]] output_shape [{2}, {4}, {3}, {5}] : tensor<{0}x{7}xf32> into tensor<{2}x{4}x{3}x{5}xf32>
   %init = tensor.empty() : tensor<{2}x{3}x{4}x{5}xf32>
@@ -48,7 +53,7 @@ static std::string splitSource(int64_t batch, int64_t capacity, int64_t width,
 static std::string mergeSource(int64_t batch, int64_t capacity, int64_t heads,
                                int64_t dim) {
   return llvm::formatv(
-      R"(func.func @merge(%heads: tensor<{0}x{1}x{2}x{3}xf32>) -> tensor<{4}x{5}xf32> {
+      R"(func.func @merge(%heads: tensor<{0}x{1}x{2}x{3}xf32>) -> tensor<{4}x{5}xf32> {{
   %init = tensor.empty() : tensor<{0}x{2}x{1}x{3}xf32>
   %rows = linalg.transpose ins(%heads : tensor<{0}x{1}x{2}x{3}xf32>) outs(%init : tensor<{0}x{2}x{1}x{3}xf32>) permutation = [0, 2, 1, 3]
   %merged = tensor.collapse_shape %rows [[0, 1], [2, 3]] : tensor<{0}x{2}x{1}x{3}xf32> into tensor<{4}x{5}xf32>
@@ -58,11 +63,58 @@ static std::string mergeSource(int64_t batch, int64_t capacity, int64_t heads,
       batch, heads, capacity, dim, batch * capacity, heads * dim);
 }
 
+/// The MLIR of the element-wise kernel that rotates x [B, H, cap, D] by
+/// RoPE from tables [cap, D / 2] of the rows' angles: pairs (x[n],
+/// x[n + D/2]) or, `interleaved`, (x[2n], x[2n + 1]); y_a = x_a cos - x_b
+/// sin, y_b = x_a sin + x_b cos.
+static std::string ropeSource(int64_t batch, int64_t heads, int64_t capacity,
+                              int64_t dim, bool interleaved) {
+  int64_t half = dim / 2;
+  std::string shape =
+      llvm::formatv("{0}x{1}x{2}x{3}xf32", batch, heads, capacity, dim);
+  std::string table = llvm::formatv("{0}x{1}xf32", capacity, half);
+  // The partner of element d, the table column of its pair, and whether d
+  // is the pair's first (a) element.
+  std::string partner =
+      interleaved ? "d + 1 - (d mod 2) * 2"
+                  : llvm::formatv("(d + {0}) mod {1}", half, dim).str();
+  std::string column =
+      interleaved ? "d floordiv 2" : llvm::formatv("d mod {0}", half).str();
+  std::string first =
+      interleaved
+          ? "%odd = arith.remui %d, %c2 : index\n"
+            "    %first = arith.cmpi eq, %odd, %c0 : index"
+          : llvm::formatv("%first = arith.cmpi ult, %d, %half : index").str();
+  return llvm::formatv(
+      R"(func.func @rope(%x: tensor<{0}>, %cos: tensor<{1}>, %sin: tensor<{1}>) -> tensor<{0}> {{
+  %e = tensor.empty() : tensor<{0}>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %half = arith.constant {5} : index
+  %y = linalg.generic {{indexing_maps = [affine_map<(b, h, s, d) -> (b, h, s, d)>, affine_map<(b, h, s, d) -> (b, h, s, {2})>, affine_map<(b, h, s, d) -> (s, {3})>, affine_map<(b, h, s, d) -> (s, {3})>, affine_map<(b, h, s, d) -> (b, h, s, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %x, %cos, %sin : tensor<{0}>, tensor<{0}>, tensor<{1}>, tensor<{1}>) outs(%e : tensor<{0}>) {{
+  ^bb0(%a: f32, %partner: f32, %c: f32, %s: f32, %out: f32):
+    %d = linalg.index 3 : index
+    {4}
+    %ps = arith.mulf %partner, %s : f32
+    %neg = arith.negf %ps : f32
+    %rot = arith.select %first, %neg, %ps : f32
+    %ac = arith.mulf %a, %c : f32
+    %r = arith.addf %ac, %rot : f32
+    linalg.yield %r : f32
+  } -> tensor<{0}>
+  return %y : tensor<{0}>
+}
+)",
+      shape, table, partner, column, first, half);
+}
+
 llvm::Expected<GpuLinearBackend::HeadLayouts *>
 GpuLinearBackend::headLayoutsFor(const SelfAttention &block, int64_t capacity) {
   int64_t b = block.batch, h = block.heads, hkv = block.kvHeads,
           d = block.headDim;
-  HeadLayouts &found = layouts[{b, capacity, h, hkv, d}];
+  int ropeStyle = !block.rope ? 0 : block.ropeInterleaved ? 2 : 1;
+  HeadLayouts &found = layouts[{b, capacity, h, hkv, d, ropeStyle}];
   if (found.merge)
     return &found;
   HeadLayouts made;
@@ -87,6 +139,19 @@ GpuLinearBackend::headLayoutsFor(const SelfAttention &block, int64_t capacity) {
   if (!merge)
     return merge.takeError();
   made.merge = std::move(*merge);
+  if (block.rope) {
+    for (int p = 0; p < 2; ++p) {
+      llvm::Expected<std::unique_ptr<GpuKernel>> rope = compileKernel(
+          ropeSource(b, partHeads[p], capacity, d, block.ropeInterleaved));
+      if (!rope)
+        return rope.takeError();
+      made.rope[p] = std::move(*rope);
+      buffer(b * partHeads[p] * capacity * d, made.rotated[p]);
+    }
+    buffer(capacity * d / 2, made.cosines);
+    buffer(capacity * d / 2, made.sines);
+    counted.layoutKernels += 2;
+  }
   buffer(b * capacity, made.keyBias);
   buffer(b * h * capacity * d, made.heads);
   // The output product reads it whole, at that product's row capacity.
@@ -96,6 +161,41 @@ GpuLinearBackend::headLayoutsFor(const SelfAttention &block, int64_t capacity) {
   counted.layoutKernels += 4;
   found = std::move(made);
   return &found;
+}
+
+Status GpuLinearBackend::rotate(const SelfAttention &block, int64_t capacity,
+                                int64_t length, HeadLayouts &layout) {
+  int64_t half = block.headDim / 2, pad = capacity - length;
+  std::string error;
+  if (layout.tablesFor != std::make_pair(length, block.position)) {
+    // Row s of the capacity holds position first + s - pad; the zero rows
+    // before a sequence's take angle 0. Angles in double, as lm::rope.
+    std::vector<float> cosines(size_t(capacity * half), 1.0f),
+        sines(size_t(capacity * half), 0.0f);
+    for (int64_t s = pad; s < capacity; ++s)
+      for (int64_t n = 0; n < half; ++n) {
+        double theta = double(block.position + s - pad) *
+                       std::pow(block.ropeBase, -2.0 * n / block.headDim);
+        cosines[s * half + n] = float(std::cos(theta));
+        sines[s * half + n] = float(std::sin(theta));
+      }
+    uint64_t bytes = cosines.size() * sizeof(float);
+    if (!device->write(*layout.cosines, cosines.data(), bytes, error) ||
+        !device->write(*layout.sines, sines.data(), bytes, error))
+      return Status::error(error);
+    counted.inputBytes += 2 * bytes;
+    layout.tablesFor = {length, block.position};
+  }
+  for (int p = 0; p < 2; ++p) {
+    std::vector<GpuOperand> operands(4);
+    operands[0].buffer = layout.parts[p].get();
+    operands[1].buffer = layout.cosines.get();
+    operands[2].buffer = layout.sines.get();
+    operands[3].buffer = layout.rotated[p].get();
+    if (llvm::Error e = layout.rope[p]->launchesOn("rope", operands, pending))
+      return Status::error(llvm::toString(std::move(e)));
+  }
+  return Status::ok();
 }
 
 Status GpuLinearBackend::selfAttention(const float *x,
@@ -165,9 +265,18 @@ Status GpuLinearBackend::selfAttention(const float *x,
     counted.inputBytes += bias.size() * sizeof(float);
     layout.biasLength = length;
   }
+  GpuBuffer *q = layout.parts[0].get(), *k = layout.parts[1].get();
+  if (block.rope) {
+    if (Status s = rotate(block, capacity, length, layout); s.failed()) {
+      pending.clear();
+      return s;
+    }
+    q = layout.rotated[0].get();
+    k = layout.rotated[1].get();
+  }
   AttentionKernel::DeviceOperands operands;
-  operands.q = layout.parts[0].get();
-  operands.k = layout.parts[1].get();
+  operands.q = q;
+  operands.k = k;
   operands.v = layout.parts[2].get();
   operands.keyBias = kernel.takesKeyBias ? layout.keyBias.get() : nullptr;
   operands.output = layout.heads.get();

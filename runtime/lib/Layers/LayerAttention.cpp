@@ -26,9 +26,8 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   Status status = Status::ok();
   // An encoder's self-attention on a backend that keeps Q, K and V where
   // its products run (a GPU's memory): one chain there, from x to the
-  // output projection (LinearBackend::selfAttention).
-  if (self && !l.isDecoder() && packed.empty() && w.qkv.out > 0 &&
-      l.positions != "rope") {
+  // output projection, RoPE included (LinearBackend::selfAttention).
+  if (self && !l.isDecoder() && packed.empty() && w.qkv.out > 0) {
     const AttentionKernel *kernel = nullptr;
     if (Status s = kernels(block, batch, length, length, kernel); s.failed())
       return s;
@@ -44,6 +43,10 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
       chain.kvHeads = l.kvHeads;
       chain.headDim = hd;
       chain.kernel = kernel;
+      chain.rope = l.positions == "rope";
+      chain.ropeInterleaved = l.ropeStyle == "interleaved";
+      chain.ropeBase = l.ropeBase;
+      chain.position = position;
       result.resize(rows * l.dModel); // written whole by the chain
       auto start = std::chrono::steady_clock::now();
       Status s =

@@ -282,7 +282,10 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     that returns its one argument through expand_shape, collapse_shape,
     transpose, extract_slice and pad (by a constant) becomes a gather
     kernel (GpuLayoutKernel.cpp: each result element read from where the
-    chain takes it), as a layer's split into heads and merge need.
+    chain takes it), as a layer's split into heads and merge need. A
+    function of one element-wise linalg.generic (parallel loops, inputs
+    through any affine maps within their bounds, f32) becomes an element
+    kernel (GpuElementwiseKernel.cpp): a layer's RoPE.
 
     The launch is recorded on each kernel: `attn.grid` (workgroups in x, y,
     z), `attn.bindings` (one dictionary per kernel argument: name, access)

@@ -270,13 +270,18 @@ public:
   }
   /// Self-attention of `batch` whole sequences of `length` rows: x Qkv^T +
   /// qkvBias split into q [B, H, L, D], k and v [B, Hkv, L, D] (the weight's
-  /// rows stacked q, k, v), `kernel` on them, its heads merged back into
-  /// rows, y = merged O^T + oBias. Biases may be null.
+  /// rows stacked q, k, v), q and k rotated by RoPE when `rope` (row l at
+  /// position `position` + l, docs/Transformer.md), `kernel` on them, its
+  /// heads merged back into rows, y = merged O^T + oBias. Biases may be
+  /// null.
   struct SelfAttention {
     const Weight *qkv = nullptr, *o = nullptr;
     const float *qkvBias = nullptr, *oBias = nullptr;
     int64_t batch = 0, length = 0, heads = 0, kvHeads = 0, headDim = 0;
     const AttentionKernel *kernel = nullptr;
+    bool rope = false, ropeInterleaved = false;
+    double ropeBase = 10000.0;
+    int64_t position = 0;
   };
   /// Whether selfAttention() runs such a block in one call, its q, k and
   /// v never leaving where the products run (a GPU's memory): only for a
