@@ -3,6 +3,7 @@
 #include "attn/Transforms/MaskCodegen.h"
 #include "attn/Transforms/ScoreModCodegen.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include <cmath>
 
@@ -82,6 +83,44 @@ SmallVector<Value> GpuCodegen::delinearize(Value linear,
   if (!shape.empty())
     indices[0] = linear;
   return indices;
+}
+
+LogicalResult mlir::attn::checkElementBody(
+    Block &body, bool allowIndex, StringRef what,
+    function_ref<InFlightDiagnostic(const Twine &)> refuse) {
+  for (Operation &inner : body.without_terminator()) {
+    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) &&
+        !(allowIndex && isa<linalg::IndexOp>(inner)))
+      return refuse(what + " computes with arith and math ops" +
+                    (allowIndex ? " and linalg.index" : "") + " only");
+    // Values from outside the body: constants only (canonicalization
+    // hoists the body's own).
+    for (Value operand : inner.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if ((def && def->getBlock() != &body &&
+           !def->hasTrait<OpTrait::ConstantLike>()) ||
+          (!def && cast<BlockArgument>(operand).getOwner() != &body))
+        return refuse(what + " reads values from outside it");
+    }
+  }
+  return success();
+}
+
+Value GpuCodegen::cloneElementBody(Block &body, IRMapping &map,
+                                   ArrayRef<Value> indices) {
+  for (Operation &op : body.without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      map.map(index.getResult(), indices[index.getDim()]);
+      continue;
+    }
+    for (Value operand : op.getOperands())
+      if (!map.contains(operand))
+        if (Operation *constant = operand.getDefiningOp();
+            constant && constant->hasTrait<OpTrait::ConstantLike>())
+          b.clone(*constant, map);
+    b.clone(op, map);
+  }
+  return map.lookup(body.getTerminator()->getOperand(0));
 }
 
 SmallVector<Value> GpuCodegen::denseIndices(Value buffer, Value i, Value j) {

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn {
@@ -25,6 +26,15 @@ namespace mlir::attn {
 /// descriptors"): the name (argN, resultN, a scratch or table name) and
 /// the access (read, write, constant).
 DictionaryAttr kernelBinding(Builder &b, const Twine &name, StringRef access);
+
+/// Whether a linalg.generic's `body`, cloned per element into a kernel
+/// (GpuCodegen::cloneElementBody), computes with arith and math ops (and
+/// linalg.index where `allowIndex`) on its own values and constants only;
+/// otherwise an error through `refuse` that names it `what` ("its body",
+/// "its epilogue").
+LogicalResult
+checkElementBody(Block &body, bool allowIndex, StringRef what,
+                 function_ref<InFlightDiagnostic(const Twine &)> refuse);
 
 /// What every GPU kernel emits the same way (see the file comment).
 class GpuCodegen {
@@ -92,6 +102,12 @@ protected:
                                 ArrayRef<Attribute> bindings, int64_t elements);
   /// `linear` as indices into `shape`, row-major.
   SmallVector<Value> delinearize(Value linear, ArrayRef<int64_t> shape);
+  /// Clones the ops of a linalg.generic's `body` (checked by
+  /// checkElementBody) at the builder, its arguments as `map` maps them
+  /// and linalg.index d as `indices[d]`, with the constants
+  /// canonicalization hoisted out of it; returns the value it yields.
+  Value cloneElementBody(Block &body, IRMapping &map,
+                         ArrayRef<Value> indices = {});
 
   func::FuncOp host;
   const TargetDescription &target;

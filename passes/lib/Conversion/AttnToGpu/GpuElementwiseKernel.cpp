@@ -13,8 +13,6 @@
 #include "GpuElementwiseKernel.h"
 #include "GpuCodegen.h"
 #include "mlir/Dialect/Affine/Utils.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -146,21 +144,8 @@ LogicalResult mlir::attn::checkGpuElementwiseSupported(
   }
   if (!resultType.getElementType().isF32())
     return refuse("it takes f32 elements, fewer than 2^31 per operand");
-  Block &body = op.getRegion().front();
-  for (Operation &inner : body.without_terminator()) {
-    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) &&
-        !isa<linalg::IndexOp>(inner))
-      return refuse("its body computes with arith and math ops and "
-                    "linalg.index only");
-    for (Value operand : inner.getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if ((def && def->getBlock() != &body &&
-           !def->hasTrait<OpTrait::ConstantLike>()) ||
-          (!def && cast<BlockArgument>(operand).getOwner() != &body))
-        return refuse("its body reads values from outside it");
-    }
-  }
-  return success();
+  return checkElementBody(op.getRegion().front(), /*allowIndex=*/true,
+                          "its body", refuse);
 }
 
 namespace {
@@ -196,20 +181,7 @@ public:
             affine::expandAffineExpr(b, b.getLoc(), expr, indices, {}));
       map.map(body.getArgument(input->getOperandNumber()), load(buffer, at));
     }
-    for (Operation &inner : body.without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-        map.map(index.getResult(), indices[index.getDim()]);
-        continue;
-      }
-      // Canonicalization hoists the body's constants to the function.
-      for (Value operand : inner.getOperands())
-        if (!map.contains(operand))
-          if (Operation *constant = operand.getDefiningOp();
-              constant && constant->hasTrait<OpTrait::ConstantLike>())
-            b.clone(*constant, map);
-      b.clone(inner, map);
-    }
-    memref::StoreOp::create(b, map.lookup(body.getTerminator()->getOperand(0)),
+    memref::StoreOp::create(b, cloneElementBody(body, map, indices),
                             kernel.getArgument(host.getNumArguments()),
                             indices);
     b.setInsertionPointAfter(loop);

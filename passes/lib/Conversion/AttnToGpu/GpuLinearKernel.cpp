@@ -39,7 +39,6 @@
 #include "GpuCodegen.h"
 #include "attn/Transforms/ContractionMatch.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -262,16 +261,7 @@ Value GpuLinearEmitter::finish(Value sum, Value row, Value col) {
     map.map(body.getArgument(input->getOperandNumber()), toF32(element));
   }
   map.map(body.getArgument(epilogue.getNumDpsInputs()), sum);
-  for (Operation &op : body.without_terminator()) {
-    // Canonicalization hoists the body's constants to the function.
-    for (Value operand : op.getOperands())
-      if (!map.contains(operand))
-        if (Operation *constant = operand.getDefiningOp();
-            constant && constant->hasTrait<OpTrait::ConstantLike>())
-          b.clone(*constant, map);
-    b.clone(op, map);
-  }
-  return map.lookup(body.getTerminator()->getOperand(0));
+  return cloneElementBody(body, map);
 }
 
 void GpuLinearEmitter::emitSkinny(Value x, Value w, Value y) {
@@ -432,21 +422,8 @@ checkEpilogue(func::FuncOp host, linalg::MatmulOp op,
       return refuse("its epilogue reads f32 arguments of the function per "
                     "column ([N]) or per element ([M, N])");
   }
-  Block &body = epilogue.getRegion().front();
-  for (Operation &inner : body.without_terminator()) {
-    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
-      return refuse("its epilogue computes with arith and math ops only");
-    // Values from outside the body: constants only (canonicalization
-    // hoists the body's own).
-    for (Value operand : inner.getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if ((def && def->getBlock() != &body &&
-           !def->hasTrait<OpTrait::ConstantLike>()) ||
-          (!def && cast<BlockArgument>(operand).getOwner() != &body))
-        return refuse("its epilogue reads values from outside it");
-    }
-  }
-  return success();
+  return checkElementBody(epilogue.getRegion().front(), /*allowIndex=*/false,
+                          "its epilogue", refuse);
 }
 
 LogicalResult

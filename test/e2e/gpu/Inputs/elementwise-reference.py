@@ -11,17 +11,9 @@ x[n], x[n + D/2]; interleaved: x[2n], x[2n + 1]) rotates:
 row-math: exp(tanh(x[i, j]) * row[j]).
 """
 import math
-import struct
 import sys
 
-
-def read(path):
-    blob = open(path, "rb").read()
-    header_length = struct.unpack("<H", blob[8:10])[0]
-    header = blob[10:10 + header_length].decode()
-    shape = [int(d) for d in header.split("(")[1].split(")")[0].split(",") if d.strip()]
-    data = blob[10 + header_length:]
-    return shape, struct.unpack("<%df" % (len(data) // 4), data)
+from npy_f32 import read
 
 
 def rope(x_path, cos_path, sin_path, interleaved):

@@ -14,23 +14,9 @@ elements, and PASS or FAIL.
 --bf16 rounds IN to bf16 (nearest even) first, as attn-run does for bf16
 operands.
 """
-import struct
 import sys
 
-
-def read(path):
-    blob = open(path, "rb").read()
-    header_length = struct.unpack("<H", blob[8:10])[0]
-    header = blob[10:10 + header_length].decode()
-    shape = [int(d) for d in header.split("(")[1].split(")")[0].split(",") if d.strip()]
-    data = blob[10 + header_length:]
-    return shape, list(struct.unpack("<%df" % (len(data) // 4), data))
-
-
-def bf16(v):
-    bits = struct.unpack("<I", struct.pack("<f", v))[0]
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
+from npy_f32 import read, bf16
 
 
 def ints(text):

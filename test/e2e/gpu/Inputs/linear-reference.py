@@ -12,23 +12,9 @@ column) as linear-kernels.mlir's epilogue_math does: copysign(exp(-|v|),
 v) + tanh(v) / 2 + v / (1 + exp(-v)) + RESIDUAL.
 """
 import math
-import struct
 import sys
 
-
-def read(path):
-    blob = open(path, "rb").read()
-    header_length = struct.unpack("<H", blob[8:10])[0]
-    header = blob[10:10 + header_length].decode()
-    shape = [int(d) for d in header.split("(")[1].split(")")[0].split(",") if d.strip()]
-    data = blob[10 + header_length:]
-    return shape, struct.unpack("<%df" % (len(data) // 4), data)
-
-
-def bf16(v):
-    bits = struct.unpack("<I", struct.pack("<f", v))[0]
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
+from npy_f32 import read, bf16
 
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
