@@ -363,7 +363,7 @@ void attnrt::printDeviceProducts(const TransformerStack &stack) {
   if (auto p = stack.deviceProducts(); p && p->attentionBlocks)
     llvm::outs() << llvm::formatv(
         "self-attention in one chain on the device: {0} runs, q, k and v "
-        "kept there ({1} layout kernels)\n",
+        "kept there ({1} split, merge and RoPE kernels)\n",
         p->attentionBlocks, p->layoutKernels);
   // Attention kernels called on host operands (not in a chain) copy them.
   if (stack.deviceProducts())

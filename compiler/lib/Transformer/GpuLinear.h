@@ -77,8 +77,8 @@ public:
   /// block's hidden units).
   /// Chained self-attention blocks count their products, their submission
   /// and their bytes (the key bias in, the output rows out, the QKV
-  /// product's result and the merged heads kept), and their layout kernels
-  /// apart.
+  /// product's result and the merged heads kept), and their split, merge
+  /// and RoPE kernels apart (layoutKernels).
   struct Stats {
     int64_t products = 0, kernels = 0, submissions = 0;
     uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0, keptBytes = 0;

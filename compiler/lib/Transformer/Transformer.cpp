@@ -48,9 +48,7 @@ struct CompiledAttention {
   std::shared_ptr<GpuPagedAttention> gpuPaged;    // the SelfPaged kernel
   AttentionKernel kernel;
 };
-} // namespace
 
-namespace {
 /// A GPU stack's device copies of attention operands that name their
 /// owner (KernelOperand: cross-attention's memory keys and values), by
 /// owner, shared by its kernels (a prompt's and its decoding steps' read
@@ -197,7 +195,6 @@ TransformerStack::Impl::capacities(AttentionBlock block, int64_t lq,
   int64_t queries = !decoder ? keys : lq == 1 ? 1 : capacityFor(lq);
   return std::make_pair(queries, keys);
 }
-
 
 /// Rows [0, rows) of each [rows, dim] matrix of `from` ([.., rows, dim])
 /// at the end of the matching matrix of `to` ([.., capacity, dim]), or
@@ -563,8 +560,8 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
   compiled.kernel.bf16 = bf16Attention;
   if (!options.gpuTarget.empty())
     compiled.kernel.call = [gpu = static_cast<GpuKernel *>(raw), function,
-                            mirrors = options.gpuChains ? operandMirrors
-                                                        : nullptr](
+                            mirrors =
+                                options.gpuChains ? operandMirrors : nullptr](
                                const std::vector<KernelOperand> &inputs,
                                const KernelOperand &output) {
       std::vector<GpuOperand> operands;
@@ -585,18 +582,18 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     compiled.kernel.call = [raw,
                             function](const std::vector<KernelOperand> &inputs,
                                       const KernelOperand &output) {
-    std::vector<MemRefDescriptor> descriptors;
-    descriptors.reserve(inputs.size() + 1);
-    for (const KernelOperand &operand : inputs)
-      descriptors.emplace_back(operand.data, operand.shape);
-    descriptors.emplace_back(output.data, output.shape);
-    std::vector<MemRefDescriptor *> args;
-    for (MemRefDescriptor &d : descriptors)
-      args.push_back(&d);
-    if (llvm::Error e = raw->call(function, args))
-      return Status::error(llvm::toString(std::move(e)));
-    return Status::ok();
-  };
+      std::vector<MemRefDescriptor> descriptors;
+      descriptors.reserve(inputs.size() + 1);
+      for (const KernelOperand &operand : inputs)
+        descriptors.emplace_back(operand.data, operand.shape);
+      descriptors.emplace_back(output.data, output.shape);
+      std::vector<MemRefDescriptor *> args;
+      for (MemRefDescriptor &d : descriptors)
+        args.push_back(&d);
+      if (llvm::Error e = raw->call(function, args))
+        return Status::error(llvm::toString(std::move(e)));
+      return Status::ok();
+    };
   if (!options.gpuTarget.empty() && block == AttentionBlock::Self && lq == lk)
     setDeviceLaunches(compiled.kernel, static_cast<GpuKernel *>(raw), function,
                       lq, capacity.has_value());
