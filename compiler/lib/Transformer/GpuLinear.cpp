@@ -199,19 +199,33 @@ Status GpuLinearBackend::submit() {
 }
 
 Status GpuLinearBackend::readBack(Product &product, int64_t rows, int64_t out,
-                                  float *y, const float *residual) {
+                                  float *y, const float *residual,
+                                  RowRuns runs) {
   // The products launched since the last read, in one submission.
   if (Status s = submit(); s.failed())
     return s;
   std::string error;
-  uint64_t bytes = uint64_t(rows) * out * sizeof(float);
-  if (!device->read(*product.y, y, bytes, error))
-    return Status::error(error);
-  counted.outputBytes += bytes;
+  uint64_t rowBytes = uint64_t(out) * sizeof(float);
+  for (int64_t s = 0; s < runs.sequences; ++s)
+    if (!device->readAt(*product.y, (s * runs.stride + runs.first) * rowBytes,
+                        y + s * rows * out, rows * rowBytes, error))
+      return Status::error(error);
+  int64_t count = runs.sequences * rows * out;
+  counted.outputBytes += uint64_t(count) * sizeof(float);
   if (residual)
-    for (int64_t i = 0; i < rows * out; ++i)
+    for (int64_t i = 0; i < count; ++i)
       y[i] += residual[i];
   return Status::ok();
+}
+
+LinearEpilogue
+GpuLinearBackend::biasEpilogue(const float *bias,
+                               LinearEpilogue::Activation activation) {
+  LinearEpilogue e;
+  e.accumulate = false;
+  e.bias = bias != nullptr;
+  e.activation = activation;
+  return e;
 }
 
 Status GpuLinearBackend::apply(const float *x, int64_t rows,
@@ -251,13 +265,7 @@ Status GpuLinearBackend::feedForward(const float *x, int64_t rows,
   if (rows == 0)
     return Status::ok();
   using Activation = LinearEpilogue::Activation;
-  auto epilogue = [](const float *bias, Activation activation) {
-    LinearEpilogue e;
-    e.accumulate = false;
-    e.bias = bias != nullptr;
-    e.activation = activation;
-    return e;
-  };
+  auto epilogue = biasEpilogue;
   int64_t hiddenWidth = static_cast<const DeviceWeight *>(block.up)->out;
   uint64_t hiddenBytes = uint64_t(rows) * hiddenWidth * sizeof(float);
   llvm::Expected<Product *> up = launch(

@@ -123,11 +123,21 @@ private:
                                    const float *bias, Source other);
   /// Runs the queued launches in one submission.
   Status submit();
+  /// Where a product's rows for the host lie in its result: `sequences`
+  /// runs of `rows` rows, run s from row s * `stride` + `first` (a chained
+  /// attention's sequences, each at the end of its capacity).
+  struct RowRuns {
+    int64_t sequences, stride, first;
+  };
   /// Runs the queued products in one submission and copies the first
-  /// `rows` rows of `product`'s result to `y`, adding `residual` when
-  /// given.
+  /// `rows` rows of `product`'s result (or the runs of `runs`) to `y`,
+  /// adding `residual` when given.
   Status readBack(Product &product, int64_t rows, int64_t out, float *y,
-                  const float *residual = nullptr);
+                  const float *residual = nullptr, RowRuns runs = {1, 0, 0});
+  /// An epilogue that adds `bias` (when not null) and applies `activation`.
+  static LinearEpilogue biasEpilogue(
+      const float *bias,
+      LinearEpilogue::Activation activation = LinearEpilogue::Activation::None);
   /// The device copy of a stack's bias (`out` floats at `bias`: the
   /// stack's weights live as long as this backend, so their addresses name
   /// them).

@@ -227,11 +227,9 @@ Status GpuLinearBackend::selfAttention(const float *x,
   for (int64_t b = 0; b < batch; ++b)
     std::copy_n(x + b * length * qkv.in, length * qkv.in,
                 scratch.data() + (b * capacity + pad) * qkv.in);
-  LinearEpilogue withBias;
-  withBias.accumulate = false;
-  withBias.bias = block.qkvBias != nullptr;
-  llvm::Expected<Product *> projected = launch(
-      *block.qkv, rows, withBias, {scratch.data(), nullptr}, block.qkvBias, {});
+  llvm::Expected<Product *> projected =
+      launch(*block.qkv, rows, biasEpilogue(block.qkvBias),
+             {scratch.data(), nullptr}, block.qkvBias, {});
   if (!projected)
     return Status::error(llvm::toString(projected.takeError()));
 
@@ -290,26 +288,13 @@ Status GpuLinearBackend::selfAttention(const float *x,
     pending.clear();
     return s;
   }
-  LinearEpilogue outBias = withBias;
-  outBias.bias = block.oBias != nullptr;
-  llvm::Expected<Product *> output = launch(
-      *block.o, rows, outBias, {nullptr, layout.merged.get()}, block.oBias, {});
+  llvm::Expected<Product *> output =
+      launch(*block.o, rows, biasEpilogue(block.oBias),
+             {nullptr, layout.merged.get()}, block.oBias, {});
   if (!output)
     return Status::error(llvm::toString(output.takeError()));
-  if (Status s = submit(); s.failed())
-    return s;
   ++counted.attentionBlocks;
   counted.keptBytes += uint64_t(rows) * (qkv.out + o.in) * sizeof(float);
-
   // Each sequence's rows, from the end of its capacity.
-  uint64_t rowBytes = uint64_t(o.out) * sizeof(float);
-  for (int64_t b = 0; b < batch; ++b)
-    if (!device->readAt(*(*output)->y, (b * capacity + pad) * rowBytes,
-                        y + b * length * o.out, length * rowBytes, error))
-      return Status::error(error);
-  counted.outputBytes += uint64_t(batch * length) * rowBytes;
-  if (residual)
-    for (int64_t i = 0; i < batch * length * o.out; ++i)
-      y[i] += residual[i];
-  return Status::ok();
+  return readBack(**output, length, o.out, y, residual, {batch, capacity, pad});
 }

@@ -35,8 +35,8 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
       LinearBackend::SelfAttention chain;
       chain.qkv = w.qkv.prepared.get();
       chain.o = w.o.prepared.get();
-      chain.qkvBias = w.qkv.bias.empty() ? nullptr : w.qkv.bias.data();
-      chain.oBias = w.o.bias.empty() ? nullptr : w.o.bias.data();
+      chain.qkvBias = biasOf(w.qkv.bias);
+      chain.oBias = biasOf(w.o.bias);
       chain.batch = batch;
       chain.length = length;
       chain.heads = l.heads;

@@ -170,21 +170,18 @@ Status LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
                                      const float *residual) {
   using Activation = LinearEpilogue::Activation;
   const LayerConfig &l = config;
-  auto biasOf = [](const LinearWeights &p) {
-    return p.bias.empty() ? nullptr : p.bias.data();
-  };
   if (linearBackend->chainsFeedForward()) {
     LinearBackend::FeedForward block;
     block.up = w.up.prepared.get();
-    block.upBias = biasOf(w.up);
+    block.upBias = biasOf(w.up.bias);
     if (l.activation == "swiglu") {
       block.gate = w.gate.prepared.get();
-      block.gateBias = biasOf(w.gate);
+      block.gateBias = biasOf(w.gate.bias);
     } else {
       block.activation = activationNamed(l.activation);
     }
     block.down = w.down.prepared.get();
-    block.downBias = biasOf(w.down);
+    block.downBias = biasOf(w.down.bias);
     result.resize(rows * l.dModel); // written whole by the block
     return linearBackend->feedForward(x, rows, block, residual, result.data());
   }
@@ -216,7 +213,7 @@ Status LayerStack::Impl::linear(const LinearWeights &w, const float *x,
                                 const float *other,
                                 const float *residual) {
   using Activation = LinearEpilogue::Activation;
-  const float *bias = w.bias.empty() ? nullptr : w.bias.data();
+  const float *bias = biasOf(w.bias);
   if (fusesEpilogues()) {
     LinearEpilogue epilogue =
         fusedEpilogue(bias != nullptr, activation, residual != nullptr);
@@ -326,7 +323,7 @@ void LayerStack::Impl::normalize(const NormWeights &n, float *x,
     lm::rmsNorm(x, rows, l.dModel, n.weight.data(), l.normEps);
   else
     lm::layerNorm(x, rows, l.dModel, n.weight.data(),
-                  n.bias.empty() ? nullptr : n.bias.data(), l.normEps);
+                  biasOf(n.bias), l.normEps);
 }
 
 Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,

@@ -24,6 +24,10 @@ struct LinearWeights {
   /// The weight as the linear backend holds it (`weight` is then empty).
   std::shared_ptr<const LinearBackend::Weight> prepared;
 };
+/// A product's or norm's bias, or null when it has none.
+inline const float *biasOf(const std::vector<float> &bias) {
+  return bias.empty() ? nullptr : bias.data();
+}
 struct NormWeights {
   std::vector<float> weight, bias;
 };
