@@ -37,11 +37,11 @@ static GpuKernelDescriptor describeKernel(gpu::GPUFuncOp kernel) {
        llvm::zip(bindings, kernel.getFunctionType().getInputs())) {
     auto dict = cast<DictionaryAttr>(attr);
     auto memref = cast<MemRefType>(type);
-    d.bindings.push_back(
-        {dict.getAs<StringAttr>("name").str(),
-         dict.getAs<StringAttr>("access").getValue() == "write",
-         uint64_t(memref.getNumElements()) *
-             (memref.getElementTypeBitWidth() / 8)});
+    llvm::StringRef access = dict.getAs<StringAttr>("access").getValue();
+    d.bindings.push_back({dict.getAs<StringAttr>("name").str(),
+                          access == "write" || access == "readwrite",
+                          uint64_t(memref.getNumElements()) *
+                              (memref.getElementTypeBitWidth() / 8)});
   }
   if (auto constants = kernel->getAttrOfType<DictionaryAttr>("attn.constants"))
     for (NamedAttribute constant : constants) {

@@ -211,6 +211,13 @@ std::unique_ptr<GpuFunction> GpuFunction::prepare(const GpuProgram &program,
     }
     f->steps.push_back(std::move(step));
   }
+  // A kernel that writes an argument in place (an insertion) returns it:
+  // its result is that argument's buffer.
+  for (const GpuBinding &b : kernel->bindings)
+    if (long arg = indexAfter(b.name, "arg"); arg >= 0 && b.written)
+      f->updated = arg;
+  if (f->updated >= 0 && f->bytes.size() == f->inputs)
+    f->bytes.push_back(f->bytes[f->updated]);
   f->staged.resize(f->bytes.size());
   return f;
 }
@@ -233,6 +240,16 @@ bool GpuFunction::bind(const std::vector<GpuOperand> &operands,
                          : " (result" + std::to_string(i - inputs)) +
              ")";
     };
+    if (updated >= 0 && i == inputs) {
+      // The argument updated in place: a device result must be its buffer.
+      if (o.buffer && o.buffer != buffers[updated]) {
+        error = what() + " is the argument the kernel updates in place (arg" +
+                std::to_string(updated) + "): pass its buffer";
+        return false;
+      }
+      buffers[i] = buffers[updated];
+      continue;
+    }
     if (o.buffer) {
       if (o.buffer->bytes() < bytes[i]) {
         error = what() + " is a device buffer of " +
@@ -301,7 +318,7 @@ bool GpuFunction::call(const std::vector<GpuOperand> &operands,
 
   for (size_t i = inputs; i < bytes.size(); ++i)
     if (!operands[i].buffer &&
-        !device.read(*staged[i], operands[i].data, bytes[i], error))
+        !device.read(*buffers[i], operands[i].data, bytes[i], error))
       return false;
   if (tileCounts) {
     tileCounts->clear();

@@ -16,7 +16,7 @@ func.func @dynamic(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention, one linalg.matmul, one change of layout or one element-wise generic of its arguments; target 'vulkan-lavapipe' runs such functions only}}
+// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention, one linalg.matmul, one change of layout, one element-wise generic or one insertion of its arguments; target 'vulkan-lavapipe' runs such functions only}}
 func.func @two_ops(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
                    %v: tensor<1x2x16x40xf32>) -> tensor<1x2x16x40xf32> {
   %o = attn.attention %q, %k, %v
@@ -288,7 +288,7 @@ func.func @epilogue_other_ops(%x: tensor<8x64xf32>, %w: tensor<8x64xf32>) -> ten
 // -----
 
 // A product on buffers is not a function of its arguments' values.
-// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers' is not one attention, one linalg.matmul, one change of layout or one element-wise generic of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers' is not one attention, one linalg.matmul, one change of layout, one element-wise generic or one insertion of its arguments}}
 func.func @product_on_buffers(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
   linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
   return
@@ -296,7 +296,7 @@ func.func @product_on_buffers(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: m
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers_then_generic' is not one attention, one linalg.matmul, one change of layout or one element-wise generic of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers_then_generic' is not one attention, one linalg.matmul, one change of layout, one element-wise generic or one insertion of its arguments}}
 func.func @product_on_buffers_then_generic(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
   linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
   linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]} outs(%y : memref<8x32xf32>) {
@@ -360,7 +360,7 @@ func.func @layout_pad_by_index(%x: tensor<4x8xf32>) -> tensor<6x8xf32> {
 // -----
 
 // A chain that does not start at the argument is not a change of its layout.
-// expected-error @below {{attn-to-gpu-kernels: 'layout_of_a_constant' is not one attention, one linalg.matmul, one change of layout or one element-wise generic of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'layout_of_a_constant' is not one attention, one linalg.matmul, one change of layout, one element-wise generic or one insertion of its arguments}}
 func.func @layout_of_a_constant(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %c = arith.constant dense<1.0> : tensor<4x8xf32>
   %init = tensor.empty() : tensor<8x4xf32>
@@ -453,3 +453,63 @@ func.func @elementwise_other_ops(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @insert_dynamic_sizes(%rows: tensor<2x?xf32>, %cache: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %rows, %c1 : tensor<2x?xf32>
+  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': it takes static sizes (compile one kernel per size)}}
+  %r = tensor.insert_slice %rows into %cache[0, 0] [2, %n] [1, 1] : tensor<2x?xf32> into tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @insert_integers(%rows: tensor<2x8xi32>, %cache: tensor<16x8xi32>) -> tensor<16x8xi32> {
+  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': it takes f32, f16 and bf16 elements}}
+  %r = tensor.insert_slice %rows into %cache[3, 0] [2, 8] [1, 1] : tensor<2x8xi32> into tensor<16x8xi32>
+  return %r : tensor<16x8xi32>
+}
+
+// -----
+
+func.func @insert_strided(%rows: tensor<2x8xf32>, %cache: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': it takes unit strides and a source of the destination's rank}}
+  %r = tensor.insert_slice %rows into %cache[0, 0] [2, 8] [2, 1] : tensor<2x8xf32> into tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @insert_rank_reducing(%row: tensor<8xf32>, %cache: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': it takes unit strides and a source of the destination's rank}}
+  %r = tensor.insert_slice %row into %cache[4, 0] [1, 8] [1, 1] : tensor<8xf32> into tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+// An offset computed from the argument's value, not read as it is.
+func.func @insert_offset_computed(%rows: tensor<2x8xf32>, %at: tensor<1xi32>, %cache: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = tensor.extract %at[%c0] : tensor<1xi32>
+  %i = arith.index_cast %a : i32 to index
+  %j = arith.addi %i, %c1 : index
+  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': its run-time offsets are i32 elements of an argument at constant indices, cast to index}}
+  %r = tensor.insert_slice %rows into %cache[%j, 0] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @insert_offset_i64(%rows: tensor<2x8xf32>, %at: tensor<1xi64>, %cache: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %a = tensor.extract %at[%c0] : tensor<1xi64>
+  %i = arith.index_cast %a : i64 to index
+  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': its run-time offsets are i32 elements of an argument at constant indices, cast to index}}
+  %r = tensor.insert_slice %rows into %cache[%i, 0] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+

@@ -9,8 +9,9 @@
 // linalg.matmul (a layer's product) becomes a GEMM kernel
 // (GpuLinearKernel.h), a function that returns its argument in another
 // layout a gather kernel (GpuLayoutKernel.h), a function of one
-// element-wise linalg.generic an element kernel (GpuElementwiseKernel.h).
-// Anything else in a module
+// element-wise linalg.generic an element kernel (GpuElementwiseKernel.h),
+// a function that inserts an argument into another in place an insertion
+// kernel (GpuInsertKernel.h). Anything else in a module
 // for a GPU target is an error at its location. The pattern of
 // populateAttnToGpuKernelsPatterns does the same per function.
 //
@@ -18,6 +19,7 @@
 #include "GpuBackwardKernel.h"
 #include "GpuElementwiseKernel.h"
 #include "GpuFlashKernel.h"
+#include "GpuInsertKernel.h"
 #include "GpuLayoutKernel.h"
 #include "GpuLinearKernel.h"
 #include "attn/Conversion/GpuTargetInfo.h"
@@ -70,8 +72,8 @@ std::optional<TiledAttention> matchAttentionFunction(func::FuncOp host) {
 enum class Lowering { Done, NotAttention, Failed };
 
 /// Builds the kernels of `host` (one attention, one attention_grad, one
-/// product of its arguments, one change of layout or one element-wise
-/// generic) into `kernels`; the caller
+/// product of its arguments, one change of layout, one element-wise
+/// generic or one insertion) into `kernels`; the caller
 /// erases `host` when Done. Failed: an error at what is not supported.
 Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
                            gpu::GPUModuleOp kernels,
@@ -108,6 +110,14 @@ Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
     return succeeded(finishGpuKernel(
                buildGpuElementwiseKernel(host, generic, target, kernels),
                target))
+               ? Lowering::Done
+               : Lowering::Failed;
+  }
+  if (tensor::InsertSliceOp insert = matchInsertFunction(host)) {
+    if (failed(checkGpuInsertSupported(host, insert, target)))
+      return Lowering::Failed;
+    return succeeded(finishGpuKernel(
+               buildGpuInsertKernel(host, insert, target, kernels), target))
                ? Lowering::Done
                : Lowering::Failed;
   }
@@ -153,7 +163,7 @@ struct FunctionToGpuKernels : OpRewritePattern<func::FuncOp> {
     if (host.isExternal() || !target || target->isCpu() ||
         (!matchAttentionGradFunction(host) && !matchAttentionFunction(host) &&
          !matchLinearFunction(host) && matchLayoutFunction(host).empty() &&
-         !matchElementwiseFunction(host)))
+         !matchElementwiseFunction(host) && !matchInsertFunction(host)))
       return failure();
     gpu::GPUModuleOp kernels =
         getOrCreateKernelModule(module, *target, rewriter);
@@ -202,8 +212,8 @@ struct AttnToGpuKernelsPass
       case Lowering::NotAttention:
         host.emitError() << "attn-to-gpu-kernels: '" << host.getName()
                          << "' is not one attention, one linalg.matmul, one "
-                            "change of layout or one element-wise generic of "
-                            "its arguments; target '"
+                            "change of layout, one element-wise generic or "
+                            "one insertion of its arguments; target '"
                          << description->name
                          << "' runs such functions only (the families and "
                             "other ops stay on the CPU for now; layer specs "

@@ -284,7 +284,10 @@ struct GpuOperand {
 /// workgroups (the partial results stay on the device) and
 /// `<function>_query_grad` (dQ) after a backward's dK / dV kernel.
 /// Bindings `argN` and `resultN` are operands, constant bindings their
-/// descriptor contents; `tile_counts` and `partials` are held here.
+/// descriptor contents; `tile_counts` and `partials` are held here. A
+/// kernel that writes an argument (an insertion, GpuInsertKernel.h) updates
+/// it in place: the function's result is that argument, and a result
+/// operand in host memory receives it after the call.
 class GpuFunction {
 public:
   /// Null with `error` set when the program has no such function, its code
@@ -329,6 +332,9 @@ private:
   std::vector<Step> steps;
   std::vector<uint64_t> bytes;
   size_t inputs = 0;
+  /// The argument a kernel updates in place (binding argN written), which
+  /// is the function's result; -1: none.
+  long updated = -1;
   /// Device copies of host operands, made on first use.
   std::vector<std::shared_ptr<GpuBuffer>> staged;
   std::shared_ptr<GpuBuffer> tileCountBuffer;
