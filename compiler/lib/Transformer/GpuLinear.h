@@ -62,7 +62,8 @@ public:
                const LinearEpilogue &epilogue, const float *bias,
                const float *other, float *y) override;
   bool chainsSelfAttention(const AttentionKernel &kernel) const override {
-    return chainAttention && kernel.deviceLaunches;
+    return chainAttention &&
+           (kernel.deviceLaunches || kernel.pagedDeviceLaunches);
   }
   /// Whether chainsSelfAttention may say yes (TransformerOptions::
   /// gpuChains).
@@ -166,6 +167,13 @@ private:
   /// first position is new.
   Status rotate(const SelfAttention &block, int64_t capacity, int64_t length,
                 HeadLayouts &layout);
+  /// A decoder's chain: queues the insertion kernels that append the
+  /// call's `keys` and `values` [B, Hkv, capacity, D] (its rows last) to
+  /// the device's `pools` at rows [keyLength - length, keyLength).
+  Status appendRows(const SelfAttention &block, int64_t capacity,
+                    GpuBuffer *keys, GpuBuffer *values, GpuBuffer *pools[2]);
+  /// After the submission: those rows, from `pools` into the host's.
+  Status readNewRows(const SelfAttention &block, GpuBuffer *pools[2]);
   /// A GpuKernel of one function's MLIR text.
   llvm::Expected<std::unique_ptr<GpuKernel>>
   compileKernel(const std::string &source);
@@ -182,6 +190,12 @@ private:
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int>,
            HeadLayouts>
       layouts;
+  /// Insertion kernels by (batch, KV heads, capacity, pool rows, head
+  /// dim), and the row they insert at.
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
+           std::unique_ptr<GpuKernel>>
+      appends;
+  std::shared_ptr<GpuBuffer> appendAt;
   std::vector<float> scratch;
   /// Launches queued since the last submission.
   std::vector<GpuLaunch> pending;

@@ -67,6 +67,95 @@ Status GpuPagedAttention::syncPool(GpuDevice &device, const KernelOperand &pool,
   return Status::ok();
 }
 
+void GpuPagedAttention::forgetUnused() {
+  if (calls % 256 == 0)
+    for (auto m = mirrors.begin(); m != mirrors.end();)
+      m = calls - m->second.lastCall > 1024 ? mirrors.erase(m) : std::next(m);
+}
+
+llvm::Expected<GpuPagedAttention::Compiled *>
+GpuPagedAttention::kernelFor(int64_t batch, int64_t lq, int64_t poolPages,
+                             int64_t pageRows, const int32_t *pages,
+                             int64_t listed, int64_t kvLength, Sizes &sizes) {
+  // Capacities: decoding's one query stays one; the table's pages cover
+  // the length's capacity (never more pages than the pool has).
+  sizes = {batch, queryRows(lq), poolPages, pageRows, 0};
+  int64_t capacityPages =
+      (capacityFor(std::max<int64_t>(kvLength, 1)) + pageRows - 1) / pageRows;
+  sizes.tablePages = std::max(listed, std::min(capacityPages, poolPages));
+  auto it = compiled.find(sizes);
+  if (it == compiled.end()) {
+    Compiled c;
+    auto kernel = compile(sizes, c.function);
+    if (!kernel)
+      return kernel.takeError();
+    c.kernel = std::move(*kernel);
+    it = compiled.emplace(sizes, std::move(c)).first;
+  }
+  // The table padded with page 0 (never read past the length).
+  table.assign(batch * sizes.tablePages, 0);
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy_n(pages + b * listed, listed,
+                table.begin() + b * sizes.tablePages);
+  return &it->second;
+}
+
+Status GpuPagedAttention::deviceLaunches(
+    const AttentionKernel::PagedDeviceOperands &on, GpuBuffer *pools[2],
+    std::vector<GpuLaunch> &launches) {
+  const KernelOperand &keys = on.keys, &values = on.values;
+  if (keys.shape.size() != 4 || keys.shape != values.shape || !on.q ||
+      !on.output || on.length < 1 || on.keyLength < on.length)
+    return Status::error("internal error: the paged attention's device "
+                         "operands are not q, the pools and the output");
+  // One page per sequence: sequence b's is page b.
+  int64_t batch = keys.shape[0];
+  std::vector<int32_t> pages(batch);
+  for (int64_t b = 0; b < batch; ++b)
+    pages[b] = int32_t(b);
+  Sizes sizes;
+  llvm::Expected<Compiled *> compiledKernel =
+      kernelFor(batch, on.length, batch, keys.shape[2], pages.data(), 1,
+                on.keyLength, sizes);
+  if (!compiledKernel)
+    return Status::error(llvm::toString(compiledKernel.takeError()));
+  GpuKernel &kernel = *(*compiledKernel)->kernel;
+  GpuDevice &device = kernel.gpuDevice();
+  ++calls;
+  // The call's rows are the caller's to write: nothing past them copied.
+  for (int p = 0; p < 2; ++p)
+    if (Status s = syncPool(device, p == 0 ? keys : values, pages.data(), batch,
+                            1, on.keyLength, on.keyLength, pools[p]);
+        s.failed())
+      return s;
+  forgetUnused();
+  std::string error;
+  uint64_t tableBytes = table.size() * sizeof(int32_t);
+  if (!tableBuffer || tableBuffer->bytes() < tableBytes)
+    tableBuffer = device.allocate(tableBytes, error);
+  if (!lengthBuffer)
+    lengthBuffer = device.allocate(sizeof(int32_t), error);
+  if (!tableBuffer || !lengthBuffer ||
+      !device.write(*tableBuffer, table.data(), tableBytes, error) ||
+      !device.write(*lengthBuffer, &on.keyLength, sizeof(int32_t), error))
+    return Status::error("the paged attention's table on the device: " + error);
+  std::vector<GpuOperand> operands;
+  for (const std::string &name : names) {
+    operands.emplace_back();
+    operands.back().buffer = name == "q"            ? on.q
+                             : name == "k_pages"    ? pools[0]
+                             : name == "v_pages"    ? pools[1]
+                             : name == "page_table" ? tableBuffer.get()
+                                                    : lengthBuffer.get();
+  }
+  operands.emplace_back();
+  operands.back().buffer = on.output;
+  if (llvm::Error e =
+          kernel.launchesOn((*compiledKernel)->function, operands, launches))
+    return Status::error(llvm::toString(std::move(e)));
+  return Status::ok();
+}
+
 Status GpuPagedAttention::call(const std::vector<KernelOperand> &inputs,
                                const KernelOperand &output) {
   if (inputs.size() != names.size())
@@ -89,50 +178,30 @@ Status GpuPagedAttention::call(const std::vector<KernelOperand> &inputs,
   int64_t batch = q->shape[0], heads = q->shape[1], lq = q->shape[2],
           dim = q->shape[3], valueDim = output.shape[3];
   int64_t kvLength = *static_cast<const int32_t *>(length->data);
-  int64_t poolPages = keys->shape[0], pageRows = keys->shape[2],
-          listed = pages->shape[1];
-  // Capacities: decoding's one query stays one; the table's pages cover
-  // the length's capacity (never more pages than the pool has).
-  Sizes sizes{batch, lq == 1 ? 1 : capacityFor(lq), poolPages, pageRows, 0};
-  int64_t capacityPages =
-      (capacityFor(std::max<int64_t>(kvLength, 1)) + pageRows - 1) / pageRows;
-  sizes.tablePages = std::max(listed, std::min(capacityPages, poolPages));
-  auto it = compiled.find(sizes);
-  if (it == compiled.end()) {
-    Compiled c;
-    auto kernel = compile(sizes, c.function);
-    if (!kernel)
-      return Status::error(llvm::toString(kernel.takeError()));
-    c.kernel = std::move(*kernel);
-    it = compiled.emplace(sizes, std::move(c)).first;
-  }
-  GpuKernel &kernel = *it->second.kernel;
+  const int32_t *pageList = static_cast<const int32_t *>(pages->data);
+  Sizes sizes;
+  llvm::Expected<Compiled *> compiledKernel =
+      kernelFor(batch, lq, keys->shape[0], keys->shape[2], pageList,
+                pages->shape[1], kvLength, sizes);
+  if (!compiledKernel)
+    return Status::error(llvm::toString(compiledKernel.takeError()));
+  GpuKernel &kernel = *(*compiledKernel)->kernel;
   GpuDevice &device = kernel.gpuDevice();
 
   ++calls;
-  const int32_t *pageList = static_cast<const int32_t *>(pages->data);
   GpuBuffer *keyPool = nullptr, *valuePool = nullptr;
   for (auto [pool, buffer] :
        {std::pair(keys, &keyPool), std::pair(values, &valuePool)})
-    if (Status s = syncPool(device, *pool, pageList, batch, listed,
+    if (Status s = syncPool(device, *pool, pageList, batch, pages->shape[1],
                             kvLength - lq, kvLength, *buffer);
         s.failed())
       return s;
-  // Copies of pools no call used lately (a sequence gone, a pool that
-  // grew) are freed; one needed again is copied whole.
-  if (calls % 256 == 0)
-    for (auto m = mirrors.begin(); m != mirrors.end();)
-      m = calls - m->second.lastCall > 1024 ? mirrors.erase(m) : std::next(m);
+  forgetUnused();
 
-  // The table padded with page 0 (never read past the length), and the
-  // queries and output padded at the start: the real rows end the
+  // The queries and output padded at the start: the real rows end the
   // capacity, where bottom-right alignment puts them at the end of the
   // keys as before.
-  int64_t tablePages = sizes.tablePages, queries = sizes.queries;
-  table.assign(batch * tablePages, 0);
-  for (int64_t b = 0; b < batch; ++b)
-    std::copy_n(pageList + b * listed, listed, table.begin() + b * tablePages);
-  int64_t pad = queries - lq;
+  int64_t queries = sizes.queries, pad = queries - lq;
   const float *queryData = static_cast<const float *>(q->data);
   float *outData = static_cast<float *>(output.data);
   if (pad) {
@@ -158,7 +227,7 @@ Status GpuPagedAttention::call(const std::vector<KernelOperand> &inputs,
       operands.push_back({inputs[i].data, 0});
   }
   operands.push_back({pad ? paddedResult.data() : outData, 0});
-  if (llvm::Error e = kernel.call(it->second.function, operands))
+  if (llvm::Error e = kernel.call((*compiledKernel)->function, operands))
     return Status::error(llvm::toString(std::move(e)));
   if (pad)
     for (int64_t bh = 0; bh < batch * heads; ++bh)

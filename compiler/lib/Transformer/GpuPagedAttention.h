@@ -10,7 +10,10 @@
 // so the device copy holds it.
 //
 // forward() with a cache reads its KvRows the same way (AttentionBlock::
-// SelfCacheRows): one page of the cache's capacity per sequence. A pool is
+// SelfCacheRows): one page of the cache's capacity per sequence. When a
+// stack's self-attention runs as one chain on the device
+// (deviceLaunches), the chain appends the new rows to the device's copy
+// itself, and nothing is copied but stale pools. A pool is
 // known by its owner (KernelOperand::owner) and version: a new one, or one
 // whose rows moved (growth, a shift), is copied whole; copies no call used
 // for a while are freed.
@@ -58,6 +61,14 @@ public:
   Status call(const std::vector<KernelOperand> &inputs,
               const KernelOperand &output);
 
+  /// AttentionKernel::pagedDeviceLaunches: the kernel's launches on device
+  /// q and output, the pools synced but for their last `length` rows.
+  Status deviceLaunches(const AttentionKernel::PagedDeviceOperands &on,
+                        GpuBuffer *pools[2], std::vector<GpuLaunch> &launches);
+  /// The query rows a call of `lq` queries runs: one decoding step's
+  /// stays one, else its capacity.
+  int64_t queryRows(int64_t lq) const { return lq == 1 ? 1 : capacityFor(lq); }
+
   /// A kernel `compile` made already.
   void adopt(const Sizes &sizes, std::unique_ptr<GpuKernel> kernel,
              std::string function) {
@@ -86,6 +97,17 @@ private:
     uint64_t version = 0, bytes = 0;
     uint64_t lastCall = 0;
   };
+  /// The kernel for `batch` sequences of `lq` queries over pools of
+  /// `poolPages` pages of `pageRows` rows, tables of `listed` pages and
+  /// `kvLength` keys (compiled on first use); `sizes` receives what it is
+  /// compiled for, `table` the table `pages` padded to its pages.
+  llvm::Expected<Compiled *> kernelFor(int64_t batch, int64_t lq,
+                                       int64_t poolPages, int64_t pageRows,
+                                       const int32_t *pages, int64_t listed,
+                                       int64_t kvLength, Sizes &sizes);
+  /// Frees, now and then, the copies of pools no call used lately (a
+  /// sequence gone, a pool that grew); one needed again is copied whole.
+  void forgetUnused();
   /// Brings the device's copy of `pool` up to date: whole when its owner,
   /// version or size is new, else rows [first, kvLength) of each sequence
   /// whose pages `table` [B, tablePages] lists.
@@ -103,6 +125,8 @@ private:
   // Padded operands, kept between calls.
   std::vector<float> paddedQueries, paddedResult;
   std::vector<int32_t> table;
+  // The table and length of deviceLaunches, on the device.
+  std::shared_ptr<GpuBuffer> tableBuffer, lengthBuffer;
 };
 
 } // namespace attnrt

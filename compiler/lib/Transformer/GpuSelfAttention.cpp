@@ -109,6 +109,24 @@ static std::string ropeSource(int64_t batch, int64_t heads, int64_t capacity,
       shape, table, partner, column, first, half);
 }
 
+/// The MLIR of the insertion kernel that appends rows [B, Hkv, capacity,
+/// D] to a decoder's pool [B, Hkv, rows, D] in place, from the row its
+/// i32 argument holds (GpuInsertKernel.cpp: rows that fall below 0 or past
+/// the pool are dropped).
+static std::string appendSource(int64_t batch, int64_t kvHeads,
+                                int64_t capacity, int64_t rows, int64_t dim) {
+  return llvm::formatv(
+      R"(func.func @append(%rows: tensor<{0}x{1}x{2}x{4}xf32>, %at: tensor<1xi32>, %pool: tensor<{0}x{1}x{3}x{4}xf32>) -> tensor<{0}x{1}x{3}x{4}xf32> {{
+  %c0 = arith.constant 0 : index
+  %a = tensor.extract %at[%c0] : tensor<1xi32>
+  %row = arith.index_cast %a : i32 to index
+  %r = tensor.insert_slice %rows into %pool[0, 0, %row, 0] [{0}, {1}, {2}, {4}] [1, 1, 1, 1] : tensor<{0}x{1}x{2}x{4}xf32> into tensor<{0}x{1}x{3}x{4}xf32>
+  return %r : tensor<{0}x{1}x{3}x{4}xf32>
+}
+)",
+      batch, kvHeads, capacity, rows, dim);
+}
+
 llvm::Expected<GpuLinearBackend::HeadLayouts *>
 GpuLinearBackend::headLayoutsFor(const SelfAttention &block, int64_t capacity) {
   int64_t b = block.batch, h = block.heads, hkv = block.kvHeads,
@@ -198,19 +216,82 @@ Status GpuLinearBackend::rotate(const SelfAttention &block, int64_t capacity,
   return Status::ok();
 }
 
+Status GpuLinearBackend::appendRows(const SelfAttention &block,
+                                    int64_t capacity, GpuBuffer *keys,
+                                    GpuBuffer *values, GpuBuffer *pools[2]) {
+  const std::vector<int64_t> &shape = block.cacheKeys->shape;
+  std::unique_ptr<GpuKernel> &kernel =
+      appends[{block.batch, block.kvHeads, capacity, shape[2], block.headDim}];
+  if (!kernel) {
+    llvm::Expected<std::unique_ptr<GpuKernel>> made =
+        compileKernel(appendSource(block.batch, block.kvHeads, capacity,
+                                   shape[2], block.headDim));
+    if (!made)
+      return Status::error(llvm::toString(made.takeError()));
+    kernel = std::move(*made);
+    counted.layoutKernels += 1;
+  }
+  // The capacity's last `length` rows go to the pool's rows [keyLength -
+  // length, keyLength); a prompt's padding rows before them, below 0.
+  int32_t at = block.keyLength - int32_t(capacity);
+  std::string error;
+  if (!appendAt && !(appendAt = device->allocate(sizeof(int32_t), error)))
+    return Status::error(error);
+  if (!device->write(*appendAt, &at, sizeof(at), error))
+    return Status::error(error);
+  counted.inputBytes += sizeof(at);
+  GpuBuffer *rows[2] = {keys, values};
+  for (int p = 0; p < 2; ++p) {
+    std::vector<GpuOperand> operands(4);
+    operands[0].buffer = rows[p];
+    operands[1].buffer = appendAt.get();
+    operands[2].buffer = pools[p];
+    operands[3].buffer = pools[p]; // the result: the pool, updated in place
+    if (llvm::Error e = kernel->launchesOn("append", operands, pending))
+      return Status::error(llvm::toString(std::move(e)));
+  }
+  return Status::ok();
+}
+
+Status GpuLinearBackend::readNewRows(const SelfAttention &block,
+                                     GpuBuffer *pools[2]) {
+  // Rows [keyLength - length, keyLength) of each (sequence, KV head) block,
+  // at the same place in the host's pool as in the device's.
+  const std::vector<int64_t> &shape = block.cacheKeys->shape;
+  uint64_t rowBytes = uint64_t(block.headDim) * sizeof(float);
+  int64_t first = block.keyLength - block.length;
+  std::string error;
+  KernelOperand *host[2] = {block.cacheKeys, block.cacheValues};
+  for (int p = 0; p < 2; ++p)
+    for (int64_t b = 0; b < shape[0] * shape[1]; ++b) {
+      uint64_t at = uint64_t(b * shape[2] + first) * rowBytes;
+      if (!device->readAt(*pools[p], at,
+                          static_cast<char *>(host[p]->data) + at,
+                          uint64_t(block.length) * rowBytes, error))
+        return Status::error("reading a step's keys back: " + error);
+    }
+  counted.outputBytes +=
+      2 * uint64_t(shape[0] * shape[1] * block.length) * rowBytes;
+  return Status::ok();
+}
+
 Status GpuLinearBackend::selfAttention(const float *x,
                                        const SelfAttention &block,
                                        const float *residual, float *y) {
   pending.clear(); // nothing a failed call queued
   const AttentionKernel &kernel = *block.kernel;
+  bool decoding = block.cacheKeys != nullptr;
   int64_t batch = block.batch, length = block.length,
-          capacity = kernel.capacity;
-  if (!kernel.deviceLaunches || length > capacity ||
-      (length < capacity && !kernel.takesKeyBias))
-    return Status::error("internal error: a chained self-attention over " +
-                         std::to_string(length) + " rows, on a kernel of " +
-                         std::to_string(capacity) + " rows" +
-                         (kernel.takesKeyBias ? "" : " without a key bias"));
+          capacity = decoding ? kernel.queryRows(length) : kernel.capacity;
+  if (decoding ? !kernel.pagedDeviceLaunches || !block.cacheValues ||
+                     length > capacity || block.keyLength < length
+               : !kernel.deviceLaunches || length > capacity ||
+                     (length < capacity && !kernel.takesKeyBias))
+    return Status::error(
+        "internal error: a chained self-attention over " +
+        std::to_string(length) + " rows, on a kernel of " +
+        std::to_string(capacity) + " rows" +
+        (decoding || kernel.takesKeyBias ? "" : " without a key bias"));
   if (batch == 0 || length == 0)
     return Status::ok();
   const auto &qkv = static_cast<const DeviceWeight &>(*block.qkv);
@@ -250,7 +331,7 @@ Status GpuLinearBackend::selfAttention(const float *x,
       return s;
     }
   std::string error;
-  if (kernel.takesKeyBias && layout.biasLength != length) {
+  if (!decoding && kernel.takesKeyBias && layout.biasLength != length) {
     // [B, 1, 1, capacity]: -inf on the rows before each sequence's.
     std::vector<float> bias(size_t(rows), 0.0f);
     for (int64_t b = 0; b < batch; ++b)
@@ -272,15 +353,37 @@ Status GpuLinearBackend::selfAttention(const float *x,
     q = layout.rotated[0].get();
     k = layout.rotated[1].get();
   }
-  AttentionKernel::DeviceOperands operands;
-  operands.q = q;
-  operands.k = k;
-  operands.v = layout.parts[2].get();
-  operands.keyBias = kernel.takesKeyBias ? layout.keyBias.get() : nullptr;
-  operands.output = layout.heads.get();
-  if (Status s = kernel.deviceLaunches(operands, pending); s.failed()) {
-    pending.clear();
-    return s;
+  GpuBuffer *pools[2] = {nullptr, nullptr};
+  if (decoding) {
+    // The pools' device copies first (their stale parts copied now), then
+    // this call's keys and values appended to them, then the attention.
+    AttentionKernel::PagedDeviceOperands operands;
+    operands.q = q;
+    operands.output = layout.heads.get();
+    operands.keys = *block.cacheKeys;
+    operands.values = *block.cacheValues;
+    operands.length = length;
+    operands.keyLength = block.keyLength;
+    std::vector<GpuLaunch> attention;
+    Status s = kernel.pagedDeviceLaunches(operands, pools, attention);
+    if (!s.failed())
+      s = appendRows(block, capacity, k, layout.parts[2].get(), pools);
+    if (s.failed()) {
+      pending.clear();
+      return s;
+    }
+    llvm::append_range(pending, attention);
+  } else {
+    AttentionKernel::DeviceOperands operands;
+    operands.q = q;
+    operands.k = k;
+    operands.v = layout.parts[2].get();
+    operands.keyBias = kernel.takesKeyBias ? layout.keyBias.get() : nullptr;
+    operands.output = layout.heads.get();
+    if (Status s = kernel.deviceLaunches(operands, pending); s.failed()) {
+      pending.clear();
+      return s;
+    }
   }
   if (Status s = queue(*layout.merge, "merge", layout.heads.get(),
                        layout.merged.get());
@@ -296,5 +399,9 @@ Status GpuLinearBackend::selfAttention(const float *x,
   ++counted.attentionBlocks;
   counted.keptBytes += uint64_t(rows) * (qkv.out + o.in) * sizeof(float);
   // Each sequence's rows, from the end of its capacity.
-  return readBack(**output, length, o.out, y, residual, {batch, capacity, pad});
+  if (Status s = readBack(**output, length, o.out, y, residual,
+                          {batch, capacity, pad});
+      s.failed() || !decoding)
+    return s;
+  return readNewRows(block, pools);
 }

@@ -648,6 +648,22 @@ bool TransformerStack::Impl::gpuPagedKernel(CompiledAttention &compiled) {
                                  const KernelOperand &output) {
     return paged->call(inputs, output);
   };
+  // In a chain on the device (LinearBackend::selfAttention): f32 kernels
+  // of q and the pools alone.
+  std::vector<std::string> names = compiled.kernel.argumentNames;
+  std::sort(names.begin(), names.end());
+  if (!compiled.kernel.bf16 &&
+      names == std::vector<std::string>{"k_pages", "kv_length", "page_table",
+                                        "q", "v_pages"}) {
+    compiled.kernel.pagedDeviceLaunches =
+        [paged](const AttentionKernel::PagedDeviceOperands &on,
+                GpuBuffer *pools[2], std::vector<GpuLaunch> &launches) {
+          return paged->deviceLaunches(on, pools, launches);
+        };
+    compiled.kernel.queryRows = [paged](int64_t lq) {
+      return paged->queryRows(lq);
+    };
+  }
   return true;
 }
 

@@ -9,6 +9,19 @@ using namespace attnrt;
 
 void KvRows::append(const float *fresh, int64_t n, int64_t blockCount,
                     int64_t rowDim, bool bf16) {
+  extend(n, blockCount, rowDim, bf16);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float *from = fresh + b * n * dim;
+    if (isBf16())
+      layermath::roundToBf16(from, n * dim,
+                             static_cast<uint16_t *>(at(b, rows - n)));
+    else
+      std::memcpy(at(b, rows - n), from, n * dim * elementBytes);
+  }
+}
+
+void KvRows::extend(int64_t n, int64_t blockCount, int64_t rowDim, bool bf16,
+                    int64_t minCapacity) {
   if (empty()) {
     bytes.clear();
     blocks = blockCount;
@@ -17,10 +30,11 @@ void KvRows::append(const float *fresh, int64_t n, int64_t blockCount,
     capacity = 0;
   }
   int64_t rowBytes = dim * elementBytes;
-  if (rows + n > capacity) {
+  if (rows + n > capacity || minCapacity > capacity) {
     // Double (a first append takes exactly its rows: a prompt's cache is
     // dense until the first decode step grows it).
     int64_t grown = rows ? std::max(2 * capacity, rows + n) : n;
+    grown = std::max(grown, minCapacity);
     std::vector<char> moved(blocks * grown * rowBytes);
     for (int64_t b = 0; b < blocks && rows; ++b)
       std::memcpy(moved.data() + b * grown * rowBytes,
@@ -28,14 +42,6 @@ void KvRows::append(const float *fresh, int64_t n, int64_t blockCount,
     bytes.swap(moved);
     capacity = grown;
     rowsVersion = newRowsVersion();
-  }
-  for (int64_t b = 0; b < blocks; ++b) {
-    const float *from = fresh + b * n * dim;
-    if (isBf16())
-      layermath::roundToBf16(from, n * dim,
-                             static_cast<uint16_t *>(at(b, rows)));
-    else
-      std::memcpy(at(b, rows), from, n * rowBytes);
   }
   rows += n;
 }

@@ -23,6 +23,12 @@ public:
   /// (the rows are then exactly `fresh`); later ones must keep them.
   void append(const float *fresh, int64_t n, int64_t blocks, int64_t dim,
               bool bf16);
+  /// Appends `n` rows whose contents the caller writes (at(b, length() -
+  /// n) on), with room for at least `minCapacity` rows per block; blocks,
+  /// dim and type as append's. A GPU stack that appends a step's keys on
+  /// the device reads them back into these rows.
+  void extend(int64_t n, int64_t blocks, int64_t dim, bool bf16,
+              int64_t minCapacity = 0);
   /// Keeps the last `keep` rows of each block.
   void keepLast(int64_t keep);
   /// Keeps the first `keep` rows of each block (undoes appends).

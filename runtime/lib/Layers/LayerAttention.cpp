@@ -24,38 +24,12 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   bool self = block == AttentionBlock::Self;
   bool decoding = self && l.isDecoder();
   Status status = Status::ok();
-  // An encoder's self-attention on a backend that keeps Q, K and V where
-  // its products run (a GPU's memory): one chain there, from x to the
-  // output projection, RoPE included (LinearBackend::selfAttention).
-  if (self && !l.isDecoder() && packed.empty() && w.qkv.out > 0) {
-    const AttentionKernel *kernel = nullptr;
-    if (Status s = kernels(block, batch, length, length, kernel); s.failed())
+  if (self && packed.empty() && w.qkv.out > 0) {
+    bool chained = false;
+    Status s = chainedSelfAttention(w, cache, x, batch, length, result,
+                                    residual, chained);
+    if (s.failed() || chained)
       return s;
-    if (kernel && linearBackend->chainsSelfAttention(*kernel)) {
-      LinearBackend::SelfAttention chain;
-      chain.qkv = w.qkv.prepared.get();
-      chain.o = w.o.prepared.get();
-      chain.qkvBias = biasOf(w.qkv.bias);
-      chain.oBias = biasOf(w.o.bias);
-      chain.batch = batch;
-      chain.length = length;
-      chain.heads = l.heads;
-      chain.kvHeads = l.kvHeads;
-      chain.headDim = hd;
-      chain.kernel = kernel;
-      chain.rope = l.positions == "rope";
-      chain.ropeInterleaved = l.ropeStyle == "interleaved";
-      chain.ropeBase = l.ropeBase;
-      chain.position = position;
-      result.resize(rows * l.dModel); // written whole by the chain
-      auto start = std::chrono::steady_clock::now();
-      Status s =
-          linearBackend->selfAttention(x, chain, residual, result.data());
-      attentionSeconds += std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
-      return s;
-    }
   }
   // [B, heads, n, D]: a projection of `in`, split into heads.
   auto project = [&](const LinearWeights &p, const float *in, int64_t n,
@@ -216,6 +190,83 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
     cache.values.keepLast(l.memoryLength);
   }
   return Status::ok();
+}
+
+Status LayerStack::Impl::chainedSelfAttention(AttentionWeights &w,
+                                              LayerCache &cache, const float *x,
+                                              int64_t batch, int64_t length,
+                                              std::vector<float> &result,
+                                              const float *residual,
+                                              bool &chained) {
+  const LayerConfig &l = config;
+  chained = false;
+  bool decoding = l.isDecoder();
+  int64_t before = cache.keys.length(), keyLen = before + length;
+  const AttentionKernel *kernel = nullptr;
+  if (Status s = kernels(decoding ? AttentionBlock::SelfCacheRows
+                                  : AttentionBlock::Self,
+                         batch, length, decoding ? keyLen : length, kernel);
+      s.failed())
+    return s;
+  if (!kernel || !linearBackend->chainsSelfAttention(*kernel) ||
+      (decoding && !kernel->pagedDeviceLaunches) ||
+      (!decoding && !kernel->deviceLaunches))
+    return Status::ok();
+  LinearBackend::SelfAttention chain;
+  chain.qkv = w.qkv.prepared.get();
+  chain.o = w.o.prepared.get();
+  chain.qkvBias = biasOf(w.qkv.bias);
+  chain.oBias = biasOf(w.o.bias);
+  chain.batch = batch;
+  chain.length = length;
+  chain.heads = l.heads;
+  chain.kvHeads = l.kvHeads;
+  chain.headDim = l.headDim;
+  chain.kernel = kernel;
+  chain.rope = l.positions == "rope";
+  chain.ropeInterleaved = l.ropeStyle == "interleaved";
+  chain.ropeBase = l.ropeBase;
+  chain.position = position;
+  // A decoder's new rows: room for them in the host's pools (at least the
+  // query rows of the call: the chain appends them all, the padding rows
+  // before a prompt's below row 0, where they are dropped), filled by the
+  // chain. Padding rows after cached ones would overwrite those, so a
+  // call whose queries do not fill their rows runs first or not chained.
+  KernelOperand keys{nullptr, {}}, values{nullptr, {}};
+  if (decoding) {
+    int64_t queries = kernel->queryRows(length);
+    if (queries != length && before != 0)
+      return Status::ok();
+    int64_t blocks = batch * l.kvHeads;
+    cache.keys.extend(length, blocks, l.headDim, /*bf16=*/false, queries);
+    cache.values.extend(length, blocks, l.headDim, /*bf16=*/false, queries);
+    std::vector<int64_t> shape = {batch, l.kvHeads, cache.keys.capacityRows(),
+                                  l.headDim};
+    keys = {cache.keys.data(), shape, &cache.keys, cache.keys.version()};
+    values = {cache.values.data(), shape, &cache.values,
+              cache.values.version()};
+    chain.cacheKeys = &keys;
+    chain.cacheValues = &values;
+    chain.keyLength = int32_t(keyLen);
+  }
+  chained = true;
+  result.resize(batch * length * l.dModel); // written whole by the chain
+  auto start = std::chrono::steady_clock::now();
+  Status s = linearBackend->selfAttention(x, chain, residual, result.data());
+  attentionSeconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (decoding && s.failed()) {
+    cache.keys.truncate(before);
+    cache.values.truncate(before);
+  }
+  // Transformer-XL: keep only the last memory_length keys for the next
+  // segment.
+  if (decoding && l.memoryLength && cache.keys.length() > l.memoryLength) {
+    cache.keys.keepLast(l.memoryLength);
+    cache.values.keepLast(l.memoryLength);
+  }
+  return s;
 }
 
 Status LayerStack::Impl::attendCached(const AttentionKernel &kernel,

@@ -156,6 +156,15 @@ struct LayerStack::Impl {
                    AttentionWeights &w, LayerCache &cache, const float *x,
                    const Activations *memory, int64_t batch, int64_t length,
                    std::vector<float> &result, const float *residual);
+  /// Self-attention as one chain where the products run
+  /// (LinearBackend::selfAttention), when the backend chains the block's
+  /// kernel: an encoder's whole sequences, or a decoder's call over its KV
+  /// cache, the new keys and values appended there (and read back into
+  /// `cache`). `chained` says whether it ran; otherwise nothing changed.
+  Status chainedSelfAttention(AttentionWeights &w, LayerCache &cache,
+                              const float *x, int64_t batch, int64_t length,
+                              std::vector<float> &result, const float *residual,
+                              bool &chained);
   /// The attention kernel on its operands (q, k, v: f32, or bf16 bits
   /// when the kernel takes bf16; variant operands from `w`) into `output`.
   /// `keyRows` and `valueRows`, when given, hold `keys` and `values` (the

@@ -199,6 +199,29 @@ struct AttentionKernel {
       deviceLaunches;
   int64_t capacity = 0;
   bool takesKeyBias = false;
+
+  /// A decoder's cache read as pools on a GPU (SelfCacheRows): q [B, H,
+  /// queryRows(Lq), D] with the call's Lq rows last, the host's pools [B,
+  /// Hkv, rows, D] (owner and version as KernelOperand's), `keyLength`
+  /// rows in use after the call, and the output [B, H, queryRows(Lq), D].
+  struct PagedDeviceOperands {
+    GpuBuffer *q = nullptr, *output = nullptr;
+    KernelOperand keys{nullptr, {}}, values{nullptr, {}};
+    int64_t length = 0;
+    int32_t keyLength = 0;
+  };
+  /// Set for a GPU SelfCacheRows kernel of f32 q and the pools alone:
+  /// appends its launches on device q and output to `launches`, and sets
+  /// `pools` to the device's copies of the key and value pools. These hold
+  /// every row but each sequence's last Lq: the caller writes those there
+  /// with launches of its own before the kernel's (a step's keys, appended
+  /// where the products made them: LinearBackend::selfAttention).
+  std::function<Status(const PagedDeviceOperands &operands, GpuBuffer *pools[2],
+                       std::vector<GpuLaunch> &launches)>
+      pagedDeviceLaunches;
+  /// The query rows of a pagedDeviceLaunches call of `lq` queries: a
+  /// decoding step's one, or a capacity (Transformer.cpp).
+  std::function<int64_t(int64_t lq)> queryRows;
 };
 
 /// Finds (or compiles) the kernel of `block` for `batch` sequences of `lq`
@@ -282,10 +305,18 @@ public:
     bool rope = false, ropeInterleaved = false;
     double ropeBase = 10000.0;
     int64_t position = 0;
+    /// A decoder's KV cache, for a kernel with pagedDeviceLaunches: the
+    /// host's pools [B, Hkv, rows, D] with `keyLength` rows in use after
+    /// this call, the last `length` of them this block's keys and values,
+    /// which selfAttention appends on the device and reads back into the
+    /// same rows of the host's pools (their contents on entry unused).
+    KernelOperand *cacheKeys = nullptr, *cacheValues = nullptr;
+    int32_t keyLength = 0;
   };
   /// Whether selfAttention() runs such a block in one call, its q, k and
   /// v never leaving where the products run (a GPU's memory): only for a
-  /// kernel with AttentionKernel::deviceLaunches.
+  /// kernel with AttentionKernel::deviceLaunches (whole sequences) or
+  /// pagedDeviceLaunches (a decoder's cache).
   virtual bool chainsSelfAttention(const AttentionKernel &kernel) const {
     return false;
   }
