@@ -1,4 +1,4 @@
-//===- GpuSelfAttention.cpp - an encoder's self-attention on the device ---===//
+//===- GpuSelfAttention.cpp - self-attention as one chain on the device ---===//
 //
 // GpuLinearBackend::selfAttention: a self-attention block of whole
 // sequences as one submission on the stack's device,
@@ -24,6 +24,14 @@
 // is the zero rows' share of the two products (a sequence of 80 rows at a
 // capacity of 128: 48 rows of each), against Q, K, V and the heads that no
 // longer cross to the host and back.
+//
+// A decoder's call over its KV cache (SelfAttention::cacheKeys) runs the
+// same chain with its query rows at the paged kernel's queryRows(Lq) (a
+// decoding step's one row, a prompt's capacity) and, between RoPE and the
+// attention, two insertion kernels (GpuInsertKernel.cpp) that append k and
+// v to the device's copies of the cache's pools at the cache's length,
+// which the paged kernel (GpuPagedAttention.h) then reads; the new rows
+// are read back into the host's pools after the submission.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuLinear.h"

@@ -285,7 +285,13 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     chain takes it), as a layer's split into heads and merge need. A
     function of one element-wise linalg.generic (parallel loops, inputs
     through any affine maps within their bounds, f32) becomes an element
-    kernel (GpuElementwiseKernel.cpp): a layer's RoPE.
+    kernel (GpuElementwiseKernel.cpp): a layer's RoPE. A function that
+    returns one tensor.insert_slice of an argument into another, at offsets
+    that are constants or i32 elements of an argument read at run time,
+    becomes an insertion kernel (GpuInsertKernel.cpp) that updates the
+    destination in place (binding access "readwrite", no result binding),
+    storing the inserted elements only and dropping those that fall
+    outside it: a decoder's keys appended to the KV cache on the device.
 
     The launch is recorded on each kernel: `attn.grid` (workgroups in x, y,
     z), `attn.bindings` (one dictionary per kernel argument: name, access)
