@@ -10,6 +10,13 @@
 #
 #   bench/gpu_chain.sh [DEVICE] [ROUNDS]     # DEVICE: vulkan (default) | cuda
 #
+# Then decoding: examples/decoder_layer_rope.yaml without its
+# cross-attention, a prompt and 32 steps (`--decode-steps 32`), the median
+# step's time (attn-run's "median": steps that compile a kernel left out),
+# chained (the step's keys and values appended to the KV cache on the
+# device) against --gpu-chains=false (Q, K and V to the host and back, the
+# new rows copied to the device's cache).
+#
 # On lavapipe the "device" is this CPU and its memory the host's: the
 # chain saves copies and host passes but runs the split and merge as
 # llvmpipe shaders, so the ratio there says little of a discrete GPU,
@@ -18,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 device=${1:-vulkan}
 rounds=${2:-3}
-run=build/bin/attn-run
+run=${ATTN_RUN:-build/bin/attn-run}  # a copy, to rebuild meanwhile
 spec=examples/bert_encoder_layer.yaml
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -59,4 +66,34 @@ for length in sorted({l for l, _ in times}):
     print("%6d  %10.1f  %12.1f  %17.2f  %s | %s" % (
         length, on, off, off / on, moved[(str(length), "true")],
         moved[(str(length), "false")]))
+PY
+
+# Decoding steps.
+sed 's/^  cross_attention: true/  cross_attention: false/' \
+  examples/decoder_layer_rope.yaml >"$tmp/decoder.yaml"
+$run "$tmp/decoder.yaml" --write-random-weights="$tmp/dec.safetensors" \
+  --seed=3 >/dev/null
+for length in 128 512; do
+  for round in $(seq "$rounds"); do
+    for chains in true false; do
+      $run "$tmp/decoder.yaml" --weights "$tmp/dec.safetensors" \
+        --length $length --decode-steps 32 --device="$device" \
+        --gpu-chains=$chains >"$tmp/out"
+      ms=$(sed -n 's/.*ms per step, median \([0-9.]*\);.*/\1/p' "$tmp/out")
+      echo "$length $chains $ms" >>"$tmp/steps"
+    done
+  done
+done
+python3 - "$tmp/steps" <<'PY'
+import statistics, sys
+times = {}
+for line in open(sys.argv[1]):
+    length, chains, ms = line.split()
+    times.setdefault((int(length), chains), []).append(float(ms))
+print("decoding: prompt + 32 steps, median step")
+print("length  chained ms  unchained ms  unchained/chained")
+for length in sorted({l for l, _ in times}):
+    on = statistics.median(times[(length, "true")])
+    off = statistics.median(times[(length, "false")])
+    print("%6d  %10.2f  %12.2f  %17.2f" % (length, on, off, off / on))
 PY

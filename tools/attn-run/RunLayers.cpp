@@ -638,8 +638,15 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
     }
     auto decodeStart = std::chrono::steady_clock::now();
     uint64_t transferredBefore = GpuKernel::hostBytesTransferred();
+    // Each step's time too: the median leaves out the steps that compile a
+    // kernel (a new capacity, a grown cache).
+    std::vector<double> stepTimes;
     for (int64_t t = prompt; t < x->length; ++t) {
+      auto stepStart = std::chrono::steady_clock::now();
       auto out = (*stack)->forward(slice(*x, t, 1), t == 0 ? mem : nullptr);
+      stepTimes.push_back(std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - stepStart)
+                              .count());
       if (!out)
         return fail(llvm::toString(out.takeError()));
       place(decoded, *out, t);
@@ -651,6 +658,9 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
                         std::chrono::steady_clock::now() - decodeStart)
                         .count() /
                     options.decodeSteps;
+    std::nth_element(stepTimes.begin(),
+                     stepTimes.begin() + stepTimes.size() / 2, stepTimes.end());
+    double medianStepMs = stepTimes[stepTimes.size() / 2];
     double stepTransferKiB =
         (GpuKernel::hostBytesTransferred() - transferredBefore) / 1024.0 /
         options.decodeSteps;
@@ -659,9 +669,9 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
       // sees; --check compares with the window it amounts to instead.
       llvm::outs() << llvm::formatv("decode: {0} steps after a {1}-token "
                                     "prompt, memory of {2} keys; {3:f3} ms "
-                                    "per step\n",
+                                    "per step, median {4:f3}\n",
                                     options.decodeSteps, prompt, l.memoryLength,
-                                    stepMs);
+                                    stepMs, medianStepMs);
     } else {
       double error = scaledError(decoded.data, y.data);
       // Decoding changes only how the work is split (the same f32 kernels
@@ -676,10 +686,10 @@ int attnrt::runLayerSpec(llvm::SourceMgr &sourceMgr,
       bool same = error <= bound;
       llvm::outs() << llvm::formatv(
           "decode: {0} steps after a {1}-token prompt, max |decode - full| / "
-          "max |full| = {2:e2} ({3}); {4:f3} ms per step; attention "
-          "kernels: {5}\n",
+          "max |full| = {2:e2} ({3}); {4:f3} ms per step, median {6:f3}; "
+          "attention kernels: {5}\n",
           options.decodeSteps, prompt, error, same ? "SAME" : "DIFFERENT",
-          stepMs, (*stack)->attentionKernels());
+          stepMs, (*stack)->attentionKernels(), medianStepMs);
       // On a GPU the cache stays on the device (GpuPagedAttention.h).
       if (auto copies = (*stack)->devicePoolCopies())
         llvm::outs() << llvm::formatv(
