@@ -363,8 +363,13 @@ void attnrt::printDeviceProducts(const TransformerStack &stack) {
   if (auto p = stack.deviceProducts(); p && p->attentionBlocks)
     llvm::outs() << llvm::formatv(
         "self-attention in one chain on the device: {0} runs, q, k and v "
-        "kept there ({1} split, merge and RoPE kernels)\n",
+        "kept there ({1} split, merge, RoPE and insertion kernels)\n",
         p->attentionBlocks, p->layoutKernels);
+  if (auto p = stack.deviceProducts(); p && p->crossBlocks)
+    llvm::outs() << llvm::formatv(
+        "cross-attention in one chain on the device: {0} runs, q kept "
+        "there, the memory's keys and values copied once\n",
+        p->crossBlocks);
   // Attention kernels called on host operands (not in a chain) copy them.
   if (stack.deviceProducts())
     llvm::outs() << llvm::formatv(

@@ -12,12 +12,15 @@
 // stay on the device between its products, and its products go to the
 // device in one submission.
 //
-// An encoder's self-attention runs as one chain too (selfAttention,
-// GpuSelfAttention.cpp): the QKV product, layout kernels that split its
+// Self-attention runs as one chain too (selfAttention,
+// GpuAttentionChains.cpp): the QKV product, layout kernels that split its
 // rows into heads, RoPE's element-wise kernels where the layer has RoPE,
-// the attention kernel, a layout kernel that merges the heads back into
-// rows, and the output product, in one submission: Q, K and V never leave
-// the device.
+// (a decoder's) insertion kernels that append k and v to its KV cache on
+// the device, the attention kernel, a layout kernel that merges the heads
+// back into rows, and the output product, in one submission: Q, K and V
+// never leave the device. Cross-attention likewise (crossAttention): the
+// Q product, its split, the kernel on the memory's keys and values (copied
+// once per memory), the merge and the output product.
 //
 // GPU kernels take static shapes: one is compiled per (in, out) and row
 // capacity (8, 256, then multiples of 2048), and a product of `rows` rows
@@ -61,6 +64,11 @@ public:
   Status apply(const float *x, int64_t rows, const Weight &weight,
                const LinearEpilogue &epilogue, const float *bias,
                const float *other, float *y) override;
+  bool chainsCrossAttention(const AttentionKernel &kernel) const override {
+    return chainAttention && kernel.deviceLaunches && kernel.deviceCopy;
+  }
+  Status crossAttention(const float *x, const CrossAttention &block,
+                        const float *residual, float *y) override;
   bool chainsSelfAttention(const AttentionKernel &kernel) const override {
     return chainAttention &&
            (kernel.deviceLaunches || kernel.pagedDeviceLaunches);
@@ -76,14 +84,16 @@ public:
   /// the device, bytes of operands copied in and of results copied back, and
   /// bytes of results the next product read on the device (a feed-forward
   /// block's hidden units).
-  /// Chained self-attention blocks count their products, their submission
-  /// and their bytes (the key bias in, the output rows out, the QKV
-  /// product's result and the merged heads kept), and their split, merge
-  /// and RoPE kernels apart (layoutKernels).
+  /// Chained attention blocks count their products, their submission and
+  /// their bytes (the key bias, a decoder's insertion row in; the output
+  /// rows and a decoder's new K and V rows out; the Q or QKV product's
+  /// result and the merged heads kept), their blocks apart (self-attention:
+  /// attentionBlocks, cross-attention: crossBlocks) and their split, merge,
+  /// RoPE and insertion kernels (layoutKernels).
   struct Stats {
     int64_t products = 0, kernels = 0, submissions = 0;
     uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0, keptBytes = 0;
-    int64_t attentionBlocks = 0, layoutKernels = 0;
+    int64_t attentionBlocks = 0, crossBlocks = 0, layoutKernels = 0;
   };
   const Stats &stats() const { return counted; }
 
@@ -167,6 +177,21 @@ private:
   /// first position is new.
   Status rotate(const SelfAttention &block, int64_t capacity, int64_t length,
                 HeadLayouts &layout);
+  /// A chained cross-attention's layout kernels and buffers, for one
+  /// (batch, query capacity, key capacity, heads, head dim): the split of
+  /// the Q product's rows [B capacity, H D] into q [B, H, capacity, D], the
+  /// merge of the kernel's output heads back into rows, and the key bias
+  /// [B, 1, 1, key capacity] masking the key rows before the memory's.
+  struct QueryLayouts {
+    std::unique_ptr<GpuKernel> split, merge;
+    std::shared_ptr<GpuBuffer> q, keyBias, heads, merged;
+    /// The memory length keyBias masks for (-1: not written yet).
+    int64_t biasKeys = -1;
+  };
+  llvm::Expected<QueryLayouts *> queryLayoutsFor(const CrossAttention &block);
+  /// Queues `function` of `kernel` on device buffers `in` and `out`.
+  Status queueLayout(GpuKernel &kernel, const char *function, GpuBuffer *in,
+                     GpuBuffer *out);
   /// A decoder's chain: queues the insertion kernels that append the
   /// call's `keys` and `values` [B, Hkv, capacity, D] (its rows last) to
   /// the device's `pools` at rows [keyLength - length, keyLength).
@@ -190,6 +215,10 @@ private:
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int>,
            HeadLayouts>
       layouts;
+  /// By (batch, query capacity, key capacity, heads, head dim).
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
+           QueryLayouts>
+      queryLayouts;
   /// Insertion kernels by (batch, KV heads, capacity, pool rows, head
   /// dim), and the row they insert at.
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,

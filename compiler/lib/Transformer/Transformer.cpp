@@ -81,6 +81,17 @@ public:
     operand.buffer = copy.buffer.get();
     return Status::ok();
   }
+  /// The device copy of `input` when it is up to date, else null.
+  GpuBuffer *find(const KernelOperand &input) const {
+    auto it = copies.find(input.owner);
+    uint64_t bytes = sizeof(float);
+    for (int64_t d : input.shape)
+      bytes *= uint64_t(d);
+    return it != copies.end() && it->second.version == input.version &&
+                   it->second.buffer->bytes() == bytes
+               ? it->second.buffer.get()
+               : nullptr;
+  }
 
 private:
   static constexpr size_t kMaxCopies = 256;
@@ -226,7 +237,9 @@ static AttentionKernel atEndOfCapacity(AttentionKernel kernel,
   // selfAttention): the kernel is launched as it is.
   outer.deviceLaunches = kernel.deviceLaunches;
   outer.capacity = kernel.capacity;
+  outer.keyCapacity = kernel.keyCapacity;
   outer.takesKeyBias = kernel.takesKeyBias;
+  outer.deviceCopy = kernel.deviceCopy;
   for (size_t i = 0; i < kernel.argumentNames.size(); ++i)
     if (kernel.argumentNames[i] != "bias") {
       outer.argumentNames.push_back(kernel.argumentNames[i]);
@@ -303,10 +316,10 @@ static AttentionKernel atEndOfCapacity(AttentionKernel kernel,
 /// Sets `kernel.deviceLaunches` (LayerStack.h) when the GPU kernel takes
 /// q, k and v alone, each once, and the key bias of a kernel at a capacity
 /// (atEndOfCapacity) when `atCapacity`: its launches of `function` on
-/// device buffers, `rows` queries and keys each.
+/// device buffers, `rows` queries and `keyRows` keys.
 static void setDeviceLaunches(AttentionKernel &kernel, GpuKernel *gpu,
                               const std::string &function, int64_t rows,
-                              bool atCapacity) {
+                              int64_t keyRows, bool atCapacity) {
   const std::vector<std::string> &names = kernel.argumentNames;
   auto count = [&](const char *name) {
     return std::count(names.begin(), names.end(), name);
@@ -316,6 +329,7 @@ static void setDeviceLaunches(AttentionKernel &kernel, GpuKernel *gpu,
       names.size() != 3 + size_t(bias))
     return;
   kernel.capacity = rows;
+  kernel.keyCapacity = keyRows;
   kernel.takesKeyBias = bias;
   kernel.deviceLaunches = [gpu, function,
                            names](const AttentionKernel::DeviceOperands &on,
@@ -596,7 +610,42 @@ Status TransformerStack::Impl::kernelFor(AttentionBlock block, int64_t batch,
     };
   if (!options.gpuTarget.empty() && block == AttentionBlock::Self && lq == lk)
     setDeviceLaunches(compiled.kernel, static_cast<GpuKernel *>(raw), function,
-                      lq, capacity.has_value());
+                      lq, lk, capacity.has_value());
+  // Cross-attention at capacities reads the memory's keys and values from
+  // the copies the kernel's calls share (OperandMirrors).
+  if (!options.gpuTarget.empty() && block == AttentionBlock::Cross &&
+      capacity && options.gpuChains) {
+    setDeviceLaunches(compiled.kernel, static_cast<GpuKernel *>(raw), function,
+                      lq, lk, /*atCapacity=*/true);
+    if (compiled.kernel.deviceLaunches)
+      compiled.kernel.deviceCopy =
+          [gpu = static_cast<GpuKernel *>(raw), mirrors = operandMirrors,
+           keyRows = lk](const KernelOperand &in, GpuBuffer *&copy) -> Status {
+        if (in.shape.size() != 4 || !in.owner || in.shape[2] > keyRows)
+          return Status::error("internal error: a cross-attention operand "
+                               "without an owner or past the capacity");
+        int64_t matrices = in.shape[0] * in.shape[1], rows = in.shape[2],
+                dim = in.shape[3];
+        // The rows at the end of the capacity, as atEndOfCapacity places
+        // them: the same copy its calls bind.
+        KernelOperand placed{in.data,
+                             {in.shape[0], in.shape[1], keyRows, dim},
+                             in.owner,
+                             in.version};
+        if ((copy = mirrors->find(placed)))
+          return Status::ok();
+        std::vector<float> padded(matrices * keyRows * dim);
+        moveRows(static_cast<const float *>(in.data), padded.data(), matrices,
+                 rows, keyRows, dim, /*toCapacity=*/true);
+        placed.data = padded.data();
+        GpuOperand operand;
+        if (Status s = mirrors->bind(gpu->gpuDevice(), placed, operand);
+            s.failed())
+          return s;
+        copy = operand.buffer;
+        return Status::ok();
+      };
+  }
   if (capacity)
     compiled.kernel = atEndOfCapacity(std::move(compiled.kernel), lq, lk);
   kernel = &(kernels[key] = std::move(compiled)).kernel;
@@ -984,7 +1033,8 @@ TransformerStack::deviceProducts() const {
   if (!impl->gpuLinear)
     return std::nullopt;
   const GpuLinearBackend::Stats &s = impl->gpuLinear->stats();
-  return DeviceProducts{s.products,    s.kernels,         s.submissions,
-                        s.weightBytes, s.inputBytes,      s.outputBytes,
-                        s.keptBytes,   s.attentionBlocks, s.layoutKernels};
+  return DeviceProducts{s.products,     s.kernels,         s.submissions,
+                        s.weightBytes,  s.inputBytes,      s.outputBytes,
+                        s.keptBytes,    s.attentionBlocks, s.crossBlocks,
+                        s.layoutKernels};
 }

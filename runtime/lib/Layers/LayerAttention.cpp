@@ -40,6 +40,36 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
     lm::splitHeads(flat.data(), batch, n, heads, hd, split.data());
     return split;
   };
+  if (!self && memory) {
+    // The encoder memory's keys and values, kept for the calls that follow.
+    lm::Scratch memoryKeys = project(w.k, memory->data.data(), memory->length,
+                                     l.kvHeads),
+                memoryValues = project(w.v, memory->data.data(), memory->length,
+                                       l.kvHeads);
+    const AttentionKernel *cross = nullptr;
+    if (status.failed())
+      return status;
+    if (Status s = kernels(block, batch, length, memory->length, cross);
+        s.failed())
+      return s;
+    cache.memoryKeys = KvRows();
+    cache.memoryValues = KvRows();
+    cache.memoryKeys.append(memoryKeys.data(), memory->length,
+                            batch * l.kvHeads, hd, cross->bf16);
+    cache.memoryValues.append(memoryValues.data(), memory->length,
+                              batch * l.kvHeads, hd, cross->bf16);
+  }
+  if (status.failed())
+    return status;
+  // Cross-attention on a backend that keeps q where its products run,
+  // the memory's keys and values copied there once: one chain there.
+  if (!self && !cache.memoryKeys.empty() && packed.empty()) {
+    bool chained = false;
+    Status s = chainedCrossAttention(w, cache, x, batch, length, result,
+                                     residual, chained);
+    if (s.failed() || chained)
+      return s;
+  }
   // This call's queries, keys and values, f32 [B, H or Hkv, length, D].
   // Self-attention projects them in one product when they are fused.
   lm::Scratch q, k, v;
@@ -83,25 +113,6 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   }
   if (self && l.sharesQueryKey)
     k = q;
-  if (!self && memory) {
-    // The encoder memory's keys and values, kept for the calls that follow.
-    lm::Scratch memoryKeys = project(w.k, memory->data.data(), memory->length,
-                                     l.kvHeads),
-                memoryValues = project(w.v, memory->data.data(), memory->length,
-                                       l.kvHeads);
-    const AttentionKernel *cross = nullptr;
-    if (status.failed())
-      return status;
-    if (Status s = kernels(block, batch, length, memory->length, cross);
-        s.failed())
-      return s;
-    cache.memoryKeys = KvRows();
-    cache.memoryValues = KvRows();
-    cache.memoryKeys.append(memoryKeys.data(), memory->length,
-                            batch * l.kvHeads, hd, cross->bf16);
-    cache.memoryValues.append(memoryValues.data(), memory->length,
-                              batch * l.kvHeads, hd, cross->bf16);
-  }
   if (status.failed())
     return status;
   if (!self && cache.memoryKeys.empty())
@@ -266,6 +277,47 @@ Status LayerStack::Impl::chainedSelfAttention(AttentionWeights &w,
     cache.keys.keepLast(l.memoryLength);
     cache.values.keepLast(l.memoryLength);
   }
+  return s;
+}
+
+Status LayerStack::Impl::chainedCrossAttention(
+    AttentionWeights &w, LayerCache &cache, const float *x, int64_t batch,
+    int64_t length, std::vector<float> &result, const float *residual,
+    bool &chained) {
+  const LayerConfig &l = config;
+  chained = false;
+  KvRows &keys = cache.memoryKeys, &values = cache.memoryValues;
+  const AttentionKernel *kernel = nullptr;
+  if (Status s =
+          kernels(AttentionBlock::Cross, batch, length, keys.length(), kernel);
+      s.failed())
+    return s;
+  if (!kernel || kernel->bf16 || !kernel->deviceLaunches ||
+      !kernel->deviceCopy || !linearBackend->chainsCrossAttention(*kernel))
+    return Status::ok();
+  LinearBackend::CrossAttention chain;
+  chain.q = w.q.prepared.get();
+  chain.o = w.o.prepared.get();
+  chain.qBias = biasOf(w.q.bias);
+  chain.oBias = biasOf(w.o.bias);
+  chain.batch = batch;
+  chain.length = length;
+  chain.heads = l.heads;
+  chain.headDim = l.headDim;
+  chain.kernel = kernel;
+  // The memory's rows are dense: appended once, whole.
+  std::vector<int64_t> shape = {batch, l.kvHeads, keys.length(), l.headDim};
+  std::vector<char> denseKeys, denseValues;
+  chain.keys = {keys.denseRows(denseKeys), shape, &keys, keys.version()};
+  chain.values = {values.denseRows(denseValues), shape, &values,
+                  values.version()};
+  chained = true;
+  result.resize(batch * length * l.dModel); // written whole by the chain
+  auto start = std::chrono::steady_clock::now();
+  Status s = linearBackend->crossAttention(x, chain, residual, result.data());
+  attentionSeconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return s;
 }
 

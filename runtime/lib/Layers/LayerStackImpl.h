@@ -165,6 +165,13 @@ struct LayerStack::Impl {
                               const float *x, int64_t batch, int64_t length,
                               std::vector<float> &result, const float *residual,
                               bool &chained);
+  /// Cross-attention as one chain where the products run
+  /// (LinearBackend::crossAttention) over `cache`'s memory keys and values,
+  /// when the backend chains the block's kernel; `chained` as above.
+  Status chainedCrossAttention(AttentionWeights &w, LayerCache &cache,
+                               const float *x, int64_t batch, int64_t length,
+                               std::vector<float> &result,
+                               const float *residual, bool &chained);
   /// The attention kernel on its operands (q, k, v: f32, or bf16 bits
   /// when the kernel takes bf16; variant operands from `w`) into `output`.
   /// `keyRows` and `valueRows`, when given, hold `keys` and `values` (the

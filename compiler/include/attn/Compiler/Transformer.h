@@ -44,11 +44,12 @@ struct TransformerOptions {
   /// GpuLinear.h: weights uploaded once and kept there, each product's rows
   /// copied in and out). Off: on the host (compiledLinears).
   bool gpuLinears = true;
-  /// On a GPU: Q, K and V kept on the device where the stack can (an
-  /// encoder's self-attention as one chain with its products there,
-  /// GpuSelfAttention.cpp; cross-attention's memory keys and values copied
-  /// once per memory). Off: they cross to the host and back per call (the
-  /// baseline bench/gpu_chain.sh compares with).
+  /// On a GPU: Q, K and V kept on the device where the stack can (self-
+  /// and cross-attention as chains with their products there, a decoder's
+  /// KV cache appended there, GpuAttentionChains.cpp; cross-attention's
+  /// memory keys and values copied once per memory). Off: they cross to
+  /// the host and back per call (the baseline bench/gpu_chain.sh compares
+  /// with).
   bool gpuChains = true;
   /// How the GPU kernels compile besides their target (gpuTarget's): f32
   /// products on tensor cores (tf32, tf32x3), emulated mma on Vulkan,
@@ -227,13 +228,14 @@ public:
   /// on the device, of product operands copied in and of their results copied
   /// back, and of results read on the device by the next product (feed-forward
   /// hidden units); nothing elsewhere.
-  /// Self-attention blocks chained on the device (Q, K and V kept there)
-  /// count their products, submission and bytes here too, their blocks and
-  /// layout kernels apart.
+  /// Attention blocks chained on the device (Q, K and V kept there)
+  /// count their products, submission and bytes here too, their blocks
+  /// (self- and cross-attention) and layout, RoPE and insertion kernels
+  /// apart.
   struct DeviceProducts {
     int64_t products = 0, kernels = 0, submissions = 0;
     uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0, keptBytes = 0;
-    int64_t attentionBlocks = 0, layoutKernels = 0;
+    int64_t attentionBlocks = 0, crossBlocks = 0, layoutKernels = 0;
   };
   std::optional<DeviceProducts> deviceProducts() const;
 

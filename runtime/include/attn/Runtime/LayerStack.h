@@ -181,8 +181,8 @@ struct AttentionKernel {
       call;
 
   /// A GPU kernel on buffers that stay on the device (Gpu.h): q [B, H,
-  /// capacity, D], k and v [B, Hkv, capacity, D], the per-key bias [B, 1,
-  /// 1, capacity] that masks the rows before a sequence's (when
+  /// capacity, D], k and v [B, Hkv, keyCapacity, D], the per-key bias [B,
+  /// 1, 1, keyCapacity] that masks the rows before a sequence's (when
   /// `takesKeyBias`), and the output [B, H, capacity, D].
   struct DeviceOperands {
     GpuBuffer *q = nullptr, *k = nullptr, *v = nullptr, *keyBias = nullptr,
@@ -192,13 +192,21 @@ struct AttentionKernel {
   /// kernel at a capacity): appends its launches on device operands to
   /// `launches` without running them, so that a backend that keeps Q, K
   /// and V on the device runs it between its products
-  /// (LinearBackend::selfAttention). `capacity` is the rows it is
-  /// compiled for (queries and keys alike).
+  /// (LinearBackend::selfAttention, crossAttention). `capacity` and
+  /// `keyCapacity` are the query and key rows it is compiled for (the same
+  /// for self-attention).
   std::function<Status(const DeviceOperands &operands,
                        std::vector<GpuLaunch> &launches)>
       deviceLaunches;
-  int64_t capacity = 0;
+  int64_t capacity = 0, keyCapacity = 0;
   bool takesKeyBias = false;
+  /// Set for a GPU cross-attention kernel with deviceLaunches: the
+  /// device's copy of keys or values [B, Hkv, Lk, D] that name their owner
+  /// (the encoder memory's, KernelOperand), placed at the end of
+  /// keyCapacity rows; made when the owner, version or size is new, and
+  /// shared with the kernel's own calls.
+  std::function<Status(const KernelOperand &keysOrValues, GpuBuffer *&copy)>
+      deviceCopy;
 
   /// A decoder's cache read as pools on a GPU (SelfCacheRows): q [B, H,
   /// queryRows(Lq), D] with the call's Lq rows last, the host's pools [B,
@@ -322,6 +330,29 @@ public:
   }
   virtual Status selfAttention(const float *x, const SelfAttention &block,
                                const float *residual, float *y) {
+    return Status::error("this linear backend chains no attention");
+  }
+  /// Cross-attention of `batch` sequences of `length` rows over the
+  /// encoder memory's `keys` and `values` [B, Hkv, Lk, D] (f32, with their
+  /// owner and version: KernelOperand): x Q^T + qBias split into q [B, H,
+  /// L, D], `kernel` on q and the memory's keys and values, its heads
+  /// merged back into rows, y = merged O^T + oBias. Biases may be null.
+  struct CrossAttention {
+    const Weight *q = nullptr, *o = nullptr;
+    const float *qBias = nullptr, *oBias = nullptr;
+    int64_t batch = 0, length = 0, heads = 0, headDim = 0;
+    const AttentionKernel *kernel = nullptr;
+    KernelOperand keys{nullptr, {}}, values{nullptr, {}};
+  };
+  /// Whether crossAttention() runs such a block in one call, q and the
+  /// heads never leaving where the products run and the memory's keys and
+  /// values copied there once: only for a kernel with deviceLaunches and
+  /// deviceCopy.
+  virtual bool chainsCrossAttention(const AttentionKernel &kernel) const {
+    return false;
+  }
+  virtual Status crossAttention(const float *x, const CrossAttention &block,
+                                const float *residual, float *y) {
     return Status::error("this linear backend chains no attention");
   }
 };

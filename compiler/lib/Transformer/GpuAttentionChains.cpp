@@ -1,4 +1,4 @@
-//===- GpuSelfAttention.cpp - self-attention as one chain on the device ---===//
+//===- GpuAttentionChains.cpp - attention blocks as one chain on a GPU ----===//
 //
 // GpuLinearBackend::selfAttention: a self-attention block of whole
 // sequences as one submission on the stack's device,
@@ -224,6 +224,16 @@ Status GpuLinearBackend::rotate(const SelfAttention &block, int64_t capacity,
   return Status::ok();
 }
 
+Status GpuLinearBackend::queueLayout(GpuKernel &kernel, const char *function,
+                                     GpuBuffer *in, GpuBuffer *out) {
+  std::vector<GpuOperand> operands(2);
+  operands[0].buffer = in;
+  operands[1].buffer = out;
+  if (llvm::Error e = kernel.launchesOn(function, operands, pending))
+    return Status::error(llvm::toString(std::move(e)));
+  return Status::ok();
+}
+
 Status GpuLinearBackend::appendRows(const SelfAttention &block,
                                     int64_t capacity, GpuBuffer *keys,
                                     GpuBuffer *values, GpuBuffer *pools[2]) {
@@ -322,18 +332,9 @@ Status GpuLinearBackend::selfAttention(const float *x,
   if (!projected)
     return Status::error(llvm::toString(projected.takeError()));
 
-  auto queue = [&](GpuKernel &gpu, const char *function, GpuBuffer *in,
-                   GpuBuffer *out) -> Status {
-    std::vector<GpuOperand> operands(2);
-    operands[0].buffer = in;
-    operands[1].buffer = out;
-    if (llvm::Error e = gpu.launchesOn(function, operands, pending))
-      return Status::error(llvm::toString(std::move(e)));
-    return Status::ok();
-  };
   for (int p = 0; p < 3; ++p)
-    if (Status s = queue(*layout.split[p], "split", (*projected)->y.get(),
-                         layout.parts[p].get());
+    if (Status s = queueLayout(*layout.split[p], "split", (*projected)->y.get(),
+                               layout.parts[p].get());
         s.failed()) {
       pending.clear();
       return s;
@@ -393,8 +394,8 @@ Status GpuLinearBackend::selfAttention(const float *x,
       return s;
     }
   }
-  if (Status s = queue(*layout.merge, "merge", layout.heads.get(),
-                       layout.merged.get());
+  if (Status s = queueLayout(*layout.merge, "merge", layout.heads.get(),
+                             layout.merged.get());
       s.failed()) {
     pending.clear();
     return s;
@@ -412,4 +413,124 @@ Status GpuLinearBackend::selfAttention(const float *x,
       s.failed() || !decoding)
     return s;
   return readNewRows(block, pools);
+}
+
+llvm::Expected<GpuLinearBackend::QueryLayouts *>
+GpuLinearBackend::queryLayoutsFor(const CrossAttention &block) {
+  const AttentionKernel &kernel = *block.kernel;
+  int64_t b = block.batch, capacity = kernel.capacity, h = block.heads,
+          d = block.headDim;
+  QueryLayouts &found = queryLayouts[{b, capacity, kernel.keyCapacity, h, d}];
+  if (found.merge)
+    return &found;
+  QueryLayouts made;
+  llvm::Expected<std::unique_ptr<GpuKernel>> split =
+      compileKernel(splitSource(b, capacity, h * d, 0, h, d));
+  if (!split)
+    return split.takeError();
+  llvm::Expected<std::unique_ptr<GpuKernel>> merge =
+      compileKernel(mergeSource(b, capacity, h, d));
+  if (!merge)
+    return merge.takeError();
+  made.split = std::move(*split);
+  made.merge = std::move(*merge);
+  std::string error;
+  auto buffer = [&](int64_t floats, std::shared_ptr<GpuBuffer> &into) {
+    if (error.empty())
+      into = device->allocate(uint64_t(floats) * sizeof(float), error);
+  };
+  buffer(b * h * capacity * d, made.q);
+  buffer(b * h * capacity * d, made.heads);
+  // The output product reads it whole, at that product's row capacity.
+  buffer(rowCapacity(b * capacity) * h * d, made.merged);
+  buffer(b * kernel.keyCapacity, made.keyBias);
+  if (!error.empty())
+    return llvm::createStringError(error);
+  counted.layoutKernels += 2;
+  found = std::move(made);
+  return &found;
+}
+
+Status GpuLinearBackend::crossAttention(const float *x,
+                                        const CrossAttention &block,
+                                        const float *residual, float *y) {
+  pending.clear(); // nothing a failed call queued
+  const AttentionKernel &kernel = *block.kernel;
+  int64_t batch = block.batch, length = block.length,
+          capacity = kernel.capacity, keyCapacity = kernel.keyCapacity,
+          keys = block.keys.shape.size() == 4 ? block.keys.shape[2] : -1;
+  if (!kernel.deviceLaunches || !kernel.deviceCopy || length > capacity ||
+      keys < 0 || keys > keyCapacity ||
+      (keys < keyCapacity && !kernel.takesKeyBias))
+    return Status::error("internal error: a chained cross-attention of " +
+                         std::to_string(length) + " rows over " +
+                         std::to_string(keys) + " keys, on a kernel of " +
+                         std::to_string(capacity) + " and " +
+                         std::to_string(keyCapacity));
+  if (batch == 0 || length == 0)
+    return Status::ok();
+  const auto &q = static_cast<const DeviceWeight &>(*block.q);
+  const auto &o = static_cast<const DeviceWeight &>(*block.o);
+  int64_t rows = batch * capacity, pad = capacity - length;
+  llvm::Expected<QueryLayouts *> found = queryLayoutsFor(block);
+  if (!found)
+    return Status::error(llvm::toString(found.takeError()));
+  QueryLayouts &layout = **found;
+  // The memory's keys and values: copied once per memory.
+  GpuBuffer *memory[2] = {nullptr, nullptr};
+  for (int p = 0; p < 2; ++p)
+    if (Status s =
+            kernel.deviceCopy(p == 0 ? block.keys : block.values, memory[p]);
+        s.failed())
+      return s;
+  std::string error;
+  if (kernel.takesKeyBias && layout.biasKeys != keys) {
+    // [B, 1, 1, keyCapacity]: -inf on the rows before the memory's.
+    std::vector<float> bias(size_t(batch * keyCapacity), 0.0f);
+    for (int64_t b = 0; b < batch; ++b)
+      std::fill_n(bias.data() + b * keyCapacity, keyCapacity - keys, -INFINITY);
+    if (!device->write(*layout.keyBias, bias.data(),
+                       bias.size() * sizeof(float), error))
+      return Status::error(error);
+    counted.inputBytes += bias.size() * sizeof(float);
+    layout.biasKeys = keys;
+  }
+
+  // x's rows at the end of their sequence's capacity, zeros before them.
+  scratch.assign(size_t(rows) * q.in, 0.0f);
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy_n(x + b * length * q.in, length * q.in,
+                scratch.data() + (b * capacity + pad) * q.in);
+  llvm::Expected<Product *> projected =
+      launch(*block.q, rows, biasEpilogue(block.qBias),
+             {scratch.data(), nullptr}, block.qBias, {});
+  if (!projected)
+    return Status::error(llvm::toString(projected.takeError()));
+  AttentionKernel::DeviceOperands operands;
+  operands.q = layout.q.get();
+  operands.k = memory[0];
+  operands.v = memory[1];
+  operands.keyBias = kernel.takesKeyBias ? layout.keyBias.get() : nullptr;
+  operands.output = layout.heads.get();
+  Status s = queueLayout(*layout.split, "split", (*projected)->y.get(),
+                         layout.q.get());
+  if (!s.failed())
+    s = kernel.deviceLaunches(operands, pending);
+  if (!s.failed())
+    s = queueLayout(*layout.merge, "merge", layout.heads.get(),
+                    layout.merged.get());
+  if (s.failed()) {
+    pending.clear();
+    return s;
+  }
+  // The output product may be the Q product's kernel (the same sizes):
+  // its result replaces the Q rows after the split has read them.
+  llvm::Expected<Product *> output =
+      launch(*block.o, rows, biasEpilogue(block.oBias),
+             {nullptr, layout.merged.get()}, block.oBias, {});
+  if (!output)
+    return Status::error(llvm::toString(output.takeError()));
+  ++counted.crossBlocks;
+  counted.keptBytes += uint64_t(rows) * (q.out + o.in) * sizeof(float);
+  return readBack(**output, length, o.out, y, residual, {batch, capacity, pad});
 }
