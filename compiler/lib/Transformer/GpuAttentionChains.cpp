@@ -272,24 +272,30 @@ Status GpuLinearBackend::appendRows(const SelfAttention &block,
 }
 
 Status GpuLinearBackend::readNewRows(const SelfAttention &block,
-                                     GpuBuffer *pools[2]) {
-  // Rows [keyLength - length, keyLength) of each (sequence, KV head) block,
-  // at the same place in the host's pool as in the device's.
+                                     int64_t capacity, GpuBuffer *keys,
+                                     GpuBuffer *values) {
+  // The call's k and v [B, Hkv, capacity, D], one read each (a decoding
+  // step's capacity is its one row: the buffers hold the new rows alone),
+  // then each block's last `length` rows to rows [keyLength - length,
+  // keyLength) of its block in the host's pools.
   const std::vector<int64_t> &shape = block.cacheKeys->shape;
-  uint64_t rowBytes = uint64_t(block.headDim) * sizeof(float);
-  int64_t first = block.keyLength - block.length;
+  int64_t blocks = shape[0] * shape[1], dim = block.headDim;
+  int64_t first = block.keyLength - block.length,
+          pad = capacity - block.length;
+  uint64_t bytes = uint64_t(blocks * capacity * dim) * sizeof(float);
+  newRows.resize(size_t(blocks * capacity * dim));
   std::string error;
-  KernelOperand *host[2] = {block.cacheKeys, block.cacheValues};
-  for (int p = 0; p < 2; ++p)
-    for (int64_t b = 0; b < shape[0] * shape[1]; ++b) {
-      uint64_t at = uint64_t(b * shape[2] + first) * rowBytes;
-      if (!device->readAt(*pools[p], at,
-                          static_cast<char *>(host[p]->data) + at,
-                          uint64_t(block.length) * rowBytes, error))
-        return Status::error("reading a step's keys back: " + error);
-    }
-  counted.outputBytes +=
-      2 * uint64_t(shape[0] * shape[1] * block.length) * rowBytes;
+  GpuBuffer *from[2] = {keys, values};
+  KernelOperand *to[2] = {block.cacheKeys, block.cacheValues};
+  for (int p = 0; p < 2; ++p) {
+    if (!device->read(*from[p], newRows.data(), bytes, error))
+      return Status::error("reading a step's keys back: " + error);
+    float *pool = static_cast<float *>(to[p]->data);
+    for (int64_t b = 0; b < blocks; ++b)
+      std::copy_n(newRows.data() + (b * capacity + pad) * dim,
+                  block.length * dim, pool + (b * shape[2] + first) * dim);
+  }
+  counted.outputBytes += 2 * bytes;
   return Status::ok();
 }
 
@@ -412,7 +418,7 @@ Status GpuLinearBackend::selfAttention(const float *x,
                           {batch, capacity, pad});
       s.failed() || !decoding)
     return s;
-  return readNewRows(block, pools);
+  return readNewRows(block, capacity, k, layout.parts[2].get());
 }
 
 llvm::Expected<GpuLinearBackend::QueryLayouts *>

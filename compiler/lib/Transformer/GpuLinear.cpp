@@ -206,6 +206,10 @@ Status GpuLinearBackend::readBack(Product &product, int64_t rows, int64_t out,
     return s;
   std::string error;
   uint64_t rowBytes = uint64_t(out) * sizeof(float);
+  if (runs.stride == rows && runs.first == 0) { // contiguous: one read
+    rows *= runs.sequences;
+    runs = {1, 0, 0};
+  }
   for (int64_t s = 0; s < runs.sequences; ++s)
     if (!device->readAt(*product.y, (s * runs.stride + runs.first) * rowBytes,
                         y + s * rows * out, rows * rowBytes, error))

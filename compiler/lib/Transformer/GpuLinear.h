@@ -197,8 +197,10 @@ private:
   /// the device's `pools` at rows [keyLength - length, keyLength).
   Status appendRows(const SelfAttention &block, int64_t capacity,
                     GpuBuffer *keys, GpuBuffer *values, GpuBuffer *pools[2]);
-  /// After the submission: those rows, from `pools` into the host's.
-  Status readNewRows(const SelfAttention &block, GpuBuffer *pools[2]);
+  /// After the submission: those rows, from `keys` and `values` into the
+  /// host's pools.
+  Status readNewRows(const SelfAttention &block, int64_t capacity,
+                     GpuBuffer *keys, GpuBuffer *values);
   /// A GpuKernel of one function's MLIR text.
   llvm::Expected<std::unique_ptr<GpuKernel>>
   compileKernel(const std::string &source);
@@ -225,6 +227,7 @@ private:
            std::unique_ptr<GpuKernel>>
       appends;
   std::shared_ptr<GpuBuffer> appendAt;
+  std::vector<float> newRows; // readNewRows's
   std::vector<float> scratch;
   /// Launches queued since the last submission.
   std::vector<GpuLaunch> pending;
