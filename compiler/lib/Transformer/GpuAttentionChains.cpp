@@ -234,6 +234,17 @@ Status GpuLinearBackend::queueLayout(GpuKernel &kernel, const char *function,
   return Status::ok();
 }
 
+llvm::Expected<GpuLinearBackend::Product *>
+GpuLinearBackend::mergeAndProject(GpuKernel &merge, GpuBuffer *heads,
+                                  GpuBuffer *merged, const Weight &o,
+                                  const float *oBias, int64_t rows) {
+  if (Status s = queueLayout(merge, "merge", heads, merged); s.failed()) {
+    pending.clear();
+    return llvm::createStringError(s.message());
+  }
+  return launch(o, rows, biasEpilogue(oBias), {nullptr, merged}, oBias, {});
+}
+
 Status GpuLinearBackend::appendRows(const SelfAttention &block,
                                     int64_t capacity, GpuBuffer *keys,
                                     GpuBuffer *values, GpuBuffer *pools[2]) {
@@ -280,8 +291,7 @@ Status GpuLinearBackend::readNewRows(const SelfAttention &block,
   // keyLength) of its block in the host's pools.
   const std::vector<int64_t> &shape = block.cacheKeys->shape;
   int64_t blocks = shape[0] * shape[1], dim = block.headDim;
-  int64_t first = block.keyLength - block.length,
-          pad = capacity - block.length;
+  int64_t first = block.keyLength - block.length, pad = capacity - block.length;
   uint64_t bytes = uint64_t(blocks * capacity * dim) * sizeof(float);
   newRows.resize(size_t(blocks * capacity * dim));
   std::string error;
@@ -400,15 +410,9 @@ Status GpuLinearBackend::selfAttention(const float *x,
       return s;
     }
   }
-  if (Status s = queueLayout(*layout.merge, "merge", layout.heads.get(),
-                             layout.merged.get());
-      s.failed()) {
-    pending.clear();
-    return s;
-  }
   llvm::Expected<Product *> output =
-      launch(*block.o, rows, biasEpilogue(block.oBias),
-             {nullptr, layout.merged.get()}, block.oBias, {});
+      mergeAndProject(*layout.merge, layout.heads.get(), layout.merged.get(),
+                      *block.o, block.oBias, rows);
   if (!output)
     return Status::error(llvm::toString(output.takeError()));
   ++counted.attentionBlocks;
@@ -522,9 +526,6 @@ Status GpuLinearBackend::crossAttention(const float *x,
                          layout.q.get());
   if (!s.failed())
     s = kernel.deviceLaunches(operands, pending);
-  if (!s.failed())
-    s = queueLayout(*layout.merge, "merge", layout.heads.get(),
-                    layout.merged.get());
   if (s.failed()) {
     pending.clear();
     return s;
@@ -532,8 +533,8 @@ Status GpuLinearBackend::crossAttention(const float *x,
   // The output product may be the Q product's kernel (the same sizes):
   // its result replaces the Q rows after the split has read them.
   llvm::Expected<Product *> output =
-      launch(*block.o, rows, biasEpilogue(block.oBias),
-             {nullptr, layout.merged.get()}, block.oBias, {});
+      mergeAndProject(*layout.merge, layout.heads.get(), layout.merged.get(),
+                      *block.o, block.oBias, rows);
   if (!output)
     return Status::error(llvm::toString(output.takeError()));
   ++counted.crossBlocks;

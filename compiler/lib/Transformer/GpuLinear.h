@@ -189,6 +189,11 @@ private:
     int64_t biasKeys = -1;
   };
   llvm::Expected<QueryLayouts *> queryLayoutsFor(const CrossAttention &block);
+  /// Queues a chain's last steps: `merge` of the attention's `heads` into
+  /// rows `merged`, and the output product of `rows` rows on them.
+  llvm::Expected<Product *> mergeAndProject(GpuKernel &merge, GpuBuffer *heads,
+                                            GpuBuffer *merged, const Weight &o,
+                                            const float *oBias, int64_t rows);
   /// Queues `function` of `kernel` on device buffers `in` and `out`.
   Status queueLayout(GpuKernel &kernel, const char *function, GpuBuffer *in,
                      GpuBuffer *out);

@@ -12,25 +12,7 @@ for bf16 operands.
 """
 import sys
 
-from npy_f32 import read, bf16
-
-
-def strides(shape):
-    out, s = [], 1
-    for d in reversed(shape):
-        out.insert(0, s)
-        s *= d
-    return out
-
-
-def indices(shape):
-    """Every index of `shape`, row-major."""
-    if not shape:
-        yield ()
-        return
-    for i in range(shape[0]):
-        for rest in indices(shape[1:]):
-            yield (i,) + rest
+from npy_f32 import bf16, indices, read, strides
 
 
 def main():

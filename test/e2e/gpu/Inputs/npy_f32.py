@@ -1,6 +1,6 @@
 """What the GPU tests' references share (standard library only): reading
-an f32 .npy file, and rounding to bf16 as attn-run does for bf16
-operands."""
+an f32 .npy file, rounding to bf16 as attn-run does for bf16 operands,
+and walking the indices of a row-major tensor."""
 import struct
 
 
@@ -19,3 +19,22 @@ def bf16(v):
     bits = struct.unpack("<I", struct.pack("<f", v))[0]
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def strides(shape):
+    """Row-major strides of `shape`, in elements."""
+    out, s = [], 1
+    for d in reversed(shape):
+        out.insert(0, s)
+        s *= d
+    return out
+
+
+def indices(shape):
+    """Every index of `shape`, row-major."""
+    if not shape:
+        yield ()
+        return
+    for i in range(shape[0]):
+        for rest in indices(shape[1:]):
+            yield (i,) + rest
