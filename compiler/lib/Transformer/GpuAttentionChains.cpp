@@ -234,6 +234,22 @@ Status GpuLinearBackend::queueLayout(GpuKernel &kernel, const char *function,
   return Status::ok();
 }
 
+llvm::Error
+GpuLinearBackend::deviceOperands(const std::vector<KernelOperand> &operands,
+                                 std::vector<GpuBuffer *> &buffers) {
+  for (const KernelOperand &operand : operands) {
+    int64_t count = 1;
+    for (int64_t d : operand.shape)
+      count *= d;
+    llvm::Expected<GpuBuffer *> buffer =
+        deviceBias(static_cast<const float *>(operand.data), count);
+    if (!buffer)
+      return buffer.takeError();
+    buffers.push_back(*buffer);
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<GpuLinearBackend::Product *>
 GpuLinearBackend::mergeAndProject(GpuKernel &merge, GpuBuffer *heads,
                                   GpuBuffer *merged, const Weight &o,
@@ -390,6 +406,8 @@ Status GpuLinearBackend::selfAttention(const float *x,
     operands.length = length;
     operands.keyLength = block.keyLength;
     std::vector<GpuLaunch> attention;
+    if (llvm::Error e = deviceOperands(block.operands, operands.extras))
+      return Status::error(llvm::toString(std::move(e)));
     Status s = kernel.pagedDeviceLaunches(operands, pools, attention);
     if (!s.failed())
       s = appendRows(block, capacity, k, layout.parts[2].get(), pools);
@@ -405,6 +423,10 @@ Status GpuLinearBackend::selfAttention(const float *x,
     operands.v = layout.parts[2].get();
     operands.keyBias = kernel.takesKeyBias ? layout.keyBias.get() : nullptr;
     operands.output = layout.heads.get();
+    if (llvm::Error e = deviceOperands(block.operands, operands.extras)) {
+      pending.clear();
+      return Status::error(llvm::toString(std::move(e)));
+    }
     if (Status s = kernel.deviceLaunches(operands, pending); s.failed()) {
       pending.clear();
       return s;
@@ -522,6 +544,10 @@ Status GpuLinearBackend::crossAttention(const float *x,
   operands.v = memory[1];
   operands.keyBias = kernel.takesKeyBias ? layout.keyBias.get() : nullptr;
   operands.output = layout.heads.get();
+  if (llvm::Error e = deviceOperands(block.operands, operands.extras)) {
+    pending.clear();
+    return Status::error(llvm::toString(std::move(e)));
+  }
   Status s = queueLayout(*layout.split, "split", (*projected)->y.get(),
                          layout.q.get());
   if (!s.failed())

@@ -151,8 +151,11 @@ private:
       LinearEpilogue::Activation activation = LinearEpilogue::Activation::None);
   /// The device copy of a stack's bias (`out` floats at `bias`: the
   /// stack's weights live as long as this backend, so their addresses name
-  /// them).
+  /// them), or of an attention's variant operand.
   llvm::Expected<GpuBuffer *> deviceBias(const float *bias, int64_t out);
+  /// Those copies of a chain's variant operands (SelfAttention::operands).
+  llvm::Error deviceOperands(const std::vector<KernelOperand> &operands,
+                             std::vector<GpuBuffer *> &buffers);
 
   /// A chained self-attention's layout kernels and the buffers between
   /// them, for one (batch, capacity, heads, KV heads, head dim):

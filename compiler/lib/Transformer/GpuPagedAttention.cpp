@@ -140,13 +140,23 @@ Status GpuPagedAttention::deviceLaunches(
       !device.write(*lengthBuffer, &on.keyLength, sizeof(int32_t), error))
     return Status::error("the paged attention's table on the device: " + error);
   std::vector<GpuOperand> operands;
+  size_t extra = 0;
   for (const std::string &name : names) {
     operands.emplace_back();
-    operands.back().buffer = name == "q"            ? on.q
-                             : name == "k_pages"    ? pools[0]
-                             : name == "v_pages"    ? pools[1]
-                             : name == "page_table" ? tableBuffer.get()
-                                                    : lengthBuffer.get();
+    GpuBuffer *&buffer = operands.back().buffer;
+    if (name == "q")
+      buffer = on.q;
+    else if (name == "k_pages" || name == "v_pages")
+      buffer = pools[name == "v_pages"];
+    else if (name == "page_table")
+      buffer = tableBuffer.get();
+    else if (name == "kv_length")
+      buffer = lengthBuffer.get();
+    else if (extra < on.extras.size())
+      buffer = on.extras[extra++]; // variant operands, in order
+    else
+      return Status::error("the paged attention's operand '" + name +
+                           "' is not on the device");
   }
   operands.emplace_back();
   operands.back().buffer = on.output;

@@ -314,9 +314,9 @@ static AttentionKernel atEndOfCapacity(AttentionKernel kernel,
 }
 
 /// Sets `kernel.deviceLaunches` (LayerStack.h) when the GPU kernel takes
-/// q, k and v alone, each once, and the key bias of a kernel at a capacity
-/// (atEndOfCapacity) when `atCapacity`: its launches of `function` on
-/// device buffers, `rows` queries and `keyRows` keys.
+/// q, k and v once each, the key bias of a kernel at a capacity
+/// (atEndOfCapacity) when `atCapacity`, and variant operands: its launches
+/// of `function` on device buffers, `rows` queries and `keyRows` keys.
 static void setDeviceLaunches(AttentionKernel &kernel, GpuKernel *gpu,
                               const std::string &function, int64_t rows,
                               int64_t keyRows, bool atCapacity) {
@@ -325,21 +325,27 @@ static void setDeviceLaunches(AttentionKernel &kernel, GpuKernel *gpu,
     return std::count(names.begin(), names.end(), name);
   };
   bool bias = atCapacity && count("bias") == 1;
-  if (count("q") != 1 || count("k") != 1 || count("v") != 1 ||
-      names.size() != 3 + size_t(bias))
+  if (count("q") != 1 || count("k") != 1 || count("v") != 1)
     return;
   kernel.capacity = rows;
   kernel.keyCapacity = keyRows;
   kernel.takesKeyBias = bias;
-  kernel.deviceLaunches = [gpu, function,
-                           names](const AttentionKernel::DeviceOperands &on,
-                                  std::vector<GpuLaunch> &launches) {
+  kernel.deviceLaunches = [gpu, function, names,
+                           bias](const AttentionKernel::DeviceOperands &on,
+                                 std::vector<GpuLaunch> &launches) {
     std::vector<GpuOperand> operands;
+    size_t extra = 0;
     for (const std::string &name : names) {
       operands.emplace_back();
+      bool variant = name != "q" && name != "k" && name != "v" &&
+                     !(bias && name == "bias");
+      if (variant && extra == on.extras.size())
+        return Status::error("the attention's operand '" + name +
+                             "' is not on the device");
       operands.back().buffer = name == "q"   ? on.q
                                : name == "k" ? on.k
                                : name == "v" ? on.v
+                               : variant     ? on.extras[extra++]
                                              : on.keyBias;
     }
     operands.emplace_back();
@@ -698,12 +704,15 @@ bool TransformerStack::Impl::gpuPagedKernel(CompiledAttention &compiled) {
     return paged->call(inputs, output);
   };
   // In a chain on the device (LinearBackend::selfAttention): f32 kernels
-  // of q and the pools alone.
-  std::vector<std::string> names = compiled.kernel.argumentNames;
-  std::sort(names.begin(), names.end());
+  // of q, the pools and variant operands.
+  const std::vector<std::string> &names = compiled.kernel.argumentNames;
   if (!compiled.kernel.bf16 &&
-      names == std::vector<std::string>{"k_pages", "kv_length", "page_table",
-                                        "q", "v_pages"}) {
+      llvm::all_of(std::initializer_list<const char *>{"q", "k_pages",
+                                                       "v_pages", "page_table",
+                                                       "kv_length"},
+                   [&](const char *name) {
+                     return std::count(names.begin(), names.end(), name) == 1;
+                   })) {
     compiled.kernel.pagedDeviceLaunches =
         [paged](const AttentionKernel::PagedDeviceOperands &on,
                 GpuBuffer *pools[2], std::vector<GpuLaunch> &launches) {

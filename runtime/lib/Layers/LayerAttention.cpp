@@ -203,6 +203,24 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   return Status::ok();
 }
 
+bool LayerStack::Impl::variantOperands(const AttentionKernel &kernel,
+                                       AttentionWeights &w,
+                                       std::vector<KernelOperand> &operands) {
+  static const std::string own[] = {
+      "q", "k", "v", "qk", "k_pages", "v_pages", "page_table", "kv_length"};
+  const std::vector<std::string> &names = kernel.argumentNames;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (std::find(std::begin(own), std::end(own), names[i]) != std::end(own))
+      continue;
+    auto it = w.extras.find(names[i]);
+    if (it == w.extras.end() || (i < kernel.argumentShapes.size() &&
+                                 it->second.shape != kernel.argumentShapes[i]))
+      return false;
+    operands.push_back({it->second.data.data(), it->second.shape});
+  }
+  return true;
+}
+
 Status LayerStack::Impl::chainedSelfAttention(AttentionWeights &w,
                                               LayerCache &cache, const float *x,
                                               int64_t batch, int64_t length,
@@ -219,11 +237,12 @@ Status LayerStack::Impl::chainedSelfAttention(AttentionWeights &w,
                          batch, length, decoding ? keyLen : length, kernel);
       s.failed())
     return s;
+  LinearBackend::SelfAttention chain;
   if (!kernel || !linearBackend->chainsSelfAttention(*kernel) ||
       (decoding && !kernel->pagedDeviceLaunches) ||
-      (!decoding && !kernel->deviceLaunches))
+      (!decoding && !kernel->deviceLaunches) ||
+      !variantOperands(*kernel, w, chain.operands))
     return Status::ok();
-  LinearBackend::SelfAttention chain;
   chain.qkv = w.qkv.prepared.get();
   chain.o = w.o.prepared.get();
   chain.qkvBias = biasOf(w.qkv.bias);
@@ -292,10 +311,11 @@ Status LayerStack::Impl::chainedCrossAttention(
           kernels(AttentionBlock::Cross, batch, length, keys.length(), kernel);
       s.failed())
     return s;
-  if (!kernel || kernel->bf16 || !kernel->deviceLaunches ||
-      !kernel->deviceCopy || !linearBackend->chainsCrossAttention(*kernel))
-    return Status::ok();
   LinearBackend::CrossAttention chain;
+  if (!kernel || kernel->bf16 || !kernel->deviceLaunches ||
+      !kernel->deviceCopy || !linearBackend->chainsCrossAttention(*kernel) ||
+      !variantOperands(*kernel, w, chain.operands))
+    return Status::ok();
   chain.q = w.q.prepared.get();
   chain.o = w.o.prepared.get();
   chain.qBias = biasOf(w.q.bias);

@@ -165,6 +165,11 @@ struct LayerStack::Impl {
                               const float *x, int64_t batch, int64_t length,
                               std::vector<float> &result, const float *residual,
                               bool &chained);
+  /// The variant operands of `kernel` (those not q, k, v or a page pool's)
+  /// from `w`, in its order; false when one is missing or of another shape
+  /// (the unchained call says which).
+  bool variantOperands(const AttentionKernel &kernel, AttentionWeights &w,
+                       std::vector<KernelOperand> &operands);
   /// Cross-attention as one chain where the products run
   /// (LinearBackend::crossAttention) over `cache`'s memory keys and values,
   /// when the backend chains the block's kernel; `chained` as above.

@@ -187,9 +187,12 @@ struct AttentionKernel {
   struct DeviceOperands {
     GpuBuffer *q = nullptr, *k = nullptr, *v = nullptr, *keyBias = nullptr,
               *output = nullptr;
+    /// The variant operands (T5's rel_table), in argumentNames' order.
+    std::vector<GpuBuffer *> extras;
   };
-  /// Set for a GPU kernel of q, k and v alone (and the key bias of a
-  /// kernel at a capacity): appends its launches on device operands to
+  /// Set for a GPU kernel of q, k and v (and the key bias of a kernel at a
+  /// capacity, and variant operands): appends its launches on device
+  /// operands to
   /// `launches` without running them, so that a backend that keeps Q, K
   /// and V on the device runs it between its products
   /// (LinearBackend::selfAttention, crossAttention). `capacity` and
@@ -217,8 +220,11 @@ struct AttentionKernel {
     KernelOperand keys{nullptr, {}}, values{nullptr, {}};
     int64_t length = 0;
     int32_t keyLength = 0;
+    /// The variant operands, in argumentNames' order.
+    std::vector<GpuBuffer *> extras;
   };
-  /// Set for a GPU SelfCacheRows kernel of f32 q and the pools alone:
+  /// Set for a GPU SelfCacheRows kernel of f32 q, the pools and variant
+  /// operands:
   /// appends its launches on device q and output to `launches`, and sets
   /// `pools` to the device's copies of the key and value pools. These hold
   /// every row but each sequence's last Lq: the caller writes those there
@@ -320,6 +326,9 @@ public:
     /// same rows of the host's pools (their contents on entry unused).
     KernelOperand *cacheKeys = nullptr, *cacheValues = nullptr;
     int32_t keyLength = 0;
+    /// The kernel's variant operands (T5's rel_table), f32, in the order of
+    /// its argumentNames.
+    std::vector<KernelOperand> operands;
   };
   /// Whether selfAttention() runs such a block in one call, its q, k and
   /// v never leaving where the products run (a GPU's memory): only for a
@@ -343,6 +352,8 @@ public:
     int64_t batch = 0, length = 0, heads = 0, headDim = 0;
     const AttentionKernel *kernel = nullptr;
     KernelOperand keys{nullptr, {}}, values{nullptr, {}};
+    /// As SelfAttention's.
+    std::vector<KernelOperand> operands;
   };
   /// Whether crossAttention() runs such a block in one call, q and the
   /// heads never leaving where the products run and the memory's keys and
