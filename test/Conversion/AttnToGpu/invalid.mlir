@@ -497,7 +497,7 @@ func.func @insert_offset_computed(%rows: tensor<2x8xf32>, %at: tensor<1xi32>, %c
   %a = tensor.extract %at[%c0] : tensor<1xi32>
   %i = arith.index_cast %a : i32 to index
   %j = arith.addi %i, %c1 : index
-  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': its run-time offsets are i32 elements of an argument at constant indices, cast to index}}
+  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': its run-time offsets are i32 elements of an argument at constant indices inside it, cast to index}}
   %r = tensor.insert_slice %rows into %cache[%j, 0] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<16x8xf32>
   return %r : tensor<16x8xf32>
 }
@@ -508,8 +508,20 @@ func.func @insert_offset_i64(%rows: tensor<2x8xf32>, %at: tensor<1xi64>, %cache:
   %c0 = arith.constant 0 : index
   %a = tensor.extract %at[%c0] : tensor<1xi64>
   %i = arith.index_cast %a : i64 to index
-  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': its run-time offsets are i32 elements of an argument at constant indices, cast to index}}
+  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': its run-time offsets are i32 elements of an argument at constant indices inside it, cast to index}}
   %r = tensor.insert_slice %rows into %cache[%i, 0] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<16x8xf32>
   return %r : tensor<16x8xf32>
 }
 
+
+// -----
+
+// Past the offsets' argument: the kernel would load outside it.
+func.func @insert_offset_past_its_argument(%rows: tensor<2x8xf32>, %at: tensor<1xi32>, %cache: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %c1 = arith.constant 1 : index
+  %a = tensor.extract %at[%c1] : tensor<1xi32>
+  %i = arith.index_cast %a : i32 to index
+  // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': its run-time offsets are i32 elements of an argument at constant indices inside it, cast to index}}
+  %r = tensor.insert_slice %rows into %cache[%i, 0] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}

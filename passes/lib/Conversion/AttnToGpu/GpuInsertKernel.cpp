@@ -17,17 +17,27 @@ using namespace mlir;
 using namespace mlir::attn;
 
 /// The extract that a run-time offset reads: index_cast(tensor.extract of
-/// an i32 argument at constant indices), else null.
+/// an i32 argument of static shape, at constant indices inside it), else
+/// null.
 static tensor::ExtractOp offsetRead(Value offset) {
-  auto cast = offset.getDefiningOp<arith::IndexCastOp>();
-  if (!cast)
+  auto toIndex = offset.getDefiningOp<arith::IndexCastOp>();
+  if (!toIndex)
     return nullptr;
-  auto extract = cast.getIn().getDefiningOp<tensor::ExtractOp>();
+  auto extract = toIndex.getIn().getDefiningOp<tensor::ExtractOp>();
   if (!extract || !isa<BlockArgument>(extract.getTensor()) ||
-      !extract.getType().isInteger(32) ||
-      !llvm::all_of(extract.getIndices(),
-                    [](Value i) { return matchPattern(i, m_Constant()); }))
+      !extract.getType().isInteger(32))
     return nullptr;
+  // The kernel loads there unguarded: each index a constant inside the
+  // argument (tensor.extract's verifier does not check them).
+  auto type = cast<RankedTensorType>(extract.getTensor().getType());
+  if (!type.hasStaticShape())
+    return nullptr;
+  for (auto [index, size] : llvm::zip(extract.getIndices(), type.getShape())) {
+    IntegerAttr constant;
+    if (!matchPattern(index, m_Constant(&constant)) ||
+        constant.getValue().isNegative() || constant.getInt() >= size)
+      return nullptr;
+  }
   return extract;
 }
 
@@ -88,7 +98,7 @@ mlir::attn::checkGpuInsertSupported(func::FuncOp host,
   for (Value offset : insert.getOffsets())
     if (!offsetRead(offset))
       return refuse("its run-time offsets are i32 elements of an argument "
-                    "at constant indices, cast to index");
+                    "at constant indices inside it, cast to index");
   return success();
 }
 
