@@ -89,8 +89,10 @@ int64_t attn_gpu_operand_bytes(attn_gpu_program *program, const char *function,
 /** Runs `function`: the kernels read `inputs` and write `outputs`, all
  * buffers of the program's device, in the order of the function's
  * arguments and results. Split key tiles and their merge stay on the
- * device; the call returns when the kernels have ended. Returns 0, or -1
- * on error. At most 16 inputs and outputs together. */
+ * device; the call returns when the kernels have ended. A function that
+ * updates an argument in place (an insertion: docs/Gpu.md) has that
+ * argument's buffer as its output too. Returns 0, or -1 on error. At most
+ * 16 inputs and outputs together. */
 int attn_gpu_call(attn_gpu_program *program, const char *function,
                   attn_gpu_buffer *const *inputs, int64_t num_inputs,
                   attn_gpu_buffer *const *outputs, int64_t num_outputs);
