@@ -10,8 +10,9 @@
 # `run`, in order:
 # - the C API's device buffers on CUDA against an f64 reference
 #   (test/e2e/gpu/Inputs/gpu-capi.c: two chained calls, split keys merged
-#   on the device, the error paths), and the order of their writes and
-#   reads (Inputs/gpu-buffer-order.c);
+#   on the device, the error paths), the order of their writes and
+#   reads (Inputs/gpu-buffer-order.c), and an insertion kernel updating a
+#   KV cache in place (Inputs/gpu-capi-insert.c);
 # - the tensor-core kernels (sm_90's mma.sync; sm_90a's wgmma at 128 and at
 #   64 query rows per workgroup) against an f64 reference
 #   (Inputs/gpu-check16.c), f16 / bf16, D = 64 / 128, causal and not;
@@ -117,6 +118,9 @@ prepare() {
     -o "$out/gpu-check16" -L build/lib -lattn_c -lm -Wl,-rpath,'$ORIGIN/lib'
   /usr/lib/llvm-22/bin/clang -O2 -I runtime/include test/e2e/gpu/Inputs/gpu-buffer-order.c \
     -o "$out/gpu-buffer-order" -L build/lib -lattn_c -Wl,-rpath,'$ORIGIN/lib'
+  /usr/lib/llvm-22/bin/clang -O2 -I runtime/include test/e2e/gpu/Inputs/gpu-capi-insert.c \
+    -o "$out/gpu-capi-insert" -L build/lib -lattn_c -Wl,-rpath,'$ORIGIN/lib'
+  build/bin/attn-compile test/e2e/gpu/Inputs/insert-kernels.mlir --target=cuda-sm90 -o "$out/insert.ptx"
   # f32 on [1, 2, N, D]: 3xTF32 and the scalar kernel.
   attention_functions 2 "1024 4096" f32 > "$out/f32.mlir"
   build/bin/attn-compile "$out/f32.mlir" --target=cuda-sm90 --gpu-3xtf32 -o "$out/f32-3xtf32.ptx"
@@ -143,6 +147,7 @@ run() {
   echo "== device buffers through the C API (f32, split keys, f64 reference)"
   "$out/gpu-capi" cuda "$out/capi.ptx"
   "$out/gpu-buffer-order" cuda || true
+  "$out/gpu-capi-insert" cuda "$out/insert.ptx" || true
   checks=$(grep -o '^func.func @[a-z0-9_]*' "$out/check.mlir" | sed 's/func.func @//')
   for v in $variants; do
     echo "== $v kernels against the f64 reference"
