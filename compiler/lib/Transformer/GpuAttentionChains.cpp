@@ -250,15 +250,26 @@ GpuLinearBackend::deviceOperands(const std::vector<KernelOperand> &operands,
   return llvm::Error::success();
 }
 
-llvm::Expected<GpuLinearBackend::Product *>
-GpuLinearBackend::mergeAndProject(GpuKernel &merge, GpuBuffer *heads,
-                                  GpuBuffer *merged, const Weight &o,
-                                  const float *oBias, int64_t rows) {
+Status GpuLinearBackend::finishChain(GpuKernel &merge, GpuBuffer *heads,
+                                     GpuBuffer *merged, int64_t projected,
+                                     const Weight &o, const float *oBias,
+                                     int64_t batch, int64_t capacity,
+                                     int64_t length, const float *residual,
+                                     float *y) {
   if (Status s = queueLayout(merge, "merge", heads, merged); s.failed()) {
     pending.clear();
-    return llvm::createStringError(s.message());
+    return s;
   }
-  return launch(o, rows, biasEpilogue(oBias), {nullptr, merged}, oBias, {});
+  int64_t rows = batch * capacity;
+  llvm::Expected<Product *> output =
+      launch(o, rows, biasEpilogue(oBias), {nullptr, merged}, oBias, {});
+  if (!output)
+    return Status::error(llvm::toString(output.takeError()));
+  const auto &weight = static_cast<const DeviceWeight &>(o);
+  counted.keptBytes += uint64_t(rows) * (projected + weight.in) * sizeof(float);
+  // Each sequence's rows, from the end of its capacity.
+  return readBack(**output, length, weight.out, y, residual,
+                  {batch, capacity, capacity - length});
 }
 
 Status GpuLinearBackend::appendRows(const SelfAttention &block,
@@ -345,7 +356,6 @@ Status GpuLinearBackend::selfAttention(const float *x,
   if (batch == 0 || length == 0)
     return Status::ok();
   const auto &qkv = static_cast<const DeviceWeight &>(*block.qkv);
-  const auto &o = static_cast<const DeviceWeight &>(*block.o);
   int64_t rows = batch * capacity, pad = capacity - length;
   llvm::Expected<HeadLayouts *> found = headLayoutsFor(block, capacity);
   if (!found)
@@ -432,16 +442,10 @@ Status GpuLinearBackend::selfAttention(const float *x,
       return s;
     }
   }
-  llvm::Expected<Product *> output =
-      mergeAndProject(*layout.merge, layout.heads.get(), layout.merged.get(),
-                      *block.o, block.oBias, rows);
-  if (!output)
-    return Status::error(llvm::toString(output.takeError()));
   ++counted.attentionBlocks;
-  counted.keptBytes += uint64_t(rows) * (qkv.out + o.in) * sizeof(float);
-  // Each sequence's rows, from the end of its capacity.
-  if (Status s = readBack(**output, length, o.out, y, residual,
-                          {batch, capacity, pad});
+  if (Status s = finishChain(*layout.merge, layout.heads.get(),
+                             layout.merged.get(), qkv.out, *block.o,
+                             block.oBias, batch, capacity, length, residual, y);
       s.failed() || !decoding)
     return s;
   return readNewRows(block, capacity, k, layout.parts[2].get());
@@ -502,7 +506,6 @@ Status GpuLinearBackend::crossAttention(const float *x,
   if (batch == 0 || length == 0)
     return Status::ok();
   const auto &q = static_cast<const DeviceWeight &>(*block.q);
-  const auto &o = static_cast<const DeviceWeight &>(*block.o);
   int64_t rows = batch * capacity, pad = capacity - length;
   llvm::Expected<QueryLayouts *> found = queryLayoutsFor(block);
   if (!found)
@@ -558,12 +561,8 @@ Status GpuLinearBackend::crossAttention(const float *x,
   }
   // The output product may be the Q product's kernel (the same sizes):
   // its result replaces the Q rows after the split has read them.
-  llvm::Expected<Product *> output =
-      mergeAndProject(*layout.merge, layout.heads.get(), layout.merged.get(),
-                      *block.o, block.oBias, rows);
-  if (!output)
-    return Status::error(llvm::toString(output.takeError()));
   ++counted.crossBlocks;
-  counted.keptBytes += uint64_t(rows) * (q.out + o.in) * sizeof(float);
-  return readBack(**output, length, o.out, y, residual, {batch, capacity, pad});
+  return finishChain(*layout.merge, layout.heads.get(), layout.merged.get(),
+                     q.out, *block.o, block.oBias, batch, capacity, length,
+                     residual, y);
 }

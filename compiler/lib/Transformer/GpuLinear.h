@@ -192,11 +192,15 @@ private:
     int64_t biasKeys = -1;
   };
   llvm::Expected<QueryLayouts *> queryLayoutsFor(const CrossAttention &block);
-  /// Queues a chain's last steps: `merge` of the attention's `heads` into
-  /// rows `merged`, and the output product of `rows` rows on them.
-  llvm::Expected<Product *> mergeAndProject(GpuKernel &merge, GpuBuffer *heads,
-                                            GpuBuffer *merged, const Weight &o,
-                                            const float *oBias, int64_t rows);
+  /// A chain's last steps: `merge` of the attention's `heads` into rows
+  /// `merged`, the output product on them, the submission, and each
+  /// sequence's `length` rows from the end of its `capacity` into `y`
+  /// (plus `residual`). `projected`: the width of the chain's first
+  /// product, whose result stayed on the device (counted as kept).
+  Status finishChain(GpuKernel &merge, GpuBuffer *heads, GpuBuffer *merged,
+                     int64_t projected, const Weight &o, const float *oBias,
+                     int64_t batch, int64_t capacity, int64_t length,
+                     const float *residual, float *y);
   /// Queues `function` of `kernel` on device buffers `in` and `out`.
   Status queueLayout(GpuKernel &kernel, const char *function, GpuBuffer *in,
                      GpuBuffer *out);
