@@ -370,6 +370,11 @@ void attnrt::printDeviceProducts(const TransformerStack &stack) {
         "cross-attention in one chain on the device: {0} runs, q kept "
         "there, the memory's keys and values copied once\n",
         p->crossBlocks);
+  if (auto p = stack.deviceProducts(); p && p->norms)
+    llvm::outs() << llvm::formatv(
+        "norms in the chains on the device: {0} runs, each block's residual "
+        "added there\n",
+        p->norms);
   // Attention kernels called on host operands (not in a chain) copy them.
   if (stack.deviceProducts())
     llvm::outs() << llvm::formatv(

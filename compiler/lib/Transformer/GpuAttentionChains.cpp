@@ -254,21 +254,22 @@ Status GpuLinearBackend::finishChain(GpuKernel &merge, GpuBuffer *heads,
                                      GpuBuffer *merged, int64_t projected,
                                      const Weight &o, const float *oBias,
                                      int64_t batch, int64_t capacity,
-                                     int64_t length, const float *residual,
-                                     float *y) {
+                                     int64_t length, const ChainInput &input,
+                                     const BlockNorm *norm,
+                                     const float *residual, float *y) {
   if (Status s = queueLayout(merge, "merge", heads, merged); s.failed()) {
     pending.clear();
     return s;
   }
   int64_t rows = batch * capacity;
-  llvm::Expected<Product *> output =
-      launch(o, rows, biasEpilogue(oBias), {nullptr, merged}, oBias, {});
+  llvm::Expected<GpuBuffer *> output =
+      chainOutput(o, rows, {nullptr, merged}, oBias, input, norm);
   if (!output)
     return Status::error(llvm::toString(output.takeError()));
   const auto &weight = static_cast<const DeviceWeight &>(o);
   counted.keptBytes += uint64_t(rows) * (projected + weight.in) * sizeof(float);
   // Each sequence's rows, from the end of its capacity.
-  return readBack(**output, length, weight.out, y, residual,
+  return readBack(**output, length, weight.out, y, norm ? nullptr : residual,
                   {batch, capacity, capacity - length});
 }
 
@@ -368,9 +369,13 @@ Status GpuLinearBackend::selfAttention(const float *x,
   for (int64_t b = 0; b < batch; ++b)
     std::copy_n(x + b * length * qkv.in, length * qkv.in,
                 scratch.data() + (b * capacity + pad) * qkv.in);
+  llvm::Expected<ChainInput> input =
+      chainInput(scratch.data(), rows, qkv.in, block.norm);
+  if (!input)
+    return Status::error(llvm::toString(input.takeError()));
   llvm::Expected<Product *> projected =
-      launch(*block.qkv, rows, biasEpilogue(block.qkvBias),
-             {scratch.data(), nullptr}, block.qkvBias, {});
+      launch(*block.qkv, rows, biasEpilogue(block.qkvBias), input->source,
+             block.qkvBias, {});
   if (!projected)
     return Status::error(llvm::toString(projected.takeError()));
 
@@ -445,7 +450,8 @@ Status GpuLinearBackend::selfAttention(const float *x,
   ++counted.attentionBlocks;
   if (Status s = finishChain(*layout.merge, layout.heads.get(),
                              layout.merged.get(), qkv.out, *block.o,
-                             block.oBias, batch, capacity, length, residual, y);
+                             block.oBias, batch, capacity, length, *input,
+                             block.norm, residual, y);
       s.failed() || !decoding)
     return s;
   return readNewRows(block, capacity, k, layout.parts[2].get());
@@ -536,9 +542,13 @@ Status GpuLinearBackend::crossAttention(const float *x,
   for (int64_t b = 0; b < batch; ++b)
     std::copy_n(x + b * length * q.in, length * q.in,
                 scratch.data() + (b * capacity + pad) * q.in);
+  llvm::Expected<ChainInput> input =
+      chainInput(scratch.data(), rows, q.in, block.norm);
+  if (!input)
+    return Status::error(llvm::toString(input.takeError()));
   llvm::Expected<Product *> projected =
-      launch(*block.q, rows, biasEpilogue(block.qBias),
-             {scratch.data(), nullptr}, block.qBias, {});
+      launch(*block.q, rows, biasEpilogue(block.qBias), input->source,
+             block.qBias, {});
   if (!projected)
     return Status::error(llvm::toString(projected.takeError()));
   AttentionKernel::DeviceOperands operands;
@@ -564,5 +574,5 @@ Status GpuLinearBackend::crossAttention(const float *x,
   ++counted.crossBlocks;
   return finishChain(*layout.merge, layout.heads.get(), layout.merged.get(),
                      q.out, *block.o, block.oBias, batch, capacity, length,
-                     residual, y);
+                     *input, block.norm, residual, y);
 }

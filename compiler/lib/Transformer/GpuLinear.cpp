@@ -198,8 +198,8 @@ Status GpuLinearBackend::submit() {
   return Status::ok();
 }
 
-Status GpuLinearBackend::readBack(Product &product, int64_t rows, int64_t out,
-                                  float *y, const float *residual,
+Status GpuLinearBackend::readBack(GpuBuffer &result, int64_t rows,
+                                  int64_t out, float *y, const float *residual,
                                   RowRuns runs) {
   // The products launched since the last read, in one submission.
   if (Status s = submit(); s.failed())
@@ -211,7 +211,7 @@ Status GpuLinearBackend::readBack(Product &product, int64_t rows, int64_t out,
     runs = {1, 0, 0};
   }
   for (int64_t s = 0; s < runs.sequences; ++s)
-    if (!device->readAt(*product.y, (s * runs.stride + runs.first) * rowBytes,
+    if (!device->readAt(result, (s * runs.stride + runs.first) * rowBytes,
                         y + s * rows * out, rows * rowBytes, error))
       return Status::error(error);
   int64_t count = runs.sequences * rows * out;
@@ -252,10 +252,11 @@ Status GpuLinearBackend::apply(const float *x, int64_t rows,
     return Status::error(llvm::toString(product.takeError()));
   int64_t out = static_cast<const DeviceWeight &>(weight).out;
   if (!epilogue.accumulate)
-    return readBack(**product, rows, out, y,
+    return readBack(*(*product)->y, rows, out, y,
                     epilogue.residual ? other : nullptr);
   scratch.resize(size_t(rows) * out);
-  if (Status s = readBack(**product, rows, out, scratch.data()); s.failed())
+  if (Status s = readBack(*(*product)->y, rows, out, scratch.data());
+      s.failed())
     return s;
   for (size_t i = 0; i < scratch.size(); ++i)
     y[i] += scratch[i];
@@ -270,33 +271,37 @@ Status GpuLinearBackend::feedForward(const float *x, int64_t rows,
     return Status::ok();
   using Activation = LinearEpilogue::Activation;
   auto epilogue = biasEpilogue;
-  int64_t hiddenWidth = static_cast<const DeviceWeight *>(block.up)->out;
-  uint64_t hiddenBytes = uint64_t(rows) * hiddenWidth * sizeof(float);
-  llvm::Expected<Product *> up = launch(
+  const auto &up = static_cast<const DeviceWeight &>(*block.up);
+  uint64_t hiddenBytes = uint64_t(rows) * up.out * sizeof(float);
+  llvm::Expected<ChainInput> input = chainInput(x, rows, up.in, block.norm);
+  if (!input)
+    return Status::error(llvm::toString(input.takeError()));
+  llvm::Expected<Product *> projected = launch(
       *block.up, rows,
       epilogue(block.upBias, block.gate ? Activation::None : block.activation),
-      {x, nullptr}, block.upBias, {});
-  if (!up)
-    return Status::error(llvm::toString(up.takeError()));
-  Product *hidden = *up;
+      input->source, block.upBias, {});
+  if (!projected)
+    return Status::error(llvm::toString(projected.takeError()));
+  Product *hidden = *projected;
   if (block.gate) {
     // silu(gate) * up, the up product read where it is.
     llvm::Expected<Product *> gate = launch(
         *block.gate, rows, epilogue(block.gateBias, Activation::SiluTimesOther),
-        {x, nullptr}, block.gateBias, {nullptr, hidden->y.get()});
+        input->source, block.gateBias, {nullptr, hidden->y.get()});
     if (!gate)
       return Status::error(llvm::toString(gate.takeError()));
     counted.keptBytes += hiddenBytes;
     hidden = *gate;
   }
-  // The residual is added on the host, as in apply().
-  llvm::Expected<Product *> down =
-      launch(*block.down, rows, epilogue(block.downBias, Activation::None),
-             {nullptr, hidden->y.get()}, block.downBias, {});
-  if (!down)
-    return Status::error(llvm::toString(down.takeError()));
+  // The residual is added on the host, as in apply(), unless the chain
+  // runs the block's norm (then on the device, from the stream).
+  llvm::Expected<GpuBuffer *> output =
+      chainOutput(*block.down, rows, {nullptr, hidden->y.get()},
+                  block.downBias, *input, block.norm);
+  if (!output)
+    return Status::error(llvm::toString(output.takeError()));
   counted.keptBytes += hiddenBytes;
-  return readBack(**down, rows,
+  return readBack(**output, rows,
                   static_cast<const DeviceWeight *>(block.down)->out, y,
-                  residual);
+                  block.norm ? nullptr : residual);
 }

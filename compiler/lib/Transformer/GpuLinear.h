@@ -73,9 +73,13 @@ public:
     return chainAttention &&
            (kernel.deviceLaunches || kernel.pagedDeviceLaunches);
   }
-  /// Whether chainsSelfAttention may say yes (TransformerOptions::
-  /// gpuChains).
+  /// Whether chainsSelfAttention and chainsNorms may say yes
+  /// (TransformerOptions::gpuChains).
   bool chainAttention = true;
+  /// A chain with a BlockNorm runs it as a row kernel
+  /// (GpuRowReductionKernel.cpp) on the stream h it writes to the device,
+  /// its last product adding h there.
+  bool chainsNorms() const override { return chainAttention; }
   Status selfAttention(const float *x, const SelfAttention &block,
                        const float *residual, float *y) override;
 
@@ -89,11 +93,13 @@ public:
   /// rows and a decoder's new K and V rows out; the Q or QKV product's
   /// result and the merged heads kept), their blocks apart (self-attention:
   /// attentionBlocks, cross-attention: crossBlocks) and their split, merge,
-  /// RoPE and insertion kernels (layoutKernels).
+  /// RoPE and insertion kernels (layoutKernels). Norms run in chains
+  /// (BlockNorm) are counted apart too.
   struct Stats {
     int64_t products = 0, kernels = 0, submissions = 0;
     uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0, keptBytes = 0;
     int64_t attentionBlocks = 0, crossBlocks = 0, layoutKernels = 0;
+    int64_t norms = 0;
   };
   const Stats &stats() const { return counted; }
 
@@ -140,11 +146,32 @@ private:
   struct RowRuns {
     int64_t sequences, stride, first;
   };
-  /// Runs the queued products in one submission and copies the first
-  /// `rows` rows of `product`'s result (or the runs of `runs`) to `y`,
-  /// adding `residual` when given.
-  Status readBack(Product &product, int64_t rows, int64_t out, float *y,
+  /// Runs the queued launches in one submission and copies the first
+  /// `rows` rows of `result` (of rows of `out`; or the runs of `runs`) to
+  /// `y`, adding `residual` when given.
+  Status readBack(GpuBuffer &result, int64_t rows, int64_t out, float *y,
                   const float *residual = nullptr, RowRuns runs = {1, 0, 0});
+  /// A chain's x, `rows` rows of `width` from the host. With a BlockNorm
+  /// they go to the stream buffer of their row capacity (`stream`, which
+  /// the chain's last product adds: chainOutput), and pre-norm's norm of
+  /// them is queued; `source` is what the chain's first products read.
+  struct ChainInput {
+    Source source;
+    GpuBuffer *stream = nullptr;
+  };
+  llvm::Expected<ChainInput> chainInput(const float *x, int64_t rows,
+                                        int64_t width, const BlockNorm *norm);
+  /// A chain's last product on `x` (`rows` rows), finished by `bias` and,
+  /// with a BlockNorm, the residual from `input`'s stream and post-norm's
+  /// norm (queued): the buffer that holds the chain's output rows.
+  llvm::Expected<GpuBuffer *> chainOutput(const Weight &weight, int64_t rows,
+                                          Source x, const float *bias,
+                                          const ChainInput &input,
+                                          const BlockNorm *norm);
+  /// Queues `norm` on rows [rows, width] of `in` (a buffer of their row
+  /// capacity); returns the buffer it writes.
+  llvm::Expected<GpuBuffer *> queueNorm(const BlockNorm &norm, GpuBuffer *in,
+                                        int64_t rows, int64_t width);
   /// An epilogue that adds `bias` (when not null) and applies `activation`.
   static LinearEpilogue biasEpilogue(
       const float *bias,
@@ -200,6 +227,7 @@ private:
   Status finishChain(GpuKernel &merge, GpuBuffer *heads, GpuBuffer *merged,
                      int64_t projected, const Weight &o, const float *oBias,
                      int64_t batch, int64_t capacity, int64_t length,
+                     const ChainInput &input, const BlockNorm *norm,
                      const float *residual, float *y);
   /// Queues `function` of `kernel` on device buffers `in` and `out`.
   Status queueLayout(GpuKernel &kernel, const char *function, GpuBuffer *in,
@@ -239,6 +267,16 @@ private:
            std::unique_ptr<GpuKernel>>
       appends;
   std::shared_ptr<GpuBuffer> appendAt;
+  /// Norm kernels and their results by (row capacity, width, RMSNorm,
+  /// bias, eps), and the stream buffers of chains with a BlockNorm by (row
+  /// capacity, width).
+  struct NormKernel {
+    std::unique_ptr<GpuKernel> kernel;
+    std::shared_ptr<GpuBuffer> y;
+  };
+  std::map<std::tuple<int64_t, int64_t, bool, bool, double>, NormKernel>
+      normKernels;
+  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<GpuBuffer>> streams;
   std::vector<float> newRows; // readNewRows's
   std::vector<float> scratch;
   /// Launches queued since the last submission.

@@ -1045,5 +1045,5 @@ TransformerStack::deviceProducts() const {
   return DeviceProducts{s.products,     s.kernels,         s.submissions,
                         s.weightBytes,  s.inputBytes,      s.outputBytes,
                         s.keptBytes,    s.attentionBlocks, s.crossBlocks,
-                        s.layoutKernels};
+                        s.layoutKernels, s.norms};
 }

@@ -15,7 +15,8 @@ using namespace attnrt;
 
 Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
                                    AttentionWeights &w, LayerCache &cache,
-                                   const float *x, const Activations *memory,
+                                   BlockInput &input,
+                                   const Activations *memory,
                                    int64_t batch, int64_t length,
                                    std::vector<float> &result,
                                    const float *residual) {
@@ -26,7 +27,7 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   Status status = Status::ok();
   if (self && packed.empty() && w.qkv.out > 0) {
     bool chained = false;
-    Status s = chainedSelfAttention(w, cache, x, batch, length, result,
+    Status s = chainedSelfAttention(w, cache, input, batch, length, result,
                                     residual, chained);
     if (s.failed() || chained)
       return s;
@@ -65,11 +66,12 @@ Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
   // the memory's keys and values copied there once: one chain there.
   if (!self && !cache.memoryKeys.empty() && packed.empty()) {
     bool chained = false;
-    Status s = chainedCrossAttention(w, cache, x, batch, length, result,
+    Status s = chainedCrossAttention(w, cache, input, batch, length, result,
                                      residual, chained);
     if (s.failed() || chained)
       return s;
   }
+  const float *x = input.normalized(); // this block's input, on the host
   // This call's queries, keys and values, f32 [B, H or Hkv, length, D].
   // Self-attention projects them in one product when they are fused.
   lm::Scratch q, k, v;
@@ -222,7 +224,8 @@ bool LayerStack::Impl::variantOperands(const AttentionKernel &kernel,
 }
 
 Status LayerStack::Impl::chainedSelfAttention(AttentionWeights &w,
-                                              LayerCache &cache, const float *x,
+                                              LayerCache &cache,
+                                              BlockInput &input,
                                               int64_t batch, int64_t length,
                                               std::vector<float> &result,
                                               const float *residual,
@@ -280,9 +283,12 @@ Status LayerStack::Impl::chainedSelfAttention(AttentionWeights &w,
     chain.keyLength = int32_t(keyLen);
   }
   chained = true;
+  chain.norm = input.deviceNorm;
+  input.normUsed = chain.norm != nullptr;
   result.resize(batch * length * l.dModel); // written whole by the chain
   auto start = std::chrono::steady_clock::now();
-  Status s = linearBackend->selfAttention(x, chain, residual, result.data());
+  Status s = linearBackend->selfAttention(input.chainInput(), chain, residual,
+                                          result.data());
   attentionSeconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -300,7 +306,7 @@ Status LayerStack::Impl::chainedSelfAttention(AttentionWeights &w,
 }
 
 Status LayerStack::Impl::chainedCrossAttention(
-    AttentionWeights &w, LayerCache &cache, const float *x, int64_t batch,
+    AttentionWeights &w, LayerCache &cache, BlockInput &input, int64_t batch,
     int64_t length, std::vector<float> &result, const float *residual,
     bool &chained) {
   const LayerConfig &l = config;
@@ -332,9 +338,12 @@ Status LayerStack::Impl::chainedCrossAttention(
   chain.values = {values.denseRows(denseValues), shape, &values,
                   values.version()};
   chained = true;
+  chain.norm = input.deviceNorm;
+  input.normUsed = chain.norm != nullptr;
   result.resize(batch * length * l.dModel); // written whole by the chain
   auto start = std::chrono::steady_clock::now();
-  Status s = linearBackend->crossAttention(x, chain, residual, result.data());
+  Status s = linearBackend->crossAttention(input.chainInput(), chain, residual,
+                                           result.data());
   attentionSeconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

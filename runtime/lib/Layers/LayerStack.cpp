@@ -165,7 +165,7 @@ Status LayerStack::Impl::load(const WeightReader &readWeight,
   return Status::ok();
 }
 
-Status LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
+Status LayerStack::Impl::feedForward(LayerWeights &w, BlockInput &input,
                                      int64_t rows, std::vector<float> &result,
                                      const float *residual) {
   using Activation = LinearEpilogue::Activation;
@@ -182,9 +182,13 @@ Status LayerStack::Impl::feedForward(LayerWeights &w, const float *x,
     }
     block.down = w.down.prepared.get();
     block.downBias = biasOf(w.down.bias);
+    block.norm = input.deviceNorm;
+    input.normUsed = block.norm != nullptr;
     result.resize(rows * l.dModel); // written whole by the block
-    return linearBackend->feedForward(x, rows, block, residual, result.data());
+    return linearBackend->feedForward(input.chainInput(), rows, block,
+                                      residual, result.data());
   }
+  const float *x = input.normalized();
   lm::Scratch up(rows * l.ffnHidden), gate;
   float *hidden = up.data();
   if (l.activation == "swiglu") {
@@ -337,18 +341,32 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
   // One residual block: pre-norm h += f(norm(h)), post-norm
   // h = norm(h + f(h)).
   auto block = [&](const NormWeights &norm, auto body) {
-    // Post-norm blocks read h itself (they write r).
+    // Post-norm blocks read h itself (they write r); pre-norm's input is
+    // made when a path asks for it.
     std::vector<float> normalized, r;
-    if (pre) {
-      normalized = h;
-      normalize(norm, normalized.data(), rows);
-    }
     // The block's last product adds h to its output where the backend
     // fuses that (not when partial sums cross ranks first): r is then the
     // new h.
     const float *residual =
         fusesEpilogues() && !sumAcrossRanks ? h.data() : nullptr;
-    Status s = body(pre ? normalized.data() : h.data(), r, residual);
+    // A chain may run the norm where the block runs (the residual added
+    // there too).
+    LinearBackend::BlockNorm deviceNorm{norm.weight.data(), biasOf(norm.bias),
+                                        l.norm == "rmsnorm", pre, l.normEps};
+    BlockInput in;
+    in.stream = h.data();
+    if (residual && linearBackend->chainsNorms())
+      in.deviceNorm = &deviceNorm;
+    in.normalized = [&]() -> const float * {
+      if (!pre)
+        return h.data();
+      if (normalized.empty()) {
+        normalized = h;
+        normalize(norm, normalized.data(), rows);
+      }
+      return normalized.data();
+    };
+    Status s = body(in, r, residual);
     if (!s.failed() && !residual && sumAcrossRanks)
       s = sumAcrossRanks(r);
     if (s.failed())
@@ -357,17 +375,17 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
       h.swap(r);
     else
       lm::add(h.data(), r.data(), h.size());
-    if (!pre)
+    if (!pre && !in.normUsed)
       normalize(norm, h.data(), rows);
     return Status::ok();
   };
-  Status s = block(w.norms[0], [&](const float *in, std::vector<float> &r,
+  Status s = block(w.norms[0], [&](BlockInput &in, std::vector<float> &r,
                                    const float *residual) {
     return attention(index, AttentionBlock::Self, w.self, cache, in, nullptr,
                      batch, length, r, residual);
   });
   if (!s.failed() && l.hasCrossAttention())
-    s = block(w.norms[1], [&](const float *in, std::vector<float> &r,
+    s = block(w.norms[1], [&](BlockInput &in, std::vector<float> &r,
                               const float *residual) {
       return attention(index, AttentionBlock::Cross, w.cross, cache, in, memory,
                        batch, length, r, residual);
@@ -375,7 +393,7 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
   if (s.failed())
     return s;
   return block(w.norms[l.hasCrossAttention() ? 2 : 1],
-               [&](const float *in, std::vector<float> &r,
+               [&](BlockInput &in, std::vector<float> &r,
                    const float *residual) {
                  return feedForward(w, in, rows, r, residual);
                });

@@ -31,6 +31,23 @@ inline const float *biasOf(const std::vector<float> &bias) {
 struct NormWeights {
   std::vector<float> weight, bias;
 };
+/// A residual block's input (LayerStack.cpp, layer()): the stream h, and
+/// pre-norm's normalized copy, made when a path asks for it. A chain that
+/// runs the block's norm on the device (`deviceNorm`, when the backend
+/// chainsNorms and the residual is fused) reads h instead and sets
+/// `normUsed`: its output is then the block's new h, normalized (post-norm)
+/// or not (pre-norm).
+struct BlockInput {
+  const float *stream = nullptr;
+  const LinearBackend::BlockNorm *deviceNorm = nullptr;
+  std::function<const float *()> normalized;
+  bool normUsed = false;
+  /// What a chain reads as x: h when it takes the norm, else the block's
+  /// input (pre-norm's norm of h, or h).
+  const float *chainInput() {
+    return deviceNorm ? stream : normalized();
+  }
+};
 struct Tensor {
   std::vector<int64_t> shape;
   std::vector<float> data;
@@ -153,7 +170,7 @@ struct LayerStack::Impl {
   /// The blocks write their output to `result`, plus `residual` when that
   /// is not null (their last product adds it).
   Status attention(int64_t layerIndex, AttentionBlock block,
-                   AttentionWeights &w, LayerCache &cache, const float *x,
+                   AttentionWeights &w, LayerCache &cache, BlockInput &input,
                    const Activations *memory, int64_t batch, int64_t length,
                    std::vector<float> &result, const float *residual);
   /// Self-attention as one chain where the products run
@@ -162,7 +179,7 @@ struct LayerStack::Impl {
   /// cache, the new keys and values appended there (and read back into
   /// `cache`). `chained` says whether it ran; otherwise nothing changed.
   Status chainedSelfAttention(AttentionWeights &w, LayerCache &cache,
-                              const float *x, int64_t batch, int64_t length,
+                              BlockInput &input, int64_t batch, int64_t length,
                               std::vector<float> &result, const float *residual,
                               bool &chained);
   /// The variant operands of `kernel` (those not q, k, v or a page pool's)
@@ -174,7 +191,7 @@ struct LayerStack::Impl {
   /// (LinearBackend::crossAttention) over `cache`'s memory keys and values,
   /// when the backend chains the block's kernel; `chained` as above.
   Status chainedCrossAttention(AttentionWeights &w, LayerCache &cache,
-                               const float *x, int64_t batch, int64_t length,
+                               BlockInput &input, int64_t batch, int64_t length,
                                std::vector<float> &result,
                                const float *residual, bool &chained);
   /// The attention kernel on its operands (q, k, v: f32, or bf16 bits
@@ -213,7 +230,7 @@ struct LayerStack::Impl {
   Status attendPacked(int64_t layerIndex, AttentionWeights &w,
                       const lm::Scratch &q, const lm::Scratch &k,
                       const lm::Scratch &v, lm::Scratch &heads);
-  Status feedForward(LayerWeights &w, const float *x, int64_t rows,
+  Status feedForward(LayerWeights &w, BlockInput &input, int64_t rows,
                      std::vector<float> &result, const float *residual);
   void normalize(const NormWeights &n, float *x, int64_t rows);
   Status layer(int64_t index, std::vector<float> &h, const Activations *memory,

@@ -16,7 +16,7 @@ func.func @dynamic(%q: tensor<1x2x?x40xf32>, %k: tensor<1x2x?x40xf32>,
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention, one linalg.matmul, one change of layout, one element-wise generic or one insertion of its arguments; target 'vulkan-lavapipe' runs such functions only}}
+// expected-error @below {{attn-to-gpu-kernels: 'two_ops' is not one attention, one linalg.matmul, one change of layout, one element-wise generic, row reductions or one insertion of its arguments; target 'vulkan-lavapipe' runs such functions only}}
 func.func @two_ops(%q: tensor<1x2x16x40xf32>, %k: tensor<1x2x16x40xf32>,
                    %v: tensor<1x2x16x40xf32>) -> tensor<1x2x16x40xf32> {
   %o = attn.attention %q, %k, %v
@@ -288,7 +288,7 @@ func.func @epilogue_other_ops(%x: tensor<8x64xf32>, %w: tensor<8x64xf32>) -> ten
 // -----
 
 // A product on buffers is not a function of its arguments' values.
-// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers' is not one attention, one linalg.matmul, one change of layout, one element-wise generic or one insertion of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers' is not one attention, one linalg.matmul, one change of layout, one element-wise generic, row reductions or one insertion of its arguments}}
 func.func @product_on_buffers(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
   linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
   return
@@ -296,7 +296,7 @@ func.func @product_on_buffers(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: m
 
 // -----
 
-// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers_then_generic' is not one attention, one linalg.matmul, one change of layout, one element-wise generic or one insertion of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'product_on_buffers_then_generic' is not one attention, one linalg.matmul, one change of layout, one element-wise generic, row reductions or one insertion of its arguments}}
 func.func @product_on_buffers_then_generic(%x: memref<8x64xf32>, %w: memref<64x32xf32>, %y: memref<8x32xf32>) {
   linalg.matmul ins(%x, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%y : memref<8x32xf32>)
   linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]} outs(%y : memref<8x32xf32>) {
@@ -360,7 +360,7 @@ func.func @layout_pad_by_index(%x: tensor<4x8xf32>) -> tensor<6x8xf32> {
 // -----
 
 // A chain that does not start at the argument is not a change of its layout.
-// expected-error @below {{attn-to-gpu-kernels: 'layout_of_a_constant' is not one attention, one linalg.matmul, one change of layout, one element-wise generic or one insertion of its arguments}}
+// expected-error @below {{attn-to-gpu-kernels: 'layout_of_a_constant' is not one attention, one linalg.matmul, one change of layout, one element-wise generic, row reductions or one insertion of its arguments}}
 func.func @layout_of_a_constant(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %c = arith.constant dense<1.0> : tensor<4x8xf32>
   %init = tensor.empty() : tensor<8x4xf32>
@@ -389,7 +389,7 @@ func.func @elementwise_reads_past_its_input(%x: tensor<4x8xf32>) -> tensor<4x8xf
 
 func.func @elementwise_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error @below {{its loops must all be parallel, with one result}}
+  // expected-error @below {{attn-to-gpu-kernels: this row reduction has no GPU kernel on target 'vulkan-lavapipe': the function must return an element-wise result (all loops parallel, the rows' and their last dimension's)}}
   %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
       ins(%x : tensor<4x8xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%a: f32, %out: f32):
@@ -524,4 +524,309 @@ func.func @insert_offset_past_its_argument(%rows: tensor<2x8xf32>, %at: tensor<1
   // expected-error @below {{attn-to-gpu-kernels: this insertion has no GPU kernel on target 'vulkan-lavapipe': its run-time offsets are i32 elements of an argument at constant indices inside it, cast to index}}
   %r = tensor.insert_slice %rows into %cache[%i, 0] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<16x8xf32>
   return %r : tensor<16x8xf32>
+}
+
+// -----
+
+// Row reductions (GpuRowReductionKernel.cpp): what the row kernel refuses.
+func.func @row_reduction_not_last(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<8xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<8xf32>) -> tensor<8xf32>
+  // expected-error @below {{attn-to-gpu-kernels: this row reduction has no GPU kernel on target 'vulkan-lavapipe': its loops must be the returned result's ([rows..., N]: all parallel, or the last one a reduction) or its rows' (all parallel)}}
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%acc : tensor<8xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_subtracts(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @below {{a reduction's body must end in one addf, mulf, maximumf, minimumf, maxnumf or minnumf of its accumulator, which it reads nowhere else}}
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.subf %s, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_reads_accumulator_twice(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @below {{a reduction's body must end in one addf}}
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %p = arith.mulf %a, %s : f32
+    %t = arith.addf %p, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_from_empty(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  // expected-error @below {{a reduction must start from a linalg.fill of a constant}}
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%er : tensor<4xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_reads_another_element(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sq = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.mulf %a, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  // expected-error @below {{input 1, a result of a generic before it, must be read at its own element (element-wise results) or row (row and reduction results)}}
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, (j + 1) mod 8)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %sq : tensor<4x8xf32>, tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%b: f32, %a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_reads_a_fill(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  // expected-error @below {{input 2 must be an argument of the function or a result of a generic before it}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum, %acc : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %z: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    %u = arith.addf %t, %z : f32
+    linalg.yield %u : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_reads_its_output(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  // expected-error @below {{an element-wise result must be written at the loops' indices, from a tensor.empty its body does not read}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    %u = arith.addf %t, %o : f32
+    linalg.yield %u : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_dynamic(%x: tensor<?x8xf32>, %e: tensor<?x8xf32>, %acc: tensor<?xf32>) -> tensor<?x8xf32> {
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x8xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  // expected-error @below {{this row reduction has no GPU kernel on target 'vulkan-lavapipe': it returns a result of static sizes and rank 1 or more (compile one kernel per size)}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<?x8xf32>, tensor<?xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_huge(%x: tensor<65536x32768xf32>) -> tensor<65536x32768xf32> {
+  %e = tensor.empty() : tensor<65536x32768xf32>
+  %er = tensor.empty() : tensor<65536xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<65536xf32>) -> tensor<65536xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<65536x32768xf32>) outs(%acc : tensor<65536xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<65536xf32>
+  // expected-error @below {{its result has 2^31 elements or more}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<65536x32768xf32>, tensor<65536xf32>) outs(%e : tensor<65536x32768xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<65536x32768xf32>
+  return %y : tensor<65536x32768xf32>
+}
+
+// -----
+
+func.func @row_reduction_integers(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
+  %e = tensor.empty() : tensor<4x8xi32>
+  %er = tensor.empty() : tensor<4xi32>
+  %zero = arith.constant 0 : i32
+  %acc = linalg.fill ins(%zero : i32) outs(%er : tensor<4xi32>) -> tensor<4xi32>
+  // expected-error @below {{its results are f32 (arguments may be f16 or bf16)}}
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xi32>) outs(%acc : tensor<4xi32>) {
+  ^bb0(%a: i32, %s: i32):
+    %t = arith.addi %a, %s : i32
+    linalg.yield %t : i32
+  } -> tensor<4xi32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xi32>, tensor<4xi32>) outs(%e : tensor<4x8xi32>) {
+  ^bb0(%a: i32, %s: i32, %o: i32):
+    %t = arith.subi %a, %s : i32
+    linalg.yield %t : i32
+  } -> tensor<4x8xi32>
+  return %y : tensor<4x8xi32>
+}
+
+// -----
+
+func.func @row_reduction_f64_argument(%x: tensor<4x8xf64>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @below {{input 0 must have static sizes and f32, f16 or bf16 elements, fewer than 2^31}}
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf64>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f64, %s: f32):
+    %f = arith.truncf %a : f64 to f32
+    %t = arith.addf %f, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%sum : tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_reads_past_an_argument(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  // expected-error @below {{input 2's map reads outside it (checked over every value of the loops each expression uses, at most 2^20)}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> ((j mod 5) * 2)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum, %w : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %g: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    %u = arith.mulf %t, %g : f32
+    linalg.yield %u : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @row_reduction_multiple_results(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @below {{each generic has one result}}
+  %sum:2 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%acc, %acc : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%a: f32, %s: f32, %m: f32):
+    %t = arith.addf %a, %s : f32
+    %u = arith.maximumf %a, %m : f32
+    linalg.yield %t, %u : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum#0 : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %t = arith.divf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }

@@ -231,11 +231,13 @@ public:
   /// Attention blocks chained on the device (Q, K and V kept there)
   /// count their products, submission and bytes here too, their blocks
   /// (self- and cross-attention) and layout, RoPE and insertion kernels
-  /// apart.
+  /// apart, and the blocks' norms run there (`norms`: with the
+  /// residual added there too).
   struct DeviceProducts {
     int64_t products = 0, kernels = 0, submissions = 0;
     uint64_t weightBytes = 0, inputBytes = 0, outputBytes = 0, keptBytes = 0;
     int64_t attentionBlocks = 0, crossBlocks = 0, layoutKernels = 0;
+    int64_t norms = 0;
   };
   std::optional<DeviceProducts> deviceProducts() const;
 

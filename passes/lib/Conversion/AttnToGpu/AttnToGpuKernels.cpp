@@ -10,8 +10,9 @@
 // (GpuLinearKernel.h), a function that returns its argument in another
 // layout a gather kernel (GpuLayoutKernel.h), a function of one
 // element-wise linalg.generic an element kernel (GpuElementwiseKernel.h),
-// a function that inserts an argument into another in place an insertion
-// kernel (GpuInsertKernel.h). Anything else in a module
+// a function of row reductions (a norm, a softmax) a row kernel
+// (GpuRowReductionKernel.h), a function that inserts an argument into
+// another in place an insertion kernel (GpuInsertKernel.h). Anything else in a module
 // for a GPU target is an error at its location. The pattern of
 // populateAttnToGpuKernelsPatterns does the same per function.
 //
@@ -22,6 +23,7 @@
 #include "GpuInsertKernel.h"
 #include "GpuLayoutKernel.h"
 #include "GpuLinearKernel.h"
+#include "GpuRowReductionKernel.h"
 #include "attn/Conversion/GpuTargetInfo.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Conversion/Patterns.h"
@@ -73,7 +75,7 @@ enum class Lowering { Done, NotAttention, Failed };
 
 /// Builds the kernels of `host` (one attention, one attention_grad, one
 /// product of its arguments, one change of layout, one element-wise
-/// generic or one insertion) into `kernels`; the caller
+/// generic, row reductions or one insertion) into `kernels`; the caller
 /// erases `host` when Done. Failed: an error at what is not supported.
 Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
                            gpu::GPUModuleOp kernels,
@@ -101,6 +103,16 @@ Lowering lowerToGpuKernels(func::FuncOp host, const TargetDescription &target,
       return Lowering::Failed;
     return succeeded(finishGpuKernel(
                buildGpuLayoutKernel(host, layout, target, kernels), target))
+               ? Lowering::Done
+               : Lowering::Failed;
+  }
+  SmallVector<linalg::GenericOp> rowGenerics = matchRowReductionFunction(host);
+  if (!rowGenerics.empty()) {
+    if (failed(checkGpuRowReductionSupported(host, rowGenerics, target)))
+      return Lowering::Failed;
+    return succeeded(finishGpuKernel(
+               buildGpuRowReductionKernel(host, rowGenerics, target, kernels),
+               target))
                ? Lowering::Done
                : Lowering::Failed;
   }
@@ -163,7 +175,9 @@ struct FunctionToGpuKernels : OpRewritePattern<func::FuncOp> {
     if (host.isExternal() || !target || target->isCpu() ||
         (!matchAttentionGradFunction(host) && !matchAttentionFunction(host) &&
          !matchLinearFunction(host) && matchLayoutFunction(host).empty() &&
-         !matchElementwiseFunction(host) && !matchInsertFunction(host)))
+         !matchElementwiseFunction(host) &&
+         matchRowReductionFunction(host).empty() &&
+         !matchInsertFunction(host)))
       return failure();
     gpu::GPUModuleOp kernels =
         getOrCreateKernelModule(module, *target, rewriter);
@@ -212,8 +226,9 @@ struct AttnToGpuKernelsPass
       case Lowering::NotAttention:
         host.emitError() << "attn-to-gpu-kernels: '" << host.getName()
                          << "' is not one attention, one linalg.matmul, one "
-                            "change of layout, one element-wise generic or "
-                            "one insertion of its arguments; target '"
+                            "change of layout, one element-wise generic, row "
+                            "reductions or one insertion of its arguments; "
+                            "target '"
                          << description->name
                          << "' runs such functions only (the families and "
                             "other ops stay on the CPU for now; layer specs "

@@ -17,6 +17,69 @@ DictionaryAttr mlir::attn::kernelBinding(Builder &b, const Twine &name,
        b.getNamedAttr("access", b.getStringAttr(access))});
 }
 
+/// The value of `expr` at `dims`, or nothing for symbols and divisions by
+/// zero or negatives (affine semantics: mod and floordiv round down).
+static std::optional<int64_t> evaluate(AffineExpr expr,
+                                       ArrayRef<int64_t> dims) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return dims[dim.getPosition()];
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return constant.getValue();
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return std::nullopt;
+  std::optional<int64_t> l = evaluate(binary.getLHS(), dims),
+                         r = evaluate(binary.getRHS(), dims);
+  if (!l || !r)
+    return std::nullopt;
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return *l + *r;
+  case AffineExprKind::Mul:
+    return *l * *r;
+  case AffineExprKind::Mod:
+    if (*r <= 0)
+      return std::nullopt;
+    return ((*l % *r) + *r) % *r;
+  case AffineExprKind::FloorDiv:
+    if (*r <= 0)
+      return std::nullopt;
+    return *l >= 0 ? *l / *r : -((-*l + *r - 1) / *r);
+  case AffineExprKind::CeilDiv:
+    if (*r <= 0)
+      return std::nullopt;
+    return *l >= 0 ? (*l + *r - 1) / *r : -(-*l / *r);
+  default:
+    return std::nullopt;
+  }
+}
+
+bool mlir::attn::affineExprStaysWithin(AffineExpr expr, ArrayRef<int64_t> loops,
+                                      int64_t size) {
+  SmallVector<unsigned> used;
+  for (unsigned d = 0; d < loops.size(); ++d)
+    if (expr.isFunctionOfDim(d))
+      used.push_back(d);
+  int64_t combinations = 1;
+  for (unsigned d : used) {
+    combinations *= loops[d];
+    if (combinations > (int64_t(1) << 20))
+      return false;
+  }
+  SmallVector<int64_t> dims(loops.size(), 0);
+  for (int64_t c = 0; c < combinations; ++c) {
+    int64_t rest = c;
+    for (unsigned d : used) {
+      dims[d] = rest % loops[d];
+      rest /= loops[d];
+    }
+    std::optional<int64_t> v = evaluate(expr, dims);
+    if (!v || *v < 0 || *v >= size)
+      return false;
+  }
+  return true;
+}
+
 MemRefType GpuCodegen::bufferType(Type tensorType) const {
   auto t = cast<RankedTensorType>(tensorType);
   Type element = api->bufferElementType(t.getElementType());

@@ -36,6 +36,13 @@ LogicalResult
 checkElementBody(Block &body, bool allowIndex, StringRef what,
                  function_ref<InFlightDiagnostic(const Twine &)> refuse);
 
+/// Whether `expr` stays within [0, size) over the loop ranges `loops`:
+/// every combination of the loops it uses is tried (at most 2^20, else
+/// false). How the kernels that read an input through a generic's
+/// indexing map know, when they are built, that no load needs a guard.
+bool affineExprStaysWithin(AffineExpr expr, ArrayRef<int64_t> loops,
+                           int64_t size);
+
 /// What every GPU kernel emits the same way (see the file comment).
 class GpuCodegen {
 public:

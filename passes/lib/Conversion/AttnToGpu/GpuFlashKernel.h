@@ -81,6 +81,12 @@ LogicalResult lowerConstantTableLookups(gpu::GPUFuncOp func);
 /// max(x, -x).
 void lowerMathForNvvm(gpu::GPUFuncOp func);
 
+/// Vulkan: each scf.for with results that may run no iteration, guarded by
+/// an scf.if that yields its initial values when it does not. LLVM 22's
+/// scf-to-spirv returns undefined values from such a loop (lavapipe: 0;
+/// fixed upstream by llvm-project PR 206280, after 22).
+void guardZeroTripLoops(gpu::GPUFuncOp func);
+
 /// Both of the above, as every kernel needs them for `target`
 /// (GpuKernelFinish.cpp).
 LogicalResult finishGpuKernel(gpu::GPUFuncOp kernel,

@@ -4,7 +4,8 @@
 // backward): tensor.extract from constant tables (mask patterns' and score
 // mods' tables) becomes select chains or a constant buffer, and for NVVM
 // the math ops that would become libdevice calls become arithmetic or
-// LLVM intrinsics PTX has.
+// LLVM intrinsics PTX has; for SPIR-V, loops with results that may run no
+// iteration are guarded.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuCodegen.h"
@@ -16,6 +17,8 @@
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -121,7 +124,9 @@ void mlir::attn::lowerMathForNvvm(gpu::GPUFuncOp func) {
   (void)applyPatternsGreedily(func, std::move(patterns));
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
-    if (isa<math::FmaOp, math::AbsFOp, math::FloorOp, math::CopySignOp>(op))
+    if (isa<math::FmaOp, math::AbsFOp, math::FloorOp, math::CopySignOp,
+            math::SqrtOp, math::RsqrtOp, arith::MinNumFOp, arith::MaxNumFOp>(
+            op))
       ops.push_back(op);
   });
   for (Operation *op : ops) {
@@ -129,21 +134,64 @@ void mlir::attn::lowerMathForNvvm(gpu::GPUFuncOp func) {
     Value result;
     if (auto fma = dyn_cast<math::FmaOp>(op))
       result = LLVM::FMAOp::create(b, fma.getA(), fma.getB(), fma.getC());
-    else if (isa<math::FloorOp, math::CopySignOp>(op))
-      // The exp polynomial's floor (cvt.rmi) and GELU's copysign as the
-      // intrinsics PTX has: gpu-to-nvvm would make both libdevice calls,
-      // unresolved where no libdevice is linked.
+    else if (isa<math::FloorOp, math::CopySignOp, arith::MinNumFOp,
+                 arith::MaxNumFOp>(op))
+      // The exp polynomial's floor (cvt.rmi), GELU's copysign and a
+      // reduction's minnum / maxnum (min.f32, max.f32) as the intrinsics
+      // PTX has: gpu-to-nvvm would make them libdevice calls, unresolved
+      // where no libdevice is linked.
       result = LLVM::CallIntrinsicOp::create(
                    b, op->getResult(0).getType(),
                    b.getStringAttr(isa<math::FloorOp>(op) ? "llvm.floor"
-                                                          : "llvm.copysign"),
+                                   : isa<math::CopySignOp>(op)
+                                       ? "llvm.copysign"
+                                   : isa<arith::MinNumFOp>(op) ? "llvm.minnum"
+                                                               : "llvm.maxnum"),
                    op->getOperands())
                    .getResult(0);
+    else if (isa<math::SqrtOp, math::RsqrtOp>(op)) {
+      // A norm's square root as sqrt.rn.f32 (the intrinsic called: the
+      // NVVM conversion marks llvm.intr.sqrt illegal), its reciprocal
+      // divided (div.rn.f32): rounded as the host's.
+      Type type = op->getResult(0).getType();
+      result = LLVM::CallIntrinsicOp::create(b, type,
+                                             b.getStringAttr("llvm.sqrt"),
+                                             op->getOperands())
+                   .getResult(0);
+      if (isa<math::RsqrtOp>(op))
+        result = arith::DivFOp::create(
+            b, arith::ConstantOp::create(b, b.getFloatAttr(type, 1.0)),
+            result);
+    }
     else
       result = arith::MaximumFOp::create(
           b, op->getOperand(0), arith::NegFOp::create(b, op->getOperand(0)));
     op->getResult(0).replaceAllUsesWith(result);
     op->erase();
+  }
+}
+
+void mlir::attn::guardZeroTripLoops(gpu::GPUFuncOp func) {
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp loop) {
+    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
+                           upper = getConstantIntValue(loop.getUpperBound());
+    if (loop.getNumResults() > 0 && !(lower && upper && *lower < *upper))
+      loops.push_back(loop);
+  });
+  for (scf::ForOp loop : loops) {
+    ImplicitLocOpBuilder b(loop.getLoc(), loop);
+    Value runs = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                       loop.getLowerBound(),
+                                       loop.getUpperBound());
+    auto guard = scf::IfOp::create(b, loop.getResultTypes(), runs,
+                                   /*withElseRegion=*/true);
+    loop->replaceAllUsesWith(guard.getResults());
+    loop->moveBefore(guard.thenBlock(), guard.thenBlock()->end());
+    b.setInsertionPointToEnd(guard.thenBlock());
+    scf::YieldOp::create(b, loop.getResults());
+    b.setInsertionPointToEnd(guard.elseBlock());
+    scf::YieldOp::create(b, loop.getInitArgs());
   }
 }
 

@@ -62,6 +62,10 @@ public:
         spirv::getEntryPointABIAttr(kernel.getContext(), {invocations, 1, 1}));
   }
 
+  void finishKernel(gpu::GPUFuncOp kernel) const override {
+    guardZeroTripLoops(kernel);
+  }
+
   Type bufferElementType(Type element) const override {
     return element.isBF16() ? IntegerType::get(element.getContext(), 16)
                             : element;

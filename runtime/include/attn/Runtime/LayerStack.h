@@ -287,6 +287,21 @@ public:
                        const float *other, float *y) {
     return Status::error("this linear backend fuses no epilogues");
   }
+  /// A residual block's norm, for a chain that runs it on the device
+  /// (chainsNorms): LayerNorm (`bias` may be null) or RMSNorm (`rms`) over
+  /// rows of d_model, with the stack's `weight` and `bias` (their addresses
+  /// name them: copied to the device once). A chain given one takes the
+  /// stream h as x (not its norm) and h as its `residual`, adds h on the
+  /// device, and writes the block's new h to y: pre-norm (`pre`)
+  /// h + f(norm(h)), post-norm norm(h + f(h)).
+  struct BlockNorm {
+    const float *weight = nullptr, *bias = nullptr;
+    bool rms = false, pre = true;
+    double eps = 1e-5;
+  };
+  /// Whether feedForward(), selfAttention() and crossAttention() take a
+  /// BlockNorm (their block's `norm`).
+  virtual bool chainsNorms() const { return false; }
   /// A feed-forward block's products: hidden = act(x Up^T + upBias), or
   /// with SwiGLU (`gate` set) silu(x Gate^T + gateBias) * (x Up^T +
   /// upBias); y = hidden Down^T + downBias (+ residual when given). Biases
@@ -295,6 +310,8 @@ public:
     const Weight *up = nullptr, *gate = nullptr, *down = nullptr;
     const float *upBias = nullptr, *gateBias = nullptr, *downBias = nullptr;
     LinearEpilogue::Activation activation = LinearEpilogue::Activation::None;
+    /// The block's norm, run in the chain (chainsNorms), or null.
+    const BlockNorm *norm = nullptr;
   };
   /// Whether feedForward() runs the block in one call, keeping the hidden
   /// units where the products run (a GPU's memory: they never cross to the
@@ -329,6 +346,8 @@ public:
     /// The kernel's variant operands (T5's rel_table), f32, in the order of
     /// its argumentNames.
     std::vector<KernelOperand> operands;
+    /// As FeedForward's.
+    const BlockNorm *norm = nullptr;
   };
   /// Whether selfAttention() runs such a block in one call, its q, k and
   /// v never leaving where the products run (a GPU's memory): only for a
@@ -354,6 +373,7 @@ public:
     KernelOperand keys{nullptr, {}}, values{nullptr, {}};
     /// As SelfAttention's.
     std::vector<KernelOperand> operands;
+    const BlockNorm *norm = nullptr;
   };
   /// Whether crossAttention() runs such a block in one call, q and the
   /// heads never leaving where the products run and the memory's keys and
