@@ -285,8 +285,15 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     chain takes it), as a layer's split into heads and merge need. A
     function of one element-wise linalg.generic (parallel loops, inputs
     through any affine maps within their bounds, f32) becomes an element
-    kernel (GpuElementwiseKernel.cpp): a layer's RoPE. A function that
-    returns one tensor.insert_slice of an argument into another, at offsets
+    kernel (GpuElementwiseKernel.cpp): a layer's RoPE. A function of
+    linalg.generic ops that reduce rows along their last loop (addf, mulf,
+    maximumf, minimumf, maxnumf or minnumf of the accumulator, from a fill
+    of a constant) and element-wise generics over the rows or their
+    elements, returning an element-wise one, becomes a row kernel
+    (GpuRowReductionKernel.cpp: a workgroup per row, each reduction a pass
+    over its columns and a tree in workgroup memory, element-wise values
+    recomputed where they are read): a layer's LayerNorm or RMSNorm, a
+    softmax. A function that returns one tensor.insert_slice of an argument into another, at offsets
     that are constants or i32 elements of an argument read at run time,
     becomes an insertion kernel (GpuInsertKernel.cpp) that updates the
     destination in place (binding access "readwrite", no result binding),
@@ -298,8 +305,10 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     and `attn.schedule` (the schedule buffer's contents).
 
     The Vulkan target puts a `spirv.target_env` on the gpu.module and the
-    SPIR-V entry point ABI on each kernel, and stages tiles in `memref.alloc`
-    of address space 3; the CUDA target uses workgroup attributions.
+    SPIR-V entry point ABI on each kernel, stages tiles in `memref.alloc`
+    of address space 3, and guards each `scf.for` with results that may
+    run no iteration by an `scf.if` (LLVM 22's scf-to-spirv leaves its
+    results undefined then); the CUDA target uses workgroup attributions.
   }];
   let options = [
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
