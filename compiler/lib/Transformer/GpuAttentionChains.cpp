@@ -448,10 +448,10 @@ Status GpuLinearBackend::selfAttention(const float *x,
     }
   }
   ++counted.attentionBlocks;
-  if (Status s = finishChain(*layout.merge, layout.heads.get(),
-                             layout.merged.get(), qkv.out, *block.o,
-                             block.oBias, batch, capacity, length, *input,
-                             block.norm, residual, y);
+  if (Status s =
+          finishChain(*layout.merge, layout.heads.get(), layout.merged.get(),
+                      qkv.out, *block.o, block.oBias, batch, capacity, length,
+                      *input, block.norm, residual, y);
       s.failed() || !decoding)
     return s;
   return readNewRows(block, capacity, k, layout.parts[2].get());

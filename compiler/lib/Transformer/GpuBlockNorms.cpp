@@ -24,8 +24,8 @@ using namespace attnrt;
 /// (x - mean) * rsqrt(var + eps) * weight (+ bias), or RMSNorm (`rms`)
 /// x * rsqrt(mean(x^2) + eps) * weight, as layermath::layerNorm and
 /// rmsNorm compute them.
-static std::string normSource(int64_t rows, int64_t width, bool rms,
-                              bool bias, double eps) {
+static std::string normSource(int64_t rows, int64_t width, bool rms, bool bias,
+                              double eps) {
   std::string x = llvm::formatv("{0}x{1}xf32", rows, width);
   std::string row = llvm::formatv("{0}xf32", rows);
   std::string n = llvm::formatv("{0}.0", width);
@@ -42,8 +42,9 @@ static std::string normSource(int64_t rows, int64_t width, bool rms,
   %zero = arith.constant 0.0 : f32
   %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<{1}>) -> tensor<{1}>
 )",
-      x, row, width, bias ? llvm::formatv(", %b: tensor<{0}xf32>", width).str()
-                          : std::string());
+      x, row, width,
+      bias ? llvm::formatv(", %b: tensor<{0}xf32>", width).str()
+           : std::string());
   // inv = rsqrt(squares / width + eps), once per row.
   std::string inverse = llvm::formatv(
       R"(  %inv = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel"]}
@@ -124,20 +125,21 @@ static std::string normSource(int64_t rows, int64_t width, bool rms,
              .str();
 }
 
-llvm::Expected<GpuBuffer *>
-GpuLinearBackend::queueNorm(const BlockNorm &norm, GpuBuffer *in, int64_t rows,
-                            int64_t width) {
+llvm::Expected<GpuBuffer *> GpuLinearBackend::queueNorm(const BlockNorm &norm,
+                                                        GpuBuffer *in,
+                                                        int64_t rows,
+                                                        int64_t width) {
   int64_t capacity = rowCapacity(rows);
-  NormKernel &found = normKernels[{capacity, width, norm.rms,
-                                   norm.bias != nullptr, norm.eps}];
+  NormKernel &found =
+      normKernels[{capacity, width, norm.rms, norm.bias != nullptr, norm.eps}];
   if (!found.kernel) {
     llvm::Expected<std::unique_ptr<GpuKernel>> kernel = compileKernel(
         normSource(capacity, width, norm.rms, norm.bias != nullptr, norm.eps));
     if (!kernel)
       return kernel.takeError();
     std::string error;
-    found.y = device->allocate(uint64_t(capacity) * width * sizeof(float),
-                               error);
+    found.y =
+        device->allocate(uint64_t(capacity) * width * sizeof(float), error);
     if (!found.y)
       return llvm::createStringError(error);
     found.kernel = std::move(*kernel);

@@ -198,8 +198,8 @@ Status GpuLinearBackend::submit() {
   return Status::ok();
 }
 
-Status GpuLinearBackend::readBack(GpuBuffer &result, int64_t rows,
-                                  int64_t out, float *y, const float *residual,
+Status GpuLinearBackend::readBack(GpuBuffer &result, int64_t rows, int64_t out,
+                                  float *y, const float *residual,
                                   RowRuns runs) {
   // The products launched since the last read, in one submission.
   if (Status s = submit(); s.failed())
@@ -296,8 +296,8 @@ Status GpuLinearBackend::feedForward(const float *x, int64_t rows,
   // The residual is added on the host, as in apply(), unless the chain
   // runs the block's norm (then on the device, from the stream).
   llvm::Expected<GpuBuffer *> output =
-      chainOutput(*block.down, rows, {nullptr, hidden->y.get()},
-                  block.downBias, *input, block.norm);
+      chainOutput(*block.down, rows, {nullptr, hidden->y.get()}, block.downBias,
+                  *input, block.norm);
   if (!output)
     return Status::error(llvm::toString(output.takeError()));
   counted.keptBytes += hiddenBytes;

@@ -1042,8 +1042,8 @@ TransformerStack::deviceProducts() const {
   if (!impl->gpuLinear)
     return std::nullopt;
   const GpuLinearBackend::Stats &s = impl->gpuLinear->stats();
-  return DeviceProducts{s.products,     s.kernels,         s.submissions,
-                        s.weightBytes,  s.inputBytes,      s.outputBytes,
-                        s.keptBytes,    s.attentionBlocks, s.crossBlocks,
-                        s.layoutKernels, s.norms};
+  return DeviceProducts{
+      s.products,    s.kernels,       s.submissions, s.weightBytes,
+      s.inputBytes,  s.outputBytes,   s.keptBytes,   s.attentionBlocks,
+      s.crossBlocks, s.layoutKernels, s.norms};
 }

@@ -15,8 +15,7 @@ using namespace attnrt;
 
 Status LayerStack::Impl::attention(int64_t layerIndex, AttentionBlock block,
                                    AttentionWeights &w, LayerCache &cache,
-                                   BlockInput &input,
-                                   const Activations *memory,
+                                   BlockInput &input, const Activations *memory,
                                    int64_t batch, int64_t length,
                                    std::vector<float> &result,
                                    const float *residual) {
@@ -223,13 +222,10 @@ bool LayerStack::Impl::variantOperands(const AttentionKernel &kernel,
   return true;
 }
 
-Status LayerStack::Impl::chainedSelfAttention(AttentionWeights &w,
-                                              LayerCache &cache,
-                                              BlockInput &input,
-                                              int64_t batch, int64_t length,
-                                              std::vector<float> &result,
-                                              const float *residual,
-                                              bool &chained) {
+Status LayerStack::Impl::chainedSelfAttention(
+    AttentionWeights &w, LayerCache &cache, BlockInput &input, int64_t batch,
+    int64_t length, std::vector<float> &result, const float *residual,
+    bool &chained) {
   const LayerConfig &l = config;
   chained = false;
   bool decoding = l.isDecoder();

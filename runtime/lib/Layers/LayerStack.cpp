@@ -185,8 +185,8 @@ Status LayerStack::Impl::feedForward(LayerWeights &w, BlockInput &input,
     block.norm = input.deviceNorm;
     input.normUsed = block.norm != nullptr;
     result.resize(rows * l.dModel); // written whole by the block
-    return linearBackend->feedForward(input.chainInput(), rows, block,
-                                      residual, result.data());
+    return linearBackend->feedForward(input.chainInput(), rows, block, residual,
+                                      result.data());
   }
   const float *x = input.normalized();
   lm::Scratch up(rows * l.ffnHidden), gate;
@@ -392,11 +392,11 @@ Status LayerStack::Impl::layer(int64_t index, std::vector<float> &h,
     });
   if (s.failed())
     return s;
-  return block(w.norms[l.hasCrossAttention() ? 2 : 1],
-               [&](BlockInput &in, std::vector<float> &r,
-                   const float *residual) {
-                 return feedForward(w, in, rows, r, residual);
-               });
+  return block(
+      w.norms[l.hasCrossAttention() ? 2 : 1],
+      [&](BlockInput &in, std::vector<float> &r, const float *residual) {
+        return feedForward(w, in, rows, r, residual);
+      });
 }
 
 uint64_t attnrt::newRowsVersion() {

@@ -44,9 +44,7 @@ struct BlockInput {
   bool normUsed = false;
   /// What a chain reads as x: h when it takes the norm, else the block's
   /// input (pre-norm's norm of h, or h).
-  const float *chainInput() {
-    return deviceNorm ? stream : normalized();
-  }
+  const float *chainInput() { return deviceNorm ? stream : normalized(); }
 };
 struct Tensor {
   std::vector<int64_t> shape;

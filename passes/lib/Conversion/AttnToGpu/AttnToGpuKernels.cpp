@@ -12,8 +12,8 @@
 // element-wise linalg.generic an element kernel (GpuElementwiseKernel.h),
 // a function of row reductions (a norm, a softmax) a row kernel
 // (GpuRowReductionKernel.h), a function that inserts an argument into
-// another in place an insertion kernel (GpuInsertKernel.h). Anything else in a module
-// for a GPU target is an error at its location. The pattern of
+// another in place an insertion kernel (GpuInsertKernel.h). Anything else in a
+// module for a GPU target is an error at its location. The pattern of
 // populateAttnToGpuKernelsPatterns does the same per function.
 //
 //===----------------------------------------------------------------------===//
@@ -176,8 +176,7 @@ struct FunctionToGpuKernels : OpRewritePattern<func::FuncOp> {
         (!matchAttentionGradFunction(host) && !matchAttentionFunction(host) &&
          !matchLinearFunction(host) && matchLayoutFunction(host).empty() &&
          !matchElementwiseFunction(host) &&
-         matchRowReductionFunction(host).empty() &&
-         !matchInsertFunction(host)))
+         matchRowReductionFunction(host).empty() && !matchInsertFunction(host)))
       return failure();
     gpu::GPUModuleOp kernels =
         getOrCreateKernelModule(module, *target, rewriter);

@@ -55,7 +55,7 @@ static std::optional<int64_t> evaluate(AffineExpr expr,
 }
 
 bool mlir::attn::affineExprStaysWithin(AffineExpr expr, ArrayRef<int64_t> loops,
-                                      int64_t size) {
+                                       int64_t size) {
   SmallVector<unsigned> used;
   for (unsigned d = 0; d < loops.size(); ++d)
     if (expr.isFunctionOfDim(d))

@@ -18,8 +18,8 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -142,9 +142,8 @@ void mlir::attn::lowerMathForNvvm(gpu::GPUFuncOp func) {
       // where no libdevice is linked.
       result = LLVM::CallIntrinsicOp::create(
                    b, op->getResult(0).getType(),
-                   b.getStringAttr(isa<math::FloorOp>(op) ? "llvm.floor"
-                                   : isa<math::CopySignOp>(op)
-                                       ? "llvm.copysign"
+                   b.getStringAttr(isa<math::FloorOp>(op)      ? "llvm.floor"
+                                   : isa<math::CopySignOp>(op) ? "llvm.copysign"
                                    : isa<arith::MinNumFOp>(op) ? "llvm.minnum"
                                                                : "llvm.maxnum"),
                    op->getOperands())
@@ -154,16 +153,13 @@ void mlir::attn::lowerMathForNvvm(gpu::GPUFuncOp func) {
       // NVVM conversion marks llvm.intr.sqrt illegal), its reciprocal
       // divided (div.rn.f32): rounded as the host's.
       Type type = op->getResult(0).getType();
-      result = LLVM::CallIntrinsicOp::create(b, type,
-                                             b.getStringAttr("llvm.sqrt"),
-                                             op->getOperands())
+      result = LLVM::CallIntrinsicOp::create(
+                   b, type, b.getStringAttr("llvm.sqrt"), op->getOperands())
                    .getResult(0);
       if (isa<math::RsqrtOp>(op))
         result = arith::DivFOp::create(
-            b, arith::ConstantOp::create(b, b.getFloatAttr(type, 1.0)),
-            result);
-    }
-    else
+            b, arith::ConstantOp::create(b, b.getFloatAttr(type, 1.0)), result);
+    } else
       result = arith::MaximumFOp::create(
           b, op->getOperand(0), arith::NegFOp::create(b, op->getOperand(0)));
     op->getResult(0).replaceAllUsesWith(result);
@@ -181,9 +177,9 @@ void mlir::attn::guardZeroTripLoops(gpu::GPUFuncOp func) {
   });
   for (scf::ForOp loop : loops) {
     ImplicitLocOpBuilder b(loop.getLoc(), loop);
-    Value runs = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                       loop.getLowerBound(),
-                                       loop.getUpperBound());
+    Value runs =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                              loop.getLowerBound(), loop.getUpperBound());
     auto guard = scf::IfOp::create(b, loop.getResultTypes(), runs,
                                    /*withElseRegion=*/true);
     loop->replaceAllUsesWith(guard.getResults());

@@ -54,8 +54,7 @@ std::optional<GenericKind> kindOf(linalg::GenericOp g, ArrayRef<int64_t> full) {
 
 /// (d0, ..., d(r-1)) -> (d0, ..., d(r-2)): a row of loops over [rows..., N].
 AffineMap rowOfLoops(unsigned rank, MLIRContext *context) {
-  return AffineMap::getMultiDimIdentityMap(rank, context)
-      .dropResult(rank - 1);
+  return AffineMap::getMultiDimIdentityMap(rank, context).dropResult(rank - 1);
 }
 
 /// The op that folds a reduction's accumulator with the value of the
@@ -113,9 +112,10 @@ mlir::attn::matchRowReductionFunction(func::FuncOp host) {
   return generics;
 }
 
-LogicalResult mlir::attn::checkGpuRowReductionSupported(
-    func::FuncOp host, ArrayRef<linalg::GenericOp> generics,
-    const TargetDescription &target) {
+LogicalResult
+mlir::attn::checkGpuRowReductionSupported(func::FuncOp host,
+                                          ArrayRef<linalg::GenericOp> generics,
+                                          const TargetDescription &target) {
   auto refuseAt = [&](Operation *at, const Twine &why) {
     return at->emitError() << "attn-to-gpu-kernels: this row reduction has "
                               "no GPU kernel on target '"
@@ -131,8 +131,7 @@ LogicalResult mlir::attn::checkGpuRowReductionSupported(
                               "result (all loops parallel, the rows' and "
                               "their last dimension's)");
   auto resultType = dyn_cast<RankedTensorType>(returned.getResult(0).getType());
-  if (!resultType || !resultType.hasStaticShape() ||
-      resultType.getRank() == 0)
+  if (!resultType || !resultType.hasStaticShape() || resultType.getRank() == 0)
     return refuseAt(returned, "it returns a result of static sizes and rank "
                               "1 or more (compile one kernel per size)");
   if (resultType.getNumElements() >= (int64_t(1) << 31))
@@ -209,8 +208,7 @@ LogicalResult mlir::attn::checkGpuRowReductionSupported(
                               "read at its own element (element-wise "
                               "results) or row (row and reduction results)");
     }
-    if (failed(checkElementBody(body, /*allowIndex=*/true, "its body",
-                                refuse)))
+    if (failed(checkElementBody(body, /*allowIndex=*/true, "its body", refuse)))
       return failure();
     kinds[g] = *kind;
   }
@@ -300,8 +298,8 @@ private:
   ValueRange forEachColumn(
       ValueRange initial,
       function_ref<SmallVector<Value>(ArrayRef<Value>, ValueRange)> step) {
-    auto loop = scf::ForOp::create(b, tid, idx(columns), idx(kInvocations),
-                                   initial);
+    auto loop =
+        scf::ForOp::create(b, tid, idx(columns), idx(kInvocations), initial);
     OpBuilder::InsertionGuard guard(b);
     // A loop without results has its yield already.
     if (initial.empty())
@@ -319,18 +317,17 @@ private:
   /// The reduction `g` of this row, in registers of every invocation.
   Value reduceRow(linalg::GenericOp g) {
     Operation *combiner = combinerOf(g);
-    Value partial =
-        forEachColumn(f32(identityOf(combiner)),
-                      [&](ArrayRef<Value> at, ValueRange carried) {
-                        DenseMap<Operation *, Value> elements;
-                        return SmallVector<Value>{
-                            bodyAt(g, at, carried[0], elements)};
-                      })[0];
+    Value partial = forEachColumn(
+        f32(identityOf(combiner)), [&](ArrayRef<Value> at, ValueRange carried) {
+          DenseMap<Operation *, Value> elements;
+          return SmallVector<Value>{bodyAt(g, at, carried[0], elements)};
+        })[0];
     memref::StoreOp::create(b, partial, partials, tid);
     gpu::BarrierOp::create(b);
     for (int64_t half = kInvocations / 2; half > 0; half /= 2) {
       auto lower = scf::IfOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, idx(half)),
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, idx(half)),
           /*withElseRegion=*/false);
       {
         OpBuilder::InsertionGuard guard(b);
@@ -384,8 +381,8 @@ private:
       } else {
         Operation *producer = value.getDefiningOp();
         if (!elements.count(producer)) {
-          Value computed = bodyAt(cast<linalg::GenericOp>(producer), at,
-                                  Value(), elements);
+          Value computed =
+              bodyAt(cast<linalg::GenericOp>(producer), at, Value(), elements);
           elements[producer] = computed;
         }
         element = elements[producer];
