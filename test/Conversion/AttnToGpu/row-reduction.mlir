@@ -1,8 +1,9 @@
 // Functions of row reductions become the row kernel of
 // GpuRowReductionKernel.cpp: a workgroup of 128 invocations per row (a
 // grid-stride loop past 8192 rows), per reduction a pass of the
-// invocations over the row's columns and a tree over their partial values
-// in workgroup memory, the row values then in registers, and a last pass
+// invocations over the row's columns, subgroup shuffles, one barrier
+// between the subgroups' totals (two sets in workgroup memory, used in
+// turn) and their sum, the row values then in registers, and a last pass
 // that stores the result, recomputing the element-wise values it reads
 // (x is loaded again: no row is kept). On Vulkan a loop with results that
 // may run no iteration is guarded (LLVM 22's scf-to-spirv leaves its
@@ -15,7 +16,8 @@
 // CHECK-SAME: attn.bindings = [{access = "read", name = "arg0"}, {access = "read", name = "arg1"}, {access = "write", name = "result0"}]
 // CHECK-SAME: attn.grid = array<i64: 10, 1, 1>
 // CHECK: %[[TID:.*]] = gpu.thread_id x
-// CHECK: %[[PARTIALS:.*]] = memref.alloc() : memref<128xf32, 3>
+// Two sets of the 16 subgroups' totals (lavapipe's subgroups: 8 lanes).
+// CHECK: %[[PARTIALS:.*]] = memref.alloc() : memref<32xf32, 3>
 // CHECK-NOT: memref.alloc
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %c10 step %c10
 // The sum of squares: this invocation's columns, guarded on Vulkan.
@@ -26,14 +28,19 @@
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: } else {
-// CHECK: memref.store %{{.*}}, %[[PARTIALS]][%[[TID]]]
-// CHECK-NEXT: gpu.barrier
-// The tree: 64, 32, ..., 1 invocations add a partner's value.
-// CHECK: arith.cmpi ult, %[[TID]], %c64
-// CHECK: arith.cmpi ult, %[[TID]], %c1
+// The subgroup's total: a butterfly of shuffles; lane 0 stores it.
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32, %c8_i32 : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32, %c8_i32{{.*}} : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32, %c8_i32{{.*}} : f32
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[PARTIALS]]
 // CHECK: gpu.barrier
-// CHECK: %[[TOTAL:.*]] = memref.load %[[PARTIALS]][%c0]
-// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// Every subgroup adds the 16 totals (two per lane) and shuffles again.
+// CHECK: memref.load %[[PARTIALS]]
+// CHECK: memref.load %[[PARTIALS]]
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32{{.*}}, %c8_i32{{.*}} : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32{{.*}}, %c8_i32{{.*}} : f32
 // The row generic: rsqrt(sum / N + eps), once per row.
 // CHECK: math.rsqrt
 // The last pass, x read again, nothing carried.
@@ -44,17 +51,43 @@
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 
+// With more rows than workgroups and an odd number of reductions, a
+// barrier ends each row: the next row's reduction writes the set of
+// totals this one read.
+// CHECK-LABEL: gpu.func @rms_rows(
+// CHECK-SAME: attn.grid = array<i64: 8192, 1, 1>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c9000 step %c8192
+// CHECK: gpu.barrier
+// CHECK: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+
+// With two reductions, the second uses the other set (offset 16): no
+// barrier after the last pass.
 // CHECK-LABEL: gpu.func @softmax_rows(
 // CHECK-SAME: attn.grid = array<i64: 8192, 1, 1>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c9000 step %c8192
 // The maximum's partial values start at -inf, its tree takes maxima.
 // CHECK: arith.constant 0xFF800000 : f32
 // CHECK: arith.maximumf
+// CHECK: gpu.barrier
 // CHECK: math.exp
+// CHECK: arith.addi %c16
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
 
 // CUDA-LABEL: gpu.func @rms_norm(
 // CUDA-NOT: arith.cmpi slt
 // CUDA: scf.for
+// 32-lane warps: 4 totals, lanes past them add 0.
+// CUDA: gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
+// CUDA: gpu.barrier
+// CUDA: arith.cmpi ult, %{{.*}}, %c4
+// CUDA: arith.select
+// CUDA: gpu.shuffle xor %{{.*}}, %c16_i32{{.*}}, %c32_i32{{.*}} : f32
 // CUDA-NOT: math.rsqrt
 // CUDA: llvm.call_intrinsic "llvm.sqrt"
 // CUDA: arith.divf
@@ -94,6 +127,28 @@ func.func @rms_norm(%x: tensor<10x300xf32>, %w: tensor<300xf32>) -> tensor<10x30
     linalg.yield %t : f32
   } -> tensor<10x300xf32>
   return %y : tensor<10x300xf32>
+}
+
+func.func @rms_rows(%x: tensor<9000x7xf32>) -> tensor<9000x7xf32> {
+  %e = tensor.empty() : tensor<9000x7xf32>
+  %er = tensor.empty() : tensor<9000xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<9000xf32>) -> tensor<9000xf32>
+  %squares = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<9000x7xf32>) outs(%acc : tensor<9000xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %a2 = arith.mulf %a, %a : f32
+    %t = arith.addf %a2, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<9000xf32>
+  %y = linalg.generic {indexing_maps = [#rows, #row, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %squares : tensor<9000x7xf32>, tensor<9000xf32>) outs(%e : tensor<9000x7xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %q = math.rsqrt %s : f32
+    %t = arith.mulf %a, %q : f32
+    linalg.yield %t : f32
+  } -> tensor<9000x7xf32>
+  return %y : tensor<9000x7xf32>
 }
 
 func.func @softmax_rows(%x: tensor<9000x7xf32>) -> tensor<9000x7xf32> {

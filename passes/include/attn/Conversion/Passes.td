@@ -291,8 +291,8 @@ def AttnToGpuKernels : Pass<"attn-to-gpu-kernels", "ModuleOp"> {
     of a constant) and element-wise generics over the rows or their
     elements, returning an element-wise one, becomes a row kernel
     (GpuRowReductionKernel.cpp: a workgroup per row, each reduction a pass
-    over its columns and a tree in workgroup memory, element-wise values
-    recomputed where they are read): a layer's LayerNorm or RMSNorm, a
+    over its columns, subgroup shuffles and one barrier, element-wise
+    values recomputed where they are read): a layer's LayerNorm or RMSNorm, a
     softmax. A function that returns one tensor.insert_slice of an argument into another, at offsets
     that are constants or i32 elements of an argument read at run time,
     becomes an insertion kernel (GpuInsertKernel.cpp) that updates the

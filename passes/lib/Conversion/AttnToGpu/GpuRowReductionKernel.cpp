@@ -4,14 +4,17 @@
 // that each takes several rows in turn). For each row, in the function's
 // order: a reduction is a pass of the invocations over the row's columns
 // (column c by invocation c mod 128, each folding its columns into a
-// partial value that starts at the combining op's identity), then a tree
-// over the 128 partial values in workgroup memory (7 halvings, a barrier
-// after each), its total combined with the fill's value; a row generic is
-// computed where it stands. Both stay in registers for the rest of the
-// row. The last pass stores the returned element result. Element results
-// are computed where they are read, at the column being read (a LayerNorm
-// reads x once per pass: 3 times), so the kernel keeps nothing but 128
-// partial values in workgroup memory, whatever the row's length.
+// partial value that starts at the combining op's identity), then a
+// butterfly of subgroup shuffles, each subgroup's total to workgroup
+// memory, one barrier, and the subgroups' totals folded and shuffled again
+// in every subgroup (two sets of totals, used in turn, so that no second
+// barrier guards their reuse); the row's total is combined with the fill's
+// value. A row generic is computed where it stands. Both stay in
+// registers for the rest of the row. The last pass stores the returned
+// element result. Element results are computed where they are read, at
+// the column being read (a LayerNorm reads x once per pass: 3 times), so
+// the kernel keeps nothing in workgroup memory but the subgroups' totals,
+// whatever the row's length.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuRowReductionKernel.h"
@@ -260,13 +263,23 @@ public:
     b.setInsertionPointToStart(&kernel.getBody().front());
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-    if (llvm::any_of(generics, [](linalg::GenericOp g) {
-          return g.getNumReductionLoops() > 0;
-        }))
-      partials = workgroupBuffer({kInvocations}, b.getF32Type());
+    width = api->shuffleWidth();
+    subgroups = kInvocations / width;
+    int64_t reductions = llvm::count_if(generics, [](linalg::GenericOp g) {
+      return g.getNumReductionLoops() > 0;
+    });
+    // Two sets of subgroup totals, used in turn by the reductions.
+    if (reductions)
+      partials = workgroupBuffer({2 * subgroups}, b.getF32Type());
     auto rowLoop =
         scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
                            idx(rows), idx(workgroups));
+    b.setInsertionPointToStart(rowLoop.getBody());
+    // A workgroup that takes several rows, with an odd number of
+    // reductions, would start the next row's first reduction on the set of
+    // totals its last one read: a barrier at the end of each row.
+    if (rows > workgroups && reductions % 2 == 1)
+      gpu::BarrierOp::create(b);
     b.setInsertionPointToStart(rowLoop.getBody());
     rowIndices = delinearize(rowLoop.getInductionVar(), rowShape);
     for (linalg::GenericOp g : generics) {
@@ -317,35 +330,66 @@ private:
   /// The reduction `g` of this row, in registers of every invocation.
   Value reduceRow(linalg::GenericOp g) {
     Operation *combiner = combinerOf(g);
-    Value partial = forEachColumn(
-        f32(identityOf(combiner)), [&](ArrayRef<Value> at, ValueRange carried) {
-          DenseMap<Operation *, Value> elements;
-          return SmallVector<Value>{bodyAt(g, at, carried[0], elements)};
-        })[0];
-    memref::StoreOp::create(b, partial, partials, tid);
-    gpu::BarrierOp::create(b);
-    for (int64_t half = kInvocations / 2; half > 0; half /= 2) {
-      auto lower = scf::IfOp::create(
-          b,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, idx(half)),
-          /*withElseRegion=*/false);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(lower.thenBlock());
-        Value other =
-            load(partials, {arith::AddIOp::create(b, tid, idx(half))});
-        memref::StoreOp::create(
-            b, combine(combiner, load(partials, {tid}), other), partials, tid);
-      }
-      gpu::BarrierOp::create(b);
+    float identity = identityOf(combiner);
+    Value partial =
+        forEachColumn(f32(identity),
+                      [&](ArrayRef<Value> at, ValueRange carried) {
+                        DenseMap<Operation *, Value> elements;
+                        return SmallVector<Value>{
+                            bodyAt(g, at, carried[0], elements)};
+                      })[0];
+    // Each subgroup's total, from a butterfly of shuffles, to its slot of
+    // this reduction's set; after the one barrier, each subgroup folds
+    // the totals (lane l those at l, l + width, ...) and shuffles again,
+    // so that every invocation holds the row's total. The next reduction
+    // writes the other set: its stores cannot overtake this one's loads.
+    Value set = idx((reductionCount++ % 2) * subgroups);
+    Value lane = arith::RemUIOp::create(b, tid, idx(width));
+    Value ownTotal = subgroupReduce(combiner, partial);
+    Value first =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, idx(0));
+    auto storing = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(storing.thenBlock());
+      memref::StoreOp::create(
+          b, ownTotal, partials,
+          ValueRange{arith::AddIOp::create(
+              b, set, arith::DivUIOp::create(b, tid, idx(width)))});
     }
-    Value total = load(partials, {idx(0)});
-    // Every invocation reads the total before the next reduction's
-    // partial values overwrite it.
     gpu::BarrierOp::create(b);
+    Value folded = f32(identity);
+    for (int64_t k = 0; k * width < subgroups; ++k) {
+      Value at = arith::AddIOp::create(b, lane, idx(k * width));
+      if ((k + 1) * width <= subgroups) {
+        folded = combine(combiner, folded,
+                         load(partials, {arith::AddIOp::create(b, set, at)}));
+        continue;
+      }
+      // Lanes past the last subgroup's total add the identity.
+      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, at,
+                                           idx(subgroups));
+      Value clamped = arith::MinUIOp::create(b, at, idx(subgroups - 1));
+      Value total = load(partials, {arith::AddIOp::create(b, set, clamped)});
+      folded = combine(combiner, folded,
+                       arith::SelectOp::create(b, inside, total, f32(identity)));
+    }
+    Value rowTotal = subgroupReduce(combiner, folded);
     auto fill = g.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
     Value start = b.clone(*fill.getInputs()[0].getDefiningOp())->getResult(0);
-    return combine(combiner, total, start);
+    return combine(combiner, rowTotal, start);
+  }
+
+  /// `value` combined over the lanes of each subgroup (xor shuffles:
+  /// every lane gets the result).
+  Value subgroupReduce(Operation *combiner, Value value) {
+    for (int64_t offset = width / 2; offset > 0; offset /= 2) {
+      Value other = gpu::ShuffleOp::create(b, value, i32(offset), i32(width),
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      value = combine(combiner, value, other);
+    }
+    return value;
   }
 
   /// `combiner` (cloned) of x and y.
@@ -396,6 +440,9 @@ private:
 
   ArrayRef<linalg::GenericOp> generics;
   int64_t columns = 0;
+  /// Lanes of a subgroup shuffle, subgroups of the workgroup, and the
+  /// reductions emitted so far (which set of totals the next one uses).
+  int64_t width = 0, subgroups = 0, reductionCount = 0;
   Value tid, partials;
   SmallVector<Value> rowIndices;
   /// The row and reduction results of the row being computed.

@@ -19,8 +19,9 @@
 //
 // The kernel gives each row to one workgroup of 128 invocations. Element
 // results are never stored: each is recomputed where it is read. Each
-// reduction is one pass of the invocations over the row's columns, then a
-// tree over their partial results in workgroup memory; the row values
+// reduction is one pass of the invocations over the row's columns, then
+// subgroup shuffles and one barrier to add up their partial results; the
+// row values
 // then stay in registers for the passes after them, and a last pass stores
 // the result. A layer stack on a GPU runs its norms with such kernels.
 //
