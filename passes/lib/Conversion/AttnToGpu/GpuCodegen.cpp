@@ -106,6 +106,32 @@ Value GpuCodegen::fromF32(Value v, Type stored) {
   return arith::TruncFOp::create(b, stored, v);
 }
 
+void GpuCodegen::createKernel(gpu::GPUModuleOp module, ArrayRef<Type> argTypes,
+                              ArrayRef<Attribute> bindings,
+                              ArrayRef<int64_t> grid, int64_t invocations) {
+  b.setInsertionPointToEnd(module.getBody());
+  kernel = gpu::GPUFuncOp::create(b, host.getName(),
+                                  b.getFunctionType(argTypes, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({int32_t(invocations), 1, 1}));
+  api->prepareKernel(kernel, int32_t(invocations));
+  kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr(grid));
+  kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
+  b.setInsertionPointToStart(&kernel.getBody().front());
+}
+
+void GpuCodegen::argumentsAndResult(Type resultType,
+                                    SmallVectorImpl<Type> &argTypes,
+                                    SmallVectorImpl<Attribute> &bindings) {
+  for (auto [a, type] : llvm::enumerate(host.getArgumentTypes())) {
+    argTypes.push_back(bufferType(type));
+    bindings.push_back(kernelBinding(b, "arg" + Twine(a), "read"));
+  }
+  argTypes.push_back(bufferType(resultType));
+  bindings.push_back(kernelBinding(b, "result0", "write"));
+}
+
 scf::ForOp GpuCodegen::beginElementKernel(gpu::GPUModuleOp module,
                                           ArrayRef<Type> argTypes,
                                           ArrayRef<Attribute> bindings,
@@ -115,16 +141,7 @@ scf::ForOp GpuCodegen::beginElementKernel(gpu::GPUModuleOp module,
   constexpr int64_t maxWorkgroups = 8192;
   int64_t workgroups = std::clamp<int64_t>(
       (elements + invocations - 1) / invocations, 1, maxWorkgroups);
-  b.setInsertionPointToEnd(module.getBody());
-  kernel = gpu::GPUFuncOp::create(b, host.getName(),
-                                  b.getFunctionType(argTypes, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({int32_t(invocations), 1, 1}));
-  api->prepareKernel(kernel, int32_t(invocations));
-  kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr({workgroups, 1, 1}));
-  kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
-  b.setInsertionPointToStart(&kernel.getBody().front());
+  createKernel(module, argTypes, bindings, {workgroups, 1, 1}, invocations);
   Value first = arith::AddIOp::create(
       b,
       arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),

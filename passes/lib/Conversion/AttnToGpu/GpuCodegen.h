@@ -97,6 +97,17 @@ protected:
   Value elementMask(Value i, Value j);
   SmallVector<Value> denseIndices(Value buffer, Value i, Value j);
 
+  /// Creates `kernel`, named as `host`, taking `argTypes` with `bindings`
+  /// (`attn.bindings`), with `invocations` per workgroup and `grid`
+  /// workgroups (`attn.grid`); the builder at the start of its body.
+  void createKernel(gpu::GPUModuleOp module, ArrayRef<Type> argTypes,
+                    ArrayRef<Attribute> bindings, ArrayRef<int64_t> grid,
+                    int64_t invocations);
+  /// The kernel arguments of a function of its arguments with one result
+  /// of `resultType`: each argument read (`argN`), then the result written
+  /// (`result0`).
+  void argumentsAndResult(Type resultType, SmallVectorImpl<Type> &argTypes,
+                          SmallVectorImpl<Attribute> &bindings);
   /// The kernel of an element-wise function (a layout change, an
   /// element-wise generic): `kernel`, named as `host`, with `argTypes`
   /// and `bindings`, 128 invocations striding over `elements` elements in

@@ -95,12 +95,7 @@ public:
     auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
     SmallVector<Type> argTypes;
     SmallVector<Attribute> bindings;
-    for (auto [a, type] : llvm::enumerate(host.getArgumentTypes())) {
-      argTypes.push_back(bufferType(type));
-      bindings.push_back(kernelBinding(b, "arg" + Twine(a), "read"));
-    }
-    argTypes.push_back(bufferType(resultType));
-    bindings.push_back(kernelBinding(b, "result0", "write"));
+    argumentsAndResult(resultType, argTypes, bindings);
     scf::ForOp loop = beginElementKernel(module, argTypes, bindings,
                                          resultType.getNumElements());
     SmallVector<Value> indices =

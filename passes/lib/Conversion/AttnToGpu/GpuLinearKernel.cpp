@@ -209,25 +209,11 @@ GpuLinearEmitter::beginKernel(gpu::GPUModuleOp module, ArrayRef<int64_t> grid,
   unsigned xArg = cast<BlockArgument>(op.getInputs()[0]).getArgNumber();
   unsigned wArg = cast<BlockArgument>(op.getInputs()[1]).getArgNumber();
   SmallVector<Type> argTypes;
-  for (Type t : host.getArgumentTypes())
-    argTypes.push_back(bufferType(t));
-  argTypes.push_back(bufferType(host.getResultTypes()[0]));
-  b.setInsertionPointToEnd(module.getBody());
-  kernel = gpu::GPUFuncOp::create(b, host.getName(),
-                                  b.getFunctionType(argTypes, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({int32_t(kInvocations), 1, 1}));
-  api->prepareKernel(kernel, int32_t(kInvocations));
-  kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr(grid));
+  SmallVector<Attribute> bindings;
+  argumentsAndResult(host.getResultTypes()[0], argTypes, bindings);
+  createKernel(module, argTypes, bindings, grid, kInvocations);
   // For the tools: (rows, columns, depth) of a tile.
   kernel->setAttr("attn.tiling", b.getDenseI64ArrayAttr(tiling));
-  SmallVector<Attribute> bindings;
-  for (unsigned a = 0; a < host.getNumArguments(); ++a)
-    bindings.push_back(kernelBinding(b, "arg" + Twine(a), "read"));
-  bindings.push_back(kernelBinding(b, "result0", "write"));
-  kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
-  b.setInsertionPointToStart(&kernel.getBody().front());
   return {kernel.getArgument(xArg), kernel.getArgument(wArg),
           kernel.getArgument(host.getNumArguments())};
 }

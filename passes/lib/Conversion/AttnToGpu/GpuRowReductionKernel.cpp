@@ -245,22 +245,8 @@ public:
 
     SmallVector<Type> argTypes;
     SmallVector<Attribute> bindings;
-    for (auto [a, type] : llvm::enumerate(host.getArgumentTypes())) {
-      argTypes.push_back(bufferType(type));
-      bindings.push_back(kernelBinding(b, "arg" + Twine(a), "read"));
-    }
-    argTypes.push_back(bufferType(resultType));
-    bindings.push_back(kernelBinding(b, "result0", "write"));
-    b.setInsertionPointToEnd(module.getBody());
-    kernel = gpu::GPUFuncOp::create(b, host.getName(),
-                                    b.getFunctionType(argTypes, {}));
-    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    kernel.setKnownBlockSizeAttr(
-        b.getDenseI32ArrayAttr({int32_t(kInvocations), 1, 1}));
-    api->prepareKernel(kernel, int32_t(kInvocations));
-    kernel->setAttr("attn.grid", b.getDenseI64ArrayAttr({workgroups, 1, 1}));
-    kernel->setAttr("attn.bindings", b.getArrayAttr(bindings));
-    b.setInsertionPointToStart(&kernel.getBody().front());
+    argumentsAndResult(resultType, argTypes, bindings);
+    createKernel(module, argTypes, bindings, {workgroups, 1, 1}, kInvocations);
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     width = api->shuffleWidth();
@@ -331,13 +317,11 @@ private:
   Value reduceRow(linalg::GenericOp g) {
     Operation *combiner = combinerOf(g);
     float identity = identityOf(combiner);
-    Value partial =
-        forEachColumn(f32(identity),
-                      [&](ArrayRef<Value> at, ValueRange carried) {
-                        DenseMap<Operation *, Value> elements;
-                        return SmallVector<Value>{
-                            bodyAt(g, at, carried[0], elements)};
-                      })[0];
+    Value partial = forEachColumn(
+        f32(identity), [&](ArrayRef<Value> at, ValueRange carried) {
+          DenseMap<Operation *, Value> elements;
+          return SmallVector<Value>{bodyAt(g, at, carried[0], elements)};
+        })[0];
     // Each subgroup's total, from a butterfly of shuffles, to its slot of
     // this reduction's set; after the one barrier, each subgroup folds
     // the totals (lane l those at l, l + width, ...) and shuffles again,
@@ -371,8 +355,9 @@ private:
                                            idx(subgroups));
       Value clamped = arith::MinUIOp::create(b, at, idx(subgroups - 1));
       Value total = load(partials, {arith::AddIOp::create(b, set, clamped)});
-      folded = combine(combiner, folded,
-                       arith::SelectOp::create(b, inside, total, f32(identity)));
+      folded =
+          combine(combiner, folded,
+                  arith::SelectOp::create(b, inside, total, f32(identity)));
     }
     Value rowTotal = subgroupReduce(combiner, folded);
     auto fill = g.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
