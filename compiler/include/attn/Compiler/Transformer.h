@@ -37,8 +37,9 @@ namespace attnrt {
 struct TransformerOptions {
   unsigned numThreads = 0; ///< compiled attention's OpenMP threads; 0: all
   /// A GPU target (vulkan..., cuda...): attention runs on that device, and
-  /// with `gpuLinears` the projections and feed-forward products too (norms,
-  /// RoPE and residual sums stay on the host). Empty: CPU.
+  /// with `gpuLinears` the projections and feed-forward products too (the
+  /// norms and residual sums of blocks not chained, and the final norm,
+  /// stay on the host). Empty: CPU.
   std::string gpuTarget;
   /// On a GPU: the products on the device (compiler/lib/Transformer/
   /// GpuLinear.h: weights uploaded once and kept there, each product's rows
@@ -47,7 +48,8 @@ struct TransformerOptions {
   /// On a GPU: Q, K and V kept on the device where the stack can (self-
   /// and cross-attention as chains with their products there, a decoder's
   /// KV cache appended there, GpuAttentionChains.cpp; cross-attention's
-  /// memory keys and values copied once per memory). Off: they cross to
+  /// memory keys and values copied once per memory; each chained block's
+  /// norm and residual sum there, GpuBlockNorms.cpp). Off: they cross to
   /// the host and back per call (the baseline bench/gpu_chain.sh compares
   /// with).
   bool gpuChains = true;
