@@ -263,7 +263,8 @@ public:
     b.setInsertionPointToStart(rowLoop.getBody());
     // A workgroup that takes several rows, with an odd number of
     // reductions, would start the next row's first reduction on the set of
-    // totals its last one read: a barrier at the end of each row.
+    // totals its last one read: a barrier at the end of each row (created
+    // first; the row's ops are inserted before it).
     if (rows > workgroups && reductions % 2 == 1)
       gpu::BarrierOp::create(b);
     b.setInsertionPointToStart(rowLoop.getBody());
